@@ -1,0 +1,46 @@
+"""`lc0-rocm` command line: no arguments runs the UCI engine, otherwise a
+subcommand. Each subcommand lives in its own module as main(argv) -> int and
+is imported only when used."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+# name -> (module, function, one-line help)
+COMMANDS = {
+    "uci": ("lc0_rocm.uci", "main", "run the UCI engine (the default)"),
+    "bench": ("lc0_rocm.bench", "main", "search fixed positions and report nps, like `lc0 benchmark`"),
+    "benchmark": ("lc0_rocm.bench", "main", "alias of bench"),
+    "backendbench": ("lc0_rocm.backendbench", "main", "raw network throughput over batch sizes"),
+    "describenet": ("lc0_rocm.describe", "main", "describe a network file, like `lc0 describenet`"),
+    "make-net": ("lc0_rocm.makenet", "main", "write a random-weight test net of a preset shape"),
+    "fetch-net": ("lc0_rocm.netfiles", "fetch_main", "put a known net into the user's cache"),
+    "build-native": ("lc0_rocm.backends.native", "build_main", "compile the GPU library"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: lc0-rocm [COMMAND] [ARGS]", "", "commands:"]
+    lines += [f"  {name:<13} {help_}" for name, (_, _, help_) in COMMANDS.items()]
+    lines += ["", "With no command, lc0-rocm speaks UCI on stdin/stdout."]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
+    if not argv or argv[0].startswith("-"):
+        name, rest = "uci", argv
+    else:
+        name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"lc0-rocm: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module, func, _ = COMMANDS[name]
+    return int(getattr(importlib.import_module(module), func)(rest) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

