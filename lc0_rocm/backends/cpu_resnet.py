@@ -1,0 +1,358 @@
+"""numpy float32 forward pass for convolution-body nets (ResNets, SE-ResNets).
+
+Layout: activations are kept channels-last (NHWC) inside zero-padded
+(N, 10, 10, C) buffers, so a 3x3 convolution is one strided copy (im2col)
+plus one BLAS matmul, and the padding border never needs clearing. Batch
+norm is folded into the convolutions at load time, dense layers that read a
+flattened channel-major (c*64 + square) head are permuted once to read the
+channels-last flatten (square*C + c) instead, and buffers are reused between
+calls of the same batch size. A model is not safe to call from two threads at
+once (it reuses its buffers).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from lc0_rocm._proto import net_pb2
+from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, wdl_from_classical
+from lc0_rocm.weights import WeightsError
+
+NF = net_pb2.NetworkFormat
+SQUARES = 64
+BN_EPSILON = 1e-5
+CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
+               NF.NETWORK_CLASSICAL_WITH_HEADFORMAT, NF.NETWORK_SE_WITH_HEADFORMAT)
+F32 = np.float32
+
+
+# ---------------------------------------------------------------- activations
+def relu_(x):
+    np.maximum(x, 0, out=x)
+
+
+def mish_(x):
+    # mish(x) = x * tanh(softplus(x)) = x * n / (n + 2) with n = e^2x + 2e^x;
+    # exp is clamped where the ratio is already 1 in float32.
+    e = np.exp(np.minimum(x, 20, dtype=F32))
+    n = e * (e + 2)
+    np.multiply(x, n / (n + 2), out=x)
+
+
+ACTIVATE_INPLACE = {NF.DEFAULT_ACTIVATION_RELU: relu_, NF.DEFAULT_ACTIVATION_MISH: mish_}
+
+
+def sigmoid(x):
+    return F32(1) / (F32(1) + np.exp(-x))
+
+
+def selu_inplace(x):
+    alpha, scale = F32(1.67326324), F32(1.05070098)
+    neg = alpha * (np.exp(np.minimum(x, 0)) - F32(1))
+    np.copyto(x, np.where(x > 0, x, neg))
+    x *= scale
+
+
+# ---------------------------------------------------------------- weights prep
+def _need(array, name):
+    if array is None or len(array) == 0:
+        raise WeightsError(f"convolution-body net: missing tensor {name}")
+    return array
+
+
+def fold_conv(block, name, inputs, kernel):
+    """ConvBlock -> (weights (K, inputs, k, k), biases (K,)) with batch norm
+    folded in: w' = w * g / sqrt(var + eps), b' = beta - g * (mean - b) / sqrt(var + eps)."""
+    if block is None:
+        raise WeightsError(f"convolution-body net: missing convolution {name}")
+    w = _need(block.weights, f"{name}.weights")
+    means, var = block.bn_means, block.bn_stddivs
+    has_bn = means is not None and len(means) > 0
+    outputs = len(means) if has_bn else len(_need(block.biases, f"{name}.biases"))
+    if outputs == 0 or w.size != outputs * inputs * kernel * kernel:
+        raise WeightsError(
+            f"{name}.weights has {w.size} values; expected {outputs} x {inputs} x "
+            f"{kernel} x {kernel} = {outputs * inputs * kernel * kernel}")
+    w = w.reshape(outputs, inputs, kernel, kernel).astype(F32)
+    b = block.biases if block.biases is not None and len(block.biases) else np.zeros(outputs, F32)
+    if len(b) != outputs:
+        raise WeightsError(f"{name}.biases has {len(b)} values; expected {outputs}")
+    if not has_bn:
+        return w, b.astype(F32)
+    gammas = block.bn_gammas if block.bn_gammas is not None and len(block.bn_gammas) else np.ones(outputs, F32)
+    betas = block.bn_betas if block.bn_betas is not None and len(block.bn_betas) else np.zeros(outputs, F32)
+    for arr, field in ((var, "bn_stddivs"), (gammas, "bn_gammas"), (betas, "bn_betas")):
+        if arr is None or len(arr) != outputs:
+            raise WeightsError(f"{name}.{field} has {0 if arr is None else len(arr)} values; "
+                               f"expected {outputs}")
+    scale = (gammas / np.sqrt(var + F32(BN_EPSILON))).astype(F32)
+    return (w * scale[:, None, None, None]).astype(F32), (betas - scale * (means - b)).astype(F32)
+
+
+def conv3_matrix(w):
+    """(K, C, 3, 3) -> (9C, K) matching im2col columns ordered (ky, kx, c)."""
+    k, c = w.shape[:2]
+    return np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(9 * c, k))
+
+
+def dense(w, b, outputs, inputs, w_name, b_name):
+    """Dense layer [out][in] -> (in, out) matrix for x @ W, and bias."""
+    w = _need(w, w_name)
+    if w.size != outputs * inputs:
+        raise WeightsError(f"{w_name} has {w.size} values; expected {outputs} x {inputs}")
+    b = _need(b, b_name)
+    if len(b) != outputs:
+        raise WeightsError(f"{b_name} has {len(b)} values; expected {outputs}")
+    return np.ascontiguousarray(w.reshape(outputs, inputs).T, dtype=F32), b.astype(F32)
+
+
+def channel_major_to_nhwc_rows(w_t, channels):
+    """Rows of an (channels*64, out) matrix indexed c*64+s -> indexed s*channels+c."""
+    out = w_t.shape[1]
+    return np.ascontiguousarray(
+        w_t.reshape(channels, SQUARES, out).transpose(1, 0, 2).reshape(channels * SQUARES, out))
+
+
+class Conv3:
+    def __init__(self, block, name, inputs):
+        w, self.bias = fold_conv(block, name, inputs, 3)
+        self.outputs = w.shape[0]
+        self.matrix = conv3_matrix(w)
+
+
+class Conv1:
+    def __init__(self, block, name, inputs):
+        w, self.bias = fold_conv(block, name, inputs, 1)
+        self.outputs = w.shape[0]
+        self.matrix = np.ascontiguousarray(w.reshape(self.outputs, inputs).T)
+
+
+class Residual:
+    def __init__(self, res, index, channels):
+        self.conv1 = Conv3(res.conv1, f"residual[{index}].conv1", channels)
+        self.conv2 = Conv3(res.conv2, f"residual[{index}].conv2", channels)
+        if self.conv1.outputs != channels or self.conv2.outputs != channels:
+            raise WeightsError(f"residual[{index}]: filters differ from the input's {channels}")
+        self.se = None
+        se = res.se
+        if se is not None and se.w1 is not None and len(se.w1):
+            hidden = len(_need(se.b1, f"residual[{index}].se.b1"))
+            self.se = (dense(se.w1, se.b1, hidden, channels, f"residual[{index}].se.w1", f"residual[{index}].se.b1"),
+                       dense(se.w2, se.b2, 2 * channels, hidden, f"residual[{index}].se.w2", f"residual[{index}].se.b2"))
+
+
+# ---------------------------------------------------------------- buffers
+class Buffers:
+    """Work memory for one batch size; padding borders stay zero forever."""
+
+    def __init__(self, n, channels, max_cols, head_channels):
+        self.n = n
+        self.inp = np.zeros((n, 10, 10, NUM_PLANES), F32)
+        self.x = np.zeros((n, 10, 10, channels), F32)
+        self.h = np.zeros((n, 10, 10, channels), F32)
+        self.cols = np.empty(n * SQUARES * max_cols, F32)
+        self.out = np.empty(n * SQUARES * head_channels, F32)
+        self.flow = np.empty((n * SQUARES, channels), F32)
+
+    def windows(self, padded):
+        """(N, 8, 8, 3, 3, C) view: window (ky, kx) of each output square."""
+        s = padded.strides
+        n, _, _, c = padded.shape
+        return as_strided(padded, (n, 8, 8, 3, 3, c), (s[0], s[1], s[2], s[1], s[2], s[3]),
+                          writeable=False)
+
+
+def interior(padded):
+    return padded[:, 1:9, 1:9, :]
+
+
+# ---------------------------------------------------------------- model
+class ResNetModel:
+    """Forward pass of one convolution-body net (see backends/base.py)."""
+
+    def __init__(self, weights):
+        fmt, net = weights.format, weights.net
+        if fmt.network not in CONV_BODIES:
+            raise WeightsError(f"not a convolution-body net: {NF.NetworkStructure.Name(fmt.network)}")
+        if fmt.default_activation not in ACTIVATE_INPLACE:
+            raise WeightsError(f"unsupported default activation {fmt.default_activation}")
+        self.format = fmt
+        self.head = net
+        self.activate_ = ACTIVATE_INPLACE[fmt.default_activation]
+
+        self.input = Conv3(net.input, "input", NUM_PLANES)
+        c = self.channels = self.input.outputs
+        self.residual = [Residual(r, i, c) for i, r in enumerate(net.residual)]
+        self._init_policy(fmt, net, c)
+        self._init_value(fmt, net, c)
+        self._init_moves_left(fmt, net, c)
+        self._buffers: dict[int, Buffers] = {}
+
+    # ---- heads
+    def _init_policy(self, fmt, net, c):
+        self.policy_kind = fmt.policy or NF.POLICY_CLASSICAL
+        if self.policy_kind == NF.POLICY_CONVOLUTION:
+            from lc0_rocm import tables
+            self.policy1 = Conv3(net.policy1, "policy1", c)
+            self.policy = Conv3(net.policy, "policy", self.policy1.outputs)
+            planes = self.policy.outputs
+            gather = np.asarray(tables.CONV_POLICY_GATHER, dtype=np.int64)
+            if gather.shape != (POLICY_SIZE,) or gather.max() >= planes * SQUARES:
+                raise WeightsError(f"convolution policy: {planes} output planes do not fit the policy map")
+            # lc0 indexes the conv output channel-major (c*64+s); ours is s*planes+c.
+            self.policy_gather = (gather % SQUARES) * planes + gather // SQUARES
+        elif self.policy_kind == NF.POLICY_CLASSICAL:
+            self.policy = Conv1(net.policy, "policy", c)
+            planes = self.policy.outputs
+            w, self.policy_ip_b = dense(net.ip_pol_w, net.ip_pol_b, POLICY_SIZE, planes * SQUARES, "ip_pol_w", "ip_pol_b")
+            self.policy_ip_w = channel_major_to_nhwc_rows(w, planes)
+        elif self.policy_kind == NF.POLICY_ATTENTION:
+            try:
+                from lc0_rocm.backends.cpu_attention import attention_policy
+            except ImportError:
+                raise NotImplementedError(
+                    "attention policy on a convolution body needs "
+                    "lc0_rocm.backends.cpu_attention.attention_policy, which is not available yet") from None
+            self.attention_policy = attention_policy
+        else:
+            raise WeightsError(f"unsupported policy format {NF.PolicyFormat.Name(fmt.policy)} "
+                               "for a convolution body")
+
+    def _init_value(self, fmt, net, c):
+        self.value = Conv1(net.value, "value", c)
+        planes = self.value.outputs
+        hidden = len(_need(net.ip1_val_b, "ip1_val_b"))
+        w, self.value_ip1_b = dense(net.ip1_val_w, net.ip1_val_b, hidden, planes * SQUARES, "ip1_val_w", "ip1_val_b")
+        self.value_ip1_w = channel_major_to_nhwc_rows(w, planes)
+        if fmt.value == NF.VALUE_WDL:
+            self.wdl = True
+        elif fmt.value in (NF.VALUE_CLASSICAL, NF.VALUE_UNKNOWN):
+            self.wdl = False
+        else:
+            raise WeightsError(f"unsupported value format {NF.ValueFormat.Name(fmt.value)}")
+        self.value_ip2_w, self.value_ip2_b = dense(
+            net.ip2_val_w, net.ip2_val_b, 3 if self.wdl else 1, hidden, "ip2_val_w", "ip2_val_b")
+
+    def _init_moves_left(self, fmt, net, c):
+        self.has_moves_left = fmt.moves_left == NF.MOVES_LEFT_V1
+        if not self.has_moves_left:
+            return
+        self.moves_left = Conv1(net.moves_left, "moves_left", c)
+        planes = self.moves_left.outputs
+        hidden = len(_need(net.ip1_mov_b, "ip1_mov_b"))
+        w, self.mov_ip1_b = dense(net.ip1_mov_w, net.ip1_mov_b, hidden, planes * SQUARES, "ip1_mov_w", "ip1_mov_b")
+        self.mov_ip1_w = channel_major_to_nhwc_rows(w, planes)
+        self.mov_ip2_w, self.mov_ip2_b = dense(net.ip2_mov_w, net.ip2_mov_b, 1, hidden, "ip2_mov_w", "ip2_mov_b")
+
+    # ---- buffers
+    def buffers(self, n: int) -> Buffers:
+        buf = self._buffers.get(n)
+        if buf is None:
+            if len(self._buffers) >= 4:  # keep memory bounded for varying batch sizes
+                self._buffers.pop(next(iter(self._buffers)))
+            head = max(self.channels,
+                       self.policy.outputs if self.policy_kind == NF.POLICY_CONVOLUTION else 0)
+            cols = 9 * max(NUM_PLANES, self.channels)
+            buf = self._buffers[n] = Buffers(n, self.channels, cols, head)
+        return buf
+
+    def conv3(self, buf, padded, conv):
+        """3x3 same-padding convolution of padded (N,10,10,C) -> (N*64, K) view of buf.out."""
+        n, c = padded.shape[0], padded.shape[3]
+        cols = buf.cols[:n * SQUARES * 9 * c].reshape(n, 8, 8, 3, 3, c)
+        np.copyto(cols, buf.windows(padded))
+        out = buf.out[:n * SQUARES * conv.outputs].reshape(n * SQUARES, conv.outputs)
+        np.matmul(cols.reshape(n * SQUARES, 9 * c), conv.matrix, out=out)
+        return out
+
+    def conv3_activate_into(self, buf, src, conv, dst):
+        """dst interior = activation(conv(src) + bias)."""
+        y = self.conv3(buf, src, conv)
+        d = interior(dst)
+        np.add(y.reshape(d.shape), conv.bias, out=d)
+        self.activate_(d)
+
+    # ---- forward
+    def forward(self, planes):
+        planes = np.asarray(planes, dtype=F32)
+        if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
+            raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+        n = planes.shape[0]
+        if n == 0:
+            return (np.zeros((0, POLICY_SIZE), F32), np.zeros((0, 3), F32), np.zeros(0, F32))
+        buf = self.buffers(n)
+        np.copyto(interior(buf.inp), planes.transpose(0, 2, 3, 1))
+        self.conv3_activate_into(buf, buf.inp, self.input, buf.x)
+        for block in self.residual:
+            self.residual_block(buf, block)
+        flow = buf.flow
+        np.copyto(flow.reshape(n, 8, 8, self.channels), interior(buf.x))
+        policy = self.policy_head(buf, flow, n)
+        wdl = self.value_head(flow, n)
+        moves_left = self.moves_left_head(flow, n) if self.has_moves_left else np.zeros(n, F32)
+        return policy, wdl, moves_left
+
+    def residual_block(self, buf, block):
+        self.conv3_activate_into(buf, buf.x, block.conv1, buf.h)
+        y = self.conv3(buf, buf.h, block.conv2)
+        y += block.conv2.bias
+        n, c = buf.x.shape[0], self.channels
+        y3 = y.reshape(n, SQUARES, c)
+        x = interior(buf.x)
+        if block.se is not None:
+            (w1, b1), (w2, b2) = block.se
+            pooled = y3.mean(axis=1)
+            hidden = pooled @ w1
+            hidden += b1
+            self.activate_(hidden)
+            scale = hidden @ w2
+            scale += b2
+            gamma = sigmoid(scale[:, :c])
+            y3 *= gamma[:, None, :]
+            y3 += scale[:, None, c:]
+        x += y.reshape(x.shape)
+        self.activate_(x)
+
+    def policy_head(self, buf, flow, n):
+        if self.policy_kind == NF.POLICY_CONVOLUTION:
+            self.conv3_activate_into(buf, buf.x, self.policy1, buf.h)
+            y = self.conv3(buf, buf.h, self.policy)
+            y += self.policy.bias
+            return np.take(y.reshape(n, -1), self.policy_gather, axis=1)
+        if self.policy_kind == NF.POLICY_CLASSICAL:
+            p = flow @ self.policy.matrix
+            p += self.policy.bias
+            self.activate_(p)
+            logits = p.reshape(n, -1) @ self.policy_ip_w
+            logits += self.policy_ip_b
+            return logits
+        out = self.attention_policy(flow.reshape(n, SQUARES, self.channels), self.head,
+                                    self.format, conv_body=True)
+        return np.ascontiguousarray(out, dtype=F32)
+
+    def value_head(self, flow, n):
+        v = flow @ self.value.matrix
+        v += self.value.bias
+        self.activate_(v)
+        hidden = v.reshape(n, -1) @ self.value_ip1_w
+        hidden += self.value_ip1_b
+        self.activate_(hidden)
+        out = hidden @ self.value_ip2_w
+        out += self.value_ip2_b
+        if not self.wdl:
+            return wdl_from_classical(np.tanh(out[:, 0]))
+        out -= out.max(axis=1, keepdims=True)
+        np.exp(out, out=out)
+        out /= out.sum(axis=1, keepdims=True)
+        return out
+
+    def moves_left_head(self, flow, n):
+        m = flow @ self.moves_left.matrix
+        m += self.moves_left.bias
+        self.activate_(m)
+        hidden = m.reshape(n, -1) @ self.mov_ip1_w
+        hidden += self.mov_ip1_b
+        self.activate_(hidden)
+        out = hidden @ self.mov_ip2_w
+        out += self.mov_ip2_b
+        return np.maximum(out[:, 0], 0)
