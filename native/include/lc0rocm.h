@@ -1,0 +1,107 @@
+/* lc0rocm.h - the C ABI of the lc0-rocm native GPU library.
+ *
+ * Rules: opaque handles, integer status codes (never a C++ exception across
+ * this boundary), caller-owned buffers, a thread-local message for the last
+ * error. One lc0rocm_net holds a network's weights on one device and is
+ * read-only after creation; each lc0rocm_stream owns a GPU stream, a BLAS
+ * handle and its own buffers, so several threads may run forward passes at
+ * once, one stream per thread, with no lock between them.
+ *
+ * The text between LC0ROCM_CDEF_BEGIN and LC0ROCM_CDEF_END is plain C that
+ * lc0_rocm/backends/native.py hands to cffi's cdef() unchanged: keep it free
+ * of preprocessor lines and of anything cffi cannot parse.
+ */
+#ifndef LC0ROCM_H
+#define LC0ROCM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* LC0ROCM_CDEF_BEGIN */
+enum { LC0ROCM_ABI_VERSION = 1 };
+
+typedef enum lc0rocm_status {
+  LC0ROCM_OK = 0,
+  LC0ROCM_INVALID_ARGUMENT = 1, /* bad pointer, size, name or shape */
+  LC0ROCM_UNSUPPORTED = 2,      /* a network kind this build cannot run */
+  LC0ROCM_OUT_OF_MEMORY = 3,
+  LC0ROCM_DEVICE_ERROR = 4,     /* the GPU runtime or BLAS failed */
+  LC0ROCM_INTERNAL_ERROR = 5
+} lc0rocm_status;
+
+enum { LC0ROCM_VENDOR_AMD_ID = 1, LC0ROCM_VENDOR_NVIDIA_ID = 2 };
+enum { LC0ROCM_DTYPE_F32 = 0, LC0ROCM_DTYPE_I32 = 1 };
+enum { LC0ROCM_PRECISION_FP32 = 0, LC0ROCM_PRECISION_FP16 = 1 };
+
+typedef struct lc0rocm_device_info {
+  char name[256];
+  char arch[64];         /* "gfx90a", "sm_90", ... */
+  int vendor;            /* LC0ROCM_VENDOR_*_ID */
+  int warp_size;         /* from the device: 64 on CDNA, 32 on RDNA/NVIDIA */
+  int multiprocessors;
+  int fast_fp16;         /* 1 where fp16 matrix math is faster than fp32 */
+  int64_t total_memory;  /* bytes */
+} lc0rocm_device_info;
+
+/* One named weight tensor, host memory, read during lc0rocm_create only. */
+typedef struct lc0rocm_tensor {
+  const char* name;
+  const void* data;
+  int64_t count;         /* elements */
+  int dtype;             /* LC0ROCM_DTYPE_* */
+} lc0rocm_tensor;
+
+/* Format facts of the net. Enumerations carry net.proto's NetworkFormat
+ * values; activations are ActivationFunction values already resolved (no
+ * ACTIVATION_DEFAULT). */
+typedef struct lc0rocm_config {
+  int device;
+  int precision;         /* LC0ROCM_PRECISION_* */
+  int max_batch;         /* positions per GPU pass; larger calls are split */
+  int network;
+  int policy;
+  int value;
+  int moves_left;
+  int input_embedding;
+  int default_activation;
+  int ffn_activation;
+  int smolgen_activation;
+} lc0rocm_config;
+
+typedef struct lc0rocm_net lc0rocm_net;
+typedef struct lc0rocm_stream lc0rocm_stream;
+
+int lc0rocm_abi_version(void);
+const char* lc0rocm_build_info(void);
+const char* lc0rocm_last_error(void);
+
+int lc0rocm_get_device_count(int* count);
+int lc0rocm_get_device_info(int device, lc0rocm_device_info* info);
+
+int lc0rocm_create(const lc0rocm_config* config, const lc0rocm_tensor* tensors,
+                   int n_tensors, lc0rocm_net** net);
+void lc0rocm_destroy(lc0rocm_net* net);
+
+int lc0rocm_stream_create(lc0rocm_net* net, lc0rocm_stream** stream);
+void lc0rocm_stream_destroy(lc0rocm_stream* stream);
+
+/* n positions in lc0's packed input: masks (n x 112, bit i = square i) and
+ * values (n x 112). Outputs, float32, caller-owned: policy n x 1858 logits,
+ * wdl n x 3 probabilities, moves_left n (may be NULL). */
+int lc0rocm_forward(lc0rocm_stream* stream, int n, const uint64_t* masks,
+                    const float* values, float* policy, float* wdl,
+                    float* moves_left);
+/* Same with full planes, n x 112 x 64 float32. */
+int lc0rocm_forward_planes(lc0rocm_stream* stream, int n, const float* planes,
+                           float* policy, float* wdl, float* moves_left);
+/* LC0ROCM_CDEF_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LC0ROCM_H */

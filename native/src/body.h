@@ -1,0 +1,118 @@
+// body.h - how a network body plugs into the native library (stable interface).
+//
+// network.cpp turns an lc0rocm_config + named tensors into one Body, picked
+// by kind from a registry: "resnet" (convolution bodies, resnet.cpp) and
+// "attention" (attention bodies, attention*.cpp). A body owns its weights on
+// the device (uploaded from the WeightStore in its factory) and runs the
+// whole net: body, policy head, value head and moves-left head.
+//
+// Layouts (all row-major, storage type = ctx.dtype, float or half):
+//   input planes : [n][64][112]   square-major (square a1 = 0 .. h8 = 63,
+//                                 side-to-move frame), written by network.cpp
+//   activations  : [n][64][C]     square-major ("NHWC"); a 1x1 convolution or a
+//                                 per-square dense layer is one GEMM of
+//                                 (n*64) x C by a [out][C] weight.
+//   outputs      : float32, device: policy [n][1858] raw logits in lc0 order,
+//                  wdl [n][3] probabilities, moves_left [n] (plies).
+// A body must write every element of policy and wdl, and of moves_left when
+// config.moves_left != 0 (network.cpp zeroes it otherwise).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "gpu_compat.h"
+#include "kernels/activation.h"
+#include "tensor/device_buffer.h"
+#include "tensor/dtype.h"
+#include "tensor/errors.h"
+#include "tensor/gemm.h"
+#include "tensor/weight_store.h"
+
+namespace lc0rocm {
+
+constexpr int kSquares = 64;
+constexpr int kInputPlanes = 112;
+constexpr int kPolicyOutputs = 1858;
+
+// Facts of the GPU, read from the device (never assumed).
+struct DeviceInfo {
+  int device = 0;
+  int warp_size = 0;
+  int multiprocessors = 0;
+  bool fast_fp16 = false;
+};
+
+// lc0rocm_config with enumerations kept as net.proto numbers and the
+// activations resolved.
+struct NetConfig {
+  int network = 0;            // NetworkFormat.NetworkStructure
+  int policy = 0;             // NetworkFormat.PolicyFormat
+  int value = 0;              // NetworkFormat.ValueFormat (1 classical, 2 WDL)
+  int moves_left = 0;         // NetworkFormat.MovesLeftFormat
+  int input_embedding = 0;    // NetworkFormat.InputEmbeddingFormat
+  Activation default_act = Activation::Relu;
+  Activation ffn_act = Activation::Relu;
+  Activation smolgen_act = Activation::Swish;
+  DType dtype = DType::F32;
+  int max_batch = 0;
+  DeviceInfo device;
+};
+
+// What one forward pass runs on: one stream, its BLAS handle, its scratch.
+// Scratch from arena is valid until the pass ends; it is never zeroed.
+struct ForwardContext {
+  hipStream_t stream;
+  Blas& blas;
+  Arena& arena;
+  DType dtype;
+  const DeviceInfo& device;
+};
+
+struct NetOutputs {
+  float* policy;      // [n][1858]
+  float* wdl;         // [n][3]
+  float* moves_left;  // [n]
+};
+
+// A whole network after the input planes. Immutable after construction:
+// forward() may run concurrently on different ForwardContexts.
+class Body {
+ public:
+  virtual ~Body() = default;
+  // planes: [n][64][112] in ctx.dtype, n <= config.max_batch.
+  virtual void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const = 0;
+};
+
+// A policy head that a body of another kind can borrow, e.g. the attention
+// policy on a convolution body. x: [n][64][channels] in ctx.dtype.
+class PolicyHead {
+ public:
+  virtual ~PolicyHead() = default;
+  virtual void forward(ForwardContext& ctx, int n, const void* x, float* policy) const = 0;
+};
+
+using BodyFactory = std::unique_ptr<Body> (*)(const NetConfig& config, const WeightStore& weights);
+// prefix: "" for top-level fields (ip_pol_w, ip2_pol_w, ...), or e.g.
+// "policy_heads.vanilla."; act: the embedding activation (SELU on a
+// convolution body).
+using PolicyHeadFactory = std::unique_ptr<PolicyHead> (*)(const NetConfig& config,
+                                                         const WeightStore& weights,
+                                                         const std::string& prefix,
+                                                         int channels, Activation act);
+
+// Registries (network.cpp). Register from a static object in your .cpp:
+//   static BodyRegistrar reg("attention", &make_attention_body);
+void register_body(const std::string& kind, BodyFactory factory);
+void register_policy_head(const std::string& kind, PolicyHeadFactory factory);
+// Throw LC0ROCM_UNSUPPORTED naming the kind when nothing registered it.
+BodyFactory find_body(const std::string& kind);
+PolicyHeadFactory find_policy_head(const std::string& kind);
+
+struct BodyRegistrar {
+  BodyRegistrar(const char* kind, BodyFactory f) { register_body(kind, f); }
+};
+struct PolicyHeadRegistrar {
+  PolicyHeadRegistrar(const char* kind, PolicyHeadFactory f) { register_policy_head(kind, f); }
+};
+
+}  // namespace lc0rocm

@@ -1,0 +1,95 @@
+// gpu_compat.h - the ONLY file of the native library that knows the GPU vendor.
+//
+// The library is written with HIP's names (hip*, hipblas*). Built by hipcc for
+// AMD they are HIP itself; built by nvcc they map to the CUDA runtime and
+// cuBLAS through the small table below (HIP's own NVIDIA headers do not build
+// with CUDA 13, so we keep our own mapping of just the names we use).
+//
+// Warp width is never a literal: device code reads the built-in `warpSize`
+// (64 on CDNA, 32 on RDNA and NVIDIA) and host code asks the device
+// (DeviceInfo::warp_size).
+#pragma once
+
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+// ---------------------------------------------------------------- AMD / HIP
+#define LC0ROCM_VENDOR_AMD 1
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#ifndef LC0ROCM_KERNELS_ONLY
+// hipBLAS 6.x takes hipDataType / hipblasComputeType_t in *GemmEx only with
+// HIPBLAS_V2; 7.x does so by default.
+#ifndef HIPBLAS_V2
+#define HIPBLAS_V2
+#endif
+#include <hipblas/hipblas.h>
+#endif
+#define GPU_VENDOR_NAME "AMD"
+#define gpu_shfl_xor(value, mask) __shfl_xor((value), (mask))
+
+#else
+// ---------------------------------------------------------------- NVIDIA / CUDA
+#define LC0ROCM_VENDOR_NVIDIA 1
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#define GPU_VENDOR_NAME "NVIDIA"
+#define gpu_shfl_xor(value, mask) __shfl_xor_sync(0xffffffffu, (value), (mask))
+
+// runtime
+#define hipError_t cudaError_t
+#define hipSuccess cudaSuccess
+#define hipErrorMemoryAllocation cudaErrorMemoryAllocation
+#define hipGetErrorString cudaGetErrorString
+#define hipGetLastError cudaGetLastError
+#define hipGetDeviceCount cudaGetDeviceCount
+#define hipSetDevice cudaSetDevice
+#define hipGetDevice cudaGetDevice
+#define hipDeviceProp_t cudaDeviceProp
+#define hipGetDeviceProperties cudaGetDeviceProperties
+#define hipMemGetInfo cudaMemGetInfo
+#define hipMalloc cudaMalloc
+#define hipFree cudaFree
+#define hipHostMalloc(ptr, size, flags) cudaMallocHost((ptr), (size))
+#define hipHostMallocDefault 0
+#define hipHostFree cudaFreeHost
+#define hipMemcpy cudaMemcpy
+#define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemsetAsync cudaMemsetAsync
+#define hipMemcpyHostToDevice cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipStream_t cudaStream_t
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipStreamDestroy cudaStreamDestroy
+#define hipStreamSynchronize cudaStreamSynchronize
+
+#ifndef LC0ROCM_KERNELS_ONLY
+#include <cublas_v2.h>
+// blas
+#define hipblasHandle_t cublasHandle_t
+#define hipblasStatus_t cublasStatus_t
+#define HIPBLAS_STATUS_SUCCESS CUBLAS_STATUS_SUCCESS
+#define hipblasCreate cublasCreate
+#define hipblasDestroy cublasDestroy
+#define hipblasSetStream cublasSetStream
+#define hipblasOperation_t cublasOperation_t
+#define HIPBLAS_OP_N CUBLAS_OP_N
+#define HIPBLAS_OP_T CUBLAS_OP_T
+#define hipblasGemmEx cublasGemmEx
+#define hipblasGemmStridedBatchedEx cublasGemmStridedBatchedEx
+#define hipblasComputeType_t cublasComputeType_t
+#define HIPBLAS_COMPUTE_32F CUBLAS_COMPUTE_32F
+#define HIPBLAS_GEMM_DEFAULT CUBLAS_GEMM_DEFAULT
+#define hipDataType cudaDataType
+#define HIP_R_32F CUDA_R_32F
+#define HIP_R_16F CUDA_R_16F
+#endif
+#endif
+
+namespace lc0rocm {
+// Threads per block for elementwise kernels: a multiple of every warp width.
+constexpr int kBlockThreads = 256;
+inline int blocks_for(long long count, int threads = kBlockThreads) {
+  return static_cast<int>((count + threads - 1) / threads);
+}
+}  // namespace lc0rocm

@@ -1,0 +1,49 @@
+// ops.h - launchers of the general kernels (one op per .hip file in this
+// folder). Shared by every body. All take the storage type and run
+// asynchronously on `stream`; biases are float32; layouts as in body.h.
+#pragma once
+#include <cstdint>
+
+#include "../tensor/dtype.h"
+#include "../tensor/errors.h"
+#include "activation.h"
+
+namespace lc0rocm {
+
+// expand_planes.hip: packed input -> planes [n][64][112] (square-major).
+void expand_planes(hipStream_t stream, DType dt, int n, const uint64_t* masks,
+                   const float* values, void* planes);
+// expand_planes.hip: full float planes [n][112][64] -> [n][64][112] in dt.
+void transpose_planes(hipStream_t stream, DType dt, int n, const float* planes_in, void* planes);
+
+// bias_act.hip: y[r][c] = act(x[r][c] + bias[c] + residual[r][c]).
+// bias and residual may be null; y may alias x (in place).
+void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const void* x,
+              const float* bias, const void* residual, void* y, Activation act);
+
+// im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
+// tap = (dy+1)*3 + (dx+1); zero outside the board.
+void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns);
+
+// global_avg_pool.hip: x [n][64][C] -> mean over squares [n][C].
+void global_avg_pool(hipStream_t stream, DType dt, int n, int channels, const void* x, void* out);
+
+// se_apply.hip: y = act(sigmoid(g[n][c]) * x + g[n][C + c] + residual),
+// g [n][2C] (after the second SE dense layer, bias included).
+void se_apply(hipStream_t stream, DType dt, int n, int channels, const void* x, const void* g,
+              const void* residual, void* y, Activation act);
+
+// policy_gather.hip: policy[i][k] = float(x[i][indices[k]]), k < 1858; x rows
+// are row_stride elements apart.
+void policy_gather(hipStream_t stream, DType dt, int n, long long row_stride, const void* x,
+                   const int32_t* indices, float* policy);
+
+// value_output.hip: value logits -> wdl [n][3]: softmax of 3 logits (wdl),
+// or ((1+q)/2, 0, (1-q)/2) with q = tanh(logit) for a classical head.
+void value_output(hipStream_t stream, DType dt, int n, const void* logits, bool wdl, float* out);
+
+// cast.hip: out[i] = act(float(x[i])) for count elements.
+void cast_to_float(hipStream_t stream, DType dt, long long count, const void* x, float* out,
+                   Activation act);
+
+}  // namespace lc0rocm

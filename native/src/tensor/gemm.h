@@ -1,0 +1,39 @@
+// gemm.h - matrix products through hipBLAS (AMD) / cuBLAS (NVIDIA).
+//
+// All matrices are ROW-major here; the wrapper turns that into BLAS's
+// column-major call. Storage is float or half (DType), accumulation is always
+// float32 (tensor cores for half on NVIDIA, matrix cores on AMD).
+#pragma once
+#include "dtype.h"
+#include "errors.h"
+
+namespace lc0rocm {
+
+// One BLAS handle bound to one stream. Each lc0rocm_stream owns one.
+class Blas {
+ public:
+  explicit Blas(hipStream_t stream);
+  ~Blas();
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+
+  // C[M][N] = alpha * op(A)[M][K] . op(B)[K][N] + beta * C, row-major.
+  // op(A) = A (stored M x K, lda >= K) or A^T (stored K x M, lda >= M);
+  // likewise B. A dense layer with weights W[out][in] on X[n][in] is
+  // gemm(dt, false, true, n, out, in, X, in, W, in, Y, out).
+  void gemm(DType dtype, bool trans_a, bool trans_b, int M, int N, int K,
+            const void* A, int lda, const void* B, int ldb, void* C, int ldc,
+            float alpha = 1.0f, float beta = 0.0f);
+
+  // `batch` independent products; stride_* are in elements (0 reuses one matrix).
+  void gemm_strided_batched(DType dtype, bool trans_a, bool trans_b, int M, int N, int K,
+                            const void* A, int lda, long long stride_a,
+                            const void* B, int ldb, long long stride_b,
+                            void* C, int ldc, long long stride_c, int batch,
+                            float alpha = 1.0f, float beta = 0.0f);
+
+ private:
+  hipblasHandle_t handle_ = nullptr;
+};
+
+}  // namespace lc0rocm
