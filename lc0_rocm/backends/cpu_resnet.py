@@ -137,8 +137,11 @@ class Residual:
         se = res.se
         if se is not None and se.w1 is not None and len(se.w1):
             hidden = len(_need(se.b1, f"residual[{index}].se.b1"))
-            self.se = (dense(se.w1, se.b1, hidden, channels, f"residual[{index}].se.w1", f"residual[{index}].se.b1"),
-                       dense(se.w2, se.b2, 2 * channels, hidden, f"residual[{index}].se.w2", f"residual[{index}].se.b2"))
+            w1, b1 = dense(se.w1, se.b1, hidden, channels,
+                           f"residual[{index}].se.w1", f"residual[{index}].se.b1")
+            w2, b2 = dense(se.w2, se.b2, 2 * channels, hidden,
+                           f"residual[{index}].se.w2", f"residual[{index}].se.b2")
+            self.se = ((w1 / F32(SQUARES)).astype(F32), b1, w2, b2)
 
 
 # ---------------------------------------------------------------- buffers
@@ -153,13 +156,16 @@ class Buffers:
         self.cols = np.empty(n * SQUARES * max_cols, F32)
         self.out = np.empty(n * SQUARES * head_channels, F32)
         self.flow = np.empty((n * SQUARES, channels), F32)
+        self.windows = {id(a): windows(a) for a in (self.inp, self.x, self.h)}
 
-    def windows(self, padded):
-        """(N, 8, 8, 3, 3, C) view: window (ky, kx) of each output square."""
-        s = padded.strides
-        n, _, _, c = padded.shape
-        return as_strided(padded, (n, 8, 8, 3, 3, c), (s[0], s[1], s[2], s[1], s[2], s[3]),
-                          writeable=False)
+
+def windows(padded):
+    """(N, 8, 8, 3, 3, C) view of padded (N, 10, 10, C): the 3x3 window
+    (ky, kx) around each output square, for im2col."""
+    s = padded.strides
+    n, _, _, c = padded.shape
+    return as_strided(padded, (n, 8, 8, 3, 3, c), (s[0], s[1], s[2], s[1], s[2], s[3]),
+                      writeable=False)
 
 
 def interior(padded):
@@ -177,24 +183,26 @@ class ResNetModel:
         if fmt.default_activation not in ACTIVATE_INPLACE:
             raise WeightsError(f"unsupported default activation {fmt.default_activation}")
         self.format = fmt
-        self.head = net
         self.activate_ = ACTIVATE_INPLACE[fmt.default_activation]
 
         self.input = Conv3(net.input, "input", NUM_PLANES)
         c = self.channels = self.input.outputs
         self.residual = [Residual(r, i, c) for i, r in enumerate(net.residual)]
-        self._init_policy(fmt, net, c)
-        self._init_value(fmt, net, c)
+        # lc0 evaluates the `vanilla` policy and `winner` value heads (the
+        # top-level fields of a single-head file).
+        self.head = weights.policy_head()
+        self._init_policy(fmt, self.head, c)
+        self._init_value(fmt, weights.value_head(), c)
         self._init_moves_left(fmt, net, c)
         self._buffers: dict[int, Buffers] = {}
 
     # ---- heads
-    def _init_policy(self, fmt, net, c):
+    def _init_policy(self, fmt, head, c):
         self.policy_kind = fmt.policy or NF.POLICY_CLASSICAL
         if self.policy_kind == NF.POLICY_CONVOLUTION:
             from lc0_rocm import tables
-            self.policy1 = Conv3(net.policy1, "policy1", c)
-            self.policy = Conv3(net.policy, "policy", self.policy1.outputs)
+            self.policy1 = Conv3(head.policy1, "policy1", c)
+            self.policy = Conv3(head.policy, "policy", self.policy1.outputs)
             planes = self.policy.outputs
             gather = np.asarray(tables.CONV_POLICY_GATHER, dtype=np.int64)
             if gather.shape != (POLICY_SIZE,) or gather.max() >= planes * SQUARES:
@@ -202,9 +210,9 @@ class ResNetModel:
             # lc0 indexes the conv output channel-major (c*64+s); ours is s*planes+c.
             self.policy_gather = (gather % SQUARES) * planes + gather // SQUARES
         elif self.policy_kind == NF.POLICY_CLASSICAL:
-            self.policy = Conv1(net.policy, "policy", c)
+            self.policy = Conv1(head.policy, "policy", c)
             planes = self.policy.outputs
-            w, self.policy_ip_b = dense(net.ip_pol_w, net.ip_pol_b, POLICY_SIZE, planes * SQUARES, "ip_pol_w", "ip_pol_b")
+            w, self.policy_ip_b = dense(head.ip_pol_w, head.ip_pol_b, POLICY_SIZE, planes * SQUARES, "ip_pol_w", "ip_pol_b")
             self.policy_ip_w = channel_major_to_nhwc_rows(w, planes)
         elif self.policy_kind == NF.POLICY_ATTENTION:
             try:
@@ -218,11 +226,11 @@ class ResNetModel:
             raise WeightsError(f"unsupported policy format {NF.PolicyFormat.Name(fmt.policy)} "
                                "for a convolution body")
 
-    def _init_value(self, fmt, net, c):
-        self.value = Conv1(net.value, "value", c)
+    def _init_value(self, fmt, head, c):
+        self.value = Conv1(head.value, "value", c)
         planes = self.value.outputs
-        hidden = len(_need(net.ip1_val_b, "ip1_val_b"))
-        w, self.value_ip1_b = dense(net.ip1_val_w, net.ip1_val_b, hidden, planes * SQUARES, "ip1_val_w", "ip1_val_b")
+        hidden = len(_need(head.ip1_val_b, "ip1_val_b"))
+        w, self.value_ip1_b = dense(head.ip1_val_w, head.ip1_val_b, hidden, planes * SQUARES, "ip1_val_w", "ip1_val_b")
         self.value_ip1_w = channel_major_to_nhwc_rows(w, planes)
         if fmt.value == NF.VALUE_WDL:
             self.wdl = True
@@ -231,7 +239,7 @@ class ResNetModel:
         else:
             raise WeightsError(f"unsupported value format {NF.ValueFormat.Name(fmt.value)}")
         self.value_ip2_w, self.value_ip2_b = dense(
-            net.ip2_val_w, net.ip2_val_b, 3 if self.wdl else 1, hidden, "ip2_val_w", "ip2_val_b")
+            head.ip2_val_w, head.ip2_val_b, 3 if self.wdl else 1, hidden, "ip2_val_w", "ip2_val_b")
 
     def _init_moves_left(self, fmt, net, c):
         self.has_moves_left = fmt.moves_left == NF.MOVES_LEFT_V1
@@ -260,7 +268,7 @@ class ResNetModel:
         """3x3 same-padding convolution of padded (N,10,10,C) -> (N*64, K) view of buf.out."""
         n, c = padded.shape[0], padded.shape[3]
         cols = buf.cols[:n * SQUARES * 9 * c].reshape(n, 8, 8, 3, 3, c)
-        np.copyto(cols, buf.windows(padded))
+        np.copyto(cols, buf.windows[id(padded)])
         out = buf.out[:n * SQUARES * conv.outputs].reshape(n * SQUARES, conv.outputs)
         np.matmul(cols.reshape(n * SQUARES, 9 * c), conv.matrix, out=out)
         return out
@@ -300,9 +308,8 @@ class ResNetModel:
         y3 = y.reshape(n, SQUARES, c)
         x = interior(buf.x)
         if block.se is not None:
-            (w1, b1), (w2, b2) = block.se
-            pooled = y3.mean(axis=1)
-            hidden = pooled @ w1
+            w1, b1, w2, b2 = block.se
+            hidden = y3.sum(axis=1) @ w1  # w1 carries the 1/64 of the average pool
             hidden += b1
             self.activate_(hidden)
             scale = hidden @ w2
