@@ -78,8 +78,9 @@ def fill_dense(w_layer, b_layer, rng, outputs, inputs, *, gain=2.0, bias_std=0.0
 
 
 def build_resnet(rng, shape: ResNetShape) -> net_pb2.Net:
-    if shape.blocks < 0 or shape.filters < 1:
-        raise ValueError(f"blocks must be >= 0 and filters >= 1, got {shape.blocks}, {shape.filters}")
+    # lc0 runs the input convolution only when there are residual blocks.
+    if shape.blocks < 1 or shape.filters < 1:
+        raise ValueError(f"blocks and filters must be >= 1, got {shape.blocks}, {shape.filters}")
     network = NF.NETWORK_SE_WITH_HEADFORMAT if shape.se else NF.NETWORK_CLASSICAL_WITH_HEADFORMAT
     policy = {"convolution": NF.POLICY_CONVOLUTION, "classical": NF.POLICY_CLASSICAL,
               "attention": NF.POLICY_ATTENTION}[shape.policy]
