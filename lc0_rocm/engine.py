@@ -1,0 +1,308 @@
+"""Python API for search without UCI: `Engine(network).search(board, ...)`.
+
+The Engine keeps one game's tree (reused when the next position continues
+the game) and the NN cache; `lc0_rocm.search` does the searching.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from typing import Callable
+
+import chess
+
+from lc0_rocm.search.core import Limits, Search
+from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
+from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SUGGESTED_MINIBATCH, OPTIONS,
+                                    OptionSpec, SearchParams, option_name)
+from lc0_rocm.search.score import mate_score, score_cp, wdl_permille
+from lc0_rocm.search.tree import TABLEBASE, Tree
+
+__all__ = ["Engine", "SearchInfo", "SearchResult", "MoveStats", "OptionSpec"]
+
+INFO_INTERVAL_S = 0.5
+
+
+@dataclasses.dataclass
+class SearchInfo:
+    """One `info` line (one per MultiPV line), lc0's fields."""
+    depth: int
+    seldepth: int
+    time_ms: int
+    nodes: int
+    nps: int
+    multipv: int                 # 1-based
+    move: chess.Move | None
+    pv: list[chess.Move]
+    q: float                     # side to move at the root
+    wdl: tuple[int, int, int]    # permille, side to move
+    moves_left: int | None
+    tbhits: int
+    score_cp: int | None         # None when `mate` is set
+    mate: int | None
+
+
+@dataclasses.dataclass
+class MoveStats:
+    visits: int
+    q: float                     # root side to move's view
+    p: float                     # prior (after policy temperature)
+    wdl: tuple[float, float, float]
+    moves_left: float | None
+    n_in_flight: int = 0
+
+
+@dataclasses.dataclass
+class SearchResult:
+    best_move: chess.Move | None
+    ponder_move: chess.Move | None
+    pv: list[chess.Move]
+    wdl: tuple[float, float, float]
+    q: float
+    nodes: int
+    nps: int
+    time: float                  # seconds
+    depth: int
+    seldepth: int
+    moves_left: float | None
+    lines: list[SearchInfo]
+    stats: dict[chess.Move, MoveStats]
+    nn_evals: int = 0
+
+
+class Engine:
+    """lc0-style MCTS over one network. Not thread-safe: one search at a
+    time; another thread may only set the `stop` event."""
+
+    OPTIONS: dict[str, OptionSpec] = OPTIONS
+
+    def __init__(self, network, **options):
+        self.params = SearchParams()
+        for name, value in options.items():
+            self.set_option(name, value)
+        self._network = None
+        self._evaluator = None
+        self._cache = NNCache(self.params.NNCacheSize)
+        self._tree: Tree | None = None
+        self._tree_start: str | None = None
+        self._tree_moves: list[chess.Move] = []
+        self._lock = threading.Lock()
+        self.set_network(network)
+
+    # ------------------------------------------------------------------
+    def set_option(self, name: str, value) -> None:
+        """Set a search knob by its lc0 UCI name; ValueError when the name is
+        unknown or the value does not fit."""
+        self.params.set(name, value)
+        canonical = option_name(name)
+        if canonical == "NNCacheSize" and hasattr(self, "_cache"):
+            self._cache = NNCache(self.params.NNCacheSize)
+
+    def set_network(self, network) -> None:
+        self._network = network
+        self._evaluator = (network if hasattr(network, "prepare") and hasattr(network, "run")
+                           else NetworkEvaluator(network))
+        self.new_game()
+
+    def new_game(self) -> None:
+        """Forget the tree and the NN cache."""
+        self._cache.clear()
+        self._tree = None
+        self._tree_start = None
+        self._tree_moves = []
+
+    @property
+    def network(self):
+        return self._network
+
+    def minibatch_size(self) -> int:
+        if self.params.MinibatchSize:
+            return self.params.MinibatchSize
+        suggested = getattr(self._network, "recommended_batch_size", None)
+        if suggested:
+            return int(suggested)
+        backend = getattr(self._network, "backend", None)
+        name = backend if isinstance(backend, str) else getattr(backend, "name", "cpu")
+        return CPU_SUGGESTED_MINIBATCH if str(name).startswith("cpu") else GPU_SUGGESTED_MINIBATCH
+
+    # ------------------------------------------------------------------
+    def search(self, board: chess.Board, *, nodes: int | None = None,
+               movetime: float | None = None, time_budget: float | None = None,
+               searchmoves: list[chess.Move] | None = None, infinite: bool = False,
+               stop: threading.Event | None = None,
+               on_info: Callable[[SearchInfo], None] | None = None) -> SearchResult:
+        """Search `board` (its move stack is the game history) until a limit
+        is reached; with no limit at all, until `stop` is set."""
+        if not isinstance(board, chess.Board):
+            raise TypeError("search() needs a chess.Board")
+        if nodes is not None and nodes < 1:
+            raise ValueError(f"nodes must be >= 1, got {nodes}")
+        for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
+            if value is not None and not value >= 0:
+                raise ValueError(f"{limit_name} must be >= 0 seconds, got {value}")
+        status = board.status()
+        if status & ~(chess.STATUS_VALID | chess.STATUS_TOO_MANY_CHECKERS
+                      | chess.STATUS_IMPOSSIBLE_CHECK):
+            raise ValueError(f"invalid position: {board.fen()}")
+        legal = list(board.legal_moves)
+        if searchmoves:
+            bad = [m for m in searchmoves if m not in legal]
+            if bad:
+                raise ValueError(f"searchmoves not legal here: {' '.join(m.uci() for m in bad)}")
+        if not legal:
+            return self._empty_result(board)
+        if nodes is None and movetime is None and time_budget is None and not infinite and stop is None:
+            raise ValueError("search() needs a limit: nodes, movetime, time_budget, infinite or stop")
+
+        with self._lock:
+            from lc0_rocm.search.positions import PositionWalker
+            tree = self._tree_for(board)
+            walker = PositionWalker(board)
+            limits = Limits(nodes=nodes, movetime=movetime, time_budget=time_budget,
+                            infinite=infinite or (nodes is None and movetime is None
+                                                  and time_budget is None),
+                            stop=stop, searchmoves=searchmoves)
+            search = Search(tree, walker, self._evaluator, self._cache, self.params, limits,
+                            self.minibatch_size())
+            next_info = time.monotonic() + INFO_INTERVAL_S
+            while True:
+                search.run_iteration()
+                if search.should_stop():
+                    break
+                if on_info is not None and time.monotonic() >= next_info:
+                    for line in self._lines(search, board):
+                        on_info(line)
+                    next_info = time.monotonic() + INFO_INTERVAL_S
+            result = self._result(search, board)
+            if on_info is not None:
+                for line in result.lines:
+                    on_info(line)
+            return result
+
+    # ------------------------------------------------------------------
+    def _tree_for(self, board: chess.Board) -> Tree:
+        """The previous tree re-rooted at `board` when the game continued
+        from the last searched position, else a new tree (lc0's
+        ResetToPosition)."""
+        start = board.root().fen()
+        moves = list(board.move_stack)
+        tree = self._tree
+        new_root = -1
+        if (tree is not None and start == self._tree_start
+                and moves[:len(self._tree_moves)] == self._tree_moves):
+            new_root = 0
+            for move in moves[len(self._tree_moves):]:
+                new_root = _child_by_move(tree, new_root, move)
+                if new_root < 0:
+                    break
+        if new_root < 0:
+            tree = Tree()
+        elif new_root != 0:
+            tree = tree.subtree(new_root)
+        if tree.terminal[0]:
+            tree.make_not_terminal(0)
+        self._tree = tree
+        self._tree_start = start
+        self._tree_moves = moves
+        return tree
+
+    def _empty_result(self, board: chess.Board) -> SearchResult:
+        outcome = board.outcome(claim_draw=False)
+        if outcome is not None and outcome.winner is not None:
+            wdl = (0.0, 0.0, 1.0)    # the side to move is mated
+        else:
+            wdl = (0.0, 1.0, 0.0)
+        q = wdl[0] - wdl[2]
+        return SearchResult(None, None, [], wdl, q, 0, 0, 0.0, 0, 0, None, [], {})
+
+    def _lines(self, search: Search, board: chess.Board) -> list[SearchInfo]:
+        tree = search.tree
+        multipv = self.params.MultiPV
+        edges = search.best_edges(0, multipv, 0)
+        elapsed_ms = int(search.elapsed_ms())
+        playouts = search.total_playouts
+        nps = 0
+        if search.nps_start_time is not None:
+            since = (time.monotonic() - search.nps_start_time) * 1000.0
+            if since > 0:
+                nps = int(playouts * 1000 / since)
+        depth = search.cum_depth // playouts if playouts else 0
+        has_mlh = search.has_mlh
+        draw_score = search.draw_score_even
+        default_wl = -tree.wl[0]
+        default_d = tree.d[0]
+        lines = []
+        for k, j in enumerate(edges, start=1):
+            c = tree.e_child[j]
+            visited = c >= 0 and tree.n[c] > 0
+            wl = tree.wl[c] if visited else default_wl
+            d = tree.d[c] if visited else default_d
+            q = (tree.wl[c] + draw_score * tree.d[c]) if visited else -(tree.wl[0] - draw_score * tree.d[0])
+            mate = None
+            cp = None
+            if visited and tree.terminal[c] and wl != 0.0:
+                mate = mate_score(wl, tree.m[c], tree.terminal[c] == TABLEBASE)
+            else:
+                cp = score_cp(wl, d, q, self.params.ScoreType, True)
+            moves_left = None
+            if has_mlh:
+                m = tree.m[c] if visited else 1.0 + tree.m[0]
+                moves_left = int((1.0 + m) / 2.0)
+            lines.append(SearchInfo(
+                depth=depth, seldepth=search.max_depth, time_ms=elapsed_ms,
+                nodes=search.total_nodes, nps=nps, multipv=k, move=tree.e_move[j],
+                pv=search.principal_variation(j), q=q, wdl=wdl_permille(wl, d),
+                moves_left=moves_left, tbhits=0, score_cp=cp, mate=mate))
+        return lines
+
+    def _result(self, search: Search, board: chess.Board) -> SearchResult:
+        tree = search.tree
+        lines = self._lines(search, board)
+        best = search.best_edges(0, 1, 0)
+        best_move = ponder = None
+        pv: list[chess.Move] = []
+        if best:
+            j = best[0]
+            best_move = tree.e_move[j]
+            pv = search.principal_variation(j)
+            c = tree.e_child[j]
+            if c >= 0 and tree.n[c] > 0 and tree.is_expanded(c):
+                reply = search.best_edges(c, 1, 1)
+                if reply:
+                    ponder = tree.e_move[reply[0]]
+        stats = {}
+        for j in tree.edges(0):
+            c = tree.e_child[j]
+            n = tree.n[c] if c >= 0 else 0
+            if n:
+                wl, d, m = tree.wl[c], tree.d[c], tree.m[c]
+                wdl = ((1 + wl - d) / 2, d, (1 - wl - d) / 2)
+                stats[tree.e_move[j]] = MoveStats(n, wl, tree.e_p[j], wdl,
+                                                  m if search.has_mlh else None,
+                                                  tree.n_in_flight[c])
+            else:
+                stats[tree.e_move[j]] = MoveStats(0, math.nan, tree.e_p[j], (math.nan,) * 3, None, 0)
+        if best and tree.e_child[best[0]] >= 0 and tree.n[tree.e_child[best[0]]] > 0:
+            c = tree.e_child[best[0]]
+            wl, d = tree.wl[c], tree.d[c]
+            moves_left = tree.m[c] + 1 if search.has_mlh else None
+        else:
+            wl, d = -tree.wl[0], tree.d[0]
+            moves_left = tree.m[0] if search.has_mlh else None
+        wdl = ((1 + wl - d) / 2, d, (1 - wl - d) / 2)
+        first = lines[0] if lines else None
+        return SearchResult(
+            best_move=best_move, ponder_move=ponder, pv=pv, wdl=wdl, q=wl,
+            nodes=search.total_nodes, nps=first.nps if first else 0,
+            time=search.elapsed_ms() / 1000.0, depth=first.depth if first else 0,
+            seldepth=search.max_depth, moves_left=moves_left, lines=lines, stats=stats,
+            nn_evals=search.nn_evals)
+
+
+def _child_by_move(tree: Tree, node: int, move: chess.Move) -> int:
+    for j in tree.edges(node):
+        if tree.e_move[j] == move:
+            return tree.e_child[j]
+    return -1

@@ -1,0 +1,743 @@
+"""lc0 v0.32.1 classic search, one thread: gather a minibatch of leaves with
+multi-visit PUCT picking and in-flight visits (collisions), evaluate them in
+one network call, back the values up, repeat until a stopper fires.
+
+The hot path (pick, extend, backup) works on the flat arrays of `Tree` and
+one `PositionWalker`; everything a native core would replace is in this
+module, behind `Search.run_iteration()`.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import time
+
+import chess
+
+from lc0_rocm.search.fastmath import compress_key, compress_priors, fast_log, policy_softmax
+from lc0_rocm.search.params import SearchParams
+from lc0_rocm.search.positions import PositionWalker, has_mating_material
+from lc0_rocm.search.tree import (DRAW, END_OF_GAME, LOSS, NON_TERMINAL, TABLEBASE, TWO_FOLD,
+                                  WIN, Tree)
+
+_LOWEST = -3.4028234663852886e38
+_INT_MAX = 2 ** 31 - 1
+
+
+class Visit:
+    """One picked leaf (lc0's NodeToProcess): a real visit or a collision."""
+    __slots__ = ("node", "depth", "multivisit", "maxvisit", "collision", "nn_slot",
+                 "ooo_done", "q", "d", "m", "moves", "key")
+
+    def __init__(self, node: int, depth: int, collision: bool = False,
+                 multivisit: int = 1, maxvisit: int = 0):
+        self.node = node
+        self.depth = depth
+        self.collision = collision
+        self.multivisit = multivisit
+        self.maxvisit = maxvisit
+        self.nn_slot = -1          # index into the NN batch, or -1
+        self.ooo_done = False      # evaluated out of order (terminal or cache hit)
+        self.q = self.d = self.m = 0.0
+        self.moves = None
+        self.key = None
+
+
+class Limits:
+    """What ends a search: nodes (lc0 counts the reused tree too), hard time
+    in seconds, a soft time budget, infinite, an external stop event."""
+
+    def __init__(self, nodes=None, movetime=None, time_budget=None, infinite=False,
+                 stop=None, searchmoves=None):
+        self.nodes = nodes
+        self.movetime = movetime
+        self.time_budget = time_budget
+        self.infinite = infinite
+        self.stop = stop
+        self.searchmoves = list(searchmoves or [])
+
+
+class Search:
+    """One search from the root of `tree` at the position of `walker`."""
+
+    def __init__(self, tree: Tree, walker: PositionWalker, evaluator, cache,
+                 params: SearchParams, limits: Limits, minibatch_size: int):
+        self.tree = tree
+        self.walker = walker
+        self.evaluator = evaluator
+        self.cache = cache
+        self.params = params
+        self.limits = limits
+        self.has_mlh = bool(evaluator.has_moves_left)
+        self.target_minibatch = max(1, minibatch_size)
+        self.max_out_of_order = max(1, int(params.MaxOutOfOrderEvalsFactor * self.target_minibatch))
+        self.inv_policy_temp = 1.0 / params.PolicyTemperature
+        root_black = walker.board.turn == chess.BLACK
+        ds = params.DrawScore
+        # lc0's GetDrawScore(is_odd_depth).
+        self.draw_score_even = -ds if root_black else ds
+        self.draw_score_odd = ds if root_black else -ds
+        self.root_filter = set(limits.searchmoves)
+
+        self.start_time = time.monotonic()
+        self.nps_start_time = None
+        self.initial_visits = tree.n[0]
+        self.total_playouts = 0
+        self.total_batches = 0
+        self.cum_depth = 0
+        self.max_depth = 0
+        self.nn_evals = 0
+        self.stopped = False
+        # Stopper hints (lc0's StoppersHints) and smart-pruning state.
+        self.remaining_playouts = 4_000_000_000
+        self.remaining_time_ms = math.inf
+        self.first_eval_time_ms = None
+        self.current_best = -1                      # root edge id, or -1
+        self._update_current_best()
+        # Per-pick state.
+        self.batch: list[Visit] = []
+        self.nn_requests: list = []
+        self.max_limit = _INT_MAX
+        self.pick_limit = 0
+
+    # ------------------------------------------------------------------
+    # Top level
+
+    def elapsed_ms(self) -> float:
+        return (time.monotonic() - self.start_time) * 1000.0
+
+    @property
+    def total_nodes(self) -> int:
+        return self.total_playouts + self.initial_visits
+
+    def run_iteration(self) -> None:
+        """lc0's SearchWorker::ExecuteOneIteration for one thread."""
+        self.batch = []
+        self.nn_requests = []
+        ooo = self._gather_minibatch()
+        results = self.evaluator.run(self.nn_requests) if self.nn_requests else []
+        self.nn_evals += len(results)
+        work_done = ooo > 0
+        for visit in self.batch:
+            if visit.collision:
+                continue
+            work_done = True
+            if visit.nn_slot >= 0:
+                logits, q, d, m = results[visit.nn_slot]
+                self._apply_nn_result(visit, logits, q, d, m)
+            self._backup(visit)
+        for visit in self.batch:
+            if visit.collision:
+                self._cancel_in_flight(visit.node, visit.multivisit)
+        if work_done:
+            self.total_batches += 1
+        if self.nps_start_time is None and self.total_playouts > 0:
+            self.nps_start_time = time.monotonic()
+
+    def should_stop(self) -> bool:
+        """lc0's PopulateCommonIterationStats + stopper chain; also updates
+        the hints that picking and the next gather use."""
+        if self.stopped:
+            return True
+        self.remaining_playouts = 4_000_000_000
+        self.remaining_time_ms = math.inf
+        if self.total_nodes == 0:
+            return False
+        if self.limits.stop is not None and self.limits.stop.is_set():
+            self.stopped = True
+            return True
+        if self._stoppers_fire():
+            self.stopped = True
+        return self.stopped
+
+    # ------------------------------------------------------------------
+    # Stoppers
+
+    def _stoppers_fire(self) -> bool:
+        p = self.params
+        limits = self.limits
+        smart = p.SmartPruningFactor > 0 and not limits.infinite
+        node_limit = limits.nodes if limits.nodes is not None else 4_000_000_000
+        if smart:
+            self._hint_playouts(node_limit - self.total_nodes)
+        if self.total_nodes >= node_limit:
+            return True
+        now = self.elapsed_ms()
+        for budget in (limits.movetime, limits.time_budget):
+            if budget is not None and not limits.infinite:
+                self.remaining_time_ms = min(self.remaining_time_ms, budget * 1000.0 - now)
+                if now >= budget * 1000.0:
+                    return True
+        if not smart:
+            return False
+        return self._smart_pruning_fires(now)
+
+    def _hint_playouts(self, value) -> None:
+        if value < self.remaining_playouts:
+            self.remaining_playouts = value
+
+    def _root_edge_stats(self):
+        """(edge visit counts, win found, losing edges, may resign)."""
+        tree = self.tree
+        edge_n = []
+        win_found = False
+        losing = 0
+        may_resign = True
+        if tree.n[0] == 0:
+            return edge_n, win_found, losing, may_resign
+        draw_score = self.draw_score_odd
+        for j in tree.edges(0):
+            c = tree.e_child[j]
+            n = tree.n[c] if c >= 0 else 0
+            edge_n.append(n)
+            if n > 0:
+                q = tree.wl[c] + draw_score * tree.d[c]
+                if tree.terminal[c] and tree.wl[c] > 0:
+                    win_found = True
+                if tree.terminal[c] and tree.wl[c] < 0:
+                    losing += 1
+                if q > -0.98:
+                    may_resign = False
+        return edge_n, win_found, losing, may_resign
+
+    def _smart_pruning_fires(self, now_ms: float) -> bool:
+        """lc0's SmartPruningStopper (last in the chain)."""
+        edge_n, win_found, losing, may_resign = self._root_edge_stats()
+        if len(edge_n) == 1:
+            return True          # only one legal move
+        if len(edge_n) <= losing + (0 if may_resign else 1):
+            return True          # at most one non-losing move
+        if win_found:
+            return True
+        if self.total_playouts > 0 and self.first_eval_time_ms is None:
+            self.first_eval_time_ms = now_ms
+            return False
+        if self.first_eval_time_ms is None or not edge_n:
+            return False
+        if now_ms < self.first_eval_time_ms + 200:     # kSmartPruningToleranceMs
+            return False
+        nodes = self.total_playouts + 300               # kSmartPruningToleranceNodes
+        elapsed = int(now_ms - self.first_eval_time_ms)
+        nps = 1000 * nodes // max(elapsed, 1) + 1
+        factor = self.params.SmartPruningFactor
+        remaining = min(self.remaining_time_ms / 1000.0 * nps / factor,
+                        max(1, self.remaining_playouts) / factor)
+        if remaining != math.inf:
+            self._hint_playouts(int(remaining))
+        if self.total_batches < self.params.SmartPruningMinimumBatches:
+            return False
+        largest = second = 0
+        for n in edge_n:
+            if n > largest:
+                largest, second = n, largest
+            elif n > second:
+                second = n
+        return remaining < largest - second
+
+    # ------------------------------------------------------------------
+    # Gathering (lc0's GatherMinibatch + PickNodesToExtend)
+
+    def _collisions_left(self, nodes: int) -> int:
+        p = self.params
+        if nodes >= p.MaxCollisionVisitsScalingEnd:
+            return p.MaxCollisionVisits
+        if nodes <= p.MaxCollisionVisitsScalingStart:
+            return 1
+        ratio = ((nodes - p.MaxCollisionVisitsScalingStart)
+                 / (p.MaxCollisionVisitsScalingEnd - p.MaxCollisionVisitsScalingStart)
+                 ) ** p.MaxCollisionVisitsScalingPower
+        return int(math.floor(1 + (p.MaxCollisionVisits - 1) * ratio + 0.5))
+
+    def _gather_minibatch(self) -> int:
+        """Fill self.batch; returns how many leaves were backed up out of order."""
+        tree = self.tree
+        minibatch_size = 0
+        remaining = max(1, self.remaining_playouts)
+        collisions_left = self._collisions_left(min(tree.n[0], remaining))
+        ooo = 0
+        batch = self.batch
+        while minibatch_size < self.target_minibatch and ooo < self.max_out_of_order:
+            if minibatch_size > 0 and not self.nn_requests:
+                return ooo       # something to back up without the network: do it now
+            new_start = len(batch)
+            self._pick(min(collisions_left, self.target_minibatch - minibatch_size,
+                           self.max_out_of_order - ooo))
+            new = batch[new_start:]
+            minibatch_size += sum(1 for v in new if not v.collision)
+            if any(v.ooo_done for v in new):
+                # Back up out-of-order results now; drop this pick's
+                # collisions (they will mostly be picked again).
+                kept = []
+                for v in new:
+                    if v.collision:
+                        self._cancel_in_flight(v.node, v.multivisit)
+                    elif v.ooo_done:
+                        self._backup(v)
+                        minibatch_size -= 1
+                        ooo += 1
+                    else:
+                        kept.append(v)
+                del batch[new_start:]
+                batch.extend(kept)
+                new = kept
+            for v in new:
+                if not v.collision:
+                    continue
+                if v.maxvisit > 0 and collisions_left > v.multivisit:
+                    extra = min(v.maxvisit, collisions_left) - v.multivisit
+                    v.multivisit += extra
+                    node = tree.parent[v.node]
+                    while node >= 0:
+                        tree.n_in_flight[node] += extra
+                        node = tree.parent[node]
+                collisions_left -= v.multivisit
+                if collisions_left <= 0:
+                    return ooo
+                if self.limits.stop is not None and self.limits.stop.is_set():
+                    return ooo
+        return ooo
+
+    def _pick(self, limit: int) -> None:
+        self.max_limit = _INT_MAX
+        self.pick_limit = limit
+        if self.root_filter or self.current_best >= 0:
+            self._root_allowed = self._root_allowed_edges()
+        else:
+            self._root_allowed = None
+        self._pick_node(0, limit, 1, True)
+
+    def _root_allowed_edges(self):
+        """Root edges the picker may choose: with few playouts left, only
+        those that could still catch the best (lc0's root pruning), and only
+        `searchmoves` when given."""
+        tree = self.tree
+        best_n = 0
+        if self.current_best >= 0:
+            c = tree.e_child[self.current_best]
+            best_n = tree.n[c] if c >= 0 else 0
+        remaining = max(1, self.remaining_playouts)
+        allowed = []
+        for j in tree.edges(0):
+            c = tree.e_child[j]
+            n = tree.n[c] if c >= 0 else 0
+            ok = j == self.current_best or not remaining < best_n - n
+            if ok and self.root_filter and tree.e_move[j] not in self.root_filter:
+                ok = False
+            allowed.append(ok)
+        return allowed
+
+    def _fpu(self, node: int, is_root: bool, draw_score: float, visited_pol: float) -> float:
+        absolute, value = self.params.fpu(is_root)
+        if absolute:
+            return value
+        tree = self.tree
+        return -(tree.wl[node] - draw_score * tree.d[node]) - value * math.sqrt(visited_pol)
+
+    def _cpuct(self, n: int, is_root: bool) -> float:
+        init, base, factor = self.params.cpuct(is_root)
+        return init + (factor * fast_log((n + base) / base) if factor else 0.0)
+
+    def _pick_node(self, node: int, limit: int, depth: int, is_root: bool) -> None:
+        """Send `limit` visits into `node` (walker is at node; depth 1 = root)."""
+        tree = self.tree
+        n_arr, nif, term = tree.n, tree.n_in_flight, tree.terminal
+        if n_arr[node] == 0 or term[node]:
+            if is_root and self._try_start(node):
+                limit -= 1
+                self._visit(node, depth)
+            if limit > 0:
+                max_count = self.max_limit if (limit == self.pick_limit and self.max_limit > limit) else 0
+                self.batch.append(Visit(node, depth, True, limit, max_count))
+            return
+        if is_root:
+            nif[node] += limit
+
+        first = tree.first_edge[node]
+        num_edges = tree.num_edges[node]
+        if is_root and self.root_filter:
+            max_needed = num_edges
+        else:
+            max_needed = min(num_edges, n_arr[node] + nif[node] + limit + 2)
+        e_p, e_child = tree.e_p, tree.e_child
+        wl, d_arr = tree.wl, tree.d
+        pol = e_p[first:first + max_needed]
+        draw_score = self.draw_score_odd if depth % 2 == 0 else self.draw_score_even
+
+        util = [None] * max_needed
+        nstarted = [0] * max_needed
+        visited_pol = 0.0
+        m_eval = self._m_evaluator(node) if self.has_mlh else None
+        for k in range(num_edges):
+            c = e_child[first + k]
+            if c < 0:
+                continue
+            if k < max_needed:
+                nstarted[k] = n_arr[c] + nif[c]
+            if n_arr[c] > 0:
+                visited_pol += e_p[first + k]
+                if k < max_needed:
+                    q = wl[c] + draw_score * d_arr[c]
+                    util[k] = q + (m_eval(c, q) if m_eval else 0.0)
+        fpu = self._fpu(node, is_root, draw_score, visited_pol)
+        util = [fpu if u is None else u for u in util]
+
+        cpuct = self._cpuct(n_arr[node], is_root)
+        puct_mult = cpuct * math.sqrt(max(n_arr[node] - 1, 1))
+        score = [pol[k] * puct_mult / (1 + nstarted[k]) + util[k] for k in range(max_needed)]
+        allowed = self._root_allowed if is_root else None
+        visits_to_perform = [0] * max_needed
+        walker = self.walker
+
+        while limit > 0:
+            best = _LOWEST
+            second = _LOWEST
+            best_idx = -1
+            best_without_u = _LOWEST
+            have_second = False
+            can_exit = False
+            for idx in range(max_needed):
+                if allowed is not None and not allowed[idx]:
+                    continue
+                s = score[idx]
+                if s > best:
+                    if best_idx >= 0:
+                        have_second = True
+                    second = best
+                    best = s
+                    best_idx = idx
+                    best_without_u = util[idx]
+                elif s > second:
+                    second = s
+                    have_second = True
+                if can_exit:
+                    break
+                if nstarted[idx] == 0:
+                    can_exit = True   # edges are sorted by prior: one more suffices
+            if best_idx < 0:
+                break
+            if have_second:
+                estimated = _INT_MAX
+                if best_without_u < second:
+                    n1 = nstarted[best_idx] + 1
+                    estimated = int(max(1.0, min(
+                        pol[best_idx] * puct_mult / (second - best_without_u) - n1 + 1, 1e9)))
+                if estimated < self.max_limit:
+                    self.max_limit = estimated
+                new_visits = min(limit, estimated)
+            else:
+                new_visits = limit
+            visits_to_perform[best_idx] += new_visits
+            limit -= new_visits
+            child = tree.child(node, best_idx)
+            if term[child] == TWO_FOLD:
+                self._ensure_two_fold_correct(child, depth)
+            started = False
+            if self._try_start(child):
+                nstarted[best_idx] += 1
+                new_visits -= 1
+                started = True
+                if n_arr[child] > 0 and not term[child]:
+                    nif[child] += new_visits
+                    nstarted[best_idx] += new_visits
+                score[best_idx] = pol[best_idx] * puct_mult / (1 + nstarted[best_idx]) + util[best_idx]
+            if started and (n_arr[child] == 0 or term[child]):
+                visits_to_perform[best_idx] -= 1
+                walker.push(tree.e_move[first + best_idx])
+                self._visit(child, depth + 1)
+                walker.pop()
+
+        for idx in range(max_needed):
+            k = visits_to_perform[idx]
+            if k > 0:
+                child = tree.child(node, idx)
+                walker.push(tree.e_move[first + idx])
+                self._pick_node(child, k, depth + 1, False)
+                walker.pop()
+
+    def _try_start(self, node: int) -> bool:
+        tree = self.tree
+        if tree.n[node] == 0 and tree.n_in_flight[node] > 0:
+            return False
+        tree.n_in_flight[node] += 1
+        return True
+
+    def _m_evaluator(self, parent: int):
+        """lc0's MEvaluator for children of `parent`: a utility that prefers
+        shorter wins and longer losses; None when the parent's |Q| is below
+        the threshold."""
+        tree = self.tree
+        p = self.params
+        threshold = p.MovesLeftThreshold
+        if not abs(tree.wl[parent]) > threshold:
+            return None
+        parent_m = tree.m[parent]
+        slope, cap = p.MovesLeftSlope, p.MovesLeftMaxEffect
+        a_c, a_l, a_s = p.MovesLeftConstantFactor, p.MovesLeftScaledFactor, p.MovesLeftQuadraticFactor
+        m_arr = tree.m
+
+        def utility(child: int, q: float) -> float:
+            m = min(max(slope * (m_arr[child] - parent_m), -cap), cap)
+            m *= math.copysign(1.0, -q)
+            if 0.0 < threshold < 1.0:
+                q = max(0.0, abs(q) - threshold) / (1.0 - threshold)
+            return m * (a_c + a_l * abs(q) + a_s * q * q)
+        return utility
+
+    def _ensure_two_fold_correct(self, child: int, depth: int) -> None:
+        """A two-fold draw whose first occurrence lies before the (new) root
+        is no draw now: undo its visits and make it searchable again."""
+        tree = self.tree
+        if not (tree.terminal[child] == TWO_FOLD and depth < tree.m[child]):
+            return
+        wl, d, m, visits = tree.wl[child], tree.d[child], tree.m[child], tree.n[child]
+        counter = 0
+        node = child
+        while node >= 0:
+            tree.revert_terminal_visits(node, wl, d, m + counter, visits)
+            counter += 1
+            if counter > depth:
+                break
+            node = tree.parent[node]
+        tree.make_not_terminal(child)
+        self.initial_visits -= visits
+
+    # ------------------------------------------------------------------
+    # Leaves (lc0's ExtendNode + ProcessPickedTask)
+
+    def _visit(self, node: int, depth: int) -> None:
+        """A real visit of `node` (walker at node): extend it and queue it for
+        the network, or complete it out of order (terminal, cache hit)."""
+        tree = self.tree
+        visit = Visit(node, depth)
+        self.batch.append(visit)
+        if tree.terminal[node] or tree.n[node] > 0:
+            visit.q, visit.d, visit.m = tree.wl[node], tree.d[node], tree.m[node]
+            visit.ooo_done = self.params.OutOfOrderEval
+            return
+        walker = self.walker
+        board = walker.board
+        if not self._extend_terminal(node, depth, board, walker):
+            key = (walker.keys[-1], walker.repetitions[-1])
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                moves, priors, q, d, m = cached
+                tree.create_edges(node, moves)
+                tree.set_priors(node, list(range(len(moves))), priors)
+                visit.q, visit.d, visit.m = -q, d, m
+                visit.ooo_done = self.params.OutOfOrderEval
+                return
+            moves, request = self.evaluator.prepare(board)
+            tree.create_edges(node, moves)
+            visit.moves = moves
+            visit.key = key
+            visit.nn_slot = len(self.nn_requests)
+            self.nn_requests.append(request)
+            return
+        visit.q, visit.d, visit.m = tree.wl[node], tree.d[node], tree.m[node]
+        visit.ooo_done = self.params.OutOfOrderEval
+
+    def _extend_terminal(self, node: int, depth: int, board: chess.Board,
+                         walker: PositionWalker) -> bool:
+        """Mark `node` terminal when the game ends there (lc0's ExtendNode
+        rules); True when it did."""
+        tree = self.tree
+        if not any(board.generate_legal_moves()):
+            tree.make_terminal(node, WIN if board.is_check() else DRAW)
+            return True
+        if node == 0:
+            return False   # draws by rule are what the root search is about
+        if not has_mating_material(board) or walker.rule50[-1] >= 100:
+            tree.make_terminal(node, DRAW)
+            return True
+        reps = walker.repetitions[-1]
+        if reps >= 2:
+            tree.make_terminal(node, DRAW)
+            return True
+        plies = depth - 1
+        if (reps == 1 and plies >= 4 and self.params.TwoFoldDraws
+                and plies >= walker.cycle[-1]):
+            tree.make_terminal(node, DRAW, float(walker.cycle[-1]), TWO_FOLD)
+            return True
+        return False
+
+    def _apply_nn_result(self, visit: Visit, logits, q: float, d: float, m: float) -> None:
+        """lc0's FetchSingleNodeResult: value flipped to the parent's view,
+        priors = softmax(logits / PolicyTemperature) stored in 16 bits,
+        edges sorted by prior."""
+        priors = policy_softmax(logits, self.inv_policy_temp)
+        order = sorted(range(len(priors)), key=compress_key(priors).tolist().__getitem__, reverse=True)
+        stored = compress_priors(priors).tolist()
+        tree = self.tree
+        tree.set_priors(visit.node, order, stored)
+        visit.q, visit.d, visit.m = -q, d, m
+        if self.cache is not None:
+            moves = [visit.moves[k] for k in order]
+            self.cache.put(visit.key, (moves, [stored[k] for k in order], q, d, m))
+
+    # ------------------------------------------------------------------
+    # Backup (lc0's DoBackupUpdateSingleNode + MaybeSetBounds)
+
+    def _cancel_in_flight(self, node: int, visits: int) -> None:
+        tree = self.tree
+        node = tree.parent[node]
+        while node >= 0:
+            tree.n_in_flight[node] -= visits
+            node = tree.parent[node]
+
+    def _backup(self, visit: Visit) -> None:
+        tree = self.tree
+        wl, d_arr, m_arr, n_arr, nif, term, parent = (
+            tree.wl, tree.d, tree.m, tree.n, tree.n_in_flight, tree.terminal, tree.parent)
+        node = visit.node
+        mv = visit.multivisit
+        update_bounds = self.params.StickyEndgames and term[node] != NON_TERMINAL and n_arr[node] == 0
+        v, d, m = visit.q, visit.d, visit.m
+        n_to_fix = 0
+        v_delta = d_delta = m_delta = 0.0
+        while True:
+            p = parent[node]
+            if term[node]:
+                v, d, m = wl[node], d_arr[node], m_arr[node]
+            n_new = n_arr[node] + mv
+            wl[node] += mv * (v - wl[node]) / n_new
+            d_arr[node] += mv * (d - d_arr[node]) / n_new
+            m_arr[node] += mv * (m - m_arr[node]) / n_new
+            n_arr[node] = n_new
+            nif[node] -= mv
+            if n_to_fix > 0 and not term[node]:
+                wl[node] += n_to_fix * v_delta / n_new
+                d_arr[node] += n_to_fix * d_delta / n_new
+                m_arr[node] += n_to_fix * m_delta / n_new
+            if p < 0:
+                break
+            old_update_bounds = update_bounds
+            if term[p]:
+                n_to_fix = 0
+            if update_bounds and p != 0 and not term[p]:
+                fixed = self._maybe_set_bounds(p, m)
+                update_bounds = fixed is not None
+                if fixed is not None and fixed[0] is not None:
+                    n_to_fix, v_delta, d_delta, m_delta = fixed
+            else:
+                update_bounds = False
+            v = -v
+            v_delta = -v_delta
+            m += 1
+            if p == 0:
+                best_c = tree.e_child[self.current_best] if self.current_best >= 0 else -1
+                best_n = n_arr[best_c] if best_c >= 0 else 0
+                if (old_update_bounds and term[node]) or (node != best_c and best_n <= n_arr[node]):
+                    self._update_current_best()
+            node = p
+        self.total_playouts += mv
+        self.cum_depth += visit.depth * mv
+        if visit.depth > self.max_depth:
+            self.max_depth = visit.depth
+
+    def _maybe_set_bounds(self, p: int, m: float):
+        """Certainty propagation. None: parent stays a regular node. Else a
+        tuple (n_to_fix, v_delta, d_delta, m_delta) when the parent became
+        terminal, (None,) * 4 when only its bounds changed."""
+        tree = self.tree
+        losing_m = 0.0
+        prefer_tb = False
+        lower = upper = LOSS
+        for j in tree.edges(p):
+            c = tree.e_child[j]
+            if c >= 0:
+                e_lower, e_upper = tree.lower[c], tree.upper[c]
+                is_tb = tree.terminal[c] == TABLEBASE
+            else:
+                e_lower, e_upper, is_tb = LOSS, WIN, False
+            lower = max(lower, e_lower)
+            upper = max(upper, e_upper)
+            if e_lower == WIN and not is_tb:
+                prefer_tb = False
+                break
+            elif e_upper == LOSS:
+                losing_m = max(losing_m, tree.m[c] if c >= 0 and tree.n[c] > 0 else 0.0)
+            prefer_tb = prefer_tb or is_tb
+        if lower == LOSS and upper == WIN:
+            return None
+        if lower == upper:
+            n_to_fix = tree.n[p]
+            cur_v, cur_d, cur_m = tree.wl[p], tree.d[p], tree.m[p]
+            plies = (max(losing_m, m) if upper == LOSS else m) + 1.0
+            tree.make_terminal(p, -upper, plies, TABLEBASE if prefer_tb else END_OF_GAME)
+            return (n_to_fix, -(tree.wl[p] - cur_v), tree.d[p] - cur_d, tree.m[p] - cur_m)
+        tree.lower[p], tree.upper[p] = -upper, -lower
+        return (None, None, None, None)
+
+    # ------------------------------------------------------------------
+    # Results
+
+    def _update_current_best(self) -> None:
+        best = self.best_edges(0, 1, 0)
+        self.current_best = best[0] if best else -1
+
+    def best_edges(self, node: int, count: int, depth: int) -> list[int]:
+        """lc0's GetBestChildrenNoTemperature: edge ids, best first."""
+        tree = self.tree
+        if tree.n[node] == 0 or not tree.is_expanded(node):
+            return []
+        draw_score = self.draw_score_odd if depth % 2 == 1 else self.draw_score_even
+        edges = list(tree.edges(node))
+        if node == 0 and self.root_filter:
+            edges = [j for j in edges if tree.e_move[j] in self.root_filter]
+        key = functools.cmp_to_key(functools.partial(self._compare_edges, draw_score))
+        edges.sort(key=key)
+        return edges[:count]
+
+    def _edge_rank(self, c: int) -> int:
+        tree = self.tree
+        if c < 0 or tree.n[c] == 0 or not tree.terminal[c] or tree.wl[c] == 0:
+            return 2                                   # non-terminal or draw
+        if tree.terminal[c] == TABLEBASE:
+            return 1 if tree.wl[c] < 0 else 3
+        return 0 if tree.wl[c] < 0 else 4
+
+    def _compare_edges(self, draw_score: float, a: int, b: int) -> int:
+        """-1 when edge a is preferred to edge b."""
+        tree = self.tree
+        ca, cb = tree.e_child[a], tree.e_child[b]
+        ra, rb = self._edge_rank(ca), self._edge_rank(cb)
+        if ra != rb:
+            return -1 if ra > rb else 1
+        na = tree.n[ca] if ca >= 0 else 0
+        nb = tree.n[cb] if cb >= 0 else 0
+        if ra == 2 and na and nb and tree.terminal[ca] and tree.terminal[cb]:
+            ta, tb = tree.terminal[ca] == TABLEBASE, tree.terminal[cb] == TABLEBASE
+            if ta != tb:
+                return -1 if ta < tb else 1
+            return _cmp_less(tree.m[ca], tree.m[cb])
+        if ra == 2:
+            if na != nb:
+                return -1 if na > nb else 1
+            qa = tree.wl[ca] + draw_score * tree.d[ca] if na else 0.0
+            qb = tree.wl[cb] + draw_score * tree.d[cb] if nb else 0.0
+            if qa != qb:
+                return -1 if qa > qb else 1
+            pa, pb = tree.e_p[a], tree.e_p[b]
+            return -1 if pa > pb else (1 if pb > pa else 0)
+        ma = tree.m[ca] if na else 0.0
+        mb = tree.m[cb] if nb else 0.0
+        if ra > 2:
+            return _cmp_less(ma, mb)                   # shorter win first
+        return _cmp_less(mb, ma)                       # longer loss first
+
+    def principal_variation(self, edge: int, depth: int = 0) -> list[chess.Move]:
+        tree = self.tree
+        pv = []
+        while edge >= 0:
+            pv.append(tree.e_move[edge])
+            c = tree.e_child[edge]
+            if c < 0:
+                break
+            depth += 1
+            nxt = self.best_edges(c, 1, depth)
+            edge = nxt[0] if nxt else -1
+        return pv
+
+
+def _cmp_less(a: float, b: float) -> int:
+    return -1 if a < b else (1 if b < a else 0)

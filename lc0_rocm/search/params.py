@@ -1,0 +1,163 @@
+"""Search knobs with lc0 v0.32.1's UCI names, defaults and ranges.
+
+`OPTIONS` lists every knob as an OptionSpec so the UCI layer can print
+`option name ... type ...` lines; `SearchParams` holds validated values.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionSpec:
+    """One UCI option: type is "spin", "check", "string", "combo" or "float"
+    ("float" is lc0's FloatOption: UCI prints it as `type string`)."""
+    type: str
+    default: Any
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] | None = None
+    help: str = ""
+
+    def parse(self, name: str, value) -> Any:
+        """Convert `value` (a string from UCI or a Python value) to this
+        option's type; ValueError with a clear message when it does not fit."""
+        if self.type == "check":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("true", "1", "on", "yes"):
+                return True
+            if text in ("false", "0", "off", "no"):
+                return False
+            raise ValueError(f"option {name}: expected true or false, got {value!r}")
+        if self.type in ("spin", "float"):
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"option {name}: expected a number, got {value!r}") from None
+            if number != number:  # NaN
+                raise ValueError(f"option {name}: expected a number, got {value!r}")
+            if self.type == "spin":
+                if number != int(number):
+                    raise ValueError(f"option {name}: expected an integer, got {value!r}")
+                number = int(number)
+            if (self.min is not None and number < self.min) or (
+                    self.max is not None and number > self.max):
+                raise ValueError(f"option {name}: {value!r} is outside [{self.min}, {self.max}]")
+            return number
+        if self.type == "combo":
+            text = str(value)
+            for choice in self.choices or ():
+                if choice.lower() == text.lower():
+                    return choice
+            raise ValueError(f"option {name}: {value!r} is not one of {', '.join(self.choices or ())}")
+        return str(value)
+
+
+def _float(default, lo, hi, help_=""):
+    return OptionSpec("float", default, lo, hi, None, help_)
+
+
+def _spin(default, lo, hi, help_=""):
+    return OptionSpec("spin", default, lo, hi, None, help_)
+
+
+def _check(default, help_=""):
+    return OptionSpec("check", default, None, None, None, help_)
+
+
+# lc0 v0.32.1 defaults (src/search/classic/params.cc, stoppers/common.cc,
+# neural/shared_params.cc). MinibatchSize 0 = the backend's suggestion.
+OPTIONS: dict[str, OptionSpec] = {
+    "MinibatchSize": _spin(0, 0, 1024, "positions per NN batch; 0 = backend suggestion"),
+    "CPuct": _float(1.745, 0.0, 100.0),
+    "CPuctAtRoot": _float(1.745, 0.0, 100.0),
+    "CPuctBase": _float(38739.0, 1.0, 1e9),
+    "CPuctBaseAtRoot": _float(38739.0, 1.0, 1e9),
+    "CPuctFactor": _float(3.894, 0.0, 1000.0),
+    "CPuctFactorAtRoot": _float(3.894, 0.0, 1000.0),
+    "RootHasOwnCpuctParams": _check(False),
+    "TwoFoldDraws": _check(True),
+    "FpuStrategy": OptionSpec("combo", "reduction", None, None, ("reduction", "absolute")),
+    "FpuValue": _float(0.330, -100.0, 100.0),
+    "FpuStrategyAtRoot": OptionSpec("combo", "same", None, None, ("reduction", "absolute", "same")),
+    "FpuValueAtRoot": _float(1.0, -100.0, 100.0),
+    "PolicyTemperature": _float(1.359, 0.1, 10.0),
+    "MaxCollisionEvents": _spin(917, 1, 65536, "accepted like lc0; v0.32.1's classic search does not use it"),
+    "MaxCollisionVisits": _spin(80000, 1, 100000000),
+    "MaxCollisionVisitsScalingStart": _spin(28, 1, 100000),
+    "MaxCollisionVisitsScalingEnd": _spin(145000, 0, 100000000),
+    "MaxCollisionVisitsScalingPower": _float(1.25, 0.01, 100.0),
+    "OutOfOrderEval": _check(True),
+    "MaxOutOfOrderEvalsFactor": _float(2.4, 0.0, 100.0),
+    "StickyEndgames": _check(True),
+    "MultiPV": _spin(1, 1, 500),
+    "ScoreType": OptionSpec("combo", "WDL_mu", None, None, (
+        "centipawn", "centipawn_with_drawscore", "centipawn_2019", "centipawn_2018",
+        "win_percentage", "Q", "W-L", "WDL_mu")),
+    "MovesLeftMaxEffect": _float(0.0345, 0.0, 1.0),
+    "MovesLeftThreshold": _float(0.8, 0.0, 1.0),
+    "MovesLeftSlope": _float(0.0027, 0.0, 1.0),
+    "MovesLeftConstantFactor": _float(0.0, -1.0, 1.0),
+    "MovesLeftScaledFactor": _float(1.6521, -2.0, 2.0),
+    "MovesLeftQuadraticFactor": _float(-0.6521, -1.0, 1.0),
+    "DrawScore": _float(0.0, -1.0, 1.0),
+    "SmartPruningFactor": _float(1.33, 0.0, 10.0),
+    "SmartPruningMinimumBatches": _spin(0, 0, 10000),
+    "NNCacheSize": _spin(2000000, 0, 999999999, "cached NN evaluations (positions)"),
+    "Threads": _spin(0, 0, 128, "search threads; this reference search runs one"),
+    "VerboseMoveStats": _check(False),
+}
+
+# lc0's defaults for MinibatchSize 0: the eigen/blas backend suggests 7 and a
+# GPU backend 256 (Network::GetMiniBatchSize()).
+CPU_SUGGESTED_MINIBATCH = 7
+GPU_SUGGESTED_MINIBATCH = 256
+
+
+def option_name(name: str) -> str:
+    """The canonical spelling of a knob, matched case-insensitively (UCI
+    option names are case-insensitive); KeyError when unknown."""
+    for known in OPTIONS:
+        if known.lower() == str(name).lower():
+            return known
+    raise KeyError(name)
+
+
+@dataclasses.dataclass
+class SearchParams:
+    """Validated search knob values, attribute names = lc0 UCI names."""
+    values: dict = dataclasses.field(default_factory=lambda: {k: s.default for k, s in OPTIONS.items()})
+
+    def set(self, name: str, value) -> None:
+        try:
+            canonical = option_name(name)
+        except KeyError:
+            raise ValueError(f"unknown option {name!r}") from None
+        self.values[canonical] = OPTIONS[canonical].parse(canonical, value)
+
+    def __getattr__(self, name: str):
+        values = self.__dict__.get("values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    # Root twins: lc0 uses the AtRoot values only with RootHasOwnCpuctParams.
+    def cpuct(self, at_root: bool) -> tuple[float, float, float]:
+        own = at_root and self.values["RootHasOwnCpuctParams"]
+        v = self.values
+        if own:
+            return v["CPuctAtRoot"], v["CPuctBaseAtRoot"], v["CPuctFactorAtRoot"]
+        return v["CPuct"], v["CPuctBase"], v["CPuctFactor"]
+
+    def fpu(self, at_root: bool) -> tuple[bool, float]:
+        """(absolute?, value) for a node."""
+        v = self.values
+        if not at_root:
+            return v["FpuStrategy"] == "absolute", v["FpuValue"]
+        strategy = v["FpuStrategyAtRoot"]
+        if strategy == "same":
+            return v["FpuStrategy"] == "absolute", v["FpuValue"]
+        return strategy == "absolute", v["FpuValueAtRoot"]
