@@ -1,0 +1,91 @@
+// Kernels of the attention body (one op per file under kernels/attn_*.hip).
+//
+// Every launcher works on float or half storage (T) and computes in float;
+// biases, layer-norm and gating parameters are float32 (as in kernels/ops.h).
+// Activations are laid out row-major: [rows][cols], one row per square
+// (rows = batch * 64) unless a comment says otherwise; input planes are
+// [batch][64][112] square-major (body.h). Every launcher checks
+// its launch and throws lc0rocm::Error naming the kernel on failure.
+// Reductions go through shared memory over the whole block, so nothing here
+// depends on the warp width (64 on CDNA, 32 on RDNA and NVIDIA).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/activation.h"
+#include "tensor/dtype.h"
+#include "tensor/errors.h"
+
+namespace lc0rocm {
+namespace attn {
+
+// Size of lc0's attention policy block: 64x64 from-to logits, then 8x24
+// promotion logits [from file][to file * 3 + piece (q, r, b)].
+constexpr int kAttnPolicySlots = 64 * 64 + 8 * 24;
+constexpr int kPolicySize = 1858;
+constexpr int kInputPlanes = 112;
+constexpr int kPosEncodingChannels = 64;
+
+inline void check_launch(const char* kernel) {
+  hipError_t err = hipGetLastError();
+  if (err != hipSuccess) {
+    fail(LC0ROCM_DEVICE_ERROR,
+         std::string("kernel ") + kernel + " failed to launch: " + hipGetErrorString(err));
+  }
+}
+
+inline int div_up(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+// out[r] = LN(act(in[r] + bias) * alpha + skip[r]) * gammas + betas, LN over
+// cols with epsilon eps. bias and skip may be null; out may alias in or skip.
+template <typename T>
+void layer_norm(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
+                const float* betas, int rows, int cols, float alpha, float eps, Activation act,
+                hipStream_t stream);
+
+// qkv [batch*64][3*heads*depth] (q | k | v, from one GEMM against the stacked
+// weights) plus bias [3*heads*depth] -> q, k, v each [batch][heads][64][depth].
+template <typename T>
+void split_heads(T* q, T* k, T* v, const T* qkv, const float* bias, int batch, int heads,
+                 int depth, hipStream_t stream);
+
+// in [batch][heads][64][depth] -> out [batch*64][heads*depth].
+template <typename T>
+void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream_t stream);
+
+// Row softmax over 64 columns of in (+ add, when add is not null), rows rows.
+// out may alias in.
+template <typename T>
+void softmax64(T* out, const T* in, const T* add, int rows, hipStream_t stream);
+
+// planes [batch][64][112] -> out [batch*64][112 + 64]: the square's 112
+// plane values, then lc0's positional encoding for that square (generated from
+// the rules: -1 on the square itself, 1 on squares a queen or knight move away).
+template <typename T>
+void pe_map_input(T* out, const T* planes, int batch, hipStream_t stream);
+
+// planes [batch][64][112] -> out [batch][64*12]: planes 0..11 per square.
+template <typename T>
+void pe_dense_pieces(T* out, const T* planes, int batch, hipStream_t stream);
+
+// planes [batch][64][112], pre [batch][64*pre_size] (preprocess GEMM output,
+// bias not yet added), pre_bias [64*pre_size] -> out [batch*64][112 + pre_size].
+template <typename T>
+void pe_dense_input(T* out, const T* planes, const T* pre, const float* pre_bias, int batch,
+                    int pre_size, hipStream_t stream);
+
+// x [batch*64][C] = x * mult + add, where mult and add are stored [C][64].
+template <typename T>
+void input_gating(T* x, const float* mult, const float* add, int batch, int channels,
+                  hipStream_t stream);
+
+// Attention policy to lc0's 1858 order, float output [batch][1858].
+// qk [batch][64][64] holds the scaled logits; keys [batch][64][d] the key
+// projections (bias added); ppo [4][d] the promotion weights (q, r, b, n);
+// gather [1858] the slot in the 64*64 + 8*24 block of each policy index.
+template <typename T>
+void attention_policy_output(float* out, const T* qk, const T* keys, const float* ppo,
+                             const int32_t* gather, int batch, int d, hipStream_t stream);
+
+}  // namespace attn
+}  // namespace lc0rocm
