@@ -86,7 +86,45 @@
 #endif
 #endif
 
+#include <cstdio>
+#include <cstring>
+
 namespace lc0rocm {
+
+// Architecture name of a device ("gfx90a", "sm_90") and whether its fp16
+// matrix math is faster than fp32 (the `-auto` backends' choice).
+inline void gpu_arch_name(const hipDeviceProp_t& prop, char* out, size_t size) {
+#ifdef LC0ROCM_VENDOR_AMD
+  std::snprintf(out, size, "%s", prop.gcnArchName);
+  char* colon = std::strchr(out, ':');  // drop feature flags: "gfx90a:sramecc+:xnack-"
+  if (colon) *colon = 0;
+#else
+  std::snprintf(out, size, "sm_%d%d", prop.major, prop.minor);
+#endif
+}
+
+inline bool gpu_fast_fp16(const hipDeviceProp_t& prop) {
+#ifdef LC0ROCM_VENDOR_AMD
+  // Packed/matrix fp16 from Vega 20 (gfx906) on: CDNA gfx908+, RDNA gfx10.3+, gfx11, gfx12.
+  const char* a = prop.gcnArchName;
+  if (std::strncmp(a, "gfx90", 5) == 0 || std::strncmp(a, "gfx94", 5) == 0 ||
+      std::strncmp(a, "gfx95", 5) == 0 || std::strncmp(a, "gfx103", 6) == 0 ||
+      std::strncmp(a, "gfx11", 5) == 0 || std::strncmp(a, "gfx12", 5) == 0)
+    return std::strncmp(a, "gfx900", 6) != 0 && std::strncmp(a, "gfx902", 6) != 0;
+  return false;
+#else
+  return prop.major >= 7;  // tensor cores from Volta on
+#endif
+}
+
+inline int gpu_vendor_id() {
+#ifdef LC0ROCM_VENDOR_AMD
+  return 1;
+#else
+  return 2;
+#endif
+}
+
 // Threads per block for elementwise kernels: a multiple of every warp width.
 constexpr int kBlockThreads = 256;
 inline int blocks_for(long long count, int threads = kBlockThreads) {

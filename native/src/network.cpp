@@ -1,0 +1,219 @@
+// network.cpp - builds a Body from the config and runs forward passes.
+#include "network.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "kernels/ops.h"
+
+namespace lc0rocm {
+
+// ---------------------------------------------------------------- registries
+namespace {
+template <typename F>
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, F> entries;
+};
+template <typename F>
+Registry<F>& registry() {
+  static Registry<F> r;
+  return r;
+}
+}  // namespace
+
+void register_body(const std::string& kind, BodyFactory factory) {
+  auto& r = registry<BodyFactory>();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.entries[kind] = factory;
+}
+
+void register_policy_head(const std::string& kind, PolicyHeadFactory factory) {
+  auto& r = registry<PolicyHeadFactory>();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.entries[kind] = factory;
+}
+
+BodyFactory find_body(const std::string& kind) {
+  auto& r = registry<BodyFactory>();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.entries.find(kind);
+  if (it == r.entries.end()) fail(LC0ROCM_UNSUPPORTED, "this build has no " + kind + " body");
+  return it->second;
+}
+
+PolicyHeadFactory find_policy_head(const std::string& kind) {
+  auto& r = registry<PolicyHeadFactory>();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.entries.find(kind);
+  if (it == r.entries.end()) fail(LC0ROCM_UNSUPPORTED, "this build has no " + kind + " policy head");
+  return it->second;
+}
+
+// ---------------------------------------------------------------- device
+DeviceInfo query_device(int device) {
+  hipDeviceProp_t prop;
+  GPU_CHECK(hipGetDeviceProperties(&prop, device));
+  DeviceInfo info;
+  info.device = device;
+  info.warp_size = prop.warpSize;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.fast_fp16 = gpu_fast_fp16(prop);
+  return info;
+}
+
+void fill_device_info(int device, lc0rocm_device_info* info) {
+  int count = 0;
+  GPU_CHECK(hipGetDeviceCount(&count));
+  if (device < 0 || device >= count)
+    fail(LC0ROCM_INVALID_ARGUMENT, "device " + std::to_string(device) + " does not exist (" +
+                                       std::to_string(count) + " present)");
+  hipDeviceProp_t prop;
+  GPU_CHECK(hipGetDeviceProperties(&prop, device));
+  std::memset(info, 0, sizeof(*info));
+  std::snprintf(info->name, sizeof(info->name), "%s", prop.name);
+  gpu_arch_name(prop, info->arch, sizeof(info->arch));
+  info->vendor = gpu_vendor_id();
+  info->warp_size = prop.warpSize;
+  info->multiprocessors = prop.multiProcessorCount;
+  info->fast_fp16 = gpu_fast_fp16(prop) ? 1 : 0;
+  info->total_memory = static_cast<int64_t>(prop.totalGlobalMem);
+}
+
+// ---------------------------------------------------------------- network
+namespace {
+Activation resolve_activation(int value, const char* what) {
+  if (!is_known_activation(value))
+    fail(LC0ROCM_UNSUPPORTED, std::string(what) + ": unsupported activation " + std::to_string(value));
+  return static_cast<Activation>(value);
+}
+
+bool is_attention_body(int network) { return network == 6 || network == 7; }
+bool is_convolution_body(int network) { return network >= 1 && network <= 4; }
+}  // namespace
+
+Network::Network(const lc0rocm_config& c, const WeightStore& weights) {
+  if (c.max_batch < 1 || c.max_batch > 65536)
+    fail(LC0ROCM_INVALID_ARGUMENT, "max_batch must be in 1..65536, got " + std::to_string(c.max_batch));
+  if (c.precision != LC0ROCM_PRECISION_FP32 && c.precision != LC0ROCM_PRECISION_FP16)
+    fail(LC0ROCM_INVALID_ARGUMENT, "unknown precision " + std::to_string(c.precision));
+  int count = 0;
+  GPU_CHECK(hipGetDeviceCount(&count));
+  if (c.device < 0 || c.device >= count)
+    fail(LC0ROCM_INVALID_ARGUMENT, "device " + std::to_string(c.device) + " does not exist (" +
+                                       std::to_string(count) + " present)");
+  GPU_CHECK(hipSetDevice(c.device));
+  config_.network = c.network;
+  config_.policy = c.policy;
+  config_.value = c.value;
+  config_.moves_left = c.moves_left;
+  config_.input_embedding = c.input_embedding;
+  config_.default_act = resolve_activation(c.default_activation, "default activation");
+  config_.ffn_act = resolve_activation(c.ffn_activation, "ffn activation");
+  config_.smolgen_act = resolve_activation(c.smolgen_activation, "smolgen activation");
+  config_.dtype = c.precision == LC0ROCM_PRECISION_FP16 ? DType::F16 : DType::F32;
+  config_.max_batch = c.max_batch;
+  config_.device = query_device(c.device);
+  if (c.value != 1 && c.value != 2)
+    fail(LC0ROCM_UNSUPPORTED, "unsupported value format " + std::to_string(c.value));
+
+  std::string kind;
+  if (is_attention_body(c.network)) kind = "attention";
+  else if (is_convolution_body(c.network)) kind = "resnet";
+  else fail(LC0ROCM_UNSUPPORTED, "unsupported network structure " + std::to_string(c.network));
+  body_ = find_body(kind)(config_, weights);
+}
+
+// ---------------------------------------------------------------- stream
+namespace {
+constexpr size_t kOutFloats = kPolicyOutputs + 3 + 1;  // per position
+size_t input_bytes_per_position() {
+  // the larger of packed (masks + values) and full planes
+  size_t packed = kInputPlanes * (sizeof(uint64_t) + sizeof(float));
+  size_t planes = kInputPlanes * kSquares * sizeof(float);
+  return packed > planes ? packed : planes;
+}
+}  // namespace
+
+Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
+  GPU_CHECK(hipSetDevice(net.config().device.device));
+  GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
+  try {
+    blas_ = std::make_unique<Blas>(stream_);
+    size_t in_bytes = input_bytes_per_position() * max_batch_;
+    size_t out_bytes = kOutFloats * sizeof(float) * max_batch_;
+    GPU_CHECK(hipHostMalloc(&host_in_, in_bytes, hipHostMallocDefault));
+    GPU_CHECK(hipHostMalloc(reinterpret_cast<void**>(&host_out_), out_bytes, hipHostMallocDefault));
+    dev_in_ = DeviceBuffer(in_bytes);
+    dev_out_ = DeviceBuffer(out_bytes);
+  } catch (...) {
+    if (host_in_) hipHostFree(host_in_);
+    if (host_out_) hipHostFree(host_out_);
+    blas_.reset();
+    hipStreamDestroy(stream_);
+    throw;
+  }
+}
+
+Stream::~Stream() {
+  if (stream_) hipStreamSynchronize(stream_);
+  blas_.reset();
+  if (host_in_) hipHostFree(host_in_);
+  if (host_out_) hipHostFree(host_out_);
+  if (stream_) hipStreamDestroy(stream_);
+}
+
+void Stream::forward(int n, const uint64_t* masks, const float* values, const float* planes,
+                     float* policy, float* wdl, float* moves_left) {
+  if (n < 0) fail(LC0ROCM_INVALID_ARGUMENT, "negative batch size");
+  if (n > 0 && (!policy || !wdl)) fail(LC0ROCM_INVALID_ARGUMENT, "policy and wdl outputs are required");
+  if (n > 0 && !planes && (!masks || !values)) fail(LC0ROCM_INVALID_ARGUMENT, "no input given");
+  GPU_CHECK(hipSetDevice(net_.config().device.device));
+  for (int done = 0; done < n; done += max_batch_) {
+    int m = n - done < max_batch_ ? n - done : max_batch_;
+    size_t p = static_cast<size_t>(done);
+    forward_chunk(m, masks ? masks + p * kInputPlanes : nullptr,
+                  values ? values + p * kInputPlanes : nullptr,
+                  planes ? planes + p * kInputPlanes * kSquares : nullptr,
+                  policy + p * kPolicyOutputs, wdl + p * 3, moves_left ? moves_left + p : nullptr);
+  }
+}
+
+void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,
+                           float* policy, float* wdl, float* moves_left) {
+  const NetConfig& cfg = net_.config();
+  arena_.reset();
+  void* input = arena_.take(static_cast<size_t>(n) * kSquares * kInputPlanes * dtype_size(cfg.dtype));
+  if (planes) {
+    size_t bytes = static_cast<size_t>(n) * kInputPlanes * kSquares * sizeof(float);
+    std::memcpy(host_in_, planes, bytes);
+    GPU_CHECK(hipMemcpyAsync(dev_in_.get(), host_in_, bytes, hipMemcpyHostToDevice, stream_));
+    transpose_planes(stream_, cfg.dtype, n, dev_in_.as<float>(), input);
+  } else {
+    size_t mask_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(uint64_t);
+    size_t value_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(float);
+    std::memcpy(host_in_, masks, mask_bytes);
+    std::memcpy(static_cast<char*>(host_in_) + mask_bytes, values, value_bytes);
+    GPU_CHECK(hipMemcpyAsync(dev_in_.get(), host_in_, mask_bytes + value_bytes, hipMemcpyHostToDevice, stream_));
+    expand_planes(stream_, cfg.dtype, n, dev_in_.as<uint64_t>(),
+                  reinterpret_cast<const float*>(dev_in_.as<char>() + mask_bytes), input);
+  }
+
+  float* d_policy = dev_out_.as<float>();
+  float* d_wdl = d_policy + static_cast<size_t>(n) * kPolicyOutputs;
+  float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
+  if (!cfg.moves_left) GPU_CHECK(hipMemsetAsync(d_mlh, 0, n * sizeof(float), stream_));
+  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device};
+  net_.body().forward(ctx, n, input, NetOutputs{d_policy, d_wdl, d_mlh});
+
+  size_t out_floats = static_cast<size_t>(n) * kOutFloats;
+  GPU_CHECK(hipMemcpyAsync(host_out_, d_policy, out_floats * sizeof(float), hipMemcpyDeviceToHost, stream_));
+  GPU_CHECK(hipStreamSynchronize(stream_));
+  std::memcpy(policy, host_out_, static_cast<size_t>(n) * kPolicyOutputs * sizeof(float));
+  std::memcpy(wdl, host_out_ + static_cast<size_t>(n) * kPolicyOutputs, static_cast<size_t>(n) * 3 * sizeof(float));
+  if (moves_left)
+    std::memcpy(moves_left, host_out_ + static_cast<size_t>(n) * (kPolicyOutputs + 3), n * sizeof(float));
+}
+
+}  // namespace lc0rocm
