@@ -1,0 +1,254 @@
+"""`lc0-rocm backendbench`: raw network throughput over batch sizes, like
+`lc0 backendbench`.
+
+For each batch size the backend runs repeated forward passes over encoded
+positions from varied games (a different slice of the pool each run) for
+about --seconds, after untimed warm-up runs, and the command reports
+positions per second: mean (all positions / all time, lc0's figure), median
+and spread (standard deviation, min, max) over the runs.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+
+import chess
+import numpy as np
+
+DEFAULT_BATCHES = "1,16,32,64,128,256"
+POOL_SIZE = 512
+WARMUP_RUNS = 2
+MIN_RUNS = 3
+FIELDS = ["batch", "runs", "mean_nps", "median_nps", "stdev_nps", "min_nps", "max_nps", "mean_ms"]
+
+
+class BenchError(Exception):
+    """A benchmark that cannot run (bad arguments, missing net)."""
+
+
+def parse_batches(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise BenchError(f"--batches takes comma-separated positive integers, got {text!r}") from None
+    if not sizes or any(n < 1 for n in sizes):
+        raise BenchError(f"--batches takes comma-separated positive integers, got {text!r}")
+    return sizes
+
+
+def bench_positions(count: int, seed: int = 0) -> list[chess.Board]:
+    """Positions from seeded random games, sampled at plies 0..~100, with
+    their move history (so history planes are filled as in real search)."""
+    rng = random.Random(seed)
+    boards: list[chess.Board] = []
+    while len(boards) < count:
+        board = chess.Board()
+        for _ in range(rng.randrange(0, 100)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if any(board.legal_moves):
+            boards.append(board)
+    return boards
+
+
+def encode_pool(boards, input_format: int) -> np.ndarray:
+    """(N, 112, 8, 8) planes of `boards` by our encoder."""
+    try:
+        from lc0_rocm import encoder
+    except ImportError as e:
+        # Throughput does not depend on plane contents; keep the bench usable.
+        print(f"backendbench: encoder unavailable ({e}); using random 0/1 planes", file=sys.stderr)
+        rng = np.random.default_rng(0)
+        return (rng.random((len(boards), 112, 8, 8)) < 0.05).astype(np.float32)
+    return np.ascontiguousarray(encoder.encode_batch(boards, input_format), dtype=np.float32)
+
+
+def time_batch_size(forward, pool: np.ndarray, batch: int, seconds: float,
+                    min_runs: int = MIN_RUNS, warmup: int = WARMUP_RUNS) -> list[float]:
+    """Seconds per forward pass of `batch` positions, over >= min_runs runs
+    lasting about `seconds` in all. Each run takes the next slice of the pool."""
+    if len(pool) < batch:
+        pool = np.concatenate([pool] * (-(-batch // len(pool))))
+    starts = range(0, len(pool) - batch + 1, batch)
+    slices = [pool[s:s + batch] for s in starts]
+    for i in range(warmup):
+        forward(slices[i % len(slices)])
+    times: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(times) < min_runs or time.perf_counter() < deadline:
+        planes = slices[len(times) % len(slices)]
+        t0 = time.perf_counter()
+        forward(planes)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def summarize(batch: int, times: list[float]) -> dict:
+    nps = [batch / t for t in times]
+    return {
+        "batch": batch,
+        "runs": len(times),
+        "mean_nps": batch * len(times) / sum(times),
+        "median_nps": statistics.median(nps),
+        "stdev_nps": statistics.stdev(nps) if len(nps) > 1 else 0.0,
+        "min_nps": min(nps),
+        "max_nps": max(nps),
+        "mean_ms": 1000 * sum(times) / len(times),
+    }
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [f"{'batch':>6} {'runs':>6} {'mean pos/s':>11} {'median':>9} {'stdev':>8} "
+             f"{'min':>9} {'max':>9} {'mean ms':>9}"]
+    for r in rows:
+        lines.append(f"{r['batch']:>6} {r['runs']:>6} {r['mean_nps']:>11.1f} {r['median_nps']:>9.1f} "
+                     f"{r['stdev_nps']:>8.1f} {r['min_nps']:>9.1f} {r['max_nps']:>9.1f} {r['mean_ms']:>9.3f}")
+    return "\n".join(lines)
+
+
+def machine_info() -> dict:
+    return {
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def write_csv(path, rows: list[dict], meta: dict) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["backend", "net"] + FIELDS)
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({"backend": meta["backend"], "net": meta["net"], **r})
+
+
+def write_json(path, rows: list[dict], meta: dict) -> None:
+    with open(path, "w") as f:
+        json.dump({**meta, "results": rows}, f, indent=2)
+        f.write("\n")
+
+
+def require_matplotlib():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise BenchError("--plot needs matplotlib, which is not installed "
+                         "(pip install matplotlib), or leave out --plot") from None
+    return plt
+
+
+def plot(path, rows: list[dict], meta: dict) -> None:
+    plt = require_matplotlib()
+    batches = [r["batch"] for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(batches, [r["mean_nps"] for r in rows], marker="o", label="mean")
+    ax.fill_between(batches, [r["min_nps"] for r in rows], [r["max_nps"] for r in rows],
+                    alpha=0.25, label="min-max")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size")
+    ax.set_ylabel("positions / s")
+    ax.set_title(f"{meta['backend']} - {os.path.basename(meta['net'])}")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def resolve_net(path):
+    if path:
+        if not os.path.isfile(path):
+            raise BenchError(f"weights file not found: {path}")
+        return str(path)
+    try:
+        from lc0_rocm import netfiles
+    except ImportError:
+        raise BenchError("no --weights given and net discovery (lc0_rocm.netfiles) "
+                         "is not available; name a net with --weights PATH") from None
+    found = netfiles.find_default_net()
+    if found is None:
+        raise BenchError(netfiles.not_found_message() if hasattr(netfiles, "not_found_message")
+                         else "no --weights given and no network file found")
+    return str(found)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lc0-rocm backendbench", description=__doc__.splitlines()[0])
+    p.add_argument("-w", "--weights", help="network file (default: the discovered net)")
+    p.add_argument("-b", "--backend", default="auto", help="backend name (default: auto)")
+    p.add_argument("--batches", default=DEFAULT_BATCHES,
+                   help=f"comma-separated batch sizes (default: {DEFAULT_BATCHES})")
+    p.add_argument("--seconds", type=float, default=2.0,
+                   help="timed seconds per batch size (default: 2; at least 3 runs)")
+    p.add_argument("--positions", type=int, default=POOL_SIZE,
+                   help=f"size of the encoded position pool (default: {POOL_SIZE})")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random games (default: 0)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
+    out.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--plot", metavar="PNG", help="plot positions/s over batch size (needs matplotlib)")
+    return p
+
+
+def run(args) -> list[dict]:
+    from lc0_rocm import backends
+    from lc0_rocm.weights import load_weights
+
+    batches = parse_batches(args.batches)
+    if args.seconds <= 0 or args.positions < 1:
+        raise BenchError("--seconds and --positions must be positive")
+    if args.plot:
+        require_matplotlib()
+    net_path = resolve_net(args.weights)
+    weights = load_weights(net_path)
+    backend = backends.create(args.backend, weights)
+    try:
+        pool = encode_pool(bench_positions(args.positions, args.seed), weights.format.input)
+        meta = {"backend": backend.name, "net": net_path, "seconds": args.seconds,
+                "positions": len(pool), **machine_info()}
+        print(f"backendbench: net {net_path}, backend {backend.name}, {len(pool)} positions, "
+              f"~{args.seconds:g} s per batch size", flush=True)
+        rows = []
+        for batch in batches:
+            row = summarize(batch, time_batch_size(backend.forward, pool, batch, args.seconds))
+            rows.append(row)
+            print(f"Benchmark batch size {batch} with inference average time {row['mean_ms']:.3f}ms"
+                  f" - throughput {row['mean_nps']:.1f} nps.", flush=True)
+    finally:
+        backend.close()
+    print(format_table(rows))
+    if args.csv:
+        write_csv(args.csv, rows, meta)
+    if args.json:
+        write_json(args.json, rows, meta)
+    if args.plot:
+        plot(args.plot, rows, meta)
+    return rows
+
+
+def main(argv=None) -> int:
+    from lc0_rocm.backends.base import BackendError
+    from lc0_rocm.weights import WeightsError
+
+    args = build_parser().parse_args(argv)
+    try:
+        run(args)
+    except (BenchError, WeightsError, BackendError) as e:
+        print(f"lc0-rocm backendbench: {e}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,123 @@
+"""`lc0-rocm backendbench`: argument handling, statistics, output files."""
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from lc0_rocm import backendbench as bb
+from lc0_rocm.makenet import PRESETS, save_net
+from lc0_rocm.makenet import resnet as _resnet_presets  # noqa: F401  (registers the presets)
+
+
+@pytest.fixture(scope="module")
+def tiny_net(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bb") / "tiny.pb.gz"
+    return save_net(PRESETS["tiny-resnet"](np.random.default_rng(0), blocks=1, filters=8), path)
+
+
+def test_parse_batches():
+    assert bb.parse_batches("1,16, 32,64") == [1, 16, 32, 64]
+    for bad in ("", "0", "1,x", "-4", "3.5"):
+        with pytest.raises(bb.BenchError, match="--batches"):
+            bb.parse_batches(bad)
+
+
+def test_summarize_mean_is_total_positions_over_total_time():
+    row = bb.summarize(10, [0.1, 0.2, 0.2])
+    assert row["runs"] == 3
+    assert row["mean_nps"] == pytest.approx(30 / 0.5)
+    assert row["median_nps"] == pytest.approx(50)
+    assert row["min_nps"] == pytest.approx(50) and row["max_nps"] == pytest.approx(100)
+    assert row["mean_ms"] == pytest.approx(500 / 3)
+    assert row["stdev_nps"] == pytest.approx(np.std([100, 50, 50], ddof=1))
+
+
+def test_time_batch_size_runs_at_least_min_runs_on_distinct_slices():
+    pool = np.arange(10, dtype=np.float32).reshape(10, 1)
+    seen = []
+    times = bb.time_batch_size(lambda x: seen.append(x[:, 0].tolist()), pool, 4,
+                               seconds=0.0, min_runs=3, warmup=1)
+    assert len(times) == 3 and all(t >= 0 for t in times)
+    # warm-up on slice 0, then slices 0, 1, 0 (two full slices of 4 fit in 10)
+    assert seen == [[0, 1, 2, 3], [0, 1, 2, 3], [4, 5, 6, 7], [0, 1, 2, 3]]
+    # A batch larger than the pool repeats the pool.
+    times = bb.time_batch_size(lambda x: seen.append(len(x)), pool, 25, seconds=0.0, warmup=0)
+    assert seen[-1] == 25
+
+
+def test_bench_positions_are_varied_games():
+    boards = bb.bench_positions(40, seed=1)
+    assert len(boards) == 40
+    assert len({b.fen() for b in boards}) > 30
+    assert max(len(b.move_stack) for b in boards) > 40
+    assert all(any(b.legal_moves) for b in boards)
+
+
+def test_json_output(tiny_net, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert bb.main(["-w", str(tiny_net), "--backend", "cpu", "--batches", "1,3",
+                    "--seconds", "0.05", "--positions", "8", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["backend"] == "cpu" and data["net"] == str(tiny_net)
+    assert [r["batch"] for r in data["results"]] == [1, 3]
+    for r in data["results"]:
+        assert r["runs"] >= 3 and r["min_nps"] <= r["median_nps"] <= r["max_nps"]
+        assert r["min_nps"] <= r["mean_nps"] <= r["max_nps"]
+    printed = capsys.readouterr().out
+    assert "Benchmark batch size 3 with inference average time" in printed
+    assert "mean pos/s" in printed
+
+
+def test_csv_output(tiny_net, tmp_path):
+    out = tmp_path / "r.csv"
+    assert bb.main(["-w", str(tiny_net), "-b", "cpu", "--batches", "2", "--seconds", "0.02",
+                    "--positions", "4", "--csv", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 1 and rows[0]["batch"] == "2" and float(rows[0]["mean_nps"]) > 0
+
+
+def test_missing_weights_file_is_a_clear_error(tmp_path, capsys):
+    assert bb.main(["-w", str(tmp_path / "nope.pb.gz"), "--batches", "1"]) == 2
+    assert "weights file not found" in capsys.readouterr().err
+
+
+def test_bad_net_file_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "bad.pb.gz"
+    bad.write_bytes(b"not a net at all")
+    assert bb.main(["-w", str(bad), "-b", "cpu", "--batches", "1"]) == 2
+    assert "lc0-rocm backendbench:" in capsys.readouterr().err
+
+
+def test_without_weights_uses_net_discovery(tiny_net, tmp_path, monkeypatch, capsys):
+    netfiles = pytest.importorskip("lc0_rocm.netfiles", reason="net discovery module not present")
+    monkeypatch.setattr(netfiles, "find_default_net", lambda *a, **k: tiny_net)
+    assert bb.main(["-b", "cpu", "--batches", "1", "--seconds", "0.01", "--positions", "2"]) == 0
+    assert str(tiny_net) in capsys.readouterr().out
+    monkeypatch.setattr(netfiles, "find_default_net", lambda *a, **k: None)
+    assert bb.main(["-b", "cpu", "--batches", "1"]) == 2
+    assert "no network file found" in capsys.readouterr().err
+
+
+def test_plot(tiny_net, tmp_path, capsys):
+    out = tmp_path / "p.png"
+    args = ["-w", str(tiny_net), "-b", "cpu", "--batches", "1,2", "--seconds", "0.01",
+            "--positions", "4", "--plot", str(out)]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert bb.main(args) == 2
+        assert "needs matplotlib" in capsys.readouterr().err
+        assert not out.exists()
+    else:
+        assert bb.main(args) == 0
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_dispatches_backendbench(tiny_net, capsys):
+    from lc0_rocm.cli import main
+    assert main(["backendbench", "-w", str(tiny_net), "-b", "cpu", "--batches", "1",
+                 "--seconds", "0.01", "--positions", "2"]) == 0
+    assert "throughput" in capsys.readouterr().out
