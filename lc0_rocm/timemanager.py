@@ -1,0 +1,115 @@
+"""Time manager for UCI clocks: lc0 v0.32.1's default "legacy" manager.
+
+Given the clock of the side to move (wtime/btime, winc/binc, movestogo) it
+budgets this move's time. Facts taken from lc0's
+src/search/classic/stoppers/legacy.cc:
+
+- expected moves to go at game ply p (log-logistic median residual life):
+  m = midpoint * (1 + 2 * (p/2 / midpoint)^steepness)^(1/steepness) - p/2,
+  midpoint 51.5, steepness 7.0; `movestogo` wins when it is smaller;
+- total = time + inc * (movestogo - 1) - MoveOverheadMs, spread evenly;
+- the first move of a game gets (1 + 1.8 + 0.25 * min(12, ply)) times more;
+- time left unused by the previous search (the "piggy bank") is spent now;
+- the budget never exceeds time - MoveOverheadMs.
+
+On top of lc0 (which can hand out a zero or negative deadline on a nearly
+empty clock) the budget here is a hard deadline that leaves MoveOverheadMs
+of the clock untouched; when even that is gone the search is cut to a
+single node so that a move is sent at once.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+# lc0 legacy defaults
+MIDPOINT_MOVE = 51.5
+STEEPNESS = 7.0
+IMMEDIATE_USE = 1.0
+FIRST_MOVE_BONUS = 1.8
+BOOK_PLY_BONUS = 0.25
+SMART_PRUNING_TOLERANCE_MS = 200
+DEFAULT_MOVE_OVERHEAD_MS = 200
+
+
+def estimated_moves_to_go(ply: int, midpoint: float = MIDPOINT_MOVE,
+                          steepness: float = STEEPNESS) -> float:
+    """Median number of moves still to play at game ply `ply`."""
+    move = ply / 2.0
+    return midpoint * (1 + 2 * (move / midpoint) ** steepness) ** (1 / steepness) - move
+
+
+@dataclasses.dataclass
+class ClockParams:
+    """The clock part of a UCI `go`, all in milliseconds."""
+    wtime: int | None = None
+    btime: int | None = None
+    winc: int | None = None
+    binc: int | None = None
+    movestogo: int | None = None
+
+
+@dataclasses.dataclass
+class Budget:
+    """deadline_ms: hard limit for this move, counted from the clock start.
+    single_node: the clock is (nearly) gone; search one node and move."""
+    deadline_ms: float
+    single_node: bool = False
+
+
+class LegacyTimeManager:
+    """lc0's legacy time manager. One instance lives for one game."""
+
+    def __init__(self, move_overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
+                 slowmover: float = 1.0):
+        if move_overhead_ms < 0:
+            raise ValueError("MoveOverheadMs must be >= 0")
+        if not 0.0 <= slowmover <= 100.0:
+            raise ValueError("Slowmover must be within 0..100")
+        self.move_overhead_ms = int(move_overhead_ms)
+        self.slowmover = float(slowmover)
+        self.first_move_of_game = True
+        self.time_spared_ms = 0.0
+        self._last_deadline_ms: float | None = None
+
+    def budget(self, clock: ClockParams, *, black_to_move: bool, ply: int) -> Budget | None:
+        """The budget for this move, or None when the clock sets no limit."""
+        time = clock.btime if black_to_move else clock.wtime
+        if time is None:
+            return None
+        inc = clock.binc if black_to_move else clock.winc
+        increment = max(0, inc or 0)
+
+        movestogo = estimated_moves_to_go(ply)
+        if clock.movestogo is not None and 0 < clock.movestogo < movestogo:
+            movestogo = float(clock.movestogo)
+
+        total = max(0.0, time + increment * (movestogo - 1) - self.move_overhead_ms)
+
+        to_squander = 0.0
+        if self.time_spared_ms > 0:
+            total = max(0.0, total - self.time_spared_ms)
+            to_squander = float(int(self.time_spared_ms * IMMEDIATE_USE))
+            self.time_spared_ms -= to_squander
+
+        this_move = total / movestogo
+        if self.first_move_of_game:
+            this_move *= 1.0 + FIRST_MOVE_BONUS + BOOK_PLY_BONUS * min(12, ply)
+            self.first_move_of_game = False
+
+        if self.slowmover < 1.0 or this_move * self.slowmover > SMART_PRUNING_TOLERANCE_MS:
+            self.time_spared_ms -= this_move * (self.slowmover - 1)
+            this_move *= self.slowmover
+
+        this_move += to_squander
+        hard_cap = time - self.move_overhead_ms
+        deadline = min(float(int(this_move)), float(hard_cap))
+        self._last_deadline_ms = deadline
+        if deadline <= 0:
+            return Budget(deadline_ms=0.0, single_node=True)
+        return Budget(deadline_ms=deadline)
+
+    def search_done(self, used_ms: float) -> None:
+        """Bank the part of the last budget that the search left unused."""
+        if self._last_deadline_ms is not None:
+            self.time_spared_ms += self._last_deadline_ms - used_ms
+            self._last_deadline_ms = None

@@ -1,0 +1,876 @@
+"""The UCI engine: `lc0-rocm` with no arguments (or `lc0-rocm uci`).
+
+Protocol as lc0 v0.32.1 speaks it (src/chess/uciloop.cc, src/engine.cc):
+uci, isready, setoption, ucinewgame, position, go, stop, ponderhit, quit
+(plus debug, wait, xyzzy). The search runs on a worker thread, so the input
+thread keeps answering (isready, stop, ponderhit) while it searches.
+
+Errors never end the engine: a bad command, FEN, move, option or a missing
+net gets an `info string error ...` line and the engine keeps serving.
+
+`UciEngine` is the protocol state machine; it takes an output function, an
+engine class (default lc0_rocm.engine.Engine) and a network loader (default
+lc0_rocm.network.load_network), so tests can drive it in-process with fakes.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import os
+import sys
+import threading
+import time
+from typing import Callable
+
+import chess
+
+from lc0_rocm import netfiles, uci_syzygy
+from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
+from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
+                                  option_line, parse_backend_options, parse_value)
+
+ENGINE_NAME = "lc0-rocm"
+ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
+MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
+MAX_INT = 2**63 - 1
+
+
+class UciError(Exception):
+    """A command that cannot be carried out; reported, then ignored."""
+
+
+# ------------------------------------------------------------------ parsing
+
+GO_NUMERIC = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "mate", "nodes", "movetime")
+GO_FLAGS = ("infinite", "ponder")
+GO_KEYWORDS = GO_NUMERIC + GO_FLAGS + ("searchmoves",)
+
+
+@dataclasses.dataclass
+class GoParams:
+    wtime: int | None = None
+    btime: int | None = None
+    winc: int | None = None
+    binc: int | None = None
+    movestogo: int | None = None
+    depth: int | None = None
+    mate: int | None = None
+    nodes: int | None = None
+    movetime: int | None = None
+    infinite: bool = False
+    ponder: bool = False
+    searchmoves: list[str] = dataclasses.field(default_factory=list)
+    ignored: list[str] = dataclasses.field(default_factory=list)
+
+    def has_clock(self) -> bool:
+        return self.wtime is not None or self.btime is not None
+
+
+def parse_go(tokens: list[str]) -> GoParams:
+    """The arguments of `go`. Tokens after `searchmoves` are moves until the
+    next keyword; unknown tokens are collected in .ignored (UCI says to
+    skip them); a bad number is an error."""
+    params = GoParams()
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token in GO_FLAGS:
+            setattr(params, token, True)
+            i += 1
+        elif token in GO_NUMERIC:
+            if i + 1 >= len(tokens) or tokens[i + 1] in GO_KEYWORDS:
+                raise UciError(f"go: expected a number after {token}")
+            setattr(params, token, _parse_int(token, tokens[i + 1]))
+            i += 2
+        elif token == "searchmoves":
+            i += 1
+            while i < len(tokens) and tokens[i] not in GO_KEYWORDS:
+                params.searchmoves.append(tokens[i])
+                i += 1
+        else:
+            params.ignored.append(token)
+            i += 1
+    return params
+
+
+def _parse_int(key: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UciError(f"go: invalid value {_echo(text)} for {key}") from None
+    if abs(value) > MAX_INT:
+        raise UciError(f"go: out of range value {_echo(text)} for {key}")
+    return value
+
+
+def parse_position(tokens: list[str], chess960: bool = False) -> tuple[chess.Board, str | None]:
+    """`position startpos|fen FEN [moves M...]` -> (board, error). On a bad
+    move the board holds the moves before it and error says why; a bad FEN
+    raises UciError."""
+    if not tokens or tokens[0] not in ("startpos", "fen"):
+        raise UciError("position requires either fen or startpos")
+    if "moves" in tokens:
+        split = tokens.index("moves")
+        head, moves = tokens[:split], tokens[split + 1:]
+    else:
+        head, moves = tokens, []
+    if head[0] == "startpos":
+        if len(head) > 1:
+            raise UciError(f"position: unexpected token {_echo(head[1])} after startpos")
+        board = chess.Board(chess960=chess960)
+    else:
+        fen = " ".join(head[1:])
+        if not fen:
+            raise UciError("position fen: missing FEN")
+        board = board_from_fen(fen, chess960)
+    for ply, text in enumerate(moves):
+        try:
+            move = board.parse_uci(text)
+        except ValueError:
+            return board, (f"illegal move {_echo(text)} at ply {ply + 1} of position; "
+                           f"position set to the one before it ({board.fen()})")
+        board.push(move)
+    return board, None
+
+
+_FATAL_STATUS = (chess.STATUS_EMPTY | chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING
+                 | chess.STATUS_TOO_MANY_KINGS | chess.STATUS_PAWNS_ON_BACKRANK
+                 | chess.STATUS_OPPOSITE_CHECK | chess.STATUS_TOO_MANY_WHITE_PIECES
+                 | chess.STATUS_TOO_MANY_BLACK_PIECES | chess.STATUS_TOO_MANY_WHITE_PAWNS
+                 | chess.STATUS_TOO_MANY_BLACK_PAWNS)
+
+
+def board_from_fen(fen: str, chess960: bool = False) -> chess.Board:
+    """A board for `fen`; UciError when the FEN is malformed or the position
+    cannot be played (no king, a pawn on the back rank, side not to move in
+    check, ...)."""
+    try:
+        board = chess.Board(fen, chess960=chess960)
+    except ValueError as e:
+        raise UciError(f"malformed FEN {_echo(fen)}: {e}") from None
+    status = board.status()
+    if status & _FATAL_STATUS:
+        problems = [name[len("STATUS_"):].lower().replace("_", " ")
+                    for name in dir(chess) if name.startswith("STATUS_")
+                    and getattr(chess, name) & status & _FATAL_STATUS]
+        raise UciError(f"invalid position {_echo(fen)}: {', '.join(sorted(problems))}")
+    return board
+
+
+def _echo(text: str) -> str:
+    """A piece of input, safe to print on one line."""
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= MAX_ECHO else text[:MAX_ECHO] + "..."
+
+
+# ------------------------------------------------------------------ output
+
+def wdl_permille(wdl) -> tuple[int, int, int] | None:
+    """(w, d, l) as lc0 prints it: permille ints that add up to 1000.
+    Accepts probabilities (floats in [0, 1]) or permille numbers."""
+    if wdl is None:
+        return None
+    w, d, l = (float(x) for x in wdl)
+    if max(w, d, l) <= 1.0 + 1e-6 and (w + d + l) <= 1.5:
+        wl, dd = w - l, d
+    else:
+        wl, dd = (w - l) / 1000.0, d / 1000.0
+    pw = max(0, int(round(500.0 * (1.0 + wl - dd))))
+    pl = max(0, int(round(500.0 * (1.0 - wl - dd))))
+    pd = 1000 - pw - pl
+    if pd < 0:
+        pw = min(1000, max(0, pw + int(pd / 2)))
+        pl = 1000 - pw
+        pd = 0
+    return pw, pd, pl
+
+
+def centipawns(q: float) -> int:
+    """lc0's centipawn conversion, used only when the search gives no score."""
+    q = max(-1.0, min(1.0, float(q)))
+    return int(45 * math.tan(1.56728071628 * q))
+
+
+def format_info(info, *, show_wdl: bool, show_moves_left: bool, multipv: bool,
+                extra_tbhits: int = 0) -> str:
+    """One `info` line in lc0's order from a SearchInfo."""
+    parts = ["info"]
+    depth = getattr(info, "depth", None)
+    if depth is not None:
+        parts += ["depth", str(max(int(depth), 1))]
+    for key, attr in (("seldepth", "seldepth"), ("time", "time_ms"), ("nodes", "nodes")):
+        value = getattr(info, attr, None)
+        if value is not None:
+            parts += [key, str(int(value))]
+    mate = getattr(info, "mate", None)
+    score_cp = getattr(info, "score_cp", None)
+    if mate is not None:
+        parts += ["score", "mate", str(int(mate))]
+    elif score_cp is not None:
+        parts += ["score", "cp", str(int(score_cp))]
+    elif getattr(info, "q", None) is not None:
+        parts += ["score", "cp", str(centipawns(info.q))]
+    if show_wdl:
+        wdl = wdl_permille(getattr(info, "wdl", None))
+        if wdl is not None:
+            parts += ["wdl", *map(str, wdl)]
+    moves_left = getattr(info, "moves_left", None)
+    if show_moves_left and moves_left is not None:
+        parts += ["movesleft", str(int(moves_left))]
+    nps = getattr(info, "nps", None)
+    if nps is not None:
+        parts += ["nps", str(int(nps))]
+    parts += ["tbhits", str(int(getattr(info, "tbhits", None) or 0) + extra_tbhits)]
+    if multipv and getattr(info, "multipv", None) is not None:
+        parts += ["multipv", str(int(info.multipv))]
+    pv = list(getattr(info, "pv", None) or [])
+    if not pv and getattr(info, "move", None) is not None:
+        pv = [info.move]
+    if pv:
+        parts += ["pv", *(m.uci() for m in pv)]
+    return " ".join(parts)
+
+
+def verbose_move_stats(result, board: chess.Board) -> list[str]:
+    """`info string` lines per root move, worst first and best last, like
+    lc0's VerboseMoveStats (without its U/S/V columns)."""
+    stats = getattr(result, "stats", None) or {}
+    rows = sorted(stats.items(), key=lambda kv: (getattr(kv[1], "visits", 0) or 0,
+                                                 getattr(kv[1], "p", 0.0) or 0.0))
+    lines = []
+    for move, s in rows:
+        visits = int(getattr(s, "visits", 0) or 0)
+        in_flight = int(getattr(s, "n_in_flight", 0) or 0)
+        p = float(getattr(s, "p", 0.0) or 0.0)
+        wdl = getattr(s, "wdl", None)
+        q = getattr(s, "q", None)
+        m = getattr(s, "moves_left", None)
+        line = f"info string {move.uci():<5} N: {visits:7d} (+{in_flight:2d}) (P: {p * 100:5.2f}%) "
+        if visits > 0 and wdl is not None:
+            w, d, l = (float(x) for x in wdl)
+            line += f"(WL: {w - l:8.5f}) (D: {d:5.3f}) "
+        else:
+            line += "(WL:  -.-----) (D: -.---) "
+        line += f"(M: {float(m):4.1f}) " if (m is not None and visits > 0) else "(M:  -.-) "
+        line += f"(Q: {float(q):8.5f})" if q is not None else "(Q:  -.-----)"
+        lines.append(line.rstrip())
+    total = int(getattr(result, "nodes", 0) or 0)
+    q = getattr(result, "q", None)
+    lines.append(f"info string node  N: {total:7d} ({len(stats)} moves)"
+                 + (f" (Q: {float(q):8.5f})" if q is not None else ""))
+    return lines
+
+
+# ------------------------------------------------------------------ logging
+
+class IoLog:
+    """LogFile: every line in (>>) and out (<<), with a timestamp."""
+
+    def __init__(self):
+        self._file = None
+        self._name = ""
+        self._lock = threading.Lock()
+
+    def open(self, name: str) -> None:
+        with self._lock:
+            if name == self._name:
+                return
+            if self._file not in (None, sys.stderr):
+                self._file.close()
+            self._file, self._name = None, name
+            if name == "<stderr>":
+                self._file = sys.stderr
+            elif name:
+                try:
+                    self._file = open(name, "a", encoding="utf-8")
+                except OSError as e:
+                    self._name = ""
+                    raise UciError(f"LogFile: cannot open {_echo(name)}: {e.strerror}") from None
+
+    def write(self, direction: str, line: str) -> None:
+        with self._lock:
+            if self._file is None:
+                return
+            stamp = time.strftime("%m%d %H:%M:%S", time.localtime())
+            frac = f"{time.time() % 1:.6f}"[1:]
+            try:
+                self._file.write(f"{stamp}{frac} {direction} {line}\n")
+                self._file.flush()
+            except (OSError, ValueError):
+                pass
+
+    def close(self) -> None:
+        try:
+            self.open("")
+        except UciError:
+            pass
+
+
+# ------------------------------------------------------------------ search jobs
+
+@dataclasses.dataclass
+class _Job:
+    """One search running on its worker thread."""
+    board: chess.Board
+    go: GoParams
+    stop: threading.Event
+    release: threading.Event      # set when bestmove may be sent (infinite/ponder)
+    hold: bool                    # infinite or ponder: wait for stop/ponderhit
+    clock_start: float
+    unbounded: bool = False       # no limit at all: runs until `stop`
+    extra_tbhits: int = 0
+    aborted: bool = False         # no bestmove for this one
+    stop_requested: bool = False  # `stop` seen: its bestmove is owed
+    thread: threading.Thread | None = None
+
+
+def _default_engine_class():
+    from lc0_rocm.engine import Engine
+    return Engine
+
+
+def _default_network_loader(path, backend="auto", **options):
+    from lc0_rocm.network import load_network
+    return load_network(path, backend=backend, **options)
+
+
+# ------------------------------------------------------------------ the engine
+
+class UciEngine:
+    """UCI protocol state: options, position, network, search jobs."""
+
+    def __init__(self, output: Callable[[str], None], *,
+                 engine_class=None, network_loader=None, cwd=None, io_log: IoLog | None = None):
+        self._raw_output = output
+        self._out_lock = threading.Lock()
+        self._job_lock = threading.Lock()
+        self.log = io_log or IoLog()
+        self.cwd = cwd
+        self._network_loader = network_loader or _default_network_loader
+        if engine_class is None:
+            try:
+                engine_class = _default_engine_class()
+            except ImportError as e:
+                engine_class = None
+                self._engine_import_error = str(e)
+        self.engine_class = engine_class
+
+        self.specs: dict[str, OptionSpec] = dict(UCI_OPTIONS)
+        engine_specs = {name: as_spec(spec) for name, spec in
+                        (getattr(engine_class, "OPTIONS", None) or {}).items()}
+        for name, spec in UCI_FALLBACK_OPTIONS.items():
+            if name not in engine_specs:
+                self.specs[name] = spec
+        for name, spec in engine_specs.items():
+            if name not in UCI_OPTIONS:
+                self.specs[name] = spec
+        self.engine_option_names = set(engine_specs) - set(UCI_OPTIONS)
+        self.values = {name: spec.default for name, spec in self.specs.items()}
+
+        self.board: chess.Board | None = None
+        self.position_time = time.monotonic()
+        self.network = None
+        self.engine = None
+        self._net_key = None
+        self._dirty_engine_options: set[str] = set()
+        self.tablebase = None
+        self.tm = self._new_time_manager()
+        self.debug = False
+        self._job: _Job | None = None
+        self._last_job_go: GoParams | None = None
+
+    # ---------------------------------------------------------- output
+
+    def send(self, line: str) -> None:
+        with self._out_lock:
+            self.log.write("<<", line)
+            self._raw_output(line)
+
+    def error(self, message: str) -> None:
+        self.send(f"info string error {message}")
+
+    # ---------------------------------------------------------- dispatch
+
+    COMMANDS = ("uci", "isready", "setoption", "ucinewgame", "position", "go", "stop",
+                "ponderhit", "quit", "debug", "wait", "xyzzy", "register")
+
+    def handle(self, line: str) -> bool:
+        """Process one input line; False after `quit`. Never raises."""
+        line = line.rstrip("\r\n")
+        self.log.write(">>", line)
+        tokens = line.split()
+        # UCI: skip unknown tokens in front of a command
+        start = next((i for i, t in enumerate(tokens) if t in self.COMMANDS), None)
+        if not tokens:
+            return True
+        if start is None:
+            self.error(f"Unknown command: {_echo(line.strip())}")
+            return True
+        command, args = tokens[start], tokens[start + 1:]
+        try:
+            if command == "quit":
+                self.shutdown(wait_for_finite=False)
+                return False
+            if command == "setoption":
+                self._setoption(line)
+            else:
+                getattr(self, "_cmd_" + command)(args)
+        except UciError as e:
+            self.error(str(e))
+        except Exception as e:  # a bug must not kill the engine
+            self.error(f"internal error in {command}: {type(e).__name__}: {_echo(str(e))}")
+        return True
+
+    # ---------------------------------------------------------- commands
+
+    def _cmd_uci(self, args):
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {ENGINE_AUTHOR}")
+        for name, spec in self.specs.items():
+            self.send(option_line(name, spec))
+        self.send("uciok")
+
+    def _cmd_isready(self, args):
+        if not self._searching():
+            try:
+                self.ensure_engine()
+            except UciError as e:
+                self.error(str(e))
+        self.send("readyok")
+
+    def _cmd_debug(self, args):
+        self.debug = not args or args[0] != "off"
+
+    def _cmd_register(self, args):
+        pass  # nothing to register; UCI GUIs may send it
+
+    def _cmd_xyzzy(self, args):
+        self.send("Nothing happens.")
+
+    def _cmd_wait(self, args):
+        job = self._job
+        if job is not None and job.thread is not None:
+            job.thread.join()
+
+    def _cmd_ucinewgame(self, args):
+        self._end_job(abort=True)
+        if self.engine is not None:
+            self.engine.new_game()
+        self.tm = self._new_time_manager()
+        self.board = None
+        self.position_time = time.monotonic()
+
+    def _cmd_position(self, args):
+        self._end_job(abort=True)
+        board, problem = parse_position(args, bool(self.values["UCI_Chess960"]))
+        if not self._continues_game(board):
+            self.tm = self._new_time_manager()
+        self.board = board
+        self.position_time = time.monotonic()
+        if problem:
+            raise UciError(problem)
+
+    def _cmd_stop(self, args):
+        job = self._job
+        if job is not None:
+            job.stop_requested = True
+            job.stop.set()
+            job.release.set()
+
+    def _cmd_ponderhit(self, args):
+        job = self._job
+        if job is None or not job.go.ponder or job.thread is None or job.stop_requested:
+            raise UciError("ponderhit while not pondering")
+        go = dataclasses.replace(job.go, ponder=False)
+        with self._job_lock:
+            job.aborted = True
+        job.stop.set()
+        job.release.set()
+        job.thread.join()
+        self.position_time = time.monotonic()  # the clock restarts on ponderhit
+        self._start_search(job.board, go)
+
+    def _cmd_go(self, args):
+        go = parse_go(args)
+        if go.ignored:
+            self.error(f"go: unexpected tokens ignored: {_echo(' '.join(go.ignored))}")
+        self._end_job(abort=True)
+        if not go.has_clock() or go.ponder:
+            self.position_time = time.monotonic()
+        board = self.board.copy() if self.board is not None else chess.Board(
+            chess960=bool(self.values["UCI_Chess960"]))
+        self._start_search(board, go)
+
+    # ---------------------------------------------------------- options
+
+    def _setoption(self, line: str) -> None:
+        # lc0: the name is everything between `name` and `value`, kept as is
+        text = line.split("setoption", 1)[1].strip()
+        if not text.startswith("name") or not text[4:5].isspace():
+            raise UciError("setoption must be followed by name")
+        text = text[4:].strip()
+        name, value = text, ""
+        pieces = text.split()
+        if "value" in pieces:
+            idx = _find_word(text, "value")
+            name, value = text[:idx].strip(), text[idx + len("value"):].strip()
+        if not name:
+            raise UciError("setoption requires name")
+        self.set_option(name, value)
+
+    def set_option(self, name: str, text: str) -> None:
+        canonical = next((n for n in self.specs if n.lower() == name.lower()), None)
+        if canonical is None:
+            raise UciError(f"Unknown option: {_echo(name)}")
+        spec = self.specs[canonical]
+        try:
+            value = parse_value(canonical, spec, text)
+        except ValueError as e:
+            raise UciError(str(e)) from None
+        if canonical == "LogFile":
+            self.log.open(value)
+        elif canonical == "SyzygyPath":
+            try:
+                self.tablebase = uci_syzygy.open_tablebases(value)
+            except uci_syzygy.SyzygyError as e:
+                self.tablebase = None
+                self.values[canonical] = value
+                raise UciError(str(e)) from None
+            if self.tablebase is not None:
+                self.send(f"info string Syzygy tablebases: {len(getattr(self.tablebase, 'wdl', {}))} "
+                          f"WDL tables, up to {uci_syzygy.max_pieces(self.tablebase)} pieces")
+        elif canonical == "BackendOptions":
+            try:
+                parse_backend_options(value)
+            except ValueError as e:
+                raise UciError(str(e)) from None
+        self.values[canonical] = value
+        if canonical in ("MoveOverheadMs", "Slowmover"):
+            self.tm.move_overhead_ms = int(self.values["MoveOverheadMs"])
+            self.tm.slowmover = float(self.values["Slowmover"])
+        if canonical in self.engine_option_names:
+            self._dirty_engine_options.add(canonical)
+            if self.engine is not None and not self._searching():
+                self._apply_engine_options()
+
+    def _apply_engine_options(self) -> None:
+        pending, self._dirty_engine_options = self._dirty_engine_options, set()
+        for name in sorted(pending):
+            try:
+                self.engine.set_option(name, self.values[name])
+            except ValueError as e:
+                raise UciError(str(e)) from None
+
+    def _new_time_manager(self) -> LegacyTimeManager:
+        values = getattr(self, "values", {})
+        return LegacyTimeManager(int(values.get("MoveOverheadMs", 200)),
+                                 float(values.get("Slowmover", 1.0)))
+
+    # ---------------------------------------------------------- network + engine
+
+    def ensure_engine(self):
+        """Load the net (lazily, again when WeightsFile/Backend/BackendOptions
+        change) and build the engine; UciError with advice when impossible."""
+        if self.engine_class is None:
+            raise UciError(f"the search engine is not available: {getattr(self, '_engine_import_error', '?')}")
+        try:
+            path = netfiles.resolve_weights(self.values["WeightsFile"], self.cwd)
+        except netfiles.NetNotFoundError as e:
+            raise UciError(str(e)) from None
+        backend = self.values["Backend"]
+        backend_options = parse_backend_options(self.values["BackendOptions"])
+        key = (str(path), backend, tuple(sorted(backend_options.items())))
+        if self.engine is not None and key == self._net_key:
+            if self._dirty_engine_options:
+                self._apply_engine_options()
+            return self.engine
+        try:
+            network = self._network_loader(str(path), backend=backend, **backend_options)
+        except Exception as e:  # bad file, unavailable backend, ...
+            raise UciError(f"cannot load {path} with backend {backend}: {type(e).__name__}: {e}") from None
+        if self.engine is None:
+            options = {name: self.values[name] for name in self.engine_option_names
+                       if self.values[name] != self.specs[name].default}
+            try:
+                self.engine = self.engine_class(network, **options)
+            except ValueError as e:
+                raise UciError(str(e)) from None
+            self._dirty_engine_options.clear()
+        else:
+            self.engine.set_network(network)
+            self._apply_engine_options()
+        self.network, self._net_key = network, key
+        backend_obj = getattr(network, "backend", None)
+        backend_name = getattr(backend_obj, "name", None) or backend_obj or backend
+        self.send(f"info string loaded {path} (backend {backend_name})")
+        return self.engine
+
+    # ---------------------------------------------------------- searching
+
+    def _searching(self) -> bool:
+        job = self._job
+        return job is not None and job.thread is not None and job.thread.is_alive()
+
+    def _continues_game(self, board: chess.Board) -> bool:
+        """True when `board` is the previous position plus some moves."""
+        old = self.board
+        if old is None:
+            return False
+        if old.root().fen() != board.root().fen():
+            return False
+        n = len(old.move_stack)
+        return board.move_stack[:n] == old.move_stack
+
+    def _end_job(self, abort: bool) -> None:
+        """Finish the current job: abort it (no bestmove) unless `stop`
+        already asked for its bestmove, then wait for its thread."""
+        job = self._job
+        if job is None:
+            return
+        with self._job_lock:
+            if abort and not job.stop_requested:
+                job.aborted = True
+        job.stop.set()
+        job.release.set()
+        if job.thread is not None:
+            job.thread.join()
+        self._job = None
+
+    def shutdown(self, wait_for_finite: bool) -> None:
+        """quit (abort) or end of input (finish a finite search, stop an
+        infinite one, so its bestmove is still sent)."""
+        job = self._job
+        if job is not None and wait_for_finite:
+            if job.hold or job.unbounded:
+                self._cmd_stop([])
+            if job.thread is not None:
+                job.thread.join()
+        self._end_job(abort=True)
+        self.log.close()
+
+    def _no_move(self, board: chess.Board) -> None:
+        """A root with no legal move: report the result and `bestmove (none)`."""
+        if board.is_checkmate():
+            self.send("info depth 0 score mate 0")
+        else:
+            self.send("info depth 0 score cp 0")
+        self.send("bestmove (none)")
+
+    def _start_search(self, board: chess.Board, go: GoParams) -> None:
+        if not any(board.legal_moves):
+            self._no_move(board)
+            return
+        try:
+            engine = self.ensure_engine()
+        except UciError as e:
+            self.error(str(e))
+            self.send("bestmove (none)")
+            return
+        kwargs: dict = {}
+        # searchmoves: illegal ones are skipped, as lc0 does
+        candidates = None
+        if go.searchmoves:
+            candidates = []
+            for text in go.searchmoves:
+                try:
+                    candidates.append(board.parse_uci(text))
+                except ValueError:
+                    continue
+            if not candidates:
+                raise UciError("No legal searchmoves.")
+        tb_moves, tbhits = uci_syzygy.root_moves(self.tablebase, board, candidates)
+        if tb_moves is not None:
+            candidates = tb_moves
+        if candidates is not None:
+            kwargs["searchmoves"] = candidates
+
+        hold = go.infinite or go.ponder
+        limitless = hold or go.mate is not None
+        elapsed_ms = (time.monotonic() - self.position_time) * 1000.0
+        budgets = []
+        if go.movetime is not None and not limitless:
+            budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
+        single_node = False
+        if not limitless and go.has_clock():
+            budget = self.tm.budget(ClockParams(go.wtime, go.btime, go.winc, go.binc, go.movestogo),
+                                    black_to_move=board.turn == chess.BLACK, ply=board.ply())
+            if budget is not None:
+                budgets.append(budget.deadline_ms)
+                single_node = budget.single_node
+        if budgets:
+            remaining_ms = min(budgets) - elapsed_ms
+            if remaining_ms <= 0:
+                single_node = True
+            kwargs["movetime"] = max(remaining_ms, 0.0) / 1000.0
+            kwargs["time_budget"] = kwargs["movetime"]
+        if go.nodes is not None:
+            kwargs["nodes"] = max(1, go.nodes)
+        if single_node:
+            kwargs["nodes"] = 1
+        if hold or not (budgets or "nodes" in kwargs):
+            kwargs["infinite"] = True  # plain `go`, infinite, ponder, mate, depth: until stopped
+        if go.depth is not None and _accepts(engine.search, "depth"):
+            kwargs["depth"] = max(1, go.depth)
+
+        job = _Job(board=board, go=go, stop=threading.Event(), release=threading.Event(),
+                   hold=hold, clock_start=self.position_time, extra_tbhits=tbhits)
+        job.unbounded = bool(kwargs.get("infinite"))
+        if not hold:
+            job.release.set()
+        if self.debug:
+            shown = {k: (v if not isinstance(v, list) else [m.uci() for m in v]) for k, v in kwargs.items()}
+            settings = {n: self.values[n] for n in sorted(self.engine_option_names)}
+            self.send(f"info string debug search {shown} options {settings} "
+                      f"weights {self._net_key[0]} backend {self._net_key[1]}")
+        job.thread = threading.Thread(target=self._run_job, args=(job, engine, kwargs),
+                                      name="lc0-rocm-search", daemon=True)
+        self._job = job
+        job.thread.start()
+
+    def _run_job(self, job: _Job, engine, kwargs: dict) -> None:
+        show_wdl = bool(self.values["UCI_ShowWDL"])
+        show_ml = bool(self.values["UCI_ShowMovesLeft"])
+        multipv = int(self.values.get("MultiPV", 1) or 1) > 1
+        go = job.go
+
+        def on_info(info):
+            if job.aborted:
+                return
+            self.send(format_info(info, show_wdl=show_wdl, show_moves_left=show_ml,
+                                  multipv=multipv, extra_tbhits=job.extra_tbhits))
+            # go depth / go mate, when the search cannot do them itself
+            if go.depth is not None and "depth" not in kwargs and (info.depth or 0) >= go.depth \
+                    and getattr(info, "multipv", 1) in (None, 1):
+                job.stop.set()
+            mate = getattr(info, "mate", None)
+            if go.mate is not None and mate is not None and 0 < mate <= go.mate:
+                job.stop.set()
+
+        result = None
+        try:
+            result = engine.search(job.board, stop=job.stop, on_info=on_info, **kwargs)
+        except Exception as e:
+            self.error(f"search failed: {type(e).__name__}: {_echo(str(e))}")
+        used_ms = (time.monotonic() - job.clock_start) * 1000.0
+        if not go.ponder:
+            self.tm.search_done(used_ms)
+        job.release.wait()
+        with self._job_lock:
+            if job.aborted:
+                return
+            if result is not None and self.values.get("VerboseMoveStats"):
+                for line in verbose_move_stats(result, job.board):
+                    self.send(line)
+            self.send(self._bestmove_line(job.board, result))
+
+    def _bestmove_line(self, board: chess.Board, result) -> str:
+        best = getattr(result, "best_move", None) if result is not None else None
+        if best is None or best not in board.legal_moves:
+            if best is not None:
+                self.error(f"search returned an illegal move {best.uci()}")
+            best = next(iter(board.legal_moves), None)
+            if best is None:
+                return "bestmove (none)"
+        line = f"bestmove {best.uci()}"
+        ponder = getattr(result, "ponder_move", None) if result is not None else None
+        if ponder is not None:
+            after = board.copy(stack=False)
+            after.push(best)
+            if ponder in after.legal_moves:
+                line += f" ponder {ponder.uci()}"
+        return line
+
+
+def _find_word(text: str, word: str) -> int:
+    """Index of the first whitespace-separated `word` in `text`."""
+    pos = 0
+    for token in text.split():
+        pos = text.index(token, pos)
+        if token == word:
+            return pos
+        pos += len(token)
+    return -1
+
+
+def _accepts(func, name: str) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+# ------------------------------------------------------------------ main
+
+# lc0 command-line flags -> UCI option names (`lc0-rocm --weights=X`)
+FLAG_OPTIONS = {
+    "weights": "WeightsFile", "w": "WeightsFile", "backend": "Backend", "b": "Backend",
+    "backend-opts": "BackendOptions", "o": "BackendOptions", "threads": "Threads", "t": "Threads",
+    "minibatch-size": "MinibatchSize", "nncache": "NNCacheSize", "logfile": "LogFile",
+    "l": "LogFile", "syzygy-paths": "SyzygyPath", "s": "SyzygyPath",
+    "move-overhead": "MoveOverheadMs", "multipv": "MultiPV", "verbose-move-stats": "VerboseMoveStats",
+    "show-wdl": "UCI_ShowWDL", "show-movesleft": "UCI_ShowMovesLeft", "slowmover": "Slowmover",
+}
+
+USAGE = """usage: lc0-rocm [uci] [--weights=PATH] [--backend=NAME] [--threads=N] [--OptionName=VALUE ...]
+Speaks UCI on stdin/stdout. Flags set UCI options before the first command:
+lc0's long flags (--weights, --backend, --backend-opts, --threads, --minibatch-size,
+--nncache, --logfile, --syzygy-paths, --move-overhead, ...) or any UCI option name."""
+
+
+def parse_flags(argv: list[str]) -> list[tuple[str, str]]:
+    """`--name=value`, `--name value`, `-w value` -> [(flag, value)]."""
+    pairs = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg in ("-", "--"):
+            raise UciError(f"unexpected argument {arg!r}")
+        flag = arg.lstrip("-")
+        if "=" in flag:
+            flag, value = flag.split("=", 1)
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            value = argv[i + 1]
+            i += 1
+        else:
+            value = "true"  # a bare boolean flag
+        pairs.append((flag, value))
+        i += 1
+    return pairs
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["uci"]:
+        argv = argv[1:]
+    if any(a in ("-h", "--help") for a in argv):
+        print(USAGE)
+        return 0
+
+    def write(line: str) -> None:
+        try:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+
+    uci = UciEngine(write, cwd=os.getcwd())
+    try:
+        flags = parse_flags(argv)
+    except UciError as e:
+        print(f"lc0-rocm: {e}\n{USAGE}", file=sys.stderr)
+        return 2
+    for flag, value in flags:
+        name = FLAG_OPTIONS.get(flag.lower(), flag)
+        try:
+            uci.set_option(name, value)
+        except UciError as e:
+            print(f"lc0-rocm: --{flag}: {e}", file=sys.stderr)
+            return 2
+
+    for line in iter(sys.stdin.readline, ""):
+        if not uci.handle(line):
+            return 0
+    uci.shutdown(wait_for_finite=True)  # end of input
+    return 0

@@ -1,0 +1,536 @@
+"""The UCI engine.
+
+In-process tests drive UciEngine with a fake engine and network
+(tests/uci_fakes.py) to pin the protocol down; the subprocess tests at the
+end run the real `python -m lc0_rocm` with maia-1900 on the cpu backend
+through python-chess."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import chess
+import chess.engine
+import pytest
+
+from lc0_rocm import uci
+from tests.uci_fakes import Collector, FakeEngine, FakeLoader, SearchInfo
+
+
+@pytest.fixture
+def net_file(tmp_path, maia_path):
+    return maia_path
+
+
+@pytest.fixture
+def session(net_file, tmp_path):
+    """(UciEngine with fakes and WeightsFile set, output collector, loader)."""
+    out = Collector()
+    loader = FakeLoader()
+    FakeEngine.instances.clear()
+    engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=loader, cwd=tmp_path)
+    engine.handle(f"setoption name WeightsFile value {net_file}")
+    yield engine, out, loader
+    engine.shutdown(wait_for_finite=False)
+
+
+def bestmove(out, start=0, timeout=10.0):
+    line = out.wait_for("bestmove", timeout=timeout, start=start)
+    return line.split()[1]
+
+
+def errors(out):
+    return [line for line in out.lines if line.startswith("info string error")]
+
+
+# ---------------------------------------------------------------- parsing / formatting
+
+def test_parse_go_all_keywords():
+    go = uci.parse_go("wtime 1000 btime 2000 winc 10 binc 20 movestogo 5 depth 3 nodes 7 "
+                      "movetime 50 mate 2 infinite ponder searchmoves e2e4 d2d4 nodes 9".split())
+    assert (go.wtime, go.btime, go.winc, go.binc, go.movestogo) == (1000, 2000, 10, 20, 5)
+    assert (go.depth, go.movetime, go.mate, go.nodes) == (3, 50, 2, 9)
+    assert go.infinite and go.ponder and go.searchmoves == ["e2e4", "d2d4"]
+    assert uci.parse_go(["foo", "nodes", "5"]).ignored == ["foo"]
+    for bad in (["nodes"], ["nodes", "x"], ["wtime", "infinite"], ["nodes", "9" * 30]):
+        with pytest.raises(uci.UciError):
+            uci.parse_go(bad)
+
+
+def test_parse_position():
+    board, err = uci.parse_position("startpos moves e2e4 e7e5 g1f3".split())
+    assert err is None and board.fen() == chess.Board(
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2").fen()
+    board, err = uci.parse_position("fen k7/8/8/8/8/8/8/4K2R w K - 0 1 moves e1g1".split())
+    assert err is None and board.piece_at(chess.F1) == chess.Piece.from_symbol("R")
+    board, err = uci.parse_position("startpos moves e2e4 e2e4 d2d4".split())
+    assert "illegal move e2e4 at ply 2" in err and len(board.move_stack) == 1
+    for bad in ([], ["fen"], ["fen", "xyz"], ["startpos", "junk"], ["junk"],
+                "fen 8/8/8/8/8/8/8/8 w - - 0 1".split(),               # no kings
+                "fen k7/8/8/8/8/8/8/K6P w - - 0 1".split(),             # pawn on back rank
+                "fen k6R/8/8/8/8/8/8/K7 w - - 0 1".split()):            # side not to move in check
+        with pytest.raises(uci.UciError):
+            uci.parse_position(bad)
+
+
+def test_wdl_permille_like_lc0():
+    assert uci.wdl_permille((0.5, 0.3, 0.2)) == (500, 300, 200)
+    assert sum(uci.wdl_permille((0.3333, 0.3333, 0.3334))) == 1000
+    assert uci.wdl_permille((600, 300, 100)) == (600, 300, 100)
+    assert uci.wdl_permille(None) is None
+
+
+def test_format_info_order_and_switches():
+    info = SearchInfo(depth=0, seldepth=4, time_ms=12, nodes=30, nps=2500, multipv=2,
+                      pv=[chess.Move.from_uci("e2e4"), chess.Move.from_uci("e7e5")],
+                      wdl=(0.5, 0.3, 0.2), moves_left=33.6, tbhits=1, score_cp=21)
+    line = uci.format_info(info, show_wdl=True, show_moves_left=True, multipv=True, extra_tbhits=2)
+    assert line == ("info depth 1 seldepth 4 time 12 nodes 30 score cp 21 wdl 500 300 200 "
+                    "movesleft 33 nps 2500 tbhits 3 multipv 2 pv e2e4 e7e5")
+    line = uci.format_info(info, show_wdl=False, show_moves_left=False, multipv=False)
+    assert "wdl" not in line and "movesleft" not in line and "multipv" not in line
+    info.mate, info.score_cp = -3, None
+    assert "score mate -3" in uci.format_info(info, show_wdl=False, show_moves_left=False, multipv=False)
+
+
+# ---------------------------------------------------------------- protocol
+
+def test_uci_lists_lc0_style_options(session):
+    engine, out, _ = session
+    engine.handle("uci")
+    lines = out.take()
+    assert lines[0] == "id name lc0-rocm" and lines[1].startswith("id author")
+    assert lines[-1] == "uciok"
+    assert "option name WeightsFile type string default <autodiscover>" in lines
+    assert "option name MoveOverheadMs type spin default 200 min 0 max 100000000" in lines
+    assert "option name CPuct type string default 1.745000" in lines      # lc0 prints floats so
+    assert "option name Threads type spin default 0 min 0 max 128" in lines
+    assert any(l.startswith("option name Backend type combo default auto var auto var cpu") for l in lines)
+    for name in ("Ponder", "SyzygyPath", "UCI_ShowWDL", "UCI_ShowMovesLeft", "LogFile", "MultiPV"):
+        assert any(l.startswith(f"option name {name} ") for l in lines), name
+
+
+def test_isready_loads_the_net_once(session, net_file):
+    engine, out, loader = session
+    engine.handle("isready")
+    assert out.wait_for("readyok")
+    assert len(loader.calls) == 1 and loader.calls[0][0] == str(net_file)
+    assert any(l.startswith("info string loaded") for l in out.lines)
+    engine.handle("isready")
+    assert len(loader.calls) == 1
+
+
+def test_go_before_position_searches_startpos(session):
+    engine, out, _ = session
+    engine.handle("go nodes 5")
+    move = bestmove(out)
+    assert chess.Move.from_uci(move) in chess.Board().legal_moves
+    search = FakeEngine.instances[-1].searches.get(timeout=1)
+    assert search["fen"] == chess.STARTING_FEN and search["nodes"] == 5
+    assert search["thread"] == "lc0-rocm-search"
+
+
+def test_position_and_bestmove_with_ponder(session):
+    engine, out, _ = session
+    engine.handle("position startpos moves e2e4 e7e5")
+    engine.handle("go nodes 3")
+    line = out.wait_for("bestmove")
+    board = chess.Board()
+    board.push_uci("e2e4")
+    board.push_uci("e7e5")
+    _, best, _, ponder = line.split()
+    assert chess.Move.from_uci(best) in board.legal_moves
+    board.push_uci(best)
+    assert chess.Move.from_uci(ponder) in board.legal_moves
+
+
+@pytest.mark.parametrize("line", [
+    "fooo", "position fen not/a/fen w - - 0 1", "position startpos moves e2e5",
+    "setoption name NoSuchOption value 3", "setoption name Threads value many",
+    "setoption name Threads value 100000", "setoption name Backend value gpu9000",
+    "setoption value 3", "go nodes x", "ponderhit", "position", "go searchmoves a1a8",
+    "setoption name SyzygyPath value /no/such/folder", "setoption name BackendOptions value x",
+    "setoption name LogFile value /no/such/dir/log.txt",
+])
+def test_bad_input_gets_an_error_and_the_engine_keeps_serving(session, line):
+    engine, out, _ = session
+    assert engine.handle(line) is True
+    assert errors(out), f"no error for {line!r}: {out.lines}"
+    out.take()
+    engine.handle("isready")
+    out.wait_for("readyok")
+    engine.handle("position startpos")
+    engine.handle("go nodes 2")
+    bestmove(out)
+
+
+def test_unknown_tokens_before_a_command_are_skipped(session):
+    engine, out, _ = session
+    engine.handle("joho isready")
+    assert out.wait_for("readyok")
+    assert engine.handle("  ") and engine.handle("")
+
+
+def test_missing_weights_file_is_reported_and_go_answers(tmp_path, monkeypatch):
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "emptycache"))
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=FakeLoader(), cwd=tmp_path)
+    engine.handle("isready")
+    assert out.wait_for("readyok")
+    assert "no network file found" in errors(out)[0] and "fetch-net" in errors(out)[0]
+    engine.handle(f"setoption name WeightsFile value {tmp_path / 'missing.pb.gz'}")
+    engine.handle("go nodes 1")
+    assert out.wait_for("bestmove") == "bestmove (none)"
+    assert "weights file not found" in errors(out)[-1]
+
+
+def test_infinite_waits_for_stop_and_isready_answers_meanwhile(session):
+    engine, out, _ = session
+    engine.handle("go infinite")
+    time.sleep(0.2)
+    engine.handle("isready")
+    assert out.wait_for("readyok", timeout=1)
+    assert not any(l.startswith("bestmove") for l in out.lines)
+    t0 = time.monotonic()
+    engine.handle("stop")
+    move = bestmove(out, timeout=2)
+    assert time.monotonic() - t0 < 1.0
+    assert chess.Move.from_uci(move) in chess.Board().legal_moves
+    assert FakeEngine.instances[-1].searches.get(timeout=1)["infinite"]
+
+
+def test_infinite_holds_bestmove_even_when_search_ends_early(session):
+    engine, out, _ = session
+    engine.handle("position fen 7k/8/8/8/8/8/8/K7 w - - 0 1")   # the fake ends at once on nodes
+    engine.handle("go infinite nodes 1")
+    time.sleep(0.3)
+    assert not any(l.startswith("bestmove") for l in out.lines)
+    engine.handle("stop")
+    bestmove(out)
+
+
+def test_ponder_then_ponderhit_searches_with_the_clock(session):
+    engine, out, _ = session
+    engine.handle("setoption name Ponder value true")
+    engine.handle("position startpos moves e2e4 e7e5")
+    engine.handle("go ponder wtime 60000 btime 60000")
+    fake = FakeEngine.instances[-1]
+    first = fake.searches.get(timeout=2)
+    assert first["infinite"] and first["movetime"] is None
+    time.sleep(0.1)
+    assert not any(l.startswith("bestmove") for l in out.lines)
+    engine.handle("ponderhit")
+    second = fake.searches.get(timeout=2)
+    assert not second["infinite"] and 0 < second["movetime"] < 60.0 - 0.2
+    assert len([l for l in out.lines if l.startswith("bestmove")]) <= 1
+    bestmove(out)
+    time.sleep(0.1)
+    assert len([l for l in out.lines if l.startswith("bestmove")]) == 1
+
+
+def test_ponder_then_stop_sends_bestmove(session):
+    engine, out, _ = session
+    engine.handle("position startpos moves d2d4")
+    engine.handle("go ponder btime 1000 wtime 1000")
+    time.sleep(0.1)
+    engine.handle("stop")
+    bestmove(out)
+
+
+def test_position_during_search_aborts_without_bestmove(session):
+    engine, out, _ = session
+    engine.handle("go infinite")
+    time.sleep(0.05)
+    engine.handle("position startpos moves e2e4")
+    engine.handle("go nodes 2")
+    line = out.wait_for("bestmove")
+    time.sleep(0.1)
+    assert [l for l in out.lines if l.startswith("bestmove")] == [line]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(line.split()[1]) in board.legal_moves
+
+
+def test_stop_then_position_still_delivers_the_bestmove(session):
+    engine, out, _ = session
+    engine.handle("go infinite")
+    time.sleep(0.05)
+    engine.handle("stop")
+    engine.handle("position startpos moves e2e4")
+    bestmove(out)
+
+
+def test_engine_options_are_forwarded(session):
+    engine, out, _ = session
+    engine.handle("setoption name Threads value 3")      # before the engine exists
+    engine.handle("isready")
+    out.wait_for("readyok")
+    fake = FakeEngine.instances[-1]
+    assert fake.options["Threads"] == 3
+    engine.handle("setoption name cpuct value 2.5")       # names are case-insensitive
+    engine.handle("setoption name MinibatchSize value 16")
+    assert fake.options["CPuct"] == 2.5 and fake.options["MinibatchSize"] == 16
+    assert not errors(out)
+
+
+def test_weights_and_backend_changes_reload(session, tmp_path, net_file):
+    engine, out, loader = session
+    engine.handle("isready")
+    out.wait_for("readyok")
+    other = tmp_path / "other.pb.gz"
+    other.write_bytes(net_file.read_bytes())
+    engine.handle(f"setoption name WeightsFile value {other}")
+    engine.handle("setoption name Backend value cpu")
+    engine.handle("isready")
+    out.wait_for("readyok", start=2)
+    assert loader.calls[-1][:2] == (str(other), "cpu")
+    assert FakeEngine.instances[-1].network.path == str(other)
+    assert len(FakeEngine.instances) == 1            # one engine, new network
+    engine.handle("setoption name Backend value rocm")
+    engine.handle("go nodes 1")
+    assert out.wait_for("bestmove", start=0) and "backend rocm" in errors(out)[-1]
+    engine.handle("setoption name BackendOptions value gpu=1,x=2")
+    engine.handle("setoption name Backend value cpu")
+    engine.handle("isready")
+    assert loader.calls[-1][2] == {"gpu": "1", "x": "2"}
+
+
+def test_multipv_wdl_movesleft_lines(session):
+    engine, out, _ = session
+    for line in ("setoption name MultiPV value 3", "setoption name UCI_ShowWDL value true",
+                 "setoption name UCI_ShowMovesLeft value true"):
+        engine.handle(line)
+    engine.handle("go nodes 4")
+    bestmove(out)
+    infos = [l for l in out.lines if l.startswith("info depth")]
+    assert [l.split("multipv ")[1].split()[0] for l in infos] == ["1", "2", "3"]
+    assert all(" wdl 400 300 300 " in l and " movesleft 40 " in l for l in infos)
+
+
+def test_searchmoves_are_passed_and_illegal_ones_skipped(session):
+    engine, out, _ = session
+    engine.handle("go nodes 2 searchmoves e2e4 e2e5 g1f3")
+    assert bestmove(out) in ("e2e4", "g1f3")
+    search = FakeEngine.instances[-1].searches.get(timeout=1)
+    assert [m.uci() for m in search["searchmoves"]] == ["e2e4", "g1f3"]
+
+
+def test_no_legal_moves(session):
+    engine, out, _ = session
+    engine.handle("position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    engine.handle("go nodes 10")
+    assert out.wait_for("bestmove") == "bestmove (none)"
+    assert "info depth 0 score mate 0" in out.lines
+
+
+def test_verbose_move_stats(session):
+    engine, out, _ = session
+    engine.handle("setoption name VerboseMoveStats value true")
+    engine.handle("go nodes 3")
+    bestmove(out)
+    strings = [l for l in out.lines if l.startswith("info string ") and "N:" in l]
+    assert len(strings) == 21 and strings[-1].startswith("info string node")
+    assert out.lines.index(strings[-1]) < len(out.lines) - 1
+
+
+def test_clock_gives_a_hard_deadline(session):
+    engine, out, _ = session
+    engine.handle("position startpos")
+    engine.handle("go wtime 10000 btime 10000 winc 100 binc 100")
+    bestmove(out)
+    search = FakeEngine.instances[-1].searches.get(timeout=1)
+    assert 0 < search["movetime"] <= (10000 - 200) / 1000 and search["time_budget"] == search["movetime"]
+    assert search["nodes"] is None and not search["infinite"]
+    engine.handle("go movetime 500")
+    bestmove(out, start=len(out.lines))
+    search = FakeEngine.instances[-1].searches.get(timeout=1)
+    assert 0.2 < search["movetime"] <= 0.3    # 500 - MoveOverheadMs 200
+
+
+def test_tiny_clock_searches_one_node(session):
+    engine, out, _ = session
+    engine.handle("go wtime 150 btime 150")
+    bestmove(out)
+    assert FakeEngine.instances[-1].searches.get(timeout=1)["nodes"] == 1
+
+
+def test_logfile_records_both_directions(session, tmp_path):
+    engine, out, _ = session
+    log = tmp_path / "io.log"
+    engine.handle(f"setoption name LogFile value {log}")
+    engine.handle("isready")
+    out.wait_for("readyok")
+    engine.handle("setoption name LogFile value ")
+    text = log.read_text()
+    assert ">> isready" in text and "<< readyok" in text
+
+
+class FakeTablebase:
+    """probe_wdl from the side to move, by FEN board part."""
+
+    def __init__(self, table):
+        self.table = table
+        self.wdl = {"KQvK": None, "KRvK": None}
+
+    def probe_wdl(self, board):
+        return self.table[board.board_fen()]
+
+
+def test_syzygy_root_filter(session):
+    engine, out, _ = session
+    board = chess.Board("8/8/8/4k3/8/8/8/K1Q5 w - - 0 1")
+    table = {}
+    for move in board.legal_moves:
+        board.push(move)
+        # from the opponent's side: say Qc5+ and Qe3+ only draw
+        table[board.board_fen()] = 0 if move.uci() in ("c1c5", "c1e3") else -2
+        board.pop()
+    engine.tablebase = FakeTablebase(table)
+    engine.handle("position fen 8/8/8/4k3/8/8/8/K1Q5 w - - 0 1")
+    engine.handle("go nodes 5")
+    line = out.wait_for("info depth")
+    search = FakeEngine.instances[-1].searches.get(timeout=1)
+    kept = {m.uci() for m in search["searchmoves"]}
+    assert kept == {m.uci() for m in board.legal_moves} - {"c1c5", "c1e3"}
+    assert " tbhits " in line and int(line.split(" tbhits ")[1].split()[0]) == len(table)
+    bestmove(out)
+
+
+def test_quit_returns_false(session):
+    engine, out, _ = session
+    engine.handle("go infinite")
+    assert engine.handle("quit") is False
+
+
+def test_main_eof_finishes_the_search(monkeypatch, capsys, maia_path):
+    import io
+    monkeypatch.setattr(uci, "_default_engine_class", lambda: FakeEngine)
+    monkeypatch.setattr(uci, "_default_network_loader", FakeLoader())
+    monkeypatch.setattr(sys, "stdin", io.StringIO("uci\nisready\nposition startpos\ngo infinite\n"))
+    assert uci.main([f"--weights={maia_path}", "--threads", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "uciok" in lines and "readyok" in lines and lines[-1].startswith("bestmove ")
+    assert FakeEngine.instances[-1].options["Threads"] == 2
+
+
+def test_main_rejects_bad_flags(capsys):
+    assert uci.main(["--threads=lots"]) == 2
+    assert "Threads" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the real engine
+
+def _real_engine_available():
+    try:
+        import lc0_rocm.engine  # noqa: F401
+        import lc0_rocm.network  # noqa: F401
+    except ImportError as e:
+        return str(e)
+    return None
+
+
+real = pytest.mark.skipif(_real_engine_available() is not None,
+                          reason=f"lc0_rocm.engine / network not importable: {_real_engine_available()}")
+
+
+@pytest.fixture
+def popen(maia_path):
+    engines = []
+
+    def start(**options):
+        eng = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "lc0_rocm"], timeout=60)
+        eng.configure({"WeightsFile": str(maia_path), "Backend": "cpu", **options})
+        engines.append(eng)
+        return eng
+
+    yield start
+    for eng in engines:
+        eng.quit()
+
+
+@real
+def test_real_analyse_multipv_wdl(popen):
+    eng = popen(UCI_ShowWDL=True)
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    infos = eng.analyse(board, chess.engine.Limit(nodes=60), multipv=3)
+    assert len(infos) == 3
+    moves = [info["pv"][0] for info in infos]
+    assert len(set(moves)) == 3 and all(m in board.legal_moves for m in moves)
+    for info in infos:
+        assert "score" in info and "wdl" in info and sum(info["wdl"].pov(chess.WHITE)) == 1000
+
+
+@real
+def test_real_selfplay_game_to_a_legal_end(popen):
+    eng = popen()
+    board = chess.Board()
+    while not board.is_game_over(claim_draw=True) and board.ply() < 600:
+        result = eng.play(board, chess.engine.Limit(nodes=1))
+        assert result.move in board.legal_moves
+        board.push(result.move)
+    assert board.is_game_over(claim_draw=True), board.fen()
+    assert board.outcome(claim_draw=True) is not None
+
+
+@real
+def test_real_infinite_then_stop_is_prompt(popen):
+    eng = popen()
+    board = chess.Board()
+    with eng.analysis(board) as analysis:       # go infinite
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        analysis.stop()
+        best = analysis.wait().move
+        assert time.monotonic() - t0 < 2.0
+    assert best in board.legal_moves
+
+
+@real
+def test_real_ponder_then_ponderhit(popen):
+    eng = popen(Ponder=True)
+    board = chess.Board()
+    first = eng.play(board, chess.engine.Limit(white_clock=5, black_clock=5), ponder=True)
+    assert first.move in board.legal_moves and first.ponder is not None
+    board.push(first.move)
+    board.push(first.ponder)                         # the expected reply: ponderhit
+    second = eng.play(board, chess.engine.Limit(white_clock=5, black_clock=5), ponder=True)
+    assert second.move in board.legal_moves
+
+
+@real
+def test_real_option_changes_take_effect(popen, tmp_path, make_test_net):
+    eng = popen(Threads=2)
+    eng.protocol.debug(True)
+    board = chess.Board()
+    info = eng.analyse(board, chess.engine.Limit(nodes=10), info=chess.engine.INFO_ALL)
+    text = " ".join(info.get("string", "").split())
+    eng.configure({"Threads": 1})
+    other = make_test_net("resnet", seed=3) if make_test_net else None
+    eng.configure({"WeightsFile": str(other)})
+    info2 = eng.analyse(board, chess.engine.Limit(nodes=10))
+    assert info2["pv"][0] in board.legal_moves
+    eng.configure({"Backend": "rocm"})     # not on this machine: an error, the engine lives on
+    with pytest.raises(chess.engine.EngineError):
+        eng.play(board, chess.engine.Limit(nodes=1))
+    eng.configure({"Backend": "cpu"})
+    assert eng.play(board, chess.engine.Limit(nodes=1)).move in board.legal_moves
+    assert text is not None
+
+
+@real
+def test_real_clock_game_never_flags(popen):
+    eng = popen()
+    board = chess.Board()
+    clock = {chess.WHITE: 3.0, chess.BLACK: 3.0}
+    inc = 0.05
+    for _ in range(30):
+        if board.is_game_over(claim_draw=True):
+            break
+        t0 = time.monotonic()
+        result = eng.play(board, chess.engine.Limit(white_clock=clock[chess.WHITE], black_clock=clock[chess.BLACK],
+                                                    white_inc=inc, black_inc=inc))
+        clock[board.turn] -= time.monotonic() - t0
+        assert clock[board.turn] > 0, f"flagged at ply {board.ply()}"
+        clock[board.turn] += inc
+        board.push(result.move)
