@@ -449,9 +449,13 @@ class UciEngine:
         self.send("Nothing happens.")
 
     def _cmd_wait(self, args):
+        """lc0's `wait`: block until the running search ends by itself."""
         job = self._job
-        if job is not None and job.thread is not None:
-            job.thread.join()
+        if job is None or job.thread is None:
+            return
+        if (job.hold or job.unbounded) and not job.stop_requested:
+            raise UciError("wait: the search only ends on stop")
+        job.thread.join()
 
     def _cmd_ucinewgame(self, args):
         self._end_job(abort=True)
@@ -798,7 +802,7 @@ def _accepts(func, name: str) -> bool:
         params = inspect.signature(func).parameters
     except (TypeError, ValueError):
         return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return name in params
 
 
 # ------------------------------------------------------------------ main

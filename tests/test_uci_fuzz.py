@@ -1,0 +1,184 @@
+"""Fuzz: 10,000+ random and garbled command lines through the UCI loop
+(in-process, fake engine). No exception escapes, no internal error, no
+hang, every output is one printable line, and the engine still plays after."""
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import chess
+
+from lc0_rocm import uci
+from tests.uci_fakes import Collector, FakeEngine, FakeLoader
+
+N_LINES = 12000
+TIME_LIMIT_S = 240
+
+FENS = [
+    chess.STARTING_FEN,
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 10",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
+    "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1",            # checkmated
+    "7k/8/6QK/8/8/8/8/8 b - - 0 1",              # stalemate
+    "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq e6 0 2",
+]
+OPTION_NAMES = ["Threads", "MinibatchSize", "NNCacheSize", "CPuct", "FpuValue", "MultiPV",
+                "VerboseMoveStats", "ScoreType", "UCI_ShowWDL", "UCI_ShowMovesLeft", "Ponder",
+                "MoveOverheadMs", "Slowmover", "Backend", "BackendOptions", "WeightsFile",
+                "SyzygyPath", "UCI_Chess960", "LogFile", "NoSuchOption"]
+VALUES = ["true", "false", "0", "1", "-1", "3", "1.5", "nan", "inf", "1e309", "cpu", "rocm",
+          "auto", "WDL_mu", "x=1,y=2", "=", "", "99999999999999999999", "<autodiscover>", "0x10"]
+GO_WORDS = ["wtime", "btime", "winc", "binc", "movestogo", "depth", "mate", "nodes", "movetime",
+            "infinite", "ponder", "searchmoves"]
+NUMBERS = ["0", "1", "2", "5", "10", "100", "-5", "1000", "30000", "abc", "", "1e3", "999999999999"]
+COMMANDS = ["uci", "isready", "ucinewgame", "stop", "ponderhit", "quit", "debug", "wait",
+            "xyzzy", "register", "position", "go", "setoption"]
+# no '/' or '\\' in garbage, so a fuzzed LogFile value can never name a path outside the test folder
+CHARS = "abcdefghijklmnopqrstuvwxyzKQRBNP0123456789 -_=.:;,!?\t\x00\x01\x7f\u00e9\u2654"
+
+
+def random_move(rng, board):
+    moves = list(board.legal_moves)
+    if moves and rng.random() < 0.8:
+        return rng.choice(moves).uci()
+    return rng.choice(["e2e4", "a1a1", "e7e8q", "e7e8k", "zz", "0000", "e1g1", "h7h8n", "x"])
+
+
+def random_position(rng):
+    board = chess.Board(rng.choice(FENS)) if rng.random() < 0.5 else chess.Board()
+    head = ["startpos"] if board.fen() == chess.STARTING_FEN and rng.random() < 0.5 else ["fen"] + board.fen().split()
+    moves = []
+    for _ in range(rng.randrange(0, 12)):
+        text = random_move(rng, board)
+        moves.append(text)
+        try:
+            board.push_uci(text)
+        except ValueError:
+            break
+    tokens = ["position"] + head + (["moves"] + moves if moves or rng.random() < 0.1 else [])
+    return tokens
+
+
+def random_go(rng):
+    tokens = ["go"]
+    for _ in range(rng.randrange(0, 5)):
+        word = rng.choice(GO_WORDS)
+        tokens.append(word)
+        if word in ("infinite", "ponder"):
+            continue
+        if word == "searchmoves":
+            tokens += rng.sample(["e2e4", "d2d4", "g1f3", "a7a8", "zz"], rng.randrange(0, 4))
+        elif word in ("nodes", "depth"):
+            tokens.append(rng.choice(["1", "2", "5", "0", "-3", "x"]))
+        else:
+            tokens.append(rng.choice(NUMBERS))
+    return tokens
+
+
+def random_setoption(rng):
+    tokens = ["setoption"]
+    if rng.random() < 0.9:
+        tokens.append("name")
+    tokens.append(rng.choice(OPTION_NAMES))
+    if rng.random() < 0.9:
+        tokens += ["value", rng.choice(VALUES)]
+    return tokens
+
+
+def garble(rng, tokens):
+    """Drop, duplicate, swap or corrupt tokens."""
+    tokens = list(tokens)
+    for _ in range(rng.randrange(1, 3)):
+        if not tokens:
+            break
+        i = rng.randrange(len(tokens))
+        action = rng.random()
+        if action < 0.25:
+            del tokens[i]
+        elif action < 0.5:
+            tokens.insert(i, tokens[i])
+        elif action < 0.75:
+            j = rng.randrange(len(tokens))
+            tokens[i], tokens[j] = tokens[j], tokens[i]
+        else:
+            tokens[i] = "".join(rng.choice(CHARS) for _ in range(rng.randrange(0, 8)))
+    return tokens
+
+
+def random_line(rng):
+    kind = rng.random()
+    if kind < 0.1:
+        return "".join(rng.choice(CHARS) for _ in range(rng.randrange(0, 60)))
+    if kind < 0.35:
+        tokens = random_position(rng)
+    elif kind < 0.6:
+        tokens = random_go(rng)
+    elif kind < 0.75:
+        tokens = random_setoption(rng)
+    else:
+        tokens = [rng.choice(COMMANDS)]
+        if rng.random() < 0.2:
+            tokens.append(rng.choice(["on", "off", "x", "name", "startpos"]))
+    if tokens[0] == "quit" and rng.random() < 0.9:
+        tokens[0] = "isready"   # keep most sessions going; quit is tested below
+    if rng.random() < 0.3:
+        tokens = garble(rng, tokens)
+    sep = rng.choice([" ", " ", "  ", "\t"])
+    return sep.join(tokens) + rng.choice(["", "", "\r", " "])
+
+
+class FuzzEngine(FakeEngine):
+    """The fake engine with a cap on work, so that a huge `go nodes` or
+    `go movetime` in the fuzz stream cannot stall the run."""
+
+    def search(self, board, *, nodes=None, movetime=None, infinite=False, **kwargs):
+        if not infinite:
+            nodes = min(nodes or 50, 50)
+            movetime = None if movetime is None else min(movetime, 0.01)
+        return super().search(board, nodes=nodes, movetime=movetime, infinite=infinite, **kwargs)
+
+
+def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    rng = random.Random(20261121)
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=FuzzEngine, network_loader=FakeLoader(), cwd=tmp_path)
+    engine.handle(f"setoption name WeightsFile value {maia_path}")
+    start = time.monotonic()
+    quits = 0
+    for i in range(N_LINES):
+        line = random_line(rng)
+        if rng.random() < 0.2:    # often point the net at the real file again
+            engine.handle(f"setoption name WeightsFile value {maia_path}")
+        alive = engine.handle(line)
+        if not alive:
+            quits += 1
+            engine = uci.UciEngine(out, engine_class=FuzzEngine, network_loader=FakeLoader(), cwd=tmp_path)
+            engine.handle(f"setoption name WeightsFile value {maia_path}")
+        assert time.monotonic() - start < TIME_LIMIT_S, f"too slow at line {i}"
+        if len(out.lines) > 5000:
+            check_output(out.take())
+    engine.handle("stop")
+    check_output(out.take())
+
+    # still serving after all that
+    for command in ("ucinewgame", "setoption name UCI_Chess960 value false", "setoption name Ponder value false",
+                    "setoption name Backend value cpu", "setoption name BackendOptions value ",
+                    f"setoption name WeightsFile value {maia_path}", "position startpos moves e2e4", "isready"):
+        engine.handle(command)
+    out.wait_for("readyok")
+    engine.handle("go nodes 3")
+    best = out.wait_for("bestmove").split()[1]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(best) in board.legal_moves
+    assert engine.handle("quit") is False
+    assert threading.active_count() < 10      # no search threads left behind
+
+
+def check_output(lines):
+    for line in lines:
+        assert "\n" not in line and "\r" not in line
+        assert "internal error" not in line and "search failed" not in line, line
