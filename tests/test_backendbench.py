@@ -121,3 +121,18 @@ def test_cli_dispatches_backendbench(tiny_net, capsys):
     assert main(["backendbench", "-w", str(tiny_net), "-b", "cpu", "--batches", "1",
                  "--seconds", "0.01", "--positions", "2"]) == 0
     assert "throughput" in capsys.readouterr().out
+
+
+def test_threads_option_sets_blas_threads(tiny_net, tmp_path):
+    from lc0_rocm.backends import blas_threads
+    before = blas_threads.get_threads()
+    if before is None:
+        pytest.skip("numpy's BLAS here is not OpenBLAS; its threads cannot be set")
+    out = tmp_path / "t.json"
+    try:
+        assert bb.main(["-w", str(tiny_net), "-b", "cpu", "--batches", "1", "--seconds", "0.01",
+                        "--positions", "2", "--threads", "1", "--json", str(out)]) == 0
+        assert json.loads(out.read_text())["blas_threads"] == 1
+    finally:
+        blas_threads.set_threads(before)
+    assert bb.main(["-w", str(tiny_net), "--threads", "0"]) == 2

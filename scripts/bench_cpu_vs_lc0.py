@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Side-by-side throughput: `lc0-rocm backendbench --backend cpu` against
+`lc0 backendbench --backend=eigen`, same net, same batch sizes.
+
+The two are interleaved per batch size and round (lc0, ours, lc0, ours...) so
+that both see the same machine load; the table gives each one's median over
+the rounds, as markdown ready for BENCHMARKS.md.
+
+    python scripts/bench_cpu_vs_lc0.py [--net PATH] [--batches 1,16,32,64] [--rounds 3] [--seconds 3]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT_NET = ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"
+LC0_LINE = re.compile(r"batch size (\d+) with inference average time ([\d.]+)ms - throughput ([\d.]+) nps")
+
+
+def lc0_nps(lc0: str, net: str, batch: int, seconds: float, estimate: float) -> float:
+    """lc0's own figure: batch size / mean time over --batches runs."""
+    runs = max(5, int(seconds * estimate / batch))
+    out = subprocess.run(
+        [lc0, "backendbench", "--backend=eigen", f"--weights={net}", f"--batches={runs}",
+         f"--start-batch-size={batch}", f"--max-batch-size={batch}"],
+        capture_output=True, text=True, check=True).stdout
+    found = LC0_LINE.findall(out)
+    if not found:
+        raise RuntimeError(f"unexpected lc0 output:\n{out}")
+    return float(found[-1][2])
+
+
+def ours_nps(net: str, batch: int, seconds: float) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        subprocess.run(
+            [sys.executable, "-m", "lc0_rocm", "backendbench", "-w", net, "--backend", "cpu",
+             "--batches", str(batch), "--seconds", str(seconds), "--json", str(out)],
+            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        return json.loads(out.read_text())["results"][0]
+
+
+def cpu_name() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--net", default=str(DEFAULT_NET))
+    p.add_argument("--batches", default="1,16,32,64")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--seconds", type=float, default=3.0, help="per run and batch size")
+    args = p.parse_args(argv)
+    lc0 = shutil.which("lc0")
+    if lc0 is None:
+        print("bench_cpu_vs_lc0: `lc0` is not on PATH", file=sys.stderr)
+        return 2
+    if not os.path.isfile(args.net):
+        print(f"bench_cpu_vs_lc0: net not found: {args.net}", file=sys.stderr)
+        return 2
+    batches = [int(b) for b in args.batches.split(",")]
+    load_before = os.getloadavg()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    results = {}
+    for batch in batches:
+        theirs, ours = [], []
+        for _ in range(args.rounds):
+            theirs.append(lc0_nps(lc0, args.net, batch, args.seconds, estimate=theirs[-1] if theirs else 700))
+            ours.append(ours_nps(args.net, batch, args.seconds)["mean_nps"])
+            print(f"batch {batch}: lc0 eigen {theirs[-1]:.0f} pos/s, lc0-rocm cpu {ours[-1]:.0f} pos/s",
+                  file=sys.stderr, flush=True)
+        results[batch] = (statistics.median(theirs), statistics.median(ours), theirs, ours)
+    load_after = os.getloadavg()
+
+    print(f"Measured {started:%Y-%m-%d %H:%M} UTC on {cpu_name()}, {os.cpu_count()} cores; "
+          f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after; "
+          f"net {os.path.basename(args.net)}; median of {args.rounds} interleaved rounds, "
+          f"~{args.seconds:g} s each.\n")
+    print("| batch | lc0 eigen pos/s | lc0-rocm cpu pos/s | ratio | lc0 rounds | lc0-rocm rounds |")
+    print("|---:|---:|---:|---:|---|---|")
+    for batch, (theirs, ours, all_theirs, all_ours) in results.items():
+        print(f"| {batch} | {theirs:.0f} | {ours:.0f} | {ours / theirs:.2f} | "
+              f"{', '.join(f'{x:.0f}' for x in all_theirs)} | {', '.join(f'{x:.0f}' for x in all_ours)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
