@@ -41,3 +41,104 @@ def test_spec_is_frozen(maia_path):
     spec = NetSpec.from_weights(load_weights(maia_path))
     with pytest.raises(Exception):
         spec.filters = 1
+
+
+def spec_of(make_test_net, preset, **shape):
+    return NetSpec.from_weights(load_weights(preset_or_skip(make_test_net, preset, **shape)))
+
+
+def test_tiny_attention_spec(make_test_net):
+    spec = spec_of(make_test_net, "tiny-attn")
+    assert spec.body == "attention" and spec.blocks == 0 and spec.filters == 0
+    assert spec.input_embedding == "pe_map" and spec.embedding_inputs == 112 + 64
+    assert spec.encoder_layers == 2 and spec.embedding_size == 64 and spec.heads == 4
+    assert spec.d_model % spec.heads == 0 and spec.dff > 0
+    assert spec.has_smolgen and spec.smolgen_gen_size > 0 and spec.smolgen_hidden_channels > 0
+    assert spec.encoder_alpha == pytest.approx((2 * 2) ** -0.25)
+    assert spec.layer_norm_epsilon == 1e-6
+    assert spec.policy == "attention" and spec.policy_d_model > 0
+    assert spec.policy_encoder_layers >= 1 and spec.policy_encoder_heads > 0
+    assert spec.policy_encoder_alpha == 1.0 and spec.policy_layer_norm_epsilon == 1e-6
+    # Attention-body heads use the net's own activations.
+    assert spec.policy_embedding_activation == spec.default_activation
+    assert spec.policy_encoder_ffn_activation == spec.ffn_activation
+    assert spec.policy_encoder_smolgen_activation == spec.smolgen_activation
+    assert NF.ACTIVATION_DEFAULT not in (spec.ffn_activation, spec.smolgen_activation)
+
+
+def test_tiny_bt_spec(make_test_net):
+    spec = spec_of(make_test_net, "tiny-bt")
+    assert spec.multihead and spec.network == NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT
+    assert spec.input_embedding == "pe_dense" and spec.layer_norm_epsilon == 1e-3
+    assert spec.embedding_inputs == 112 + spec.pe_dense_channels and spec.embedding_dff > 0
+    assert spec.policy_heads[0] == "vanilla" and spec.value_heads[0] == "winner"
+    assert len(spec.policy_heads) > 1 and len(spec.value_heads) > 1
+
+
+def test_attention_policy_on_resnet_uses_selu(make_test_net):
+    spec = spec_of(make_test_net, "tiny-resnet-attnpolicy")
+    assert spec.body == "resnet" and spec.policy == "attention"
+    assert spec.policy_embedding_activation == NF.ACTIVATION_SELU
+    assert spec.policy_encoder_ffn_activation == NF.ACTIVATION_SELU
+    assert spec.policy_encoder_smolgen_activation == NF.ACTIVATION_NONE
+    assert spec.default_activation == NF.ACTIVATION_RELU
+
+
+def test_mish_default(make_test_net):
+    spec = spec_of(make_test_net, "tiny-resnet-mish")
+    assert spec.default_activation == NF.ACTIVATION_MISH
+
+
+def test_classical_heads(make_test_net):
+    spec = spec_of(make_test_net, "tiny-resnet-classical")
+    assert (spec.policy, spec.value, spec.se, spec.moves_left) == ("classical", "classical",
+                                                                   False, False)
+    assert spec.policy_channels > 0 and spec.se_channels == 0
+
+
+def rewrite_format(tmp_path, source, **fields):
+    import gzip
+    net = net_pb2.Net()
+    net.ParseFromString(gzip.decompress(source.read_bytes()))
+    nf = net.format.network_format
+    for key, value in fields.items():
+        setattr(nf, key, value)
+    path = tmp_path / "rewritten.pb.gz"
+    path.write_bytes(gzip.compress(net.SerializeToString()))
+    return NetSpec.from_weights(load_weights(path))
+
+
+def test_default_activations_resolve(make_test_net, tmp_path):
+    source = preset_or_skip(make_test_net, "tiny-attn")
+    spec = rewrite_format(tmp_path, source, default_activation=NF.DEFAULT_ACTIVATION_MISH,
+                          ffn_activation=NF.ACTIVATION_DEFAULT,
+                          smolgen_activation=NF.ACTIVATION_DEFAULT)
+    assert spec.default_activation == spec.ffn_activation == spec.smolgen_activation \
+        == NF.ACTIVATION_MISH
+    spec = rewrite_format(tmp_path, source, default_activation=NF.DEFAULT_ACTIVATION_RELU,
+                          ffn_activation=NF.ACTIVATION_RELU_2,
+                          smolgen_activation=NF.ACTIVATION_DEFAULT)
+    assert spec.default_activation == spec.smolgen_activation == NF.ACTIVATION_RELU
+    assert spec.ffn_activation == NF.ACTIVATION_RELU_2
+
+
+def test_explicit_none_embedding_is_pe_map(make_test_net, tmp_path):
+    # lc0's eigen backend concatenates the PE_MAP encoding unless PE_DENSE.
+    source = preset_or_skip(make_test_net, "tiny-attn")
+    spec = rewrite_format(tmp_path, source, input_embedding=NF.INPUT_EMBEDDING_NONE)
+    assert spec.input_embedding == "pe_map" and spec.embedding_inputs == 176
+
+
+@pytest.mark.parametrize("preset,size,layers,heads,embedding", [
+    ("t82", 768, 15, 24, "pe_map"), ("bt4", 1024, 15, 32, "pe_dense")])
+def test_big_presets(make_test_net, preset, size, layers, heads, embedding):
+    spec = spec_of(make_test_net, preset)
+    assert (spec.embedding_size, spec.encoder_layers, spec.heads) == (size, layers, heads)
+    assert spec.input_embedding == embedding and spec.has_smolgen
+    assert spec.multihead == (preset == "bt4")
+
+
+def test_resnet_se_preset(make_test_net):
+    spec = spec_of(make_test_net, "resnet-se")
+    assert (spec.blocks, spec.filters, spec.se, spec.moves_left) == (10, 128, True, True)
+    assert spec.moves_left_channels > 0 and spec.moves_left_hidden > 0
