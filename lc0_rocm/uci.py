@@ -134,26 +134,29 @@ def parse_position(tokens: list[str], chess960: bool = False) -> tuple[chess.Boa
     return board, None
 
 
-_FATAL_STATUS = (chess.STATUS_EMPTY | chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING
-                 | chess.STATUS_TOO_MANY_KINGS | chess.STATUS_PAWNS_ON_BACKRANK
-                 | chess.STATUS_OPPOSITE_CHECK | chess.STATUS_TOO_MANY_WHITE_PIECES
-                 | chess.STATUS_TOO_MANY_BLACK_PIECES | chess.STATUS_TOO_MANY_WHITE_PAWNS
-                 | chess.STATUS_TOO_MANY_BLACK_PAWNS)
+# Positions the search accepts although python-chess flags them (they occur
+# in real games from odd FENs and do no harm to move generation).
+_TOLERATED_STATUS = chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
 
 
 def board_from_fen(fen: str, chess960: bool = False) -> chess.Board:
     """A board for `fen`; UciError when the FEN is malformed or the position
     cannot be played (no king, a pawn on the back rank, side not to move in
-    check, ...)."""
+    check, ...). Castling rights without their king and rook, and an
+    impossible en-passant square, are dropped."""
     try:
         board = chess.Board(fen, chess960=chess960)
     except ValueError as e:
         raise UciError(f"malformed FEN {_echo(fen)}: {e}") from None
-    status = board.status()
-    if status & _FATAL_STATUS:
+    if board.status() & chess.STATUS_BAD_CASTLING_RIGHTS:
+        board.castling_rights = board.clean_castling_rights()
+    if board.status() & chess.STATUS_INVALID_EP_SQUARE:
+        board.ep_square = None
+    bad = board.status() & ~_TOLERATED_STATUS
+    if bad:
         problems = [name[len("STATUS_"):].lower().replace("_", " ")
                     for name in dir(chess) if name.startswith("STATUS_")
-                    and getattr(chess, name) & status & _FATAL_STATUS]
+                    and getattr(chess, name) & bad]
         raise UciError(f"invalid position {_echo(fen)}: {', '.join(sorted(problems))}")
     return board
 
@@ -253,7 +256,7 @@ def verbose_move_stats(result, board: chess.Board) -> list[str]:
         else:
             line += "(WL:  -.-----) (D: -.---) "
         line += f"(M: {float(m):4.1f}) " if (m is not None and visits > 0) else "(M:  -.-) "
-        line += f"(Q: {float(q):8.5f})" if q is not None else "(Q:  -.-----)"
+        line += f"(Q: {float(q):8.5f})" if (q is not None and visits > 0) else "(Q:  -.-----)"
         lines.append(line.rstrip())
     total = int(getattr(result, "nodes", 0) or 0)
     q = getattr(result, "q", None)
@@ -773,9 +776,7 @@ class UciEngine:
         if best is None or best not in board.legal_moves:
             if best is not None:
                 self.error(f"search returned an illegal move {best.uci()}")
-            best = next(iter(board.legal_moves), None)
-            if best is None:
-                return "bestmove (none)"
+            return "bestmove (none)"  # the error above says why; no made-up move
         line = f"bestmove {best.uci()}"
         ponder = getattr(result, "ponder_move", None) if result is not None else None
         if ponder is not None:

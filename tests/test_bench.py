@@ -1,0 +1,86 @@
+"""`lc0-rocm bench`: lc0's positions and limits, per-position and total nps."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import chess
+import pytest
+
+from lc0_rocm import bench
+from tests.uci_fakes import FakeEngine, FakeNetwork
+
+
+@pytest.mark.skipif(shutil.which("lc0") is None, reason="needs the lc0 binary on PATH")
+def test_positions_are_lc0s():
+    """lc0 prints its benchmark positions; ours must be the same list."""
+    proc = subprocess.run(["lc0", "benchmark", "--backend=random", "--nodes=1",
+                           f"--num-positions={len(bench.POSITIONS)}"],
+                          capture_output=True, text=True, timeout=120)
+    theirs = re.findall(r"^Position: \d+/\d+ (.*)$", proc.stdout, flags=re.M)
+    assert theirs == bench.POSITIONS
+
+
+def test_positions_parse_with_history():
+    for position in bench.POSITIONS:
+        board = bench.board_for(position)
+        assert board.is_valid() or board.status() == chess.STATUS_TOO_MANY_CHECKERS
+        assert len(board.move_stack) == len(position.partition(" moves ")[2].split())
+    assert len(bench.board_for(bench.POSITIONS[18]).move_stack) == 4
+
+
+def test_defaults_and_bad_arguments():
+    args = bench.parse_args([])
+    assert (args.movetime, args.num_positions, args.nodes, args.nncache) == (500, 10, -1, 200000)
+    for bad in (["--num-positions", "0"], ["--num-positions", "35"], ["--nodes", "-1", "--movetime", "-1"],
+                ["--nodes", "0"], ["--threads", "x"]):
+        with pytest.raises(SystemExit):
+            bench.parse_args(bad)
+
+
+def test_run_reports_each_position_and_the_total():
+    engine = FakeEngine(FakeNetwork("x"))
+    lines = []
+    results = bench.run(engine, bench.POSITIONS[:3], nodes=7, movetime_ms=None, out=lines.append)
+    assert [r[0] for r in results] == [7, 7, 7]
+    assert engine.new_games == 3                        # a fresh tree for every position
+    searches = [engine.searches.get_nowait() for _ in range(3)]
+    assert all(s["nodes"] == 7 and s["movetime"] is None for s in searches)
+    assert searches[0]["fen"] == chess.STARTING_FEN
+    text = "\n".join(lines)
+    assert text.count("Position: ") == 3 and "Position: 3/3" in text
+    assert text.count("bestmove ") == 3 and text.count("Position nps: ") == 3
+    assert re.search(r"Benchmark time \d+ ms, 7 nodes, \d+ nps, move \w+", text)
+    total = bench.summary(results)
+    ms = sum(r[1] for r in results)
+    assert f"Nodes searched  : 21" in total and f"Total time (ms) : {ms}" in total
+    assert f"Nodes/second    : {round(21000 / (ms + 1))}" in total
+
+
+def test_movetime_is_passed_in_seconds():
+    engine = FakeEngine(FakeNetwork("x"))
+    bench.run(engine, bench.POSITIONS[:1], nodes=None, movetime_ms=20, out=lambda line: None)
+    search = engine.searches.get_nowait()
+    assert search["movetime"] == pytest.approx(0.02) and search["nodes"] is None
+
+
+def test_missing_net_says_what_to_do(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    pytest.importorskip("lc0_rocm.network", reason="lc0_rocm.network not written yet")
+    assert bench.main(["--nodes", "1"]) == 1
+    assert "fetch-net" in capsys.readouterr().err
+
+
+def test_bench_with_maia_on_cpu(maia_path, capsys):
+    pytest.importorskip("lc0_rocm.network", reason="lc0_rocm.network not written yet")
+    assert bench.main(["--weights", str(maia_path), "--backend", "cpu", "--nodes", "20",
+                       "--movetime", "-1", "--num-positions", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Position: ") == 2 and "Nodes/second" in out
+    moves = re.findall(r"^bestmove (\S+)$", out, flags=re.M)
+    for position, move in zip(bench.POSITIONS, moves):
+        assert chess.Move.from_uci(move) in bench.board_for(position).legal_moves
+    searched = int(re.search(r"Nodes searched  : (\d+)", out).group(1))
+    assert 2 * 20 <= searched <= 2 * 20 + 2 * 16     # node limit, plus at most a batch in flight
