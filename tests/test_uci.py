@@ -534,3 +534,17 @@ def test_real_clock_game_never_flags(popen):
         assert clock[board.turn] > 0, f"flagged at ply {board.ply()}"
         clock[board.turn] += inc
         board.push(result.move)
+
+
+def test_launcher_script_speaks_uci(tmp_path):
+    import os
+    import pathlib
+    import subprocess
+    script = pathlib.Path(__file__).resolve().parent.parent / "uci" / "lc0-rocm.sh"
+    env = dict(os.environ, LC0_ROCM_PYTHON=sys.executable, LC0_ROCM_ARGS="--backend=cpu")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([str(script), "--threads=1"], input="uci\nsetoption name Bogus value 1\nquit\n",
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and lines[0] == "id name lc0-rocm" and "uciok" in lines
+    assert "info string error Unknown option: Bogus" in lines
