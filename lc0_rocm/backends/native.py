@@ -1,0 +1,624 @@
+"""GPU backends `rocm`, `rocm-fp16`, `rocm-auto`, `cuda`, `cuda-fp16`, `cuda-auto`.
+
+The only Python user of cffi. It finds a toolchain (hipcc -> AMD, nvcc ->
+NVIDIA) and the GPU architecture, compiles native/ into a per-user cache
+(`~/.cache/lc0-rocm/native/<source hash>-<arch>/`), loads the library with
+cffi, hands it the net as named float32 tensors and runs forward passes.
+
+Tensor names given to the library (see native/src/resnet.h for the
+convolution body's derived ones):
+  * convolution bodies: "resnet.*", batch norm folded, matrices [in][out],
+    NHWC (square-major) layouts; policy gather indices as int32;
+  * attention bodies: every Layer of the proto tree under its dotted path
+    ("encoder.3.mha.q_w", "ip_emb_w", "smolgen_w", ...), the resolved heads
+    under "policy_head." and "value_head." (Weights.policy_head() /
+    value_head(), so multi-head files look like single-head ones),
+    "meta.headcount" and "meta.pol_headcount" (int32 scalars), and
+    "map.attention_policy_gather" (int32 [1858], index into 64*64+8*24);
+  * a convolution body with an attention policy also gets "policy_head.*",
+    "meta.pol_headcount" and "map.attention_policy_gather".
+
+Environment overrides: LC0ROCM_TOOLCHAIN (hip|cuda), LC0ROCM_GPU_ARCH
+(gfx90a, sm_90, ...), LC0ROCM_CACHE_DIR, LC0ROCM_NATIVE_SRC.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import hashlib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+from lc0_rocm._proto import net_pb2
+from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, Backend, BackendError
+
+NF = net_pb2.NetworkFormat
+VENDOR_OF_PREFIX = {"rocm": "amd", "cuda": "nvidia"}
+DEFAULT_MAX_BATCH = 1024
+CXX_STD = "-std=c++17"
+
+
+class NativeError(BackendError):
+    """The native GPU library cannot be built, loaded or run."""
+
+
+# ---------------------------------------------------------------- names
+def split_name(name: str) -> tuple[str, str]:
+    """'rocm-fp16' -> ('amd', 'fp16'); precision is 'fp32', 'fp16' or 'auto'."""
+    prefix, _, precision = name.partition("-")
+    if prefix not in VENDOR_OF_PREFIX or precision not in ("", "fp16", "auto"):
+        raise NativeError(f"not a native backend name: {name!r}")
+    return VENDOR_OF_PREFIX[prefix], precision or "fp32"
+
+
+# ---------------------------------------------------------------- sources
+def source_dir() -> pathlib.Path:
+    """native/ next to the package (a checkout), or the packaged copy."""
+    env = os.environ.get("LC0ROCM_NATIVE_SRC")
+    candidates = [pathlib.Path(env)] if env else []
+    here = pathlib.Path(__file__).resolve().parent.parent
+    candidates += [here.parent / "native", here / "native_src"]
+    for c in candidates:
+        if (c / "include" / "lc0rocm.h").is_file():
+            return c
+    raise NativeError("native sources not found (looked in "
+                      + ", ".join(str(c) for c in candidates) + ")")
+
+
+def source_files(src: pathlib.Path) -> list[pathlib.Path]:
+    """Every translation unit: src/**/*.cpp and src/**/*.hip."""
+    files = sorted(p for p in (src / "src").rglob("*") if p.suffix in (".cpp", ".hip"))
+    if not files:
+        raise NativeError(f"no .cpp/.hip files under {src / 'src'}")
+    return files
+
+
+def source_hash(src: pathlib.Path, extra: str = "") -> str:
+    """Hash of every source and header (path + content) and the build recipe."""
+    h = hashlib.sha256(extra.encode())
+    for p in sorted(src.rglob("*")):
+        if p.is_file() and p.suffix in (".cpp", ".hip", ".h", ".hpp", ".inc"):
+            h.update(str(p.relative_to(src)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def cdef_text(src: pathlib.Path | None = None) -> str:
+    """The C declarations between the CDEF markers of lc0rocm.h."""
+    header = ((src or source_dir()) / "include" / "lc0rocm.h").read_text()
+    m = re.search(r"/\* LC0ROCM_CDEF_BEGIN \*/(.*)/\* LC0ROCM_CDEF_END \*/", header, re.S)
+    if m is None:
+        raise NativeError("lc0rocm.h has no LC0ROCM_CDEF_BEGIN/END block")
+    return m.group(1)
+
+
+# ---------------------------------------------------------------- toolchain
+@dataclasses.dataclass(frozen=True)
+class Toolchain:
+    vendor: str          # "amd" | "nvidia"
+    compiler: str        # path of hipcc / nvcc
+    include_dirs: tuple[str, ...] = ()
+    library_dirs: tuple[str, ...] = ()
+    libraries: tuple[str, ...] = ()   # linker -l arguments
+
+
+def _which(name: str, extra_dirs=()) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    for d in extra_dirs:
+        p = pathlib.Path(d) / name
+        if p.is_file() and os.access(p, os.X_OK):
+            return str(p)
+    return None
+
+
+def _cuda_roots(nvcc: str) -> list[pathlib.Path]:
+    roots = [pathlib.Path(os.environ[v]) for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    real = pathlib.Path(nvcc).resolve()
+    roots += [real.parent.parent, pathlib.Path("/usr/local/cuda")]
+    # pip's nvidia-* wheels (PyTorch's cuBLAS): site-packages/nvidia/cu13, nvidia/cublas, ...
+    try:
+        import nvidia  # type: ignore[import-not-found]
+        for base in getattr(nvidia, "__path__", []):
+            roots += sorted(pathlib.Path(base).glob("*"))
+    except ImportError:
+        pass
+    return roots
+
+
+def find_cublas(nvcc: str) -> tuple[str, str, str]:
+    """(include dir, library dir, -l argument) of cuBLAS, or NativeError."""
+    for root in _cuda_roots(nvcc):
+        inc = root / "include"
+        if not (inc / "cublas_v2.h").is_file():
+            inc = root / "targets" / "x86_64-linux" / "include"
+            if not (inc / "cublas_v2.h").is_file():
+                continue
+        for libdir in (root / "lib64", root / "lib", root / "targets" / "x86_64-linux" / "lib"):
+            if (libdir / "libcublas.so").exists():
+                return str(inc), str(libdir), "-lcublas"
+            versioned = sorted(libdir.glob("libcublas.so.*"))
+            if versioned:
+                return str(inc), str(libdir), f"-l:{versioned[0].name}"
+    raise NativeError("cuBLAS not found (need cublas_v2.h and libcublas.so under "
+                      "CUDA_HOME, /usr/local/cuda or a pip nvidia-cublas package)")
+
+
+def detect_toolchain(vendor: str | None = None) -> Toolchain:
+    """The compiler for `vendor` ("amd"/"nvidia"), or the first one found."""
+    want = vendor or os.environ.get("LC0ROCM_TOOLCHAIN", "").replace("hip", "amd").replace("cuda", "nvidia") or None
+    rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
+    tried = []
+    if want in (None, "amd"):
+        hipcc = _which("hipcc", [f"{rocm}/bin"])
+        if hipcc:
+            return Toolchain("amd", hipcc, (), (f"{rocm}/lib",), ("-lhipblas",))
+        tried.append("hipcc (PATH, $ROCM_PATH/bin)")
+    if want in (None, "nvidia"):
+        nvcc = _which("nvcc", ["/usr/local/cuda/bin"])
+        if nvcc:
+            inc, libdir, lib = find_cublas(nvcc)
+            return Toolchain("nvidia", nvcc, (inc,), (libdir,), (lib,))
+        tried.append("nvcc (PATH, /usr/local/cuda/bin)")
+    raise NativeError(f"no GPU toolchain: {' and '.join(tried)} not found")
+
+
+def _run(cmd: list[str], timeout: float = 20) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout if out.returncode == 0 else ""
+
+
+def detect_arch(vendor: str) -> str:
+    """GPU architecture ("gfx90a", "sm_90") of device 0, or NativeError."""
+    env = os.environ.get("LC0ROCM_GPU_ARCH")
+    if env:
+        return env
+    if vendor == "amd":
+        rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
+        tool = _which("rocm_agent_enumerator", [f"{rocm}/bin"])
+        if tool:
+            archs = [a for a in _run([tool]).split() if a.startswith("gfx") and a != "gfx000"]
+            if archs:
+                return archs[0]
+        try:  # hip-python, when installed
+            from hip import hip  # type: ignore[import-not-found]
+            props = hip.hipDeviceProp_t()
+            if hip.hipGetDeviceProperties(props, 0)[0] == hip.hipError_t.hipSuccess:
+                return props.gcnArchName.decode().split(":")[0]
+        except Exception:  # noqa: BLE001 - any failure means "not found this way"
+            pass
+        raise NativeError("no AMD GPU found (rocm_agent_enumerator and hip-python "
+                          "list none; set LC0ROCM_GPU_ARCH to override)")
+    smi = _which("nvidia-smi")
+    if smi:
+        caps = _run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"]).split()
+        if caps:
+            major, _, minor = caps[0].partition(".")
+            return f"sm_{major}{minor or '0'}"
+    raise NativeError("no NVIDIA GPU found (nvidia-smi lists none; set "
+                      "LC0ROCM_GPU_ARCH to override)")
+
+
+# ---------------------------------------------------------------- build
+def cache_root() -> pathlib.Path:
+    env = os.environ.get("LC0ROCM_CACHE_DIR")
+    if env:
+        return pathlib.Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "lc0-rocm" / "native"
+
+
+def compile_command(tc: Toolchain, arch: str, src: pathlib.Path, source: pathlib.Path,
+                    obj: pathlib.Path) -> list[str]:
+    incs = [f"-I{d}" for d in tc.include_dirs]
+    if tc.vendor == "nvidia":
+        return [tc.compiler, "-x", "cu", f"-arch={arch}", CXX_STD, "-O3", "-Xcompiler", "-fPIC",
+                *incs, "-c", str(source), "-o", str(obj)]
+    return [tc.compiler, "-x", "hip", f"--offload-arch={arch}", CXX_STD, "-O3", "-fPIC",
+            *incs, "-c", str(source), "-o", str(obj)]
+
+
+def link_command(tc: Toolchain, objs: list[pathlib.Path], out: pathlib.Path) -> list[str]:
+    libdirs = [f"-L{d}" for d in tc.library_dirs]
+    rpaths = [f"-Wl,-rpath,{d}" for d in tc.library_dirs]
+    if tc.vendor == "nvidia":
+        rpaths = [f"-Xlinker=-rpath,{d}" for d in tc.library_dirs]
+    return [tc.compiler, "-shared", "-o", str(out), *map(str, objs), *libdirs, *rpaths,
+            *tc.libraries]
+
+
+def build(vendor: str | None = None, arch: str | None = None, force: bool = False,
+          verbose: bool = False) -> pathlib.Path:
+    """Compile the library (or find it in the cache) and return its path."""
+    tc = detect_toolchain(vendor)
+    arch = arch or detect_arch(tc.vendor)
+    src = source_dir()
+    recipe = f"{tc.vendor}|{tc.compiler}|{arch}|{CXX_STD}|{tc.include_dirs}|{tc.libraries}"
+    target_dir = cache_root() / f"{source_hash(src, recipe)}-{arch}"
+    lib = target_dir / "liblc0rocm.so"
+    if lib.is_file() and not force:
+        return lib
+    target_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as tmp:
+        tmp = pathlib.Path(tmp)
+        files = source_files(src)
+        objs = [tmp / (str(f.relative_to(src)).replace(os.sep, "_") + ".o") for f in files]
+
+        def compile_one(pair):
+            source, obj = pair
+            cmd = compile_command(tc, arch, src, source, obj)
+            if verbose:
+                print(" ".join(cmd), file=sys.stderr)
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise NativeError(f"compiling {source.relative_to(src)} failed:\n{r.stderr[-4000:]}")
+
+        workers = max(1, min(len(files), os.cpu_count() or 1))
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            list(pool.map(compile_one, zip(files, objs)))
+        out = tmp / "liblc0rocm.so"
+        cmd = link_command(tc, objs, out)
+        if verbose:
+            print(" ".join(cmd), file=sys.stderr)
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise NativeError(f"linking the native library failed:\n{r.stderr[-4000:]}")
+        target_dir.mkdir(parents=True, exist_ok=True)
+        os.replace(out, lib)  # atomic: a concurrent build leaves one complete file
+    return lib
+
+
+# ---------------------------------------------------------------- loading
+_LOADED: dict[str, tuple] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_library(path: str | os.PathLike, src: pathlib.Path | None = None):
+    """(ffi, lib) for a built library, checking its ABI version."""
+    import cffi
+
+    path = str(path)
+    with _LOAD_LOCK:
+        if path in _LOADED:
+            return _LOADED[path]
+        ffi = cffi.FFI()
+        ffi.cdef(cdef_text(src))
+        try:
+            lib = ffi.dlopen(path)
+        except OSError as e:
+            raise NativeError(f"cannot load the native library {path}: {e}") from None
+        want = int(lib.LC0ROCM_ABI_VERSION)
+        have = lib.lc0rocm_abi_version()
+        if have != want:
+            raise NativeError(f"{path}: ABI version {have}, this package needs {want}; "
+                              "rebuild with `lc0-rocm build-native --force`")
+        _LOADED[path] = (ffi, lib)
+        return ffi, lib
+
+
+def check(ffi, lib, status: int, what: str) -> None:
+    if status != 0:
+        message = ffi.string(lib.lc0rocm_last_error()).decode(errors="replace")
+        raise NativeError(f"{what}: {message or 'status ' + str(status)}")
+
+
+def device_info(ffi, lib, device: int = 0) -> dict:
+    info = ffi.new("lc0rocm_device_info*")
+    check(ffi, lib, lib.lc0rocm_get_device_info(device, info), "device info")
+    return {
+        "name": ffi.string(info.name).decode(), "arch": ffi.string(info.arch).decode(),
+        "vendor": {1: "amd", 2: "nvidia"}.get(info.vendor, "?"), "warp_size": info.warp_size,
+        "multiprocessors": info.multiprocessors, "fast_fp16": bool(info.fast_fp16),
+        "total_memory": int(info.total_memory),
+    }
+
+
+# ---------------------------------------------------------------- weights -> tensors
+CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
+               NF.NETWORK_CLASSICAL_WITH_HEADFORMAT, NF.NETWORK_SE_WITH_HEADFORMAT)
+ATTENTION_BODIES = (NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT,
+                    NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT)
+
+
+def resolve_activations(fmt) -> tuple[int, int, int]:
+    """(default, ffn, smolgen) as ActivationFunction values, DEFAULT resolved."""
+    default = NF.ACTIVATION_MISH if fmt.default_activation == NF.DEFAULT_ACTIVATION_MISH else NF.ACTIVATION_RELU
+    def resolve(fn):
+        return default if fn == NF.ACTIVATION_DEFAULT else fn
+    return default, resolve(fmt.ffn_activation), resolve(fmt.smolgen_activation)
+
+
+def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
+    """Every Layer of a Node tree under its dotted proto path."""
+    out: dict[str, np.ndarray] = {}
+    if node is None:
+        return out
+    for key, value in vars(node).items():
+        name = prefix + key
+        if isinstance(value, np.ndarray):
+            if value.size:
+                out[name] = value
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, np.ndarray):
+                    out[f"{name}.{i}"] = item
+                else:
+                    out.update(flatten_node(item, f"{name}.{i}."))
+        elif hasattr(value, "__dict__") and not isinstance(value, (int, float, str, bytes)):
+            out.update(flatten_node(value, name + "."))
+    return out
+
+
+def _as_f32(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float32).ravel()
+
+
+def resnet_tensors(weights) -> dict[str, np.ndarray]:
+    """Derived tensors of a convolution body (see native/src/resnet.h)."""
+    from lc0_rocm.backends import cpu_resnet as ref  # batch-norm folding and layouts
+
+    fmt, net = weights.format, weights.net
+    t: dict[str, np.ndarray] = {}
+
+    def conv3(prefix, conv):
+        t[prefix + ".w"], t[prefix + ".b"] = _as_f32(conv.matrix), _as_f32(conv.bias)
+
+    def conv1(prefix, conv):
+        t[prefix + ".w"], t[prefix + ".b"] = _as_f32(conv.matrix), _as_f32(conv.bias)
+
+    inp = ref.Conv3(net.input, "input", NUM_PLANES)
+    conv3("resnet.input", inp)
+    c = inp.outputs
+    for i, res in enumerate(net.residual):
+        block = ref.Residual(res, i, c)
+        p = f"resnet.block.{i}"
+        conv3(p + ".conv1", block.conv1)
+        conv3(p + ".conv2", block.conv2)
+        if block.se is not None:
+            w1, b1, w2, b2 = block.se  # w1 carries the 1/64 of a sum pool; we pool by mean
+            t[p + ".se1.w"], t[p + ".se1.b"] = _as_f32(w1 * np.float32(64)), _as_f32(b1)
+            t[p + ".se2.w"], t[p + ".se2.b"] = _as_f32(w2), _as_f32(b2)
+
+    head = weights.policy_head()
+    policy = fmt.policy or NF.POLICY_CLASSICAL
+    if policy == NF.POLICY_CONVOLUTION:
+        from lc0_rocm import tables
+        p1 = ref.Conv3(head.policy1, "policy1", c)
+        p2 = ref.Conv3(head.policy, "policy", p1.outputs)
+        conv3("resnet.policy1", p1)
+        conv3("resnet.policy", p2)
+        gather = np.asarray(tables.CONV_POLICY_GATHER, dtype=np.int64)  # c*64 + square
+        t["resnet.policy.gather"] = np.ascontiguousarray(
+            (gather % 64) * p2.outputs + gather // 64, dtype=np.int32)
+    elif policy == NF.POLICY_CLASSICAL:
+        pc = ref.Conv1(head.policy, "policy", c)
+        conv1("resnet.policy", pc)
+        w, b = ref.dense(head.ip_pol_w, head.ip_pol_b, POLICY_SIZE, pc.outputs * 64, "ip_pol_w", "ip_pol_b")
+        t["resnet.policy_ip.w"] = _as_f32(ref.channel_major_to_nhwc_rows(w, pc.outputs))
+        t["resnet.policy_ip.b"] = _as_f32(b)
+    elif policy == NF.POLICY_ATTENTION:
+        t.update(attention_policy_tensors(weights))
+    else:
+        raise NativeError(f"unsupported policy format {NF.PolicyFormat.Name(policy)}")
+
+    vh = weights.value_head()
+    v = ref.Conv1(vh.value, "value", c)
+    conv1("resnet.value", v)
+    hidden = len(vh.ip1_val_b)
+    w, b = ref.dense(vh.ip1_val_w, vh.ip1_val_b, hidden, v.outputs * 64, "ip1_val_w", "ip1_val_b")
+    t["resnet.value_ip1.w"], t["resnet.value_ip1.b"] = _as_f32(ref.channel_major_to_nhwc_rows(w, v.outputs)), _as_f32(b)
+    outs = 3 if fmt.value == NF.VALUE_WDL else 1
+    w, b = ref.dense(vh.ip2_val_w, vh.ip2_val_b, outs, hidden, "ip2_val_w", "ip2_val_b")
+    t["resnet.value_ip2.w"], t["resnet.value_ip2.b"] = _as_f32(w), _as_f32(b)
+
+    if fmt.moves_left == NF.MOVES_LEFT_V1:
+        m = ref.Conv1(net.moves_left, "moves_left", c)
+        conv1("resnet.mlh", m)
+        hidden = len(net.ip1_mov_b)
+        w, b = ref.dense(net.ip1_mov_w, net.ip1_mov_b, hidden, m.outputs * 64, "ip1_mov_w", "ip1_mov_b")
+        t["resnet.mlh_ip1.w"], t["resnet.mlh_ip1.b"] = _as_f32(ref.channel_major_to_nhwc_rows(w, m.outputs)), _as_f32(b)
+        w, b = ref.dense(net.ip2_mov_w, net.ip2_mov_b, 1, hidden, "ip2_mov_w", "ip2_mov_b")
+        t["resnet.mlh_ip2.w"], t["resnet.mlh_ip2.b"] = _as_f32(w), _as_f32(b)
+    return t
+
+
+def attention_policy_tensors(weights) -> dict[str, np.ndarray]:
+    from lc0_rocm import tables
+
+    head = weights.policy_head()
+    t = {k: _as_f32(v) for k, v in flatten_node(head, "policy_head.").items()}
+    heads = head.pol_headcount or weights.net.pol_headcount or 0
+    t["meta.pol_headcount"] = np.array([heads], np.int32)
+    t["map.attention_policy_gather"] = np.ascontiguousarray(tables.ATTN_POLICY_GATHER, dtype=np.int32)
+    return t
+
+
+def attention_tensors(weights) -> dict[str, np.ndarray]:
+    net = weights.net
+    t = {k: _as_f32(v) for k, v in flatten_node(net).items()
+         if not k.startswith(("policy_heads.", "value_heads."))}
+    t.update(attention_policy_tensors(weights))
+    t.update({k: _as_f32(v) for k, v in flatten_node(weights.value_head(), "value_head.").items()})
+    t["meta.headcount"] = np.array([net.headcount or 0], np.int32)
+    return t
+
+
+def named_tensors(weights) -> dict[str, np.ndarray]:
+    network = weights.format.network
+    if network in CONV_BODIES:
+        return resnet_tensors(weights)
+    if network in ATTENTION_BODIES:
+        return attention_tensors(weights)
+    raise NativeError(f"unsupported network structure {NF.NetworkStructure.Name(network)}")
+
+
+# ---------------------------------------------------------------- backend
+def is_available(name: str) -> tuple[bool, str]:
+    """Toolchain and GPU present? (Does not compile anything.)"""
+    try:
+        vendor, _ = split_name(name)
+        detect_toolchain(vendor)
+        detect_arch(vendor)
+    except NativeError as e:
+        return False, f"{name}: {e}"
+    return True, ""
+
+
+def create(name: str, weights, **options) -> Backend:
+    vendor, precision = split_name(name)
+    device = int(options.pop("device", 0))
+    max_batch = int(options.pop("max_batch", DEFAULT_MAX_BATCH))
+    arch = options.pop("arch", None)
+    if options:
+        raise NativeError(f"{name}: unknown options {sorted(options)} (known: device, max_batch, arch)")
+    ffi, lib = load_library(build(vendor, arch))
+    info = device_info(ffi, lib, device)
+    fp16 = precision == "fp16" or (precision == "auto" and info["fast_fp16"])
+    return NativeBackend(name, ffi, lib, weights, device=device, max_batch=max_batch,
+                         fp16=fp16, info=info)
+
+
+class NativeBackend(Backend):
+    """One net on one GPU. Thread-safe: each calling thread borrows its own
+    native stream from a pool, so forward passes from several threads run
+    concurrently on the GPU (no lock around the forward pass)."""
+
+    def __init__(self, name, ffi, lib, weights, *, device, max_batch, fp16, info):
+        self.name = name
+        self.ffi, self.lib = ffi, lib
+        self.device_info = info
+        self.fp16 = fp16
+        self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
+        fmt = weights.format
+        default, ffn, smolgen = resolve_activations(fmt)
+        cfg = ffi.new("lc0rocm_config*")
+        cfg.device, cfg.precision, cfg.max_batch = device, 1 if fp16 else 0, max_batch
+        cfg.network, cfg.policy = fmt.network, fmt.policy or NF.POLICY_CLASSICAL
+        cfg.value = fmt.value or NF.VALUE_CLASSICAL
+        cfg.moves_left, cfg.input_embedding = fmt.moves_left, fmt.input_embedding
+        cfg.default_activation, cfg.ffn_activation, cfg.smolgen_activation = default, ffn, smolgen
+
+        tensors = named_tensors(weights)
+        keep = []  # the arrays and names must outlive the create call
+        arr = ffi.new("lc0rocm_tensor[]", len(tensors))
+        for i, (key, value) in enumerate(tensors.items()):
+            value = np.ascontiguousarray(value)
+            cname = ffi.new("char[]", key.encode())
+            keep += [value, cname]
+            arr[i].name, arr[i].data, arr[i].count = cname, ffi.from_buffer(value), value.size
+            arr[i].dtype = 1 if value.dtype == np.int32 else 0
+            if value.dtype not in (np.float32, np.int32):
+                raise NativeError(f"tensor {key}: dtype {value.dtype} is neither float32 nor int32")
+        handle = ffi.new("lc0rocm_net**")
+        check(ffi, lib, lib.lc0rocm_create(cfg, arr, len(tensors), handle), f"{name}: create")
+        self._net = handle[0]
+        self._free: list = []
+        self._all: list = []
+        self._pool_lock = threading.Lock()
+
+    # -- stream pool
+    def _take_stream(self):
+        with self._pool_lock:
+            if self._free:
+                return self._free.pop()
+        out = self.ffi.new("lc0rocm_stream**")
+        check(self.ffi, self.lib, self.lib.lc0rocm_stream_create(self._net, out), f"{self.name}: stream")
+        with self._pool_lock:
+            self._all.append(out[0])
+        return out[0]
+
+    def _give_stream(self, stream):
+        with self._pool_lock:
+            self._free.append(stream)
+
+    def _outputs(self, n):
+        return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),
+                np.empty(n, np.float32))
+
+    def forward(self, planes):
+        planes = np.ascontiguousarray(planes, dtype=np.float32)
+        if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
+            raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+        n = planes.shape[0]
+        policy, wdl, mlh = self._outputs(n)
+        if n == 0:
+            return policy, wdl, mlh
+        ffi = self.ffi
+        stream = self._take_stream()
+        try:
+            status = self.lib.lc0rocm_forward_planes(
+                stream, n, ffi.cast("float*", ffi.from_buffer(planes)),
+                ffi.cast("float*", ffi.from_buffer(policy)), ffi.cast("float*", ffi.from_buffer(wdl)),
+                ffi.cast("float*", ffi.from_buffer(mlh)))
+            check(ffi, self.lib, status, f"{self.name}: forward")
+        finally:
+            self._give_stream(stream)
+        return policy, wdl, mlh
+
+    def forward_packed(self, masks, values):
+        masks = np.ascontiguousarray(masks, dtype=np.uint64)
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
+            raise ValueError(f"masks and values must both be (N, {NUM_PLANES}), "
+                             f"got {masks.shape} and {values.shape}")
+        n = masks.shape[0]
+        policy, wdl, mlh = self._outputs(n)
+        if n == 0:
+            return policy, wdl, mlh
+        ffi = self.ffi
+        stream = self._take_stream()
+        try:
+            status = self.lib.lc0rocm_forward(
+                stream, n, ffi.cast("uint64_t*", ffi.from_buffer(masks)),
+                ffi.cast("float*", ffi.from_buffer(values)),
+                ffi.cast("float*", ffi.from_buffer(policy)), ffi.cast("float*", ffi.from_buffer(wdl)),
+                ffi.cast("float*", ffi.from_buffer(mlh)))
+            check(ffi, self.lib, status, f"{self.name}: forward")
+        finally:
+            self._give_stream(stream)
+        return policy, wdl, mlh
+
+    def close(self):
+        with self._pool_lock:
+            streams, self._all, self._free = self._all, [], []
+            net, self._net = getattr(self, "_net", None), None
+        for s in streams:
+            self.lib.lc0rocm_stream_destroy(s)
+        if net is not None:
+            self.lib.lc0rocm_destroy(net)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+# ---------------------------------------------------------------- command
+def build_main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="lc0-rocm build-native",
+                                     description="compile the native GPU library into the user cache")
+    parser.add_argument("--vendor", choices=["amd", "nvidia"], help="toolchain (default: detect)")
+    parser.add_argument("--arch", help="GPU architecture, e.g. gfx90a or sm_90 (default: detect)")
+    parser.add_argument("--force", action="store_true", help="rebuild even when cached")
+    parser.add_argument("--verbose", action="store_true", help="print compiler commands")
+    args = parser.parse_args(argv)
+    try:
+        path = build(args.vendor, args.arch, force=args.force, verbose=args.verbose)
+    except NativeError as e:
+        print(f"lc0-rocm build-native: {e}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
