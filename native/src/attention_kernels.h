@@ -80,11 +80,11 @@ void input_gating(T* x, const float* mult, const float* add, int batch, int chan
                   hipStream_t stream);
 
 // Attention policy to lc0's 1858 order, float output [batch][1858].
-// qk [batch][64][64] holds the scaled logits; keys [batch][64][d] the key
-// projections (bias added); ppo [4][d] the promotion weights (q, r, b, n);
+// qk [batch][64][64] holds the scaled logits; keys [batch*64] rows of d key
+// values (bias added), key_stride elements apart; ppo [4][d] the promotion weights (q, r, b, n);
 // gather [1858] the slot in the 64*64 + 8*24 block of each policy index.
 template <typename T>
-void attention_policy_output(float* out, const T* qk, const T* keys, const float* ppo,
+void attention_policy_output(float* out, const T* qk, const T* keys, int key_stride, const float* ppo,
                              const int32_t* gather, int batch, int d, hipStream_t stream);
 
 }  // namespace attn

@@ -11,13 +11,13 @@ namespace attn {
 
 template <typename T>
 __global__ void attention_policy_output_kernel(float* out, const T* qk, const T* keys,
-                                               const float* ppo, const int32_t* gather, int d) {
+                                               int key_stride, const float* ppo, const int32_t* gather, int d) {
   __shared__ float offsets[4][8];  // [piece q r b n][to file]
   const long long n = blockIdx.x;
   const int tid = threadIdx.x;
   if (tid < 32) {
     const int piece = tid / 8, file = tid % 8;
-    const long long key_row = (n * 64 + 56 + file) * d;
+    const long long key_row = (n * 64 + 56 + file) * key_stride;
     float s = 0.0f;
     for (int i = 0; i < d; ++i) s += load_f(keys, key_row + i) * ppo[piece * d + i];
     offsets[piece][file] = s;
@@ -41,16 +41,17 @@ __global__ void attention_policy_output_kernel(float* out, const T* qk, const T*
 }
 
 template <typename T>
-void attention_policy_output(float* out, const T* qk, const T* keys, const float* ppo,
+void attention_policy_output(float* out, const T* qk, const T* keys, int key_stride, const float* ppo,
                              const int32_t* gather, int batch, int d, hipStream_t stream) {
   if (batch == 0) return;
-  attention_policy_output_kernel<T><<<batch, 256, 0, stream>>>(out, qk, keys, ppo, gather, d);
+  attention_policy_output_kernel<T><<<batch, 256, 0, stream>>>(out, qk, keys, key_stride, ppo,
+                                                                    gather, d);
   check_launch("attention_policy_output");
 }
 
-template void attention_policy_output<float>(float*, const float*, const float*, const float*,
+template void attention_policy_output<float>(float*, const float*, const float*, int, const float*,
                                              const int32_t*, int, int, hipStream_t);
-template void attention_policy_output<__half>(float*, const __half*, const __half*,
+template void attention_policy_output<__half>(float*, const __half*, const __half*, int,
                                               const float*, const int32_t*, int, int, hipStream_t);
 
 }  // namespace attn

@@ -1,0 +1,547 @@
+// attention.cpp - attention body, encoder layers with smolgen, attention
+// policy / value / moves-left heads (see attention.h for tensors and numerics).
+//
+// Every dense layer is one GEMM over all n*64 squares (tensor cores in fp16,
+// float accumulation); Q.K^T and softmax.V run as strided batched GEMMs over
+// (position, head); bias, activation, residual, alpha and layer norm are
+// fused into single kernels (attention_kernels.h).
+#include "attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "attention_kernels.h"
+#include "kernels/ops.h"
+
+namespace lc0rocm {
+namespace {
+
+constexpr int kPolicyAttention = 3;      // NetworkFormat.POLICY_ATTENTION
+constexpr int kValueWdl = 2;             // NetworkFormat.VALUE_WDL
+constexpr int kEmbeddingPeDense = 2;     // NetworkFormat.INPUT_EMBEDDING_PE_DENSE
+constexpr int kPeDensePlanes = 12;       // PE_DENSE preprocesses the 12 piece planes
+constexpr float kEpsPeDense = 1e-3f;
+constexpr float kEpsDefault = 1e-6f;
+constexpr float kEpsHead = 1e-3f;        // embedding and smolgen layer norms
+
+// ------------------------------------------------------------------ weights
+
+// A dense layer y = x . W^T + b with lc0's [out][in] weights in the net's
+// storage type and float32 biases (absent for compress / smolgen_w).
+struct Dense {
+  DeviceBuffer w, b;
+  int in = 0, out = 0;
+};
+
+Dense load_dense(const WeightStore& ws, DType dt, const std::string& w_name,
+                 const std::string& b_name, int in) {
+  Dense d;
+  d.in = in;
+  if (!ws.has(w_name)) fail(LC0ROCM_INVALID_ARGUMENT, "attention net: missing weight tensor " + w_name);
+  const size_t count = ws.count(w_name);
+  if (in <= 0 || count == 0 || count % in)
+    fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + w_name + " has " + std::to_string(count) +
+                                       " weights, not a multiple of its input width " + std::to_string(in));
+  d.out = static_cast<int>(count / in);
+  if (!b_name.empty()) d.b = ws.upload_f32(b_name, d.out);
+  d.w = ws.upload(w_name, dt, count);
+  return d;
+}
+
+// Layer-norm gammas and betas, float32.
+struct Norm {
+  DeviceBuffer gammas, betas;
+};
+
+Norm load_norm(const WeightStore& ws, const std::string& prefix, int width) {
+  return Norm{ws.upload_f32(prefix + "gammas", width), ws.upload_f32(prefix + "betas", width)};
+}
+
+// A head count: the 1-element tensor "meta." + name (native.py's name) or
+// prefix + name; 0 when absent.
+int load_count(const WeightStore& ws, const std::string& prefix, const std::string& name) {
+  if (ws.has("meta." + name)) return ws.scalar("meta." + name);
+  if (ws.has(prefix + name)) return ws.scalar(prefix + name);
+  return 0;
+}
+
+const float* f32(const DeviceBuffer& b) { return b.as<float>(); }
+
+struct Smolgen {
+  Dense compress, dense1, dense2;
+  Norm ln1, ln2;
+  int hidden_channels = 0, gen = 0;
+};
+
+struct Encoder {
+  Dense qkv;    // q, k, v stacked: [3 * d_model][embedding]
+  Dense out;    // mha dense
+  Dense ffn1, ffn2;
+  Norm ln1, ln2;
+  bool has_smolgen = false;
+  Smolgen smolgen;
+  int heads = 0, d_model = 0, depth = 0, embedding = 0;
+};
+
+std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts) {
+  std::vector<float> all;
+  for (const auto* p : parts) all.insert(all.end(), p->begin(), p->end());
+  return all;
+}
+
+Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int embedding,
+                     int heads, int smolgen_gen_width) {
+  Encoder e;
+  e.embedding = embedding;
+  e.heads = heads;
+  const auto& qb = ws.floats(p + "mha.q_b");
+  e.d_model = static_cast<int>(qb.size());
+  if (heads <= 0 || e.d_model == 0 || e.d_model % heads)
+    fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + p + "mha: d_model " + std::to_string(e.d_model) +
+                                       " does not split over " + std::to_string(heads) + " heads");
+  e.depth = e.d_model / heads;
+  const long long qkv_count = static_cast<long long>(e.d_model) * embedding;
+  // One GEMM computes q, k and v: stack their weights and biases.
+  std::vector<float> w = concat({&ws.floats(p + "mha.q_w", qkv_count), &ws.floats(p + "mha.k_w", qkv_count),
+                                 &ws.floats(p + "mha.v_w", qkv_count)});
+  std::vector<float> b = concat({&qb, &ws.floats(p + "mha.k_b", e.d_model), &ws.floats(p + "mha.v_b", e.d_model)});
+  e.qkv.in = embedding;
+  e.qkv.out = 3 * e.d_model;
+  e.qkv.w = upload_floats(w, dt);
+  e.qkv.b = upload_floats(b, DType::F32);
+  e.out = load_dense(ws, dt, p + "mha.dense_w", p + "mha.dense_b", e.d_model);
+  e.ffn1 = load_dense(ws, dt, p + "ffn.dense1_w", p + "ffn.dense1_b", embedding);
+  e.ffn2 = load_dense(ws, dt, p + "ffn.dense2_w", p + "ffn.dense2_b", e.ffn1.out);
+  if (e.out.out != embedding || e.ffn2.out != embedding)
+    fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + p + ": output width differs from embedding " +
+                                       std::to_string(embedding));
+  e.ln1 = load_norm(ws, p + "ln1_", embedding);
+  e.ln2 = load_norm(ws, p + "ln2_", embedding);
+
+  const std::string s = p + "mha.smolgen.";
+  e.has_smolgen = ws.has(s + "compress");
+  if (e.has_smolgen) {
+    Smolgen& g = e.smolgen;
+    if (smolgen_gen_width <= 0)
+      fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + s + ": smolgen weights but no global smolgen_w");
+    g.compress = load_dense(ws, dt, s + "compress", "", embedding);
+    g.hidden_channels = g.compress.out;
+    g.dense1 = load_dense(ws, dt, s + "dense1_w", s + "dense1_b", kSquares * g.hidden_channels);
+    g.dense2 = load_dense(ws, dt, s + "dense2_w", s + "dense2_b", g.dense1.out);
+    g.ln1 = load_norm(ws, s + "ln1_", g.dense1.out);
+    g.ln2 = load_norm(ws, s + "ln2_", g.dense2.out);
+    if (g.dense2.out % heads)
+      fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + s + "dense2: " + std::to_string(g.dense2.out) +
+                                         " outputs do not split over " + std::to_string(heads) + " heads");
+    g.gen = g.dense2.out / heads;
+    if (g.gen != smolgen_gen_width)
+      fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + s + ": " + std::to_string(g.gen) +
+                                         " generator inputs per head, smolgen_w takes " +
+                                         std::to_string(smolgen_gen_width));
+  }
+  return e;
+}
+
+std::vector<Encoder> load_encoders(const WeightStore& ws, DType dt, const std::string& prefix,
+                                   int embedding, int heads, int smolgen_gen_width) {
+  std::vector<Encoder> layers;
+  for (int i = 0; ws.has(prefix + std::to_string(i) + ".mha.q_w"); ++i)
+    layers.push_back(load_encoder(ws, dt, prefix + std::to_string(i) + ".", embedding, heads,
+                                  smolgen_gen_width));
+  return layers;
+}
+
+// ------------------------------------------------------------------ running
+
+// y [rows][out] = x [rows][in] . W^T (bias not added).
+void run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y) {
+  ctx.blas.gemm(ctx.dtype, false, true, static_cast<int>(rows), d.out, d.in, x, d.in, d.w.get(), d.in,
+                y, d.out);
+}
+
+// y = act(x . W^T + b).
+void run_dense_act(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
+                   Activation act) {
+  run_dense(ctx, d, rows, x, y);
+  bias_act(ctx.stream, ctx.dtype, rows, d.out, y, f32(d.b), nullptr, y, act);
+}
+
+// Scratch for running encoder layers over n positions, taken once per pass
+// and shared by all layers (sized for the widest).
+template <typename T>
+struct EncoderScratch {
+  T* x1;        // [n*64][E] after the attention block
+  T* qkv;       // [n*64][max(3*d_model, dff)], also the FFN hidden layer
+  T* q;         // [n][H][64][depth], later softmax . V
+  T* k;
+  T* v;
+  T* merged;    // [n*64][d_model]
+  T* branch;    // [n*64][E]: mha dense output, then FFN output
+  T* scores;    // [n*H][64][64]
+  T* smolgen;   // [n*H][64][64]
+  T* sg_small;  // [n*64][hidden channels] then smolgen's dense layers
+  T* sg_small2;
+};
+
+template <typename T>
+EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers, int n) {
+  const long long rows = static_cast<long long>(n) * kSquares;
+  long long e = 0, wide = 0, dm = 0, heads = 0, sg1 = 0, sg2 = 0;
+  for (const Encoder& l : layers) {
+    e = std::max<long long>(e, l.embedding);
+    wide = std::max<long long>(wide, std::max(3 * l.d_model, l.ffn1.out));
+    dm = std::max<long long>(dm, l.d_model);
+    heads = std::max<long long>(heads, l.heads);
+    if (l.has_smolgen) {
+      const Smolgen& g = l.smolgen;
+      sg1 = std::max<long long>(sg1, std::max<long long>(rows * g.hidden_channels, (long long)n * g.dense2.out));
+      sg2 = std::max<long long>(sg2, (long long)n * g.dense1.out);
+    }
+  }
+  EncoderScratch<T> s{};
+  if (layers.empty()) return s;
+  s.x1 = arena.take<T>(rows * e);
+  s.qkv = arena.take<T>(rows * wide);
+  s.q = arena.take<T>(rows * dm);
+  s.k = arena.take<T>(rows * dm);
+  s.v = arena.take<T>(rows * dm);
+  s.merged = arena.take<T>(rows * dm);
+  s.branch = arena.take<T>(rows * e);
+  s.scores = arena.take<T>(n * heads * 4096);
+  if (sg1 > 0) {
+    s.smolgen = arena.take<T>(n * heads * 4096);
+    s.sg_small = arena.take<T>(sg1);
+    s.sg_small2 = arena.take<T>(sg2);
+  }
+  return s;
+}
+
+struct EncoderParams {
+  float alpha, eps;
+  Activation smolgen_act, ffn_act;
+  const Dense* smolgen_global;  // [4096][gen], shared by all layers
+};
+
+// One post-LN encoder layer on x [n*64][E], in place.
+template <typename T>
+void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, T* x,
+                 const EncoderScratch<T>& s) {
+  const long long rows = static_cast<long long>(n) * kSquares;
+  const int batch_heads = n * L.heads;
+  hipStream_t stream = ctx.stream;
+
+  if (L.has_smolgen) {
+    // Per-position attention logit offsets, [n*H][64 query][64 key].
+    const Smolgen& g = L.smolgen;
+    run_dense(ctx, g.compress, rows, x, s.sg_small);                 // [n][64*hc]
+    run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
+    attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
+                        f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act, stream);
+    run_dense(ctx, g.dense2, n, s.sg_small2, s.sg_small);            // [n][H*gen]
+    attn::layer_norm<T>(s.sg_small, s.sg_small, f32(g.dense2.b), nullptr, f32(g.ln2.gammas),
+                        f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act, stream);
+    run_dense(ctx, *p.smolgen_global, batch_heads, s.sg_small, s.smolgen);  // [n*H][4096]
+  }
+
+  run_dense(ctx, L.qkv, rows, x, s.qkv);
+  attn::split_heads<T>(s.q, s.k, s.v, s.qkv, f32(L.qkv.b), n, L.heads, L.depth, stream);
+  const long long head_stride = 64LL * L.depth;
+  // scores = Q . K^T / sqrt(depth), one 64x64 product per (position, head).
+  ctx.blas.gemm_strided_batched(ctx.dtype, false, true, 64, 64, L.depth, s.q, L.depth, head_stride,
+                                s.k, L.depth, head_stride, s.scores, 64, 4096, batch_heads,
+                                1.0f / std::sqrt(static_cast<float>(L.depth)));
+  attn::softmax64<T>(s.scores, s.scores, L.has_smolgen ? s.smolgen : nullptr, batch_heads * 64, stream);
+  // softmax . V into q's buffer (q is no longer needed).
+  ctx.blas.gemm_strided_batched(ctx.dtype, false, false, 64, L.depth, 64, s.scores, 64, 4096, s.v,
+                                L.depth, head_stride, s.q, L.depth, head_stride, batch_heads);
+  attn::merge_heads<T>(s.merged, s.q, n, L.heads, L.depth, stream);
+  run_dense(ctx, L.out, rows, s.merged, s.branch);
+  attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
+                      L.embedding, p.alpha, p.eps, Activation::None, stream);
+
+  run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
+  run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
+  attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
+                      L.embedding, p.alpha, p.eps, Activation::None, stream);
+}
+
+template <typename T>
+void run_encoders(ForwardContext& ctx, const std::vector<Encoder>& layers, const EncoderParams& p,
+                  int n, T* x) {
+  if (layers.empty()) return;
+  EncoderScratch<T> s = take_scratch<T>(ctx.arena, layers, n);
+  for (const Encoder& layer : layers) run_encoder<T>(ctx, layer, p, n, x, s);
+}
+
+// ------------------------------------------------------------------ policy
+
+std::vector<int32_t> make_policy_slots() {
+  std::vector<int32_t> slots;
+  for (int from = 0; from < 64; ++from) {
+    for (int to = 0; to < 64; ++to) {
+      if (from == to) continue;
+      const int dr = std::abs(to / 8 - from / 8), df = std::abs(to % 8 - from % 8);
+      const bool queen = dr == 0 || df == 0 || dr == df;
+      const bool knight = (dr == 1 && df == 2) || (dr == 2 && df == 1);
+      if (queen || knight) slots.push_back(from * 64 + to);
+    }
+  }
+  for (int from_file = 0; from_file < 8; ++from_file)
+    for (int to_file = std::max(0, from_file - 1); to_file <= std::min(7, from_file + 1); ++to_file)
+      for (int piece = 0; piece < 3; ++piece)  // q, r, b
+        slots.push_back(64 * 64 + from_file * 24 + to_file * 3 + piece);
+  return slots;
+}
+
+class AttentionPolicy final : public PolicyHead {
+ public:
+  AttentionPolicy(const NetConfig& cfg, const WeightStore& ws, const std::string& prefix, int channels,
+                  Activation embed_act, Activation smolgen_act, Activation ffn_act,
+                  const Dense* smolgen_global)
+      : dtype_(cfg.dtype), embed_act_(embed_act) {
+    embed_ = load_dense(ws, dtype_, prefix + "ip_pol_w", prefix + "ip_pol_b", channels);
+    const int width = embed_.out;
+    encoders_ = load_encoders(ws, dtype_, prefix + "pol_encoder.", width,
+                              load_count(ws, prefix, "pol_headcount"),
+                              smolgen_global ? smolgen_global->in : 0);
+    params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global};
+    // Query and key in one GEMM: [2d][width] weights, output rows q | k.
+    const auto& qb = ws.floats(prefix + "ip2_pol_b");
+    d_ = static_cast<int>(qb.size());
+    if (d_ == 0) fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + prefix + "ip2_pol_b is empty");
+    const long long count = static_cast<long long>(d_) * width;
+    qk_.in = width;
+    qk_.out = 2 * d_;
+    qk_.w = upload_floats(concat({&ws.floats(prefix + "ip2_pol_w", count), &ws.floats(prefix + "ip3_pol_w", count)}),
+                          dtype_);
+    qk_.b = upload_floats(concat({&qb, &ws.floats(prefix + "ip3_pol_b", d_)}), DType::F32);
+    promotion_ = ws.upload_f32(prefix + "ip4_pol_w", 4LL * d_);
+    std::vector<int32_t> slots = make_policy_slots();
+    if (slots.size() != static_cast<size_t>(attn::kPolicySize))
+      fail(LC0ROCM_INTERNAL_ERROR, "attention policy map has " + std::to_string(slots.size()) + " moves");
+    // The map native.py sends comes from lc0_rocm.tables; both follow the rules.
+    if (ws.has("map.attention_policy_gather") &&
+        ws.ints("map.attention_policy_gather", attn::kPolicySize) != slots)
+      fail(LC0ROCM_INTERNAL_ERROR, "attention policy map differs from the one generated here");
+    slots_ = DeviceBuffer(slots.size() * sizeof(int32_t));
+    GPU_CHECK(hipMemcpy(slots_.get(), slots.data(), slots_.bytes(), hipMemcpyHostToDevice));
+  }
+
+  void forward(ForwardContext& ctx, int n, const void* x, float* policy) const override {
+    if (dtype_ == DType::F32) run<float>(ctx, n, x, policy);
+    else run<half>(ctx, n, x, policy);
+  }
+
+ private:
+  template <typename T>
+  void run(ForwardContext& ctx, int n, const void* x, float* policy) const {
+    const long long rows = static_cast<long long>(n) * kSquares;
+    T* flow = ctx.arena.take<T>(rows * embed_.out);
+    run_dense_act(ctx, embed_, rows, x, flow, embed_act_);
+    run_encoders<T>(ctx, encoders_, params_, n, flow);
+    T* qk = ctx.arena.take<T>(rows * 2 * d_);
+    run_dense_act(ctx, qk_, rows, flow, qk, Activation::None);
+    T* logits = ctx.arena.take<T>(static_cast<long long>(n) * 4096);
+    const long long stride = 64LL * 2 * d_;
+    ctx.blas.gemm_strided_batched(ctx.dtype, false, true, 64, 64, d_, qk, 2 * d_, stride, qk + d_, 2 * d_,
+                                  stride, logits, 64, 4096, n, 1.0f / std::sqrt(static_cast<float>(d_)));
+    attn::attention_policy_output<T>(policy, logits, qk + d_, 2 * d_, f32(promotion_),
+                                     slots_.as<int32_t>(), n, d_, ctx.stream);
+  }
+
+  DType dtype_;
+  Activation embed_act_;
+  Dense embed_, qk_;
+  std::vector<Encoder> encoders_;
+  EncoderParams params_{};
+  DeviceBuffer promotion_, slots_;
+  int d_ = 0;
+};
+
+// ------------------------------------------------------------------ value / moves left
+
+// Per-square embedding, flatten square-major, dense + act, dense to outputs.
+struct FlatHead {
+  Dense embed, dense1, dense2;
+
+  void load(const WeightStore& ws, DType dt, const std::string& embed_name, const std::string& d1,
+            const std::string& d2, int channels) {
+    embed = load_dense(ws, dt, embed_name + "_w", embed_name + "_b", channels);
+    dense1 = load_dense(ws, dt, d1 + "_w", d1 + "_b", kSquares * embed.out);
+    dense2 = load_dense(ws, dt, d2 + "_w", d2 + "_b", dense1.out);
+  }
+
+  // Raw outputs [n][dense2.out] (bias added, no activation).
+  template <typename T>
+  T* run(ForwardContext& ctx, int n, const T* flow, Activation act) const {
+    const long long rows = static_cast<long long>(n) * kSquares;
+    T* e = ctx.arena.take<T>(rows * embed.out);
+    run_dense_act(ctx, embed, rows, flow, e, act);
+    T* h = ctx.arena.take<T>(static_cast<long long>(n) * dense1.out);
+    run_dense_act(ctx, dense1, n, e, h, act);
+    T* out = ctx.arena.take<T>(static_cast<long long>(n) * dense2.out);
+    run_dense_act(ctx, dense2, n, h, out, Activation::None);
+    return out;
+  }
+};
+
+// ------------------------------------------------------------------ body
+
+class AttentionBody final : public Body {
+ public:
+  AttentionBody(const NetConfig& cfg, const WeightStore& ws) : cfg_(cfg) {
+    const DType dt = cfg.dtype;
+    if (cfg.policy != kPolicyAttention)
+      fail(LC0ROCM_UNSUPPORTED, "attention body with policy format " + std::to_string(cfg.policy) +
+                                    " (lc0 needs POLICY_ATTENTION)");
+    if (ws.has("residual.0.conv1.weights") || ws.has("resnet.block.0.conv1.w"))
+      fail(LC0ROCM_UNSUPPORTED, "attention bodies with residual blocks are not supported");
+    pe_dense_ = cfg.input_embedding == kEmbeddingPeDense;
+    int input_width = kInputPlanes + attn::kPosEncodingChannels;
+    if (pe_dense_) {
+      preproc_ = load_dense(ws, dt, "ip_emb_preproc_w", "ip_emb_preproc_b", kSquares * kPeDensePlanes);
+      if (preproc_.out % kSquares)
+        fail(LC0ROCM_INVALID_ARGUMENT, "attention net: ip_emb_preproc has " + std::to_string(preproc_.out) +
+                                           " outputs, not a multiple of 64");
+      pre_size_ = preproc_.out / kSquares;
+      input_width = kInputPlanes + pre_size_;
+    }
+    embed_ = load_dense(ws, dt, "ip_emb_w", "ip_emb_b", input_width);
+    const int e = embedding_ = embed_.out;
+    has_gating_ = ws.has("ip_mult_gate") && ws.has("ip_add_gate");
+    if (has_gating_) {
+      mult_gate_ = ws.upload_f32("ip_mult_gate", 64LL * e);
+      add_gate_ = ws.upload_f32("ip_add_gate", 64LL * e);
+    }
+    if (ws.has("smolgen_w")) {
+      const size_t count = ws.count("smolgen_w");
+      if (count % 4096)
+        fail(LC0ROCM_INVALID_ARGUMENT, "attention net: smolgen_w has " + std::to_string(count) +
+                                           " weights, not a multiple of 64 x 64");
+      smolgen_global_ = load_dense(ws, dt, "smolgen_w", "", static_cast<int>(count / 4096));
+    }
+    const Dense* global = ws.has("smolgen_w") ? &smolgen_global_ : nullptr;
+    encoders_ = load_encoders(ws, dt, "encoder.", e, load_count(ws, "", "headcount"),
+                              global ? global->in : 0);
+    const float alpha = encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
+    params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act, global};
+    if (pe_dense_) {
+      embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
+      embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
+      embed_ffn2_ = load_dense(ws, dt, "ip_emb_ffn.dense2_w", "ip_emb_ffn.dense2_b", embed_ffn1_.out);
+      embed_ffn_ln_ = load_norm(ws, "ip_emb_ffn_ln_", e);
+    }
+
+    policy_ = std::make_unique<AttentionPolicy>(cfg, ws, "policy_head.", e, cfg.default_act,
+                                                cfg.smolgen_act, cfg.ffn_act, global);
+    value_.load(ws, dt, "value_head.ip_val", "value_head.ip1_val", "value_head.ip2_val", e);
+    const int value_outputs = cfg.value == kValueWdl ? 3 : 1;
+    if (value_.dense2.out != value_outputs)
+      fail(LC0ROCM_INVALID_ARGUMENT, "attention net: value_head.ip2_val has " +
+                                         std::to_string(value_.dense2.out) + " outputs, expected " +
+                                         std::to_string(value_outputs));
+    if (cfg.moves_left) {
+      moves_left_.load(ws, dt, "ip_mov", "ip1_mov", "ip2_mov", e);
+      if (moves_left_.dense2.out != 1)
+        fail(LC0ROCM_INVALID_ARGUMENT, "attention net: ip2_mov has " + std::to_string(moves_left_.dense2.out) +
+                                           " outputs, expected 1");
+    }
+  }
+
+  void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const override {
+    if (ctx.dtype == DType::F32) run<float>(ctx, n, static_cast<const float*>(planes), out);
+    else run<half>(ctx, n, static_cast<const half*>(planes), out);
+  }
+
+ private:
+  template <typename T>
+  void run(ForwardContext& ctx, int n, const T* planes, NetOutputs out) const {
+    if (n == 0) return;
+    T* flow = ctx.arena.take<T>(static_cast<long long>(n) * kSquares * embedding_);
+    embed<T>(ctx, n, planes, flow);
+    run_encoders<T>(ctx, encoders_, params_, n, flow);
+    policy_->forward(ctx, n, flow, out.policy);
+    const T* v = value_.run<T>(ctx, n, flow, cfg_.default_act);
+    value_output(ctx.stream, ctx.dtype, n, v, cfg_.value == kValueWdl, out.wdl);
+    if (cfg_.moves_left) {
+      const T* m = moves_left_.run<T>(ctx, n, flow, cfg_.default_act);
+      cast_to_float(ctx.stream, ctx.dtype, n, m, out.moves_left, Activation::Relu);
+    }
+  }
+
+  // Input planes [n][64][112] -> flow [n*64][embedding].
+  template <typename T>
+  void embed(ForwardContext& ctx, int n, const T* planes, T* flow) const {
+    const long long rows = static_cast<long long>(n) * kSquares;
+    hipStream_t stream = ctx.stream;
+    T* input = ctx.arena.take<T>(rows * embed_.in);
+    if (pe_dense_) {
+      T* pieces = ctx.arena.take<T>(rows * kPeDensePlanes);
+      T* pre = ctx.arena.take<T>(static_cast<long long>(n) * preproc_.out);
+      attn::pe_dense_pieces<T>(pieces, planes, n, stream);
+      run_dense(ctx, preproc_, n, pieces, pre);
+      attn::pe_dense_input<T>(input, planes, pre, f32(preproc_.b), n, pre_size_, stream);
+      run_dense(ctx, embed_, rows, input, flow);
+      attn::layer_norm<T>(flow, flow, f32(embed_.b), nullptr, f32(embed_ln_.gammas), f32(embed_ln_.betas),
+                          rows, embedding_, 1.0f, kEpsHead, cfg_.default_act, stream);
+    } else {
+      attn::pe_map_input<T>(input, planes, n, stream);
+      run_dense_act(ctx, embed_, rows, input, flow, cfg_.default_act);
+    }
+    if (has_gating_) attn::input_gating<T>(flow, f32(mult_gate_), f32(add_gate_), n, embedding_, stream);
+    if (pe_dense_) {
+      T* hidden = ctx.arena.take<T>(rows * embed_ffn1_.out);
+      T* branch = ctx.arena.take<T>(rows * embedding_);
+      run_dense_act(ctx, embed_ffn1_, rows, flow, hidden, cfg_.ffn_act);
+      run_dense(ctx, embed_ffn2_, rows, hidden, branch);
+      attn::layer_norm<T>(flow, branch, f32(embed_ffn2_.b), flow, f32(embed_ffn_ln_.gammas),
+                          f32(embed_ffn_ln_.betas), rows, embedding_, params_.alpha, kEpsHead,
+                          Activation::None, stream);
+    }
+  }
+
+  NetConfig cfg_;
+  bool pe_dense_ = false, has_gating_ = false;
+  int pre_size_ = 0, embedding_ = 0;
+  Dense preproc_, embed_, embed_ffn1_, embed_ffn2_, smolgen_global_;
+  Norm embed_ln_, embed_ffn_ln_;
+  DeviceBuffer mult_gate_, add_gate_;
+  std::vector<Encoder> encoders_;
+  EncoderParams params_{};
+  std::unique_ptr<AttentionPolicy> policy_;
+  FlatHead value_, moves_left_;
+};
+
+std::unique_ptr<Body> make_body(const NetConfig& config, const WeightStore& weights) {
+  return std::make_unique<AttentionBody>(config, weights);
+}
+
+std::unique_ptr<PolicyHead> make_policy(const NetConfig& config, const WeightStore& weights,
+                                        const std::string& prefix, int channels, Activation act) {
+  return make_attention_policy_head(config, weights, prefix, channels, act);
+}
+
+const BodyRegistrar body_registrar("attention", &make_body);
+const PolicyHeadRegistrar policy_registrar("attention", &make_policy);
+
+}  // namespace
+
+std::unique_ptr<Body> make_attention_body(const NetConfig& config, const WeightStore& weights) {
+  return make_body(config, weights);
+}
+
+// On a convolution body (lc0's T79-style nets) the policy encoders use the
+// embedding activation in their FFN and no smolgen activation, like the
+// numpy reference.
+std::unique_ptr<PolicyHead> make_attention_policy_head(const NetConfig& config,
+                                                       const WeightStore& weights,
+                                                       const std::string& prefix, int channels,
+                                                       Activation act) {
+  return std::make_unique<AttentionPolicy>(config, weights, prefix, channels, act, Activation::None, act,
+                                           nullptr);
+}
+
+std::vector<int32_t> attention_policy_slots() { return make_policy_slots(); }
+
+}  // namespace lc0rocm
