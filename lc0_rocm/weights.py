@@ -130,14 +130,30 @@ class Weights:
         if name not in self.policy_head_names():
             raise WeightsError(f"{self.path}: no policy head {name!r} "
                                f"(the net has {', '.join(self.policy_head_names())})")
-        return _policy_head(self.net, name)
+        head = _policy_head(self.net, name)
+        if name != "vanilla":  # load_weights checked the default head already
+            _checked(self, _check_policy_head, head)
+        return head
 
     def value_head(self, name: str = "winner") -> Node:
         """The named value head as a Node with ValueHead's fields."""
         if name not in self.value_head_names():
             raise WeightsError(f"{self.path}: no value head {name!r} "
                                f"(the net has {', '.join(self.value_head_names())})")
-        return _value_head(self.net, name)
+        head = _value_head(self.net, name)
+        if name != "winner":
+            _checked(self, _check_value_head, head)
+        return head
+
+
+def _checked(w: Weights, check, head: Node) -> None:
+    """Run a head check, naming the file in its error. Heads other than the
+    default ones are checked when asked for: lc0 loads a net whose unused
+    heads are incomplete, and so do we."""
+    try:
+        check(w, head, body_channels(w))
+    except WeightsError as e:
+        raise WeightsError(f"{w.path}: {e}") from None
 
 
 # ---------------------------------------------------------------- decoding
@@ -430,6 +446,13 @@ def is_attention_body(fmt: net_pb2.NetworkFormat) -> bool:
                            NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT)
 
 
+def body_channels(w: Weights) -> int:
+    """Channels per square the heads read: embedding size or filters."""
+    if is_attention_body(w.format):
+        return size_of(w.net.ip_emb_b)
+    return size_of(w.net.input.biases) if w.net.input is not None else 0
+
+
 def size_of(values) -> int:
     return 0 if values is None else int(values.size)
 
@@ -567,10 +590,10 @@ def check_shapes(w: Weights) -> None:
         body = _check_attention_body(w)
     else:
         body = _check_resnet_body(w)
-    for name in w.policy_head_names():
-        _check_policy_head(w, _policy_head(net, name), body)
-    for name in w.value_head_names():
-        _check_value_head(w, _value_head(net, name), body)
+    # Only the heads lc0 uses by default; Weights.policy_head/value_head check
+    # the others when asked for.
+    _check_policy_head(w, _policy_head(net, "vanilla"), body)
+    _check_value_head(w, _value_head(net, "winner"), body)
     if fmt.moves_left == NF.MOVES_LEFT_V1:
         _check_moves_left(w, body)
 

@@ -508,3 +508,27 @@ def test_unsupported_format_values(maia_path, tmp_path, field, value, name):
     setattr(net.format.network_format, field, value)
     with pytest.raises(WeightsError, match=rf"network_format\.{field} = {name} is not supported"):
         load_weights(write(tmp_path, net))
+
+
+def test_other_heads_checked_when_asked_for(make_test_net, tmp_path):
+    net = attention_proto(make_test_net, "tiny-bt")
+    if not net.weights.policy_heads.HasField("soft"):
+        pytest.skip("the tiny-bt preset has no soft policy head")
+    wq = net.weights.policy_heads.soft.ip2_pol_w
+    wq.params = wq.params[:-2]
+    w = load_weights(write(tmp_path, net))  # lc0 loads it: it uses the vanilla head
+    assert w.policy_head("vanilla").ip2_pol_w is not None
+    with pytest.raises(WeightsError, match=r"weights\.policy_heads\.soft\.ip2_pol_w has"):
+        w.policy_head("soft")
+
+
+def test_multihead_heads_resolve(make_test_net):
+    w = load_weights(preset_or_skip(make_test_net, "tiny-bt"))
+    for name in w.policy_head_names():
+        head = w.policy_head(name)
+        assert head.ip_pol_w is not None and head.ip2_pol_w is not None
+    for name in w.value_head_names():
+        assert w.value_head(name).ip2_val_w is not None
+    shared = w.net.policy_heads.ip_pol_w
+    if shared is not None and w.net.policy_heads.vanilla.ip_pol_w is None:
+        assert w.policy_head("vanilla").ip_pol_w is shared
