@@ -1,0 +1,217 @@
+"""Native GPU backend, attention bodies: parity with the numpy reference.
+
+The GPU tests (marked `gpu`) build the native library, run a generated net of
+every attention preset in fp32 and fp16 at batch sizes 1, 7, 64, 256 and
+1024 with NaN-poisoned output buffers, and compare policy, WDL and moves-left
+with the `cpu` backend (relative error = ||gpu - cpu|| / ||cpu||: fp32 1e-4,
+fp16 1e-2). They skip, saying why, where no GPU toolchain or GPU is present.
+The CPU tests check the contract between native.py's tensor names and the
+attention body (native/src/attention.h) and the policy slot rule that
+native/src/attention.cpp generates.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from lc0_rocm import tables
+from lc0_rocm.weights import load_weights
+
+ATTENTION_PRESETS = ["tiny-attn", "tiny-bt", "t82", "bt4"]
+BIG_PRESETS = {"t82", "bt4"}
+BATCHES = [1, 7, 64, 256, 1024]
+TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
+
+
+# ---------------------------------------------------------------- CPU tests
+
+def rule_policy_slots() -> list[int]:
+    """The rule attention.cpp uses: queen-like and knight moves in (from, to)
+    order, then q/r/b promotions by from file, to file, piece."""
+    slots = []
+    for frm in range(64):
+        for to in range(64):
+            dr, df = abs(to // 8 - frm // 8), abs(to % 8 - frm % 8)
+            if frm != to and (dr == 0 or df == 0 or dr == df or {dr, df} == {1, 2}):
+                slots.append(frm * 64 + to)
+    for from_file in range(8):
+        for to_file in range(max(0, from_file - 1), min(7, from_file + 1) + 1):
+            for piece in range(3):
+                slots.append(4096 + from_file * 24 + to_file * 3 + piece)
+    return slots
+
+
+def test_policy_slot_rule_matches_tables():
+    assert rule_policy_slots() == [int(i) for i in tables.ATTN_POLICY_GATHER]
+
+
+# What attention.cpp reads, for a net with smolgen; PE_DENSE adds the rest.
+BODY_NAMES = ["ip_emb_w", "ip_emb_b", "smolgen_w", "meta.headcount",
+              "encoder.0.mha.q_w", "encoder.0.mha.k_b", "encoder.0.mha.dense_w",
+              "encoder.0.ln1_gammas", "encoder.0.ln2_betas", "encoder.0.ffn.dense2_b",
+              "encoder.0.mha.smolgen.compress", "encoder.0.mha.smolgen.dense1_w",
+              "encoder.0.mha.smolgen.ln2_gammas",
+              "policy_head.ip_pol_w", "policy_head.ip2_pol_b", "policy_head.ip3_pol_w",
+              "policy_head.ip4_pol_w", "map.attention_policy_gather",
+              "value_head.ip_val_w", "value_head.ip1_val_b", "value_head.ip2_val_w"]
+PE_DENSE_NAMES = ["ip_emb_preproc_w", "ip_emb_preproc_b", "ip_emb_ln_gammas", "ip_mult_gate",
+                  "ip_add_gate", "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense2_b", "ip_emb_ffn_ln_betas"]
+
+
+@pytest.mark.parametrize("preset", ["tiny-attn", "tiny-bt"])
+def test_native_tensor_names_cover_attention_body(make_test_net, preset):
+    from lc0_rocm.backends import native
+
+    weights = load_weights(make_test_net(preset))
+    tensors = native.named_tensors(weights)
+    want = BODY_NAMES + (PE_DENSE_NAMES if preset == "tiny-bt" else [])
+    missing = [name for name in want if name not in tensors]
+    assert not missing, f"native.py does not send {missing}"
+    assert tensors["meta.headcount"].dtype == np.int32
+    assert tensors["meta.headcount"][0] == weights.net.headcount
+    # Heads are the resolved ones: multi-head files look like single-head ones.
+    head = weights.policy_head()
+    np.testing.assert_array_equal(tensors["policy_head.ip2_pol_w"], head.ip2_pol_w)
+    if preset == "tiny-attn":  # this preset carries a policy encoder layer
+        assert "policy_head.pol_encoder.0.mha.q_w" in tensors
+        assert tensors["meta.pol_headcount"][0] > 0
+
+
+# ---------------------------------------------------------------- GPU tests
+
+def gpu_vendor() -> str:
+    """'cuda' or 'rocm' for the first native backend usable here, else skip."""
+    from lc0_rocm.backends import native
+
+    reasons = []
+    for prefix in ("cuda", "rocm"):
+        ok, why = native.is_available(prefix)
+        if ok:
+            return prefix
+        reasons.append(why)
+    pytest.skip("no GPU backend here: " + "; ".join(reasons))
+
+
+def random_planes(n: int, seed: int) -> np.ndarray:
+    """Input planes with lc0's value ranges: sparse 0/1 piece planes, castling
+    and side-to-move planes of ones or zeros, a rule-50 count, the ones plane."""
+    rng = np.random.default_rng(seed)
+    planes = (rng.random((n, 112, 64)) < 0.06).astype(np.float32)
+    aux = rng.random((n, 8)) < 0.5
+    planes[:, 104:112, :] = aux[:, :, None].astype(np.float32)
+    planes[:, 109, :] = rng.integers(0, 100, size=(n, 1)).astype(np.float32)
+    planes[:, 110, :] = 0.0
+    planes[:, 111, :] = 1.0
+    return planes.reshape(n, 112, 8, 8)
+
+
+def poison(backend) -> None:
+    """Hand NaN-filled output buffers to the library: an element it does not
+    write stays NaN and fails the comparison."""
+    def outputs(n):
+        return (np.full((n, 1858), np.nan, np.float32), np.full((n, 3), np.nan, np.float32),
+                np.full(n, np.nan, np.float32))
+    backend._outputs = outputs
+
+
+def rel_error(got, ref) -> float:
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    denom = np.linalg.norm(ref)
+    return float(np.linalg.norm(got - ref) / denom) if denom > 0 else float(np.linalg.norm(got))
+
+
+_REFERENCE: dict = {}
+
+
+def reference(path, preset):
+    """cpu backend outputs on 1024 positions (the big presets on 256 distinct
+    positions, tiled), computed once per preset."""
+    if preset not in _REFERENCE:
+        from lc0_rocm import backends
+
+        weights = load_weights(path)
+        distinct = 256 if preset in BIG_PRESETS else max(BATCHES)
+        planes = random_planes(distinct, seed=3)
+        ref = backends.create("cpu", weights).forward(planes)
+        reps = max(BATCHES) // distinct
+        _REFERENCE[preset] = (weights, np.concatenate([planes] * reps),
+                              tuple(np.concatenate([r] * reps) for r in ref))
+    return _REFERENCE[preset]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
+def test_parity_with_numpy_reference(make_test_net, preset, precision):
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
+    name = vendor if precision == "fp32" else f"{vendor}-fp16"
+    backend = backends.create(name, weights, max_batch=max(BATCHES))
+    try:
+        poison(backend)
+        for n in BATCHES:
+            got = backend.forward(planes[:n])
+            for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
+                assert not np.isnan(g).any(), f"{preset} {name} n={n}: NaN in {label}"
+                err = rel_error(g, r[:n])
+                assert err <= TOLERANCE[precision], f"{preset} {name} n={n}: {label} error {err:.2e}"
+    finally:
+        backend.close()
+
+
+@pytest.mark.gpu
+def test_packed_input_matches_planes(make_test_net):
+    from lc0_rocm import backends
+    from lc0_rocm.backends.base import unpack_planes
+
+    vendor = gpu_vendor()
+    weights = load_weights(make_test_net("tiny-bt", seed=2))
+    rng = np.random.default_rng(5)
+    masks = rng.integers(0, 2**63, size=(9, 112), dtype=np.uint64) & rng.integers(
+        0, 2**63, size=(9, 112), dtype=np.uint64)
+    values = rng.choice(np.array([1.0, 0.5, 7.0], np.float32), size=(9, 112))
+    backend = backends.create(vendor, weights, max_batch=16)
+    try:
+        packed = backend.forward_packed(masks, values)
+        full = backend.forward(unpack_planes(masks, values))
+        for a, b in zip(packed, full):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    finally:
+        backend.close()
+
+
+@pytest.mark.gpu
+def test_threads_run_concurrently_with_serial_results(make_test_net):
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights = load_weights(make_test_net("tiny-attn", seed=4))
+    backend = backends.create(f"{vendor}-fp16", weights, max_batch=64)
+    try:
+        chunks = [random_planes(64, seed=10 + i) for i in range(4)]
+        serial = [backend.forward(c) for c in chunks]
+        results = [None] * 4
+        errors = []
+
+        def work(i):
+            try:
+                for _ in range(5):
+                    results[i] = backend.forward(chunks[i])
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        for got, want in zip(results, serial):
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+    finally:
+        backend.close()
