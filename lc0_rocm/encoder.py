@@ -135,15 +135,35 @@ def _read_history(board: chess.Board) -> _History:
     canonical-v2 looks back to the last zeroing move. So we keep the 8 newest
     positions and everything back to the oldest of their look-backs.
     """
-    walker = board.copy()
-    current = len(walker.move_stack)
-    snapshots = {current: _snapshot(walker, is_root=current == 0)}
+    current = len(board.move_stack)
+    states = getattr(board, "_stack", None)
+    if isinstance(states, list) and len(states) == current and hasattr(chess, "_BoardState"):
+        # Fast path: python-chess keeps the state before every move (private
+        # `_stack`); restoring those onto one scratch board avoids copying the
+        # move stack, which costs more than the whole encoding.
+        scratch = board.copy(stack=False)
+
+        def position(index: int) -> chess.Board:
+            states[index].restore(scratch)
+            return scratch
+    else:
+        walker = board.copy()
+
+        def position(index: int) -> chess.Board:
+            walker.pop()   # called for index = current - 1, current - 2, ...
+            return walker
+    return _walk_back(board, current, position)
+
+
+def _walk_back(board: chess.Board, current: int, position) -> _History:
+    """Snapshots from game index `current` back; `position(i)` gives the board
+    at game index i (asked in decreasing order)."""
+    snapshots = {current: _snapshot(board, is_root=current == 0)}
     oldest_needed = current - snapshots[current].rule50
     index = current
     while index > 0 and (index > current - HISTORY + 1 or index > oldest_needed):
-        walker.pop()
         index -= 1
-        snap = _snapshot(walker, is_root=index == 0)
+        snap = _snapshot(position(index), is_root=index == 0)
         snapshots[index] = snap
         if index > current - HISTORY:
             oldest_needed = min(oldest_needed, index - snap.rule50)

@@ -214,3 +214,13 @@ def test_policy_indices_castling_and_promotions():
     assert tables.POLICY_MOVES[by_uci["b7a8n"]] == "b7a8"
     assert tables.POLICY_MOVES[by_uci["b7b8r"]] == "b7b8r"
     assert len(set(indices.tolist())) == len(indices)
+
+
+def test_history_without_python_chess_internals(monkeypatch):
+    """The encoder reads python-chess's private per-move states when present;
+    without them it walks back on a copy. Both give the same planes."""
+    fast = [encoder.encode_packed(b, f) for _, b in POSITIONS for f in (1, 5)]
+    monkeypatch.delattr(chess, "_BoardState")
+    slow = [encoder.encode_packed(b, f) for _, b in POSITIONS for f in (1, 5)]
+    for (m1, v1, t1), (m2, v2, t2) in zip(fast, slow):
+        assert np.array_equal(m1, m2) and np.array_equal(v1, v2) and t1 == t2
