@@ -499,7 +499,8 @@ def check_dense(node: Node, w: str, b: str, name: str, outputs: int, inputs: int
         expect(getattr(node, b), f"{name}.{b}", outputs, f"{outputs} outputs")
 
 
-def check_encoder(layer: Node, name: str, embedding: int, heads: int, smolgen_w) -> None:
+def check_encoder(layer: Node, name: str, embedding: int, heads: int, smolgen_w,
+                  heads_field: str = "weights.headcount") -> None:
     """One post-LN encoder layer on `embedding` channels per square."""
     require(layer.mha, f"{name}.mha")
     require(layer.ffn, f"{name}.ffn")
@@ -511,8 +512,11 @@ def check_encoder(layer: Node, name: str, embedding: int, heads: int, smolgen_w)
     d_model = size_of(mha.q_b)
     if d_model == 0:
         raise WeightsError(f"tensor {name}.mha.q_b is missing")
-    if heads <= 0 or d_model % heads:
-        raise WeightsError(f"{name}: {heads} attention heads do not divide d_model {d_model}")
+    if heads <= 0:
+        raise WeightsError(f"{name}: the head count ({heads_field}) is missing or 0")
+    if d_model % heads:
+        raise WeightsError(f"{name}: {heads_field} = {heads} does not divide "
+                           f"d_model {d_model} (tensor {name}.mha.q_b)")
     for p in ("q", "k", "v"):
         check_dense(mha, f"{p}_w", f"{p}_b", f"{name}.mha", d_model, embedding)
     check_dense(mha, "dense_w", "dense_b", f"{name}.mha", embedding, d_model)
@@ -554,11 +558,12 @@ def check_smolgen(smolgen: Node, name: str, embedding: int, heads: int, smolgen_
            f"4096 x {gen // heads} generator size per head")
 
 
-def check_encoder_stack(layers: list, name: str, embedding: int, heads: int, smolgen_w) -> None:
+def check_encoder_stack(layers: list, name: str, embedding: int, heads: int, smolgen_w,
+                        heads_field: str = "weights.headcount") -> None:
     """Every layer checked; all layers must share d_model and dff (lc0-rocm's
     backends build one layer shape)."""
     for i, layer in enumerate(layers):
-        check_encoder(layer, f"{name}[{i}]", embedding, heads, smolgen_w)
+        check_encoder(layer, f"{name}[{i}]", embedding, heads, smolgen_w, heads_field)
         for field in ("q_b", "dense1_b"):
             first = size_of(getattr(layers[0].mha if field == "q_b" else layers[0].ffn, field))
             this = size_of(getattr(layer.mha if field == "q_b" else layer.ffn, field))
@@ -668,7 +673,8 @@ def _check_policy_head(w: Weights, head: Node, body: int) -> None:
         check_dense(head, "ip_pol_w", "ip_pol_b", name, p_embed, body)
         if head.pol_encoder:
             check_encoder_stack(head.pol_encoder, f"{name}.pol_encoder", p_embed,
-                                head.pol_headcount or 0, w.net.smolgen_w)
+                                head.pol_headcount or 0, w.net.smolgen_w,
+                                f"{name}.pol_headcount")
         d_model = size_of(head.ip2_pol_b)
         if d_model == 0:
             raise WeightsError(f"tensor {name}.ip2_pol_b is missing (attention policy queries)")

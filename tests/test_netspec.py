@@ -129,6 +129,7 @@ def test_explicit_none_embedding_is_pe_map(make_test_net, tmp_path):
     assert spec.input_embedding == "pe_map" and spec.embedding_inputs == 176
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset,size,layers,heads,embedding", [
     ("t82", 768, 15, 24, "pe_map"), ("bt4", 1024, 15, 32, "pe_dense")])
 def test_big_presets(make_test_net, preset, size, layers, heads, embedding):
@@ -138,6 +139,7 @@ def test_big_presets(make_test_net, preset, size, layers, heads, embedding):
     assert spec.multihead == (preset == "bt4")
 
 
+@pytest.mark.slow
 def test_resnet_se_preset(make_test_net):
     spec = spec_of(make_test_net, "resnet-se")
     assert (spec.blocks, spec.filters, spec.se, spec.moves_left) == (10, 128, True, True)

@@ -335,9 +335,11 @@ def test_headformat_with_both_head_sets_is_multihead_pe_dense(make_test_net, tmp
     check_against_oracle(path, w)
 
 
-@pytest.mark.parametrize("preset", ["tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish",
-                                    "tiny-resnet-attnpolicy", "resnet-se", "tiny-attn",
-                                    "tiny-bt", "t82", "bt4"])
+@pytest.mark.parametrize("preset", [
+    "tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish", "tiny-resnet-attnpolicy",
+    "tiny-attn", "tiny-bt",
+    pytest.param("resnet-se", marks=pytest.mark.slow), pytest.param("t82", marks=pytest.mark.slow),
+    pytest.param("bt4", marks=pytest.mark.slow)])
 def test_every_preset_loads_like_lc0(make_test_net, preset):
     path = preset_or_skip(make_test_net, preset)
     w = load_weights(path)
@@ -532,3 +534,43 @@ def test_multihead_heads_resolve(make_test_net):
     shared = w.net.policy_heads.ip_pol_w
     if shared is not None and w.net.policy_heads.vanilla.ip_pol_w is None:
         assert w.policy_head("vanilla").ip_pol_w is shared
+
+
+def test_missing_headcount(make_test_net, tmp_path):
+    net = attention_proto(make_test_net)
+    net.weights.ClearField("headcount")
+    with pytest.raises(WeightsError, match=r"head count \(weights\.headcount\) is missing"):
+        load_weights(write(tmp_path, net))
+
+
+def test_headcount_must_divide_d_model(make_test_net, tmp_path):
+    net = attention_proto(make_test_net)
+    d_model = len(net.weights.encoder[0].mha.q_b.params) // 2
+    net.weights.headcount = d_model + 1
+    with pytest.raises(WeightsError, match=rf"weights\.headcount = {d_model + 1} does not divide"):
+        load_weights(write(tmp_path, net))
+
+
+def test_wrong_smolgen_global_size(make_test_net, tmp_path):
+    net = attention_proto(make_test_net)
+    if not net.weights.HasField("smolgen_w"):
+        pytest.skip("tiny-attn has no smolgen")
+    net.weights.smolgen_w.params = net.weights.smolgen_w.params[:-2]
+    with pytest.raises(WeightsError, match=r"tensor weights\.smolgen_w has \d+ values, expected"):
+        load_weights(write(tmp_path, net))
+
+
+def test_wrong_pe_dense_size(make_test_net, tmp_path):
+    net = attention_proto(make_test_net, "tiny-bt")
+    pre = net.weights.ip_emb_preproc_w
+    pre.params = pre.params + b"\0\0"
+    with pytest.raises(WeightsError, match=r"tensor weights\.ip_emb_preproc_w has \d+ values"):
+        load_weights(write(tmp_path, net))
+
+
+def test_attention_body_with_conv_policy_refused(make_test_net, tmp_path):
+    net = attention_proto(make_test_net)
+    net.format.network_format.policy = NF.POLICY_CONVOLUTION
+    with pytest.raises(WeightsError, match="policy = POLICY_CONVOLUTION is not supported with "
+                                           "an attention body"):
+        load_weights(write(tmp_path, net))
