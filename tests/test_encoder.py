@@ -224,3 +224,40 @@ def test_history_without_python_chess_internals(monkeypatch):
     slow = [encoder.encode_packed(b, f) for _, b in POSITIONS for f in (1, 5)]
     for (m1, v1, t1), (m2, v2, t2) in zip(fast, slow):
         assert np.array_equal(m1, m2) and np.array_equal(v1, v2) and t1 == t2
+
+
+def chess960_games() -> list[chess.Board]:
+    """Chess960 games that castle whenever they can (seeded)."""
+    import random
+    rng = random.Random(0)
+    boards = []
+    for start in (0, 100, 518, 959):
+        board = chess.Board.from_chess960_pos(start)
+        for _ in range(24):
+            boards.append(board.copy())
+            moves = list(board.legal_moves)
+            castles = [m for m in moves if board.is_castling(m)]
+            board.push(castles[0] if castles and rng.random() < 0.7 else rng.choice(moves))
+    return boards
+
+
+@pytest.mark.parametrize("input_format", [1, 2, 3])
+def test_chess960_planes_match_lc0(input_format, net_for_format):
+    path = net_for_format(input_format)
+    boards = chess960_games()
+    for board in boards:
+        assert_planes_equal(encoder.encode(board, input_format), lc0_planes(path, board),
+                            board.fen())
+
+
+def test_chess960_policy_indices_match_lc0():
+    """lc0 names some Chess960 castling moves differently (king-to-own-square
+    "g1g1" where python-chess writes king-takes-rook "g1h1"), so compare the
+    index sets; each position's indices must be distinct."""
+    castled = 0
+    for board in chess960_games():
+        moves, indices = encoder.policy_indices(board)
+        state = game_state(board)
+        assert sorted(indices.tolist()) == sorted(state.policy_indices()), board.fen()
+        castled += any(board.is_castling(m) for m in moves)
+    assert castled >= 3  # positions where castling is legal
