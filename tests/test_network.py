@@ -82,7 +82,9 @@ def test_maia_matches_lc0(maia_path):
 
 
 PRESETS = [pytest.param("tiny-resnet", marks=needs_cpu_resnet),
-           pytest.param("tiny-attn", marks=needs_cpu_attention)]
+           pytest.param("tiny-resnet-attnpolicy", marks=needs_cpu_resnet),
+           pytest.param("tiny-attn", marks=needs_cpu_attention),
+           pytest.param("tiny-bt", marks=needs_cpu_attention)]
 
 
 @pytest.mark.parametrize("preset", PRESETS)
