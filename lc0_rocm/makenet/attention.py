@@ -8,8 +8,8 @@ and backends, and the published BT4 weights):
   and moves-left heads; default activation MISH, smolgen SWISH, FFN squared
   ReLU (what lc0 assumes for such files written with the old SE header).
 - BT4: 1024 embedding, 15 layers, 32 heads, FFN 1536, smolgen (32, 256, 256),
-  PE_DENSE input embedding (12 piece planes -> 8 channels per square, layer
-  norm, gating, embedding FFN), multi-head format: policy heads vanilla,
+  PE_DENSE input embedding (the 64 x 12 piece inputs -> 512 channels per
+  square, concatenated to the 112 planes, layer norm, gating, embedding FFN), multi-head format: policy heads vanilla,
   optimistic_st, soft, opponent over one shared embedding; value heads winner,
   q, st; moves-left head; MISH everywhere except SWISH smolgen.
 - tiny-attn / tiny-bt: the same two families at a size for fast tests (tiny-attn
@@ -213,7 +213,7 @@ def reshape(base: AttentionShape, blocks=None, filters=None, heads=None) -> Atte
 T82 = AttentionShape(embedding=768, layers=15, heads=24, dff=1024, smolgen=(32, 256, 256), pe_dense=False,
                      value_channels=32, moves_left_channels=8)
 BT4 = AttentionShape(embedding=1024, layers=15, heads=32, dff=1536, smolgen=(32, 256, 256), pe_dense=True,
-                     pe_dense_channels=8, embedding_dff=1536, value_channels=128, moves_left_channels=32,
+                     pe_dense_channels=512, embedding_dff=1536, value_channels=128, moves_left_channels=32,
                      multihead=True, ffn_activation=NF.ACTIVATION_DEFAULT)
 TINY_ATTN = AttentionShape(embedding=64, layers=2, heads=4, dff=128, smolgen=(8, 32, 16), pe_dense=False,
                            policy_encoders=1, policy_heads=2, value_channels=8, value_hidden=32,
