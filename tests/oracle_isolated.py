@@ -3,8 +3,9 @@ or crash lc0 v0.32.1 (canonical-v2 formats with a FEN whose rule-50 count is
 above 0 and no repetition: its encoder loops).
 
 `isolated_lc0_planes(net_path, boards, timeout)` returns, per board, the
-(112, 8, 8) planes or None where lc0 crashed or ran past `timeout` seconds.
-A crash costs one child restart; the child answers one board per line.
+(112, 8, 8) planes or None where lc0 crashed or ran past `timeout` seconds
+(a fresh child gets STARTUP_SECONDS more for its first answer). A crash
+costs one child restart; the child answers one board per line.
 
 Run as a script it is the child: reads "net_path\\tfen\\tmoves" lines, writes
 112 "mask:value" pairs per line.
@@ -32,8 +33,12 @@ def _child_main() -> None:
         print(" ".join(f"{inp.mask(i)}:{inp.val(i)!r}" for i in range(112)), flush=True)
 
 
+STARTUP_SECONDS = 60.0  # extra time for the child's first answer (imports, net load)
+
+
 class _Child:
     def __init__(self):
+        self.answered = False
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
@@ -44,10 +49,13 @@ class _Child:
             self.proc.stdin.flush()
         except BrokenPipeError:
             return None
+        if not self.answered:
+            timeout += STARTUP_SECONDS
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         if not ready:
             return None
         answer = self.proc.stdout.readline()
+        self.answered = bool(answer)
         return answer or None
 
     def close(self) -> None:
