@@ -144,3 +144,22 @@ def test_resnet_se_preset(make_test_net):
     spec = spec_of(make_test_net, "resnet-se")
     assert (spec.blocks, spec.filters, spec.se, spec.moves_left) == (10, 128, True, True)
     assert spec.moves_left_channels > 0 and spec.moves_left_hidden > 0
+
+
+def test_se_follows_the_blocks_not_the_format(tmp_path):
+    # lc0 applies an SE unit wherever a block has one, whatever the network
+    # enum says; an old file without a format keeps its SE units.
+    import gzip
+
+    import numpy as np
+
+    from lc0_rocm.makenet.resnet import ResNetShape, build_resnet
+    net = build_resnet(np.random.default_rng(4), ResNetShape(
+        blocks=2, filters=16, se=True, policy="classical", value="classical", moves_left=False))
+    net.format.ClearField("network_format")
+    path = tmp_path / "old-se.pb.gz"
+    path.write_bytes(gzip.compress(net.SerializeToString()))
+    spec = NetSpec.from_weights(load_weights(path))
+    assert spec.network == NF.NETWORK_CLASSICAL_WITH_HEADFORMAT
+    assert spec.se and spec.se_channels > 0
+    assert (spec.policy, spec.value) == ("classical", "classical")
