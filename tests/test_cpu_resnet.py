@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from lc0_rocm.backends import create
-from lc0_rocm.backends.cpu_resnet import ResNetModel, fold_conv
+from lc0_rocm.backends.cpu_resnet import ResNetModel, fold_conv, toom_cook_matrices
 from lc0_rocm.makenet import PRESETS, save_net
 from lc0_rocm.makenet import resnet as _resnet_presets  # noqa: F401  (registers the presets)
 from lc0_rocm.weights import Node, WeightsError, load_weights
@@ -58,8 +58,9 @@ def softmax(x):
     return e / e.sum()
 
 
-def check_parity(net_path, boards, planes):
-    model = ResNetModel(load_weights(net_path))
+def check_parity(net_path, boards, planes, algorithm=None):
+    weights = load_weights(net_path)
+    model = ResNetModel(weights) if algorithm is None else ResNetModel(weights, algorithm=algorithm)
     policy, wdl, moves_left = model.forward(planes)
     assert policy.dtype == wdl.dtype == moves_left.dtype == np.float32
     assert policy.shape == (len(boards), 1858) and wdl.shape == (len(boards), 3)
@@ -80,9 +81,10 @@ def oracle_planes(net_path, boards):
 
 
 # ------------------------------------------------------------------ parity
-def test_maia_matches_lc0(maia_path, boards):
+@pytest.mark.parametrize("algorithm", ResNetModel.ALGORITHMS)
+def test_maia_matches_lc0(maia_path, boards, algorithm):
     assert len(boards) >= 50
-    policy, wdl, _ = check_parity(maia_path, boards, oracle_planes(maia_path, boards))
+    policy, wdl, _ = check_parity(maia_path, boards, oracle_planes(maia_path, boards), algorithm)
     # A real net: sharp but not one-hot policies, WDL rows that sum to 1.
     np.testing.assert_allclose(wdl.sum(axis=1), 1, atol=1e-5)
 
@@ -128,6 +130,27 @@ def test_end_to_end_with_our_encoder(maia_path, boards):
 
 
 # ------------------------------------------------------------ behaviour
+def test_convolution_algorithms_agree(resnet_net, boards):
+    """im2col (direct) and both Winograd variants compute the same convolutions."""
+    weights = load_weights(resnet_net("resnet-se"))
+    planes = oracle_planes(resnet_net("resnet-se"), boards[:16])
+    outputs = {a: ResNetModel(weights, algorithm=a).forward(planes) for a in ResNetModel.ALGORITHMS}
+    for algorithm, got in outputs.items():
+        for g, want in zip(got, outputs["im2col"]):
+            np.testing.assert_allclose(g, want, rtol=0, atol=5e-5, err_msg=algorithm)
+    with pytest.raises(ValueError, match="algorithm"):
+        ResNetModel(weights, algorithm="fft")
+
+
+def test_winograd_matrices_compute_a_correlation():
+    """F(m, 3) in 1-D: A^T [(G g) * (B^T d)] == the 3-tap correlation of d with g."""
+    rng = np.random.default_rng(5)
+    for m in (2, 4):
+        bt, g_mat, at = toom_cook_matrices(m)
+        d, g = rng.standard_normal(m + 2), rng.standard_normal(3)
+        expected = [d[i:i + 3] @ g for i in range(m)]
+        np.testing.assert_allclose(at @ ((g_mat @ g) * (bt @ d)), expected, atol=1e-12)
+
 def test_batch_sizes_and_buffer_reuse_give_the_same_rows(maia_path, boards):
     model = ResNetModel(load_weights(maia_path))
     planes = oracle_planes(maia_path, boards[:12])

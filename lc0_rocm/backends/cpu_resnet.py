@@ -1,8 +1,9 @@
 """numpy float32 forward pass for convolution-body nets (ResNets, SE-ResNets).
 
 Layout: activations are kept channels-last (NHWC) inside zero-padded
-(N, 10, 10, C) buffers, so a 3x3 convolution is one strided copy (im2col)
-plus one BLAS matmul, and the padding border never needs clearing. Batch
+(N, 10, 10, C) buffers, so a 3x3 convolution is a strided copy plus BLAS
+matmuls (Winograd F(2x2,3x3) by default, or im2col / F(4x4,3x3)), and the
+padding border never needs clearing. Batch
 norm is folded into the convolutions at load time, dense layers that read a
 flattened channel-major (c*64 + square) head are permuted once to read the
 channels-last flatten (square*C + c) instead, and buffers are reused between
@@ -46,14 +47,11 @@ def sigmoid(x):
     return F32(1) / (F32(1) + np.exp(-x))
 
 
-def selu_inplace(x):
-    alpha, scale = F32(1.67326324), F32(1.05070098)
-    neg = alpha * (np.exp(np.minimum(x, 0)) - F32(1))
-    np.copyto(x, np.where(x > 0, x, neg))
-    x *= scale
-
-
 # ---------------------------------------------------------------- weights prep
+def _present(array) -> bool:
+    return array is not None and len(array) > 0
+
+
 def _need(array, name):
     if array is None or len(array) == 0:
         raise WeightsError(f"convolution-body net: missing tensor {name}")
@@ -67,20 +65,21 @@ def fold_conv(block, name, inputs, kernel):
         raise WeightsError(f"convolution-body net: missing convolution {name}")
     w = _need(block.weights, f"{name}.weights")
     means, var = block.bn_means, block.bn_stddivs
-    has_bn = means is not None and len(means) > 0
+    has_bn = _present(means)
     outputs = len(means) if has_bn else len(_need(block.biases, f"{name}.biases"))
     if outputs == 0 or w.size != outputs * inputs * kernel * kernel:
         raise WeightsError(
             f"{name}.weights has {w.size} values; expected {outputs} x {inputs} x "
             f"{kernel} x {kernel} = {outputs * inputs * kernel * kernel}")
     w = w.reshape(outputs, inputs, kernel, kernel).astype(F32)
-    b = block.biases if block.biases is not None and len(block.biases) else np.zeros(outputs, F32)
+    b = block.biases if _present(block.biases) else np.zeros(outputs, F32)
     if len(b) != outputs:
         raise WeightsError(f"{name}.biases has {len(b)} values; expected {outputs}")
     if not has_bn:
         return w, b.astype(F32)
-    gammas = block.bn_gammas if block.bn_gammas is not None and len(block.bn_gammas) else np.ones(outputs, F32)
-    betas = block.bn_betas if block.bn_betas is not None and len(block.bn_betas) else np.zeros(outputs, F32)
+    # Old files without gammas/betas: lc0 uses ones and zeros.
+    gammas = block.bn_gammas if _present(block.bn_gammas) else np.ones(outputs, F32)
+    betas = block.bn_betas if _present(block.bn_betas) else np.zeros(outputs, F32)
     for arr, field in ((var, "bn_stddivs"), (gammas, "bn_gammas"), (betas, "bn_betas")):
         if arr is None or len(arr) != outputs:
             raise WeightsError(f"{name}.{field} has {0 if arr is None else len(arr)} values; "
@@ -93,6 +92,66 @@ def conv3_matrix(w):
     """(K, C, 3, 3) -> (9C, K) matching im2col columns ordered (ky, kx, c)."""
     k, c = w.shape[:2]
     return np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(9 * c, k))
+
+
+# Winograd F(m x m, 3x3) (Lavin & Gray): an 8x8 board is (8/m)^2 output
+# tiles of m x m, each read from an (m+2)^2 input tile of the padded 10x10
+# board; per tile y = A^T [(G g G^T) * (B^T d B)] A. The 1-D matrices come
+# from Toom-Cook interpolation at the points below (plus infinity); the 2-D
+# transforms are one matmul each with their Kronecker products. Points
+# -1, 1, 1/2, -2 keep F(4x4)'s float32 error lower than the usual +-1, +-2.
+WINOGRAD_POINTS = {2: (0.0, 1.0, -1.0), 4: (0.0, -1.0, 1.0, 0.5, -2.0)}
+
+
+def toom_cook_matrices(m, r=3):
+    """(B^T (n, n), G (n, r), A^T (m, n)), n = m + r - 1, for F(m, r)."""
+    points = WINOGRAD_POINTS[m]
+    n = m + r - 1
+
+    def vandermonde(cols):
+        v = np.zeros((n, cols))
+        for j, p in enumerate(points):
+            v[j] = [p ** k for k in range(cols)]
+        v[n - 1, cols - 1] = 1.0  # the point at infinity picks the leading coefficient
+        return v
+
+    bt = np.linalg.inv(vandermonde(n)).T
+    g = vandermonde(r)
+    # Move row scales of B^T into G (exact in float64, rounded once with the filters).
+    scale = np.abs(bt).max(axis=1)
+    return bt / scale[:, None], g * scale[:, None], vandermonde(m).T
+
+
+class Winograd:
+    """Transforms for F(m x m, 3x3) on 8x8 boards."""
+
+    def __init__(self, m):
+        bt, self.g, at = toom_cook_matrices(m)
+        self.m, self.a, self.tiles = m, m + 2, (8 // m) ** 2
+        self.input_transform = np.kron(bt, bt).astype(F32)     # (a^2, a^2)
+        self.output_transform = np.kron(at, at).astype(F32)    # (m^2, a^2)
+
+    def filters(self, w):
+        """(K, C, 3, 3) -> (a^2, C, K): G g G^T per filter, in float64 then rounded."""
+        k, c = w.shape[:2]
+        u = np.einsum("ai,kcij,bj->abck", self.g, w.astype(np.float64), self.g)
+        return np.ascontiguousarray(u.reshape(self.a * self.a, c, k), dtype=F32)
+
+    def input_tiles(self, padded):
+        """(a, a, N, T, T, C) view of padded (N, 10, 10, C): the input tiles."""
+        s0, s1, s2, s3 = padded.strides
+        n, c, t, m = padded.shape[0], padded.shape[3], 8 // self.m, self.m
+        return as_strided(padded, (self.a, self.a, n, t, t, c),
+                          (s1, s2, s0, m * s1, m * s2, s3), writeable=False)
+
+    def output_tiles(self, board):
+        """(m, m, N, T, T, K) writable view of an (N, 8, 8, K) array or view."""
+        s0, s1, s2, s3 = board.strides
+        n, k, t, m = board.shape[0], board.shape[3], 8 // self.m, self.m
+        return as_strided(board, (m, m, n, t, t, k), (s1, s2, s0, m * s1, m * s2, s3))
+
+
+WINOGRAD = {"winograd2": Winograd(2), "winograd4": Winograd(4)}
 
 
 def dense(w, b, outputs, inputs, w_name, b_name):
@@ -114,10 +173,11 @@ def channel_major_to_nhwc_rows(w_t, channels):
 
 
 class Conv3:
-    def __init__(self, block, name, inputs):
+    def __init__(self, block, name, inputs, algorithm):
         w, self.bias = fold_conv(block, name, inputs, 3)
-        self.outputs = w.shape[0]
-        self.matrix = conv3_matrix(w)
+        self.inputs, self.outputs = inputs, w.shape[0]
+        # Only the chosen algorithm's filters: big nets would not fit all of them.
+        self.matrix = WINOGRAD[algorithm].filters(w) if algorithm in WINOGRAD else conv3_matrix(w)
 
 
 class Conv1:
@@ -128,14 +188,14 @@ class Conv1:
 
 
 class Residual:
-    def __init__(self, res, index, channels):
-        self.conv1 = Conv3(res.conv1, f"residual[{index}].conv1", channels)
-        self.conv2 = Conv3(res.conv2, f"residual[{index}].conv2", channels)
+    def __init__(self, res, index, channels, algorithm):
+        self.conv1 = Conv3(res.conv1, f"residual[{index}].conv1", channels, algorithm)
+        self.conv2 = Conv3(res.conv2, f"residual[{index}].conv2", channels, algorithm)
         if self.conv1.outputs != channels or self.conv2.outputs != channels:
             raise WeightsError(f"residual[{index}]: filters differ from the input's {channels}")
         self.se = None
         se = res.se
-        if se is not None and se.w1 is not None and len(se.w1):
+        if se is not None and _present(se.w1):
             hidden = len(_need(se.b1, f"residual[{index}].se.b1"))
             w1, b1 = dense(se.w1, se.b1, hidden, channels,
                            f"residual[{index}].se.w1", f"residual[{index}].se.b1")
@@ -148,15 +208,28 @@ class Residual:
 class Buffers:
     """Work memory for one batch size; padding borders stay zero forever."""
 
-    def __init__(self, n, channels, max_cols, head_channels):
+    def __init__(self, n, channels, max_inputs, max_outputs, algorithm):
         self.n = n
         self.inp = np.zeros((n, 10, 10, NUM_PLANES), F32)
         self.x = np.zeros((n, 10, 10, channels), F32)
         self.h = np.zeros((n, 10, 10, channels), F32)
-        self.cols = np.empty(n * SQUARES * max_cols, F32)
-        self.out = np.empty(n * SQUARES * head_channels, F32)
+        self.out = np.empty(n * SQUARES * max_outputs, F32)
         self.flow = np.empty((n * SQUARES, channels), F32)
-        self.windows = {id(a): windows(a) for a in (self.inp, self.x, self.h)}
+        # The convolution's product before bias: 64 values a board and output channel
+        self.product = np.empty(n * SQUARES * max_outputs, F32)
+        padded = (self.inp, self.x, self.h)
+        wino = WINOGRAD.get(algorithm)
+        if wino is None:  # im2col: 9 values per input channel and square
+            self.cols = np.empty(n * SQUARES * 9 * max_inputs, F32)
+            self.windows = {id(a): windows(a) for a in padded}
+            return
+        # Winograd: (m+2)^2 values per tile and channel, (8/m)^2 tiles a board
+        per_board = wino.a * wino.a * wino.tiles
+        self.tiles_in = np.empty(n * per_board * max_inputs, F32)
+        self.tiles_in_t = np.empty(n * per_board * max_inputs, F32)
+        self.tiles_out = np.empty(n * per_board * max_outputs, F32)
+        self.input_tiles = {id(a): wino.input_tiles(a) for a in padded}
+        self.interior_tiles = {id(a): wino.output_tiles(interior(a)) for a in padded}
 
 
 def windows(padded):
@@ -176,7 +249,16 @@ def interior(padded):
 class ResNetModel:
     """Forward pass of one convolution-body net (see backends/base.py)."""
 
-    def __init__(self, weights):
+    ALGORITHMS = ("im2col", *WINOGRAD)
+
+    def __init__(self, weights, algorithm: str = "winograd2"):
+        """`algorithm` for 3x3 convolutions: "im2col" (direct: one strided copy
+        and one matmul), "winograd2" / "winograd4" (Winograd F(2x2,3x3) /
+        F(4x4,3x3): 2.25x / 4x fewer multiplies, F(4x4) with ~5x the float32
+        rounding error)."""
+        if algorithm not in self.ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {self.ALGORITHMS}, got {algorithm!r}")
+        self.algorithm = algorithm
         fmt, net = weights.format, weights.net
         if fmt.network not in CONV_BODIES:
             raise WeightsError(f"not a convolution-body net: {NF.NetworkStructure.Name(fmt.network)}")
@@ -185,9 +267,9 @@ class ResNetModel:
         self.format = fmt
         self.activate_ = ACTIVATE_INPLACE[fmt.default_activation]
 
-        self.input = Conv3(net.input, "input", NUM_PLANES)
+        self.input = Conv3(net.input, "input", NUM_PLANES, algorithm)
         c = self.channels = self.input.outputs
-        self.residual = [Residual(r, i, c) for i, r in enumerate(net.residual)]
+        self.residual = [Residual(r, i, c, algorithm) for i, r in enumerate(net.residual)]
         # lc0 evaluates the `vanilla` policy and `winner` value heads (the
         # top-level fields of a single-head file).
         self.head = weights.policy_head()
@@ -201,8 +283,8 @@ class ResNetModel:
         self.policy_kind = fmt.policy or NF.POLICY_CLASSICAL
         if self.policy_kind == NF.POLICY_CONVOLUTION:
             from lc0_rocm import tables
-            self.policy1 = Conv3(head.policy1, "policy1", c)
-            self.policy = Conv3(head.policy, "policy", self.policy1.outputs)
+            self.policy1 = Conv3(head.policy1, "policy1", c, self.algorithm)
+            self.policy = Conv3(head.policy, "policy", self.policy1.outputs, self.algorithm)
             planes = self.policy.outputs
             gather = np.asarray(tables.CONV_POLICY_GATHER, dtype=np.int64)
             if gather.shape != (POLICY_SIZE,) or gather.max() >= planes * SQUARES:
@@ -212,7 +294,8 @@ class ResNetModel:
         elif self.policy_kind == NF.POLICY_CLASSICAL:
             self.policy = Conv1(head.policy, "policy", c)
             planes = self.policy.outputs
-            w, self.policy_ip_b = dense(head.ip_pol_w, head.ip_pol_b, POLICY_SIZE, planes * SQUARES, "ip_pol_w", "ip_pol_b")
+            w, self.policy_ip_b = dense(head.ip_pol_w, head.ip_pol_b, POLICY_SIZE, planes * SQUARES,
+                                        "ip_pol_w", "ip_pol_b")
             self.policy_ip_w = channel_major_to_nhwc_rows(w, planes)
         elif self.policy_kind == NF.POLICY_ATTENTION:
             try:
@@ -230,7 +313,8 @@ class ResNetModel:
         self.value = Conv1(head.value, "value", c)
         planes = self.value.outputs
         hidden = len(_need(head.ip1_val_b, "ip1_val_b"))
-        w, self.value_ip1_b = dense(head.ip1_val_w, head.ip1_val_b, hidden, planes * SQUARES, "ip1_val_w", "ip1_val_b")
+        w, self.value_ip1_b = dense(head.ip1_val_w, head.ip1_val_b, hidden, planes * SQUARES,
+                                    "ip1_val_w", "ip1_val_b")
         self.value_ip1_w = channel_major_to_nhwc_rows(w, planes)
         if fmt.value == NF.VALUE_WDL:
             self.wdl = True
@@ -248,9 +332,11 @@ class ResNetModel:
         self.moves_left = Conv1(net.moves_left, "moves_left", c)
         planes = self.moves_left.outputs
         hidden = len(_need(net.ip1_mov_b, "ip1_mov_b"))
-        w, self.mov_ip1_b = dense(net.ip1_mov_w, net.ip1_mov_b, hidden, planes * SQUARES, "ip1_mov_w", "ip1_mov_b")
+        w, self.mov_ip1_b = dense(net.ip1_mov_w, net.ip1_mov_b, hidden, planes * SQUARES,
+                                  "ip1_mov_w", "ip1_mov_b")
         self.mov_ip1_w = channel_major_to_nhwc_rows(w, planes)
-        self.mov_ip2_w, self.mov_ip2_b = dense(net.ip2_mov_w, net.ip2_mov_b, 1, hidden, "ip2_mov_w", "ip2_mov_b")
+        self.mov_ip2_w, self.mov_ip2_b = dense(net.ip2_mov_w, net.ip2_mov_b, 1, hidden,
+                                               "ip2_mov_w", "ip2_mov_b")
 
     # ---- buffers
     def buffers(self, n: int) -> Buffers:
@@ -258,27 +344,59 @@ class ResNetModel:
         if buf is None:
             if len(self._buffers) >= 4:  # keep memory bounded for varying batch sizes
                 self._buffers.pop(next(iter(self._buffers)))
-            head = max(self.channels,
-                       self.policy.outputs if self.policy_kind == NF.POLICY_CONVOLUTION else 0)
-            cols = 9 * max(NUM_PLANES, self.channels)
-            buf = self._buffers[n] = Buffers(n, self.channels, cols, head)
+            outputs = max(self.channels,
+                          self.policy.outputs if self.policy_kind == NF.POLICY_CONVOLUTION else 0)
+            buf = self._buffers[n] = Buffers(n, self.channels, max(NUM_PLANES, self.channels),
+                                             outputs, self.algorithm)
         return buf
 
-    def conv3(self, buf, padded, conv):
-        """3x3 same-padding convolution of padded (N,10,10,C) -> (N*64, K) view of buf.out."""
-        n, c = padded.shape[0], padded.shape[3]
+    def conv3(self, buf, padded, conv, dst=None):
+        """3x3 same-padding convolution plus bias of padded (N,10,10,C).
+
+        Writes into the interior of the padded buffer `dst`, or (dst None)
+        returns it as an (N*64, K) channels-last view of buf.out."""
+        n, k = padded.shape[0], conv.outputs
+        if dst is None:
+            out = buf.out[:n * SQUARES * k].reshape(n * SQUARES, k)
+            target = out.reshape(n, 8, 8, k)
+        else:
+            out, target = None, interior(dst)
+        if self.algorithm in WINOGRAD:
+            wino = WINOGRAD[self.algorithm]
+            y = self.winograd_conv3(buf, padded, conv, wino)
+            tiles = wino.output_tiles(target) if dst is None else buf.interior_tiles[id(dst)]
+            np.add(y, conv.bias, out=tiles)
+        else:
+            y = self.im2col_conv3(buf, padded, conv)
+            np.add(y.reshape(target.shape), conv.bias, out=target)
+        return out
+
+    def im2col_conv3(self, buf, padded, conv):
+        n, c, k = padded.shape[0], conv.inputs, conv.outputs
         cols = buf.cols[:n * SQUARES * 9 * c].reshape(n, 8, 8, 3, 3, c)
         np.copyto(cols, buf.windows[id(padded)])
-        out = buf.out[:n * SQUARES * conv.outputs].reshape(n * SQUARES, conv.outputs)
-        np.matmul(cols.reshape(n * SQUARES, 9 * c), conv.matrix, out=out)
-        return out
+        y = buf.product[:n * SQUARES * k].reshape(n * SQUARES, k)
+        np.matmul(cols.reshape(n * SQUARES, 9 * c), conv.matrix, out=y)
+        return y
+
+    def winograd_conv3(self, buf, padded, conv, wino):
+        """Winograd product -> (m, m, N, T, T, K) output tiles (no bias yet)."""
+        n, c, k = padded.shape[0], conv.inputs, conv.outputs
+        a2, tiles, t = wino.a * wino.a, n * wino.tiles, 8 // wino.m
+        d = buf.tiles_in[:a2 * tiles * c].reshape(wino.a, wino.a, n, t, t, c)
+        np.copyto(d, buf.input_tiles[id(padded)])
+        v = buf.tiles_in_t[:a2 * tiles * c].reshape(a2, tiles * c)
+        np.matmul(wino.input_transform, d.reshape(a2, tiles * c), out=v)
+        prod = buf.tiles_out[:a2 * tiles * k].reshape(a2, tiles, k)
+        np.matmul(v.reshape(a2, tiles, c), conv.matrix, out=prod)
+        y = buf.product[:wino.m * wino.m * tiles * k].reshape(wino.m * wino.m, tiles * k)
+        np.matmul(wino.output_transform, prod.reshape(a2, tiles * k), out=y)
+        return y.reshape(wino.m, wino.m, n, t, t, k)
 
     def conv3_activate_into(self, buf, src, conv, dst):
         """dst interior = activation(conv(src) + bias)."""
-        y = self.conv3(buf, src, conv)
-        d = interior(dst)
-        np.add(y.reshape(d.shape), conv.bias, out=d)
-        self.activate_(d)
+        self.conv3(buf, src, conv, dst)
+        self.activate_(interior(dst))
 
     # ---- forward
     def forward(self, planes):
@@ -303,7 +421,6 @@ class ResNetModel:
     def residual_block(self, buf, block):
         self.conv3_activate_into(buf, buf.x, block.conv1, buf.h)
         y = self.conv3(buf, buf.h, block.conv2)
-        y += block.conv2.bias
         n, c = buf.x.shape[0], self.channels
         y3 = y.reshape(n, SQUARES, c)
         x = interior(buf.x)
@@ -324,7 +441,6 @@ class ResNetModel:
         if self.policy_kind == NF.POLICY_CONVOLUTION:
             self.conv3_activate_into(buf, buf.x, self.policy1, buf.h)
             y = self.conv3(buf, buf.h, self.policy)
-            y += self.policy.bias
             return np.take(y.reshape(n, -1), self.policy_gather, axis=1)
         if self.policy_kind == NF.POLICY_CLASSICAL:
             p = flow @ self.policy.matrix
