@@ -494,7 +494,8 @@ def check_conv(block: Node, name: str, outputs: int, inputs: int, kernel: int) -
 
 def check_dense(node: Node, w: str, b: str, name: str, outputs: int, inputs: int,
                 bias: bool = True) -> None:
-    expect(getattr(node, w), f"{name}.{w}", outputs * inputs, f"{outputs} outputs x {inputs} inputs")
+    expect(getattr(node, w), f"{name}.{w}", outputs * inputs,
+           f"{outputs} outputs x {inputs} inputs")
     if bias:
         expect(getattr(node, b), f"{name}.{b}", outputs, f"{outputs} outputs")
 
@@ -654,8 +655,9 @@ def _check_attention_body(w: Weights) -> int:
     if (net.ip_mult_gate is None) != (net.ip_add_gate is None):
         raise WeightsError("weights.ip_mult_gate and weights.ip_add_gate must come together")
     if net.ip_mult_gate is not None:
-        expect(net.ip_mult_gate, "weights.ip_mult_gate", embedding * 64, f"{embedding} x 64 squares")
-        expect(net.ip_add_gate, "weights.ip_add_gate", embedding * 64, f"{embedding} x 64 squares")
+        for field in ("ip_mult_gate", "ip_add_gate"):
+            expect(getattr(net, field), f"weights.{field}", embedding * 64,
+                   f"{embedding} channels x 64 squares")
     if not net.encoder:
         raise WeightsError("weights.encoder is empty: an attention body needs encoder layers")
     check_encoder_stack(net.encoder, "weights.encoder", embedding, net.headcount or 0,
