@@ -1,6 +1,7 @@
 """`lc0-rocm backendbench`: raw network throughput over batch sizes, like
 `lc0 backendbench`.
 
+numpy backends run with one BLAS thread unless --threads says otherwise.
 For each batch size the backend runs repeated forward passes over encoded
 positions from varied games (a different slice of the pool each run) for
 about --seconds, after untimed warm-up runs, and the command reports
@@ -198,9 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--positions", type=int, default=POOL_SIZE,
                    help=f"size of the encoded position pool (default: {POOL_SIZE})")
     p.add_argument("--seed", type=int, default=0, help="seed of the random games (default: 0)")
-    p.add_argument("--threads", type=int,
-                   help="BLAS threads for numpy backends (default: BLAS's own, one per core; "
-                        "1 is faster when other processes keep the cores busy)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="BLAS threads for numpy backends (default: 1, like lc0's eigen backend; "
+                        "more threads are faster only on otherwise idle cores, and many times "
+                        "slower when other processes keep the cores busy)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
     out.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -217,19 +219,17 @@ def run(args) -> list[dict]:
         raise BenchError("--seconds and --positions must be positive")
     if args.plot:
         require_matplotlib()
-    if args.threads is not None:
-        from lc0_rocm.backends import blas_threads
-        if args.threads < 1:
-            raise BenchError("--threads must be >= 1")
-        if not blas_threads.set_threads(args.threads):
-            print("backendbench: cannot set BLAS threads here (no OpenBLAS found); --threads ignored",
-                  file=sys.stderr)
+    from lc0_rocm.backends import blas_threads
+    if args.threads < 1:
+        raise BenchError("--threads must be >= 1")
+    if not blas_threads.set_threads(args.threads):
+        print("backendbench: cannot set BLAS threads here (no OpenBLAS found); --threads ignored",
+              file=sys.stderr)
     net_path = resolve_net(args.weights)
     weights = load_weights(net_path)
     backend = backends.create(args.backend, weights)
     try:
         pool = encode_pool(bench_positions(args.positions, args.seed), weights.format.input)
-        from lc0_rocm.backends import blas_threads
         meta = {"backend": backend.name, "net": net_path, "seconds": args.seconds,
                 "positions": len(pool), "blas_threads": blas_threads.get_threads(),
                 **machine_info()}

@@ -2,6 +2,9 @@
 """Side-by-side throughput: `lc0-rocm backendbench --backend cpu` against
 `lc0 backendbench --backend=eigen`, same net, same batch sizes.
 
+lc0's eigen backend computes on one thread; ours is run with its default of
+one BLAS thread and again with one thread per core.
+
 The two are interleaved per batch size and round (lc0, ours, lc0, ours...) so
 that both see the same machine load; the table gives each one's median over
 the rounds, as markdown ready for BENCHMARKS.md.
@@ -41,12 +44,13 @@ def lc0_nps(lc0: str, net: str, batch: int, seconds: float, estimate: float) -> 
     return float(found[-1][2])
 
 
-def ours_nps(net: str, batch: int, seconds: float) -> dict:
+def ours_nps(net: str, batch: int, seconds: float, threads: int) -> dict:
+    extra = ["--threads", str(threads)]
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "r.json"
         subprocess.run(
             [sys.executable, "-m", "lc0_rocm", "backendbench", "-w", net, "--backend", "cpu",
-             "--batches", str(batch), "--seconds", str(seconds), "--json", str(out)],
+             "--batches", str(batch), "--seconds", str(seconds), "--json", str(out)] + extra,
             cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
         return json.loads(out.read_text())["results"][0]
@@ -79,26 +83,34 @@ def main(argv=None) -> int:
     batches = [int(b) for b in args.batches.split(",")]
     load_before = os.getloadavg()
     started = datetime.datetime.now(datetime.timezone.utc)
+    cores = os.cpu_count() or 1
     results = {}
     for batch in batches:
-        theirs, ours = [], []
+        theirs, ours1, ours_all = [], [], []
         for _ in range(args.rounds):
             theirs.append(lc0_nps(lc0, args.net, batch, args.seconds, estimate=theirs[-1] if theirs else 700))
-            ours.append(ours_nps(args.net, batch, args.seconds)["mean_nps"])
-            print(f"batch {batch}: lc0 eigen {theirs[-1]:.0f} pos/s, lc0-rocm cpu {ours[-1]:.0f} pos/s",
-                  file=sys.stderr, flush=True)
-        results[batch] = (statistics.median(theirs), statistics.median(ours), theirs, ours)
+            ours1.append(ours_nps(args.net, batch, args.seconds, threads=1)["mean_nps"])
+            ours_all.append(ours_nps(args.net, batch, args.seconds, threads=cores)["mean_nps"])
+            print(f"batch {batch}: lc0 eigen {theirs[-1]:.0f} pos/s, lc0-rocm cpu {ours1[-1]:.0f} pos/s, "
+                  f"with --threads {cores} {ours_all[-1]:.0f} pos/s", file=sys.stderr, flush=True)
+        results[batch] = (theirs, ours1, ours_all)
     load_after = os.getloadavg()
 
     print(f"Measured {started:%Y-%m-%d %H:%M} UTC on {cpu_name()}, {os.cpu_count()} cores; "
           f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after; "
           f"net {os.path.basename(args.net)}; median of {args.rounds} interleaved rounds, "
           f"~{args.seconds:g} s each.\n")
-    print("| batch | lc0 eigen pos/s | lc0-rocm cpu pos/s | ratio | lc0 rounds | lc0-rocm rounds |")
-    print("|---:|---:|---:|---:|---|---|")
-    for batch, (theirs, ours, all_theirs, all_ours) in results.items():
-        print(f"| {batch} | {theirs:.0f} | {ours:.0f} | {ours / theirs:.2f} | "
-              f"{', '.join(f'{x:.0f}' for x in all_theirs)} | {', '.join(f'{x:.0f}' for x in all_ours)} |")
+    print(f"| batch | lc0 eigen pos/s | lc0-rocm cpu pos/s (default, 1 BLAS thread) | ratio "
+          f"| lc0-rocm cpu --threads {cores} | ratio |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    med = statistics.median
+    for batch, (theirs, ours1, ours_all) in results.items():
+        print(f"| {batch} | {med(theirs):.0f} | {med(ours1):.0f} | {med(ours1) / med(theirs):.2f} "
+              f"| {med(ours_all):.0f} | {med(ours_all) / med(theirs):.2f} |")
+    print(f"\nEvery round, pos/s (lc0 / ours / ours --threads {cores}):")
+    for batch, (theirs, ours1, ours_all) in results.items():
+        rounds = "; ".join(f"{a:.0f} / {b:.0f} / {c:.0f}" for a, b, c in zip(theirs, ours1, ours_all))
+        print(f"- batch {batch}: {rounds}")
     return 0
 
 

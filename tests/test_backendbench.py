@@ -129,9 +129,12 @@ def test_threads_option_sets_blas_threads(tiny_net, tmp_path):
     if before is None:
         pytest.skip("numpy's BLAS here is not OpenBLAS; its threads cannot be set")
     out = tmp_path / "t.json"
+    common = ["-w", str(tiny_net), "-b", "cpu", "--batches", "1", "--seconds", "0.01",
+              "--positions", "2", "--json", str(out)]
     try:
-        assert bb.main(["-w", str(tiny_net), "-b", "cpu", "--batches", "1", "--seconds", "0.01",
-                        "--positions", "2", "--threads", "1", "--json", str(out)]) == 0
+        assert bb.main(common + ["--threads", "2"]) == 0
+        assert json.loads(out.read_text())["blas_threads"] == 2
+        assert bb.main(common) == 0  # default: one thread, like lc0's eigen backend
         assert json.loads(out.read_text())["blas_threads"] == 1
     finally:
         blas_threads.set_threads(before)
