@@ -304,14 +304,11 @@ def _choose_transform(cur: Snapshot) -> int:
     if king & 0xE0C08000:                # h2, g3, h3, f4, g4, h4
         return transform | TRANSPOSE
     if king & 0x10204080:                # on the a8-h1 diagonal: break the tie like lc0
-        def pair(*planes):               # lc0's order: all, ours, kings, queens, rooks, knights, bishops
-            return frame[list(planes)]
-        candidates = np.array([
-            ours | theirs, ours,
-            np.bitwise_or.reduce(pair(5, 11)), np.bitwise_or.reduce(pair(4, 10)),
-            np.bitwise_or.reduce(pair(3, 9)), np.bitwise_or.reduce(pair(1, 7)),
-            np.bitwise_or.reduce(pair(2, 8)),
-        ], dtype=np.uint64)
+        ours_bb, theirs_bb = frame[:6], frame[6:]
+        both = ours_bb | theirs_bb       # per piece type: P N B R Q K of both sides
+        # lc0's order: all pieces, ours, kings, queens, rooks, knights, bishops.
+        candidates = np.array([ours | theirs, ours, both[5], both[4], both[3], both[1], both[2]],
+                              dtype=np.uint64)
         plain = transform_masks(candidates, transform)
         transposed = transform_masks(plain, TRANSPOSE)
         for value, alternative in zip(plain.tolist(), transposed.tolist()):

@@ -58,10 +58,6 @@ def square_name(square: int) -> str:
     return _FILES[square % 8] + str(square // 8 + 1)
 
 
-def _on_board(rank: int, file: int) -> bool:
-    return 0 <= rank < 8 and 0 <= file < 8
-
-
 def _conv_plane_of_step(d_rank: int, d_file: int) -> int | None:
     """Conv plane of a non-promotion move by its displacement, or None."""
     if (d_rank, d_file) in KNIGHT_JUMPS:

@@ -71,6 +71,26 @@ FENS = [
 ]
 
 
+# Our king on the a8-h1 diagonal with no pawns: lc0 breaks the transpose tie by
+# comparing bitboards in turn (all, ours, kings, queens, rooks, knights); one
+# position per deciding bitboard, with and without the resulting transpose.
+TIE_BREAK_FENS = [
+    "8/8/8/8/4r3/1k6/6K1/8 w - - 0 1",
+    "5k2/8/7n/7N/8/5K1N/8/2nN1N2 w - - 0 1",
+    "8/8/2k5/8/8/6b1/5BK1/8 w - - 0 1",
+    "8/8/3N4/2n5/6b1/7n/4k3/5n1K w - - 0 1",
+    "5b2/8/8/8/8/k7/6K1/8 w - - 0 1",
+    "7k/8/8/8/8/5K2/8/n7 w - - 0 1",
+    "1b6/q7/8/8/4k3/8/8/7K w - - 0 1",
+    "2q5/1k6/q5nq/8/8/8/2n5/2r4K w - - 0 1",
+    "4b3/5n2/8/8/b3k3/1r6/6K1/8 w - - 0 1",
+    "k7/2r5/1n6/8/4K3/7n/8/5n2 w - - 0 1",
+    "8/8/3B4/2B5/4K3/6b1/5nk1/8 w - - 0 1",
+    "6N1/8/8/5n2/8/3b1kn1/N4n2/7K w - - 0 1",
+    "8/3r4/2k5/1r5B/8/8/6K1/3B4 w - - 0 1",
+]
+
+
 def _random_game(seed: int, plies: int) -> chess.Board:
     rng = random.Random(seed)
     board = chess.Board()
@@ -94,6 +114,7 @@ def positions() -> list[tuple[str, chess.Board]]:
     out += _prefixes("castle-game", None, ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6",
                                            "e1g1", "f8c5", "d2d3", "e8g8", "c1g5", "d7d6"], every=3)
     out += [(f"fen{i}", chess.Board(fen)) for i, fen in enumerate(FENS)]
+    out += [(f"tie{i}", chess.Board(fen)) for i, fen in enumerate(TIE_BREAK_FENS)]
     for i, fen in enumerate(FENS[:3]):  # FEN with an e.p. square, then a few moves
         board = chess.Board(fen)
         for move in list(board.legal_moves)[:2]:
