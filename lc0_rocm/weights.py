@@ -254,7 +254,16 @@ def read_net_bytes(path: str) -> bytes:
     return data
 
 
+def looks_like_onnx(data: bytes) -> bool:
+    """A bare ONNX ModelProto starts with ir_version (field 1, varint);
+    an lc0 file starts with its fixed32 magic (field 1, 32-bit)."""
+    return data[:1] == b"\x08" and data[1:2] < b"\x80"
+
+
 def parse_net(data: bytes, path: str = "<bytes>") -> net_pb2.Net:
+    if looks_like_onnx(data):
+        raise WeightsError(f"{path}: this looks like a bare ONNX model; lc0-rocm reads lc0 "
+                           "network files (.pb.gz / .pb) only")
     net = net_pb2.Net()
     try:
         net.ParseFromString(data)

@@ -595,3 +595,11 @@ def test_linear16_decoding_matches_lc0_bit_for_bit(maia_path, tmp_path):
     ours = load_weights(path).net.policy.biases
     logits = lc0_outputs(path, [chess.Board()])[0][0]
     assert set(logits.tolist()) == set(ours[:73].tolist())  # lc0 uses the first 73 planes
+
+
+def test_bare_onnx_model(tmp_path):
+    path = tmp_path / "net.onnx"
+    # ModelProto: ir_version = 8, producer_name = "pytorch", then graph bytes.
+    path.write_bytes(b"\x08\x08\x12\x07pytorch\x1a\x032.1:\x00")
+    with pytest.raises(WeightsError, match="bare ONNX model"):
+        load_weights(path)
