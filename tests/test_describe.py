@@ -101,3 +101,16 @@ def test_cli_dispatch(maia_path, capsys):
     from lc0_rocm.cli import main as cli_main
     assert cli_main(["describenet", str(maia_path)]) == 0
     assert "Minimal Lc0 version: v0.21.0" in capsys.readouterr().out
+
+
+def test_main_without_a_path_discovers(maia_path, monkeypatch, capsys):
+    netfiles = pytest.importorskip("lc0_rocm.netfiles")
+    monkeypatch.setattr(netfiles, "resolve_weights", lambda value: maia_path)
+    assert main([]) == 0
+    assert "Filters: 64" in capsys.readouterr().out
+
+    def nothing(value):
+        raise netfiles.NetNotFoundError("no network file found (looked in /x)")
+    monkeypatch.setattr(netfiles, "resolve_weights", nothing)
+    assert main([]) == 1
+    assert "no network file found" in capsys.readouterr().err
