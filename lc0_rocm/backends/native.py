@@ -365,72 +365,116 @@ def _as_f32(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32).ravel()
 
 
+BN_EPSILON = 1e-5
+
+
+def _layer(node, field, name):
+    value = getattr(node, field, None) if node is not None else None
+    if value is None or len(value) == 0:
+        raise NativeError(f"convolution-body net: missing tensor {name}.{field}")
+    return np.asarray(value, np.float32)
+
+
+def fold_conv(block, name: str, inputs: int, kernel: int) -> tuple[np.ndarray, np.ndarray]:
+    """ConvBlock -> (weights (K, inputs, k, k), biases (K,)) with batch norm
+    folded in as lc0 does: s = gamma / sqrt(var + eps), w' = w s, b' = beta + s (b - mean)."""
+    w = _layer(block, "weights", name)
+    has_bn = block.bn_means is not None and len(block.bn_means) > 0
+    outputs = len(block.bn_means) if has_bn else len(_layer(block, "biases", name))
+    if w.size != outputs * inputs * kernel * kernel:
+        raise NativeError(f"{name}.weights has {w.size} values; expected {outputs} x {inputs} x "
+                          f"{kernel} x {kernel}")
+    w = w.reshape(outputs, inputs, kernel, kernel)
+    present = lambda a: a is not None and len(a) > 0  # noqa: E731
+    b = np.asarray(block.biases, np.float32) if present(block.biases) else np.zeros(outputs, np.float32)
+    if not has_bn:
+        return w, b
+    gammas = np.asarray(block.bn_gammas, np.float32) if present(block.bn_gammas) else np.ones(outputs, np.float32)
+    betas = np.asarray(block.bn_betas, np.float32) if present(block.bn_betas) else np.zeros(outputs, np.float32)
+    var = _layer(block, "bn_stddivs", name)
+    scale = gammas / np.sqrt(var + np.float32(BN_EPSILON))
+    means = np.asarray(block.bn_means, np.float32)
+    return w * scale[:, None, None, None], betas + scale * (b - means)
+
+
+def conv3_tensors(block, name: str, inputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """3x3 conv -> ([9*inputs][K] with row tap*inputs + c, tap = ky*3 + kx; bias)."""
+    w, b = fold_conv(block, name, inputs, 3)
+    return w.transpose(2, 3, 1, 0).reshape(9 * inputs, -1), b
+
+
+def conv1_tensors(block, name: str, inputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """1x1 conv -> ([inputs][K]; bias)."""
+    w, b = fold_conv(block, name, inputs, 1)
+    return w.reshape(-1, inputs).T, b
+
+
+def dense_tensors(w, b, inputs: int, name: str, square_major_from: int = 0):
+    """Dense [out][in] -> ([in][out], bias). square_major_from=P: the input is
+    a channel-major flatten (c*64 + square) of P channels, re-ordered to the
+    library's square-major one (square*P + c)."""
+    w = np.asarray(w if w is not None else [], np.float32)
+    b = np.asarray(b if b is not None else [], np.float32)
+    if b.size == 0 or w.size != b.size * inputs:
+        raise NativeError(f"{name}: {w.size} weights and {b.size} biases do not fit {inputs} inputs")
+    m = w.reshape(b.size, inputs).T
+    if square_major_from:
+        p = square_major_from
+        m = m.reshape(p, 64, b.size).transpose(1, 0, 2).reshape(inputs, b.size)
+    return m, b
+
+
 def resnet_tensors(weights) -> dict[str, np.ndarray]:
     """Derived tensors of a convolution body (see native/src/resnet.h)."""
-    from lc0_rocm.backends import cpu_resnet as ref  # batch-norm folding and layouts
-
     fmt, net = weights.format, weights.net
     t: dict[str, np.ndarray] = {}
 
-    def conv3(prefix, conv):
-        t[prefix + ".w"], t[prefix + ".b"] = _as_f32(conv.matrix), _as_f32(conv.bias)
+    def put(prefix, pair):
+        t[prefix + ".w"], t[prefix + ".b"] = _as_f32(pair[0]), _as_f32(pair[1])
 
-    def conv1(prefix, conv):
-        t[prefix + ".w"], t[prefix + ".b"] = _as_f32(conv.matrix), _as_f32(conv.bias)
-
-    inp = ref.Conv3(net.input, "input", NUM_PLANES)
-    conv3("resnet.input", inp)
-    c = inp.outputs
+    put("resnet.input", conv3_tensors(net.input, "input", NUM_PLANES))
+    c = len(t["resnet.input.b"])
     for i, res in enumerate(net.residual):
-        block = ref.Residual(res, i, c)
         p = f"resnet.block.{i}"
-        conv3(p + ".conv1", block.conv1)
-        conv3(p + ".conv2", block.conv2)
-        if block.se is not None:
-            w1, b1, w2, b2 = block.se  # w1 carries the 1/64 of a sum pool; we pool by mean
-            t[p + ".se1.w"], t[p + ".se1.b"] = _as_f32(w1 * np.float32(64)), _as_f32(b1)
-            t[p + ".se2.w"], t[p + ".se2.b"] = _as_f32(w2), _as_f32(b2)
+        put(p + ".conv1", conv3_tensors(res.conv1, f"residual[{i}].conv1", c))
+        put(p + ".conv2", conv3_tensors(res.conv2, f"residual[{i}].conv2", c))
+        se = res.se
+        if se is not None and se.w1 is not None and len(se.w1):
+            put(p + ".se1", dense_tensors(se.w1, se.b1, c, f"residual[{i}].se.w1"))
+            hidden = len(t[p + ".se1.b"])
+            put(p + ".se2", dense_tensors(se.w2, se.b2, hidden, f"residual[{i}].se.w2"))
 
     head = weights.policy_head()
     policy = fmt.policy or NF.POLICY_CLASSICAL
     if policy == NF.POLICY_CONVOLUTION:
         from lc0_rocm import tables
-        p1 = ref.Conv3(head.policy1, "policy1", c)
-        p2 = ref.Conv3(head.policy, "policy", p1.outputs)
-        conv3("resnet.policy1", p1)
-        conv3("resnet.policy", p2)
-        gather = np.asarray(tables.CONV_POLICY_GATHER, dtype=np.int64)  # c*64 + square
-        t["resnet.policy.gather"] = np.ascontiguousarray(
-            (gather % 64) * p2.outputs + gather // 64, dtype=np.int32)
+        put("resnet.policy1", conv3_tensors(head.policy1, "policy1", c))
+        put("resnet.policy", conv3_tensors(head.policy, "policy", len(t["resnet.policy1.b"])))
+        planes = len(t["resnet.policy.b"])
+        gather = np.asarray(tables.CONV_POLICY_GATHER, dtype=np.int64)  # plane*64 + square
+        if gather.max() >= planes * 64:
+            raise NativeError(f"convolution policy: {planes} output planes do not fit the policy map")
+        t["resnet.policy.gather"] = np.ascontiguousarray((gather % 64) * planes + gather // 64, np.int32)
     elif policy == NF.POLICY_CLASSICAL:
-        pc = ref.Conv1(head.policy, "policy", c)
-        conv1("resnet.policy", pc)
-        w, b = ref.dense(head.ip_pol_w, head.ip_pol_b, POLICY_SIZE, pc.outputs * 64, "ip_pol_w", "ip_pol_b")
-        t["resnet.policy_ip.w"] = _as_f32(ref.channel_major_to_nhwc_rows(w, pc.outputs))
-        t["resnet.policy_ip.b"] = _as_f32(b)
+        put("resnet.policy", conv1_tensors(head.policy, "policy", c))
+        planes = len(t["resnet.policy.b"])
+        put("resnet.policy_ip", dense_tensors(head.ip_pol_w, head.ip_pol_b, planes * 64, "ip_pol_w", planes))
     elif policy == NF.POLICY_ATTENTION:
         t.update(attention_policy_tensors(weights))
     else:
         raise NativeError(f"unsupported policy format {NF.PolicyFormat.Name(policy)}")
 
     vh = weights.value_head()
-    v = ref.Conv1(vh.value, "value", c)
-    conv1("resnet.value", v)
-    hidden = len(vh.ip1_val_b)
-    w, b = ref.dense(vh.ip1_val_w, vh.ip1_val_b, hidden, v.outputs * 64, "ip1_val_w", "ip1_val_b")
-    t["resnet.value_ip1.w"], t["resnet.value_ip1.b"] = _as_f32(ref.channel_major_to_nhwc_rows(w, v.outputs)), _as_f32(b)
-    outs = 3 if fmt.value == NF.VALUE_WDL else 1
-    w, b = ref.dense(vh.ip2_val_w, vh.ip2_val_b, outs, hidden, "ip2_val_w", "ip2_val_b")
-    t["resnet.value_ip2.w"], t["resnet.value_ip2.b"] = _as_f32(w), _as_f32(b)
+    put("resnet.value", conv1_tensors(vh.value, "value", c))
+    planes = len(t["resnet.value.b"])
+    put("resnet.value_ip1", dense_tensors(vh.ip1_val_w, vh.ip1_val_b, planes * 64, "ip1_val_w", planes))
+    put("resnet.value_ip2", dense_tensors(vh.ip2_val_w, vh.ip2_val_b, len(t["resnet.value_ip1.b"]), "ip2_val_w"))
 
     if fmt.moves_left == NF.MOVES_LEFT_V1:
-        m = ref.Conv1(net.moves_left, "moves_left", c)
-        conv1("resnet.mlh", m)
-        hidden = len(net.ip1_mov_b)
-        w, b = ref.dense(net.ip1_mov_w, net.ip1_mov_b, hidden, m.outputs * 64, "ip1_mov_w", "ip1_mov_b")
-        t["resnet.mlh_ip1.w"], t["resnet.mlh_ip1.b"] = _as_f32(ref.channel_major_to_nhwc_rows(w, m.outputs)), _as_f32(b)
-        w, b = ref.dense(net.ip2_mov_w, net.ip2_mov_b, 1, hidden, "ip2_mov_w", "ip2_mov_b")
-        t["resnet.mlh_ip2.w"], t["resnet.mlh_ip2.b"] = _as_f32(w), _as_f32(b)
+        put("resnet.mlh", conv1_tensors(net.moves_left, "moves_left", c))
+        planes = len(t["resnet.mlh.b"])
+        put("resnet.mlh_ip1", dense_tensors(net.ip1_mov_w, net.ip1_mov_b, planes * 64, "ip1_mov_w", planes))
+        put("resnet.mlh_ip2", dense_tensors(net.ip2_mov_w, net.ip2_mov_b, len(t["resnet.mlh_ip1.b"]), "ip2_mov_w"))
     return t
 
 

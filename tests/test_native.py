@@ -1,0 +1,440 @@
+"""Native GPU backend: the Python side without a GPU (ABI header, toolchain
+and architecture detection, cached builds, clear errors, `auto` falling back
+to cpu, weights -> named tensors), plus GPU parity tests marked `gpu` that
+skip with a reason when no GPU backend is usable here."""
+from __future__ import annotations
+
+import pathlib
+import shutil
+import stat
+import subprocess
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+from lc0_rocm import backends
+from lc0_rocm.backends import native
+from lc0_rocm.backends.native import NativeError
+from lc0_rocm.weights import load_weights
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ALL_NAMES = ["rocm", "rocm-fp16", "rocm-auto", "cuda", "cuda-fp16", "cuda-auto"]
+
+
+def fake_tool(folder: pathlib.Path, name: str, script: str) -> pathlib.Path:
+    """An executable shell script `name` in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + textwrap.dedent(script))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+@pytest.fixture
+def bare_env(monkeypatch, tmp_path):
+    """No toolchain and no GPU tools anywhere: PATH is one empty folder."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
+    monkeypatch.setenv("LC0ROCM_CACHE_DIR", str(tmp_path / "cache"))
+    for var in ("LC0ROCM_TOOLCHAIN", "LC0ROCM_GPU_ARCH", "CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    # /usr/local/cuda/bin is a fallback location of nvcc: hide it too.
+    real_which = native._which
+    monkeypatch.setattr(native, "_which", lambda name, extra=(): real_which(name, ()))
+    return bin_dir
+
+
+# ---------------------------------------------------------------- ABI header
+def test_cdef_block_parses_and_declares_the_abi():
+    cffi = pytest.importorskip("cffi")
+    ffi = cffi.FFI()
+    ffi.cdef(native.cdef_text())
+    libc = ffi.dlopen(None)
+    assert libc.LC0ROCM_ABI_VERSION == 1
+    assert libc.LC0ROCM_OK == 0 and libc.LC0ROCM_INVALID_ARGUMENT != 0
+    for fn in ("lc0rocm_abi_version", "lc0rocm_last_error", "lc0rocm_get_device_info",
+               "lc0rocm_create", "lc0rocm_destroy", "lc0rocm_stream_create",
+               "lc0rocm_stream_destroy", "lc0rocm_forward", "lc0rocm_forward_planes"):
+        assert fn in native.cdef_text()
+    assert ffi.sizeof("lc0rocm_tensor") >= 8 + 8 + 8 + 4
+
+
+def test_only_the_compat_header_names_a_vendor():
+    """cuda*/cublas* names appear in gpu_compat.h only (HIP names elsewhere)."""
+    offenders = []
+    for path in (ROOT / "native").rglob("*"):
+        if path.suffix not in (".h", ".cpp", ".hip") or path.name == "gpu_compat.h":
+            continue
+        for line in path.read_text().splitlines():
+            code = line.split("//")[0]
+            if any(tok in code for tok in ("cudaMalloc", "cudaStream", "cublas", "cuda_runtime",
+                                           "__shfl_xor_sync", "warpSize == 32", "warpSize == 64")):
+                offenders.append(f"{path.relative_to(ROOT)}: {line.strip()}")
+    assert not offenders, offenders
+
+
+def test_no_literal_warp_width_in_kernels():
+    pattern = ("__shfl_down_sync(0xffffffff", "WARP_SIZE 32", "WARP_SIZE 64", "kWarpSize = 32",
+               "kWarpSize = 64")
+    for path in (ROOT / "native" / "src").rglob("*"):
+        if path.suffix in (".h", ".cpp", ".hip") and path.name != "gpu_compat.h":
+            text = path.read_text()
+            assert not any(p in text for p in pattern), path
+
+
+# ---------------------------------------------------------------- names
+@pytest.mark.parametrize("name,vendor,precision", [
+    ("rocm", "amd", "fp32"), ("rocm-fp16", "amd", "fp16"), ("rocm-auto", "amd", "auto"),
+    ("cuda", "nvidia", "fp32"), ("cuda-fp16", "nvidia", "fp16"), ("cuda-auto", "nvidia", "auto")])
+def test_split_name(name, vendor, precision):
+    assert native.split_name(name) == (vendor, precision)
+
+
+@pytest.mark.parametrize("bad", ["cpu", "rocm-fp8", "cuda16", "metal"])
+def test_split_name_rejects_others(bad):
+    with pytest.raises(NativeError, match="not a native backend"):
+        native.split_name(bad)
+
+
+# ---------------------------------------------------------------- detection
+def test_no_toolchain_is_a_clear_error(bare_env):
+    with pytest.raises(NativeError) as e:
+        native.detect_toolchain()
+    assert "hipcc" in str(e.value) and "nvcc" in str(e.value)
+    for name in ALL_NAMES:
+        ok, reason = native.is_available(name)
+        assert not ok
+        assert reason.startswith(name + ": ") and "not found" in reason
+
+
+def test_hipcc_found_on_path(bare_env):
+    hipcc = fake_tool(bare_env, "hipcc", "exit 0\n")
+    tc = native.detect_toolchain("amd")
+    assert tc.vendor == "amd" and tc.compiler == str(hipcc)
+    assert "-lhipblas" in tc.libraries
+
+
+def test_toolchain_env_override_picks_vendor(bare_env, monkeypatch):
+    fake_tool(bare_env, "hipcc", "exit 0\n")
+    monkeypatch.setenv("LC0ROCM_TOOLCHAIN", "cuda")
+    with pytest.raises(NativeError, match="nvcc"):
+        native.detect_toolchain()
+
+
+def test_nvcc_without_cublas_is_a_clear_error(bare_env, tmp_path, monkeypatch):
+    cuda = tmp_path / "cuda"
+    fake_tool(cuda / "bin", "nvcc", "exit 0\n")
+    monkeypatch.setenv("PATH", f"{cuda / 'bin'}:{bare_env}")
+    monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
+    with pytest.raises(NativeError, match="cuBLAS not found"):
+        native.detect_toolchain("nvidia")
+    (cuda / "include").mkdir()
+    (cuda / "include" / "cublas_v2.h").write_text("")
+    (cuda / "lib64").mkdir()
+    (cuda / "lib64" / "libcublas.so.13").write_text("")
+    tc = native.detect_toolchain("nvidia")
+    assert tc.include_dirs == (str(cuda / "include"),)
+    assert tc.libraries == ("-l:libcublas.so.13",)
+
+
+def test_arch_from_rocm_agent_enumerator(bare_env):
+    fake_tool(bare_env, "rocm_agent_enumerator", "echo gfx000; echo gfx90a; echo gfx90a\n")
+    assert native.detect_arch("amd") == "gfx90a"
+
+
+def test_arch_from_nvidia_smi(bare_env):
+    fake_tool(bare_env, "nvidia-smi", "echo 9.0\n")
+    assert native.detect_arch("nvidia") == "sm_90"
+
+
+def test_arch_env_override(bare_env, monkeypatch):
+    monkeypatch.setenv("LC0ROCM_GPU_ARCH", "gfx1030")
+    assert native.detect_arch("amd") == "gfx1030"
+
+
+@pytest.mark.parametrize("vendor,what", [("amd", "no AMD GPU"), ("nvidia", "no NVIDIA GPU")])
+def test_no_gpu_is_a_clear_error(bare_env, vendor, what):
+    fake_tool(bare_env, "nvidia-smi", "exit 9\n")  # present but lists nothing
+    with pytest.raises(NativeError, match=what):
+        native.detect_arch(vendor)
+
+
+def test_auto_falls_back_to_cpu_with_one_line(bare_env, capsys, maia_path):
+    weights = load_weights(maia_path)
+    backend = backends.create("auto", weights)
+    assert backend.name == "cpu"
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "using cpu" in err[0] and "not found" in err[0]
+
+
+def test_asking_for_a_gpu_backend_without_toolchain_raises(bare_env, maia_path):
+    with pytest.raises(NativeError, match="no GPU toolchain"):
+        backends.create("cuda", load_weights(maia_path))
+
+
+# ---------------------------------------------------------------- build
+@pytest.fixture
+def fake_hip(bare_env, tmp_path, monkeypatch):
+    """A fake hipcc that logs its calls and writes the -o file."""
+    calls = tmp_path / "calls.log"
+    fake_tool(bare_env, "hipcc", f"""
+        echo "$@" >> {calls}
+        out=""; prev=""
+        for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+        [ -n "$FAKE_FAIL" ] && {{ echo "boom: $FAKE_FAIL" >&2; exit 1; }}
+        echo fake > "$out"
+        """)
+    monkeypatch.setenv("LC0ROCM_GPU_ARCH", "gfx90a")
+    return calls
+
+
+def test_build_compiles_every_file_and_caches_by_hash_and_arch(fake_hip, tmp_path):
+    lib = native.build("amd")
+    assert lib.name == "liblc0rocm.so" and lib.is_file()
+    assert lib.parent.name.endswith("-gfx90a")
+    assert lib.parent.parent == tmp_path / "cache"
+    lines = fake_hip.read_text().splitlines()
+    sources = native.source_files(native.source_dir())
+    compiles = [ln for ln in lines if " -c " in ln]
+    assert len(compiles) == len(sources)
+    assert all("--offload-arch=gfx90a" in ln for ln in compiles)
+    assert any("-shared" in ln and "-lhipblas" in ln for ln in lines)
+    # second call: cached, no compiler run
+    assert native.build("amd") == lib
+    assert len(fake_hip.read_text().splitlines()) == len(lines)
+    # another arch: another folder
+    other = native.build("amd", arch="gfx1030")
+    assert other != lib and other.parent.name.endswith("-gfx1030")
+
+
+def test_build_failure_names_the_file_and_the_compiler_message(fake_hip, monkeypatch):
+    monkeypatch.setenv("FAKE_FAIL", "bad kernel")
+    with pytest.raises(NativeError, match=r"compiling src/.* failed:\n.*boom: bad kernel"):
+        native.build("amd")
+
+
+def test_build_native_command_reports_errors(bare_env, capsys):
+    assert native.build_main([]) == 1
+    assert "no GPU toolchain" in capsys.readouterr().err
+
+
+def test_source_hash_follows_the_sources(tmp_path):
+    src = tmp_path / "native"
+    shutil.copytree(native.source_dir(), src)
+    h1 = native.source_hash(src, "recipe")
+    assert native.source_hash(src, "recipe") == h1
+    assert native.source_hash(src, "other recipe") != h1
+    kernel = next((src / "src" / "kernels").glob("*.hip"))
+    kernel.write_text(kernel.read_text() + "\n// changed\n")
+    assert native.source_hash(src, "recipe") != h1
+
+
+# ---------------------------------------------------------------- loading
+def test_loading_a_non_library_is_a_clear_error(tmp_path):
+    pytest.importorskip("cffi")
+    bogus = tmp_path / "liblc0rocm.so"
+    bogus.write_text("not an ELF file")
+    with pytest.raises(NativeError, match="cannot load the native library"):
+        native.load_library(bogus)
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler to build a stand-in library")
+def test_abi_version_mismatch_is_refused(tmp_path):
+    pytest.importorskip("cffi")
+    c = tmp_path / "old.c"
+    c.write_text("int lc0rocm_abi_version(void) { return 99; }\n")
+    so = tmp_path / "libold.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
+    with pytest.raises(NativeError, match="ABI version 99"):
+        native.load_library(so)
+
+
+# ---------------------------------------------------------------- tensors
+def test_maia_tensors_names_and_shapes(maia_path):
+    t = native.named_tensors(load_weights(maia_path))
+    c = 64
+    assert t["resnet.input.w"].shape == (9 * 112 * c,)
+    assert t["resnet.block.5.conv2.w"].shape == (9 * c * c,)
+    assert "resnet.block.6.conv1.w" not in t
+    assert t["resnet.block.0.se1.w"].size == c * len(t["resnet.block.0.se1.b"])
+    assert t["resnet.block.0.se2.b"].shape == (2 * c,)
+    gather = t["resnet.policy.gather"]
+    assert gather.dtype == np.int32 and gather.shape == (1858,)
+    assert gather.min() >= 0 and gather.max() < 64 * 80 and len(set(gather.tolist())) == 1858
+    assert t["resnet.value_ip2.b"].shape == (3,)
+    assert not any(k.startswith("resnet.mlh") for k in t)   # maia has no moves-left head
+    assert all(v.dtype in (np.float32, np.int32) for v in t.values())
+
+
+def test_attention_tensors_carry_raw_paths_heads_and_maps(make_test_net):
+    w = load_weights(make_test_net("tiny-bt"))
+    t = native.named_tensors(w)
+    assert "encoder.0.mha.q_w" in t and "encoder.1.ffn.dense2_b" in t
+    assert "policy_head.ip2_pol_w" in t and "value_head.ip2_val_w" in t
+    assert not any(k.startswith(("policy_heads.", "value_heads.")) for k in t)
+    assert t["meta.headcount"].dtype == np.int32 and t["meta.headcount"][0] == w.net.headcount
+    assert t["map.attention_policy_gather"].shape == (1858,)
+
+
+def emulate_resnet(t: dict, masks, values) -> tuple:
+    """numpy replay of native/src/resnet.cpp over the named tensors, in its
+    layouts (NHWC, im2col column = tap*C + c, [in][out] matrices)."""
+    from lc0_rocm.backends.base import unpack_planes
+
+    def act(x):
+        return np.maximum(x, 0)
+
+    def im2col(x):  # x (n, 64, C) -> (n*64, 9C)
+        n, _, c = x.shape
+        pad = np.zeros((n, 10, 10, c), np.float32)
+        pad[:, 1:9, 1:9] = x.reshape(n, 8, 8, c)
+        cols = [pad[:, dy:dy + 8, dx:dx + 8] for dy in range(3) for dx in range(3)]
+        return np.concatenate(cols, axis=-1).reshape(n * 64, 9 * c)
+
+    def conv(x, name, a=True):
+        y = im2col(x) @ t[name + ".w"].reshape(-1, len(t[name + ".b"])) + t[name + ".b"]
+        return (act(y) if a else y).reshape(x.shape[0], 64, -1)
+
+    def dense(x, name):
+        return x @ t[name + ".w"].reshape(-1, len(t[name + ".b"])) + t[name + ".b"]
+
+    planes = unpack_planes(masks, values)
+    n = planes.shape[0]
+    flow = conv(planes.reshape(n, 112, 64).transpose(0, 2, 1), "resnet.input")
+    i = 0
+    while f"resnet.block.{i}.conv1.w" in t:
+        p = f"resnet.block.{i}"
+        branch = conv(conv(flow, p + ".conv1"), p + ".conv2", a=False)
+        g = dense(act(dense(branch.mean(axis=1), p + ".se1")), p + ".se2")
+        c = flow.shape[2]
+        flow = act(1 / (1 + np.exp(-g[:, None, :c])) * branch + g[:, None, c:] + flow)
+        i += 1
+    hidden = conv(flow, "resnet.policy1")
+    raw = conv(hidden, "resnet.policy", a=False).reshape(n, -1)
+    policy = raw[:, t["resnet.policy.gather"]]
+    v = act(dense(flow.reshape(n * 64, -1), "resnet.value")).reshape(n, -1)
+    logits = dense(act(dense(v, "resnet.value_ip1")), "resnet.value_ip2")
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return policy, e / e.sum(axis=1, keepdims=True)
+
+
+def test_named_tensor_layouts_reproduce_the_reference(maia_path):
+    """The tensors and layouts the library gets compute what the cpu backend
+    computes (catches a transposed matrix or a wrong gather without a GPU)."""
+    import chess
+    from lc0_rocm import encoder
+
+    w = load_weights(maia_path)
+    boards = [chess.Board(), chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")]
+    boards[1].push_san("O-O")
+    masks, values, _ = encoder.encode_batch_packed(boards, w.format.input)
+    policy, wdl = emulate_resnet(native.named_tensors(w), masks, values)
+    ref_policy, ref_wdl, _ = backends.create("cpu", w).forward_packed(masks, values)
+    np.testing.assert_allclose(policy, ref_policy, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(wdl, ref_wdl, rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- GPU (skipped without one)
+def gpu_backend_or_skip(precision: str) -> str:
+    for prefix in ("rocm", "cuda"):
+        name = prefix + ("" if precision == "fp32" else "-" + precision)
+        ok, reason = native.is_available(name)
+        if ok:
+            return name
+    pytest.skip(f"no GPU backend usable here ({native.is_available('rocm')[1]}; "
+                f"{native.is_available('cuda')[1]})")
+
+
+def random_packed(weights, count, seed=3):
+    import random
+
+    import chess
+    from lc0_rocm import encoder
+    rng = random.Random(seed)
+    boards = []
+    while len(boards) < count:
+        b = chess.Board()
+        for _ in range(rng.randint(0, 60)):
+            moves = list(b.legal_moves)
+            if not moves:
+                break
+            b.push(rng.choice(moves))
+        if not b.is_game_over():
+            boards.append(b)
+    masks, values, _ = encoder.encode_batch_packed(boards, weights.format.input or 1)
+    return masks, values
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical",
+                                 "tiny-resnet-mish", "tiny-resnet-attnpolicy", "tiny-attn", "tiny-bt"])
+def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
+    name = gpu_backend_or_skip(precision)
+    w = load_weights(maia_path if net == "maia" else make_test_net(net))
+    masks, values = random_packed(w, 70)
+    ref = backends.create("cpu", w).forward_packed(masks, values)
+    gpu = backends.create(name, w, max_batch=32)   # 70 positions: split into 3 passes
+    got = gpu.forward_packed(masks, values)
+    for g, r in zip(got, ref):
+        assert not np.isnan(g).any()
+        assert np.linalg.norm(g - r) <= tol * max(np.linalg.norm(r), 1e-6)
+    planes = gpu.forward(backends.base.unpack_planes(masks[:5], values[:5]))
+    assert np.linalg.norm(planes[0] - ref[0][:5]) <= tol * np.linalg.norm(ref[0][:5])
+    gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_threads_match_one_thread(maia_path):
+    name = gpu_backend_or_skip("fp16")
+    w = load_weights(maia_path)
+    masks, values = random_packed(w, 4 * 16)
+    gpu = backends.create(name, w, max_batch=16)
+    chunks = [(masks[i * 16:(i + 1) * 16], values[i * 16:(i + 1) * 16]) for i in range(4)]
+    single = [gpu.forward_packed(m, v) for m, v in chunks]
+    outs = [None] * 4
+
+    def run(i):
+        for _ in range(5):
+            outs[i] = gpu.forward_packed(*chunks[i])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for o, s in zip(outs, single):
+        for a, b in zip(o, s):
+            np.testing.assert_array_equal(a, b)
+    gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_bad_input_is_a_clear_error(maia_path):
+    name = gpu_backend_or_skip("fp32")
+    gpu = backends.create(name, load_weights(maia_path), max_batch=8)
+    with pytest.raises(ValueError, match="masks and values"):
+        gpu.forward_packed(np.zeros((2, 111), np.uint64), np.zeros((2, 111), np.float32))
+    with pytest.raises(NativeError, match="unknown options"):
+        backends.create(name, load_weights(maia_path), colour="blue")
+    gpu.close()
+
+
+@pytest.mark.gpu
+def test_create_with_missing_tensor_reports_its_name():
+    """The library's own validation, through the C ABI (GPU needed)."""
+    name = gpu_backend_or_skip("fp32")
+    ffi, lib = native.load_library(native.build(native.split_name(name)[0]))
+    cfg = ffi.new("lc0rocm_config*")
+    cfg.max_batch, cfg.network, cfg.policy, cfg.value = 8, 4, 2, 2
+    cfg.default_activation = cfg.ffn_activation = cfg.smolgen_activation = 2
+    out = ffi.new("lc0rocm_net**")
+    status = lib.lc0rocm_create(cfg, ffi.NULL, 0, out)
+    assert status == lib.LC0ROCM_INVALID_ARGUMENT
+    assert "resnet.input" in ffi.string(lib.lc0rocm_last_error()).decode()
+
