@@ -230,6 +230,7 @@ class Buffers:
         self.tiles_out = np.empty(n * per_board * max_outputs, F32)
         self.input_tiles = {id(a): wino.input_tiles(a) for a in padded}
         self.interior_tiles = {id(a): wino.output_tiles(interior(a)) for a in padded}
+        self.out_tiles = {}  # output channels -> tiles view of `out`
 
 
 def windows(padded):
@@ -364,7 +365,12 @@ class ResNetModel:
         if self.algorithm in WINOGRAD:
             wino = WINOGRAD[self.algorithm]
             y = self.winograd_conv3(buf, padded, conv, wino)
-            tiles = wino.output_tiles(target) if dst is None else buf.interior_tiles[id(dst)]
+            if dst is None:
+                tiles = buf.out_tiles.get(k)
+                if tiles is None:
+                    tiles = buf.out_tiles[k] = wino.output_tiles(target)
+            else:
+                tiles = buf.interior_tiles[id(dst)]
             np.add(y, conv.bias, out=tiles)
         else:
             y = self.im2col_conv3(buf, padded, conv)
