@@ -253,6 +253,59 @@ def benchmark(results, paths, bnames, batches, boards_all, seconds=0.6):
             be.close()
 
 
+def profile(results, paths, bname, boards_all, out: pathlib.Path, batch=256, passes=10):
+    """GPU kernel time by kernel name over a few forward passes (PyTorch's
+    profiler records every kernel of the process through CUPTI, ours too)."""
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile as torch_profile
+    except ImportError:
+        log("  torch not available: no profile")
+        return
+    torch.zeros(1, device="cuda")  # one CUDA context, shared with the library
+    for name, path in paths.items():
+        weights = load_weights(path)
+        masks, values = packed_inputs(weights, boards_all[:batch])
+        be = backends.create(bname, weights, max_batch=batch)
+        be.forward_packed(masks, values)
+        t0 = time.perf_counter()
+        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(passes):
+                be.forward_packed(masks, values)
+        wall = (time.perf_counter() - t0) / passes
+        kernels = {}
+        for ev in prof.events():
+            if ev.device_type == torch.autograd.DeviceType.CUDA:
+                k = kernels.setdefault(ev.name, [0, 0.0])
+                k[0] += 1
+                k[1] += ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
+        total = sum(v[1] for v in kernels.values()) / passes
+        rows = sorted(kernels.items(), key=lambda kv: -kv[1][1])
+        lines = [f"{name} {bname} batch {batch}: wall {wall * 1e3:.2f} ms/pass, kernels {total / 1e3:.2f} ms/pass"]
+        lines += [f"  {v[1] / passes / 1e3:8.3f} ms {v[0] // passes:5d}x  {k[:110]}" for k, v in rows[:25]]
+        text = "\n".join(lines)
+        (out / f"profile_{name}.txt").write_text("\n".join(
+            [lines[0]] + [f"{v[1] / passes / 1e3:.4f} ms {v[0] // passes}x {k}" for k, v in rows]))
+        log(text)
+        results.append(dict(step="profile", net=name, backend=bname, batch=batch, wall_ms=wall * 1e3,
+                            kernel_ms=total / 1e3, status="OK"))
+        be.close()
+
+
+def backendbench_cli(results, paths, bname):
+    """`lc0-rocm backendbench --backend <bname>` works with every preset."""
+    import subprocess
+    for name, path in paths.items():
+        cmd = [sys.executable, "-m", "lc0_rocm", "backendbench", "-w", str(path), "-b", bname,
+               "--batches", "1,64,256", "--seconds", "0.3"]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+        tail = (r.stdout + r.stderr).strip().splitlines()[-4:]
+        ok = r.returncode == 0
+        results.append(dict(step="backendbench", net=name, backend=bname, rc=r.returncode,
+                            tail=tail, status="OK" if ok else "FAIL"))
+        log(f"  {name:24s} rc={r.returncode} " + " | ".join(tail)[-300:])
+
+
 def matmul_tflops(results):
     try:
         import torch
@@ -288,7 +341,9 @@ def main(argv=None) -> int:
     p.add_argument("--bench-nets", default="t82,bt4,maia-1900,resnet-se")
     p.add_argument("--bench-batches", default="1,8,16,32,64,128,256,512")
     p.add_argument("--multistream-nets", default="t82,maia-1900")
-    p.add_argument("--skip", default="", help="comma list of steps to skip: parity,multistream,bench,matmul")
+    p.add_argument("--profile-nets", default="t82,bt4")
+    p.add_argument("--skip", default="",
+                   help="comma list of steps to skip: matmul,parity,multistream,bench,profile,backendbench")
     args = p.parse_args(argv)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -316,13 +371,15 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         all_names = list(dict.fromkeys(args.nets.split(",") + args.bench_nets.split(",")
-                                       + args.multistream_nets.split(",")))
+                                       + args.multistream_nets.split(",") + args.profile_nets.split(",")))
         paths = net_paths(tmp, all_names)
         pick = lambda names: {n: paths[n] for n in names.split(",") if n in paths}  # noqa: E731
         steps = [
             ("matmul", lambda: matmul_tflops(results)),
             ("parity", lambda: parity(results, pick(args.nets), args.vendor, batches, boards)),
             ("multistream", lambda: multistream(results, pick(args.multistream_nets), f"{args.vendor}-fp16", boards)),
+            ("profile", lambda: profile(results, pick(args.profile_nets), f"{args.vendor}-fp16", boards, out)),
+            ("backendbench", lambda: backendbench_cli(results, pick(",".join(PRESETS)), f"{args.vendor}-fp16")),
             ("bench", lambda: benchmark(results, pick(args.bench_nets), [f"{args.vendor}-fp16", args.vendor],
                                         [int(b) for b in args.bench_batches.split(",")], boards)),
         ]
