@@ -74,6 +74,16 @@ def test_shape_options(tmp_path, blocks, filters):
     assert net.input.bn_means.size == filters and net.policy1.bn_means.size == filters
 
 
+def test_attention_policy_preset_has_a_policy_encoder_and_takes_heads(tmp_path):
+    net = load_weights(build(tmp_path, "tiny-resnet-attnpolicy")).net
+    assert len(net.pol_encoder) == 1 and net.pol_headcount == 4
+    path = build(tmp_path, "tiny-resnet-attnpolicy", seed=1, heads=2)
+    lc0_evaluates(path)
+    assert load_weights(path).net.pol_headcount == 2
+    with pytest.raises(ValueError, match="multiple of 5 heads"):
+        PRESETS["tiny-resnet-attnpolicy"](np.random.default_rng(0), heads=5)
+
+
 def test_input_format_option(tmp_path):
     path = build(tmp_path, "tiny-resnet", input_format=NF.INPUT_112_WITH_CASTLING_PLANE)
     assert lc0_evaluates(path).input_format() == NF.INPUT_112_WITH_CASTLING_PLANE

@@ -35,6 +35,8 @@ class ResNetShape:
     input_format: int = NF.INPUT_CLASSICAL_112_PLANE
     policy_embedding: int = 32    # attention policy: embedding size
     policy_d_model: int = 32      # attention policy: query/key size
+    policy_encoders: int = 0      # attention policy: encoder layers before Q/K (lc0 "apmish" nets)
+    policy_heads: int = 4         # attention policy: heads of those encoder layers
     head_channels: int = 32       # classical policy and value 1x1 convolution outputs
     value_hidden: int = 128
     moves_left_channels: int = 8
@@ -129,10 +131,34 @@ def add_policy_head(w, rng, shape: ResNetShape) -> None:
     else:  # attention policy on a convolution body (lc0's "apmish" layout)
         emb, d = shape.policy_embedding, shape.policy_d_model
         fill_dense(w.ip_pol_w, w.ip_pol_b, rng, emb, c, gain=1.0)
-        # Query and key drawn larger so Q.K / sqrt(d) spreads over a few units.
-        fill_dense(w.ip2_pol_w, w.ip2_pol_b, rng, d, emb, gain=8.0)
-        fill_dense(w.ip3_pol_w, w.ip3_pol_b, rng, d, emb, gain=8.0)
+        if shape.policy_encoders:
+            if emb % shape.policy_heads:
+                raise ValueError(f"policy embedding {emb} is not a multiple of {shape.policy_heads} heads")
+            w.pol_headcount = shape.policy_heads
+            for _ in range(shape.policy_encoders):
+                fill_encoder_layer(w.pol_encoder.add(), rng, emb, 2 * emb)
+        # Query and key gains that spread Q.K / sqrt(d) over a few units: the
+        # SELU embedding is small, an encoder's layer-normed output about 1.
+        gain = 2.0 if shape.policy_encoders else 8.0
+        fill_dense(w.ip2_pol_w, w.ip2_pol_b, rng, d, emb, gain=gain)
+        fill_dense(w.ip3_pol_w, w.ip3_pol_b, rng, d, emb, gain=gain)
         fill_dense(w.ip4_pol_w, None, rng, 4, d, gain=1.0)
+
+
+def fill_norm(gammas, betas, rng, n):
+    fill_layer(gammas, normal(rng, n, 0.1) + np.float32(1))
+    fill_layer(betas, normal(rng, n, 0.1))
+
+
+def fill_encoder_layer(layer, rng, width, dff) -> None:
+    """One post-LN encoder layer: MHA (no smolgen), layer norm, FFN, layer norm."""
+    mha = layer.mha
+    for w, b in ((mha.q_w, mha.q_b), (mha.k_w, mha.k_b), (mha.v_w, mha.v_b), (mha.dense_w, mha.dense_b)):
+        fill_dense(w, b, rng, width, width, gain=1.0)
+    fill_norm(layer.ln1_gammas, layer.ln1_betas, rng, width)
+    fill_dense(layer.ffn.dense1_w, layer.ffn.dense1_b, rng, dff, width, gain=1.0)
+    fill_dense(layer.ffn.dense2_w, layer.ffn.dense2_b, rng, width, dff, gain=1.0)
+    fill_norm(layer.ln2_gammas, layer.ln2_betas, rng, width)
 
 
 def add_value_head(w, rng, shape: ResNetShape) -> None:
@@ -144,9 +170,11 @@ def add_value_head(w, rng, shape: ResNetShape) -> None:
 
 
 def _shape(defaults: dict, blocks, filters, input_format, heads) -> ResNetShape:
-    if heads is not None:
-        raise ValueError("convolution-body presets take no --heads")
     shape = ResNetShape(**defaults)
+    if heads is not None:
+        if not shape.policy_encoders:
+            raise ValueError("--heads applies only to presets with policy encoder layers")
+        shape.policy_heads = heads
     if blocks is not None:
         shape.blocks = blocks
     if filters is not None:
@@ -175,5 +203,6 @@ _register("tiny-resnet-mish",
           "SE-ResNet 2x16, MISH activation, convolution biases next to batch norm",
           blocks=2, filters=16, activation="mish", conv_biases=True)
 _register("tiny-resnet-attnpolicy",
-          "SE-ResNet 2x16 with an attention policy head (SELU embedding), WDL, moves-left",
-          blocks=2, filters=16, policy="attention")
+          "SE-ResNet 2x16 with an attention policy head (SELU embedding, one encoder layer "
+          "of 4 heads), WDL, moves-left",
+          blocks=2, filters=16, policy="attention", policy_encoders=1)
