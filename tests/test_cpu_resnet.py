@@ -105,6 +105,17 @@ def test_generated_net_matches_lc0(preset, resnet_net, boards):
         assert (moves_left > 0).all() and moves_left.std() > 0
 
 
+def test_old_file_without_network_format_matches_lc0(tmp_path, boards):
+    """Files from before NetworkFormat existed: lc0 reads them as classical
+    policy and value heads on a plain residual body."""
+    from lc0_rocm._proto import net_pb2
+    net = PRESETS["tiny-resnet-classical"](np.random.default_rng(4))
+    net.format.ClearField("network_format")
+    path = save_net(net, tmp_path / "old-format.pb.gz")
+    assert load_weights(path).format.network != net_pb2.NetworkFormat.NETWORK_UNKNOWN
+    check_parity(path, boards[:20], oracle_planes(path, boards[:20]))
+
+
 def test_attention_policy_on_conv_body_matches_lc0(resnet_net, boards):
     try:
         attention = importlib.import_module("lc0_rocm.backends.cpu_attention")
