@@ -306,3 +306,22 @@ def test_missing_or_misshapen_tensors_raise_weights_error(net_dir):
     weights.net.encoder[0].mha.rpe_q = np.zeros(8, np.float32)
     with pytest.raises(WeightsError, match="RPE"):
         cpu_attention.AttentionModel(weights)
+
+
+def test_policy_encoder_on_convolution_body_matches_lc0(net_dir):
+    """A convolution body whose attention policy has an encoder layer: lc0 runs
+    it with SELU FFN and no smolgen activation, alpha 1 and LN epsilon 1e-6."""
+    pytest.importorskip("lc0_rocm.makenet.resnet", reason="convolution presets not there yet")
+    if "tiny-resnet-attnpolicy" not in PRESETS:
+        pytest.skip("preset tiny-resnet-attnpolicy not registered yet")
+    from lc0_rocm.backends import cpu
+    rng = np.random.default_rng(9)
+    net = PRESETS["tiny-resnet-attnpolicy"](rng)
+    width = len(net.weights.ip_pol_b.params) // 2
+    net.weights.pol_headcount = 2
+    _attention_presets.Drawer(rng).encoder_layer(net.weights.pol_encoder.add(), width, 2, 2 * width, None)
+    path = save_net(net, net_dir / "tiny-resnet-attnpolicy-encoder.pb")
+    backend = cpu.create("cpu", load_weights(path))
+    boards = POSITIONS[:50]
+    planes = np.stack([oracle.lc0_planes(path, b) for b in boards])
+    check_parity(path, boards, planes, *backend.forward(planes))
