@@ -174,10 +174,12 @@ def decode_layer(layer: net_pb2.Weights.Layer, name: str = "layer") -> np.ndarra
         raise WeightsError(f"{name}: {LAYER.Encoding.Name(encoding)} data of {len(raw)} bytes "
                            f"is not a whole number of {width}-byte values")
     if encoding == LAYER.LINEAR16:
-        q = np.frombuffer(raw, dtype="<u2").astype(np.float32)
         lo = np.float32(layer.min_val)
         span = np.float32(layer.max_val) - lo
-        values = q / np.float32(0xFFFF) * span + lo
+        values = np.frombuffer(raw, dtype="<u2").astype(np.float32)
+        values /= np.float32(0xFFFF)  # in place: big nets hold ~10^8 values
+        values *= span
+        values += lo
     elif encoding == LAYER.FLOAT16:
         values = np.frombuffer(raw, dtype="<f2").astype(np.float32)
     elif encoding == LAYER.BFLOAT16:
