@@ -237,10 +237,10 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
     run_dense(ctx, g.compress, rows, x, s.sg_small);                 // [n][64*hc]
     run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
     attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
-                        f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act, stream);
+                        f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act, ctx.device.warp_size, stream);
     run_dense(ctx, g.dense2, n, s.sg_small2, s.sg_small);            // [n][H*gen]
     attn::layer_norm<T>(s.sg_small, s.sg_small, f32(g.dense2.b), nullptr, f32(g.ln2.gammas),
-                        f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act, stream);
+                        f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act, ctx.device.warp_size, stream);
     run_dense(ctx, *p.smolgen_global, batch_heads, s.sg_small, s.smolgen);  // [n*H][4096]
   }
 
@@ -251,19 +251,19 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   ctx.blas.gemm_strided_batched(ctx.dtype, false, true, 64, 64, L.depth, s.q, L.depth, head_stride,
                                 s.k, L.depth, head_stride, s.scores, 64, 4096, batch_heads,
                                 1.0f / std::sqrt(static_cast<float>(L.depth)));
-  attn::softmax64<T>(s.scores, s.scores, L.has_smolgen ? s.smolgen : nullptr, batch_heads * 64, stream);
+  attn::softmax64<T>(s.scores, s.scores, L.has_smolgen ? s.smolgen : nullptr, batch_heads * 64, ctx.device.warp_size, stream);
   // softmax . V into q's buffer (q is no longer needed).
   ctx.blas.gemm_strided_batched(ctx.dtype, false, false, 64, L.depth, 64, s.scores, 64, 4096, s.v,
                                 L.depth, head_stride, s.q, L.depth, head_stride, batch_heads);
   attn::merge_heads<T>(s.merged, s.q, n, L.heads, L.depth, stream);
   run_dense(ctx, L.out, rows, s.merged, s.branch);
   attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
-                      L.embedding, p.alpha, p.eps, Activation::None, stream);
+                      L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
 
   run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
   run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
   attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
-                      L.embedding, p.alpha, p.eps, Activation::None, stream);
+                      L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
 }
 
 template <typename T>
@@ -484,7 +484,7 @@ class AttentionBody final : public Body {
       attn::pe_dense_input<T>(input, planes, pre, f32(preproc_.b), n, pre_size_, stream);
       run_dense(ctx, embed_, rows, input, flow);
       attn::layer_norm<T>(flow, flow, f32(embed_.b), nullptr, f32(embed_ln_.gammas), f32(embed_ln_.betas),
-                          rows, embedding_, 1.0f, kEpsHead, cfg_.default_act, stream);
+                          rows, embedding_, 1.0f, kEpsHead, cfg_.default_act, ctx.device.warp_size, stream);
     } else {
       attn::pe_map_input<T>(input, planes, n, stream);
       run_dense_act(ctx, embed_, rows, input, flow, cfg_.default_act);
@@ -497,7 +497,7 @@ class AttentionBody final : public Body {
       run_dense(ctx, embed_ffn2_, rows, hidden, branch);
       attn::layer_norm<T>(flow, branch, f32(embed_ffn2_.b), flow, f32(embed_ffn_ln_.gammas),
                           f32(embed_ffn_ln_.betas), rows, embedding_, params_.alpha, kEpsHead,
-                          Activation::None, stream);
+                          Activation::None, ctx.device.warp_size, stream);
     }
   }
 

@@ -1,6 +1,6 @@
 // Device-side helpers shared by the attention kernels (kernels/attn_*.hip):
-// float <-> storage conversion and block-wide sums (activations come from
-// kernels/activation.h).
+// float <-> storage conversion and warp-wide reductions (activations come
+// from kernels/activation.h).
 #pragma once
 
 #include "attention_kernels.h"
@@ -18,20 +18,16 @@ __device__ __forceinline__ void store_f(T* p, long long i, float v) {
   p[i] = from_float<T>(v);
 }
 
-// Sum of v over the whole block (1-D block whose size is a power of two, at
-// most 1024); every thread gets the result. scratch holds blockDim.x floats.
-// A tree in shared memory: correct for any warp width.
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
-  const int tid = threadIdx.x;
-  scratch[tid] = v;
-  __syncthreads();
-  for (int half_size = blockDim.x / 2; half_size > 0; half_size /= 2) {
-    if (tid < half_size) scratch[tid] += scratch[tid + half_size];
-    __syncthreads();
-  }
-  float total = scratch[0];
-  __syncthreads();  // scratch may be reused right after
-  return total;
+// Sum / maximum of v over the lanes of one warp, every lane gets the result.
+// The width is the device's warpSize (64 on CDNA, 32 on RDNA and NVIDIA);
+// all lanes of the warp must take part.
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) v += gpu_shfl_xor(v, offset);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = fmaxf(v, gpu_shfl_xor(v, offset));
+  return v;
 }
 
 }  // namespace attn

@@ -6,8 +6,10 @@
 // (rows = batch * 64) unless a comment says otherwise; input planes are
 // [batch][64][112] square-major (body.h). Every launcher checks
 // its launch and throws lc0rocm::Error naming the kernel on failure.
-// Reductions go through shared memory over the whole block, so nothing here
-// depends on the warp width (64 on CDNA, 32 on RDNA and NVIDIA).
+// Row reductions (layer norm, softmax) give one warp to a row and reduce with
+// shuffles over the warp width that the caller read from the device
+// (DeviceInfo::warp_size: 64 on CDNA, 32 on RDNA and NVIDIA). Elementwise
+// kernels give a block to a row, so their index math stays 32-bit.
 #pragma once
 
 #include <cstdint>
@@ -36,12 +38,20 @@ inline void check_launch(const char* kernel) {
 
 inline int div_up(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
 
+// Threads per block of the elementwise kernels (one block per row).
+constexpr int kRowThreads = 256;
+
+inline void check_warp_size(int warp_size) {
+  if (warp_size != 32 && warp_size != 64)
+    fail(LC0ROCM_UNSUPPORTED, "warp size " + std::to_string(warp_size) + " (need 32 or 64)");
+}
+
 // out[r] = LN(act(in[r] + bias) * alpha + skip[r]) * gammas + betas, LN over
 // cols with epsilon eps. bias and skip may be null; out may alias in or skip.
 template <typename T>
 void layer_norm(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
                 const float* betas, int rows, int cols, float alpha, float eps, Activation act,
-                hipStream_t stream);
+                int warp_size, hipStream_t stream);
 
 // qkv [batch*64][3*heads*depth] (q | k | v, from one GEMM against the stacked
 // weights) plus bias [3*heads*depth] -> q, k, v each [batch][heads][64][depth].
@@ -56,7 +66,7 @@ void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream
 // Row softmax over 64 columns of in (+ add, when add is not null), rows rows.
 // out may alias in.
 template <typename T>
-void softmax64(T* out, const T* in, const T* add, int rows, hipStream_t stream);
+void softmax64(T* out, const T* in, const T* add, int rows, int warp_size, hipStream_t stream);
 
 // planes [batch][64][112] -> out [batch*64][112 + 64]: the square's 112
 // plane values, then lc0's positional encoding for that square (generated from

@@ -1,29 +1,26 @@
 // Heads back together: in [batch][heads][64][depth] -> out [batch*64][heads*depth].
+// One block per output row, 32-bit index math within the row.
 #include "../attention_device.h"
 
 namespace lc0rocm {
 namespace attn {
 
 template <typename T>
-__global__ void merge_heads_kernel(T* out, const T* in, long long total, int heads, int depth) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;  // index in out
-  if (i >= total) return;
+__global__ void merge_heads_kernel(T* out, const T* in, int heads, int depth) {
+  const int row = blockIdx.x;  // batch * 64 + square
+  const int n = row / 64, square = row % 64;
   const int d_model = heads * depth;
-  const int col = (int)(i % d_model);
-  const long long row = i / d_model;
-  const long long n = row / 64;
-  const int square = (int)(row % 64);
-  const int head = col / depth;
-  const int dim = col % depth;
-  out[i] = in[((n * heads + head) * 64 + square) * depth + dim];
+  T* dst = out + static_cast<long long>(row) * d_model;
+  for (int col = threadIdx.x; col < d_model; col += blockDim.x) {
+    const int head = col / depth, dim = col - head * depth;
+    dst[col] = in[(static_cast<long long>(n * heads + head) * 64 + square) * depth + dim];
+  }
 }
 
 template <typename T>
 void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream_t stream) {
-  long long total = (long long)batch * 64 * heads * depth;
-  if (total == 0) return;
-  const int block = 256;
-  merge_heads_kernel<T><<<div_up(total, block), block, 0, stream>>>(out, in, total, heads, depth);
+  if (batch == 0) return;
+  merge_heads_kernel<T><<<batch * 64, kRowThreads, 0, stream>>>(out, in, heads, depth);
   check_launch("merge_heads");
 }
 

@@ -1,7 +1,7 @@
 // Input of the PE_MAP embedding: each square's 112 plane values followed by
 // lc0's fixed 64-channel positional encoding of that square, which follows
 // from the rules: -1 for the square itself, 1 for each square a queen or a
-// knight move away, 0 elsewhere.
+// knight move away, 0 elsewhere. One block per row (square of a position).
 #include "../attention_device.h"
 
 namespace lc0rocm {
@@ -17,24 +17,22 @@ __device__ __forceinline__ float positional_encoding(int from, int to) {
 }
 
 template <typename T>
-__global__ void pe_map_input_kernel(T* out, const T* planes, long long total) {
+__global__ void pe_map_input_kernel(T* out, const T* planes) {
   constexpr int width = kInputPlanes + kPosEncodingChannels;
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;  // index in out
-  if (i >= total) return;
-  const int c = (int)(i % width);
-  const long long row = i / width;
-  const int square = (int)(row % 64);
-  float v = c < kInputPlanes ? load_f(planes, row * kInputPlanes + c)
-                             : positional_encoding(square, c - kInputPlanes);
-  store_f(out, i, v);
+  const int row = blockIdx.x;  // batch * 64 + square
+  const int square = row % 64;
+  const int c = threadIdx.x;
+  if (c >= width) return;
+  const float v = c < kInputPlanes ? load_f(planes, static_cast<long long>(row) * kInputPlanes + c)
+                                   : positional_encoding(square, c - kInputPlanes);
+  store_f(out, static_cast<long long>(row) * width + c, v);
 }
 
 template <typename T>
 void pe_map_input(T* out, const T* planes, int batch, hipStream_t stream) {
-  long long total = (long long)batch * 64 * (kInputPlanes + kPosEncodingChannels);
-  if (total == 0) return;
-  const int block = 256;
-  pe_map_input_kernel<T><<<div_up(total, block), block, 0, stream>>>(out, planes, total);
+  if (batch == 0) return;
+  // 176 values per row: one thread each (a multiple of 64 and of 32).
+  pe_map_input_kernel<T><<<batch * 64, 192, 0, stream>>>(out, planes);
   check_launch("pe_map_input");
 }
 

@@ -1,58 +1,52 @@
 // Softmax over rows of 64 attention logits, with smolgen's generated logits
 // added first when given (row = query square of one head of one position).
-// 64 threads per row, 4 rows per block; sums through shared memory.
+// One warp per row: 64 / warpSize values per lane (2 on a 32-wide warp, 1 on
+// a 64-wide one), max and sum by warp shuffles.
 #include "../attention_device.h"
 
 namespace lc0rocm {
 namespace attn {
 
-constexpr int kRowsPerBlock = 4;
+constexpr int kSoftmaxThreads = 256;
 
 template <typename T>
-__global__ void softmax64_kernel(T* out, const T* in, const T* add, long long rows) {
-  __shared__ float scratch[kRowsPerBlock][64];
-  const int col = threadIdx.x;
-  const int local_row = threadIdx.y;
-  const long long row = blockIdx.x * (long long)kRowsPerBlock + local_row;
-  const bool active = row < rows;
-  const long long i = row * 64 + col;
-  float x = 0.0f;
-  if (active) {
-    x = load_f(in, i);
-    if (add != nullptr) x += load_f(add, i);
+__global__ void softmax64_kernel(T* out, const T* in, const T* add, int rows) {
+  const int lanes = warpSize;
+  const int per_lane = 64 / lanes;  // 1 or 2
+  const int warp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
+  const int row = blockIdx.x * (blockDim.x / lanes) + warp;
+  if (row >= rows) return;  // the whole warp leaves together
+  const long long base = static_cast<long long>(row) * 64;
+  float x[2];
+  float m = -INFINITY;
+  for (int j = 0; j < per_lane; ++j) {
+    const long long i = base + lane + j * lanes;
+    x[j] = load_f(in, i);
+    if (add != nullptr) x[j] += load_f(add, i);
+    m = fmaxf(m, x[j]);
   }
-  float* s = scratch[local_row];
-
-  s[col] = x;
-  __syncthreads();
-  for (int half_size = 32; half_size > 0; half_size /= 2) {
-    if (col < half_size) s[col] = fmaxf(s[col], s[col + half_size]);
-    __syncthreads();
+  m = warp_max(m);
+  float s = 0.0f;
+  for (int j = 0; j < per_lane; ++j) {
+    x[j] = expf(x[j] - m);
+    s += x[j];
   }
-  const float row_max = s[0];
-  __syncthreads();
-
-  const float e = expf(x - row_max);
-  s[col] = e;
-  __syncthreads();
-  for (int half_size = 32; half_size > 0; half_size /= 2) {
-    if (col < half_size) s[col] += s[col + half_size];
-    __syncthreads();
-  }
-  const float total = s[0];
-  if (active) store_f(out, i, e / total);
+  const float inv = 1.0f / warp_sum(s);
+  for (int j = 0; j < per_lane; ++j) store_f(out, base + lane + j * lanes, x[j] * inv);
 }
 
 template <typename T>
-void softmax64(T* out, const T* in, const T* add, int rows, hipStream_t stream) {
+void softmax64(T* out, const T* in, const T* add, int rows, int warp_size, hipStream_t stream) {
   if (rows == 0) return;
-  dim3 block(64, kRowsPerBlock);
-  softmax64_kernel<T><<<div_up(rows, kRowsPerBlock), block, 0, stream>>>(out, in, add, rows);
+  check_warp_size(warp_size);
+  const int rows_per_block = kSoftmaxThreads / warp_size;
+  softmax64_kernel<T><<<div_up(rows, rows_per_block), kSoftmaxThreads, 0, stream>>>(out, in, add,
+                                                                                   rows);
   check_launch("softmax64");
 }
 
-template void softmax64<float>(float*, const float*, const float*, int, hipStream_t);
-template void softmax64<__half>(__half*, const __half*, const __half*, int, hipStream_t);
+template void softmax64<float>(float*, const float*, const float*, int, int, hipStream_t);
+template void softmax64<__half>(__half*, const __half*, const __half*, int, int, hipStream_t);
 
 }  // namespace attn
 }  // namespace lc0rocm

@@ -1,37 +1,34 @@
 // Bias add of the fused Q|K|V projection and split into heads:
 // qkv [batch*64][3*heads*depth] -> q, k, v [batch][heads][64][depth], so that
-// the per-head products run as one strided batched GEMM each.
+// the per-head products run as one strided batched GEMM each. One block per
+// row (square of a position), 32-bit index math within the row.
 #include "../attention_device.h"
 
 namespace lc0rocm {
 namespace attn {
 
 template <typename T>
-__global__ void split_heads_kernel(T* q, T* k, T* v, const T* qkv, const float* bias,
-                                   long long total, int heads, int depth) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;  // index in qkv
-  if (i >= total) return;
+__global__ void split_heads_kernel(T* q, T* k, T* v, const T* qkv, const float* bias, int heads,
+                                   int depth) {
+  const int row = blockIdx.x;  // batch * 64 + square
+  const int n = row / 64, square = row % 64;
   const int d_model = heads * depth;
-  const int col = (int)(i % (3 * d_model));
-  const long long row = i / (3 * d_model);  // batch * 64 + square
-  const int which = col / d_model;          // 0 q, 1 k, 2 v
-  const int head = (col % d_model) / depth;
-  const int dim = col % depth;
-  const long long n = row / 64;
-  const int square = (int)(row % 64);
-  float val = load_f(qkv, i) + bias[col];
-  T* dst = which == 0 ? q : (which == 1 ? k : v);
-  store_f(dst, ((n * heads + head) * 64 + square) * depth + dim, val);
+  const T* src = qkv + static_cast<long long>(row) * 3 * d_model;
+  for (int col = threadIdx.x; col < 3 * d_model; col += blockDim.x) {
+    const int which = col / d_model;  // 0 q, 1 k, 2 v
+    const int within = col - which * d_model;
+    const int head = within / depth, dim = within - head * depth;
+    T* dst = which == 0 ? q : (which == 1 ? k : v);
+    const long long j = (static_cast<long long>(n * heads + head) * 64 + square) * depth + dim;
+    store_f(dst, j, load_f(src, col) + bias[col]);
+  }
 }
 
 template <typename T>
 void split_heads(T* q, T* k, T* v, const T* qkv, const float* bias, int batch, int heads,
                  int depth, hipStream_t stream) {
-  long long total = (long long)batch * 64 * 3 * heads * depth;
-  if (total == 0) return;
-  const int block = 256;
-  split_heads_kernel<T><<<div_up(total, block), block, 0, stream>>>(q, k, v, qkv, bias, total,
-                                                                     heads, depth);
+  if (batch == 0) return;
+  split_heads_kernel<T><<<batch * 64, kRowThreads, 0, stream>>>(q, k, v, qkv, bias, heads, depth);
   check_launch("split_heads");
 }
 
