@@ -179,6 +179,19 @@ def test_batch_sizes_and_buffer_reuse_give_the_same_rows(maia_path, boards):
     np.testing.assert_array_equal(again[0], policy_before)
 
 
+def test_batch_larger_than_a_chunk(resnet_net, boards, monkeypatch):
+    from lc0_rocm.backends import cpu_resnet
+    path = resnet_net("tiny-resnet")
+    model = ResNetModel(load_weights(path))
+    planes = oracle_planes(path, boards)
+    whole = model.forward(planes)
+    monkeypatch.setattr(cpu_resnet, "MAX_CHUNK", 7)
+    chunked = model.forward(planes)
+    for got, want in zip(chunked, whole):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+
+
 def test_empty_batch(maia_path):
     model = ResNetModel(load_weights(maia_path))
     policy, wdl, moves_left = model.forward(np.zeros((0, 112, 8, 8), np.float32))

@@ -25,6 +25,7 @@ BN_EPSILON = 1e-5
 CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
                NF.NETWORK_CLASSICAL_WITH_HEADFORMAT, NF.NETWORK_SE_WITH_HEADFORMAT)
 F32 = np.float32
+MAX_CHUNK = 128  # larger batches run in chunks of this many positions
 
 
 # ---------------------------------------------------------------- activations
@@ -412,6 +413,9 @@ class ResNetModel:
         n = planes.shape[0]
         if n == 0:
             return (np.zeros((0, POLICY_SIZE), F32), np.zeros((0, 3), F32), np.zeros(0, F32))
+        if n > MAX_CHUNK:  # bounded work memory; no faster per position beyond this
+            parts = [self.forward(planes[i:i + MAX_CHUNK]) for i in range(0, n, MAX_CHUNK)]
+            return tuple(np.concatenate(outputs) for outputs in zip(*parts))
         buf = self.buffers(n)
         np.copyto(interior(buf.inp), planes.transpose(0, 2, 3, 1))
         self.conv3_activate_into(buf, buf.inp, self.input, buf.x)
