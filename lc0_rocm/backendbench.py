@@ -62,34 +62,44 @@ def bench_positions(count: int, seed: int = 0) -> list[chess.Board]:
     return boards
 
 
-def encode_pool(boards, input_format: int) -> np.ndarray:
-    """(N, 112, 8, 8) planes of `boards` by our encoder."""
+def encode_pool(boards, input_format: int, packed: bool = False) -> tuple[np.ndarray, ...]:
+    """Inputs for `boards` by our encoder: (planes (N, 112, 8, 8),), or with
+    `packed` lc0's compact (masks (N, 112) uint64, values (N, 112) float32)."""
     try:
         from lc0_rocm import encoder
     except ImportError as e:
+        if packed:
+            raise BenchError(f"--packed needs the encoder ({e})") from None
         # Throughput does not depend on plane contents; keep the bench usable.
         print(f"backendbench: encoder unavailable ({e}); using random 0/1 planes", file=sys.stderr)
         rng = np.random.default_rng(0)
-        return (rng.random((len(boards), 112, 8, 8)) < 0.05).astype(np.float32)
-    return np.ascontiguousarray(encoder.encode_batch(boards, input_format), dtype=np.float32)
+        return ((rng.random((len(boards), 112, 8, 8)) < 0.05).astype(np.float32),)
+    if packed:
+        masks, values, _ = encoder.encode_batch_packed(boards, input_format)
+        return np.ascontiguousarray(masks), np.ascontiguousarray(values, dtype=np.float32)
+    return (np.ascontiguousarray(encoder.encode_batch(boards, input_format), dtype=np.float32),)
 
 
-def time_batch_size(forward, pool: np.ndarray, batch: int, seconds: float,
+def time_batch_size(forward, pool, batch: int, seconds: float,
                     min_runs: int = MIN_RUNS, warmup: int = WARMUP_RUNS) -> list[float]:
-    """Seconds per forward pass of `batch` positions, over >= min_runs runs
-    lasting about `seconds` in all. Each run takes the next slice of the pool."""
-    if len(pool) < batch:
-        pool = np.concatenate([pool] * (-(-batch // len(pool))))
-    starts = range(0, len(pool) - batch + 1, batch)
-    slices = [pool[s:s + batch] for s in starts]
+    """Seconds per call forward(*inputs) on `batch` positions, over >= min_runs
+    runs lasting about `seconds` in all. `pool` is an array or a tuple of
+    arrays with one row per position; each run takes the next slice of rows."""
+    pool = pool if isinstance(pool, tuple) else (pool,)
+    size = len(pool[0])
+    if size < batch:
+        repeat = -(-batch // size)
+        pool = tuple(np.concatenate([a] * repeat) for a in pool)
+        size *= repeat
+    slices = [tuple(a[s:s + batch] for a in pool) for s in range(0, size - batch + 1, batch)]
     for i in range(warmup):
-        forward(slices[i % len(slices)])
+        forward(*slices[i % len(slices)])
     times: list[float] = []
     deadline = time.perf_counter() + seconds
     while len(times) < min_runs or time.perf_counter() < deadline:
-        planes = slices[len(times) % len(slices)]
+        inputs = slices[len(times) % len(slices)]
         t0 = time.perf_counter()
-        forward(planes)
+        forward(*inputs)
         times.append(time.perf_counter() - t0)
     return times
 
@@ -199,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--positions", type=int, default=POOL_SIZE,
                    help=f"size of the encoded position pool (default: {POOL_SIZE})")
     p.add_argument("--seed", type=int, default=0, help="seed of the random games (default: 0)")
+    p.add_argument("--packed", action="store_true",
+                   help="feed lc0's compact input (64-bit masks and values) through "
+                        "forward_packed, as GPU backends receive it, instead of float planes")
     p.add_argument("--threads", type=int, default=1,
                    help="BLAS threads for numpy backends (default: 1, like lc0's eigen backend; "
                         "more threads are faster only on otherwise idle cores, and many times "
@@ -229,15 +242,17 @@ def run(args) -> list[dict]:
     weights = load_weights(net_path)
     backend = backends.create(args.backend, weights)
     try:
-        pool = encode_pool(bench_positions(args.positions, args.seed), weights.format.input)
+        pool = encode_pool(bench_positions(args.positions, args.seed), weights.format.input,
+                           args.packed)
+        forward = backend.forward_packed if args.packed else backend.forward
         meta = {"backend": backend.name, "net": net_path, "seconds": args.seconds,
-                "positions": len(pool), "blas_threads": blas_threads.get_threads(),
-                **machine_info()}
-        print(f"backendbench: net {net_path}, backend {backend.name}, {len(pool)} positions, "
+                "positions": len(pool[0]), "packed": args.packed,
+                "blas_threads": blas_threads.get_threads(), **machine_info()}
+        print(f"backendbench: net {net_path}, backend {backend.name}, {len(pool[0])} positions, "
               f"~{args.seconds:g} s per batch size, BLAS threads {meta['blas_threads']}", flush=True)
         rows = []
         for batch in batches:
-            row = summarize(batch, time_batch_size(backend.forward, pool, batch, args.seconds))
+            row = summarize(batch, time_batch_size(forward, pool, batch, args.seconds))
             rows.append(row)
             print(f"Benchmark batch size {batch} with inference average time {row['mean_ms']:.3f}ms"
                   f" - throughput {row['mean_nps']:.1f} nps.", flush=True)

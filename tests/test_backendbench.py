@@ -46,6 +46,11 @@ def test_time_batch_size_runs_at_least_min_runs_on_distinct_slices():
     # A batch larger than the pool repeats the pool.
     times = bb.time_batch_size(lambda x: seen.append(len(x)), pool, 25, seconds=0.0, warmup=0)
     assert seen[-1] == 25
+    # Several inputs per position are sliced together.
+    pairs = []
+    bb.time_batch_size(lambda a, b: pairs.append((a.tolist(), b.tolist())), (pool[:, 0], -pool[:, 0]),
+                       5, seconds=0.0, min_runs=2, warmup=0)
+    assert pairs == [([0, 1, 2, 3, 4], [0, -1, -2, -3, -4]), ([5, 6, 7, 8, 9], [-5, -6, -7, -8, -9])]
 
 
 def test_bench_positions_are_varied_games():
@@ -69,6 +74,15 @@ def test_json_output(tiny_net, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Benchmark batch size 3 with inference average time" in printed
     assert "mean pos/s" in printed
+
+
+def test_packed_input(tiny_net, tmp_path):
+    pytest.importorskip("lc0_rocm.encoder", reason="--packed needs the encoder")
+    out = tmp_path / "p.json"
+    assert bb.main(["-w", str(tiny_net), "-b", "cpu", "--batches", "2", "--seconds", "0.02",
+                    "--positions", "4", "--packed", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["packed"] is True and data["results"][0]["mean_nps"] > 0
 
 
 def test_csv_output(tiny_net, tmp_path):
