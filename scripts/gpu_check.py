@@ -136,17 +136,22 @@ def parity(results, paths, vendor_prefix, batches, boards_all):
             poison(be)
             for n in batches:
                 try:
-                    got = be.forward_packed(masks[:n], values[:n])
+                    # pass 1 runs plainly, pass 2 is captured into a graph,
+                    # pass 3 replays it: all must agree with the reference
+                    passes = [be.forward_packed(masks[:n], values[:n]) for _ in range(3)]
+                    got = passes[-1]
                     errs = [rel_error(g, r[:n]) for g, r in zip(got, ref)]
-                    nan = any(np.isnan(g).any() for g in got)
-                    ok = not nan and all(e <= TOLERANCE[precision] for e in errs)
+                    nan = any(np.isnan(g).any() for p_ in passes for g in p_)
+                    replay_diff = max(float(np.max(np.abs(a - b))) if a.size else 0.0
+                                      for p_ in passes[:2] for a, b in zip(p_, got))
+                    ok = not nan and all(e <= TOLERANCE[precision] for e in errs) and replay_diff <= 1e-5
                     maxabs = float(np.nanmax(np.abs(got[0] - ref[0][:n]))) if not nan else float("nan")
                     results.append(dict(step="parity", net=name, backend=bname, batch=n,
                                         policy_err=errs[0], wdl_err=errs[1], mlh_err=errs[2],
-                                        policy_maxabs=maxabs, nan=nan,
+                                        policy_maxabs=maxabs, nan=nan, replay_diff=replay_diff,
                                         status="OK" if ok else "FAIL"))
                     log(f"  {name:24s} {bname:10s} n={n:5d} policy {errs[0]:.2e} wdl {errs[1]:.2e} "
-                        f"mlh {errs[2]:.2e} {'NaN ' if nan else ''}{'OK' if ok else 'FAIL'}")
+                        f"mlh {errs[2]:.2e} replay {replay_diff:.0e} {'NaN ' if nan else ''}{'OK' if ok else 'FAIL'}")
                 except Exception as e:  # noqa: BLE001
                     results.append(dict(step="parity", net=name, backend=bname, batch=n,
                                         status="ERROR", error=str(e)))
@@ -227,11 +232,16 @@ def multistream(results, paths, bname, boards_all, threads=4, batch=64, seconds=
 
 
 # ---------------------------------------------------------------- benchmark
-def benchmark(results, paths, bnames, batches, boards_all, seconds=0.6):
+def benchmark(results, paths, bnames, batches, boards_all, seconds=0.6, no_graph_nets=()):
     for name, path in paths.items():
         weights = load_weights(path)
         masks, values = packed_inputs(weights, boards_all[:max(batches) * 2])
-        for bname in bnames:
+        variants = [(b, False) for b in bnames] + ([(bnames[0], True)] if name in no_graph_nets else [])
+        for bname, no_graphs in variants:
+            label = bname + (" (no graphs)" if no_graphs else "")
+            os.environ.pop("LC0ROCM_NO_GRAPHS", None)
+            if no_graphs:
+                os.environ["LC0ROCM_NO_GRAPHS"] = "1"  # read when a stream is created
             try:
                 be = backends.create(bname, weights, max_batch=max(batches))
             except Exception as e:  # noqa: BLE001
@@ -248,9 +258,10 @@ def benchmark(results, paths, bnames, batches, boards_all, seconds=0.6):
                     runs += 1
                 nps = runs * n / (time.perf_counter() - t0)
                 row.append(nps)
-                results.append(dict(step="bench", net=name, backend=bname, batch=n, nps=nps, status="OK"))
-            log(f"  {name:12s} {bname:10s} " + " ".join(f"{n}:{v:.0f}" for n, v in zip(batches, row)))
+                results.append(dict(step="bench", net=name, backend=label, batch=n, nps=nps, status="OK"))
+            log(f"  {name:12s} {label:22s} " + " ".join(f"{n}:{v:.0f}" for n, v in zip(batches, row)))
             be.close()
+            os.environ.pop("LC0ROCM_NO_GRAPHS", None)
 
 
 def profile(results, paths, bname, boards_all, out: pathlib.Path, batch=256, passes=10):
@@ -342,6 +353,7 @@ def main(argv=None) -> int:
     p.add_argument("--bench-batches", default="1,8,16,32,64,128,256,512")
     p.add_argument("--multistream-nets", default="t82,maia-1900")
     p.add_argument("--profile-nets", default="t82,bt4")
+    p.add_argument("--no-graph-nets", default="t82,maia-1900", help="also bench these without graphs")
     p.add_argument("--skip", default="",
                    help="comma list of steps to skip: matmul,parity,multistream,bench,profile,backendbench")
     args = p.parse_args(argv)
@@ -381,7 +393,8 @@ def main(argv=None) -> int:
             ("profile", lambda: profile(results, pick(args.profile_nets), f"{args.vendor}-fp16", boards, out)),
             ("backendbench", lambda: backendbench_cli(results, pick(",".join(PRESETS)), f"{args.vendor}-fp16")),
             ("bench", lambda: benchmark(results, pick(args.bench_nets), [f"{args.vendor}-fp16", args.vendor],
-                                        [int(b) for b in args.bench_batches.split(",")], boards)),
+                                        [int(b) for b in args.bench_batches.split(",")], boards,
+                                        no_graph_nets=args.no_graph_nets.split(","))),
         ]
         for step, fn in steps:
             if step in skip:

@@ -25,6 +25,12 @@
 #endif
 #define GPU_VENDOR_NAME "AMD"
 #define gpu_shfl_xor(value, mask) __shfl_xor((value), (mask))
+#ifndef LC0ROCM_KERNELS_ONLY
+// rocBLAS manages its own workspace memory.
+inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
+  return HIPBLAS_STATUS_SUCCESS;
+}
+#endif
 
 #else
 // ---------------------------------------------------------------- NVIDIA / CUDA
@@ -62,6 +68,15 @@
 #define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipStreamDestroy cudaStreamDestroy
 #define hipStreamSynchronize cudaStreamSynchronize
+#define hipGraph_t cudaGraph_t
+#define hipGraphExec_t cudaGraphExec_t
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphDestroy cudaGraphDestroy
+#define hipGraphExecDestroy cudaGraphExecDestroy
 
 #ifndef LC0ROCM_KERNELS_ONLY
 #include <cublas_v2.h>
@@ -83,6 +98,10 @@
 #define hipDataType cudaDataType
 #define HIP_R_32F CUDA_R_32F
 #define HIP_R_16F CUDA_R_16F
+// cuBLAS takes a caller-owned workspace (needed to capture GEMMs in graphs).
+inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_t bytes) {
+  return cublasSetWorkspace(h, ws, bytes);
+}
 #endif
 #endif
 

@@ -1,6 +1,7 @@
 // network.cpp - builds a Body from the config and runs forward passes.
 #include "network.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -137,6 +138,8 @@ size_t input_bytes_per_position() {
 }  // namespace
 
 Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
+  const char* no_graphs = std::getenv("LC0ROCM_NO_GRAPHS");
+  graphs_enabled_ = !(no_graphs && *no_graphs && std::strcmp(no_graphs, "0") != 0);
   GPU_CHECK(hipSetDevice(net.config().device.device));
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   try {
@@ -158,6 +161,7 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
 
 Stream::~Stream() {
   if (stream_) hipStreamSynchronize(stream_);
+  for (auto& kv : graphs_) hipGraphExecDestroy(kv.second);
   blas_.reset();
   if (host_in_) hipHostFree(host_in_);
   if (host_out_) hipHostFree(host_out_);
@@ -182,38 +186,84 @@ void Stream::forward(int n, const uint64_t* masks, const float* values, const fl
 
 void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,
                            float* policy, float* wdl, float* moves_left) {
-  const NetConfig& cfg = net_.config();
-  arena_.reset();
-  void* input = arena_.take(static_cast<size_t>(n) * kSquares * kInputPlanes * dtype_size(cfg.dtype));
   if (planes) {
     size_t bytes = static_cast<size_t>(n) * kInputPlanes * kSquares * sizeof(float);
     std::memcpy(host_in_, planes, bytes);
     GPU_CHECK(hipMemcpyAsync(dev_in_.get(), host_in_, bytes, hipMemcpyHostToDevice, stream_));
-    transpose_planes(stream_, cfg.dtype, n, dev_in_.as<float>(), input);
   } else {
     size_t mask_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(uint64_t);
     size_t value_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(float);
     std::memcpy(host_in_, masks, mask_bytes);
     std::memcpy(static_cast<char*>(host_in_) + mask_bytes, values, value_bytes);
     GPU_CHECK(hipMemcpyAsync(dev_in_.get(), host_in_, mask_bytes + value_bytes, hipMemcpyHostToDevice, stream_));
+  }
+
+  if (graphs_enabled_) run_device_graphed(n, planes != nullptr);
+  else run_device(n, planes != nullptr);
+
+  size_t out_floats = static_cast<size_t>(n) * kOutFloats;
+  GPU_CHECK(hipMemcpyAsync(host_out_, dev_out_.get(), out_floats * sizeof(float), hipMemcpyDeviceToHost, stream_));
+  GPU_CHECK(hipStreamSynchronize(stream_));
+  std::memcpy(policy, host_out_, static_cast<size_t>(n) * kPolicyOutputs * sizeof(float));
+  std::memcpy(wdl, host_out_ + static_cast<size_t>(n) * kPolicyOutputs, static_cast<size_t>(n) * 3 * sizeof(float));
+  if (moves_left)
+    std::memcpy(moves_left, host_out_ + static_cast<size_t>(n) * (kPolicyOutputs + 3), n * sizeof(float));
+}
+
+void Stream::run_device(int n, bool from_planes) {
+  const NetConfig& cfg = net_.config();
+  arena_.reset();
+  void* input = arena_.take(static_cast<size_t>(n) * kSquares * kInputPlanes * dtype_size(cfg.dtype));
+  if (from_planes) {
+    transpose_planes(stream_, cfg.dtype, n, dev_in_.as<float>(), input);
+  } else {
+    size_t mask_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(uint64_t);
     expand_planes(stream_, cfg.dtype, n, dev_in_.as<uint64_t>(),
                   reinterpret_cast<const float*>(dev_in_.as<char>() + mask_bytes), input);
   }
-
   float* d_policy = dev_out_.as<float>();
   float* d_wdl = d_policy + static_cast<size_t>(n) * kPolicyOutputs;
   float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
   if (!cfg.moves_left) GPU_CHECK(hipMemsetAsync(d_mlh, 0, n * sizeof(float), stream_));
   ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device};
   net_.body().forward(ctx, n, input, NetOutputs{d_policy, d_wdl, d_mlh});
+}
 
-  size_t out_floats = static_cast<size_t>(n) * kOutFloats;
-  GPU_CHECK(hipMemcpyAsync(host_out_, d_policy, out_floats * sizeof(float), hipMemcpyDeviceToHost, stream_));
-  GPU_CHECK(hipStreamSynchronize(stream_));
-  std::memcpy(policy, host_out_, static_cast<size_t>(n) * kPolicyOutputs * sizeof(float));
-  std::memcpy(wdl, host_out_ + static_cast<size_t>(n) * kPolicyOutputs, static_cast<size_t>(n) * 3 * sizeof(float));
-  if (moves_left)
-    std::memcpy(moves_left, host_out_ + static_cast<size_t>(n) * (kPolicyOutputs + 3), n * sizeof(float));
+void Stream::run_device_graphed(int n, bool from_planes) {
+  const int key = 2 * n + (from_planes ? 1 : 0);
+  auto found = graphs_.find(key);
+  if (found != graphs_.end()) {
+    GPU_CHECK(hipGraphLaunch(found->second, stream_));
+    return;
+  }
+  if (passes_[key]++ == 0) {  // first pass: plain, so the arena reaches its size
+    run_device(n, from_planes);
+    return;
+  }
+  // Second pass: capture (thread-local mode: other streams' threads are free
+  // to allocate meanwhile), instantiate, launch. Any failure turns graphs off
+  // for this stream and runs the pass plainly.
+  hipGraph_t graph = nullptr;
+  GPU_CHECK(hipStreamBeginCapture(stream_, hipStreamCaptureModeThreadLocal));
+  bool captured = true;
+  try {
+    run_device(n, from_planes);
+  } catch (const Error&) {
+    captured = false;
+  }
+  hipError_t end = hipStreamEndCapture(stream_, &graph);
+  hipGraphExec_t exec = nullptr;
+  if (captured && end == hipSuccess && graph != nullptr &&
+      hipGraphInstantiateWithFlags(&exec, graph, 0) == hipSuccess) {
+    hipGraphDestroy(graph);
+    graphs_[key] = exec;
+    GPU_CHECK(hipGraphLaunch(exec, stream_));
+    return;
+  }
+  if (graph) hipGraphDestroy(graph);
+  (void)hipGetLastError();  // clear the capture error
+  graphs_enabled_ = false;
+  run_device(n, from_planes);
 }
 
 }  // namespace lc0rocm

@@ -1,6 +1,7 @@
 // network.h - a network on one device (weights, read-only) and the per-thread
 // streams that run it (stream, BLAS handle, scratch, pinned staging).
 #pragma once
+#include <map>
 #include <memory>
 
 #include "body.h"
@@ -35,6 +36,10 @@ class Stream {
  private:
   void forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,
                      float* policy, float* wdl, float* moves_left);
+  // Input expansion + body on the device, from dev_in_ to dev_out_.
+  void run_device(int n, bool from_planes);
+  // Same, through a graph captured on the second pass of each (n, input kind).
+  void run_device_graphed(int n, bool from_planes);
 
   const Network& net_;
   hipStream_t stream_ = nullptr;
@@ -45,6 +50,13 @@ class Stream {
   void* host_in_ = nullptr;
   float* host_out_ = nullptr;
   DeviceBuffer dev_in_, dev_out_;
+  // Graphs: the first pass of a shape runs plainly (growing the arena), the
+  // second captures it, later ones replay it. Off with LC0ROCM_NO_GRAPHS=1,
+  // and for good after any capture failure.
+  bool graphs_enabled_ = true;
+  std::map<int, int> passes_;                  // key -> plain passes so far
+  std::map<int, hipGraphExec_t> graphs_;       // key -> instantiated graph
 };
+
 
 }  // namespace lc0rocm

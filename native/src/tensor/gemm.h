@@ -4,6 +4,7 @@
 // column-major call. Storage is float or half (DType), accumulation is always
 // float32 (tensor cores for half on NVIDIA, matrix cores on AMD).
 #pragma once
+#include "device_buffer.h"
 #include "dtype.h"
 #include "errors.h"
 
@@ -34,6 +35,7 @@ class Blas {
 
  private:
   hipblasHandle_t handle_ = nullptr;
+  DeviceBuffer workspace_;  // fixed, so GEMMs can be captured in graphs
 };
 
 }  // namespace lc0rocm
