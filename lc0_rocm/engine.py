@@ -17,7 +17,7 @@ from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
 from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SUGGESTED_MINIBATCH, OPTIONS,
                                     OptionSpec, SearchParams, option_name)
-from lc0_rocm.search.score import mate_score, score_cp, wdl_permille
+from lc0_rocm.search.score import mate_score, score_cp, wdl_permille, wdl_rescale
 from lc0_rocm.search.tree import TABLEBASE, Tree
 
 __all__ = ["Engine", "SearchInfo", "SearchResult", "MoveStats", "OptionSpec"]
@@ -168,8 +168,7 @@ class Engine:
                             self.minibatch_size())
             next_info = time.monotonic() + INFO_INTERVAL_S
             while True:
-                search.run_iteration()
-                if search.should_stop():
+                if search.run_iteration():
                     break
                 if on_info is not None and time.monotonic() >= next_info:
                     for line in self._lines(search, board):
@@ -250,10 +249,12 @@ class Engine:
             if has_mlh:
                 m = tree.m[c] if visited else 1.0 + tree.m[0]
                 moves_left = int((1.0 + m) / 2.0)
+            # lc0 reports the WDL after its (lossy) WDL_mu round trip.
+            shown = wdl_rescale(wl, d)[:2] if self.params.ScoreType == "WDL_mu" else (wl, d)
             lines.append(SearchInfo(
                 depth=depth, seldepth=search.max_depth, time_ms=elapsed_ms,
                 nodes=search.total_nodes, nps=nps, multipv=k, move=tree.e_move[j],
-                pv=search.principal_variation(j), q=q, wdl=wdl_permille(wl, d),
+                pv=search.principal_variation(j), q=q, wdl=wdl_permille(*shown),
                 moves_left=moves_left, tbhits=0, score_cp=cp, mate=mate))
         return lines
 

@@ -110,11 +110,25 @@ class Search:
     def total_nodes(self) -> int:
         return self.total_playouts + self.initial_visits
 
-    def run_iteration(self) -> None:
-        """lc0's SearchWorker::ExecuteOneIteration for one thread."""
+    def run_iteration(self) -> bool:
+        """lc0's SearchWorker::ExecuteOneIteration for one thread; True when
+        the search is to stop.
+
+        lc0 also checks its stoppers from a watchdog thread, which mostly runs
+        while the network computes: a limit reached by the out-of-order
+        backups of the gather stops the search before that batch's results
+        land (lc0 reports bestmove right then). We check at the same point
+        and abandon the pending batch, so results match lc0's report.
+        """
         self.batch = []
         self.nn_requests = []
+        self.prefetch = []
         ooo = self._gather_minibatch()
+        if self._stops_midway():
+            self._abandon_batch()
+            return True
+        if 0 < len(self.nn_requests) < self.params.MaxPrefetch and not self._stop_requested():
+            self._prefetch(0, self.params.MaxPrefetch - len(self.nn_requests), False, True)
         results = self.evaluator.run(self.nn_requests) if self.nn_requests else []
         self.nn_evals += len(results)
         work_done = ooo > 0
@@ -126,6 +140,10 @@ class Search:
                 logits, q, d, m = results[visit.nn_slot]
                 self._apply_nn_result(visit, logits, q, d, m)
             self._backup(visit)
+        for slot, moves, key in self.prefetch:
+            logits, q, d, m = results[slot]
+            order, stored = self._priors(logits)
+            self._cache_put(key, moves, order, stored, q, d, m)
         for visit in self.batch:
             if visit.collision:
                 self._cancel_in_flight(visit.node, visit.multivisit)
@@ -133,6 +151,34 @@ class Search:
             self.total_batches += 1
         if self.nps_start_time is None and self.total_playouts > 0:
             self.nps_start_time = time.monotonic()
+        return self.should_stop()
+
+    def _stops_midway(self) -> bool:
+        """The watchdog's view: the stopper chain on the state after the
+        gather, with its own hints (the worker's stay as they were)."""
+        if not any(v.nn_slot >= 0 for v in self.batch):
+            return False
+        saved = self.remaining_playouts, self.remaining_time_ms
+        stop = self.should_stop()
+        self.remaining_playouts, self.remaining_time_ms = saved
+        return stop
+
+    def _abandon_batch(self) -> None:
+        """Undo the pending network visits and collisions of this batch."""
+        tree = self.tree
+        for visit in self.batch:
+            if visit.collision:
+                self._cancel_in_flight(visit.node, visit.multivisit)
+            elif visit.nn_slot >= 0:
+                node = visit.node
+                tree.n_in_flight[node] -= 1
+                self._cancel_in_flight(node, 1)
+                tree.first_edge[node] = -1
+                tree.num_edges[node] = 0
+            else:
+                self._backup(visit)
+        self.batch = []
+        self.nn_requests = []
 
     def should_stop(self) -> bool:
         """lc0's PopulateCommonIterationStats + stopper chain; also updates
@@ -560,19 +606,80 @@ class Search:
             return True
         return False
 
-    def _apply_nn_result(self, visit: Visit, logits, q: float, d: float, m: float) -> None:
-        """lc0's FetchSingleNodeResult: value flipped to the parent's view,
-        priors = softmax(logits / PolicyTemperature) stored in 16 bits,
-        edges sorted by prior."""
+    def _priors(self, logits):
+        """priors = softmax(logits / PolicyTemperature) stored in 16 bits, and
+        the order lc0 sorts edges in (highest stored prior first)."""
         priors = policy_softmax(logits, self.inv_policy_temp)
         order = sorted(range(len(priors)), key=compress_key(priors).tolist().__getitem__, reverse=True)
-        stored = compress_priors(priors).tolist()
-        tree = self.tree
-        tree.set_priors(visit.node, order, stored)
-        visit.q, visit.d, visit.m = -q, d, m
+        return order, compress_priors(priors).tolist()
+
+    def _cache_put(self, key, moves, order, stored, q, d, m) -> None:
         if self.cache is not None:
-            moves = [visit.moves[k] for k in order]
-            self.cache.put(visit.key, (moves, [stored[k] for k in order], q, d, m))
+            self.cache.put(key, ([moves[k] for k in order], [stored[k] for k in order], q, d, m))
+
+    def _apply_nn_result(self, visit: Visit, logits, q: float, d: float, m: float) -> None:
+        """lc0's FetchSingleNodeResult: value flipped to the parent's view,
+        priors stored, edges sorted by prior."""
+        order, stored = self._priors(logits)
+        self.tree.set_priors(visit.node, order, stored)
+        visit.q, visit.d, visit.m = -q, d, m
+        self._cache_put(visit.key, visit.moves, order, stored, q, d, m)
+
+    # ------------------------------------------------------------------
+    # Prefetch (lc0's PrefetchIntoCache): when the batch is small, add the
+    # leaves the search will most likely want next; they only fill the cache.
+
+    def _stop_requested(self) -> bool:
+        return self.stopped or (self.limits.stop is not None and self.limits.stop.is_set())
+
+    def _prefetch(self, node: int, budget: int, is_odd_depth: bool, is_root: bool) -> int:
+        if budget <= 0:
+            return 0
+        tree = self.tree
+        walker = self.walker
+        if node < 0 or tree.n[node] + tree.n_in_flight[node] == 0:
+            key = (walker.keys[-1], walker.repetitions[-1])
+            if self.cache is not None and self.cache.get(key, count=False) is not None:
+                return 1
+            moves, request = self.evaluator.prepare(walker.board)
+            self.prefetch.append((len(self.nn_requests), moves, key))
+            self.nn_requests.append(request)
+            return 1
+        if tree.n[node] == 0 or tree.terminal[node]:
+            return 0
+        draw_score = self.draw_score_odd if is_odd_depth else self.draw_score_even
+        n_arr, nif, wl, d_arr = tree.n, tree.n_in_flight, tree.wl, tree.d
+        puct_mult = self._cpuct(n_arr[node], is_root) * math.sqrt(max(n_arr[node] - 1, 1))
+        fpu = self._fpu(node, is_root, draw_score, tree.visited_policy(node))
+        scored = []
+        for j in tree.edges(node):
+            c = tree.e_child[j]
+            nstarted = n_arr[c] + nif[c] if c >= 0 else 0
+            q = wl[c] + draw_score * d_arr[c] if c >= 0 and n_arr[c] > 0 else fpu
+            scored.append((-(tree.e_p[j] * puct_mult / (1 + nstarted)) - q, j))
+        scored.sort(key=lambda t: t[0])
+        total = 0
+        budget_to_spend = budget
+        for i, (_, j) in enumerate(scored):
+            if budget <= 0:
+                break
+            c = tree.e_child[j]
+            if i != len(scored) - 1:
+                next_score = -scored[i + 1][0]
+                # lc0 uses -fpu as the default here (a quirk kept for parity).
+                q = wl[c] + draw_score * d_arr[c] if c >= 0 and n_arr[c] > 0 else -fpu
+                if next_score > q:
+                    nstarted = n_arr[c] + nif[c] if c >= 0 else 0
+                    budget_to_spend = min(budget, int(tree.e_p[j] * puct_mult / (next_score - q)
+                                                      - nstarted) + 1)
+                else:
+                    budget_to_spend = budget
+            walker.push(tree.e_move[j])
+            spent = self._prefetch(c, budget_to_spend, not is_odd_depth, False)
+            walker.pop()
+            budget -= spent
+            total += spent
+        return total
 
     # ------------------------------------------------------------------
     # Backup (lc0's DoBackupUpdateSingleNode + MaybeSetBounds)

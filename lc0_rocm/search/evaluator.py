@@ -74,9 +74,9 @@ class NNCache:
         self._entries: OrderedDict = OrderedDict()
         self.hits = 0
 
-    def get(self, key):
+    def get(self, key, count: bool = True):
         entry = self._entries.get(key)
-        if entry is not None:
+        if entry is not None and count:
             self.hits += 1
         return entry
 

@@ -85,6 +85,7 @@ OPTIONS: dict[str, OptionSpec] = {
     "FpuStrategyAtRoot": OptionSpec("combo", "same", None, None, ("reduction", "absolute", "same")),
     "FpuValueAtRoot": _float(1.0, -100.0, 100.0),
     "PolicyTemperature": _float(1.359, 0.1, 10.0),
+    "MaxPrefetch": _spin(32, 0, 1024, "fill small NN batches with likely next leaves (into the cache)"),
     "MaxCollisionEvents": _spin(917, 1, 65536, "accepted like lc0; v0.32.1's classic search does not use it"),
     "MaxCollisionVisits": _spin(80000, 1, 100000000),
     "MaxCollisionVisitsScalingStart": _spin(28, 1, 100000),

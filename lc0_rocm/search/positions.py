@@ -9,11 +9,15 @@ import chess
 
 def board_key(board: chess.Board) -> tuple:
     """Identity of a position for repetitions and the NN cache: pieces,
-    side to move, castling rights and the en-passant square after a double
-    push (lc0 compares boards the same way, e.p. marker included)."""
+    side to move, castling rights and the en-passant square when a pawn of
+    the side to move attacks it (lc0 keeps the e.p. flag only then)."""
+    ep = board.ep_square
+    if ep is not None and not (chess.BB_PAWN_ATTACKS[not board.turn][ep]
+                               & board.pawns & board.occupied_co[board.turn]):
+        ep = None
     return (board.pawns, board.knights, board.bishops, board.rooks, board.queens,
             board.kings, board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK],
-            board.turn, board.castling_rights, board.ep_square)
+            board.turn, board.castling_rights, ep)
 
 
 _LIGHT = 0x55AA55AA55AA55AA
