@@ -18,8 +18,8 @@ def fast_exp(x: np.ndarray) -> np.ndarray:
     whole = np.where(a < 0, np.trunc(a - _F32(1)), np.trunc(a)).astype(np.int32)
     frac = (a - whole.astype(_F32)).astype(_F32)
     mant = (_F32(1) + frac * (_F32(0.6602339) + _F32(0.33976606) * frac)).astype(_F32)
-    bits = mant.view(np.int32) + (whole.astype(np.uint32) << np.uint32(23)).view(np.int32)
-    out = bits.view(_F32)
+    bits = (mant.view(np.int32).astype(np.int64) + (whole.astype(np.int64) << 23)) & 0xFFFFFFFF
+    out = bits.astype(np.uint32).view(_F32)
     return np.where(a < -126, _F32(0), out).astype(_F32)
 
 
