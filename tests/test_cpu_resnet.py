@@ -93,12 +93,17 @@ def test_maia_matches_lc0(maia_path, boards, algorithm):
 def test_generated_net_matches_lc0(preset, resnet_net, boards):
     path = resnet_net(preset)
     policy, wdl, moves_left = check_parity(path, boards, oracle_planes(path, boards))
-    # The generated net must be non-degenerate: finite, policy not one-hot, WDL not saturated.
+    check_non_degenerate(path, boards, policy, wdl, moves_left,
+                         classical=(preset == "tiny-resnet-classical"))
+
+
+def check_non_degenerate(path, boards, policy, wdl, moves_left, classical=False):
+    """Finite outputs, policy not one-hot, WDL not saturated, moves-left alive."""
     assert np.isfinite(policy).all() and np.isfinite(wdl).all()
     top = np.array([softmax(policy[i][legal_indices(path, b)]).max() for i, b in enumerate(boards)])
     assert top.max() < 0.99 and np.median(top) < 0.5, top
     assert wdl.max() < 0.99
-    if preset == "tiny-resnet-classical":  # classical value, no moves-left head
+    if classical:  # classical value head, no moves-left head
         assert (wdl[:, 1] == 0).all() and (moves_left == 0).all()
     else:
         assert wdl.min() > 0.01
@@ -128,7 +133,7 @@ def test_attention_policy_on_conv_body_matches_lc0(resnet_net, boards):
     if not attention_policy_available():
         pytest.skip("lc0_rocm.backends.cpu_attention.attention_policy is not available yet")
     path = resnet_net("tiny-resnet-attnpolicy")
-    check_parity(path, boards, oracle_planes(path, boards))
+    check_non_degenerate(path, boards, *check_parity(path, boards, oracle_planes(path, boards)))
 
 
 @pytest.mark.parametrize("net", ["maia"] + RESNET_PRESETS + ["tiny-resnet-attnpolicy"])
