@@ -153,3 +153,47 @@ def test_threads_option_sets_blas_threads(tiny_net, tmp_path):
     finally:
         blas_threads.set_threads(before)
     assert bb.main(["-w", str(tiny_net), "--threads", "0"]) == 2
+
+
+def test_plot_draws_throughput_over_batch_size(monkeypatch, tmp_path):
+    """plot() through a stand-in for matplotlib (not installed everywhere):
+    mean line over batch sizes, min-max band, log2 x axis, file saved."""
+    import sys
+    import types
+
+    calls = {}
+
+    class Axes:
+        def plot(self, x, y, **kw):
+            calls["plot"] = (list(x), list(y))
+
+        def fill_between(self, x, lo, hi, **kw):
+            calls["band"] = (list(lo), list(hi))
+
+        def set_xscale(self, scale, **kw):
+            calls["xscale"] = (scale, kw)
+
+        def __getattr__(self, name):
+            return lambda *a, **k: None
+
+    class Figure:
+        def tight_layout(self):
+            pass
+
+        def savefig(self, path):
+            calls["saved"] = str(path)
+
+    pyplot = types.SimpleNamespace(subplots=lambda **kw: (Figure(), Axes()),
+                                   close=lambda fig: calls.setdefault("closed", True))
+    matplotlib = types.ModuleType("matplotlib")
+    matplotlib.use = lambda backend: calls.setdefault("backend", backend)
+    matplotlib.pyplot = pyplot
+    monkeypatch.setitem(sys.modules, "matplotlib", matplotlib)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
+
+    rows = [bb.summarize(1, [0.01, 0.02]), bb.summarize(8, [0.02, 0.04])]
+    bb.plot(tmp_path / "x.png", rows, {"backend": "cpu", "net": "/nets/maia.pb.gz"})
+    assert calls["backend"] == "Agg" and calls["saved"] == str(tmp_path / "x.png")
+    assert calls["plot"] == ([1, 8], [r["mean_nps"] for r in rows])
+    assert calls["band"] == ([r["min_nps"] for r in rows], [r["max_nps"] for r in rows])
+    assert calls["xscale"] == ("log", {"base": 2}) and calls["closed"]
