@@ -45,6 +45,19 @@ def parse_batches(text: str) -> list[int]:
     return sizes
 
 
+def batch_sizes(args) -> list[int]:
+    """--batches, or the lc0-style --start-batch-size/--max-batch-size/--batch-step range."""
+    start, stop, step = args.start_batch_size, args.max_batch_size, args.batch_step
+    if start is None and stop is None and step is None:
+        return parse_batches(args.batches)
+    start = 1 if start is None else start
+    stop = start if stop is None else stop
+    step = 1 if step is None else step
+    if start < 1 or stop < start or step < 1:
+        raise BenchError("need 1 <= --start-batch-size <= --max-batch-size and --batch-step >= 1")
+    return list(range(start, stop + 1, step))
+
+
 def bench_positions(count: int, seed: int = 0) -> list[chess.Board]:
     """Positions from seeded random games, sampled at plies 0..~100, with
     their move history (so history planes are filled as in real search)."""
@@ -204,6 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-b", "--backend", default="auto", help="backend name (default: auto)")
     p.add_argument("--batches", default=DEFAULT_BATCHES,
                    help=f"comma-separated batch sizes (default: {DEFAULT_BATCHES})")
+    p.add_argument("--start-batch-size", type=int,
+                   help="lc0-style range instead of --batches: first batch size")
+    p.add_argument("--max-batch-size", type=int, help="lc0-style range: last batch size")
+    p.add_argument("--batch-step", type=int, help="lc0-style range: step (default 1)")
     p.add_argument("--seconds", type=float, default=2.0,
                    help="timed seconds per batch size (default: 2; at least 3 runs)")
     p.add_argument("--positions", type=int, default=POOL_SIZE,
@@ -227,7 +244,7 @@ def run(args) -> list[dict]:
     from lc0_rocm import backends
     from lc0_rocm.weights import load_weights
 
-    batches = parse_batches(args.batches)
+    batches = batch_sizes(args)
     if args.seconds <= 0 or args.positions < 1:
         raise BenchError("--seconds and --positions must be positive")
     if args.plot:

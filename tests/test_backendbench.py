@@ -25,6 +25,16 @@ def test_parse_batches():
             bb.parse_batches(bad)
 
 
+def test_lc0_style_batch_range():
+    parse = bb.build_parser().parse_args
+    assert bb.batch_sizes(parse([])) == bb.parse_batches(bb.DEFAULT_BATCHES)
+    assert bb.batch_sizes(parse(["--start-batch-size", "4", "--max-batch-size", "16",
+                                 "--batch-step", "4"])) == [4, 8, 12, 16]
+    assert bb.batch_sizes(parse(["--start-batch-size", "32"])) == [32]
+    with pytest.raises(bb.BenchError, match="batch-size"):
+        bb.batch_sizes(parse(["--start-batch-size", "8", "--max-batch-size", "4"]))
+
+
 def test_summarize_mean_is_total_positions_over_total_time():
     row = bb.summarize(10, [0.1, 0.2, 0.2])
     assert row["runs"] == 3
