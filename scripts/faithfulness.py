@@ -1,0 +1,230 @@
+#!/usr/bin/env python
+"""Best-move agreement of our search with lc0 v0.32.1 (`go nodes N`).
+
+    python scripts/faithfulness.py --generate            # (re)write the suite
+    python scripts/faithfulness.py --side lc0            # lc0's moves -> cache
+    python scripts/faithfulness.py --side ours           # our moves  -> cache
+    python scripts/faithfulness.py --report              # agreement rate
+
+Both sides: maia-1900, one thread, default options, a new game per position
+(lc0: `ucinewgame`; ours: Engine.new_game()). lc0 runs as
+`lc0 --weights=W --backend=eigen --threads=1` through python-chess; ours uses
+the cpu backend. Results are appended to JSON-lines files per side so a long
+run can be resumed or split (`--start`, `--count`).
+
+The suite (tests/data/suite.epd) is generated reproducibly from seeded
+playouts with python-chess: openings, middlegames, endgames and tactical
+positions (a capture of a more valuable piece or a check is available).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import random
+import sys
+import time
+
+import chess
+import chess.engine
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_SUITE = ROOT / "tests" / "data" / "suite.epd"
+DEFAULT_NET = ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"
+VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9,
+          chess.KING: 0}
+
+
+# --- suite -------------------------------------------------------------------
+
+def _playout_move(board: chess.Board, rng: random.Random) -> chess.Move:
+    """A plausible-ish move: captures weighted by the victim, checks and
+    developing moves a little preferred, otherwise uniform."""
+    moves = list(board.legal_moves)
+    weights = []
+    for move in moves:
+        w = 1.0
+        victim = board.piece_at(move.to_square)
+        if victim is not None:
+            w += 2.0 * VALUES[victim.piece_type]
+        if board.gives_check(move):
+            w += 1.0
+        if move.promotion == chess.QUEEN:
+            w += 5.0
+        weights.append(w)
+    return rng.choices(moves, weights)[0]
+
+
+def _is_tactical(board: chess.Board) -> bool:
+    for move in board.legal_moves:
+        victim = board.piece_at(move.to_square)
+        attacker = board.piece_at(move.from_square)
+        if victim is not None and VALUES[victim.piece_type] > VALUES[attacker.piece_type]:
+            return True
+        board.push(move)
+        mate = board.is_checkmate()
+        board.pop()
+        if mate:
+            return True
+    return False
+
+
+def generate_suite(seed: int = 20260101) -> list[tuple[str, str]]:
+    """(fen, category) x 120: 30 openings, 35 middlegames, 30 endgames,
+    25 tactical positions."""
+    rng = random.Random(seed)
+    wanted = {"opening": 30, "middlegame": 35, "endgame": 30, "tactic": 25}
+    found: dict[str, list[str]] = {k: [] for k in wanted}
+    seen = set()
+    while any(len(found[k]) < n for k, n in wanted.items()):
+        board = chess.Board()
+        opening_ply = rng.randint(4, 14)
+        middle_ply = rng.randint(20, 44)
+        for ply in range(220):
+            if board.is_game_over(claim_draw=True):
+                break
+            pieces = chess.popcount(board.occupied)
+            category = None
+            if ply == opening_ply:
+                category = "opening"
+            elif ply == middle_ply and pieces >= 16:
+                category = "middlegame"
+            elif pieces <= 10 and rng.random() < 0.15:
+                category = "endgame"
+            elif ply >= 10 and rng.random() < 0.05 and _is_tactical(board):
+                category = "tactic"
+            if category and len(found[category]) < wanted[category]:
+                key = board.board_fen() + (" w" if board.turn else " b")
+                if key not in seen:
+                    seen.add(key)
+                    found[category].append(board.fen())
+                    if category == "endgame":
+                        break
+            board.push(_playout_move(board, rng))
+    return [(fen, cat) for cat in wanted for fen in found[cat]]
+
+
+def write_suite(path: pathlib.Path, suite) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        for i, (fen, category) in enumerate(suite):
+            board = chess.Board(fen)
+            f.write(board.epd(hmvc=board.halfmove_clock, fmvn=board.fullmove_number,
+                              id=f"{category}-{i:03d}") + "\n")
+
+
+def read_suite(path: pathlib.Path) -> list[tuple[str, str]]:
+    suite = []
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        board, ops = chess.Board.from_epd(line)
+        suite.append((board.fen(), ops.get("id", str(len(suite)))))
+    return suite
+
+
+# --- the two sides -----------------------------------------------------------
+
+def run_lc0(suite, nodes: int, net: pathlib.Path, out: pathlib.Path) -> None:
+    cmd = ["lc0", f"--weights={net}", "--backend=eigen", "--threads=1"]
+    engine = chess.engine.SimpleEngine.popen_uci(cmd, stderr=open("/dev/null", "w"))
+    try:
+        _run(suite, out, lambda board: _lc0_move(engine, board, nodes))
+    finally:
+        engine.quit()
+
+
+def _lc0_move(engine, board, nodes):
+    info = engine.analyse(board, chess.engine.Limit(nodes=nodes), game=object())
+    return info["pv"][0], info.get("nodes")
+
+
+def run_ours(suite, nodes: int, net: pathlib.Path, out: pathlib.Path) -> None:
+    from lc0_rocm.engine import Engine
+    from lc0_rocm.network import load_network
+    engine = Engine(load_network(str(net), backend="cpu"), Threads=1)
+
+    def move(board):
+        engine.new_game()
+        result = engine.search(board, nodes=nodes)
+        return result.best_move, result.nodes
+    _run(suite, out, move)
+
+
+def _run(suite, out: pathlib.Path, best_move) -> None:
+    done = _load(out)
+    with open(out, "a") as f:
+        for fen, ident in suite:
+            if ident in done:
+                continue
+            start = time.monotonic()
+            move, nodes = best_move(chess.Board(fen))
+            record = {"id": ident, "fen": fen, "move": move.uci(), "nodes": nodes,
+                      "seconds": round(time.monotonic() - start, 2)}
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            print(json.dumps(record), flush=True)
+
+
+def _load(path: pathlib.Path) -> dict:
+    if not path.exists():
+        return {}
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {r["id"]: r for r in records}
+
+
+def report(suite, lc0_out: pathlib.Path, ours_out: pathlib.Path) -> dict:
+    theirs, ours = _load(lc0_out), _load(ours_out)
+    rows = [(ident, theirs[ident]["move"], ours[ident]["move"]) for _, ident in suite
+            if ident in theirs and ident in ours]
+    agree = sum(1 for _, a, b in rows if a == b)
+    by_category: dict[str, list[int]] = {}
+    for ident, a, b in rows:
+        cat = ident.split("-")[0]
+        by_category.setdefault(cat, [0, 0])
+        by_category[cat][0] += a == b
+        by_category[cat][1] += 1
+    summary = {"positions": len(rows), "agree": agree,
+               "rate": round(agree / len(rows), 4) if rows else None,
+               "by_category": {k: f"{a}/{n}" for k, (a, n) in by_category.items()},
+               "disagreements": [{"id": i, "lc0": a, "ours": b} for i, a, b in rows if a != b]}
+    return summary
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", type=pathlib.Path, default=DEFAULT_SUITE)
+    ap.add_argument("--net", type=pathlib.Path, default=DEFAULT_NET)
+    ap.add_argument("--nodes", type=int, default=800)
+    ap.add_argument("--generate", action="store_true", help="write the suite and exit")
+    ap.add_argument("--side", choices=["lc0", "ours"])
+    ap.add_argument("--report", action="store_true")
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--count", type=int, default=None)
+    ap.add_argument("--results", type=pathlib.Path, default=ROOT / "faithfulness-results",
+                    help="folder for the per-side JSON-lines files")
+    args = ap.parse_args(argv)
+
+    if args.generate:
+        write_suite(args.suite, generate_suite())
+        print(f"wrote {args.suite}")
+        return 0
+    suite = read_suite(args.suite)
+    subset = suite[args.start:None if args.count is None else args.start + args.count]
+    args.results.mkdir(parents=True, exist_ok=True)
+    lc0_out = args.results / f"lc0-n{args.nodes}.jsonl"
+    ours_out = args.results / f"ours-n{args.nodes}.jsonl"
+    if args.side == "lc0":
+        run_lc0(subset, args.nodes, args.net, lc0_out)
+    elif args.side == "ours":
+        run_ours(subset, args.nodes, args.net, ours_out)
+    if args.report or not args.side:
+        print(json.dumps(report(suite, lc0_out, ours_out), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Engine API: options (lc0 names, validation), network handling, results."""
+from __future__ import annotations
+
+import chess
+import pytest
+
+from lc0_rocm.engine import Engine, MoveStats, SearchInfo, SearchResult
+from lc0_rocm.search.params import OPTIONS
+
+from search_fakes import MaterialEvaluator
+
+
+def test_options_carry_lc0_names_and_defaults():
+    expected = {"CPuct": 1.745, "CPuctBase": 38739.0, "CPuctFactor": 3.894,
+                "CPuctAtRoot": 1.745, "FpuValue": 0.330, "FpuValueAtRoot": 1.0,
+                "FpuStrategy": "reduction", "FpuStrategyAtRoot": "same",
+                "PolicyTemperature": 1.359, "SmartPruningFactor": 1.33,
+                "MaxCollisionVisits": 80000, "MaxOutOfOrderEvalsFactor": 2.4,
+                "MovesLeftMaxEffect": 0.0345, "MovesLeftThreshold": 0.8,
+                "MovesLeftSlope": 0.0027, "MovesLeftScaledFactor": 1.6521,
+                "MovesLeftQuadraticFactor": -0.6521, "MovesLeftConstantFactor": 0.0,
+                "TwoFoldDraws": True, "StickyEndgames": True, "MultiPV": 1,
+                "MinibatchSize": 0, "MaxPrefetch": 32, "ScoreType": "WDL_mu"}
+    for name, value in expected.items():
+        assert Engine.OPTIONS[name].default == value, name
+    for spec in OPTIONS.values():
+        assert spec.type in ("spin", "check", "string", "combo", "float")
+
+
+def test_set_option_validates():
+    eng = Engine(MaterialEvaluator())
+    eng.set_option("cpuct", "2.5")                 # UCI names are case-insensitive
+    assert eng.params.CPuct == 2.5
+    eng.set_option("TwoFoldDraws", "false")
+    assert eng.params.TwoFoldDraws is False
+    eng.set_option("FpuStrategy", "Absolute")
+    assert eng.params.FpuStrategy == "absolute"
+    for name, value in [("NoSuchOption", 1), ("CPuct", "abc"), ("CPuct", -1),
+                        ("MultiPV", "1.5"), ("MultiPV", 0), ("FpuStrategy", "weird"),
+                        ("TwoFoldDraws", "maybe")]:
+        with pytest.raises(ValueError):
+            eng.set_option(name, value)
+    with pytest.raises(ValueError):
+        Engine(MaterialEvaluator(), Bogus=3)
+
+
+def test_minibatch_size_follows_lc0_suggestions():
+    assert Engine(MaterialEvaluator()).minibatch_size() == 7        # cpu: eigen's 7
+    assert Engine(MaterialEvaluator(), MinibatchSize=64).minibatch_size() == 64
+
+    class GpuNet(MaterialEvaluator):
+        class backend:
+            name = "rocm-fp16"
+    assert Engine(GpuNet()).minibatch_size() == 256
+
+
+def test_result_shape():
+    result = Engine(MaterialEvaluator(), MultiPV=2, SmartPruningFactor=0).search(
+        chess.Board(), nodes=120)
+    assert isinstance(result, SearchResult)
+    assert result.best_move in chess.Board().legal_moves
+    assert result.pv[0] == result.best_move and result.ponder_move == result.pv[1]
+    assert abs(sum(result.wdl) - 1) < 1e-6 and result.nodes >= 120
+    assert len(result.lines) == 2 and all(isinstance(x, SearchInfo) for x in result.lines)
+    info = result.lines[0]
+    assert info.score_cp is not None and info.mate is None and sum(info.wdl) == 1000
+    assert info.seldepth >= info.depth >= 1
+    assert set(result.stats) == set(chess.Board().legal_moves)
+    assert all(isinstance(s, MoveStats) for s in result.stats.values())
+    assert abs(sum(s.p for s in result.stats.values()) - 1) < 0.01
+
+
+def test_set_network_drops_the_tree():
+    eng = Engine(MaterialEvaluator(), SmartPruningFactor=0)
+    eng.search(chess.Board(), nodes=50)
+    assert eng._tree is not None
+    eng.set_network(MaterialEvaluator())
+    assert eng._tree is None
+
+
+def test_maia_through_the_real_network(maia_path):
+    from lc0_rocm.network import load_network
+    net = load_network(str(maia_path), backend="cpu")
+    eng = Engine(net)
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    result = eng.search(board, nodes=60)
+    assert result.best_move == chess.Move.from_uci("a1a8") and result.lines[0].mate == 1
+    result = eng.search(chess.Board(), nodes=20)
+    assert result.best_move in chess.Board().legal_moves
