@@ -20,7 +20,7 @@ class MaterialEvaluator:
         self.evaluated = 0
         self.batches: list[int] = []
 
-    def prepare(self, board: chess.Board):
+    def prepare(self, board: chess.Board, walker=None, moves=None):
         moves = list(board.legal_moves)
         material = sum(VALUES[p.piece_type] * (1 if p.color == board.turn else -1)
                        for p in board.piece_map().values())

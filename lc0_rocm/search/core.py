@@ -562,7 +562,8 @@ class Search:
             return
         walker = self.walker
         board = walker.board
-        if not self._extend_terminal(node, depth, board, walker):
+        moves = list(board.legal_moves)
+        if not self._extend_terminal(node, depth, board, walker, moves):
             key = (walker.keys[-1], walker.repetitions[-1])
             cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
@@ -572,7 +573,7 @@ class Search:
                 visit.q, visit.d, visit.m = -q, d, m
                 visit.ooo_done = self.params.OutOfOrderEval
                 return
-            moves, request = self.evaluator.prepare(board)
+            moves, request = self.evaluator.prepare(board, walker, moves)
             tree.create_edges(node, moves)
             visit.moves = moves
             visit.key = key
@@ -583,11 +584,11 @@ class Search:
         visit.ooo_done = self.params.OutOfOrderEval
 
     def _extend_terminal(self, node: int, depth: int, board: chess.Board,
-                         walker: PositionWalker) -> bool:
+                         walker: PositionWalker, moves: list) -> bool:
         """Mark `node` terminal when the game ends there (lc0's ExtendNode
         rules); True when it did."""
         tree = self.tree
-        if not any(board.generate_legal_moves()):
+        if not moves:
             tree.make_terminal(node, WIN if board.is_check() else DRAW)
             return True
         if node == 0:
@@ -641,7 +642,7 @@ class Search:
             key = (walker.keys[-1], walker.repetitions[-1])
             if self.cache is not None and self.cache.get(key, count=False) is not None:
                 return 1
-            moves, request = self.evaluator.prepare(walker.board)
+            moves, request = self.evaluator.prepare(walker.board, walker)
             self.prefetch.append((len(self.nn_requests), moves, key))
             self.nn_requests.append(request)
             return 1

@@ -13,56 +13,65 @@ import numpy as np
 
 from lc0_rocm.backends.base import POLICY_SIZE
 
-# Canonical input formats need the board transform for move indices.
-_CANONICAL_FORMATS = {4, 5, 132, 133}
-
 
 class NetworkEvaluator:
     """Batches leaves for `network.forward`."""
 
     def __init__(self, network):
         from lc0_rocm import encoder   # imported late: it may land after us
+        from lc0_rocm.search import leaf_planes
         self._encoder = encoder
+        self._leaf = leaf_planes
         self.network = network
         self.input_format = int(getattr(network, "input_format", 1))
         self.has_moves_left = bool(getattr(network, "has_moves_left", False))
+        self._fast = self.input_format in leaf_planes.FAST_FORMATS
+        self._hectoplies = encoder.is_hectoplies(self.input_format)
 
-    def prepare(self, board: chess.Board):
+    def prepare(self, board: chess.Board, walker=None, moves=None):
         """-> (legal moves, request): the request is what run() needs later,
-        taken now because the board will move on."""
-        enc = self._encoder
-        fmt = self.input_format
-        transform = None
-        if fmt in _CANONICAL_FORMATS and hasattr(enc, "encode_packed"):
-            masks, values, transform = enc.encode_packed(board, fmt)
-            planes = (masks, values)
-        else:
-            planes = enc.encode(board, fmt)
-        moves, indices = enc.policy_indices(board, fmt, transform)
-        return list(moves), (planes, np.asarray(indices, dtype=np.int64))
+        taken now because the board will move on. With the search's walker
+        (at `board`) classical formats skip python-chess's move stack."""
+        if self._fast and walker is not None:
+            if moves is None:
+                moves = list(board.legal_moves)
+            masks, rule50 = self._leaf.planes_classical(walker, self.input_format)
+            indices = self._leaf.policy_indices_classical(board, moves)
+            return moves, (masks, rule50 / 100.0 if self._hectoplies else float(rule50), indices)
+        masks, values, transform = self._encoder.encode_packed(board, self.input_format)
+        found, indices = self._encoder.policy_indices(board, self.input_format, transform)
+        return list(found), (masks, values, indices)
 
     def run(self, requests: list) -> list[tuple[np.ndarray, float, float, float]]:
         """-> per request: (logits of its legal moves, q, d, m), q and d from
         the side to move there."""
         if not requests:
             return []
-        first = requests[0][0]
-        if isinstance(first, tuple):
-            from lc0_rocm.backends.base import unpack_planes
-            masks = np.stack([r[0][0] for r in requests])
-            values = np.stack([r[0][1] for r in requests])
-            planes = unpack_planes(masks, values)
-        else:
-            planes = np.stack([r[0] for r in requests]).astype(np.float32, copy=False)
-        policy, wdl, moves_left = self.network.forward(planes)
+        n = len(requests)
+        masks = np.empty((n, 112), dtype=np.uint64)
+        values = np.ones((n, 112), dtype=np.float32)
+        for i, (m, v, _) in enumerate(requests):
+            masks[i] = m
+            if isinstance(v, float):
+                values[i, 109] = v
+            else:
+                values[i] = v
+        policy, wdl, moves_left = self._forward(masks, values)
         policy = np.asarray(policy, dtype=np.float32).reshape(len(requests), POLICY_SIZE)
         wdl = np.asarray(wdl, dtype=np.float32)
         moves_left = np.asarray(moves_left, dtype=np.float32).reshape(-1)
         out = []
-        for i, (_, indices) in enumerate(requests):
-            w, d, l = (float(x) for x in wdl[i])
+        for i, (_, _, indices) in enumerate(requests):
+            w, d, l = wdl[i].tolist()
             out.append((policy[i, indices], w - l, d, float(moves_left[i])))
         return out
+
+    def _forward(self, masks, values):
+        net = self.network
+        if hasattr(net, "forward_packed"):
+            return net.forward_packed(masks, values)
+        from lc0_rocm.backends.base import unpack_planes
+        return net.forward(unpack_planes(masks, values))
 
 
 class NNCache:

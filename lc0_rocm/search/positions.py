@@ -7,17 +7,18 @@ from __future__ import annotations
 import chess
 
 
-def board_key(board: chess.Board) -> tuple:
+def board_key(board: chess.Board, is_root: bool = False) -> tuple:
     """Identity of a position for repetitions and the NN cache: pieces,
     side to move, castling rights and the en-passant square when a pawn of
-    the side to move attacks it (lc0 keeps the e.p. flag only then)."""
+    the side to move attacks it (lc0 keeps the e.p. flag only then; a FEN's
+    own e.p. square counts as written)."""
     ep = board.ep_square
-    if ep is not None and not (chess.BB_PAWN_ATTACKS[not board.turn][ep]
-                               & board.pawns & board.occupied_co[board.turn]):
+    if ep is not None and not is_root and not (chess.BB_PAWN_ATTACKS[not board.turn][ep]
+                                               & board.pawns & board.occupied_co[board.turn]):
         ep = None
     return (board.pawns, board.knights, board.bishops, board.rooks, board.queens,
             board.kings, board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK],
-            board.turn, board.castling_rights, ep)
+            board.turn, board.clean_castling_rights(), ep)
 
 
 _LIGHT = 0x55AA55AA55AA55AA
@@ -48,14 +49,17 @@ class PositionWalker:
         self.rule50: list[int] = []
         self.repetitions: list[int] = []
         self.cycle: list[int] = []
-        self._append_current()
+        self._append_current(is_root=True)
+        # For the history fill of the input planes (lc0's fen_only).
+        self.root_ep = root.ep_square
+        self.root_is_startpos = self.keys[0] == _STARTPOS_KEY
         for move in board.move_stack:
             self.push(move)
         self.game_length = len(self.keys)   # positions up to the search root
 
-    def _append_current(self) -> None:
+    def _append_current(self, is_root: bool = False) -> None:
         b = self.board
-        key = board_key(b)
+        key = board_key(b, is_root)
         r50 = b.halfmove_clock
         reps, cycle = 0, 0
         keys, rule50 = self.keys, self.rule50
@@ -91,3 +95,6 @@ class PositionWalker:
     def depth(self) -> int:
         """Plies below the search root."""
         return len(self.keys) - self.game_length
+
+
+_STARTPOS_KEY = board_key(chess.Board(), is_root=True)
