@@ -132,9 +132,12 @@ class Engine:
                movetime: float | None = None, time_budget: float | None = None,
                searchmoves: list[chess.Move] | None = None, infinite: bool = False,
                stop: threading.Event | None = None,
-               on_info: Callable[[SearchInfo], None] | None = None) -> SearchResult:
+               on_info: Callable[[SearchInfo], None] | None = None,
+               depth: int | None = None, mate: int | None = None) -> SearchResult:
         """Search `board` (its move stack is the game history) until a limit
-        is reached; with no limit at all, until `stop` is set."""
+        is reached; with no limit at all, until `stop` is set. `depth` stops
+        at that average depth, `mate` once a mate in that many moves is
+        proven (lc0's `go depth` / `go mate`)."""
         if not isinstance(board, chess.Board):
             raise TypeError("search() needs a chess.Board")
         if nodes is not None and nodes < 1:
@@ -153,17 +156,24 @@ class Engine:
                 raise ValueError(f"searchmoves not legal here: {' '.join(m.uci() for m in bad)}")
         if not legal:
             return self._empty_result(board)
-        if nodes is None and movetime is None and time_budget is None and not infinite and stop is None:
-            raise ValueError("search() needs a limit: nodes, movetime, time_budget, infinite or stop")
+        for limit_name, value in (("depth", depth), ("mate", mate)):
+            if value is not None and value < 1:
+                raise ValueError(f"{limit_name} must be >= 1, got {value}")
+        if (nodes is None and movetime is None and time_budget is None and depth is None
+                and mate is None and not infinite and stop is None):
+            raise ValueError("search() needs a limit: nodes, movetime, time_budget, depth, mate, "
+                             "infinite or stop")
 
         with self._lock:
             from lc0_rocm.search.positions import PositionWalker
             tree = self._tree_for(board)
             walker = PositionWalker(board)
             limits = Limits(nodes=nodes, movetime=movetime, time_budget=time_budget,
-                            infinite=infinite or (nodes is None and movetime is None
-                                                  and time_budget is None),
-                            stop=stop, searchmoves=searchmoves)
+                            # lc0: go mate (and no limit at all) is infinite: no smart pruning
+                            infinite=infinite or mate is not None or (
+                                nodes is None and movetime is None and time_budget is None
+                                and depth is None),
+                            stop=stop, searchmoves=searchmoves, depth=depth, mate=mate)
             search = Search(tree, walker, self._evaluator, self._cache, self.params, limits,
                             self.minibatch_size())
             next_info = time.monotonic() + INFO_INTERVAL_S

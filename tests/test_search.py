@@ -226,6 +226,14 @@ def test_stop_event_and_movetime():
     assert result.best_move is not None and result.time < 2.0
 
 
+def test_depth_and_mate_limits():
+    result = engine().search(chess.Board(), depth=3)
+    assert result.depth >= 3 and result.nodes < 5000
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    result = engine().search(board, mate=1)
+    assert result.lines[0].mate == 1
+
+
 def test_info_callback_sees_final_lines():
     seen = []
     engine(MultiPV=2).search(chess.Board(), nodes=100, on_info=seen.append)

@@ -48,8 +48,10 @@ class Limits:
     in seconds, a soft time budget, infinite, an external stop event."""
 
     def __init__(self, nodes=None, movetime=None, time_budget=None, infinite=False,
-                 stop=None, searchmoves=None):
+                 stop=None, searchmoves=None, depth=None, mate=None):
         self.nodes = nodes
+        self.depth = depth          # lc0's DepthStopper: average depth reached
+        self.mate = mate            # lc0's MateStopper: a mate in <= this many moves found
         self.movetime = movetime
         self.time_budget = time_budget
         self.infinite = infinite
@@ -214,9 +216,24 @@ class Search:
                 self.remaining_time_ms = min(self.remaining_time_ms, budget * 1000.0 - now)
                 if now >= budget * 1000.0:
                     return True
+        if limits.depth is not None and self.cum_depth // max(self.total_playouts, 1) >= limits.depth:
+            return True
+        if limits.mate is not None and self._mate_depth() <= limits.mate:
+            return True
         if not smart:
             return False
         return self._smart_pruning_fires(now)
+
+    def _mate_depth(self) -> float:
+        """Moves to the shortest proven mate among the root's edges."""
+        tree = self.tree
+        best = math.inf
+        for j in tree.edges(0):
+            c = tree.e_child[j]
+            if (c >= 0 and tree.n[c] > 0 and tree.terminal[c] == END_OF_GAME
+                    and tree.wl[c] == 1.0):
+                best = min(best, int(math.floor(tree.m[c] + 0.5)) // 2 + 1)
+        return best
 
     def _hint_playouts(self, value) -> None:
         if value < self.remaining_playouts:
