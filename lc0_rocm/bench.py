@@ -137,6 +137,7 @@ def main(argv=None) -> int:
     from lc0_rocm import netfiles
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network
+    from lc0_rocm.uci_blas import settle_blas_threads
     from lc0_rocm.uci_options import parse_backend_options
 
     try:
@@ -146,6 +147,9 @@ def main(argv=None) -> int:
         print(f"lc0-rocm bench: {e}", file=sys.stderr)
         return 1
     print(f"Loading weights file from: {path} (backend {args.backend})", flush=True)
+    note = settle_blas_threads(args.backend)
+    if note:
+        print(note, flush=True)
     try:
         network = load_network(str(path), backend=args.backend, **backend_options)
     except Exception as e:

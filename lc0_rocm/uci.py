@@ -26,6 +26,7 @@ from typing import Callable
 import chess
 
 from lc0_rocm import netfiles, uci_syzygy
+from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
 from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
                                   option_line, parse_backend_options, parse_value)
@@ -390,6 +391,14 @@ class UciEngine:
             self.log.write("<<", line)
             self._raw_output(line)
 
+    def note(self, message: str) -> None:
+        """A message for the user, not the GUI: stderr (as lc0 does) and LogFile."""
+        self.log.write("##", message)
+        try:
+            print(message, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
     def error(self, message: str) -> None:
         self.send(f"info string error {message}")
 
@@ -592,6 +601,10 @@ class UciEngine:
             if self._dirty_engine_options:
                 self._apply_engine_options()
             return self.engine
+        if self._network_loader is _default_network_loader:
+            note = settle_blas_threads(backend)
+            if note:
+                self.note(note)
         try:
             network = self._network_loader(str(path), backend=backend, **backend_options)
         except Exception as e:  # bad file, unavailable backend, ...
@@ -610,7 +623,7 @@ class UciEngine:
         self.network, self._net_key = network, key
         backend_obj = getattr(network, "backend", None)
         backend_name = getattr(backend_obj, "name", None) or backend_obj or backend
-        self.send(f"info string loaded {path} (backend {backend_name})")
+        self.note(f"Loaded weights file from: {path} (backend {backend_name})")
         return self.engine
 
     # ---------------------------------------------------------- searching
@@ -727,13 +740,20 @@ class UciEngine:
             job.release.set()
         if self.debug:
             shown = {k: (v if not isinstance(v, list) else [m.uci() for m in v]) for k, v in kwargs.items()}
-            settings = {n: self.values[n] for n in sorted(self.engine_option_names)}
+            settings = {n: self._engine_value(n) for n in sorted(self.engine_option_names)}
             self.send(f"info string debug search {shown} options {settings} "
-                      f"weights {self._net_key[0]} backend {self._net_key[1]}")
+                      f"weights {self._net_key[0]} backend {self._net_key[1]} "
+                      f"engine network {getattr(engine, 'network', None)!r}")
         job.thread = threading.Thread(target=self._run_job, args=(job, engine, kwargs),
                                       name="lc0-rocm-search", daemon=True)
         self._job = job
         job.thread.start()
+
+    def _engine_value(self, name: str):
+        """An option's value as the engine holds it (for `debug on`)."""
+        params = getattr(self.engine, "params", None)
+        values = getattr(params, "values", None) or getattr(self.engine, "options", None) or {}
+        return values.get(name, self.values[name])
 
     def _run_job(self, job: _Job, engine, kwargs: dict) -> None:
         show_wdl = bool(self.values["UCI_ShowWDL"])

@@ -116,7 +116,7 @@ def test_isready_loads_the_net_once(session, net_file):
     engine.handle("isready")
     assert out.wait_for("readyok")
     assert len(loader.calls) == 1 and loader.calls[0][0] == str(net_file)
-    assert any(l.startswith("info string loaded") for l in out.lines)
+    assert not errors(out)
     engine.handle("isready")
     assert len(loader.calls) == 1
 
@@ -282,8 +282,9 @@ def test_weights_and_backend_changes_reload(session, tmp_path, net_file):
     other.write_bytes(net_file.read_bytes())
     engine.handle(f"setoption name WeightsFile value {other}")
     engine.handle("setoption name Backend value cpu")
+    n = len(out.lines)
     engine.handle("isready")
-    out.wait_for("readyok", start=2)
+    out.wait_for("readyok", start=n)
     assert loader.calls[-1][:2] == (str(other), "cpu")
     assert FakeEngine.instances[-1].network.path == str(other)
     assert len(FakeEngine.instances) == 1            # one engine, new network
@@ -440,8 +441,9 @@ def popen(maia_path):
 
     def start(**options):
         eng = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "lc0_rocm"], timeout=60)
-        eng.configure({"WeightsFile": str(maia_path), "Backend": "cpu", **options})
         engines.append(eng)
+        eng.configure({"WeightsFile": str(maia_path), "Backend": "cpu", **options})
+        eng.ping()     # isready: the net loads now, as a GUI's first isready does
         return eng
 
     yield start
@@ -463,14 +465,16 @@ def test_real_analyse_multipv_wdl(popen):
 
 @real
 def test_real_selfplay_game_to_a_legal_end(popen):
+    """No adjudication and no draw claims: the game runs until checkmate,
+    stalemate, insufficient material, fivefold repetition or the 75-move rule."""
     eng = popen()
     board = chess.Board()
-    while not board.is_game_over(claim_draw=True) and board.ply() < 600:
+    while not board.is_game_over(claim_draw=False):
         result = eng.play(board, chess.engine.Limit(nodes=1))
         assert result.move in board.legal_moves
         board.push(result.move)
-    assert board.is_game_over(claim_draw=True), board.fen()
-    assert board.outcome(claim_draw=True) is not None
+        assert board.ply() < 2000
+    assert board.outcome(claim_draw=False) is not None
 
 
 @real
@@ -482,13 +486,15 @@ def test_real_infinite_then_stop_is_prompt(popen):
         t0 = time.monotonic()
         analysis.stop()
         best = analysis.wait().move
-        assert time.monotonic() - t0 < 2.0
+        # the search checks `stop` between minibatches; a maia minibatch on a
+        # busy 2-core cpu takes up to ~0.7 s, so allow a few of them
+        assert time.monotonic() - t0 < 5.0
     assert best in board.legal_moves
 
 
 @real
 def test_real_ponder_then_ponderhit(popen):
-    eng = popen(Ponder=True)
+    eng = popen()                        # python-chess sets Ponder itself
     board = chess.Board()
     first = eng.play(board, chess.engine.Limit(white_clock=5, black_clock=5), ponder=True)
     assert first.move in board.legal_moves and first.ponder is not None
@@ -498,24 +504,39 @@ def test_real_ponder_then_ponderhit(popen):
     assert second.move in board.legal_moves
 
 
+def _debug_on(eng):
+    eng.protocol.loop.call_soon_threadsafe(eng.protocol.debug, True)
+    eng.ping()
+
+
 @real
-def test_real_option_changes_take_effect(popen, tmp_path, make_test_net):
-    eng = popen(Threads=2)
-    eng.protocol.debug(True)
+def test_real_option_changes_take_effect(popen, make_test_net):
     board = chess.Board()
-    info = eng.analyse(board, chess.engine.Limit(nodes=10), info=chess.engine.INFO_ALL)
-    text = " ".join(info.get("string", "").split())
-    eng.configure({"Threads": 1})
-    other = make_test_net("resnet", seed=3) if make_test_net else None
+    eng = popen(Threads=2, MinibatchSize=5)
+    _debug_on(eng)
+    info = eng.analyse(board, chess.engine.Limit(nodes=10))
+    assert "'Threads': 2" in info["string"] and "'MinibatchSize': 5" in info["string"]
+    eng.configure({"Threads": 1, "CPuct": 2.5})
+    info = eng.analyse(board, chess.engine.Limit(nodes=10))
+    assert "'Threads': 1" in info["string"] and "'CPuct': 2.5" in info["string"]
+
+    # another net: reloaded, and the search uses it
+    other = make_test_net("tiny-resnet", seed=3)
     eng.configure({"WeightsFile": str(other)})
-    info2 = eng.analyse(board, chess.engine.Limit(nodes=10))
-    assert info2["pv"][0] in board.legal_moves
-    eng.configure({"Backend": "rocm"})     # not on this machine: an error, the engine lives on
-    with pytest.raises(chess.engine.EngineError):
-        eng.play(board, chess.engine.Limit(nodes=1))
+    seen = []
+    with eng.analysis(board, chess.engine.Limit(nodes=10)) as analysis:
+        for line in analysis:
+            if "string" in line:
+                seen.append(line["string"])
+    assert any(f"weights {other} backend cpu engine network Network({other}, backend=cpu" in s
+               for s in seen), seen
+
+    # a backend this machine lacks: an error and no move; the engine lives on
+    eng.configure({"Backend": "rocm-fp16"})
+    result = eng.play(board, chess.engine.Limit(nodes=1), info=chess.engine.INFO_ALL)
+    assert result.move is None
     eng.configure({"Backend": "cpu"})
     assert eng.play(board, chess.engine.Limit(nodes=1)).move in board.legal_moves
-    assert text is not None
 
 
 @real
