@@ -202,6 +202,20 @@ def test_batch_larger_than_a_chunk(resnet_net, boards, monkeypatch):
         np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
 
 
+def test_concurrent_calls_from_threads_give_the_same_results(resnet_net, boards):
+    from concurrent.futures import ThreadPoolExecutor
+    path = resnet_net("tiny-resnet")
+    model = ResNetModel(load_weights(path))
+    planes = oracle_planes(path, boards[:8])
+    inputs = [planes[i:i + 4] for i in range(0, 8, 4)] * 8
+    expected = [model.forward(x) for x in inputs]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(model.forward, inputs))
+    for got, want in zip(results, expected):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
 def test_empty_batch(maia_path):
     model = ResNetModel(load_weights(maia_path))
     policy, wdl, moves_left = model.forward(np.zeros((0, 112, 8, 8), np.float32))

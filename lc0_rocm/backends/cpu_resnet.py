@@ -7,10 +7,12 @@ padding border never needs clearing. Batch
 norm is folded into the convolutions at load time, dense layers that read a
 flattened channel-major (c*64 + square) head are permuted once to read the
 channels-last flatten (square*C + c) instead, and buffers are reused between
-calls of the same batch size. A model is not safe to call from two threads at
-once (it reuses its buffers).
+calls of the same batch size; a lock serializes forward() calls from several
+threads (they would share those buffers).
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -279,6 +281,7 @@ class ResNetModel:
         self._init_value(fmt, weights.value_head(), c)
         self._init_moves_left(fmt, net, c)
         self._buffers: dict[int, Buffers] = {}
+        self._lock = threading.Lock()
 
     # ---- heads
     def _init_policy(self, fmt, head, c):
@@ -407,6 +410,11 @@ class ResNetModel:
 
     # ---- forward
     def forward(self, planes):
+        """planes (N, 112, 8, 8) -> policy logits (N, 1858), wdl (N, 3), moves left (N,)."""
+        with self._lock:
+            return self._forward(planes)
+
+    def _forward(self, planes):
         planes = np.asarray(planes, dtype=F32)
         if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
             raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
@@ -414,7 +422,7 @@ class ResNetModel:
         if n == 0:
             return (np.zeros((0, POLICY_SIZE), F32), np.zeros((0, 3), F32), np.zeros(0, F32))
         if n > MAX_CHUNK:  # bounded work memory; no faster per position beyond this
-            parts = [self.forward(planes[i:i + MAX_CHUNK]) for i in range(0, n, MAX_CHUNK)]
+            parts = [self._forward(planes[i:i + MAX_CHUNK]) for i in range(0, n, MAX_CHUNK)]
             return tuple(np.concatenate(outputs) for outputs in zip(*parts))
         buf = self.buffers(n)
         np.copyto(interior(buf.inp), planes.transpose(0, 2, 3, 1))
