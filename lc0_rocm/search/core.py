@@ -14,7 +14,9 @@ import time
 
 import chess
 
-from lc0_rocm.search.fastmath import compress_key, compress_priors, fast_log, policy_softmax
+import numpy as np
+
+from lc0_rocm.search.fastmath import compress_key, compress_priors, fast_exp, fast_log
 from lc0_rocm.search.params import SearchParams
 from lc0_rocm.search.positions import PositionWalker, has_mating_material
 from lc0_rocm.search.tree import (DRAW, END_OF_GAME, LOSS, NON_TERMINAL, TABLEBASE, TWO_FOLD,
@@ -133,18 +135,19 @@ class Search:
             self._prefetch(0, self.params.MaxPrefetch - len(self.nn_requests), False, True)
         results = self.evaluator.run(self.nn_requests) if self.nn_requests else []
         self.nn_evals += len(results)
+        priors = self._priors_batch([r[0] for r in results])
         work_done = ooo > 0
         for visit in self.batch:
             if visit.collision:
                 continue
             work_done = True
             if visit.nn_slot >= 0:
-                logits, q, d, m = results[visit.nn_slot]
-                self._apply_nn_result(visit, logits, q, d, m)
+                _, q, d, m = results[visit.nn_slot]
+                self._apply_nn_result(visit, priors[visit.nn_slot], q, d, m)
             self._backup(visit)
         for slot, moves, key in self.prefetch:
-            logits, q, d, m = results[slot]
-            order, stored = self._priors(logits)
+            _, q, d, m = results[slot]
+            order, stored = priors[slot]
             self._cache_put(key, moves, order, stored, q, d, m)
         for visit in self.batch:
             if visit.collision:
@@ -579,10 +582,11 @@ class Search:
             return
         walker = self.walker
         board = walker.board
-        moves = list(board.legal_moves)
+        key = (walker.keys[-1], walker.repetitions[-1])
+        cached = self.cache.get(key) if self.cache is not None else None
+        # A cached position brings its legal moves: no move generation.
+        moves = cached[0] if cached is not None else list(board.legal_moves)
         if not self._extend_terminal(node, depth, board, walker, moves):
-            key = (walker.keys[-1], walker.repetitions[-1])
-            cached = self.cache.get(key) if self.cache is not None else None
             if cached is not None:
                 moves, priors, q, d, m = cached
                 tree.create_edges(node, moves)
@@ -624,21 +628,41 @@ class Search:
             return True
         return False
 
-    def _priors(self, logits):
-        """priors = softmax(logits / PolicyTemperature) stored in 16 bits, and
-        the order lc0 sorts edges in (highest stored prior first)."""
-        priors = policy_softmax(logits, self.inv_policy_temp)
-        order = sorted(range(len(priors)), key=compress_key(priors).tolist().__getitem__, reverse=True)
-        return order, compress_priors(priors).tolist()
+    def _priors_batch(self, logits_list):
+        """Per position: (edge order, stored priors): priors =
+        softmax(logits / PolicyTemperature) as lc0 computes it (max
+        subtracted, FastExp, float32) and stores it (16 bits); edges sorted
+        by stored prior, highest first, ties in move-generation order.
+        One vectorised pass over the whole batch."""
+        sizes = [len(x) for x in logits_list]
+        out = [([], [])] * len(sizes)
+        live = [i for i, k in enumerate(sizes) if k]
+        if not live:
+            return out
+        lens = np.array([sizes[i] for i in live])
+        flat = np.concatenate([np.asarray(logits_list[i], dtype=np.float32) for i in live])
+        starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+        maxes = np.maximum.reduceat(flat, starts)
+        e = fast_exp((flat - np.repeat(maxes, lens)) * np.float32(self.inv_policy_temp))
+        totals = np.add.reduceat(e.astype(np.float64), starts).astype(np.float32)
+        scale = np.where(totals > 0, np.float32(1) / np.where(totals > 0, totals, 1), np.float32(1))
+        p = (e * np.repeat(scale.astype(np.float32), lens)).astype(np.float32)
+        stored = compress_priors(p).tolist()
+        keys = compress_key(p).tolist()
+        for i, start, k in zip(live, starts.tolist(), lens.tolist()):
+            seg_keys = keys[start:start + k]
+            order = sorted(range(k), key=seg_keys.__getitem__, reverse=True)
+            out[i] = (order, stored[start:start + k])
+        return out
 
     def _cache_put(self, key, moves, order, stored, q, d, m) -> None:
         if self.cache is not None:
             self.cache.put(key, ([moves[k] for k in order], [stored[k] for k in order], q, d, m))
 
-    def _apply_nn_result(self, visit: Visit, logits, q: float, d: float, m: float) -> None:
+    def _apply_nn_result(self, visit: Visit, priors, q: float, d: float, m: float) -> None:
         """lc0's FetchSingleNodeResult: value flipped to the parent's view,
         priors stored, edges sorted by prior."""
-        order, stored = self._priors(logits)
+        order, stored = priors
         self.tree.set_priors(visit.node, order, stored)
         visit.q, visit.d, visit.m = -q, d, m
         self._cache_put(visit.key, visit.moves, order, stored, q, d, m)
