@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "attention_kernels.h"
@@ -167,6 +168,24 @@ void run_dense_act(ForwardContext& ctx, const Dense& d, long long rows, const vo
   bias_act(ctx.stream, ctx.dtype, rows, d.out, y, f32(d.b), nullptr, y, act);
 }
 
+struct EncoderParams {
+  float alpha, eps;
+  Activation smolgen_act, ffn_act;
+  const Dense* smolgen_global;  // [4096][gen], shared by all layers
+  bool fused;                   // fused attention kernel where the head depth allows
+};
+
+// LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
+// softmax + merge (the path for deep heads) everywhere, to compare.
+bool fused_attention_enabled() {
+  const char* v = std::getenv("LC0ROCM_ATTN_UNFUSED");
+  return v == nullptr || v[0] == '\0' || v[0] == '0';
+}
+
+bool runs_fused(const EncoderParams& p, const Encoder& l) {
+  return p.fused && l.depth <= attn::kFusedMaxDepth;
+}
+
 // Scratch for running encoder layers over n positions, taken once per pass
 // and shared by all layers (sized for the widest).
 template <typename T>
@@ -185,14 +204,17 @@ struct EncoderScratch {
 };
 
 template <typename T>
-EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers, int n) {
+EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers,
+                               const EncoderParams& p, int n) {
   const long long rows = static_cast<long long>(n) * kSquares;
   long long e = 0, wide = 0, dm = 0, heads = 0, sg1 = 0, sg2 = 0;
+  bool unfused = false;
   for (const Encoder& l : layers) {
     e = std::max<long long>(e, l.embedding);
     wide = std::max<long long>(wide, std::max(3 * l.d_model, l.ffn1.out));
     dm = std::max<long long>(dm, l.d_model);
     heads = std::max<long long>(heads, l.heads);
+    unfused = unfused || !runs_fused(p, l);
     if (l.has_smolgen) {
       const Smolgen& g = l.smolgen;
       sg1 = std::max<long long>(sg1, std::max<long long>(rows * g.hidden_channels, (long long)n * g.dense2.out));
@@ -203,12 +225,14 @@ EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers,
   if (layers.empty()) return s;
   s.x1 = arena.take<T>(rows * e);
   s.qkv = arena.take<T>(rows * wide);
-  s.q = arena.take<T>(rows * dm);
-  s.k = arena.take<T>(rows * dm);
-  s.v = arena.take<T>(rows * dm);
   s.merged = arena.take<T>(rows * dm);
   s.branch = arena.take<T>(rows * e);
-  s.scores = arena.take<T>(n * heads * 4096);
+  if (unfused) {
+    s.q = arena.take<T>(rows * dm);
+    s.k = arena.take<T>(rows * dm);
+    s.v = arena.take<T>(rows * dm);
+    s.scores = arena.take<T>(n * heads * 4096);
+  }
   if (sg1 > 0) {
     s.smolgen = arena.take<T>(n * heads * 4096);
     s.sg_small = arena.take<T>(sg1);
@@ -217,11 +241,25 @@ EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers,
   return s;
 }
 
-struct EncoderParams {
-  float alpha, eps;
-  Activation smolgen_act, ffn_act;
-  const Dense* smolgen_global;  // [4096][gen], shared by all layers
-};
+// Attention of heads too deep for the fused kernel: split heads (bias added),
+// Q.K^T and softmax . V as strided batched GEMMs over (position, head),
+// softmax with smolgen's logits in between, heads merged into s.merged.
+template <typename T>
+void run_attention_unfused(ForwardContext& ctx, const Encoder& L, int n, const EncoderScratch<T>& s) {
+  const int batch_heads = n * L.heads;
+  hipStream_t stream = ctx.stream;
+  attn::split_heads<T>(s.q, s.k, s.v, s.qkv, f32(L.qkv.b), n, L.heads, L.depth, stream);
+  const long long head_stride = 64LL * L.depth;
+  // scores = Q . K^T / sqrt(depth), one 64x64 product per (position, head).
+  ctx.blas.gemm_strided_batched(ctx.dtype, false, true, 64, 64, L.depth, s.q, L.depth, head_stride,
+                                s.k, L.depth, head_stride, s.scores, 64, 4096, batch_heads,
+                                1.0f / std::sqrt(static_cast<float>(L.depth)));
+  attn::softmax64<T>(s.scores, s.scores, L.has_smolgen ? s.smolgen : nullptr, batch_heads * 64, ctx.device.warp_size, stream);
+  // softmax . V into q's buffer (q is no longer needed).
+  ctx.blas.gemm_strided_batched(ctx.dtype, false, false, 64, L.depth, 64, s.scores, 64, 4096, s.v,
+                                L.depth, head_stride, s.q, L.depth, head_stride, batch_heads);
+  attn::merge_heads<T>(s.merged, s.q, n, L.heads, L.depth, stream);
+}
 
 // One post-LN encoder layer on x [n*64][E], in place.
 template <typename T>
@@ -245,17 +283,12 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   }
 
   run_dense(ctx, L.qkv, rows, x, s.qkv);
-  attn::split_heads<T>(s.q, s.k, s.v, s.qkv, f32(L.qkv.b), n, L.heads, L.depth, stream);
-  const long long head_stride = 64LL * L.depth;
-  // scores = Q . K^T / sqrt(depth), one 64x64 product per (position, head).
-  ctx.blas.gemm_strided_batched(ctx.dtype, false, true, 64, 64, L.depth, s.q, L.depth, head_stride,
-                                s.k, L.depth, head_stride, s.scores, 64, 4096, batch_heads,
-                                1.0f / std::sqrt(static_cast<float>(L.depth)));
-  attn::softmax64<T>(s.scores, s.scores, L.has_smolgen ? s.smolgen : nullptr, batch_heads * 64, ctx.device.warp_size, stream);
-  // softmax . V into q's buffer (q is no longer needed).
-  ctx.blas.gemm_strided_batched(ctx.dtype, false, false, 64, L.depth, 64, s.scores, 64, 4096, s.v,
-                                L.depth, head_stride, s.q, L.depth, head_stride, batch_heads);
-  attn::merge_heads<T>(s.merged, s.q, n, L.heads, L.depth, stream);
+  if (runs_fused(p, L)) {
+    attn::fused_attention<T>(s.merged, s.qkv, f32(L.qkv.b), L.has_smolgen ? s.smolgen : nullptr, n,
+                             L.heads, L.depth, ctx.device.warp_size, stream);
+  } else {
+    run_attention_unfused<T>(ctx, L, n, s);
+  }
   run_dense(ctx, L.out, rows, s.merged, s.branch);
   attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
                       L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
@@ -270,7 +303,7 @@ template <typename T>
 void run_encoders(ForwardContext& ctx, const std::vector<Encoder>& layers, const EncoderParams& p,
                   int n, T* x) {
   if (layers.empty()) return;
-  EncoderScratch<T> s = take_scratch<T>(ctx.arena, layers, n);
+  EncoderScratch<T> s = take_scratch<T>(ctx.arena, layers, p, n);
   for (const Encoder& layer : layers) run_encoder<T>(ctx, layer, p, n, x, s);
 }
 
@@ -305,7 +338,8 @@ class AttentionPolicy final : public PolicyHead {
     encoders_ = load_encoders(ws, dtype_, prefix + "pol_encoder.", width,
                               load_count(ws, prefix, "pol_headcount"),
                               smolgen_global ? smolgen_global->in : 0);
-    params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global};
+    params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
+                            fused_attention_enabled()};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -425,7 +459,8 @@ class AttentionBody final : public Body {
     encoders_ = load_encoders(ws, dt, "encoder.", e, load_count(ws, "", "headcount"),
                               global ? global->in : 0);
     const float alpha = encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
-    params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act, global};
+    params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act, global,
+                            fused_attention_enabled()};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);

@@ -30,5 +30,19 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// Sum of v over a 1-D block (every thread must call it; all get the result):
+// warp shuffles, then the warps' partial sums through `partials` (shared,
+// blockDim.x / warpSize floats).
+__device__ __forceinline__ float block_sum(float v, float* partials) {
+  const int lanes = warpSize;
+  v = warp_sum(v);
+  if (threadIdx.x % lanes == 0) partials[threadIdx.x / lanes] = v;
+  __syncthreads();
+  float total = 0.0f;
+  for (int w = 0; w < static_cast<int>(blockDim.x) / lanes; ++w) total += partials[w];
+  __syncthreads();  // partials may be reused right after
+  return total;
+}
+
 }  // namespace attn
 }  // namespace lc0rocm

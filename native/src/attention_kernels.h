@@ -59,6 +59,15 @@ template <typename T>
 void split_heads(T* q, T* k, T* v, const T* qkv, const float* bias, int batch, int heads,
                  int depth, hipStream_t stream);
 
+// Whole attention of every (position, head) in one kernel, for heads of
+// depth <= kFusedMaxDepth: qkv [batch*64][3*heads*depth] (q | k | v, bias not
+// yet added), bias [3*heads*depth], smolgen [batch][heads][64][64] or null ->
+// out [batch*64][heads*depth] = softmax(Q.K^T / sqrt(depth) + smolgen) . V.
+constexpr int kFusedMaxDepth = 48;  // K, V, Q of a head in 48 KB of shared memory
+template <typename T>
+void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, int batch,
+                     int heads, int depth, int warp_size, hipStream_t stream);
+
 // in [batch][heads][64][depth] -> out [batch*64][heads*depth].
 template <typename T>
 void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream_t stream);

@@ -1,28 +1,36 @@
 // Post-LN of the encoder layers, fused with the bias of the GEMM before it,
 // an activation, alpha scaling and the residual add:
 //   out = LN(act(in + bias) * alpha + skip) * gammas + betas.
-// One warp per row; the row is cached in shared memory as float (each lane
-// reads back only what it wrote, so no block barrier), mean and two-pass
-// variance reduce with warp shuffles.
+// The row is cached in shared memory as float (each thread reads back only
+// what it wrote), mean and two-pass variance reduce over the threads of the
+// row: one warp per row (shuffles only) for rows of up to kWarpRowMax values,
+// a whole block per row for wider ones (smolgen's, few rows of thousands).
 #include "../attention_device.h"
 
 namespace lc0rocm {
 namespace attn {
 
-template <typename T>
+constexpr int kWarpRowMax = 2048;
+constexpr int kBlockRowThreads = 256;
+constexpr int kMaxCols = 11264;  // row cache + partial sums within 48 KB of shared memory
+
+template <typename T, bool kWholeBlock>
 __global__ void layer_norm_kernel(T* out, const T* in, const float* bias, const T* skip,
                                   const float* gammas, const float* betas, int rows, int cols,
                                   float alpha, float eps, Activation act) {
   extern __shared__ float shared[];
   const int lanes = warpSize;
-  const int warp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
-  const int row = blockIdx.x * (blockDim.x / lanes) + warp;
-  if (row >= rows) return;  // the whole warp leaves together
-  float* cache = shared + warp * cols;
+  const int warp = threadIdx.x / lanes;
+  const int row = kWholeBlock ? blockIdx.x : blockIdx.x * (blockDim.x / lanes) + warp;
+  if (row >= rows) return;  // whole warps leave together (never in whole-block mode)
+  const int first = kWholeBlock ? threadIdx.x : threadIdx.x % lanes;
+  const int step = kWholeBlock ? blockDim.x : lanes;
+  float* cache = kWholeBlock ? shared : shared + warp * cols;
+  float* partials = shared + cols;  // whole-block mode only
   const long long base = static_cast<long long>(row) * cols;
 
   float sum = 0.0f;
-  for (int c = lane; c < cols; c += lanes) {
+  for (int c = first; c < cols; c += step) {
     float v = load_f(in, base + c);
     if (bias != nullptr) v += bias[c];
     v = activate(v, act) * alpha;
@@ -30,14 +38,15 @@ __global__ void layer_norm_kernel(T* out, const T* in, const float* bias, const 
     cache[c] = v;
     sum += v;
   }
-  const float mean = warp_sum(sum) / cols;
+  const float mean = (kWholeBlock ? block_sum(sum, partials) : warp_sum(sum)) / cols;
   float squares = 0.0f;
-  for (int c = lane; c < cols; c += lanes) {
+  for (int c = first; c < cols; c += step) {
     const float d = cache[c] - mean;
     squares += d * d;
   }
-  const float inv_std = rsqrtf(warp_sum(squares) / cols + eps);
-  for (int c = lane; c < cols; c += lanes)
+  const float var = (kWholeBlock ? block_sum(squares, partials) : warp_sum(squares)) / cols;
+  const float inv_std = rsqrtf(var + eps);
+  for (int c = first; c < cols; c += step)
     store_f(out, base + c, (cache[c] - mean) * inv_std * gammas[c] + betas[c]);
 }
 
@@ -47,13 +56,20 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
                 int warp_size, hipStream_t stream) {
   if (rows == 0) return;
   check_warp_size(warp_size);
-  if (cols > 12288)
-    fail(LC0ROCM_UNSUPPORTED, "layer norm over " + std::to_string(cols) + " values (at most 12288)");
-  // Up to 8 rows (warps) per block, within 32 KB of row cache.
-  const int warps = std::max(1, std::min(8, static_cast<int>((32 << 10) / (cols * sizeof(float)))));
-  const size_t shared = static_cast<size_t>(warps) * cols * sizeof(float);
-  layer_norm_kernel<T><<<div_up(rows, warps), warps * warp_size, shared, stream>>>(
-      out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+  if (cols < 1 || cols > kMaxCols)
+    fail(LC0ROCM_UNSUPPORTED, "layer norm over " + std::to_string(cols) + " values (at most " +
+                                  std::to_string(kMaxCols) + ")");
+  if (cols > kWarpRowMax) {
+    const size_t shared = (cols + kBlockRowThreads / warp_size) * sizeof(float);
+    layer_norm_kernel<T, true><<<rows, kBlockRowThreads, shared, stream>>>(
+        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+  } else {
+    // Up to 8 rows (warps) per block, within 32 KB of row cache.
+    const int warps = std::max(1, std::min(8, static_cast<int>((32 << 10) / (cols * sizeof(float)))));
+    const size_t shared = static_cast<size_t>(warps) * cols * sizeof(float);
+    layer_norm_kernel<T, false><<<div_up(rows, warps), warps * warp_size, shared, stream>>>(
+        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+  }
   check_launch("layer_norm");
 }
 
