@@ -49,9 +49,14 @@ PY
   echo "   fetching cuBLAS headers (pip nvidia-cublas) into $cache" >&2
   mkdir -p "$cache"
   python3 -m pip download -q --no-deps 'nvidia-cublas>=13.0,<13.1' -d "$cache/whl" >&2
-  python3 -m zipfile -e "$cache"/whl/nvidia_cublas-*.whl "$cache/tmp" >&2
-  mkdir -p "$cache/nvidia/cu13" && mv "$cache/tmp/nvidia/cu13/include" "$cache/nvidia/cu13/"
-  rm -rf "$cache/whl" "$cache/tmp"
+  # headers only (the wheel also holds ~600 MB of libraries we do not need here)
+  python3 - "$cache" <<'PY' >&2
+import glob, sys, zipfile
+cache = sys.argv[1]
+with zipfile.ZipFile(glob.glob(f"{cache}/whl/nvidia_cublas-*.whl")[0]) as whl:
+    whl.extractall(cache, [m for m in whl.namelist() if m.startswith("nvidia/cu13/include/")])
+PY
+  rm -rf "$cache/whl"
   echo "$cache/nvidia/cu13/include"
 }
 

@@ -438,3 +438,16 @@ def test_create_with_missing_tensor_reports_its_name():
     assert status == lib.LC0ROCM_INVALID_ARGUMENT
     assert "resnet.input" in ffi.string(lib.lc0rocm_last_error()).decode()
 
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed: the host check of kernel code needs it")
+def test_bias_act_vector_path_equals_one_element_path_on_host(tmp_path):
+    """bias_act's 16-byte path (float x4, half x8) against its one-element
+    path, run on the CPU through the kernels' __host__ __device__ functions."""
+    exe = tmp_path / "bias_act_check"
+    source = ROOT / "tests" / "native" / "bias_act_host_check.cu"
+    subprocess.run(["nvcc", "-x", "cu", "-std=c++17", "-O1", "-DLC0ROCM_KERNELS_ONLY",
+                    "-o", str(exe), str(source)], check=True, capture_output=True)
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert "0 failures" in run.stdout

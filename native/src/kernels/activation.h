@@ -18,7 +18,7 @@ enum class Activation : int {
 
 inline bool is_known_activation(int v) { return v >= 1 && v <= 8; }
 
-__device__ __forceinline__ float activate(float x, Activation act) {
+__host__ __device__ __forceinline__ float activate(float x, Activation act) {
   switch (act) {
     case Activation::Relu: return x > 0.0f ? x : 0.0f;
     case Activation::Mish: {

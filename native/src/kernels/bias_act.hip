@@ -1,18 +1,88 @@
 // bias_act: bias + optional residual + activation, fused, one pass.
+#include <cstdint>
+
 #include "../gpu_compat.h"
 #include "ops.h"
 
 namespace lc0rocm {
+namespace bias_act_detail {
+
+// One element: the reference the vector path must equal.
+template <typename T>
+__host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, const float* bias,
+                                             const T* residual, T* y, Activation act) {
+  float v = to_float(x[i]);
+  if (bias) v += bias[i % channels];
+  if (residual) v += to_float(residual[i]);
+  y[i] = from_float<T>(activate(v, act));
+}
+
+// 16 bytes per thread: kVec elements of one row (channels % kVec == 0), read
+// whole before anything is written, so y may alias x or residual.
+template <typename T>
+struct Vec {
+  static constexpr int kVec = 16 / sizeof(T);
+  union Pack {
+    uint4 raw;
+    T v[kVec];
+    __host__ __device__ Pack() {}
+  };
+};
+
+template <typename T>
+__host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, const float* bias,
+                                                const T* residual, T* y, Activation act) {
+  constexpr int kVec = Vec<T>::kVec;
+  typename Vec<T>::Pack in, res, out;
+  in.raw = reinterpret_cast<const uint4*>(x)[vi];
+  if (residual) res.raw = reinterpret_cast<const uint4*>(residual)[vi];
+  const int c0 = static_cast<int>((vi * kVec) % channels);
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    float v = to_float(in.v[k]);
+    if (bias) v += bias[c0 + k];
+    if (residual) v += to_float(res.v[k]);
+    out.v[k] = from_float<T>(activate(v, act));
+  }
+  reinterpret_cast<uint4*>(y)[vi] = out.raw;
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// The vector path applies when rows split into whole 16-byte vectors.
+template <typename T>
+bool can_vectorize(int channels, const void* x, const void* residual, const void* y) {
+  return channels % Vec<T>::kVec == 0 && aligned16(x) && aligned16(y) &&
+         (residual == nullptr || aligned16(residual));
+}
+
+}  // namespace bias_act_detail
 
 template <typename T>
 __global__ void bias_act_kernel(long long total, int channels, const T* x, const float* bias,
                                 const T* residual, T* y, Activation act) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i >= total) return;
-  float v = to_float(x[i]);
-  if (bias) v += bias[i % channels];
-  if (residual) v += to_float(residual[i]);
-  y[i] = from_float<T>(activate(v, act));
+  if (i < total) bias_act_detail::one(i, channels, x, bias, residual, y, act);
+}
+
+template <typename T>
+__global__ void bias_act_vec_kernel(long long vectors, int channels, const T* x, const float* bias,
+                                    const T* residual, T* y, Activation act) {
+  long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (vi < vectors) bias_act_detail::vector(vi, channels, x, bias, residual, y, act);
+}
+
+template <typename T>
+static void launch_bias_act(hipStream_t stream, long long total, int channels, const T* x,
+                            const float* bias, const T* residual, T* y, Activation act) {
+  if (bias_act_detail::can_vectorize<T>(channels, x, residual, y)) {
+    long long vectors = total / bias_act_detail::Vec<T>::kVec;
+    bias_act_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
+        vectors, channels, x, bias, residual, y, act);
+  } else {
+    bias_act_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+        total, channels, x, bias, residual, y, act);
+  }
 }
 
 void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const void* x,
@@ -20,11 +90,11 @@ void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const 
   long long total = rows * channels;
   if (total == 0) return;
   if (dt == DType::F32)
-    bias_act_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        total, channels, (const float*)x, bias, (const float*)residual, (float*)y, act);
+    launch_bias_act<float>(stream, total, channels, (const float*)x, bias, (const float*)residual,
+                           (float*)y, act);
   else
-    bias_act_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        total, channels, (const half*)x, bias, (const half*)residual, (half*)y, act);
+    launch_bias_act<half>(stream, total, channels, (const half*)x, bias, (const half*)residual,
+                          (half*)y, act);
   GPU_CHECK_LAUNCH();
 }
 
