@@ -451,3 +451,26 @@ def test_bias_act_vector_path_equals_one_element_path_on_host(tmp_path):
     run = subprocess.run([str(exe)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-2000:]
     assert "0 failures" in run.stdout
+
+
+def test_auto_picks_the_gpu_backend_when_a_gpu_is_present(bare_env, tmp_path, monkeypatch):
+    cuda = tmp_path / "cuda"
+    fake_tool(cuda / "bin", "nvcc", "exit 0\n")
+    (cuda / "include").mkdir(parents=True)
+    (cuda / "include" / "cublas_v2.h").write_text("")
+    (cuda / "lib64").mkdir()
+    (cuda / "lib64" / "libcublas.so").write_text("")
+    monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
+    fake_tool(bare_env, "nvidia-smi", "echo 9.0\n")
+    monkeypatch.setenv("PATH", f"{cuda / 'bin'}:{bare_env}")
+    assert native.is_available("cuda-auto") == (True, "")
+    assert not native.is_available("rocm-auto")[0]
+    assert backends.resolve("auto") == "cuda-auto"
+
+
+def test_conv_body_with_attention_policy_gets_head_tensors(make_test_net):
+    t = native.named_tensors(load_weights(make_test_net("tiny-resnet-attnpolicy")))
+    assert "resnet.input.w" in t and "resnet.value_ip2.w" in t
+    assert not any(k.startswith("resnet.policy") for k in t)
+    assert {"policy_head.ip_pol_w", "policy_head.ip2_pol_w", "policy_head.ip3_pol_w",
+            "policy_head.ip4_pol_w", "map.attention_policy_gather", "meta.pol_headcount"} <= set(t)
