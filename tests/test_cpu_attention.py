@@ -242,16 +242,26 @@ def test_batch_sizes_agree(net_dir):
     assert [x.shape for x in empty] == [(0, 1858), (0, 3), (0,)]
 
 
-def test_t82_matches_lc0(net_dir):
-    path = write_net(net_dir / "t82.pb", "t82", seed=4)
+@pytest.fixture
+def big_net_path(net_dir, request):
+    """A path for a big net; afterwards the file and lc0's copy of the net
+    (gigabytes in memory) are released."""
+    path = net_dir / f"{request.node.name}.pb"
+    yield path
+    oracle.oracle_backend.cache_clear()
+    path.unlink(missing_ok=True)
+
+
+def test_t82_matches_lc0(big_net_path):
+    path = write_net(big_net_path, "t82", seed=4)
     weights = load_weights(path)
     assert len(weights.net.encoder) == 15 and weights.net.headcount == 24
     assert weights.net.ip_emb_b.size == 768
     run_preset(path, POSITIONS[:50])
 
 
-def test_bt4_matches_lc0(net_dir):
-    path = write_net(net_dir / "bt4.pb", "bt4", seed=5)
+def test_bt4_matches_lc0(big_net_path):
+    path = write_net(big_net_path, "bt4", seed=5)
     weights = load_weights(path)
     assert len(weights.net.encoder) == 15 and weights.net.headcount == 32
     assert weights.net.ip_emb_b.size == 1024
