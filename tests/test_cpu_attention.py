@@ -342,7 +342,7 @@ def test_policy_encoder_on_convolution_body_matches_lc0(net_dir):
     check_parity(path, boards, planes, *backend.forward(planes))
 
 
-def _old_se_header(net):
+def _old_se_header(net, rng):
     """As T80/T82-era files: SE header, activations and embedding left unset."""
     nf = net.format.network_format
     nf.network = NF.NETWORK_SE_WITH_HEADFORMAT
@@ -350,14 +350,14 @@ def _old_se_header(net):
         nf.ClearField(field)
 
 
-def _bt4_file_layout(net):
+def _bt4_file_layout(net, rng):
     """As the published BT4 file: single-head header, no input_embedding field."""
     nf = net.format.network_format
     nf.network = NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT
     nf.ClearField("input_embedding")
 
 
-def _relu_defaults(net):
+def _relu_defaults(net, rng):
     nf = net.format.network_format
     nf.default_activation = NF.DEFAULT_ACTIVATION_RELU
     nf.smolgen_activation = NF.ACTIVATION_DEFAULT
@@ -375,6 +375,17 @@ def _classical_value_no_moves_left(net, rng):
         w.ClearField(field)
 
 
+def _policy_encoder_with_smolgen(net, rng):
+    """A policy encoder layer with its own smolgen (through the global smolgen_w)."""
+    w = net.weights
+    del w.pol_encoder[:]
+    width = len(w.ip_pol_b.params) // 2
+    channels, hidden, gen = _attention_presets.TINY_ATTN.smolgen
+    w.pol_headcount = 2
+    _attention_presets.Drawer(rng).encoder_layer(w.pol_encoder.add(), width, 2, 2 * width,
+                                                 (channels, hidden, gen))
+
+
 FORMAT_VARIANTS = {
     # name: (base shape, shape changes, net edit, upgraded format facts)
     "old-se-header": (_attention_presets.TINY_ATTN, {}, _old_se_header,
@@ -389,6 +400,7 @@ FORMAT_VARIANTS = {
     "pe-dense-single-head": (_attention_presets.TINY_BT, dict(multihead=False), None, {}),
     "classical-value-no-moves-left": (_attention_presets.TINY_ATTN, {}, _classical_value_no_moves_left,
                                       dict(value=NF.VALUE_CLASSICAL)),
+    "policy-encoder-with-smolgen": (_attention_presets.TINY_ATTN, {}, _policy_encoder_with_smolgen, {}),
 }
 
 
@@ -398,10 +410,8 @@ def test_format_variants_match_lc0(net_dir, variant):
     base, changes, edit, expected = FORMAT_VARIANTS[variant]
     rng = np.random.default_rng(10)
     net = _attention_presets.build(rng, dataclasses.replace(base, **changes))
-    if edit is _classical_value_no_moves_left:
+    if edit is not None:
         edit(net, rng)
-    elif edit is not None:
-        edit(net)
     path = save_net(net, net_dir / f"variant-{variant}.pb")
     weights = load_weights(path)
     for field, value in expected.items():
