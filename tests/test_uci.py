@@ -569,3 +569,68 @@ def test_launcher_script_speaks_uci(tmp_path):
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0 and lines[0] == "id name lc0-rocm" and "uciok" in lines
     assert "info string error Unknown option: Bogus" in lines
+
+
+class StreamingEngine(FakeEngine):
+    """Reports an info line every 5 ms with growing depth, and a mate score
+    from depth 4 on, until stopped: for `go depth` and `go mate`."""
+
+    def search(self, board, *, stop=None, on_info=None, **kwargs):
+        self.searches.put(dict(kwargs, fen=board.fen()))
+        move = next(iter(board.legal_moves))
+        depth = 0
+        while not stop.wait(0.005):
+            depth += 1
+            if on_info:
+                on_info(SearchInfo(depth=depth, seldepth=depth, nodes=depth, move=move, pv=[move],
+                                   mate=3 if depth >= 4 else None, score_cp=None if depth >= 4 else 5))
+            if depth > 400:
+                break
+        return super().search(board, nodes=1, on_info=None)
+
+
+@pytest.mark.parametrize("go,last_depth", [("go depth 3", 3), ("go mate 3", 4), ("go mate 2", None)])
+def test_go_depth_and_mate_stop_the_search(maia_path, go, last_depth):
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=StreamingEngine, network_loader=FakeLoader())
+    engine.handle(f"setoption name WeightsFile value {maia_path}")
+    engine.handle(go)
+    if last_depth is None:           # no mate in 2 is ever found: runs until stop
+        time.sleep(0.2)
+        assert not any(l.startswith("bestmove") for l in out.lines)
+        engine.handle("stop")
+    bestmove(out)
+    depths = [int(l.split()[2]) for l in out.lines if l.startswith("info depth")]
+    if last_depth is not None:
+        assert max(depths) <= last_depth + 1       # at most one line in flight
+    engine.shutdown(wait_for_finite=False)
+
+
+def test_chess960_castling_king_takes_rook(session):
+    engine, out, _ = session
+    engine.handle("setoption name UCI_Chess960 value true")
+    fen = "1k6/8/8/8/8/8/8/RK4R1 w GA - 0 1"
+    engine.handle(f"position fen {fen} moves b1g1")          # O-O as king takes rook
+    assert not errors(out), out.lines
+    assert engine.board.king(chess.WHITE) == chess.G1 and engine.board.piece_at(chess.F1).symbol() == "R"
+    engine.handle("go nodes 1")
+    best = chess.Move.from_uci(bestmove(out))
+    assert best in engine.board.legal_moves
+
+
+def test_blas_threads_for_cpu(monkeypatch):
+    from lc0_rocm import uci_blas
+    from lc0_rocm.backends import blas_threads
+    for var in uci_blas.USER_VARIABLES:
+        monkeypatch.delenv(var, raising=False)
+    assert uci_blas.settle_blas_threads("rocm") is None
+    before = blas_threads.get_threads()
+    note = uci_blas.settle_blas_threads("cpu")
+    if before is None:
+        pytest.skip("no OpenBLAS loaded by numpy here")
+    try:
+        assert note and blas_threads.get_threads() == 1
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+        assert uci_blas.settle_blas_threads("cpu") is None
+    finally:
+        blas_threads.set_threads(before)
