@@ -12,7 +12,7 @@ import pytest
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.makenet import PRESETS, fill_layer, main, save_net
-from lc0_rocm.makenet import attention
+from lc0_rocm.makenet import attention  # noqa: F401  (registers the presets)
 from lc0_rocm.weights import load_weights
 
 NF = net_pb2.NetworkFormat

@@ -5,8 +5,9 @@ input embedding (PE_MAP or PE_DENSE), post-LN encoder layers with optional
 smolgen, the attention policy head, the attention value and moves-left heads,
 and lc0's choice of heads in multi-head files (policy `vanilla`, value
 `winner` unless asked otherwise; `Weights.policy_head()`/`value_head()`
-resolve them as lc0 does). Activations of an attention body's "flow" are kept per square,
-shape (N, 64, C); heads flatten them square-major (square * C + c).
+resolve them as lc0 does). Activations of an attention body's "flow" are
+kept per square, shape (N, 64, C); heads flatten them square-major
+(square * C + c). Every dense layer is one 2-D float32 GEMM over (N * 64, C).
 
 `attention_policy()` is also used by convolution bodies with an attention
 policy head (there the embedding activation is SELU).
@@ -168,7 +169,8 @@ class EncoderLayer:
         v = Dense(mha.v_w, mha.v_b, f"{name}.mha.v", embedding)
         self.d_model = q.n_out
         if self.d_model % heads:
-            raise WeightsError(f"attention net: {name}: d_model {self.d_model} does not split over {heads} heads")
+            raise WeightsError(f"attention net: {name}: d_model {self.d_model} "
+                               f"does not split over {heads} heads")
         if k.n_out != self.d_model or v.n_out != self.d_model:
             raise WeightsError(f"attention net: {name}: q, k, v widths differ")
         # One GEMM for q, k and v: the stacked [3 * d_model][in] weights.
@@ -182,7 +184,8 @@ class EncoderLayer:
             raise WeightsError(f"attention net: {name}: output width differs from embedding {embedding}")
         self.smolgen = None
         if mha.smolgen is not None:
-            self.smolgen = Smolgen(mha.smolgen, smolgen_w, embedding, heads, smolgen_act, f"{name}.mha.smolgen")
+            self.smolgen = Smolgen(mha.smolgen, smolgen_w, embedding, heads, smolgen_act,
+                                   f"{name}.mha.smolgen")
         self.ln1 = (layer.ln1_gammas, layer.ln1_betas)
         self.ln2 = (layer.ln2_gammas, layer.ln2_betas)
         self.heads, self.depth = heads, self.d_model // heads

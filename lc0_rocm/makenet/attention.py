@@ -7,11 +7,16 @@ and backends, and the published BT4 weights):
   input embedding with input gating, single attention policy head, WDL value
   and moves-left heads; default activation MISH, smolgen SWISH, FFN squared
   ReLU (what lc0 assumes for such files written with the old SE header).
+  The head widths (value 32 channels per square, moves-left 8) are typical
+  values, not read off a T82 file.
 - BT4: 1024 embedding, 15 layers, 32 heads, FFN 1536, smolgen (32, 256, 256),
   PE_DENSE input embedding (the 64 x 12 piece inputs -> 512 channels per
-  square, concatenated to the 112 planes, layer norm, gating, embedding FFN), multi-head format: policy heads vanilla,
-  optimistic_st, soft, opponent over one shared embedding; value heads winner,
-  q, st; moves-left head; MISH everywhere except SWISH smolgen.
+  square, concatenated to the 112 planes; layer norm, gating, embedding FFN),
+  multi-head format: policy heads vanilla, optimistic_st, soft, opponent over
+  one shared embedding; value heads winner, q, st (q and st with value-error
+  and categorical outputs); moves-left head; MISH everywhere except SWISH
+  smolgen. Written with NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT and
+  PE_DENSE set explicitly (the published file leaves lc0 to infer both).
 - tiny-attn / tiny-bt: the same two families at a size for fast tests (tiny-attn
   also carries one policy encoder layer).
 
@@ -231,6 +236,7 @@ def _register(name: str, base: AttentionShape, help: str) -> None:
 
 
 _register("t82", T82, "T82-style attention body, 768 x 15 layers, 24 heads, smolgen, PE_MAP")
-_register("bt4", BT4, "BT4-style attention body, 1024 x 15 layers, 32 heads, smolgen, PE_DENSE, multi-head")
+_register("bt4", BT4,
+          "BT4-style attention body, 1024 x 15 layers, 32 heads, smolgen, PE_DENSE, multi-head")
 _register("tiny-attn", TINY_ATTN, "small T82-style attention body (64 x 2, 4 heads, smolgen, policy encoder)")
 _register("tiny-bt", TINY_BT, "small BT4-style attention body (64 x 2, 4 heads, smolgen, PE_DENSE, multi-head)")
