@@ -423,3 +423,20 @@ def test_format_variants_match_lc0(net_dir, variant):
     check_parity(path, boards, planes, policy, wdl, moves_left)
     if variant == "classical-value-no-moves-left":
         assert (wdl[:, 1] == 0).all() and (moves_left == 0).all()
+
+
+def test_cpu_backend_uses_attention_model(net_dir):
+    """The `cpu` backend picks AttentionModel for attention bodies, and the
+    packed input (masks, values) gives the same outputs as the planes."""
+    from lc0_rocm import backends
+    path = write_net(net_dir / "tiny-bt-registry.pb", "tiny-bt", seed=12)
+    weights = load_weights(path)
+    backend = backends.create("cpu", weights)
+    assert isinstance(backend.model, cpu_attention.AttentionModel)
+    boards = POSITIONS[:8]
+    packed = [encoder.encode_packed(b) for b in boards]
+    masks = np.stack([m for m, _, _ in packed])
+    values = np.stack([v for _, v, _ in packed])
+    planes = encoder.encode_batch(boards)
+    for got, want in zip(backend.forward_packed(masks, values), backend.forward(planes)):
+        np.testing.assert_array_equal(got, want)
