@@ -547,6 +547,9 @@ class UciEngine:
         if canonical == "LogFile":
             self.log.open(value)
         elif canonical == "SyzygyPath":
+            if self.tablebase is not None:
+                self.tablebase.close()
+                self.tablebase = None
             try:
                 self.tablebase = uci_syzygy.open_tablebases(value)
             except uci_syzygy.SyzygyError as e:
@@ -894,8 +897,16 @@ def main(argv=None) -> int:
             print(f"lc0-rocm: --{flag}: {e}", file=sys.stderr)
             return 2
 
-    for line in iter(sys.stdin.readline, ""):
-        if not uci.handle(line):
-            return 0
+    try:
+        sys.stdin.reconfigure(errors="replace")   # stray bytes must not end the engine
+    except (AttributeError, ValueError):
+        pass
+    try:
+        for line in iter(sys.stdin.readline, ""):
+            if not uci.handle(line):
+                return 0
+    except KeyboardInterrupt:
+        uci.shutdown(wait_for_finite=False)
+        return 130
     uci.shutdown(wait_for_finite=True)  # end of input
     return 0

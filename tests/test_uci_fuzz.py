@@ -182,3 +182,26 @@ def check_output(lines):
     for line in lines:
         assert "\n" not in line and "\r" not in line
         assert "internal error" not in line and "search failed" not in line, line
+
+
+def test_random_bytes_through_the_real_process(tmp_path):
+    """Raw bytes (invalid UTF-8, NULs, control characters, long lines) on
+    stdin of `python -m lc0_rocm`: it keeps answering and exits cleanly."""
+    import os
+    import subprocess
+    import sys
+    rng = random.Random(7)
+    chunks = []
+    for _ in range(2000):
+        n = rng.choice([0, 1, 5, 20, 80, 300, 5000])
+        chunks.append(bytes(rng.randrange(256) for _ in range(n)).replace(b"/", b"_").replace(b"\\", b"_"))
+    payload = b"\n".join(chunks) + b"\nisready\nxyzzy\n"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, LC0_ROCM_CACHE=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run([sys.executable, "-m", "lc0_rocm"], input=payload, capture_output=True,
+                          timeout=120, cwd=tmp_path, env=env)
+    out = proc.stdout.decode("utf-8", errors="replace").splitlines()
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    assert "readyok" in out and out[-1] == "Nothing happens."
+    assert "Traceback" not in proc.stderr.decode(errors="replace")
