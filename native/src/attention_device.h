@@ -18,6 +18,26 @@ __device__ __forceinline__ void store_f(T* p, long long i, float v) {
   p[i] = from_float<T>(v);
 }
 
+// 16 bytes of storage (8 halves or 4 floats) as floats, and back; p must be
+// 16-byte aligned.
+template <typename T>
+constexpr int kVecWidth = 16 / static_cast<int>(sizeof(T));
+template <typename T>
+__device__ __forceinline__ void load_vec(const T* p, float* v) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int k = 0; k < kVecWidth<T>; ++k) v[k] = to_float<T>(e[k]);
+}
+template <typename T>
+__device__ __forceinline__ void store_vec(T* p, const float* v) {
+  uint4 raw;
+  T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+  for (int k = 0; k < kVecWidth<T>; ++k) e[k] = from_float<T>(v[k]);
+  *reinterpret_cast<uint4*>(p) = raw;
+}
+
 // Sum / maximum of v over the lanes of one warp, every lane gets the result.
 // The width is the device's warpSize (64 on CDNA, 32 on RDNA and NVIDIA);
 // all lanes of the warp must take part.

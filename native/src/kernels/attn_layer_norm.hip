@@ -5,6 +5,7 @@
 // what it wrote), mean and two-pass variance reduce over the threads of the
 // row: one warp per row (shuffles only) for rows of up to kWarpRowMax values,
 // a whole block per row for wider ones (smolgen's, few rows of thousands).
+// Rows whose width and pointers allow it move 16 bytes per load and store.
 #include "../attention_device.h"
 
 namespace lc0rocm {
@@ -14,41 +15,76 @@ constexpr int kWarpRowMax = 2048;
 constexpr int kBlockRowThreads = 256;
 constexpr int kMaxCols = 11264;  // row cache + partial sums within 48 KB of shared memory
 
-template <typename T, bool kWholeBlock>
+template <typename T, bool kWholeBlock, bool kVector>
 __global__ void layer_norm_kernel(T* out, const T* in, const float* bias, const T* skip,
                                   const float* gammas, const float* betas, int rows, int cols,
                                   float alpha, float eps, Activation act) {
   extern __shared__ float shared[];
+  constexpr int V = kVector ? kVecWidth<T> : 1;  // values per load
   const int lanes = warpSize;
   const int warp = threadIdx.x / lanes;
   const int row = kWholeBlock ? blockIdx.x : blockIdx.x * (blockDim.x / lanes) + warp;
   if (row >= rows) return;  // whole warps leave together (never in whole-block mode)
-  const int first = kWholeBlock ? threadIdx.x : threadIdx.x % lanes;
-  const int step = kWholeBlock ? blockDim.x : lanes;
+  const int first = (kWholeBlock ? threadIdx.x : threadIdx.x % lanes) * V;
+  const int step = (kWholeBlock ? blockDim.x : lanes) * V;
   float* cache = kWholeBlock ? shared : shared + warp * cols;
   float* partials = shared + cols;  // whole-block mode only
   const long long base = static_cast<long long>(row) * cols;
 
   float sum = 0.0f;
   for (int c = first; c < cols; c += step) {
-    float v = load_f(in, base + c);
-    if (bias != nullptr) v += bias[c];
-    v = activate(v, act) * alpha;
-    if (skip != nullptr) v += load_f(skip, base + c);
-    cache[c] = v;
-    sum += v;
+    float v[V], r[V];
+    if (kVector) {
+      load_vec(in + base + c, v);
+      if (skip != nullptr) load_vec(skip + base + c, r);
+    } else {
+      v[0] = load_f(in, base + c);
+      if (skip != nullptr) r[0] = load_f(skip, base + c);
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      float x = v[k];
+      if (bias != nullptr) x += bias[c + k];
+      x = activate(x, act) * alpha;
+      if (skip != nullptr) x += r[k];
+      cache[c + k] = x;
+      sum += x;
+    }
   }
   const float mean = (kWholeBlock ? block_sum(sum, partials) : warp_sum(sum)) / cols;
   float squares = 0.0f;
   for (int c = first; c < cols; c += step) {
-    const float d = cache[c] - mean;
-    squares += d * d;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float d = cache[c + k] - mean;
+      squares += d * d;
+    }
   }
   const float var = (kWholeBlock ? block_sum(squares, partials) : warp_sum(squares)) / cols;
   const float inv_std = rsqrtf(var + eps);
-  for (int c = first; c < cols; c += step)
-    store_f(out, base + c, (cache[c] - mean) * inv_std * gammas[c] + betas[c]);
+  for (int c = first; c < cols; c += step) {
+    float y[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) y[k] = (cache[c + k] - mean) * inv_std * gammas[c + k] + betas[c + k];
+    if (kVector) store_vec(out + base + c, y);
+    else store_f(out, base + c, y[0]);
+  }
 }
+
+template <typename T, bool kWholeBlock>
+void launch_layer_norm(bool vector, int grid, int block, size_t shared, hipStream_t stream, T* out,
+                       const T* in, const float* bias, const T* skip, const float* gammas,
+                       const float* betas, int rows, int cols, float alpha, float eps,
+                       Activation act) {
+  if (vector)
+    layer_norm_kernel<T, kWholeBlock, true><<<grid, block, shared, stream>>>(
+        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+  else
+    layer_norm_kernel<T, kWholeBlock, false><<<grid, block, shared, stream>>>(
+        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 template <typename T>
 void layer_norm(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
@@ -59,16 +95,18 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
   if (cols < 1 || cols > kMaxCols)
     fail(LC0ROCM_UNSUPPORTED, "layer norm over " + std::to_string(cols) + " values (at most " +
                                   std::to_string(kMaxCols) + ")");
+  const bool vector = cols % kVecWidth<T> == 0 && aligned16(out) && aligned16(in) &&
+                      (skip == nullptr || aligned16(skip));
   if (cols > kWarpRowMax) {
     const size_t shared = (cols + kBlockRowThreads / warp_size) * sizeof(float);
-    layer_norm_kernel<T, true><<<rows, kBlockRowThreads, shared, stream>>>(
-        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+    launch_layer_norm<T, true>(vector, rows, kBlockRowThreads, shared, stream, out, in, bias, skip,
+                               gammas, betas, rows, cols, alpha, eps, act);
   } else {
     // Up to 8 rows (warps) per block, within 32 KB of row cache.
     const int warps = std::max(1, std::min(8, static_cast<int>((32 << 10) / (cols * sizeof(float)))));
     const size_t shared = static_cast<size_t>(warps) * cols * sizeof(float);
-    layer_norm_kernel<T, false><<<div_up(rows, warps), warps * warp_size, shared, stream>>>(
-        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+    launch_layer_norm<T, false>(vector, div_up(rows, warps), warps * warp_size, shared, stream, out,
+                                in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
   }
   check_launch("layer_norm");
 }
