@@ -441,11 +441,12 @@ def test_create_with_missing_tensor_reports_its_name():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed: the host check of kernel code needs it")
-def test_bias_act_vector_path_equals_one_element_path_on_host(tmp_path):
-    """bias_act's 16-byte path (float x4, half x8) against its one-element
-    path, run on the CPU through the kernels' __host__ __device__ functions."""
-    exe = tmp_path / "bias_act_check"
-    source = ROOT / "tests" / "native" / "bias_act_host_check.cu"
+def test_vector_kernels_equal_their_one_element_path_on_host(tmp_path):
+    """The 16-byte paths (float x4, half x8) of bias_act, im2col3x3 and
+    se_apply equal their one-element paths, run on the CPU through the
+    kernels' __host__ __device__ functions."""
+    exe = tmp_path / "kernels_host_check"
+    source = ROOT / "tests" / "native" / "kernels_host_check.cu"
     subprocess.run(["nvcc", "-x", "cu", "-std=c++17", "-O1", "-DLC0ROCM_KERNELS_ONLY",
                     "-o", str(exe), str(source)], check=True, capture_output=True)
     run = subprocess.run([str(exe)], capture_output=True, text=True)

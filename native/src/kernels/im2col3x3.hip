@@ -1,20 +1,20 @@
 // im2col3x3: the 3x3 neighbourhoods of every square, as GEMM columns.
+#include <cstdint>
+
 #include "../gpu_compat.h"
 #include "ops.h"
 
 namespace lc0rocm {
+namespace im2col_detail {
 
-// One thread per output element; channel fastest, so reads of x and writes
-// of columns are both contiguous across a warp.
+// Element i of columns [n*64][9*C] (column = tap*C + c): x at the tap's
+// neighbour square, or 0 off the board.
 template <typename T>
-__global__ void im2col3x3_kernel(int n, int channels, const T* x, T* columns) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  long long total = (long long)n * 64 * 9 * channels;
-  if (i >= total) return;
-  int c = i % channels;
-  int tap = (i / channels) % 9;
+__host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, T* columns) {
+  int c = static_cast<int>(i % channels);
+  int tap = static_cast<int>((i / channels) % 9);
   long long row = i / (9LL * channels);  // position * 64 + square
-  int square = row % 64;
+  int square = static_cast<int>(row % 64);
   long long pos = row / 64;
   int rank = square / 8 + tap / 3 - 1;
   int file = square % 8 + tap % 3 - 1;
@@ -24,13 +24,68 @@ __global__ void im2col3x3_kernel(int n, int channels, const T* x, T* columns) {
   columns[i] = v;
 }
 
-void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns) {
+// 16 bytes (kVec channels of one tap of one square) per call; needs
+// channels % kVec == 0 and 16-byte aligned x and columns.
+template <typename T>
+struct Vec {
+  static constexpr int kVec = 16 / sizeof(T);
+};
+
+template <typename T>
+__host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, T* columns) {
+  constexpr int kVec = Vec<T>::kVec;
+  const int vecs_per_tap = channels / kVec;
+  int cv = static_cast<int>(vi % vecs_per_tap);
+  int tap = static_cast<int>((vi / vecs_per_tap) % 9);
+  long long row = vi / (9LL * vecs_per_tap);
+  int square = static_cast<int>(row % 64);
+  long long pos = row / 64;
+  int rank = square / 8 + tap / 3 - 1;
+  int file = square % 8 + tap % 3 - 1;
+  uint4 v = make_uint4(0, 0, 0, 0);  // all-zero bits are 0.0 in float and half
+  if (rank >= 0 && rank < 8 && file >= 0 && file < 8)
+    v = reinterpret_cast<const uint4*>(x + (pos * 64 + rank * 8 + file) * channels)[cv];
+  reinterpret_cast<uint4*>(columns)[vi] = v;
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+template <typename T>
+bool can_vectorize(int channels, const void* x, const void* columns) {
+  return channels % Vec<T>::kVec == 0 && aligned16(x) && aligned16(columns);
+}
+
+}  // namespace im2col_detail
+
+template <typename T>
+__global__ void im2col3x3_kernel(long long total, int channels, const T* x, T* columns) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < total) im2col_detail::one(i, channels, x, columns);
+}
+
+template <typename T>
+__global__ void im2col3x3_vec_kernel(long long vectors, int channels, const T* x, T* columns) {
+  long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (vi < vectors) im2col_detail::vector(vi, channels, x, columns);
+}
+
+template <typename T>
+static void launch_im2col(hipStream_t stream, int n, int channels, const T* x, T* columns) {
   long long total = (long long)n * 64 * 9 * channels;
-  if (total == 0) return;
+  if (im2col_detail::can_vectorize<T>(channels, x, columns)) {
+    long long vectors = total / im2col_detail::Vec<T>::kVec;
+    im2col3x3_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(vectors, channels, x, columns);
+  } else {
+    im2col3x3_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, columns);
+  }
+}
+
+void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns) {
+  if ((long long)n * channels == 0) return;
   if (dt == DType::F32)
-    im2col3x3_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, channels, (const float*)x, (float*)columns);
+    launch_im2col<float>(stream, n, channels, (const float*)x, (float*)columns);
   else
-    im2col3x3_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, channels, (const half*)x, (half*)columns);
+    launch_im2col<half>(stream, n, channels, (const half*)x, (half*)columns);
   GPU_CHECK_LAUNCH();
 }
 

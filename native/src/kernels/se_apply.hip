@@ -1,16 +1,17 @@
 // se_apply: SE excitation fused with the residual add and the activation.
+#include <cstdint>
+
 #include "../gpu_compat.h"
 #include "ops.h"
 
 namespace lc0rocm {
+namespace se_apply_detail {
 
+// Element i of [n][64][C]: act(sigmoid(g[pos][c]) * x + g[pos][C + c] + residual).
 template <typename T>
-__global__ void se_apply_kernel(int n, int channels, const T* x, const T* g, const T* residual,
-                                T* y, Activation act) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  long long total = (long long)n * 64 * channels;
-  if (i >= total) return;
-  int c = i % channels;
+__host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, const T* g,
+                                             const T* residual, T* y, Activation act) {
+  int c = static_cast<int>(i % channels);
   long long pos = i / (64LL * channels);
   const T* gp = g + pos * 2 * channels;
   float scale = 1.0f / (1.0f + expf(-to_float(gp[c])));
@@ -19,16 +20,85 @@ __global__ void se_apply_kernel(int n, int channels, const T* x, const T* g, con
   y[i] = from_float<T>(activate(v, act));
 }
 
+template <typename T>
+struct Vec {
+  static constexpr int kVec = 16 / sizeof(T);
+  union Pack {
+    uint4 raw;
+    T v[kVec];
+    __host__ __device__ Pack() {}
+  };
+};
+
+// 16 bytes of one row per call, read whole before written (y may alias x or
+// residual); needs channels % kVec == 0 and aligned x, residual, y.
+template <typename T>
+__host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, const T* g,
+                                                const T* residual, T* y, Activation act) {
+  constexpr int kVec = Vec<T>::kVec;
+  typename Vec<T>::Pack in, res, out;
+  in.raw = reinterpret_cast<const uint4*>(x)[vi];
+  if (residual) res.raw = reinterpret_cast<const uint4*>(residual)[vi];
+  long long i0 = vi * kVec;
+  int c0 = static_cast<int>(i0 % channels);
+  const T* gp = g + (i0 / (64LL * channels)) * 2 * channels;
+#pragma unroll
+  for (int k = 0; k < kVec; ++k) {
+    float scale = 1.0f / (1.0f + expf(-to_float(gp[c0 + k])));
+    float v = scale * to_float(in.v[k]) + to_float(gp[channels + c0 + k]);
+    if (residual) v += to_float(res.v[k]);
+    out.v[k] = from_float<T>(activate(v, act));
+  }
+  reinterpret_cast<uint4*>(y)[vi] = out.raw;
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+template <typename T>
+bool can_vectorize(int channels, const void* x, const void* residual, const void* y) {
+  return channels % Vec<T>::kVec == 0 && aligned16(x) && aligned16(y) &&
+         (residual == nullptr || aligned16(residual));
+}
+
+}  // namespace se_apply_detail
+
+template <typename T>
+__global__ void se_apply_kernel(long long total, int channels, const T* x, const T* g, const T* residual,
+                                T* y, Activation act) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < total) se_apply_detail::one(i, channels, x, g, residual, y, act);
+}
+
+template <typename T>
+__global__ void se_apply_vec_kernel(long long vectors, int channels, const T* x, const T* g,
+                                    const T* residual, T* y, Activation act) {
+  long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (vi < vectors) se_apply_detail::vector(vi, channels, x, g, residual, y, act);
+}
+
+template <typename T>
+static void launch_se_apply(hipStream_t stream, int n, int channels, const T* x, const T* g,
+                            const T* residual, T* y, Activation act) {
+  long long total = (long long)n * 64 * channels;
+  if (se_apply_detail::can_vectorize<T>(channels, x, residual, y)) {
+    long long vectors = total / se_apply_detail::Vec<T>::kVec;
+    se_apply_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
+        vectors, channels, x, g, residual, y, act);
+  } else {
+    se_apply_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+        total, channels, x, g, residual, y, act);
+  }
+}
+
 void se_apply(hipStream_t stream, DType dt, int n, int channels, const void* x, const void* g,
               const void* residual, void* y, Activation act) {
-  long long total = (long long)n * 64 * channels;
-  if (total == 0) return;
+  if ((long long)n * channels == 0) return;
   if (dt == DType::F32)
-    se_apply_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        n, channels, (const float*)x, (const float*)g, (const float*)residual, (float*)y, act);
+    launch_se_apply<float>(stream, n, channels, (const float*)x, (const float*)g,
+                           (const float*)residual, (float*)y, act);
   else
-    se_apply_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        n, channels, (const half*)x, (const half*)g, (const half*)residual, (half*)y, act);
+    launch_se_apply<half>(stream, n, channels, (const half*)x, (const half*)g,
+                          (const half*)residual, (half*)y, act);
   GPU_CHECK_LAUNCH();
 }
 
