@@ -516,6 +516,10 @@ class Search:
             k = visits_to_perform[idx]
             if k > 0:
                 child = tree.child(node, idx)
+                if n_arr[child] == 0 or term[child]:
+                    # Only a collision can happen there: no need for the board.
+                    self._pick_node(child, k, depth + 1, False)
+                    continue
                 walker.push(tree.e_move[first + idx])
                 self._pick_node(child, k, depth + 1, False)
                 walker.pop()
@@ -716,6 +720,9 @@ class Search:
                                                       - nstarted) + 1)
                 else:
                     budget_to_spend = budget
+            if budget_to_spend <= 0 or (c >= 0 and n_arr[c] + nif[c] > 0
+                                        and (n_arr[c] == 0 or tree.terminal[c])):
+                continue     # spends nothing there: skip the board move
             walker.push(tree.e_move[j])
             spent = self._prefetch(c, budget_to_spend, not is_odd_depth, False)
             walker.pop()

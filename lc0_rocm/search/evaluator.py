@@ -32,7 +32,7 @@ class NetworkEvaluator:
         """-> (legal moves, request): the request is what run() needs later,
         taken now because the board will move on. With the search's walker
         (at `board`) classical formats skip python-chess's move stack."""
-        if self._fast and walker is not None:
+        if self._fast and walker is not None and not board.chess960:
             if moves is None:
                 moves = list(board.legal_moves)
             masks, rule50 = self._leaf.planes_classical(walker, self.input_format)
