@@ -236,13 +236,32 @@ def format_info(info, *, show_wdl: bool, show_moves_left: bool, multipv: bool,
     return " ".join(parts)
 
 
+def nn_index(board: chess.Board, move: chess.Move) -> int:
+    """lc0's policy index of a root move (side-to-move frame, castling as
+    king takes rook), as VerboseMoveStats prints it; -1 if it has none."""
+    from lc0_rocm import tables
+    from_sq, to_sq = move.from_square, move.to_square
+    if board.is_castling(move) and not board.chess960:
+        to_sq = chess.square(7 if chess.square_file(to_sq) > chess.square_file(from_sq) else 0,
+                             chess.square_rank(to_sq))
+    if board.turn == chess.BLACK:
+        from_sq, to_sq = chess.square_mirror(from_sq), chess.square_mirror(to_sq)
+    promotion = chess.piece_symbol(move.promotion) if move.promotion else ""
+    try:
+        return tables.move_index(chess.square_name(from_sq) + chess.square_name(to_sq) + promotion)
+    except ValueError:
+        return -1
+
+
 def verbose_move_stats(result, board: chess.Board) -> list[str]:
-    """`info string` lines per root move, worst first and best last, like
-    lc0's VerboseMoveStats (without its U/S/V columns)."""
+    """`info string` lines per root move, fewest visits first, in lc0's
+    VerboseMoveStats layout (N, in-flight, P, WL, D, M, Q; lc0's U, S and V
+    columns need search internals and are left out), then the root."""
     stats = getattr(result, "stats", None) or {}
     rows = sorted(stats.items(), key=lambda kv: (getattr(kv[1], "visits", 0) or 0,
                                                  getattr(kv[1], "p", 0.0) or 0.0))
     lines = []
+    visited_policy = 0.0
     for move, s in rows:
         visits = int(getattr(s, "visits", 0) or 0)
         in_flight = int(getattr(s, "n_in_flight", 0) or 0)
@@ -250,7 +269,10 @@ def verbose_move_stats(result, board: chess.Board) -> list[str]:
         wdl = getattr(s, "wdl", None)
         q = getattr(s, "q", None)
         m = getattr(s, "moves_left", None)
-        line = f"info string {move.uci():<5} N: {visits:7d} (+{in_flight:2d}) (P: {p * 100:5.2f}%) "
+        if visits > 0:
+            visited_policy += p
+        line = (f"info string {move.uci():<5} ({nn_index(board, move):<4}) N: {visits:7d} "
+                f"(+{in_flight:2d}) (P: {p * 100:5.2f}%) ")
         if visits > 0 and wdl is not None:
             w, d, l = (float(x) for x in wdl)
             line += f"(WL: {w - l:8.5f}) (D: {d:5.3f}) "
@@ -258,10 +280,10 @@ def verbose_move_stats(result, board: chess.Board) -> list[str]:
             line += "(WL:  -.-----) (D: -.---) "
         line += f"(M: {float(m):4.1f}) " if (m is not None and visits > 0) else "(M:  -.-) "
         line += f"(Q: {float(q):8.5f})" if (q is not None and visits > 0) else "(Q:  -.-----)"
-        lines.append(line.rstrip())
+        lines.append(line)
     total = int(getattr(result, "nodes", 0) or 0)
     q = getattr(result, "q", None)
-    lines.append(f"info string node  N: {total:7d} ({len(stats)} moves)"
+    lines.append(f"info string node  ({len(stats):4d}) N: {total:7d} (+ 0) (P: {visited_policy * 100:5.2f}%)"
                  + (f" (Q: {float(q):8.5f})" if q is not None else ""))
     return lines
 

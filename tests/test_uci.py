@@ -634,3 +634,18 @@ def test_blas_threads_for_cpu(monkeypatch):
         assert uci_blas.settle_blas_threads("cpu") is None
     finally:
         blas_threads.set_threads(before)
+
+
+def test_nn_index_matches_lc0_verbose_stats():
+    # indices lc0 v0.32.1 prints in VerboseMoveStats (startpos: e2e4 322, b1a3 34)
+    board = chess.Board()
+    assert uci.nn_index(board, chess.Move.from_uci("e2e4")) == 322
+    assert uci.nn_index(board, chess.Move.from_uci("b1a3")) == 34
+    board = chess.Board("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1")
+    assert uci.nn_index(board, chess.Move.from_uci("f7f8")) == 1544
+    black = chess.Board()
+    black.push_uci("e2e4")                      # black's e7e5 is e2e4 in its own frame
+    assert uci.nn_index(black, chess.Move.from_uci("e7e5")) == 322
+    castle = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    from lc0_rocm import tables
+    assert uci.nn_index(castle, chess.Move.from_uci("e1g1")) == tables.move_index("e1h1")
