@@ -649,3 +649,15 @@ def test_nn_index_matches_lc0_verbose_stats():
     castle = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
     from lc0_rocm import tables
     assert uci.nn_index(castle, chess.Move.from_uci("e1g1")) == tables.move_index("e1h1")
+
+
+def test_autodiscover_uses_a_net_in_the_working_directory(tmp_path, maia_path, monkeypatch):
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "networks").mkdir()
+    net = tmp_path / "networks" / "found.pb.gz"
+    net.write_bytes(maia_path.read_bytes())
+    out, loader = Collector(), FakeLoader()
+    engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=loader, cwd=tmp_path)
+    engine.handle("isready")             # WeightsFile is <autodiscover>
+    out.wait_for("readyok")
+    assert loader.calls[0][0] == str(net) and not errors(out)
