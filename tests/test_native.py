@@ -111,14 +111,33 @@ def test_no_toolchain_is_a_clear_error(bare_env):
         assert reason.startswith(name + ": ") and "not found" in reason
 
 
-def test_hipcc_found_on_path(bare_env):
+@pytest.fixture
+def fake_rocm(bare_env, tmp_path, monkeypatch):
+    """A ROCm folder with a hipBLAS header (hipcc itself comes separately)."""
+    rocm = tmp_path / "rocm"
+    (rocm / "include" / "hipblas").mkdir(parents=True)
+    (rocm / "include" / "hipblas" / "hipblas.h").write_text("")
+    monkeypatch.setenv("ROCM_PATH", str(rocm))
+    return rocm
+
+
+def test_hipcc_found_on_path(bare_env, fake_rocm):
     hipcc = fake_tool(bare_env, "hipcc", "exit 0\n")
     tc = native.detect_toolchain("amd")
     assert tc.vendor == "amd" and tc.compiler == str(hipcc)
     assert "-lhipblas" in tc.libraries
+    assert tc.include_dirs == (str(fake_rocm / "include"),)
 
 
-def test_toolchain_env_override_picks_vendor(bare_env, monkeypatch):
+def test_hipcc_without_hipblas_is_a_clear_error(bare_env):
+    fake_tool(bare_env, "hipcc", "exit 0\n")
+    if pathlib.Path("/usr/include/hipblas/hipblas.h").is_file():
+        pytest.skip("this machine has hipBLAS in /usr/include")
+    with pytest.raises(NativeError, match="hipBLAS not found"):
+        native.detect_toolchain("amd")
+
+
+def test_toolchain_env_override_picks_vendor(bare_env, fake_rocm, monkeypatch):
     fake_tool(bare_env, "hipcc", "exit 0\n")
     monkeypatch.setenv("LC0ROCM_TOOLCHAIN", "cuda")
     with pytest.raises(NativeError, match="nvcc"):
@@ -179,7 +198,7 @@ def test_asking_for_a_gpu_backend_without_toolchain_raises(bare_env, maia_path):
 
 # ---------------------------------------------------------------- build
 @pytest.fixture
-def fake_hip(bare_env, tmp_path, monkeypatch):
+def fake_hip(bare_env, fake_rocm, tmp_path, monkeypatch):
     """A fake hipcc that logs its calls and writes the -o file."""
     calls = tmp_path / "calls.log"
     fake_tool(bare_env, "hipcc", f"""

@@ -153,6 +153,16 @@ def find_cublas(nvcc: str) -> tuple[str, str, str]:
                       "CUDA_HOME, /usr/local/cuda or a pip nvidia-cublas package)")
 
 
+def find_hipblas(hipcc: str, rocm: str) -> str:
+    """Include folder holding hipblas/hipblas.h, or NativeError."""
+    roots = [pathlib.Path(rocm), pathlib.Path(hipcc).resolve().parent.parent, pathlib.Path("/usr")]
+    for root in roots:
+        if (root / "include" / "hipblas" / "hipblas.h").is_file():
+            return str(root / "include")
+    raise NativeError("hipBLAS not found (need include/hipblas/hipblas.h under $ROCM_PATH, "
+                      "/opt/rocm or /usr: install hipblas-dev / the ROCm hipBLAS package)")
+
+
 def detect_toolchain(vendor: str | None = None) -> Toolchain:
     """The compiler for `vendor` ("amd"/"nvidia"), or the first one found."""
     want = vendor or os.environ.get("LC0ROCM_TOOLCHAIN", "").replace("hip", "amd").replace("cuda", "nvidia") or None
@@ -161,7 +171,8 @@ def detect_toolchain(vendor: str | None = None) -> Toolchain:
     if want in (None, "amd"):
         hipcc = _which("hipcc", [f"{rocm}/bin"])
         if hipcc:
-            return Toolchain("amd", hipcc, (), (f"{rocm}/lib",), ("-lhipblas",))
+            include = find_hipblas(hipcc, rocm)
+            return Toolchain("amd", hipcc, (include,), (f"{rocm}/lib",), ("-lhipblas",))
         tried.append("hipcc (PATH, $ROCM_PATH/bin)")
     if want in (None, "nvidia"):
         nvcc = _which("nvcc", ["/usr/local/cuda/bin"])
