@@ -89,6 +89,7 @@ class Engine:
         self._tree_start: str | None = None
         self._tree_moves: list[chess.Move] = []
         self._lock = threading.Lock()
+        self._tablebase = None
         self.set_network(network)
 
     # ------------------------------------------------------------------
@@ -104,6 +105,12 @@ class Engine:
         self._network = network
         self._evaluator = (network if hasattr(network, "prepare") and hasattr(network, "run")
                            else NetworkEvaluator(network))
+        self.new_game()
+
+    def set_tablebase(self, tablebase) -> None:
+        """Syzygy tablebases for probing inside the tree (lc0 does the same):
+        a python-chess `chess.syzygy.Tablebase`, or None to stop probing."""
+        self._tablebase = tablebase
         self.new_game()
 
     def new_game(self) -> None:
@@ -175,7 +182,7 @@ class Engine:
                                 and depth is None),
                             stop=stop, searchmoves=searchmoves, depth=depth, mate=mate)
             search = Search(tree, walker, self._evaluator, self._cache, self.params, limits,
-                            self.minibatch_size())
+                            self.minibatch_size(), tablebase=self._tablebase)
             next_info = time.monotonic() + INFO_INTERVAL_S
             while True:
                 if search.run_iteration():
@@ -265,7 +272,7 @@ class Engine:
                 depth=depth, seldepth=search.max_depth, time_ms=elapsed_ms,
                 nodes=search.total_nodes, nps=nps, multipv=k, move=tree.e_move[j],
                 pv=search.principal_variation(j), q=q, wdl=wdl_permille(*shown),
-                moves_left=moves_left, tbhits=0, score_cp=cp, mate=mate))
+                moves_left=moves_left, tbhits=search.tb_hits, score_cp=cp, mate=mate))
         return lines
 
     def _result(self, search: Search, board: chess.Board) -> SearchResult:

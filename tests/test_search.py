@@ -152,6 +152,32 @@ def test_fifty_move_rule_and_insufficient_material_are_terminal_in_tree():
     assert abs(result.q) < 1e-9
 
 
+class FakeTablebase:
+    """Says every 3-piece position with a white queen is a win for White."""
+    max_pieces = 3
+
+    def __init__(self):
+        self.probes = 0
+
+    def get_wdl(self, board):
+        self.probes += 1
+        if chess.popcount(board.occupied) == 3 and board.queens & board.occupied_co[chess.WHITE]:
+            return 2 if board.turn == chess.WHITE else -2
+        return None
+
+
+def test_tablebase_probes_inside_the_tree():
+    # White Qxb7 captures into a 3-piece position the "tablebase" calls won.
+    board = chess.Board("8/1r6/8/8/8/6k1/1Q6/K7 w - - 0 1")
+    eng = engine(SmartPruningFactor=1.33)
+    tb = FakeTablebase()
+    eng.set_tablebase(tb)
+    result = eng.search(board, nodes=300)
+    assert tb.probes > 0 and result.lines[0].tbhits > 0
+    assert result.best_move == chess.Move.from_uci("b2b7")
+    assert result.lines[0].mate is not None and result.lines[0].mate > 100   # TB win
+
+
 # --- limits, batching, invariants -----------------------------------------
 
 def test_node_limit_and_tree_invariants():

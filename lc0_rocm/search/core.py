@@ -65,8 +65,14 @@ class Search:
     """One search from the root of `tree` at the position of `walker`."""
 
     def __init__(self, tree: Tree, walker: PositionWalker, evaluator, cache,
-                 params: SearchParams, limits: Limits, minibatch_size: int):
+                 params: SearchParams, limits: Limits, minibatch_size: int,
+                 tablebase=None):
         self.tree = tree
+        # Syzygy WDL probing inside the tree (python-chess Tablebase or any
+        # object with get_wdl(board) -> int | None).
+        self.tablebase = tablebase
+        self.tb_max_pieces = _max_pieces(tablebase) if tablebase is not None else 0
+        self.tb_hits = 0
         self.walker = walker
         self.evaluator = evaluator
         self.cache = cache
@@ -630,6 +636,18 @@ class Search:
                 and plies >= walker.cycle[-1]):
             tree.make_terminal(node, DRAW, float(walker.cycle[-1]), TWO_FOLD)
             return True
+        if (self.tablebase is not None and not board.castling_rights and walker.rule50[-1] == 0
+                and chess.popcount(board.occupied) <= self.tb_max_pieces):
+            wdl = self.tablebase.get_wdl(board)
+            if wdl is not None:
+                # No network value here: plies left from the parent, like lc0.
+                m = max(0.0, tree.m[tree.parent[node]] - 1.0)
+                # Side to move at the node wins -> the mover into it loses.
+                # Cursed wins and blessed losses (+-1) count as draws.
+                result = LOSS if wdl == 2 else WIN if wdl == -2 else DRAW
+                tree.make_terminal(node, result, m, TABLEBASE)
+                self.tb_hits += 1
+                return True
         return False
 
     def _priors_batch(self, logits_list):
@@ -897,3 +915,13 @@ class Search:
 
 def _cmp_less(a: float, b: float) -> int:
     return -1 if a < b else (1 if b < a else 0)
+
+
+def _max_pieces(tablebase) -> int:
+    """Most pieces any table of a python-chess Tablebase covers (7 when the
+    object does not say)."""
+    given = getattr(tablebase, "max_pieces", None)
+    if given is not None:
+        return int(given)
+    names = list(getattr(tablebase, "wdl", {}) or [])
+    return max((len(name) - 1 for name in names), default=7)
