@@ -18,7 +18,7 @@ namespace attn {
 constexpr int kFusedThreads = 256;
 constexpr int kRowsPerPass = 4;
 
-template <typename T>
+template <typename T, bool kDepthBy4>
 __global__ void fused_attention_kernel(T* out, const T* qkv, const float* bias, const T* smolgen,
                                        int heads, int depth, float scale) {
   extern __shared__ float shared[];
@@ -56,14 +56,32 @@ __global__ void fused_attention_kernel(T* out, const T* qkv, const float* bias, 
     float acc[kRowsPerPass][2];
 #pragma unroll
     for (int r = 0; r < kRowsPerPass; ++r) acc[r][0] = acc[r][1] = 0.0f;
-    for (int d = 0; d < depth; ++d) {
-      const float k0 = ks[lane * pitch + d];
-      const float k1 = keys_per_lane > 1 ? ks[(lane + lanes) * pitch + d] : 0.0f;
+    if (kDepthBy4) {
+      // Q rows read 4 depth values at a time (one 16-byte shared load).
+      for (int d = 0; d < depth; d += 4) {
+        float k0[4], k1[4];
 #pragma unroll
-      for (int r = 0; r < kRowsPerPass; ++r) {
-        const float qv = qs[(row0 + r) * depth + d];
-        acc[r][0] += qv * k0;
-        acc[r][1] += qv * k1;
+        for (int i = 0; i < 4; ++i) {
+          k0[i] = ks[lane * pitch + d + i];
+          k1[i] = keys_per_lane > 1 ? ks[(lane + lanes) * pitch + d + i] : 0.0f;
+        }
+#pragma unroll
+        for (int r = 0; r < kRowsPerPass; ++r) {
+          const float4 q4 = *reinterpret_cast<const float4*>(qs + (row0 + r) * depth + d);
+          acc[r][0] += q4.x * k0[0] + q4.y * k0[1] + q4.z * k0[2] + q4.w * k0[3];
+          acc[r][1] += q4.x * k1[0] + q4.y * k1[1] + q4.z * k1[2] + q4.w * k1[3];
+        }
+      }
+    } else {
+      for (int d = 0; d < depth; ++d) {
+        const float k0 = ks[lane * pitch + d];
+        const float k1 = keys_per_lane > 1 ? ks[(lane + lanes) * pitch + d] : 0.0f;
+#pragma unroll
+        for (int r = 0; r < kRowsPerPass; ++r) {
+          const float qv = qs[(row0 + r) * depth + d];
+          acc[r][0] += qv * k0;
+          acc[r][1] += qv * k1;
+        }
       }
     }
 #pragma unroll
@@ -97,10 +115,16 @@ __global__ void fused_attention_kernel(T* out, const T* qkv, const float* bias, 
       float o[kRowsPerPass];
 #pragma unroll
       for (int r = 0; r < kRowsPerPass; ++r) o[r] = 0.0f;
-      for (int key = 0; key < 64; ++key) {
-        const float v = vs[key * depth + d];
+      // Probabilities read 4 keys at a time (one 16-byte shared load).
+      for (int key = 0; key < 64; key += 4) {
+        float v[4];
 #pragma unroll
-        for (int r = 0; r < kRowsPerPass; ++r) o[r] += p[r * 64 + key] * v;
+        for (int i = 0; i < 4; ++i) v[i] = vs[(key + i) * depth + d];
+#pragma unroll
+        for (int r = 0; r < kRowsPerPass; ++r) {
+          const float4 p4 = *reinterpret_cast<const float4*>(p + r * 64 + key);
+          o[r] += p4.x * v[0] + p4.y * v[1] + p4.z * v[2] + p4.w * v[3];
+        }
       }
 #pragma unroll
       for (int r = 0; r < kRowsPerPass; ++r)
@@ -123,9 +147,17 @@ void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, 
   if (depth < 1 || depth > kFusedMaxDepth)
     fail(LC0ROCM_INTERNAL_ERROR, "fused attention takes heads of depth 1.." +
                                      std::to_string(kFusedMaxDepth) + ", got " + std::to_string(depth));
-  fused_attention_kernel<T><<<batch * heads, kFusedThreads, fused_attention_shared_bytes(depth, warp_size),
-                              stream>>>(out, qkv, bias, smolgen, heads, depth,
-                                        1.0f / sqrtf(static_cast<float>(depth)));
+  const size_t shared = fused_attention_shared_bytes(depth, warp_size);
+  const float scale = 1.0f / sqrtf(static_cast<float>(depth));
+  // Q rows and the probabilities sit at 16-byte aligned offsets of shared
+  // memory (64 * (2 * depth + 1) and 64 * (3 * depth + 1) floats); Q rows
+  // stay aligned when depth is a multiple of 4.
+  if (depth % 4 == 0)
+    fused_attention_kernel<T, true><<<batch * heads, kFusedThreads, shared, stream>>>(
+        out, qkv, bias, smolgen, heads, depth, scale);
+  else
+    fused_attention_kernel<T, false><<<batch * heads, kFusedThreads, shared, stream>>>(
+        out, qkv, bias, smolgen, heads, depth, scale);
   check_launch("fused_attention");
 }
 
