@@ -377,9 +377,9 @@ class UciEngine:
         if engine_class is None:
             try:
                 engine_class = _default_engine_class()
-            except ImportError as e:
+            except Exception as e:  # a broken search module must not stop the protocol
                 engine_class = None
-                self._engine_import_error = str(e)
+                self._engine_import_error = f"{type(e).__name__}: {e}"
         self.engine_class = engine_class
 
         self.specs: dict[str, OptionSpec] = dict(UCI_OPTIONS)
@@ -404,7 +404,6 @@ class UciEngine:
         self.tm = self._new_time_manager()
         self.debug = False
         self._job: _Job | None = None
-        self._last_job_go: GoParams | None = None
 
     # ---------------------------------------------------------- output
 
