@@ -224,6 +224,9 @@ class Engine:
         self._tree_moves = moves
         return tree
 
+    def _temperature(self, board: chess.Board) -> float:
+        return _temperature_for(self.params, board)
+
     def _empty_result(self, board: chess.Board) -> SearchResult:
         outcome = board.outcome(claim_draw=False)
         if outcome is not None and outcome.winner is not None:
@@ -279,6 +282,9 @@ class Engine:
         tree = search.tree
         lines = self._lines(search, board)
         best = search.best_edges(0, 1, 0)
+        temperature = self._temperature(board)
+        if best and temperature > 0:
+            best = [search.best_root_edge_with_temperature(temperature)]
         best_move = ponder = None
         pv: list[chess.Move] = []
         if best:
@@ -317,6 +323,24 @@ class Engine:
             time=search.elapsed_ms() / 1000.0, depth=first.depth if first else 0,
             seldepth=search.max_depth, moves_left=moves_left, lines=lines, stats=stats,
             nn_evals=search.nn_evals)
+
+
+def _temperature_for(params, board: chess.Board) -> float:
+    """lc0's move temperature: Temperature, decayed over TempDecayMoves after
+    TempDecayDelayMoves, TempEndgame from TempCutoffMove on."""
+    temperature = params.Temperature
+    moves = board.ply() // 2
+    cutoff = params.TempCutoffMove
+    decay, delay = params.TempDecayMoves, params.TempDecayDelayMoves
+    if cutoff and moves + 1 >= cutoff:
+        return params.TempEndgame
+    if temperature and decay:
+        if moves >= delay + decay:
+            temperature = 0.0
+        elif moves >= delay:
+            temperature *= (delay + decay - moves) / decay
+        temperature = max(temperature, params.TempEndgame)
+    return temperature
 
 
 def _child_by_move(tree: Tree, node: int, move: chess.Move) -> int:

@@ -260,6 +260,28 @@ def test_depth_and_mate_limits():
     assert result.lines[0].mate == 1
 
 
+def test_temperature_samples_among_visited_moves():
+    import random
+    random.seed(1)
+    def best_moves(eng, times):
+        found = set()
+        for _ in range(times):
+            eng.new_game()
+            found.add(eng.search(chess.Board(), nodes=60).best_move)
+        return found
+    assert len(best_moves(engine(Temperature=10.0), 12)) > 1     # T = 10 spreads the choice
+    # From move 1 on TempEndgame (0) applies: always the most visited move.
+    assert len(best_moves(engine(Temperature=10.0, TempCutoffMove=1), 3)) == 1
+
+
+def test_dirichlet_noise_changes_root_priors_only():
+    plain = engine().search(chess.Board(), nodes=1)
+    noisy = engine(DirichletNoiseEpsilon=0.5).search(chess.Board(), nodes=1)
+    diffs = [abs(plain.stats[m].p - noisy.stats[m].p) for m in plain.stats]
+    assert max(diffs) > 0.01
+    assert abs(sum(s.p for s in noisy.stats.values()) - 1) < 0.01
+
+
 def test_info_callback_sees_final_lines():
     seen = []
     engine(MultiPV=2).search(chess.Board(), nodes=100, on_info=seen.append)

@@ -600,7 +600,10 @@ class Search:
             if cached is not None:
                 moves, priors, q, d, m = cached
                 tree.create_edges(node, moves)
-                tree.set_priors(node, list(range(len(moves))), priors)
+                order = list(range(len(moves)))
+                if node == 0 and self.params.DirichletNoiseEpsilon:
+                    order, priors = self._root_noise(order, priors)
+                tree.set_priors(node, order, priors)
                 visit.q, visit.d, visit.m = -q, d, m
                 visit.ooo_done = self.params.OutOfOrderEval
                 return
@@ -677,6 +680,20 @@ class Search:
             out[i] = (order, stored[start:start + k])
         return out
 
+    def _root_noise(self, order, stored):
+        """lc0's ApplyDirichletNoise at the root: p = (1 - eps) p + eps eta,
+        eta ~ Dirichlet(alpha), stored in 16 bits, edges re-sorted."""
+        eps = self.params.DirichletNoiseEpsilon
+        eta = np.random.default_rng().gamma(self.params.DirichletNoiseAlpha, 1.0, len(stored))
+        total = eta.sum()
+        if total < np.finfo(np.float32).tiny:
+            return order, stored
+        p = np.asarray(stored, dtype=np.float32) * np.float32(1 - eps) + (eps * eta / total).astype(np.float32)
+        stored = compress_priors(p.astype(np.float32)).tolist()
+        keys = compress_key(p.astype(np.float32)).tolist()
+        ordered = sorted(order, key=keys.__getitem__, reverse=True)
+        return ordered, stored
+
     def _cache_put(self, key, moves, order, stored, q, d, m) -> None:
         if self.cache is not None:
             self.cache.put(key, ([moves[k] for k in order], [stored[k] for k in order], q, d, m))
@@ -685,6 +702,8 @@ class Search:
         """lc0's FetchSingleNodeResult: value flipped to the parent's view,
         priors stored, edges sorted by prior."""
         order, stored = priors
+        if visit.node == 0 and self.params.DirichletNoiseEpsilon:
+            order, stored = self._root_noise(order, stored)
         self.tree.set_priors(visit.node, order, stored)
         visit.q, visit.d, visit.m = -q, d, m
         self._cache_put(visit.key, visit.moves, order, stored, q, d, m)
@@ -898,6 +917,45 @@ class Search:
         if ra > 2:
             return _cmp_less(ma, mb)                   # shorter win first
         return _cmp_less(mb, ma)                       # longer loss first
+
+    def best_root_edge_with_temperature(self, temperature: float, rng=None) -> int:
+        """lc0's GetBestRootChildWithTemperature: sample a root edge with
+        weight ((N + offset) / max N)^(1/T) among edges whose Q is within
+        TempValueCutoff (in win %) of the most visited one."""
+        import random
+        rng = rng or random
+        tree = self.tree
+        p = self.params
+        draw_score = self.draw_score_even
+        fpu = self._fpu(0, True, draw_score, tree.visited_policy(0))
+        offset = p.TempVisitOffset
+        edges = [j for j in tree.edges(0)
+                 if not self.root_filter or tree.e_move[j] in self.root_filter]
+
+        def n_of(j):
+            c = tree.e_child[j]
+            return tree.n[c] if c >= 0 else 0
+
+        def q_of(j):
+            c = tree.e_child[j]
+            return tree.wl[c] + draw_score * tree.d[c] if c >= 0 and tree.n[c] > 0 else fpu
+
+        max_n, max_eval = 0.0, -1.0
+        for j in edges:
+            if n_of(j) + offset > max_n:
+                max_n, max_eval = n_of(j) + offset, q_of(j)
+        min_eval = max_eval - p.TempValueCutoff / 50.0
+        candidates, weights = [], []
+        for j in edges:
+            if q_of(j) < min_eval:
+                continue
+            base = tree.e_p[j] if max_n <= 0 else (n_of(j) + offset) / max_n
+            candidates.append(j)
+            weights.append(max(0.0, base) ** (1 / temperature))
+        if not candidates or sum(weights) <= 0:
+            best = self.best_edges(0, 1, 0)
+            return best[0] if best else -1
+        return rng.choices(candidates, weights)[0]
 
     def principal_variation(self, edge: int, depth: int = 0) -> list[chess.Move]:
         tree = self.tree
