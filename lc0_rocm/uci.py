@@ -624,6 +624,7 @@ class UciEngine:
         if self.engine is not None and key == self._net_key:
             if self._dirty_engine_options:
                 self._apply_engine_options()
+            self._sync_tablebase()
             return self.engine
         if self._network_loader is _default_network_loader:
             note = settle_blas_threads(backend)
@@ -645,10 +646,22 @@ class UciEngine:
             self.engine.set_network(network)
             self._apply_engine_options()
         self.network, self._net_key = network, key
+        self._engine_tablebase = None
+        self._sync_tablebase()
         backend_obj = getattr(network, "backend", None)
         backend_name = getattr(backend_obj, "name", None) or backend_obj or backend
         self.note(f"Loaded weights file from: {path} (backend {backend_name})")
         return self.engine
+
+    def _sync_tablebase(self) -> None:
+        """Hand the SyzygyPath tables to the search for probing inside the
+        tree, when the engine can do that (root probing is done here)."""
+        if getattr(self, "_engine_tablebase", None) is self.tablebase:
+            return
+        setter = getattr(self.engine, "set_tablebase", None)
+        if setter is not None:
+            setter(self.tablebase)
+        self._engine_tablebase = self.tablebase
 
     # ---------------------------------------------------------- searching
 

@@ -661,3 +661,25 @@ def test_autodiscover_uses_a_net_in_the_working_directory(tmp_path, maia_path, m
     engine.handle("isready")             # WeightsFile is <autodiscover>
     out.wait_for("readyok")
     assert loader.calls[0][0] == str(net) and not errors(out)
+
+
+class TablebaseEngine(FakeEngine):
+    def set_tablebase(self, tablebase):
+        self.tablebase_calls = getattr(self, "tablebase_calls", []) + [tablebase]
+
+
+def test_tablebase_is_handed_to_the_search_once(maia_path):
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=TablebaseEngine, network_loader=FakeLoader())
+    engine.handle(f"setoption name WeightsFile value {maia_path}")
+    engine.handle("isready")
+    out.wait_for("readyok")
+    fake = TablebaseEngine.instances[-1]
+    assert not hasattr(fake, "tablebase_calls")          # none set: nothing to hand over
+    tb = FakeTablebase({})
+    engine.tablebase = tb                                 # as SyzygyPath would set it
+    engine.handle("go nodes 1")
+    bestmove(out)
+    engine.handle("isready")
+    assert fake.tablebase_calls == [tb]
+    engine.shutdown(wait_for_finite=False)
