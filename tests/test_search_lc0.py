@@ -97,3 +97,43 @@ def test_best_move_agrees_on_clear_positions(maia_engine, maia_path, fen, move):
         assert best == move
     maia_engine.new_game()
     assert maia_engine.search(chess.Board(fen), nodes=60).best_move.uci() == best
+
+
+def lc0_final_info(net, board: chess.Board, nodes: int, multipv: int) -> list[dict]:
+    """lc0's last `info` line per multipv for `go nodes`."""
+    import chess.engine
+    engine = chess.engine.SimpleEngine.popen_uci(
+        ["lc0", f"--weights={net}", "--backend=eigen", "--threads=1"], stderr=subprocess.DEVNULL)
+    try:
+        engine.configure({"UCI_ShowWDL": True})
+        return engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=multipv,
+                              game=object(), info=chess.engine.INFO_ALL)
+    finally:
+        engine.quit()
+
+
+def test_info_lines_match_lc0s(maia_engine, maia_path):
+    """score cp (WDL_mu), wdl permille, PV and MultiPV order as lc0 reports
+    them. Exact when both stopped at the same node count (lc0's watchdog
+    may stop a batch earlier or later), close otherwise."""
+    board = chess.Board()
+    board.push_uci("e2e4")
+    theirs = lc0_final_info(maia_path, board, 200, 2)
+    maia_engine.new_game()
+    maia_engine.set_option("MultiPV", 2)
+    try:
+        ours = maia_engine.search(board, nodes=200).lines
+    finally:
+        maia_engine.set_option("MultiPV", 1)
+    assert [line.move for line in ours] == [info["pv"][0] for info in theirs]
+    same_tree = ours[0].nodes == theirs[0]["nodes"]
+    for line, info in zip(ours, theirs):
+        cp = info["score"].relative.score()
+        wdl = tuple(info["wdl"].relative)
+        if same_tree:
+            assert (line.score_cp, line.wdl, line.pv) == (cp, wdl, info["pv"])
+            assert (line.depth, line.seldepth) == (info["depth"], info["seldepth"])
+        else:
+            assert abs(line.score_cp - cp) <= 10
+            assert max(abs(a - b) for a, b in zip(line.wdl, wdl)) <= 10
+            assert line.pv[:3] == info["pv"][:3]
