@@ -7,10 +7,16 @@ with the `cpu` backend (relative error = ||gpu - cpu|| / ||cpu||: fp32 1e-4,
 fp16 1e-2). They skip, saying why, where no GPU toolchain or GPU is present.
 The CPU tests check the contract between native.py's tensor names and the
 attention body (native/src/attention.h) and the policy slot rule that
-native/src/attention.cpp generates.
+native/src/attention.cpp generates; with HIP-CPU at hand (LC0ROCM_HIPCPU)
+one also runs the warp-level kernels on the CPU with 64-wide warps.
 """
 from __future__ import annotations
 
+import os
+import pathlib
+import re
+import shutil
+import subprocess
 import threading
 
 import numpy as np
@@ -77,6 +83,52 @@ def test_native_tensor_names_cover_attention_body(make_test_net, preset):
     if preset == "tiny-attn":  # this preset carries a policy encoder layer
         assert "policy_head.pol_encoder.0.mha.q_w" in tensors
         assert tensors["meta.pol_headcount"][0] > 0
+
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def hip_cpu_dialect(source: str) -> str:
+    """A kernel file rewritten for HIP-CPU: triple-chevron launches through
+    hipLaunchKernelGGL, `extern __shared__` arrays through HIP_DYNAMIC_SHARED."""
+    source = source.replace("extern __shared__ float shared[];", "HIP_DYNAMIC_SHARED(float, shared)")
+
+    def launch(m):
+        config = [part.strip() for part in re.split(r",(?![^()]*\))", m.group(2))]
+        grid, block, shared, stream = config + ["0"] * (4 - len(config))
+        return (f"hipLaunchKernelGGL(({m.group(1)}), dim3({grid}), dim3({block}), {shared}, "
+                f"{stream}, {m.group(3)});")
+
+    return re.sub(r"([A-Za-z_0-9]+<T(?:, [A-Za-z]+)*>)\s*<<<(.*?)>>>\s*\((.*?)\);", launch, source,
+                  flags=re.S)
+
+
+def test_kernels_under_hip_cpu(tmp_path):
+    """Layer norm, softmax, fused attention and head split/merge against C++
+    references on the CPU, where HIP-CPU's warps are 64 wide."""
+    hip_cpu = os.environ.get("LC0ROCM_HIPCPU")
+    if not hip_cpu or not (pathlib.Path(hip_cpu) / "include" / "hip" / "hip_runtime.h").is_file():
+        pytest.skip("set LC0ROCM_HIPCPU to a checkout of github.com/ROCm/HIP-CPU to run the kernels on the CPU")
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not found")
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "native" / "src", src)
+    shutil.copytree(ROOT / "native" / "include", tmp_path / "include")
+    for kernel in (src / "kernels").glob("attn_*.hip"):
+        kernel.write_text(hip_cpu_dialect(kernel.read_text()))
+    compat = src / "gpu_compat.h"  # HIP-CPU's device properties have no gcnArchName
+    compat.write_text(compat.read_text().replace("prop.gcnArchName", '"gfx000"'))
+    exe = tmp_path / "check"
+    build = subprocess.run(
+        ["g++", "-std=c++17", "-O1", "-D__HIP_PLATFORM_AMD__", "-DLC0ROCM_KERNELS_ONLY",
+         f"-I{pathlib.Path(hip_cpu) / 'include'}", f"-I{src}", "-o", str(exe),
+         str(ROOT / "tests" / "native_attention_hipcpu.cpp"), "-ltbb", "-lpthread"],
+        capture_output=True, text=True, timeout=600)
+    if build.returncode != 0 and "-ltbb" in build.stderr:
+        pytest.skip("TBB not found (HIP-CPU needs it: apt-get install libtbb-dev)")
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 # ---------------------------------------------------------------- GPU tests

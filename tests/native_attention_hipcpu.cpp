@@ -1,0 +1,111 @@
+// CPU check of the attention kernels' warp-level code under HIP-CPU, whose
+// warps are 64 wide (AMD CDNA's width; the GPU runs check 32). Built and run
+// by tests/test_native_attention.py::test_kernels_under_hip_cpu, which first
+// rewrites the kernel sources into HIP-CPU's dialect (launches through
+// hipLaunchKernelGGL, dynamic shared memory through HIP_DYNAMIC_SHARED).
+// Each kernel is compared with a plain C++ reference; exit status 0 = all OK.
+#include <cmath>
+// HIP-CPU has no rsqrtf.
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+#include "kernels/attn_layer_norm.hip"
+#include "kernels/attn_softmax64.hip"
+#include "kernels/attn_fused_attention.hip"
+#include "kernels/attn_split_heads.hip"
+#include "kernels/attn_merge_heads.hip"
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+using namespace lc0rocm;
+using namespace lc0rocm::attn;
+static std::mt19937 rng(1);
+std::vector<float> rnd(size_t n, float s = 1.f) { std::normal_distribution<float> d(0, s); std::vector<float> v(n); for (auto& x : v) x = d(rng); return v; }
+double maxdiff(const std::vector<float>& a, const std::vector<float>& b) { double m = 0; for (size_t i = 0; i < a.size(); ++i) m = std::max(m, (double)std::fabs(a[i] - b[i])); return m; }
+float swish(float x) { return x / (1 + std::exp(-x)); }
+int fails = 0;
+void report(const char* what, double d, double tol) { printf("%-40s maxdiff %.3g %s\n", what, d, d <= tol ? "OK" : "FAIL"); if (!(d <= tol)) ++fails; }
+
+void test_ln(int rows, int cols) {
+  auto in = rnd(rows * cols), skip = rnd(rows * cols), bias = rnd(cols), g = rnd(cols), b = rnd(cols);
+  std::vector<float> out(rows * cols, NAN), ref(rows * cols);
+  float alpha = 0.7f, eps = 1e-3f;
+  for (int r = 0; r < rows; ++r) {
+    std::vector<float> v(cols); double mean = 0;
+    for (int c = 0; c < cols; ++c) { v[c] = swish(in[r*cols+c] + bias[c]) * alpha + skip[r*cols+c]; mean += v[c]; }
+    mean /= cols; double var = 0; for (int c = 0; c < cols; ++c) var += (v[c]-mean)*(v[c]-mean); var /= cols;
+    for (int c = 0; c < cols; ++c) ref[r*cols+c] = (v[c]-mean)/std::sqrt(var+eps)*g[c]+b[c];
+  }
+  layer_norm<float>(out.data(), in.data(), bias.data(), skip.data(), g.data(), b.data(), rows, cols, alpha, eps, Activation::Swish, 64, nullptr);
+  hipDeviceSynchronize();
+  char name[64]; snprintf(name, 64, "layer_norm rows %d cols %d", rows, cols);
+  report(name, maxdiff(out, ref), 1e-4);
+}
+
+void test_softmax(int rows) {
+  auto in = rnd(rows * 64, 3), add = rnd(rows * 64);
+  std::vector<float> out(rows * 64, NAN), ref(rows * 64);
+  for (int r = 0; r < rows; ++r) { float m = -1e30; for (int c = 0; c < 64; ++c) m = std::max(m, in[r*64+c]+add[r*64+c]);
+    double s = 0; for (int c = 0; c < 64; ++c) s += std::exp(in[r*64+c]+add[r*64+c]-m);
+    for (int c = 0; c < 64; ++c) ref[r*64+c] = std::exp(in[r*64+c]+add[r*64+c]-m)/s; }
+  softmax64<float>(out.data(), in.data(), add.data(), rows, 64, nullptr);
+  hipDeviceSynchronize();
+  report("softmax64", maxdiff(out, ref), 1e-6);
+}
+
+void attention_ref(std::vector<float>& out, const std::vector<float>& qkv, const std::vector<float>& bias, const float* gen, int batch, int heads, int depth) {
+  int dm = heads * depth, w = 3 * dm;
+  for (int n = 0; n < batch; ++n) for (int h = 0; h < heads; ++h) for (int q = 0; q < 64; ++q) {
+    std::vector<double> s(64); double m = -1e30;
+    for (int k = 0; k < 64; ++k) { double a = 0; for (int d = 0; d < depth; ++d) a += (qkv[(n*64+q)*w + h*depth+d] + bias[h*depth+d]) * (qkv[(n*64+k)*w + dm + h*depth+d] + bias[dm+h*depth+d]);
+      a /= std::sqrt((double)depth); if (gen) a += gen[((n*heads+h)*64+q)*64+k]; s[k] = a; m = std::max(m, a); }
+    double sum = 0; for (int k = 0; k < 64; ++k) { s[k] = std::exp(s[k]-m); sum += s[k]; }
+    for (int d = 0; d < depth; ++d) { double o = 0; for (int k = 0; k < 64; ++k) o += s[k]/sum * (qkv[(n*64+k)*w + 2*dm + h*depth+d] + bias[2*dm+h*depth+d]); out[(n*64+q)*dm + h*depth+d] = o; }
+  }
+}
+
+void test_attention(int batch, int heads, int depth, bool smol) {
+  int dm = heads * depth;
+  auto qkv = rnd(batch * 64 * 3 * dm), bias = rnd(3 * dm), gen = rnd(batch * heads * 4096);
+  std::vector<float> out(batch * 64 * dm, NAN), ref(batch * 64 * dm);
+  attention_ref(ref, qkv, bias, smol ? gen.data() : nullptr, batch, heads, depth);
+  fused_attention<float>(out.data(), qkv.data(), bias.data(), smol ? gen.data() : nullptr, batch, heads, depth, 64, nullptr);
+  hipDeviceSynchronize();
+  char name[64]; snprintf(name, 64, "fused_attention b%d h%d d%d smol%d", batch, heads, depth, smol);
+  report(name, maxdiff(out, ref), 1e-4);
+  // split + merge round trip (merge of v-part gives v + bias)
+  std::vector<float> q(batch*64*dm), k(batch*64*dm), v(batch*64*dm), merged(batch*64*dm, NAN), vref(batch*64*dm);
+  split_heads<float>(q.data(), k.data(), v.data(), qkv.data(), bias.data(), batch, heads, depth, nullptr);
+  merge_heads<float>(merged.data(), v.data(), batch, heads, depth, nullptr);
+  hipDeviceSynchronize();
+  for (int r = 0; r < batch*64; ++r) for (int c = 0; c < dm; ++c) vref[r*dm+c] = qkv[r*3*dm + 2*dm + c] + bias[2*dm + c];
+  report("split_heads + merge_heads (v)", maxdiff(merged, vref), 0);
+}
+
+void test_ln_half(int rows, int cols) {
+  auto in = rnd(rows * cols), skip = rnd(rows * cols), bias = rnd(cols), g = rnd(cols), b = rnd(cols);
+  std::vector<__half> hin(rows * cols), hskip(rows * cols), hout(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) { hin[i] = __float2half(in[i]); skip[i] = __half2float(hskip[i] = __float2half(skip[i])); in[i] = __half2float(hin[i]); }
+  std::vector<float> out(rows * cols), ref(rows * cols);
+  float alpha = 0.7f, eps = 1e-3f;
+  for (int r = 0; r < rows; ++r) {
+    std::vector<float> v(cols); double mean = 0;
+    for (int c = 0; c < cols; ++c) { v[c] = swish(in[r*cols+c] + bias[c]) * alpha + skip[r*cols+c]; mean += v[c]; }
+    mean /= cols; double var = 0; for (int c = 0; c < cols; ++c) var += (v[c]-mean)*(v[c]-mean); var /= cols;
+    for (int c = 0; c < cols; ++c) ref[r*cols+c] = (v[c]-mean)/std::sqrt(var+eps)*g[c]+b[c];
+  }
+  layer_norm<__half>(hout.data(), hin.data(), bias.data(), hskip.data(), g.data(), b.data(), rows, cols, alpha, eps, Activation::Swish, 64, nullptr);
+  hipDeviceSynchronize();
+  for (int i = 0; i < rows * cols; ++i) out[i] = __half2float(hout[i]);
+  char name[64]; snprintf(name, 64, "layer_norm half rows %d cols %d", rows, cols);
+  report(name, maxdiff(out, ref), 2e-2);
+}
+
+int main() {
+  test_ln_half(9, 768); test_ln_half(9, 100); test_ln_half(3, 3000); test_ln_half(3, 2052);
+  test_ln(4, 99); test_ln(2, 3001);
+  test_ln(37, 96); test_ln(3, 768); test_ln(5, 3000); test_ln(2, 6144);
+  test_softmax(50);
+  test_attention(2, 2, 16, true); test_attention(2, 3, 32, true); test_attention(1, 2, 48, false); test_attention(1, 1, 7, true);
+  printf("%s\n", fails ? "FAILURES" : "all OK");
+  return fails != 0;
+}
