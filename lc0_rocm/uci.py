@@ -401,6 +401,8 @@ class UciEngine:
         self._net_key = None
         self._dirty_engine_options: set[str] = set()
         self.tablebase = None
+        self._retired_tablebases: list = []
+        self._engine_tablebase = None   # the tables the engine holds now
         self.tm = self._new_time_manager()
         self.debug = False
         self._job: _Job | None = None
@@ -569,7 +571,8 @@ class UciEngine:
             self.log.open(value)
         elif canonical == "SyzygyPath":
             if self.tablebase is not None:
-                self.tablebase.close()
+                # a running search may still probe it: close it once it is handed back
+                self._retired_tablebases.append(self.tablebase)
                 self.tablebase = None
             try:
                 self.tablebase = uci_syzygy.open_tablebases(value)
@@ -655,13 +658,17 @@ class UciEngine:
 
     def _sync_tablebase(self) -> None:
         """Hand the SyzygyPath tables to the search for probing inside the
-        tree, when the engine can do that (root probing is done here)."""
-        if getattr(self, "_engine_tablebase", None) is self.tablebase:
-            return
-        setter = getattr(self.engine, "set_tablebase", None)
-        if setter is not None:
-            setter(self.tablebase)
-        self._engine_tablebase = self.tablebase
+        tree, when the engine can do that (root probing is done here), and
+        close replaced tables the search no longer holds."""
+        if self._engine_tablebase is not self.tablebase:
+            setter = getattr(self.engine, "set_tablebase", None)
+            if setter is not None:
+                setter(self.tablebase)
+            self._engine_tablebase = self.tablebase
+        for old in self._retired_tablebases:
+            if old is not self._engine_tablebase:
+                old.close()
+        self._retired_tablebases = [tb for tb in self._retired_tablebases if tb is self._engine_tablebase]
 
     # ---------------------------------------------------------- searching
 

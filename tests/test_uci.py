@@ -377,6 +377,9 @@ class FakeTablebase:
     def probe_wdl(self, board):
         return self.table[board.board_fen()]
 
+    def close(self):
+        self.closed = True
+
 
 def test_syzygy_root_filter(session):
     engine, out, _ = session
@@ -682,4 +685,21 @@ def test_tablebase_is_handed_to_the_search_once(maia_path):
     bestmove(out)
     engine.handle("isready")
     assert fake.tablebase_calls == [tb]
+    engine.shutdown(wait_for_finite=False)
+
+
+def test_replaced_tablebase_is_closed_after_the_search_lets_go(maia_path, tmp_path):
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=TablebaseEngine, network_loader=FakeLoader())
+    engine.handle(f"setoption name WeightsFile value {maia_path}")
+    old = engine.tablebase = FakeTablebase({})
+    engine.handle("go infinite")
+    time.sleep(0.05)
+    engine.handle("setoption name SyzygyPath value ")      # while the search holds `old`
+    assert not hasattr(old, "closed")
+    engine.handle("stop")
+    bestmove(out)
+    engine.handle("isready")                               # the engine gets None, then `old` closes
+    out.wait_for("readyok")
+    assert TablebaseEngine.instances[-1].tablebase_calls[-1] is None and old.closed
     engine.shutdown(wait_for_finite=False)
