@@ -703,3 +703,36 @@ def test_replaced_tablebase_is_closed_after_the_search_lets_go(maia_path, tmp_pa
     out.wait_for("readyok")
     assert TablebaseEngine.instances[-1].tablebase_calls[-1] is None and old.closed
     engine.shutdown(wait_for_finite=False)
+
+
+def test_quit_during_search_sends_no_bestmove(session):
+    engine, out, _ = session
+    engine.handle("go infinite")
+    time.sleep(0.05)
+    assert engine.handle("quit") is False
+    time.sleep(0.1)
+    assert not any(l.startswith("bestmove") for l in out.lines)
+
+
+def test_eof_while_pondering_still_answers(session):
+    engine, out, _ = session
+    engine.handle("position startpos moves e2e4")
+    engine.handle("go ponder wtime 1000 btime 1000")
+    time.sleep(0.05)
+    engine.shutdown(wait_for_finite=True)          # what main() does at end of input
+    assert out.lines[-1].startswith("bestmove ")
+
+
+def test_debug_reports_the_search_call(session):
+    engine, out, _ = session
+    engine.handle("debug on")
+    engine.handle("setoption name Threads value 4")
+    engine.handle("go nodes 2 searchmoves e2e4")
+    bestmove(out)
+    line = next(l for l in out.lines if l.startswith("info string debug"))
+    assert "'nodes': 2" in line and "'searchmoves': ['e2e4']" in line and "'Threads': 4" in line
+    engine.handle("debug off")
+    n = len(out.lines)
+    engine.handle("go nodes 2")
+    bestmove(out, start=n)
+    assert not any(l.startswith("info string debug") for l in out.lines[n:])
