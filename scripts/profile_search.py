@@ -102,6 +102,7 @@ def main(argv=None) -> int:
     stats = pstats.Stats(profiler).stats
     totals = {name: 0.0 for name, _ in GROUPS}
     totals["other"] = 0.0
+    others = []
     for (filename, _, func), (_, _, tottime, _, _) in stats.items():
         for name, match in GROUPS:
             if match(filename, func):
@@ -109,10 +110,12 @@ def main(argv=None) -> int:
                 break
         else:
             totals["other"] += tottime
+            others.append((tottime, f"{pathlib.Path(filename).name}:{func}"))
     everything = sum(totals.values())
     print(f"profiled (self time by group, {everything:.2f} s total):")
     for name, t in sorted(totals.items(), key=lambda kv: -kv[1]):
         print(f"  {100 * t / everything:5.1f}%  {t:6.2f} s  {name}")
+    print("largest in `other`: " + ", ".join(f"{name} {t:.2f} s" for t, name in sorted(others)[::-1][:6]))
     return 0
 
 

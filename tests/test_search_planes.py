@@ -54,7 +54,7 @@ def test_leaf_planes_equal_encoder(input_format):
         masks, rule50 = leaf_planes.planes_classical(walker, input_format)
         ref_masks, ref_values, transform = encoder.encode_packed(board, input_format)
         assert transform == 0
-        assert np.array_equal(np.array(masks, dtype=np.uint64), ref_masks), board.fen()
+        assert np.array_equal(masks, ref_masks), board.fen()
         assert ref_values[109] == rule50 and np.all(np.delete(ref_values, 109) == 1)
         checked += 1
         repeated += int(ref_masks[12] != 0)

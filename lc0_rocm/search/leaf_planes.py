@@ -16,10 +16,6 @@ _HISTORY = 8
 _STARTPOS_KEY = None   # set below
 
 
-def _flip(bb: int) -> int:
-    return int.from_bytes(bb.to_bytes(8, "little"), "big")
-
-
 def _pieces(key: tuple) -> tuple[list[int], list[int]]:
     """(white P N B R Q K, black P N B R Q K) from a positions.board_key."""
     pawns, knights, bishops, rooks, queens, kings, white, black = key[:8]
@@ -37,45 +33,43 @@ def _undo_double_push(white: list[int], black: list[int], turn: chess.Color, ep_
     return white, black
 
 
-def planes_classical(walker, input_format: int = 1) -> tuple[list[int], int]:
-    """(112 masks as Python ints, rule-50 value) for the walker's position."""
+def planes_classical(walker, input_format: int = 1) -> tuple[np.ndarray, int]:
+    """(112 masks (uint64), rule-50 value) for the walker's position."""
     keys, reps = walker.keys, walker.repetitions
     cur = len(keys) - 1
     turn = keys[cur][8]
-    masks = [0] * 112
+    black = turn == chess.BLACK
+    rows: list[int] = []
     index = cur
-    for slot in range(_HISTORY):
+    for _ in range(_HISTORY):
         if index >= 0:
-            white, black = _pieces(keys[index])
+            white_bb, black_bb = _pieces(keys[index])
             repeated = reps[index] >= 1
         else:                     # before the game's first position
             if walker.root_is_startpos:
                 break
-            white, black = _pieces(keys[0])
+            white_bb, black_bb = _pieces(keys[0])
             if walker.root_ep is not None:
-                white, black = _undo_double_push(white, black, keys[0][8], walker.root_ep)
+                white_bb, black_bb = _undo_double_push(white_bb, black_bb, keys[0][8], walker.root_ep)
             repeated = False
-        ours, theirs = (white, black) if turn == chess.WHITE else (black, white)
-        base = slot * 13
-        if turn == chess.WHITE:
-            masks[base:base + 6] = ours
-            masks[base + 6:base + 12] = theirs
-        else:
-            masks[base:base + 6] = [_flip(bb) for bb in ours]
-            masks[base + 6:base + 12] = [_flip(bb) for bb in theirs]
-        if repeated:
-            masks[base + 12] = ALL_ONES
+        rows += (black_bb + white_bb) if black else (white_bb + black_bb)
+        rows.append(ALL_ONES if repeated else 0)
         index -= 1
+    masks = np.zeros(112, dtype=np.uint64)
+    if rows:
+        history = np.array(rows, dtype=np.uint64)
+        # Side-to-move frame: black's boards are mirrored rank-wise, which for
+        # a little-endian bitboard is a byte swap.
+        masks[:len(rows)] = history.byteswap() if black else history
     board = walker.board
     us, them = turn, not turn
-    masks[104] = ALL_ONES if board.has_queenside_castling_rights(us) else 0
-    masks[105] = ALL_ONES if board.has_kingside_castling_rights(us) else 0
-    masks[106] = ALL_ONES if board.has_queenside_castling_rights(them) else 0
-    masks[107] = ALL_ONES if board.has_kingside_castling_rights(them) else 0
-    if turn == chess.BLACK:
-        masks[108] = ALL_ONES
-    masks[109] = ALL_ONES
-    masks[111] = ALL_ONES
+    aux = (
+        ALL_ONES if board.has_queenside_castling_rights(us) else 0,
+        ALL_ONES if board.has_kingside_castling_rights(us) else 0,
+        ALL_ONES if board.has_queenside_castling_rights(them) else 0,
+        ALL_ONES if board.has_kingside_castling_rights(them) else 0,
+        ALL_ONES if black else 0, ALL_ONES, 0, ALL_ONES)
+    masks[104:] = aux
     return masks, walker.rule50[cur]
 
 
