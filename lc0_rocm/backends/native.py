@@ -570,12 +570,12 @@ class NativeBackend(Backend):
         arr = ffi.new("lc0rocm_tensor[]", len(tensors))
         for i, (key, value) in enumerate(tensors.items()):
             value = np.ascontiguousarray(value)
+            if value.dtype not in (np.float32, np.int32):
+                raise NativeError(f"tensor {key}: dtype {value.dtype} is neither float32 nor int32")
             cname = ffi.new("char[]", key.encode())
             keep += [value, cname]
             arr[i].name, arr[i].data, arr[i].count = cname, ffi.from_buffer(value), value.size
             arr[i].dtype = 1 if value.dtype == np.int32 else 0
-            if value.dtype not in (np.float32, np.int32):
-                raise NativeError(f"tensor {key}: dtype {value.dtype} is neither float32 nor int32")
         handle = ffi.new("lc0rocm_net**")
         check(ffi, lib, lib.lc0rocm_create(cfg, arr, len(tensors), handle), f"{name}: create")
         self._net = handle[0]
