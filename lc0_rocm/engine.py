@@ -273,7 +273,8 @@ class Engine:
             shown = wdl_rescale(wl, d)[:2] if self.params.ScoreType == "WDL_mu" else (wl, d)
             lines.append(SearchInfo(
                 depth=depth, seldepth=search.max_depth, time_ms=elapsed_ms,
-                nodes=search.total_nodes, nps=nps, multipv=k, move=tree.e_move[j],
+                nodes=(tree.n[c] if c >= 0 else 0) if self.params.PerPvCounters else search.total_nodes,
+                nps=nps, multipv=k, move=tree.e_move[j],
                 pv=search.principal_variation(j), q=q, wdl=wdl_permille(*shown),
                 moves_left=moves_left, tbhits=search.tb_hits, score_cp=cp, mate=mate))
         return lines

@@ -66,12 +66,41 @@ class ZeroNet:
                 np.tile(np.array([0.4, 0.2, 0.4], np.float32), (n, 1)), np.zeros(n, np.float32))
 
 
+def self_times(run, sampler: bool) -> dict:
+    """{(file, function): self seconds} for one call of run()."""
+    if not sampler:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        run()
+        profiler.disable()
+        return {(f, func): st[2] for (f, _, func), st in pstats.Stats(profiler).stats.items()}
+    from pyinstrument import Profiler
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    run()
+    session = profiler.stop()
+    totals: dict = {}
+    stack = [session.root_frame()]
+    while stack:
+        frame = stack.pop()
+        if frame is None:
+            continue
+        owner = frame.parent if frame.is_synthetic and frame.parent is not None else frame
+        key = (owner.file_path or "", owner.function or "")
+        own = frame.time - sum(child.time for child in frame.children)
+        totals[key] = totals.get(key, 0.0) + max(own, 0.0)
+        stack.extend(frame.children)
+    return totals
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--net", default=str(ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"))
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--nodes", type=int, default=800)
     ap.add_argument("--fake", action="store_true", help="random network outputs (search overhead only)")
+    ap.add_argument("--sampler", action="store_true",
+                    help="sample with pyinstrument (less distortion than cProfile's per-call cost)")
     args = ap.parse_args(argv)
 
     from lc0_rocm.engine import Engine
@@ -95,15 +124,10 @@ def main(argv=None) -> int:
     print(f"unprofiled: {nodes} nodes in {wall:.2f} s = {nodes / wall:.0f} nps "
           f"({1000 * wall / nodes:.3f} ms/node)")
 
-    profiler = cProfile.Profile()
-    profiler.enable()
-    run()
-    profiler.disable()
-    stats = pstats.Stats(profiler).stats
     totals = {name: 0.0 for name, _ in GROUPS}
     totals["other"] = 0.0
     others = []
-    for (filename, _, func), (_, _, tottime, _, _) in stats.items():
+    for (filename, func), tottime in self_times(run, args.sampler).items():
         for name, match in GROUPS:
             if match(filename, func):
                 totals[name] += tottime
@@ -112,7 +136,8 @@ def main(argv=None) -> int:
             totals["other"] += tottime
             others.append((tottime, f"{pathlib.Path(filename).name}:{func}"))
     everything = sum(totals.values())
-    print(f"profiled (self time by group, {everything:.2f} s total):")
+    how = "pyinstrument samples" if args.sampler else "cProfile"
+    print(f"profiled ({how}, self time by group, {everything:.2f} s total):")
     for name, t in sorted(totals.items(), key=lambda kv: -kv[1]):
         print(f"  {100 * t / everything:5.1f}%  {t:6.2f} s  {name}")
     print("largest in `other`: " + ", ".join(f"{name} {t:.2f} s" for t, name in sorted(others)[::-1][:6]))

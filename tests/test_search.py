@@ -282,6 +282,20 @@ def test_dirichlet_noise_changes_root_priors_only():
     assert abs(sum(s.p for s in noisy.stats.values()) - 1) < 0.01
 
 
+def test_nodes_as_playouts_kld_and_nps_limit():
+    eng = engine(NodesAsPlayouts=True, MaxPrefetch=0)
+    board = chess.Board()
+    first = eng.search(board, nodes=100)
+    again = eng.search(board, nodes=100)          # same position: the tree is reused
+    assert again.nodes >= first.nodes + 100
+    kld = engine(SmartPruningFactor=1.33, MinimumKLDGainPerNode=0.5, KLDGainAverageInterval=50)
+    assert kld.search(chess.Board(), nodes=2000).nodes < 300
+    import time
+    start = time.monotonic()
+    engine(NpsLimit=400).search(chess.Board(), nodes=200)
+    assert time.monotonic() - start > 0.3
+
+
 def test_info_callback_sees_final_lines():
     seen = []
     engine(MultiPV=2).search(chess.Board(), nodes=100, on_info=seen.append)

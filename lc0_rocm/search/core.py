@@ -102,6 +102,8 @@ class Search:
         self.remaining_playouts = 4_000_000_000
         self.remaining_time_ms = math.inf
         self.first_eval_time_ms = None
+        self._kld_prev_visits: list[int] = []
+        self._kld_prev_nodes = 0.0
         self.current_best = -1                      # root edge id, or -1
         self._update_current_best()
         # Per-pick state.
@@ -162,7 +164,10 @@ class Search:
             self.total_batches += 1
         if self.nps_start_time is None and self.total_playouts > 0:
             self.nps_start_time = time.monotonic()
-        return self.should_stop()
+        stop = self.should_stop()
+        if not stop:
+            self.throttle()
+        return stop
 
     def _stops_midway(self) -> bool:
         """The watchdog's view: the stopper chain on the state after the
@@ -215,9 +220,12 @@ class Search:
         limits = self.limits
         smart = p.SmartPruningFactor > 0 and not limits.infinite
         node_limit = limits.nodes if limits.nodes is not None else 4_000_000_000
+        counted = self.total_nodes
+        if limits.nodes is not None and p.NodesAsPlayouts:
+            counted = self.total_playouts            # lc0's PlayoutsStopper
         if smart:
-            self._hint_playouts(node_limit - self.total_nodes)
-        if self.total_nodes >= node_limit:
+            self._hint_playouts(node_limit - counted)
+        if counted >= node_limit:
             return True
         now = self.elapsed_ms()
         for budget in (limits.movetime, limits.time_budget):
@@ -229,9 +237,45 @@ class Search:
             return True
         if limits.mate is not None and self._mate_depth() <= limits.mate:
             return True
+        if limits.infinite:
+            return False
+        if p.MinimumKLDGainPerNode > 0 and self._kld_gain_too_small():
+            return True
         if not smart:
             return False
         return self._smart_pruning_fires(now)
+
+    def _kld_gain_too_small(self) -> bool:
+        """lc0's KldGainStopper: every KLDGainAverageInterval nodes, stop when
+        the root visit distribution moved less than MinimumKLDGainPerNode
+        (Kullback-Leibler divergence per node)."""
+        child_nodes = self.total_nodes - 1.0
+        if child_nodes < self._kld_prev_nodes + self.params.KLDGainAverageInterval:
+            return False
+        visits = self._root_edge_stats()[0]
+        if self._kld_prev_visits:
+            gain = 0.0
+            for old, new in zip(self._kld_prev_visits, visits):
+                if old:
+                    o_p = old / self._kld_prev_nodes
+                    n_p = new / child_nodes
+                    gain += o_p * math.log(o_p / n_p)
+            if gain / (child_nodes - self._kld_prev_nodes) < self.params.MinimumKLDGainPerNode:
+                return True
+        self._kld_prev_visits = visits
+        self._kld_prev_nodes = child_nodes
+        return False
+
+    def throttle(self) -> None:
+        """lc0's NpsLimit: wait while the search runs faster than allowed."""
+        limit = self.params.NpsLimit
+        if limit <= 0 or self.nps_start_time is None:
+            return
+        while not self._stop_requested():
+            since = time.monotonic() - self.nps_start_time
+            if since <= 0 or self.total_playouts / since <= limit:
+                return
+            time.sleep(0.001)
 
     def _mate_depth(self) -> float:
         """Moves to the shortest proven mate among the root's edges."""
