@@ -440,3 +440,22 @@ def test_cpu_backend_uses_attention_model(net_dir):
     planes = encoder.encode_batch(boards)
     for got, want in zip(backend.forward_packed(masks, values), backend.forward(planes)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_attention_policy_function_equals_model_head(net_dir):
+    """attention_policy() on an attention body's flow gives the model's policy;
+    its cache of built heads stays bounded and keys on the activation choice."""
+    path = write_net(net_dir / "tiny-attn-policy-fn.pb", "tiny-attn", seed=13)
+    weights = load_weights(path)
+    model = cpu_attention.AttentionModel(weights)
+    planes = encoder.encode_batch(POSITIONS[:6])
+    flow = model.body(planes)
+    head = weights.policy_head()
+    want = model.forward(planes)[0]
+    got = cpu_attention.attention_policy(flow, head, weights.format, conv_body=False)
+    np.testing.assert_array_equal(got, want)
+    as_conv = cpu_attention.attention_policy(flow, head, weights.format, conv_body=True)
+    assert np.abs(as_conv - want).max() > 1e-3   # SELU embedding and FFN instead
+    for _ in range(3 * cpu_attention._POLICY_CACHE_SIZE):
+        cpu_attention.attention_policy(flow[:1], weights.policy_head(), weights.format, conv_body=False)
+    assert len(cpu_attention._POLICY_CACHE) <= cpu_attention._POLICY_CACHE_SIZE

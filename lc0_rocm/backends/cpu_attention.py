@@ -257,7 +257,10 @@ class AttentionPolicy:
         return np.ascontiguousarray(full[:, tables.ATTN_POLICY_GATHER])
 
 
-_POLICY_CACHE: dict = {}   # id(head) -> (head, key, AttentionPolicy); holding head keeps the id unique
+# id(head) -> (head, key, AttentionPolicy): holding `head` keeps its id unique;
+# a few entries (one per loaded net) are enough, the oldest is dropped.
+_POLICY_CACHE: dict = {}
+_POLICY_CACHE_SIZE = 8
 
 
 def attention_policy(flow: np.ndarray, head: Node, fmt, conv_body: bool, smolgen_w=None) -> np.ndarray:
@@ -270,6 +273,9 @@ def attention_policy(flow: np.ndarray, head: Node, fmt, conv_body: bool, smolgen
     cached = _POLICY_CACHE.get(id(head))
     if cached is None or cached[1] != key:
         cached = (head, key, AttentionPolicy(head, fmt, conv_body, flow.shape[2], smolgen_w))
+        _POLICY_CACHE.pop(id(head), None)
+        while len(_POLICY_CACHE) >= _POLICY_CACHE_SIZE:
+            del _POLICY_CACHE[next(iter(_POLICY_CACHE))]
         _POLICY_CACHE[id(head)] = cached
     return cached[2](flow)
 
