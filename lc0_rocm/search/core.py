@@ -102,6 +102,7 @@ class Search:
         self.remaining_playouts = 4_000_000_000
         self.remaining_time_ms = math.inf
         self.first_eval_time_ms = None
+        self.last_batch_ms = 0.0
         self._kld_prev_visits: list[int] = []
         self._kld_prev_nodes = 0.0
         self.current_best = -1                      # root edge id, or -1
@@ -141,7 +142,10 @@ class Search:
             return True
         if 0 < len(self.nn_requests) < self.params.MaxPrefetch and not self._stop_requested():
             self._prefetch(0, self.params.MaxPrefetch - len(self.nn_requests), False, True)
+        started = time.monotonic()
         results = self.evaluator.run(self.nn_requests) if self.nn_requests else []
+        if results:
+            self.last_batch_ms = (time.monotonic() - started) * 1000.0
         self.nn_evals += len(results)
         priors = self._priors_batch([r[0] for r in results])
         work_done = ooo > 0
@@ -160,6 +164,8 @@ class Search:
         for visit in self.batch:
             if visit.collision:
                 self._cancel_in_flight(visit.node, visit.multivisit)
+        self.batch = []
+        self.nn_requests = []
         if work_done:
             self.total_batches += 1
         if self.nps_start_time is None and self.total_playouts > 0:
@@ -169,10 +175,14 @@ class Search:
             self.throttle()
         return stop
 
+    def pending_nn(self) -> bool:
+        """A gathered batch is waiting for the network."""
+        return any(v.nn_slot >= 0 for v in self.batch)
+
     def _stops_midway(self) -> bool:
         """The watchdog's view: the stopper chain on the state after the
         gather, with its own hints (the worker's stay as they were)."""
-        if not any(v.nn_slot >= 0 for v in self.batch):
+        if not self.pending_nn():
             return False
         saved = self.remaining_playouts, self.remaining_time_ms
         stop = self.should_stop()
@@ -228,10 +238,15 @@ class Search:
         if counted >= node_limit:
             return True
         now = self.elapsed_ms()
-        for budget in (limits.movetime, limits.time_budget):
+        for budget, hard in ((limits.movetime, True), (limits.time_budget, False)):
             if budget is not None and not limits.infinite:
                 self.remaining_time_ms = min(self.remaining_time_ms, budget * 1000.0 - now)
                 if now >= budget * 1000.0:
+                    return True
+                # lc0 answers from its watchdog while a batch computes; we
+                # cannot, so a hard limit also stops before a batch that
+                # would overrun it (judged by the last batch's duration).
+                if hard and self.pending_nn() and now + self.last_batch_ms >= budget * 1000.0:
                     return True
         if limits.depth is not None and self.cum_depth // max(self.total_playouts, 1) >= limits.depth:
             return True
