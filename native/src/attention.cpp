@@ -2,9 +2,11 @@
 // policy / value / moves-left heads (see attention.h for tensors and numerics).
 //
 // Every dense layer is one GEMM over all n*64 squares (tensor cores in fp16,
-// float accumulation); Q.K^T and softmax.V run as strided batched GEMMs over
-// (position, head); bias, activation, residual, alpha and layer norm are
-// fused into single kernels (attention_kernels.h).
+// float accumulation); bias, activation, residual, alpha and layer norm are
+// fused into single kernels (attention_kernels.h). The attention itself
+// (bias, Q.K^T, smolgen add, softmax, .V) is one kernel per (position, head)
+// for heads of depth <= 48, else split heads + strided batched GEMMs over
+// (position, head) + softmax + merge heads.
 #include "attention.h"
 
 #include <algorithm>
@@ -106,7 +108,8 @@ Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int 
   // One GEMM computes q, k and v: stack their weights and biases.
   std::vector<float> w = concat({&ws.floats(p + "mha.q_w", qkv_count), &ws.floats(p + "mha.k_w", qkv_count),
                                  &ws.floats(p + "mha.v_w", qkv_count)});
-  std::vector<float> b = concat({&qb, &ws.floats(p + "mha.k_b", e.d_model), &ws.floats(p + "mha.v_b", e.d_model)});
+  std::vector<float> b = concat({&qb, &ws.floats(p + "mha.k_b", e.d_model),
+                                 &ws.floats(p + "mha.v_b", e.d_model)});
   e.qkv.in = embedding;
   e.qkv.out = 3 * e.d_model;
   e.qkv.w = upload_floats(w, dt);
@@ -217,7 +220,8 @@ EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers,
     unfused = unfused || !runs_fused(p, l);
     if (l.has_smolgen) {
       const Smolgen& g = l.smolgen;
-      sg1 = std::max<long long>(sg1, std::max<long long>(rows * g.hidden_channels, (long long)n * g.dense2.out));
+      sg1 = std::max<long long>(sg1, std::max<long long>(rows * g.hidden_channels,
+                                                         static_cast<long long>(n) * g.dense2.out));
       sg2 = std::max<long long>(sg2, (long long)n * g.dense1.out);
     }
   }
@@ -254,7 +258,8 @@ void run_attention_unfused(ForwardContext& ctx, const Encoder& L, int n, const E
   ctx.blas.gemm_strided_batched(ctx.dtype, false, true, 64, 64, L.depth, s.q, L.depth, head_stride,
                                 s.k, L.depth, head_stride, s.scores, 64, 4096, batch_heads,
                                 1.0f / std::sqrt(static_cast<float>(L.depth)));
-  attn::softmax64<T>(s.scores, s.scores, L.has_smolgen ? s.smolgen : nullptr, batch_heads * 64, ctx.device.warp_size, stream);
+  attn::softmax64<T>(s.scores, s.scores, L.has_smolgen ? s.smolgen : nullptr, batch_heads * 64,
+                     ctx.device.warp_size, stream);
   // softmax . V into q's buffer (q is no longer needed).
   ctx.blas.gemm_strided_batched(ctx.dtype, false, false, 64, L.depth, 64, s.scores, 64, 4096, s.v,
                                 L.depth, head_stride, s.q, L.depth, head_stride, batch_heads);
@@ -275,10 +280,12 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
     run_dense(ctx, g.compress, rows, x, s.sg_small);                 // [n][64*hc]
     run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
     attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
-                        f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act, ctx.device.warp_size, stream);
+                        f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act,
+                        ctx.device.warp_size, stream);
     run_dense(ctx, g.dense2, n, s.sg_small2, s.sg_small);            // [n][H*gen]
     attn::layer_norm<T>(s.sg_small, s.sg_small, f32(g.dense2.b), nullptr, f32(g.ln2.gammas),
-                        f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act, ctx.device.warp_size, stream);
+                        f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act,
+                        ctx.device.warp_size, stream);
     run_dense(ctx, *p.smolgen_global, batch_heads, s.sg_small, s.smolgen);  // [n*H][4096]
   }
 
@@ -347,7 +354,8 @@ class AttentionPolicy final : public PolicyHead {
     const long long count = static_cast<long long>(d_) * width;
     qk_.in = width;
     qk_.out = 2 * d_;
-    qk_.w = upload_floats(concat({&ws.floats(prefix + "ip2_pol_w", count), &ws.floats(prefix + "ip3_pol_w", count)}),
+    qk_.w = upload_floats(concat({&ws.floats(prefix + "ip2_pol_w", count),
+                                  &ws.floats(prefix + "ip3_pol_w", count)}),
                           dtype_);
     qk_.b = upload_floats(concat({&qb, &ws.floats(prefix + "ip3_pol_b", d_)}), DType::F32);
     promotion_ = ws.upload_f32(prefix + "ip4_pol_w", 4LL * d_);
@@ -458,8 +466,10 @@ class AttentionBody final : public Body {
     const Dense* global = ws.has("smolgen_w") ? &smolgen_global_ : nullptr;
     encoders_ = load_encoders(ws, dt, "encoder.", e, load_count(ws, "", "headcount"),
                               global ? global->in : 0);
-    const float alpha = encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
-    params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act, global,
+    const float alpha =
+        encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
+    params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
+                            global,
                             fused_attention_enabled()};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
@@ -479,8 +489,8 @@ class AttentionBody final : public Body {
     if (cfg.moves_left) {
       moves_left_.load(ws, dt, "ip_mov", "ip1_mov", "ip2_mov", e);
       if (moves_left_.dense2.out != 1)
-        fail(LC0ROCM_INVALID_ARGUMENT, "attention net: ip2_mov has " + std::to_string(moves_left_.dense2.out) +
-                                           " outputs, expected 1");
+        fail(LC0ROCM_INVALID_ARGUMENT, "attention net: ip2_mov has " +
+                                           std::to_string(moves_left_.dense2.out) + " outputs, expected 1");
     }
   }
 
