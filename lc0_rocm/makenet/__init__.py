@@ -64,7 +64,8 @@ def save_net(net: net_pb2.Net, path) -> pathlib.Path:
     """Write `net` gzipped (a .pb path is written plain)."""
     path = pathlib.Path(path)
     data = net.SerializeToString()
-    path.write_bytes(data if path.suffix == ".pb" else gzip.compress(data, 1)  # level 1: big random nets barely compress anyway)
+    # Level 1: random weights barely compress, and bt4 writes 10x faster.
+    path.write_bytes(data if path.suffix == ".pb" else gzip.compress(data, 1))
     return path
 
 
