@@ -17,7 +17,8 @@ from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
 from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SUGGESTED_MINIBATCH, OPTIONS,
                                     OptionSpec, SearchParams, option_name)
-from lc0_rocm.search.score import mate_score, score_cp, wdl_permille, wdl_rescale
+from lc0_rocm.search import contempt
+from lc0_rocm.search.score import mate_score, score_cp, wdl_permille
 from lc0_rocm.search.tree import TABLEBASE, Tree
 
 __all__ = ["Engine", "SearchInfo", "SearchResult", "MoveStats", "OptionSpec"]
@@ -261,21 +262,29 @@ class Engine:
             q = (tree.wl[c] + draw_score * tree.d[c]) if visited else -(tree.wl[0] - draw_score * tree.d[0])
             mate = None
             cp = None
+            # lc0 reports W, D, L (and WDL_mu's mu) after its WDLRescale:
+            # contempt as the analysing side sees it, and lossy fast math.
+            shown = (wl, d, 0.0)
+            if self.params.ScoreType == "WDL_mu" or (
+                    search.rescale_diff != 0.0 and search.contempt_mode != contempt.NONE):
+                sign = 1.0 if (search.contempt_mode == contempt.BLACK) == search.root_black else -1.0
+                diff = (0.0 if search.contempt_mode == contempt.NONE
+                        else search.rescale_diff * self.params.WDLEvalObjectivity)
+                shown = contempt.wdl_rescale(wl, d, search.rescale_ratio, diff, sign, True,
+                                             self.params.WDLMaxS)
             if visited and tree.terminal[c] and wl != 0.0:
                 mate = mate_score(wl, tree.m[c], tree.terminal[c] == TABLEBASE)
             else:
-                cp = score_cp(wl, d, q, self.params.ScoreType, True)
+                cp = score_cp(shown[0], shown[1], q, self.params.ScoreType, True, rescaled=shown)
             moves_left = None
             if has_mlh:
                 m = tree.m[c] if visited else 1.0 + tree.m[0]
                 moves_left = int((1.0 + m) / 2.0)
-            # lc0 reports the WDL after its (lossy) WDL_mu round trip.
-            shown = wdl_rescale(wl, d)[:2] if self.params.ScoreType == "WDL_mu" else (wl, d)
             lines.append(SearchInfo(
                 depth=depth, seldepth=search.max_depth, time_ms=elapsed_ms,
                 nodes=(tree.n[c] if c >= 0 else 0) if self.params.PerPvCounters else search.total_nodes,
                 nps=nps, multipv=k, move=tree.e_move[j],
-                pv=search.principal_variation(j), q=q, wdl=wdl_permille(*shown),
+                pv=search.principal_variation(j), q=q, wdl=wdl_permille(shown[0], shown[1]),
                 moves_left=moves_left, tbhits=search.tb_hits, score_cp=cp, mate=mate))
         return lines
 

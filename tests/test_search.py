@@ -328,3 +328,22 @@ def test_scores_like_lc0():
     assert score_cp(0.0, 0.5, 0.0) == 0
     assert score_cp(0.2, 0.3, 0.2) > 0 > score_cp(-0.2, 0.3, -0.2)
     assert score_cp(0.5, 0.0, 0.5, "centipawn") == int(90 * math.tan(1.5637541897 * 0.5))
+
+
+def test_contempt_settings_like_lc0():
+    from lc0_rocm.search.contempt import contempt_elo, rescale_params, wdl_rescale
+    from lc0_rocm.search.params import SearchParams
+    assert contempt_elo("", "", 12.0) == 12.0
+    assert contempt_elo("Stockfish 16", "50,stockfish=200,komodo=100", 0.0) == 200.0
+    assert contempt_elo("Komodo", "50,stockfish=200", 0.0) == 50.0
+    with pytest.raises(ValueError):
+        contempt_elo("", "abc", 0.0)
+    with pytest.raises(ValueError):
+        engine().set_option("Contempt", "x=y=z")
+    params = SearchParams()
+    assert rescale_params(params) == (1.0, 0.0)          # defaults: no rescaling
+    params.set("Contempt", "100")
+    ratio, diff = rescale_params(params)
+    assert ratio == 1.0 and diff > 0
+    v, d, mu = wdl_rescale(0.0, 0.5, 1.0, diff, 1.0, False, 1.4)
+    assert v > 0 and d < 0.5                             # contempt: the draw looks worse

@@ -137,3 +137,32 @@ def test_info_lines_match_lc0s(maia_engine, maia_path):
             assert abs(line.score_cp - cp) <= 10
             assert max(abs(a - b) for a, b in zip(line.wdl, wdl)) <= 10
             assert line.pv[:3] == info["pv"][:3]
+
+
+def test_contempt_matches_lc0s(maia_engine, maia_path):
+    """Contempt 150: lc0 rescales every NN value (WDLRescale) and reports
+    the WDL from the analysing side; same best move, close score and WDL."""
+    import chess.engine
+    board = chess.Board()
+    for uci in ("e2e4", "c7c5", "g1f3"):
+        board.push_uci(uci)
+    engine = chess.engine.SimpleEngine.popen_uci(
+        ["lc0", f"--weights={maia_path}", "--backend=eigen", "--threads=1"], stderr=subprocess.DEVNULL)
+    try:
+        engine.configure({"UCI_ShowWDL": True, "Contempt": "150"})
+        info = engine.analyse(board, chess.engine.Limit(nodes=150), game=object(),
+                              info=chess.engine.INFO_ALL)
+    finally:
+        engine.quit()
+    maia_engine.new_game()
+    maia_engine.set_option("Contempt", "150")
+    try:
+        line = maia_engine.search(board, nodes=150).lines[0]
+    finally:
+        maia_engine.set_option("Contempt", "")
+    assert line.move == info["pv"][0]
+    assert abs(line.score_cp - info["score"].relative.score()) <= 10
+    assert max(abs(a - b) for a, b in zip(line.wdl, info["wdl"].relative)) <= 10
+    maia_engine.new_game()
+    plain = maia_engine.search(board, nodes=150).lines[0]
+    assert max(abs(a - b) for a, b in zip(plain.wdl, line.wdl)) > 20   # contempt shows

@@ -17,6 +17,7 @@ import chess
 import numpy as np
 
 from lc0_rocm.search.fastmath import compress_key, compress_priors, fast_exp, fast_log
+from lc0_rocm.search import contempt
 from lc0_rocm.search.params import SearchParams
 from lc0_rocm.search.positions import PositionWalker, has_mating_material
 from lc0_rocm.search.tree import (DRAW, END_OF_GAME, LOSS, NON_TERMINAL, TABLEBASE, TWO_FOLD,
@@ -88,6 +89,12 @@ class Search:
         self.draw_score_even = -ds if root_black else ds
         self.draw_score_odd = ds if root_black else -ds
         self.root_filter = set(limits.searchmoves)
+        self.root_black = root_black
+        # Contempt: lc0's WDL rescaling of every NN value (off by default).
+        self.rescale_ratio, self.rescale_diff = contempt.rescale_params(params)
+        self.contempt_mode = contempt.resolve_mode(params, root_black, limits.infinite)
+        self.rescale_on = self.rescale_ratio != 1.0 or (
+            self.rescale_diff != 0.0 and self.contempt_mode != contempt.NONE)
 
         self.start_time = time.monotonic()
         self.nps_start_time = None
@@ -664,6 +671,8 @@ class Search:
                     order, priors = self._root_noise(order, priors)
                 tree.set_priors(node, order, priors)
                 visit.q, visit.d, visit.m = -q, d, m
+                if self.rescale_on:
+                    self._rescale(visit)
                 visit.ooo_done = self.params.OutOfOrderEval
                 return
             moves, request = self.evaluator.prepare(board, walker, moves)
@@ -757,6 +766,15 @@ class Search:
         if self.cache is not None:
             self.cache.put(key, ([moves[k] for k in order], [stored[k] for k in order], q, d, m))
 
+    def _rescale(self, visit: Visit) -> None:
+        """lc0's WDLRescale of a fresh NN value (contempt), signed by whose
+        side the node's value is from relative to the contempt side."""
+        root_stm = (self.contempt_mode == contempt.BLACK) == self.root_black
+        sign = 1.0 if root_stm != bool(visit.depth & 1) else -1.0
+        diff = 0.0 if self.contempt_mode == contempt.NONE else self.rescale_diff
+        visit.q, visit.d, _ = contempt.wdl_rescale(visit.q, visit.d, self.rescale_ratio, diff,
+                                                   sign, False, self.params.WDLMaxS)
+
     def _apply_nn_result(self, visit: Visit, priors, q: float, d: float, m: float) -> None:
         """lc0's FetchSingleNodeResult: value flipped to the parent's view,
         priors stored, edges sorted by prior."""
@@ -765,6 +783,8 @@ class Search:
             order, stored = self._root_noise(order, stored)
         self.tree.set_priors(visit.node, order, stored)
         visit.q, visit.d, visit.m = -q, d, m
+        if self.rescale_on:
+            self._rescale(visit)
         self._cache_put(visit.key, visit.moves, order, stored, q, d, m)
 
     # ------------------------------------------------------------------

@@ -31,6 +31,15 @@ def fast_log(a: float) -> float:
     return 0.6931471805599453 * log2
 
 
+def fast_logistic(a: float) -> float:
+    """lc0's FastLogistic: 1 / (1 + FastExp(-a)), clamped outside +-20."""
+    if a > 20.0:
+        return 1.0
+    if a < -20.0:
+        return 0.0
+    return 1.0 / (1.0 + float(fast_exp(np.float32(-a))))
+
+
 def policy_softmax(logits: np.ndarray, inv_temperature: float) -> np.ndarray:
     """lc0's policy softmax over one position's legal-move logits (float32,
     max subtracted, FastExp, sequential float32 sum)."""

@@ -121,6 +121,19 @@ OPTIONS: dict[str, OptionSpec] = {
     "KLDGainAverageInterval": _spin(100, 1, 10000000),
     "NpsLimit": _float(0.0, 0.0, 1e6, "slow the search down to this many nodes per second; 0 = off"),
     "PerPvCounters": _check(False, "info nodes per MultiPV line = that move's visits"),
+    "Contempt": OptionSpec("string", "", help="Elo, or name=elo,... matched against UCI_Opponent"),
+    "ContemptMode": OptionSpec("combo", "play", None, None,
+                               ("play", "white_side_analysis", "black_side_analysis", "disable")),
+    "ContemptMaxValue": _float(420.0, 0.0, 10000.0),
+    "WDLCalibrationElo": _float(0.0, 0.0, 10000.0),
+    "WDLContemptAttenuation": _float(1.0, -10.0, 10.0),
+    "WDLMaxS": _float(1.4, 0.0, 10.0),
+    "WDLEvalObjectivity": _float(1.0, 0.0, 1.0),
+    "WDLDrawRateTarget": _float(0.0, 0.0, 0.999),
+    "WDLDrawRateReference": _float(0.5, 0.001, 0.999),
+    "WDLBookExitBias": _float(0.65, -2.0, 2.0),
+    "UCI_Opponent": OptionSpec("string", ""),
+    "UCI_RatingAdv": _float(0.0, -10000.0, 10000.0),
     "NNCacheSize": _spin(2000000, 0, 999999999, "cached NN evaluations (positions)"),
     "Threads": _spin(0, 0, 128, "search threads; this reference search runs one"),
     "VerboseMoveStats": _check(False),
@@ -151,7 +164,11 @@ class SearchParams:
             canonical = option_name(name)
         except KeyError:
             raise ValueError(f"unknown option {name!r}") from None
-        self.values[canonical] = OPTIONS[canonical].parse(canonical, value)
+        parsed = OPTIONS[canonical].parse(canonical, value)
+        if canonical == "Contempt":
+            from lc0_rocm.search.contempt import contempt_elo
+            contempt_elo("", parsed, 0.0)      # raises ValueError on a bad entry
+        self.values[canonical] = parsed
 
     def __getattr__(self, name: str):
         values = self.__dict__.get("values")

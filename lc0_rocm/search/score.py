@@ -4,40 +4,18 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from lc0_rocm.search.fastmath import fast_exp, fast_log
 
 
 def _trunc(x: float) -> int:
     return int(x)   # C++ float -> int conversion truncates toward zero
 
 
-def _fast_logistic(a: float) -> float:
-    if a > 20.0:
-        return 1.0
-    if a < -20.0:
-        return 0.0
-    return 1.0 / (1.0 + float(fast_exp(np.float32(-a))))
-
-
 def wdl_rescale(wl: float, d: float) -> tuple[float, float, float]:
-    """lc0's WDLRescale as its info output applies it with default options
-    (ratio 1, no contempt, inverted): returns (wl, d, mu). The values come
-    back through lc0's fast log/exp approximations, so they move slightly,
-    as in lc0's output; mu is 0 when the WDL is too extreme for the model."""
-    w = (1 + wl - d) / 2
-    l = (1 - wl - d) / 2
-    eps = 0.0001
-    if not (eps < w < 1 - eps and eps < d < 1 - eps and eps < l < 1 - eps):
-        return wl, d, 0.0
-    a = fast_log(1 / l - 1)
-    b = fast_log(1 / w - 1)
-    s = 2 / (a + b)
-    mu = (a - b) / (a + b)
-    w_new = _fast_logistic((-1.0 + mu) / s)
-    l_new = _fast_logistic((-1.0 - mu) / s)
-    return w_new - l_new, max(0.0, 1.0 - w_new - l_new), mu
+    """lc0's info-line WDLRescale with default options (ratio 1, no
+    contempt): (wl, d, mu). The values come back through lc0's fast log/exp
+    approximations, so they move slightly, as in lc0's output."""
+    from lc0_rocm.search.contempt import wdl_rescale as rescale
+    return rescale(wl, d, 1.0, 0.0, 1.0, True, 1.4)
 
 
 def wdl_mu(wl: float, d: float) -> float:
@@ -45,10 +23,12 @@ def wdl_mu(wl: float, d: float) -> float:
 
 
 def score_cp(wl: float, d: float, q: float, score_type: str = "WDL_mu",
-             has_wdl: bool = True) -> int:
-    """`score cp` for a non-mate value (wl = W - L, q = wl with draw score)."""
+             has_wdl: bool = True, rescaled: tuple[float, float, float] | None = None) -> int:
+    """`score cp` for a non-mate value (wl = W - L, q = wl with draw score).
+    WDL_mu needs lc0's WDLRescale of (wl, d): pass it as `rescaled`
+    (wl, d, mu), else the default-options one is used."""
     if score_type == "WDL_mu":
-        wl, d, mu = wdl_rescale(wl, d)
+        wl, d, mu = rescaled if rescaled is not None else wdl_rescale(wl, d)
         centipawn = 45 * math.tan(1.56728071628 * wl)
         if (has_wdl and mu != 0.0 and abs(wl) + d < 0.996
                 and (abs(mu) < 1.0 or abs(centipawn) < abs(100 * mu))):
