@@ -4,22 +4,23 @@ one network call, back the values up, repeat until a stopper fires.
 
 The hot path (pick, extend, backup) works on the flat arrays of `Tree` and
 one `PositionWalker`; everything a native core would replace is in this
-module, behind `Search.run_iteration()`.
+module, behind `Search.run_iteration()`. Stoppers (stoppers.py) and best-move
+selection (selection.py) are mixed in.
 """
 from __future__ import annotations
 
-import functools
 import math
 import time
 
 import chess
-
 import numpy as np
 
-from lc0_rocm.search.fastmath import compress_key, compress_priors, fast_exp, fast_log
 from lc0_rocm.search import contempt
+from lc0_rocm.search.fastmath import compress_key, compress_priors, fast_exp, fast_log
 from lc0_rocm.search.params import SearchParams
 from lc0_rocm.search.positions import PositionWalker, has_mating_material
+from lc0_rocm.search.selection import SelectionMixin
+from lc0_rocm.search.stoppers import StoppersMixin
 from lc0_rocm.search.tree import (DRAW, END_OF_GAME, LOSS, NON_TERMINAL, TABLEBASE, TWO_FOLD,
                                   WIN, Tree)
 
@@ -62,7 +63,7 @@ class Limits:
         self.searchmoves = list(searchmoves or [])
 
 
-class Search:
+class Search(StoppersMixin, SelectionMixin):
     """One search from the root of `tree` at the position of `walker`."""
 
     def __init__(self, tree: Tree, walker: PositionWalker, evaluator, cache,
@@ -228,149 +229,6 @@ class Search:
         if self._stoppers_fire():
             self.stopped = True
         return self.stopped
-
-    # ------------------------------------------------------------------
-    # Stoppers
-
-    def _stoppers_fire(self) -> bool:
-        p = self.params
-        limits = self.limits
-        smart = p.SmartPruningFactor > 0 and not limits.infinite
-        node_limit = limits.nodes if limits.nodes is not None else 4_000_000_000
-        counted = self.total_nodes
-        if limits.nodes is not None and p.NodesAsPlayouts:
-            counted = self.total_playouts            # lc0's PlayoutsStopper
-        if smart:
-            self._hint_playouts(node_limit - counted)
-        if counted >= node_limit:
-            return True
-        now = self.elapsed_ms()
-        for budget, hard in ((limits.movetime, True), (limits.time_budget, False)):
-            if budget is not None and not limits.infinite:
-                self.remaining_time_ms = min(self.remaining_time_ms, budget * 1000.0 - now)
-                if now >= budget * 1000.0:
-                    return True
-                # lc0 answers from its watchdog while a batch computes; we
-                # cannot, so a hard limit also stops before a batch that
-                # would overrun it (judged by the last batch's duration).
-                if hard and self.pending_nn() and now + self.last_batch_ms >= budget * 1000.0:
-                    return True
-        if limits.depth is not None and self.cum_depth // max(self.total_playouts, 1) >= limits.depth:
-            return True
-        if limits.mate is not None and self._mate_depth() <= limits.mate:
-            return True
-        if limits.infinite:
-            return False
-        if p.MinimumKLDGainPerNode > 0 and self._kld_gain_too_small():
-            return True
-        if not smart:
-            return False
-        return self._smart_pruning_fires(now)
-
-    def _kld_gain_too_small(self) -> bool:
-        """lc0's KldGainStopper: every KLDGainAverageInterval nodes, stop when
-        the root visit distribution moved less than MinimumKLDGainPerNode
-        (Kullback-Leibler divergence per node)."""
-        child_nodes = self.total_nodes - 1.0
-        if child_nodes < self._kld_prev_nodes + self.params.KLDGainAverageInterval:
-            return False
-        visits = self._root_edge_stats()[0]
-        if self._kld_prev_visits:
-            gain = 0.0
-            for old, new in zip(self._kld_prev_visits, visits):
-                if old:
-                    o_p = old / self._kld_prev_nodes
-                    n_p = new / child_nodes
-                    gain += o_p * math.log(o_p / n_p)
-            if gain / (child_nodes - self._kld_prev_nodes) < self.params.MinimumKLDGainPerNode:
-                return True
-        self._kld_prev_visits = visits
-        self._kld_prev_nodes = child_nodes
-        return False
-
-    def throttle(self) -> None:
-        """lc0's NpsLimit: wait while the search runs faster than allowed."""
-        limit = self.params.NpsLimit
-        if limit <= 0 or self.nps_start_time is None:
-            return
-        while not self._stop_requested():
-            since = time.monotonic() - self.nps_start_time
-            if since <= 0 or self.total_playouts / since <= limit:
-                return
-            time.sleep(0.001)
-
-    def _mate_depth(self) -> float:
-        """Moves to the shortest proven mate among the root's edges."""
-        tree = self.tree
-        best = math.inf
-        for j in tree.edges(0):
-            c = tree.e_child[j]
-            if (c >= 0 and tree.n[c] > 0 and tree.terminal[c] == END_OF_GAME
-                    and tree.wl[c] == 1.0):
-                best = min(best, int(math.floor(tree.m[c] + 0.5)) // 2 + 1)
-        return best
-
-    def _hint_playouts(self, value) -> None:
-        if value < self.remaining_playouts:
-            self.remaining_playouts = value
-
-    def _root_edge_stats(self):
-        """(edge visit counts, win found, losing edges, may resign)."""
-        tree = self.tree
-        edge_n = []
-        win_found = False
-        losing = 0
-        may_resign = True
-        if tree.n[0] == 0:
-            return edge_n, win_found, losing, may_resign
-        draw_score = self.draw_score_odd
-        for j in tree.edges(0):
-            c = tree.e_child[j]
-            n = tree.n[c] if c >= 0 else 0
-            edge_n.append(n)
-            if n > 0:
-                q = tree.wl[c] + draw_score * tree.d[c]
-                if tree.terminal[c] and tree.wl[c] > 0:
-                    win_found = True
-                if tree.terminal[c] and tree.wl[c] < 0:
-                    losing += 1
-                if q > -0.98:
-                    may_resign = False
-        return edge_n, win_found, losing, may_resign
-
-    def _smart_pruning_fires(self, now_ms: float) -> bool:
-        """lc0's SmartPruningStopper (last in the chain)."""
-        edge_n, win_found, losing, may_resign = self._root_edge_stats()
-        if len(edge_n) == 1:
-            return True          # only one legal move
-        if len(edge_n) <= losing + (0 if may_resign else 1):
-            return True          # at most one non-losing move
-        if win_found:
-            return True
-        if self.total_playouts > 0 and self.first_eval_time_ms is None:
-            self.first_eval_time_ms = now_ms
-            return False
-        if self.first_eval_time_ms is None or not edge_n:
-            return False
-        if now_ms < self.first_eval_time_ms + 200:     # kSmartPruningToleranceMs
-            return False
-        nodes = self.total_playouts + 300               # kSmartPruningToleranceNodes
-        elapsed = int(now_ms - self.first_eval_time_ms)
-        nps = 1000 * nodes // max(elapsed, 1) + 1
-        factor = self.params.SmartPruningFactor
-        remaining = min(self.remaining_time_ms / 1000.0 * nps / factor,
-                        max(1, self.remaining_playouts) / factor)
-        if remaining != math.inf:
-            self._hint_playouts(int(remaining))
-        if self.total_batches < self.params.SmartPruningMinimumBatches:
-            return False
-        largest = second = 0
-        for n in edge_n:
-            if n > largest:
-                largest, second = n, largest
-            elif n > second:
-                second = n
-        return remaining < largest - second
 
     # ------------------------------------------------------------------
     # Gathering (lc0's GatherMinibatch + PickNodesToExtend)
@@ -939,120 +797,6 @@ class Search:
             return (n_to_fix, -(tree.wl[p] - cur_v), tree.d[p] - cur_d, tree.m[p] - cur_m)
         tree.lower[p], tree.upper[p] = -upper, -lower
         return (None, None, None, None)
-
-    # ------------------------------------------------------------------
-    # Results
-
-    def _update_current_best(self) -> None:
-        best = self.best_edges(0, 1, 0)
-        self.current_best = best[0] if best else -1
-
-    def best_edges(self, node: int, count: int, depth: int) -> list[int]:
-        """lc0's GetBestChildrenNoTemperature: edge ids, best first."""
-        tree = self.tree
-        if tree.n[node] == 0 or not tree.is_expanded(node):
-            return []
-        draw_score = self.draw_score_odd if depth % 2 == 1 else self.draw_score_even
-        edges = list(tree.edges(node))
-        if node == 0 and self.root_filter:
-            edges = [j for j in edges if tree.e_move[j] in self.root_filter]
-        key = functools.cmp_to_key(functools.partial(self._compare_edges, draw_score))
-        edges.sort(key=key)
-        return edges[:count]
-
-    def _edge_rank(self, c: int) -> int:
-        tree = self.tree
-        if c < 0 or tree.n[c] == 0 or not tree.terminal[c] or tree.wl[c] == 0:
-            return 2                                   # non-terminal or draw
-        if tree.terminal[c] == TABLEBASE:
-            return 1 if tree.wl[c] < 0 else 3
-        return 0 if tree.wl[c] < 0 else 4
-
-    def _compare_edges(self, draw_score: float, a: int, b: int) -> int:
-        """-1 when edge a is preferred to edge b."""
-        tree = self.tree
-        ca, cb = tree.e_child[a], tree.e_child[b]
-        ra, rb = self._edge_rank(ca), self._edge_rank(cb)
-        if ra != rb:
-            return -1 if ra > rb else 1
-        na = tree.n[ca] if ca >= 0 else 0
-        nb = tree.n[cb] if cb >= 0 else 0
-        if ra == 2 and na and nb and tree.terminal[ca] and tree.terminal[cb]:
-            ta, tb = tree.terminal[ca] == TABLEBASE, tree.terminal[cb] == TABLEBASE
-            if ta != tb:
-                return -1 if ta < tb else 1
-            return _cmp_less(tree.m[ca], tree.m[cb])
-        if ra == 2:
-            if na != nb:
-                return -1 if na > nb else 1
-            qa = tree.wl[ca] + draw_score * tree.d[ca] if na else 0.0
-            qb = tree.wl[cb] + draw_score * tree.d[cb] if nb else 0.0
-            if qa != qb:
-                return -1 if qa > qb else 1
-            pa, pb = tree.e_p[a], tree.e_p[b]
-            return -1 if pa > pb else (1 if pb > pa else 0)
-        ma = tree.m[ca] if na else 0.0
-        mb = tree.m[cb] if nb else 0.0
-        if ra > 2:
-            return _cmp_less(ma, mb)                   # shorter win first
-        return _cmp_less(mb, ma)                       # longer loss first
-
-    def best_root_edge_with_temperature(self, temperature: float, rng=None) -> int:
-        """lc0's GetBestRootChildWithTemperature: sample a root edge with
-        weight ((N + offset) / max N)^(1/T) among edges whose Q is within
-        TempValueCutoff (in win %) of the most visited one."""
-        import random
-        rng = rng or random
-        tree = self.tree
-        p = self.params
-        draw_score = self.draw_score_even
-        fpu = self._fpu(0, True, draw_score, tree.visited_policy(0))
-        offset = p.TempVisitOffset
-        edges = [j for j in tree.edges(0)
-                 if not self.root_filter or tree.e_move[j] in self.root_filter]
-
-        def n_of(j):
-            c = tree.e_child[j]
-            return tree.n[c] if c >= 0 else 0
-
-        def q_of(j):
-            c = tree.e_child[j]
-            return tree.wl[c] + draw_score * tree.d[c] if c >= 0 and tree.n[c] > 0 else fpu
-
-        max_n, max_eval = 0.0, -1.0
-        for j in edges:
-            if n_of(j) + offset > max_n:
-                max_n, max_eval = n_of(j) + offset, q_of(j)
-        min_eval = max_eval - p.TempValueCutoff / 50.0
-        candidates, weights = [], []
-        for j in edges:
-            if q_of(j) < min_eval:
-                continue
-            base = tree.e_p[j] if max_n <= 0 else (n_of(j) + offset) / max_n
-            candidates.append(j)
-            weights.append(max(0.0, base) ** (1 / temperature))
-        if not candidates or sum(weights) <= 0:
-            best = self.best_edges(0, 1, 0)
-            return best[0] if best else -1
-        return rng.choices(candidates, weights)[0]
-
-    def principal_variation(self, edge: int, depth: int = 0) -> list[chess.Move]:
-        tree = self.tree
-        pv = []
-        while edge >= 0:
-            pv.append(tree.e_move[edge])
-            c = tree.e_child[edge]
-            if c < 0:
-                break
-            depth += 1
-            nxt = self.best_edges(c, 1, depth)
-            edge = nxt[0] if nxt else -1
-        return pv
-
-
-def _cmp_less(a: float, b: float) -> int:
-    return -1 if a < b else (1 if b < a else 0)
-
 
 def _max_pieces(tablebase) -> int:
     """Most pieces any table of a python-chess Tablebase covers (7 when the
