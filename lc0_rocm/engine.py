@@ -1,5 +1,11 @@
 """Python API for search without UCI: `Engine(network).search(board, ...)`.
 
+    import chess, lc0_rocm
+    net = lc0_rocm.load_network("maia-1900.pb.gz", backend="cpu")
+    engine = lc0_rocm.Engine(net, MultiPV=3)          # knobs by lc0's UCI names
+    result = engine.search(chess.Board(), nodes=800)
+    print(result.best_move, result.wdl, [line.score_cp for line in result.lines])
+
 The Engine keeps one game's tree (reused when the next position continues
 the game) and the NN cache; `lc0_rocm.search` does the searching.
 """
