@@ -544,13 +544,15 @@ def test_real_option_changes_take_effect(popen, make_test_net):
 
 @real
 def test_real_clock_game_never_flags(popen):
+    """A whole game at 2 s + 30 ms per side, timed as a GUI times it (go to
+    bestmove, through python-chess): no flag. (Sudden death without an
+    increment cannot be survived forever: every move costs ~10-30 ms of
+    process and protocol latency, for lc0 too.)"""
     eng = popen()
     board = chess.Board()
-    clock = {chess.WHITE: 3.0, chess.BLACK: 3.0}
-    inc = 0.05
-    for _ in range(30):
-        if board.is_game_over(claim_draw=True):
-            break
+    clock = {chess.WHITE: 2.0, chess.BLACK: 2.0}
+    inc = 0.03
+    while not board.is_game_over() and board.ply() < 200:
         t0 = time.monotonic()
         result = eng.play(board, chess.engine.Limit(white_clock=clock[chess.WHITE], black_clock=clock[chess.BLACK],
                                                     white_inc=inc, black_inc=inc))
