@@ -3,9 +3,9 @@
 Same 34 positions as lc0 v0.32.1 (src/tools/benchmark.h, Stockfish's set),
 same limits: each position gets a fresh tree and stops at --movetime
 milliseconds and/or --nodes visits, with no smart pruning; the total is
-1000 * nodes / (total ms + 1). Defaults are lc0's short `bench` (10
-positions, 500 ms each); `--num-positions 34 --movetime 10000` is the full
-`lc0 benchmark`.
+1000 * nodes / (total ms + 1). `main` has lc0's short `bench` defaults (10
+positions, 500 ms each), `benchmark_main` the full `lc0 benchmark` ones (34
+positions, 10000 ms).
 """
 from __future__ import annotations
 
@@ -53,8 +53,9 @@ POSITIONS = [
     "3Qb1k1/1r2ppb1/pN1n2q1/Pp1Pp1Pr/4P2p/4BP2/4B1R1/1R5K b - - 11 40",
 ]
 
-DEFAULT_MOVETIME_MS = 500
+DEFAULT_MOVETIME_MS = 500    # lc0 `bench`
 DEFAULT_NUM_POSITIONS = 10
+FULL_MOVETIME_MS = 10000     # lc0 `benchmark`
 DEFAULT_NNCACHE = 200000     # lc0 benchmark's NNCacheSize default
 
 
@@ -67,9 +68,13 @@ def board_for(position: str) -> chess.Board:
     return board
 
 
-def parse_args(argv):
+def parse_args(argv, *, full: bool = False):
+    """Arguments; `full` gives lc0 `benchmark`'s defaults (34 positions,
+    10000 ms), otherwise lc0 `bench`'s (10 positions, 500 ms)."""
+    movetime = FULL_MOVETIME_MS if full else DEFAULT_MOVETIME_MS
+    num_positions = len(POSITIONS) if full else DEFAULT_NUM_POSITIONS
     parser = argparse.ArgumentParser(
-        prog="lc0-rocm bench",
+        prog="lc0-rocm benchmark" if full else "lc0-rocm bench",
         description="Search fixed positions and report nodes per second, like `lc0 benchmark`.")
     parser.add_argument("-w", "--weights", default=None,
                         help="network file (default: discovered like lc0: working dir, then the cache)")
@@ -79,10 +84,10 @@ def parse_args(argv):
     parser.add_argument("--minibatch-size", type=int, default=None, help="MinibatchSize (0 = backend suggestion)")
     parser.add_argument("--nncache", type=int, default=DEFAULT_NNCACHE, help="NNCacheSize (lc0 bench: 200000)")
     parser.add_argument("--nodes", type=int, default=-1, help="visits per position (-1: no limit)")
-    parser.add_argument("--movetime", type=int, default=DEFAULT_MOVETIME_MS,
-                        help=f"milliseconds per position (-1: no limit; default {DEFAULT_MOVETIME_MS})")
-    parser.add_argument("--num-positions", type=int, default=DEFAULT_NUM_POSITIONS,
-                        help=f"how many of the {len(POSITIONS)} positions (default {DEFAULT_NUM_POSITIONS})")
+    parser.add_argument("--movetime", type=int, default=movetime,
+                        help=f"milliseconds per position (-1: no limit; default {movetime})")
+    parser.add_argument("--num-positions", type=int, default=num_positions,
+                        help=f"how many of the {len(POSITIONS)} positions (default {num_positions})")
     parser.add_argument("--fen", default="", help="benchmark this one position instead")
     args = parser.parse_args(argv)
     if not 1 <= args.num_positions <= len(POSITIONS):
@@ -132,8 +137,13 @@ def summary(results) -> str:
             f"\nNodes/second    : {round(1000.0 * total_nodes / (total_ms + 1))}")
 
 
-def main(argv=None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+def benchmark_main(argv=None) -> int:
+    """`lc0-rocm benchmark`: lc0 benchmark's defaults, all 34 positions at 10 s."""
+    return main(argv, full=True)
+
+
+def main(argv=None, *, full: bool = False) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv, full=full)
     from lc0_rocm import netfiles
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network

@@ -84,3 +84,8 @@ def test_bench_with_maia_on_cpu(maia_path, capsys):
         assert chess.Move.from_uci(move) in bench.board_for(position).legal_moves
     searched = int(re.search(r"Nodes searched  : (\d+)", out).group(1))
     assert 2 * 20 <= searched <= 2 * 20 + 2 * 16     # node limit, plus at most a batch in flight
+
+
+def test_full_benchmark_defaults_are_lc0_benchmarks():
+    args = bench.parse_args([], full=True)
+    assert (args.movetime, args.num_positions) == (10000, 34)
