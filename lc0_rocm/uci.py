@@ -742,21 +742,23 @@ class UciEngine:
                 except ValueError:
                     continue
             if not candidates:
-                raise UciError("No legal searchmoves.")
+                self.error("No legal searchmoves.")
+                self.send("bestmove (none)")
+                return
         tb_moves, tbhits = uci_syzygy.root_moves(self.tablebase, board, candidates)
         if tb_moves is not None:
             candidates = tb_moves
         if candidates is not None:
             kwargs["searchmoves"] = candidates
 
+        # lc0: infinite and ponder ignore every limit; mate ignores movetime only
         hold = go.infinite or go.ponder
-        limitless = hold or go.mate is not None
         elapsed_ms = (time.monotonic() - self.position_time) * 1000.0
         budgets = []
-        if go.movetime is not None and not limitless:
+        if go.movetime is not None and not (hold or go.mate is not None):
             budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
         single_node = False
-        if not limitless and go.has_clock():
+        if not hold and go.has_clock():
             budget = self.tm.budget(ClockParams(go.wtime, go.btime, go.winc, go.binc, go.movestogo),
                                     black_to_move=board.turn == chess.BLACK, ply=board.ply())
             if budget is not None:
