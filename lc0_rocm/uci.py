@@ -25,13 +25,13 @@ from typing import Callable
 
 import chess
 
-from lc0_rocm import netfiles, uci_syzygy
+from lc0_rocm import __version__, netfiles, uci_syzygy
 from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
 from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
                                   option_line, parse_backend_options, parse_value)
 
-ENGINE_NAME = "lc0-rocm"
+ENGINE_NAME = f"lc0-rocm v{__version__}"
 ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
 MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
 MAX_INT = 2**63 - 1

@@ -14,6 +14,7 @@ import chess
 import chess.engine
 import pytest
 
+import lc0_rocm
 from lc0_rocm import uci
 from tests.uci_fakes import Collector, FakeEngine, FakeLoader, SearchInfo
 
@@ -100,7 +101,7 @@ def test_uci_lists_lc0_style_options(session):
     engine, out, _ = session
     engine.handle("uci")
     lines = out.take()
-    assert lines[0] == "id name lc0-rocm" and lines[1].startswith("id author")
+    assert lines[0] == f"id name lc0-rocm v{lc0_rocm.__version__}" and lines[1].startswith("id author")
     assert lines[-1] == "uciok"
     assert "option name WeightsFile type string default <autodiscover>" in lines
     assert "option name MoveOverheadMs type spin default 200 min 0 max 100000000" in lines
@@ -572,7 +573,7 @@ def test_launcher_script_speaks_uci(tmp_path):
     proc = subprocess.run([str(script), "--threads=1"], input="uci\nsetoption name Bogus value 1\nquit\n",
                           capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     lines = proc.stdout.splitlines()
-    assert proc.returncode == 0 and lines[0] == "id name lc0-rocm" and "uciok" in lines
+    assert proc.returncode == 0 and lines[0].startswith("id name lc0-rocm v") and "uciok" in lines
     assert "info string error Unknown option: Bogus" in lines
 
 
