@@ -7,8 +7,11 @@ binary and in the user's data folder; a Python package has no binary folder,
 so we look in
   1. the working directory and its `networks/` and `weights/` subfolders,
   2. the user cache, `$LC0_ROCM_CACHE` or `$XDG_CACHE_HOME/lc0-rocm` or
-     `~/.cache/lc0-rocm` (and its `networks/` subfolder),
-which is also where `lc0-rocm fetch-net NAME` puts nets.
+     `~/.cache/lc0-rocm` (and its `networks/` subfolder), which is where
+     `lc0-rocm fetch-net NAME` puts nets,
+  3. lc0's own user data folder, `$XDG_DATA_HOME/lc0` or `~/.local/share/lc0`
+     (`~/Library/lc0` on macOS), and its `networks/` subfolder, so that nets
+     installed for lc0 are found too.
 """
 from __future__ import annotations
 
@@ -44,11 +47,23 @@ def cache_dir() -> pathlib.Path:
     return base / "lc0-rocm"
 
 
+def lc0_data_dir() -> pathlib.Path:
+    """lc0's user data folder for nets (lc0's GetUserDataDirectory + "lc0")."""
+    if sys.platform == "darwin":
+        return pathlib.Path.home() / "Library" / "lc0"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg and os.path.isdir(xdg):
+        return pathlib.Path(xdg) / "lc0"
+    return pathlib.Path.home() / ".local" / "share" / "lc0"
+
+
 def search_dirs(cwd: pathlib.Path | None = None) -> list[pathlib.Path]:
     """The folders `find_default_net` looks in, in order."""
     cwd = pathlib.Path.cwd() if cwd is None else pathlib.Path(cwd)
     cache = cache_dir()
-    return [cwd, cwd / "networks", cwd / "weights", cache, cache / "networks"]
+    lc0_dir = lc0_data_dir()
+    return [cwd, cwd / "networks", cwd / "weights", cache, cache / "networks",
+            lc0_dir, lc0_dir / "networks"]
 
 
 def looks_like_weights(path: pathlib.Path) -> bool:

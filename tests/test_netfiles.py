@@ -15,6 +15,8 @@ from lc0_rocm import netfiles
 def cache(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
     monkeypatch.setenv("LC0_ROCM_CACHE", str(folder))
+    (tmp_path / "xdgdata").mkdir()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdgdata"))   # keep the real lc0 folder out
     return folder
 
 
@@ -49,11 +51,14 @@ def test_looks_like_weights(maia_path, tmp_path):
     assert not netfiles.looks_like_weights(tmp_path / "missing")
 
 
-def test_discovery_order_cwd_then_cache(maia_path, tmp_path, cache):
+def test_discovery_order_cwd_then_cache_then_lc0s_folder(maia_path, tmp_path, cache):
     cwd = tmp_path / "work"
     cwd.mkdir()
     assert netfiles.find_default_net(cwd) is None
-    in_cache = _copy(maia_path, cache / "maia.pb.gz")
+    assert netfiles.lc0_data_dir() == tmp_path / "xdgdata" / "lc0"
+    in_lc0 = _copy(maia_path, tmp_path / "xdgdata" / "lc0" / "networks" / "lc0net.pb.gz")
+    assert netfiles.find_default_net(cwd) == in_lc0
+    in_cache = _copy(maia_path, cache / "maia.pb.gz", mtime=1_000_000)
     assert netfiles.find_default_net(cwd) == in_cache
     in_networks = _copy(maia_path, cwd / "networks" / "net.pb.gz")
     assert netfiles.find_default_net(cwd) == in_networks

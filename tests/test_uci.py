@@ -175,6 +175,7 @@ def test_unknown_tokens_before_a_command_are_skipped(session):
 
 def test_missing_weights_file_is_reported_and_go_answers(tmp_path, monkeypatch):
     monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "emptycache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     out = Collector()
     engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=FakeLoader(), cwd=tmp_path)
     engine.handle("isready")
@@ -659,6 +660,7 @@ def test_nn_index_matches_lc0_verbose_stats():
 
 def test_autodiscover_uses_a_net_in_the_working_directory(tmp_path, maia_path, monkeypatch):
     monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     (tmp_path / "networks").mkdir()
     net = tmp_path / "networks" / "found.pb.gz"
     net.write_bytes(maia_path.read_bytes())

@@ -142,6 +142,7 @@ class FuzzEngine(FakeEngine):
 def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     rng = random.Random(20261121)
     out = Collector()
     engine = uci.UciEngine(out, engine_class=FuzzEngine, network_loader=FakeLoader(), cwd=tmp_path)
@@ -197,7 +198,7 @@ def test_random_bytes_through_the_real_process(tmp_path):
         chunks.append(bytes(rng.randrange(256) for _ in range(n)).replace(b"/", b"_").replace(b"\\", b"_"))
     payload = b"\n".join(chunks) + b"\nisready\nxyzzy\n"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, LC0_ROCM_CACHE=str(tmp_path / "cache"),
+    env = dict(os.environ, LC0_ROCM_CACHE=str(tmp_path / "cache"), XDG_DATA_HOME=str(tmp_path),
                PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     proc = subprocess.run([sys.executable, "-m", "lc0_rocm"], input=payload, capture_output=True,
                           timeout=120, cwd=tmp_path, env=env)
