@@ -6,6 +6,8 @@ end run the real `python -m lc0_rocm` with maia-1900 on the cpu backend
 through python-chess."""
 from __future__ import annotations
 
+import pathlib
+import shutil
 import sys
 import threading
 import time
@@ -741,3 +743,50 @@ def test_debug_reports_the_search_call(session):
     engine.handle("go nodes 2")
     bestmove(out, start=n)
     assert not any(l.startswith("info string debug") for l in out.lines[n:])
+
+
+INFO_KEYWORDS = {"depth", "seldepth", "time", "nodes", "score", "cp", "mate", "wdl", "movesleft",
+                 "hashfull", "nps", "tbhits", "multipv", "pv", "string"}
+PARITY_POSITIONS = [
+    "startpos",
+    "fen r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 10",
+    "fen 8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11",
+    "startpos moves e2e4 c7c5 g1f3",
+    "fen 4rrk1/pp1n3p/3q2pQ/2p1pb2/2PP4/2P3N1/P2B2PP/4RRK1 b - - 7 19",
+]
+
+
+def _uci_session(cmd, maia_path, backend, cwd=None):
+    """(final info line, bestmove line) per PARITY_POSITIONS at `go nodes 60`."""
+    import subprocess
+    script = [f"setoption name WeightsFile value {maia_path}", f"setoption name Backend value {backend}",
+              "setoption name UCI_ShowWDL value true", "setoption name MultiPV value 2",
+              "setoption name Threads value 1"]
+    for position in PARITY_POSITIONS:
+        script += [f"position {position}", "go nodes 60", "wait"]
+    proc = subprocess.run(cmd, input="\n".join(script + ["quit"]) + "\n", capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
+    results, last = [], None
+    for line in proc.stdout.splitlines():
+        if line.startswith("info depth"):
+            last = line
+        elif line.startswith("bestmove"):
+            results.append((last, line))
+    return results
+
+
+@real
+@pytest.mark.skipif(shutil.which("lc0") is None, reason="needs the lc0 binary on PATH")
+def test_real_output_matches_lc0(maia_path):
+    """The same commands to lc0 v0.32.1 (eigen) and to us (cpu): info lines
+    carry the same fields in the same order, and the moves agree."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    ours = _uci_session([sys.executable, "-m", "lc0_rocm"], maia_path, "cpu", cwd=root)
+    theirs = _uci_session(["lc0"], maia_path, "eigen")
+    assert len(ours) == len(theirs) == len(PARITY_POSITIONS)
+    agree = 0
+    for (our_info, our_best), (their_info, their_best) in zip(ours, theirs):
+        keys = lambda line: [t for t in line.split() if t in INFO_KEYWORDS and t != "pv"]
+        assert keys(our_info) == keys(their_info), (our_info, their_info)
+        agree += our_best.split()[1] == their_best.split()[1]
+    assert agree >= len(PARITY_POSITIONS) - 1, (ours, theirs)
