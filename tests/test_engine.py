@@ -87,3 +87,26 @@ def test_maia_through_the_real_network(maia_path):
     assert result.best_move == chess.Move.from_uci("a1a8") and result.lines[0].mate == 1
     result = eng.search(chess.Board(), nodes=20)
     assert result.best_move in chess.Board().legal_moves
+
+
+@pytest.mark.parametrize("preset, input_format", [("tiny-resnet", 1), ("tiny-resnet", 3),
+                                                  ("tiny-resnet", 5), ("tiny-attn", None)])
+def test_generated_nets_of_every_input_family(make_test_net, preset, input_format):
+    """Search runs on classical and canonical inputs (fast path or encoder
+    path); priors at the root equal a softmax of the net's own policy."""
+    import numpy as np
+    from lc0_rocm import encoder
+    from lc0_rocm.network import load_network
+    shape = {} if input_format is None else {"input_format": input_format}
+    net = load_network(str(make_test_net(preset, **shape)), backend="cpu")
+    board = chess.Board("8/8/3k4/8/8/8/1K6/6q1 b - - 0 60")     # pawnless: canonical transforms
+    result = Engine(net).search(board, nodes=30)
+    assert result.best_move in board.legal_moves
+    root = Engine(net).search(board, nodes=1).stats
+    policy, _, _ = net.forward(encoder.encode(board, net.input_format)[None])
+    moves, indices = encoder.policy_indices(board, net.input_format)
+    logits = policy[0, indices] / 1.359
+    expected = np.exp(logits - logits.max())
+    expected /= expected.sum()
+    for move, p in zip(moves, expected):
+        assert abs(root[move].p - p) < 2e-3 + 2e-3 * p

@@ -71,3 +71,23 @@ def test_policy_indices_equal_encoder():
     moves = [chess.Move.from_uci("e8g8"), chess.Move.from_uci("e8c8")]
     assert leaf_planes.policy_indices_classical(castle, moves) == list(
         encoder.policy_indices(castle, 1)[1][[m in moves for m in castle.legal_moves]])
+
+
+@pytest.mark.parametrize("input_format", [3, 4, 5])
+def test_policy_indices_under_canonical_transforms(input_format):
+    """With the planes' transform (flip / mirror / transpose), our indices
+    equal the encoder's; the positions include pawnless, castle-less ones."""
+    boards = list(games(seed=5)) + [
+        chess.Board("8/8/8/8/8/2k5/8/4K2Q w - - 0 1"),
+        chess.Board("8/8/3k4/8/8/8/1K6/6q1 b - - 0 1"),
+        chess.Board("7k/8/8/8/8/8/8/K6R w - - 0 1"),
+        chess.Board("4k3/8/8/8/8/8/8/4K2R w K - 0 1"),
+    ]
+    transforms = set()
+    for board in boards:
+        _, _, transform = encoder.encode_packed(board, input_format)
+        transforms.add(transform)
+        moves = list(board.legal_moves)
+        ours = leaf_planes.policy_indices_classical(board, moves, transform)
+        assert ours == list(encoder.policy_indices(board, input_format, transform)[1]), board.fen()
+    assert len(transforms) > 2

@@ -39,6 +39,9 @@ class NetworkEvaluator:
             indices = self._leaf.policy_indices_classical(board, moves)
             return moves, (masks, rule50 / 100.0 if self._hectoplies else float(rule50), indices)
         masks, values, transform = self._encoder.encode_packed(board, self.input_format)
+        if moves is not None and not board.chess960:
+            # The legal moves are known: only their indices are needed.
+            return moves, (masks, values, self._leaf.policy_indices_classical(board, moves, transform))
         found, indices = self._encoder.policy_indices(board, self.input_format, transform)
         return list(found), (masks, values, indices)
 

@@ -76,24 +76,30 @@ def planes_classical(walker, input_format: int = 1) -> tuple[np.ndarray, int]:
 _INDEX_CACHE: dict = {}
 
 
-def policy_indices_classical(board: chess.Board, moves: list[chess.Move]) -> list[int]:
-    """lc0 policy indices of `moves` for non-canonical formats (side-to-move
-    frame, castling as king takes rook)."""
+def policy_indices_classical(board: chess.Board, moves: list[chess.Move],
+                             transform: int = 0) -> list[int]:
+    """lc0 policy indices of `moves` (side-to-move frame, castling as king
+    takes rook, squares under the planes' `transform` for canonical
+    formats), for standard chess; equal to encoder.policy_indices."""
     flip = 56 if board.turn == chess.BLACK else 0
     kings = board.kings
     out = []
     cache = _INDEX_CACHE
     for move in moves:
         is_king = bool(kings & (1 << move.from_square))
-        key = (move.from_square, move.to_square, move.promotion, is_king, flip)
+        key = (move.from_square, move.to_square, move.promotion, is_king, flip, transform)
         index = cache.get(key)
         if index is None:
             frm, to = move.from_square, move.to_square
             if is_king and abs(chess.square_file(to) - chess.square_file(frm)) == 2:
                 rook_file = 7 if chess.square_file(to) > chess.square_file(frm) else 0
                 to = chess.square(rook_file, chess.square_rank(frm))
+            frm, to = frm ^ flip, to ^ flip
+            if transform:
+                frm = int(encoder.transform_square(frm, transform))
+                to = int(encoder.transform_square(to, transform))
             slot = tables.PROMOTION_SLOT[chess.piece_symbol(move.promotion) if move.promotion else ""]
-            index = int(tables.MOVE_INDEX[frm ^ flip, to ^ flip, slot])
+            index = int(tables.MOVE_INDEX[frm, to, slot])
             if index < 0:
                 raise ValueError(f"move without an lc0 policy index: {move.uci()}")
             cache[key] = index
