@@ -139,7 +139,13 @@ class Engine:
             return int(suggested)
         backend = getattr(self._network, "backend", None)
         name = backend if isinstance(backend, str) else getattr(backend, "name", "cpu")
-        return CPU_SUGGESTED_MINIBATCH if str(name).startswith("cpu") else GPU_SUGGESTED_MINIBATCH
+        if str(name).startswith("cpu"):
+            return CPU_SUGGESTED_MINIBATCH
+        # lc0's cuda backend suggests 2 x the GPU's multiprocessor count.
+        info = getattr(backend, "device_info", None) or {}
+        if info.get("multiprocessors"):
+            return 2 * int(info["multiprocessors"])
+        return GPU_SUGGESTED_MINIBATCH
 
     # ------------------------------------------------------------------
     def search(self, board: chess.Board, *, nodes: int | None = None,

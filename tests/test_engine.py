@@ -53,6 +53,12 @@ def test_minibatch_size_follows_lc0_suggestions():
             name = "rocm-fp16"
     assert Engine(GpuNet()).minibatch_size() == 256
 
+    class H200Net(MaterialEvaluator):
+        class backend:
+            name = "cuda-fp16"
+            device_info = {"multiprocessors": 132}
+    assert Engine(H200Net()).minibatch_size() == 264          # lc0 cuda: 2 x SMs
+
 
 def test_result_shape():
     result = Engine(MaterialEvaluator(), MultiPV=2, SmartPruningFactor=0).search(

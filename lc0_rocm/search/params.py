@@ -139,8 +139,9 @@ OPTIONS: dict[str, OptionSpec] = {
     "VerboseMoveStats": _check(False),
 }
 
-# lc0's defaults for MinibatchSize 0: the eigen/blas backend suggests 7 and a
-# GPU backend 256 (Network::GetMiniBatchSize()).
+# lc0's defaults for MinibatchSize 0: the eigen/blas backend suggests 7, the
+# cuda backend 2 x multiprocessors (Engine uses the GPU's count when the
+# backend reports it), other networks 256 (Network::GetMiniBatchSize()).
 CPU_SUGGESTED_MINIBATCH = 7
 GPU_SUGGESTED_MINIBATCH = 256
 
