@@ -9,7 +9,6 @@ from __future__ import annotations
 import pathlib
 import shutil
 import sys
-import threading
 import time
 
 import chess
