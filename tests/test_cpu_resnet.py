@@ -3,8 +3,8 @@ v0.32.1's eigen backend, for maia-1900 and a generated net of every
 convolution-body preset, over varied positions.
 
 The model is fed lc0's own input planes (oracle.lc0_planes), which isolates
-the network math from our encoder; one test also runs end to end through
-our encoder once it exists.
+the network math from our encoder; test_end_to_end_with_our_encoder runs
+the same nets on planes from our encoder.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lc0_rocm.backends.cpu_resnet import ResNetModel, fold_conv, toom_cook_matri
 from lc0_rocm.makenet import PRESETS, save_net
 from lc0_rocm.makenet import resnet as _resnet_presets  # noqa: F401  (registers the presets)
 from lc0_rocm.weights import Node, WeightsError, load_weights
-from oracle import game_state, lc0_outputs, lc0_planes, oracle_backend
+from oracle import game_state, lc0_outputs, lc0_planes
 from resnet_positions import varied_positions
 
 POLICY_TOL = 1e-4
@@ -49,7 +49,7 @@ def resnet_net(tmp_path_factory):
 
 
 def legal_indices(net_path, board):
-    _, backend = oracle_backend(str(net_path))
+    """lc0's policy indices of the legal moves (classical input formats)."""
     return np.array(game_state(board).policy_indices(), dtype=np.int64)
 
 
