@@ -131,6 +131,42 @@ class Engine:
     def network(self):
         return self._network
 
+    def search_threads(self) -> int:
+        """lc0's Threads 0: one search thread on the cpu backend, two on a
+        GPU (one gathers while the other's batch is at the network)."""
+        if self.params.Threads:
+            return self.params.Threads
+        backend = getattr(self._network, "backend", None)
+        name = backend if isinstance(backend, str) else getattr(backend, "name", "cpu")
+        return 1 if str(name).startswith("cpu") else 2
+
+    @staticmethod
+    def _search_pipelined(search, report) -> None:
+        """Two batches in flight: gather the next while the network computes
+        the current one (how lc0's two search threads overlap). Any number
+        of Threads >= 2 runs this one pipeline."""
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lc0-rocm-nn") as pool:
+            inflight = None
+            while True:
+                batch = search.gather_batch()
+                stop = search.stops_midway(batch)
+                future = None
+                if not stop:
+                    search.add_prefetch(batch)
+                    future = pool.submit(search.evaluate, batch)
+                if inflight is not None:
+                    done, done_future = inflight
+                    stop = search.finish(done, done_future.result()) or stop
+                    inflight = None
+                if stop:
+                    if future is not None:
+                        future.result()          # let the network call end first
+                    search.abandon(batch)
+                    return
+                inflight = (batch, future)
+                report()
+
     def minibatch_size(self) -> int:
         if self.params.MinibatchSize:
             return self.params.MinibatchSize
@@ -196,14 +232,19 @@ class Engine:
                             stop=stop, searchmoves=searchmoves, depth=depth, mate=mate)
             search = Search(tree, walker, self._evaluator, self._cache, self.params, limits,
                             self.minibatch_size(), tablebase=self._tablebase)
-            next_info = time.monotonic() + INFO_INTERVAL_S
-            while True:
-                if search.run_iteration():
-                    break
-                if on_info is not None and time.monotonic() >= next_info:
+            state = {"next_info": time.monotonic() + INFO_INTERVAL_S}
+
+            def report():
+                if on_info is not None and time.monotonic() >= state["next_info"]:
                     for line in self._lines(search, board):
                         on_info(line)
-                    next_info = time.monotonic() + INFO_INTERVAL_S
+                    state["next_info"] = time.monotonic() + INFO_INTERVAL_S
+
+            if self.search_threads() >= 2:
+                self._search_pipelined(search, report)
+            else:
+                while not search.run_iteration():
+                    report()
             result = self._result(search, board)
             if on_info is not None:
                 for line in result.lines:

@@ -104,6 +104,8 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--nodes", type=int, default=800)
     ap.add_argument("--fake", action="store_true", help="random network outputs (search overhead only)")
+    ap.add_argument("--threads", type=int, default=0, help="Engine Threads (0: lc0's default)")
+    ap.add_argument("--no-profile", action="store_true", help="only the unprofiled timing")
     ap.add_argument("--sampler", action="store_true",
                     help="sample with pyinstrument (less distortion than cProfile's per-call cost)")
     args = ap.parse_args(argv)
@@ -114,7 +116,7 @@ def main(argv=None) -> int:
     else:
         from lc0_rocm.network import load_network
         network = load_network(args.net, backend=args.backend)
-    engine = Engine(network)
+    engine = Engine(network, Threads=args.threads)
 
     def run():
         nodes = 0
@@ -127,7 +129,10 @@ def main(argv=None) -> int:
     nodes = run()
     wall = time.perf_counter() - start
     print(f"unprofiled: {nodes} nodes in {wall:.2f} s = {nodes / wall:.0f} nps "
-          f"({1000 * wall / nodes:.3f} ms/node)")
+          f"({1000 * wall / nodes:.3f} ms/node), {engine.search_threads()} thread(s), "
+          f"minibatch {engine.minibatch_size()}")
+    if args.no_profile:
+        return 0
 
     totals = {name: 0.0 for name, _ in GROUPS}
     totals["other"] = 0.0

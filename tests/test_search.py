@@ -296,6 +296,18 @@ def test_nodes_as_playouts_kld_and_nps_limit():
     assert time.monotonic() - start > 0.3
 
 
+def test_two_thread_pipeline_keeps_the_tree_consistent():
+    eng = engine(Threads=2, SmartPruningFactor=1.33)
+    board = chess.Board()
+    for _ in range(6):
+        result = eng.search(board, nodes=300)
+        check_tree(eng._tree)
+        assert result.best_move in board.legal_moves and result.nodes >= 1
+        board.push(result.best_move)
+    mate = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    assert engine(Threads=2).search(mate, nodes=200).best_move == chess.Move.from_uci("a1a8")
+
+
 def test_info_callback_sees_final_lines():
     seen = []
     engine(MultiPV=2).search(chess.Board(), nodes=100, on_info=seen.append)

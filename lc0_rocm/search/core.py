@@ -47,6 +47,19 @@ class Visit:
         self.key = None
 
 
+class Batch:
+    """One gathered minibatch: its visits (and collisions), the network
+    requests, the prefetched positions, the out-of-order count."""
+    __slots__ = ("visits", "requests", "prefetch", "ooo", "seconds")
+
+    def __init__(self, visits, requests, prefetch, ooo):
+        self.visits = visits
+        self.requests = requests
+        self.prefetch = prefetch
+        self.ooo = ooo
+        self.seconds = 0.0
+
+
 class Limits:
     """What ends a search: nodes (lc0 counts the reused tree too), hard time
     in seconds, a soft time budget, infinite, an external stop event."""
@@ -111,6 +124,7 @@ class Search(StoppersMixin, SelectionMixin):
         self.remaining_time_ms = math.inf
         self.first_eval_time_ms = None
         self.last_batch_ms = 0.0
+        self.nn_pending = 0          # gathered batches waiting for the network
         self._kld_prev_visits: list[int] = []
         self._kld_prev_nodes = 0.0
         self.current_best = -1                      # root edge id, or -1
@@ -141,23 +155,50 @@ class Search(StoppersMixin, SelectionMixin):
         land (lc0 reports bestmove right then). We check at the same point
         and abandon the pending batch, so results match lc0's report.
         """
+        batch = self.gather_batch()
+        if self.stops_midway(batch):
+            self.abandon(batch)
+            return True
+        self.add_prefetch(batch)
+        return self.finish(batch, self.evaluate(batch))
+
+    # The phases of an iteration, also used by the two-thread pipeline
+    # (Engine with Threads >= 2), which gathers the next batch while the
+    # network computes this one.
+
+    def gather_batch(self) -> Batch:
+        """Pick leaves (out-of-order ones are backed up already)."""
         self.batch = []
         self.nn_requests = []
         self.prefetch = []
         ooo = self._gather_minibatch()
-        if self._stops_midway():
-            self._abandon_batch()
-            return True
-        if 0 < len(self.nn_requests) < self.params.MaxPrefetch and not self._stop_requested():
-            self._prefetch(0, self.params.MaxPrefetch - len(self.nn_requests), False, True)
+        batch = Batch(self.batch, self.nn_requests, self.prefetch, ooo)
+        self.nn_pending += 1 if batch.requests else 0
+        return batch
+
+    def add_prefetch(self, batch: Batch) -> None:
+        if 0 < len(batch.requests) < self.params.MaxPrefetch and not self._stop_requested():
+            self.batch, self.nn_requests, self.prefetch = batch.visits, batch.requests, batch.prefetch
+            self._prefetch(0, self.params.MaxPrefetch - len(batch.requests), False, True)
+
+    def evaluate(self, batch: Batch) -> list:
+        """The network call (touches no tree state: may run in another thread)."""
+        if not batch.requests:
+            return []
         started = time.monotonic()
-        results = self.evaluator.run(self.nn_requests) if self.nn_requests else []
+        results = self.evaluator.run(batch.requests)
+        batch.seconds = time.monotonic() - started
+        return results
+
+    def finish(self, batch: Batch, results: list) -> bool:
+        """Back up a computed batch; True when the search is to stop."""
         if results:
-            self.last_batch_ms = (time.monotonic() - started) * 1000.0
+            self.last_batch_ms = batch.seconds * 1000.0
+            self.nn_pending -= 1
         self.nn_evals += len(results)
         priors = self._priors_batch([r[0] for r in results])
-        work_done = ooo > 0
-        for visit in self.batch:
+        work_done = batch.ooo > 0
+        for visit in batch.visits:
             if visit.collision:
                 continue
             work_done = True
@@ -165,15 +206,13 @@ class Search(StoppersMixin, SelectionMixin):
                 _, q, d, m = results[visit.nn_slot]
                 self._apply_nn_result(visit, priors[visit.nn_slot], q, d, m)
             self._backup(visit)
-        for slot, moves, key in self.prefetch:
+        for slot, moves, key in batch.prefetch:
             _, q, d, m = results[slot]
             order, stored = priors[slot]
             self._cache_put(key, moves, order, stored, q, d, m)
-        for visit in self.batch:
+        for visit in batch.visits:
             if visit.collision:
                 self._cancel_in_flight(visit.node, visit.multivisit)
-        self.batch = []
-        self.nn_requests = []
         if work_done:
             self.total_batches += 1
         if self.nps_start_time is None and self.total_playouts > 0:
@@ -185,22 +224,24 @@ class Search(StoppersMixin, SelectionMixin):
 
     def pending_nn(self) -> bool:
         """A gathered batch is waiting for the network."""
-        return any(v.nn_slot >= 0 for v in self.batch)
+        return self.nn_pending > 0
 
-    def _stops_midway(self) -> bool:
+    def stops_midway(self, batch: Batch) -> bool:
         """The watchdog's view: the stopper chain on the state after the
         gather, with its own hints (the worker's stay as they were)."""
-        if not self.pending_nn():
+        if not batch.requests:
             return False
         saved = self.remaining_playouts, self.remaining_time_ms
         stop = self.should_stop()
         self.remaining_playouts, self.remaining_time_ms = saved
         return stop
 
-    def _abandon_batch(self) -> None:
-        """Undo the pending network visits and collisions of this batch."""
+    def abandon(self, batch: Batch) -> None:
+        """Undo the pending network visits and collisions of a batch."""
         tree = self.tree
-        for visit in self.batch:
+        if batch.requests:
+            self.nn_pending -= 1
+        for visit in batch.visits:
             if visit.collision:
                 self._cancel_in_flight(visit.node, visit.multivisit)
             elif visit.nn_slot >= 0:
@@ -211,8 +252,6 @@ class Search(StoppersMixin, SelectionMixin):
                 tree.num_edges[node] = 0
             else:
                 self._backup(visit)
-        self.batch = []
-        self.nn_requests = []
 
     def should_stop(self) -> bool:
         """lc0's PopulateCommonIterationStats + stopper chain; also updates

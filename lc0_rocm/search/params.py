@@ -135,7 +135,8 @@ OPTIONS: dict[str, OptionSpec] = {
     "UCI_Opponent": OptionSpec("string", ""),
     "UCI_RatingAdv": _float(0.0, -10000.0, 10000.0),
     "NNCacheSize": _spin(2000000, 0, 999999999, "cached NN evaluations (positions)"),
-    "Threads": _spin(0, 0, 128, "search threads; this reference search runs one"),
+    "Threads": _spin(0, 0, 128, "0: 1 on cpu, 2 on a GPU; 2 or more = gather the next batch "
+                                "while the network computes (one pipeline)"),
     "VerboseMoveStats": _check(False),
 }
 
