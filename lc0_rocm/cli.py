@@ -10,7 +10,7 @@ import sys
 COMMANDS = {
     "uci": ("lc0_rocm.uci", "main", "run the UCI engine (the default)"),
     "bench": ("lc0_rocm.bench", "main", "search fixed positions and report nps, like `lc0 benchmark`"),
-    "benchmark": ("lc0_rocm.bench", "main", "alias of bench"),
+    "benchmark": ("lc0_rocm.bench", "benchmark_main", "like bench with `lc0 benchmark`'s defaults (34 positions, 10 s each)"),
     "backendbench": ("lc0_rocm.backendbench", "main", "raw network throughput over batch sizes"),
     "describenet": ("lc0_rocm.describe", "main", "describe a network file, like `lc0 describenet`"),
     "make-net": ("lc0_rocm.makenet", "main", "write a random-weight test net of a preset shape"),
