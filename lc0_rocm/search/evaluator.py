@@ -6,6 +6,7 @@ object with the same three methods (`prepare`, `run`, `has_moves_left`).
 """
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
 
 import chess
@@ -79,7 +80,9 @@ class NetworkEvaluator:
 
 class NNCache:
     """lc0's NN cache: keyed by the position (board and repetition count),
-    bounded, oldest entries dropped first."""
+    bounded, oldest entries dropped first. Values are (legal moves, stored
+    priors, q, d, m); moves and priors are kept packed (about 10x smaller
+    than Python lists: the default 2,000,000 entries must fit in memory)."""
 
     def __init__(self, capacity: int):
         self.capacity = int(capacity)
@@ -88,15 +91,19 @@ class NNCache:
 
     def get(self, key, count: bool = True):
         entry = self._entries.get(key)
-        if entry is not None and count:
+        if entry is None:
+            return None
+        if count:
             self.hits += 1
-        return entry
+        codes, priors, q, d, m = entry
+        return [_decode(c) for c in codes], priors.tolist(), q, d, m
 
     def put(self, key, value) -> None:
         if self.capacity <= 0:
             return
+        moves, priors, q, d, m = value
         entries = self._entries
-        entries[key] = value
+        entries[key] = (array("H", [_encode(mv) for mv in moves]), array("f", priors), q, d, m)
         if len(entries) > self.capacity:
             entries.popitem(last=False)
 
@@ -105,3 +112,18 @@ class NNCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+_MOVES: dict[int, chess.Move] = {}
+
+
+def _encode(move: chess.Move) -> int:
+    return move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
+
+
+def _decode(code: int) -> chess.Move:
+    """One shared chess.Move per code (moves are immutable)."""
+    move = _MOVES.get(code)
+    if move is None:
+        move = _MOVES[code] = chess.Move(code & 63, (code >> 6) & 63, (code >> 12) or None)
+    return move
