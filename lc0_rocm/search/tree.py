@@ -12,6 +12,8 @@ search's hot path; a native core can keep the same layout in C arrays.
 """
 from __future__ import annotations
 
+from array import array
+
 import chess
 
 # Terminal types (lc0's Node::Terminal).
@@ -40,8 +42,10 @@ class Tree:
         self.first_edge: list[int] = []
         self.num_edges: list[int] = []
         self.e_move: list[chess.Move] = []
-        self.e_p: list[float] = []
-        self.e_child: list[int] = []
+        # Edges are most of the memory: compact arrays (priors are float32
+        # values already, lc0 keeps 16 bits of them).
+        self.e_p = array("f")
+        self.e_child = array("l")
         self.new_node(-1, -1)
 
     root = 0
@@ -77,8 +81,8 @@ class Tree:
         self.first_edge[node] = len(self.e_move)
         self.num_edges[node] = len(moves)
         self.e_move.extend(moves)
-        self.e_p.extend([0.0] * len(moves))
-        self.e_child.extend([-1] * len(moves))
+        self.e_p.extend(_zeros(len(moves)))
+        self.e_child.extend(_minus_ones(len(moves)))
 
     def set_priors(self, node: int, order: list[int], priors: list[float]) -> None:
         """Store priors (already in lc0's 16-bit form) and reorder the edges
@@ -87,7 +91,7 @@ class Tree:
         start = self.first_edge[node]
         moves = self.e_move[start:start + len(order)]
         self.e_move[start:start + len(order)] = [moves[k] for k in order]
-        self.e_p[start:start + len(order)] = [priors[k] for k in order]
+        self.e_p[start:start + len(order)] = array("f", [priors[k] for k in order])
 
     def edges(self, node: int) -> range:
         start = self.first_edge[node]
@@ -179,3 +183,11 @@ class Tree:
         for name in ("n", "n_in_flight", "wl", "d", "m", "terminal", "lower", "upper"):
             getattr(new, name)[new_id] = getattr(self, name)[old]
         new.n_in_flight[new_id] = 0
+
+
+def _zeros(n: int) -> array:
+    return array("f", bytes(4 * n))
+
+
+def _minus_ones(n: int) -> array:
+    return array("l", [-1]) * n
