@@ -201,9 +201,14 @@ class Engine:
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
             if value is not None and not value >= 0:
                 raise ValueError(f"{limit_name} must be >= 0 seconds, got {value}")
+        # Positions lc0 plays from are fine even when python-chess frowns
+        # (odd checkers, an e.p. square or castling right taken as written);
+        # no king, too many kings, pawns on the back rank or the side not to
+        # move in check are not.
         status = board.status()
-        if status & ~(chess.STATUS_VALID | chess.STATUS_TOO_MANY_CHECKERS
-                      | chess.STATUS_IMPOSSIBLE_CHECK):
+        tolerated = (chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
+                     | chess.STATUS_INVALID_EP_SQUARE | chess.STATUS_BAD_CASTLING_RIGHTS)
+        if status & ~tolerated:
             raise ValueError(f"invalid position: {board.fen()}")
         legal = list(board.legal_moves)
         if searchmoves:
