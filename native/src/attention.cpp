@@ -176,6 +176,7 @@ struct EncoderParams {
   Activation smolgen_act, ffn_act;
   const Dense* smolgen_global;  // [4096][gen], shared by all layers
   bool fused;                   // fused attention kernel where the head depth allows
+  bool tensor_cores;            // its tensor-core version where that applies
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -185,8 +186,28 @@ bool fused_attention_enabled() {
   return v == nullptr || v[0] == '\0' || v[0] == '0';
 }
 
+// LC0ROCM_ATTN_NO_TC=1 keeps the fused attention on the scalar kernel (fp16
+// on NVIDIA otherwise runs the tensor-core one), to compare.
+bool tensor_core_attention_enabled() {
+  const char* v = std::getenv("LC0ROCM_ATTN_NO_TC");
+  return v == nullptr || v[0] == '\0' || v[0] == '0';
+}
+
 bool runs_fused(const EncoderParams& p, const Encoder& l) {
   return p.fused && l.depth <= attn::kFusedMaxDepth;
+}
+
+// The tensor-core fused attention where it applies (half storage, NVIDIA);
+// false: the caller runs the scalar kernel.
+bool run_tensor_core_attention(const EncoderParams& p, half* out, const half* qkv, const float* bias,
+                               const half* gen, int n, int heads, int depth, int warp_size,
+                               hipStream_t stream) {
+  return p.tensor_cores &&
+         attn::fused_attention_tensor_cores(out, qkv, bias, gen, n, heads, depth, warp_size, stream);
+}
+bool run_tensor_core_attention(const EncoderParams&, float*, const float*, const float*, const float*,
+                               int, int, int, int, hipStream_t) {
+  return false;
 }
 
 // Scratch for running encoder layers over n positions, taken once per pass
@@ -291,8 +312,11 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
 
   run_dense(ctx, L.qkv, rows, x, s.qkv);
   if (runs_fused(p, L)) {
-    attn::fused_attention<T>(s.merged, s.qkv, f32(L.qkv.b), L.has_smolgen ? s.smolgen : nullptr, n,
-                             L.heads, L.depth, ctx.device.warp_size, stream);
+    const T* gen = L.has_smolgen ? s.smolgen : nullptr;
+    if (!run_tensor_core_attention(p, s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,
+                                   ctx.device.warp_size, stream))
+      attn::fused_attention<T>(s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,
+                               ctx.device.warp_size, stream);
   } else {
     run_attention_unfused<T>(ctx, L, n, s);
   }
@@ -346,7 +370,7 @@ class AttentionPolicy final : public PolicyHead {
                               load_count(ws, prefix, "pol_headcount"),
                               smolgen_global ? smolgen_global->in : 0);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
-                            fused_attention_enabled()};
+                            fused_attention_enabled(), tensor_core_attention_enabled()};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -469,8 +493,7 @@ class AttentionBody final : public Body {
     const float alpha =
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
-                            global,
-                            fused_attention_enabled()};
+                            global, fused_attention_enabled(), tensor_core_attention_enabled()};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);

@@ -68,6 +68,15 @@ template <typename T>
 void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, int batch,
                      int heads, int depth, int warp_size, hipStream_t stream);
 
+// The same op on tensor cores (attn_fused_attention_tc.hip): half storage,
+// Q, K, V (bias added) and the probabilities rounded to half, products
+// accumulated in float. Returns false, launching nothing, where it does not
+// apply (AMD builds, depth not 16, 32 or 48, unaligned pointers, a GPU
+// without tensor cores); the caller then runs fused_attention.
+bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
+                                  const __half* smolgen, int batch, int heads, int depth,
+                                  int warp_size, hipStream_t stream);
+
 // in [batch][heads][64][depth] -> out [batch*64][heads*depth].
 template <typename T>
 void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream_t stream);

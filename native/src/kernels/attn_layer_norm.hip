@@ -5,7 +5,9 @@
 // what it wrote), mean and two-pass variance reduce over the threads of the
 // row: one warp per row (shuffles only) for rows of up to kWarpRowMax values,
 // a whole block per row for wider ones (smolgen's, few rows of thousands).
-// Rows whose width and pointers allow it move 16 bytes per load and store.
+// Rows whose width and pointers allow it move 16 bytes per load and store;
+// those of up to kRegIters vectors per lane stay in registers instead
+// (layer_norm_regs_kernel).
 #include "../attention_device.h"
 
 namespace lc0rocm {
@@ -71,6 +73,94 @@ __global__ void layer_norm_kernel(T* out, const T* in, const float* bias, const 
   }
 }
 
+// Rows of up to kRegIters 16-byte vectors per lane, one warp per row, the
+// row kept in registers (no shared memory, so more rows in flight): every
+// lane issues all its loads first, then the two reductions, then the stores.
+// Same arithmetic as layer_norm_kernel; cols % kVecWidth<T> == 0.
+constexpr int kRegIters = 8;
+constexpr int kRegRowsPerBlock = 4;
+
+template <typename T, int kIters>
+__global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
+                                       const float* gammas, const float* betas, int rows,
+                                       int cols, float alpha, float eps, Activation act) {
+  constexpr int V = kVecWidth<T>;
+  const int lanes = warpSize;
+  const int warp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
+  const int row = blockIdx.x * (blockDim.x / lanes) + warp;
+  if (row >= rows) return;  // whole warps leave together
+  const long long base = static_cast<long long>(row) * cols;
+
+  uint4 raw_in[kIters], raw_skip[kIters];
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (lane + it * lanes) * V;
+    if (c < cols) {
+      raw_in[it] = *reinterpret_cast<const uint4*>(in + base + c);
+      if (skip != nullptr) raw_skip[it] = *reinterpret_cast<const uint4*>(skip + base + c);
+    }
+  }
+  float x[kIters][V];
+  float sum = 0.0f;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (lane + it * lanes) * V;
+    if (c < cols) {
+      const T* e = reinterpret_cast<const T*>(&raw_in[it]);
+      const T* r = reinterpret_cast<const T*>(&raw_skip[it]);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        float v = to_float<T>(e[k]);
+        if (bias != nullptr) v += bias[c + k];
+        v = activate(v, act) * alpha;
+        if (skip != nullptr) v += to_float<T>(r[k]);
+        x[it][k] = v;
+        sum += v;
+      }
+    }
+  }
+  const float mean = warp_sum(sum) / cols;
+  float squares = 0.0f;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    if ((lane + it * lanes) * V < cols) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float d = x[it][k] - mean;
+        squares += d * d;
+      }
+    }
+  }
+  const float var = warp_sum(squares) / cols;
+  const float inv_std = rsqrtf(var + eps);
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (lane + it * lanes) * V;
+    if (c < cols) {
+      float y[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) y[k] = (x[it][k] - mean) * inv_std * gammas[c + k] + betas[c + k];
+      store_vec(out + base + c, y);
+    }
+  }
+}
+
+template <typename T, int kIters>
+void launch_layer_norm_regs(int iters, int grid, int block, hipStream_t stream, T* out, const T* in,
+                            const float* bias, const T* skip, const float* gammas,
+                            const float* betas, int rows, int cols, float alpha, float eps,
+                            Activation act) {
+  if constexpr (kIters > 1) {
+    if (iters < kIters) {
+      launch_layer_norm_regs<T, kIters - 1>(iters, grid, block, stream, out, in, bias, skip, gammas,
+                                            betas, rows, cols, alpha, eps, act);
+      return;
+    }
+  }
+  layer_norm_regs_kernel<T, kIters><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas, betas,
+                                                                rows, cols, alpha, eps, act);
+}
+
 template <typename T, bool kWholeBlock>
 void launch_layer_norm(bool vector, int grid, int block, size_t shared, hipStream_t stream, T* out,
                        const T* in, const float* bias, const T* skip, const float* gammas,
@@ -97,7 +187,12 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
                                   std::to_string(kMaxCols) + ")");
   const bool vector = cols % kVecWidth<T> == 0 && aligned16(out) && aligned16(in) &&
                       (skip == nullptr || aligned16(skip));
-  if (cols > kWarpRowMax) {
+  const int row_vectors = div_up(cols, static_cast<long long>(warp_size) * kVecWidth<T>);
+  if (vector && row_vectors <= kRegIters) {
+    launch_layer_norm_regs<T, kRegIters>(row_vectors, div_up(rows, kRegRowsPerBlock),
+                                         kRegRowsPerBlock * warp_size, stream, out, in, bias, skip,
+                                         gammas, betas, rows, cols, alpha, eps, act);
+  } else if (cols > kWarpRowMax) {
     const size_t shared = (cols + kBlockRowThreads / warp_size) * sizeof(float);
     launch_layer_norm<T, true>(vector, rows, kBlockRowThreads, shared, stream, out, in, bias, skip,
                                gammas, betas, rows, cols, alpha, eps, act);

@@ -1,0 +1,285 @@
+// Fused attention on tensor cores (NVIDIA, fp16 storage): the same op as
+// attn_fused_attention.hip (bias add of the Q|K|V projection, Q.K^T /
+// sqrt(depth) + smolgen, softmax over the keys, . V, heads side by side) with
+// both products as 16x16x16 wmma tiles (half inputs, float accumulation).
+//
+// One block per (position, head), 64 / 16 = 4 warps, each owning 16 query
+// rows: Q, K, V of the head go to shared memory as half (bias added in float,
+// then rounded, as lc0's own fp16 path does); a warp's 16 x 64 scores land in
+// its float scratch, softmax (with smolgen's logits, fetched into registers
+// at the start) reads them and writes half probabilities over them, which
+// feed the P.V tiles; the output goes back through the same scratch to
+// 16-byte global stores. Everything after the load is warp-local
+// (__syncwarp only). 32.5 KB of shared memory per block at depth 32.
+//
+// AMD: nvcuda::wmma does not exist there (rocWMMA is another header and
+// API), so under hipcc this file only defines a stub that returns false and
+// the caller runs the scalar kernel (attn_fused_attention.hip). Likewise for
+// float storage and head depths that are not a multiple of 16.
+#include "../attention_device.h"
+
+#if defined(LC0ROCM_VENDOR_NVIDIA)
+#include <mma.h>
+
+#include <atomic>
+#endif
+
+namespace lc0rocm {
+namespace attn {
+
+#if defined(LC0ROCM_VENDOR_NVIDIA)
+
+namespace wmma = nvcuda::wmma;
+
+constexpr int kTile = 16;                   // wmma tile edge
+constexpr int kTcWarps = 64 / kTile;        // one warp per 16 query rows
+constexpr int kPadHalf = 8;                 // 16 bytes of padding per half row
+constexpr int kPadFloat = 4;                // 16 bytes of padding per float row
+constexpr int kScorePitch = 64 + kPadFloat; // float scratch row (scores, then output)
+
+template <int kDepth>
+__host__ __device__ constexpr int tc_pitch() {
+  return kDepth + kPadHalf;
+}
+
+// Q, K, V [3][64][pitch] half, then one [16][kScorePitch] float scratch per
+// warp: the scores, overwritten in place by the half probabilities (same
+// byte pitch, so kProbPitch = 2 * kScorePitch halves), then the output.
+constexpr int kProbPitch = 2 * kScorePitch;
+template <int kDepth>
+constexpr size_t tc_shared_bytes() {
+  return sizeof(__half) * 3 * 64 * tc_pitch<kDepth>() +
+         sizeof(float) * kTcWarps * kTile * kScorePitch;
+}
+
+// 8 halves (16 bytes) as a vector.
+union Half8 {
+  uint4 raw;
+  __half h[8];
+};
+
+template <int kDepth>
+__global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const float* bias,
+                                          const __half* smolgen, int heads, float scale) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  extern __shared__ __align__(128) unsigned char shared_raw[];
+  constexpr int P = tc_pitch<kDepth>();
+  constexpr int kDepthTiles = kDepth / kTile;
+  __half* qs = reinterpret_cast<__half*>(shared_raw);  // [64][P]
+  __half* ks = qs + 64 * P;
+  __half* vs = ks + 64 * P;
+  const int lanes = warpSize;
+  const int warp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
+  float* scores = reinterpret_cast<float*>(vs + 64 * P) + warp * kTile * kScorePitch;  // [16][68]
+  __half* probs = reinterpret_cast<__half*>(scores);  // [16][136], row r over score row r
+
+  const int nh = blockIdx.x;  // position * heads + head
+  const int n = nh / heads, h = nh - n * heads;
+  const int d_model = heads * kDepth, width = 3 * d_model;
+  const __half* rows = qkv + static_cast<long long>(n) * 64 * width;
+  const int row0 = warp * kTile;
+
+  // Smolgen's logits of this warp's rows, fetched first (they are used only
+  // after the products): lane pairs of keys c = 2 * (lane + j * lanes), one
+  // step on 32-wide warps (all of NVIDIA's), no lane past key 63 on wider ones.
+  constexpr int kMaxPairs = 2;
+  __half2 g[kTile][kMaxPairs];
+  const bool has_gen = smolgen != nullptr;
+  if (has_gen) {
+    const __half* gen = smolgen + static_cast<long long>(nh) * 4096 + row0 * 64;
+#pragma unroll
+    for (int r = 0; r < kTile; ++r) {
+#pragma unroll
+      for (int j = 0; j < kMaxPairs; ++j) {
+        const int c = 2 * (lane + j * lanes);
+        if (c < 64) g[r][j] = *reinterpret_cast<const __half2*>(gen + r * 64 + c);
+      }
+    }
+  }
+
+  // Q, K, V + bias -> shared, 8 halves per load, 4 loads in flight per thread.
+  constexpr int kVecs = kDepth / 8;  // per row and matrix
+  constexpr int kTotal = 3 * 64 * kVecs;
+  constexpr int kBatch = 4;
+  for (int i0 = threadIdx.x; i0 < kTotal; i0 += kBatch * blockDim.x) {
+    Half8 in[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int i = i0 + u * blockDim.x;
+      if (i < kTotal) {
+        const int m = i / (64 * kVecs);
+        const int rest = i - m * 64 * kVecs;
+        const int r = rest / kVecs, v = rest - r * kVecs;
+        in[u].raw = *reinterpret_cast<const uint4*>(rows + static_cast<long long>(r) * width +
+                                                    m * d_model + h * kDepth + v * 8);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int i = i0 + u * blockDim.x;
+      if (i < kTotal) {
+        const int m = i / (64 * kVecs);
+        const int rest = i - m * 64 * kVecs;
+        const int r = rest / kVecs, v = rest - r * kVecs;
+        const int col = m * d_model + h * kDepth + v * 8;
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          in[u].h[k] = __float2half(__half2float(in[u].h[k]) + bias[col + k]);
+        *reinterpret_cast<uint4*>(qs + m * 64 * P + r * P + v * 8) = in[u].raw;
+      }
+    }
+  }
+  __syncthreads();
+
+  // scores [16][64] = Q rows . K^T
+#pragma unroll
+  for (int kt = 0; kt < 64 / kTile; ++kt) {
+    wmma::fragment<wmma::accumulator, kTile, kTile, kTile, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+#pragma unroll
+    for (int d = 0; d < kDepth; d += kTile) {
+      wmma::fragment<wmma::matrix_a, kTile, kTile, kTile, __half, wmma::row_major> a;
+      wmma::fragment<wmma::matrix_b, kTile, kTile, kTile, __half, wmma::col_major> b;
+      wmma::load_matrix_sync(a, qs + row0 * P + d, P);
+      wmma::load_matrix_sync(b, ks + kt * kTile * P + d, P);  // K^T: K row-major is K^T col-major
+      wmma::mma_sync(acc, a, b, acc);
+    }
+    wmma::store_matrix_sync(scores + kt * kTile, acc, kScorePitch, wmma::mem_row_major);
+  }
+  __syncwarp();
+
+  // softmax(scores * scale + smolgen) -> probs (half), written over the
+  // row's own scores: every lane has read the row (the reductions need all
+  // its values) before any lane writes it.
+#pragma unroll
+  for (int r = 0; r < kTile; ++r) {
+    float s[kMaxPairs][2] = {};
+    float m = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kMaxPairs; ++j) {
+      const int c = 2 * (lane + j * lanes);
+      if (c < 64) {
+        const float2 raw = *reinterpret_cast<const float2*>(scores + r * kScorePitch + c);
+        s[j][0] = raw.x * scale;
+        s[j][1] = raw.y * scale;
+        if (has_gen) {
+          const float2 gf = __half22float2(g[r][j]);
+          s[j][0] += gf.x;
+          s[j][1] += gf.y;
+        }
+        m = fmaxf(m, fmaxf(s[j][0], s[j][1]));
+      }
+    }
+    m = warp_max(m);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kMaxPairs; ++j) {
+      if (2 * (lane + j * lanes) < 64) {
+        s[j][0] = expf(s[j][0] - m);
+        s[j][1] = expf(s[j][1] - m);
+        sum += s[j][0] + s[j][1];
+      }
+    }
+    const float inv = 1.0f / warp_sum(sum);
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < kMaxPairs; ++j) {
+      const int c = 2 * (lane + j * lanes);
+      if (c < 64) {
+        *reinterpret_cast<__half2*>(probs + r * kProbPitch + c) =
+            __floats2half2_rn(s[j][0] * inv, s[j][1] * inv);
+      }
+    }
+  }
+  __syncwarp();
+
+  // out [16][depth] = probs . V; every product is done before the results go
+  // to the scratch (over the probabilities), then 16-byte global stores.
+  wmma::fragment<wmma::accumulator, kTile, kTile, kTile, float> o[kDepthTiles];
+#pragma unroll
+  for (int dt = 0; dt < kDepthTiles; ++dt) {
+    wmma::fill_fragment(o[dt], 0.0f);
+#pragma unroll
+    for (int k = 0; k < 64; k += kTile) {
+      wmma::fragment<wmma::matrix_a, kTile, kTile, kTile, __half, wmma::row_major> a;
+      wmma::fragment<wmma::matrix_b, kTile, kTile, kTile, __half, wmma::row_major> b;
+      wmma::load_matrix_sync(a, probs + k, kProbPitch);
+      wmma::load_matrix_sync(b, vs + k * P + dt * kTile, P);
+      wmma::mma_sync(o[dt], a, b, o[dt]);
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int dt = 0; dt < kDepthTiles; ++dt)
+    wmma::store_matrix_sync(scores + dt * kTile, o[dt], kScorePitch, wmma::mem_row_major);
+  __syncwarp();
+  for (int i = lane; i < kTile * kVecs; i += lanes) {
+    const int r = i / kVecs, v = i - r * kVecs;
+    Half8 res;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) res.h[k] = __float2half(scores[r * kScorePitch + v * 8 + k]);
+    *reinterpret_cast<uint4*>(out + static_cast<long long>(n * 64 + row0 + r) * d_model +
+                              h * kDepth + v * 8) = res.raw;
+  }
+#endif
+}
+
+template <int kDepth>
+void launch_tc(__half* out, const __half* qkv, const float* bias, const __half* smolgen, int batch,
+               int heads, int warp_size, hipStream_t stream) {
+  const float scale = 1.0f / sqrtf(static_cast<float>(kDepth));
+  fused_attention_tc_kernel<kDepth><<<batch * heads, kTcWarps * warp_size, tc_shared_bytes<kDepth>(),
+                                      stream>>>(out, qkv, bias, smolgen, heads, scale);
+  check_launch("fused_attention_tc");
+}
+
+// Whether the current device has tensor cores (compute capability 7.0 on);
+// asked once per device id.
+bool has_tensor_cores() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> major_of[kDevices];  // 0: not asked yet
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return false;
+  if (device >= kDevices) {
+    int major = 0;
+    return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+           major >= 7;
+  }
+  int major = major_of[device].load(std::memory_order_relaxed);
+  if (major == 0) {
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+      return false;
+    major_of[device].store(major, std::memory_order_relaxed);
+  }
+  return major >= 7;
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
+                                  const __half* smolgen, int batch, int heads, int depth,
+                                  int warp_size, hipStream_t stream) {
+  check_warp_size(warp_size);
+  if (depth % kTile != 0 || !aligned16(out) || !aligned16(qkv) ||
+      (smolgen != nullptr && !aligned16(smolgen)))
+    return false;
+  if (!has_tensor_cores()) return false;
+  switch (depth) {
+    case 16: launch_tc<16>(out, qkv, bias, smolgen, batch, heads, warp_size, stream); return true;
+    case 32: launch_tc<32>(out, qkv, bias, smolgen, batch, heads, warp_size, stream); return true;
+    case 48: launch_tc<48>(out, qkv, bias, smolgen, batch, heads, warp_size, stream); return true;
+    default: return false;
+  }
+}
+
+#else  // AMD: no wmma here (see the header comment).
+
+bool fused_attention_tensor_cores(__half*, const __half*, const float*, const __half*, int, int, int,
+                                  int, hipStream_t) {
+  return false;
+}
+
+#endif
+
+}  // namespace attn
+}  // namespace lc0rocm
