@@ -23,14 +23,33 @@ def is_attention_body(weights) -> bool:
     )
 
 
+# Options each body accepts (values may arrive as strings from UCI's BackendOptions).
+BODY_OPTIONS = {
+    "resnet": {"algorithm": str},                       # winograd2 (default), winograd4, im2col
+    "attention": {"policy_head": str, "value_head": str},
+}
+
+
 def create(name: str, weights, **options) -> Backend:
-    if options:
-        raise BackendError(f"cpu backend takes no options, got {sorted(options)}")
-    if is_attention_body(weights):
+    threads = options.pop("threads", None)
+    body = "attention" if is_attention_body(weights) else "resnet"
+    allowed = BODY_OPTIONS[body]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        known = ", ".join(["threads"] + sorted(allowed))
+        raise BackendError(f"cpu backend ({body} body): unknown option(s) {', '.join(unknown)}; known: {known}")
+    if threads is not None:
+        from lc0_rocm.backends import blas_threads
+        try:
+            blas_threads.set_threads(int(threads))
+        except ValueError:
+            raise BackendError(f"cpu backend: threads must be a positive integer, got {threads!r}") from None
+    kwargs = {k: allowed[k](v) for k, v in options.items()}
+    if body == "attention":
         from lc0_rocm.backends.cpu_attention import AttentionModel as Model
     else:
         from lc0_rocm.backends.cpu_resnet import ResNetModel as Model
-    return CpuBackend(Model(weights))
+    return CpuBackend(Model(weights, **kwargs))
 
 
 class CpuBackend(Backend):
