@@ -454,6 +454,14 @@ struct FlatHead {
 
 // ------------------------------------------------------------------ body
 
+// [channels][64] -> [64][channels].
+std::vector<float> square_major(const std::vector<float>& by_channel, int channels) {
+  std::vector<float> out(by_channel.size());
+  for (int c = 0; c < channels; ++c)
+    for (int sq = 0; sq < kSquares; ++sq) out[sq * channels + c] = by_channel[c * kSquares + sq];
+  return out;
+}
+
 class AttentionBody final : public Body {
  public:
   AttentionBody(const NetConfig& cfg, const WeightStore& ws) : cfg_(cfg) {
@@ -477,8 +485,9 @@ class AttentionBody final : public Body {
     const int e = embedding_ = embed_.out;
     has_gating_ = ws.has("ip_mult_gate") && ws.has("ip_add_gate");
     if (has_gating_) {
-      mult_gate_ = ws.upload_f32("ip_mult_gate", 64LL * e);
-      add_gate_ = ws.upload_f32("ip_add_gate", 64LL * e);
+      // lc0 stores them [C][64]; the kernel reads [64][C] (coalesced).
+      mult_gate_ = upload_floats(square_major(ws.floats("ip_mult_gate", 64LL * e), e), DType::F32);
+      add_gate_ = upload_floats(square_major(ws.floats("ip_add_gate", 64LL * e), e), DType::F32);
     }
     if (ws.has("smolgen_w")) {
       const size_t count = ws.count("smolgen_w");

@@ -102,7 +102,8 @@ template <typename T>
 void pe_dense_input(T* out, const T* planes, const T* pre, const float* pre_bias, int batch,
                     int pre_size, hipStream_t stream);
 
-// x [batch*64][C] = x * mult + add, where mult and add are stored [C][64].
+// x [batch*64][C] = x * mult + add, where mult and add are stored [64][C]
+// (square-major: lc0's [C][64] transposed).
 template <typename T>
 void input_gating(T* x, const float* mult, const float* add, int batch, int channels,
                   hipStream_t stream);

@@ -1,5 +1,6 @@
 // Input gating of the attention body's embedding: x = x * mult + add, with
-// mult and add stored channel-major [C][64] (lc0's layout), x [batch*64][C].
+// mult and add square-major [64][C] (attention.cpp transposes lc0's [C][64]
+// at load, so that a row's parameters are contiguous), x [batch*64][C].
 // One block per row.
 #include "../attention_device.h"
 
@@ -12,7 +13,7 @@ __global__ void input_gating_kernel(T* x, const float* mult, const float* add, i
   const int square = row % 64;
   T* r = x + static_cast<long long>(row) * channels;
   for (int c = threadIdx.x; c < channels; c += blockDim.x) {
-    const int w = c * 64 + square;
+    const int w = square * channels + c;
     store_f(r, c, load_f(r, c) * mult[w] + add[w]);
   }
 }

@@ -76,8 +76,26 @@ __global__ void layer_norm_kernel(T* out, const T* in, const float* bias, const 
 // Rows of up to kRegIters 16-byte vectors per lane, one warp per row, the
 // row kept in registers (no shared memory, so more rows in flight): every
 // lane issues all its loads first, then the two reductions, then the stores.
-// Same arithmetic as layer_norm_kernel; cols % kVecWidth<T> == 0.
+// Same arithmetic as layer_norm_kernel; cols % kVecWidth<T> == 0, bias,
+// gammas and betas 16-byte aligned (read 4 floats at a time).
 constexpr int kRegIters = 8;
+
+// p[c .. c + V) as floats, 16 bytes per load (p 16-byte aligned, c % 4 == 0:
+// a lane's parameters are 4 * V bytes apart from the next lane's, so scalar
+// loads would touch several cache lines per instruction); nothing when p is
+// null.
+template <int V>
+__device__ __forceinline__ void load_params(const float* p, int c, float* out) {
+  if (p == nullptr) return;
+#pragma unroll
+  for (int k = 0; k < V; k += 4) {
+    const float4 f = *reinterpret_cast<const float4*>(p + c + k);
+    out[k] = f.x;
+    out[k + 1] = f.y;
+    out[k + 2] = f.z;
+    out[k + 3] = f.w;
+  }
+}
 constexpr int kRegRowsPerBlock = 4;
 
 template <typename T, int kIters>
@@ -108,10 +126,12 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
     if (c < cols) {
       const T* e = reinterpret_cast<const T*>(&raw_in[it]);
       const T* r = reinterpret_cast<const T*>(&raw_skip[it]);
+      float b[V];
+      load_params<V>(bias, c, b);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         float v = to_float<T>(e[k]);
-        if (bias != nullptr) v += bias[c + k];
+        if (bias != nullptr) v += b[k];
         v = activate(v, act) * alpha;
         if (skip != nullptr) v += to_float<T>(r[k]);
         x[it][k] = v;
@@ -137,9 +157,11 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
   for (int it = 0; it < kIters; ++it) {
     const int c = (lane + it * lanes) * V;
     if (c < cols) {
-      float y[V];
+      float y[V], gm[V], bt[V];
+      load_params<V>(gammas, c, gm);
+      load_params<V>(betas, c, bt);
 #pragma unroll
-      for (int k = 0; k < V; ++k) y[k] = (x[it][k] - mean) * inv_std * gammas[c + k] + betas[c + k];
+      for (int k = 0; k < V; ++k) y[k] = (x[it][k] - mean) * inv_std * gm[k] + bt[k];
       store_vec(out + base + c, y);
     }
   }
@@ -188,7 +210,8 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
   const bool vector = cols % kVecWidth<T> == 0 && aligned16(out) && aligned16(in) &&
                       (skip == nullptr || aligned16(skip));
   const int row_vectors = div_up(cols, static_cast<long long>(warp_size) * kVecWidth<T>);
-  if (vector && row_vectors <= kRegIters) {
+  const bool params16 = (bias == nullptr || aligned16(bias)) && aligned16(gammas) && aligned16(betas);
+  if (vector && params16 && row_vectors <= kRegIters) {
     launch_layer_norm_regs<T, kRegIters>(row_vectors, div_up(rows, kRegRowsPerBlock),
                                          kRegRowsPerBlock * warp_size, stream, out, in, bias, skip,
                                          gammas, betas, rows, cols, alpha, eps, act);

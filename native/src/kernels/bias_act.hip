@@ -37,10 +37,25 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
   in.raw = reinterpret_cast<const uint4*>(x)[vi];
   if (residual) res.raw = reinterpret_cast<const uint4*>(residual)[vi];
   const int c0 = static_cast<int>((vi * kVec) % channels);
+  // The bias 16 bytes at a time (the launcher checked its alignment; c0 is
+  // a multiple of kVec, itself a multiple of 4): neighbouring threads' biases
+  // are kVec floats apart, so scalar loads would touch several cache lines
+  // per instruction.
+  float b[kVec];
+  if (bias) {
+#pragma unroll
+    for (int k = 0; k < kVec; k += 4) {
+      const float4 f = *reinterpret_cast<const float4*>(bias + c0 + k);
+      b[k] = f.x;
+      b[k + 1] = f.y;
+      b[k + 2] = f.z;
+      b[k + 3] = f.w;
+    }
+  }
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
     float v = to_float(in.v[k]);
-    if (bias) v += bias[c0 + k];
+    if (bias) v += b[k];
     if (residual) v += to_float(res.v[k]);
     out.v[k] = from_float<T>(activate(v, act));
   }
@@ -49,7 +64,9 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
-// The vector path applies when rows split into whole 16-byte vectors.
+// The vector path applies when rows split into whole 16-byte vectors (and,
+// checked by the launcher, the bias is 16-byte aligned: it is read 4 floats
+// at a time).
 template <typename T>
 bool can_vectorize(int channels, const void* x, const void* residual, const void* y) {
   return channels % Vec<T>::kVec == 0 && aligned16(x) && aligned16(y) &&
@@ -75,7 +92,8 @@ __global__ void bias_act_vec_kernel(long long vectors, int channels, const T* x,
 template <typename T>
 static void launch_bias_act(hipStream_t stream, long long total, int channels, const T* x,
                             const float* bias, const T* residual, T* y, Activation act) {
-  if (bias_act_detail::can_vectorize<T>(channels, x, residual, y)) {
+  if (bias_act_detail::can_vectorize<T>(channels, x, residual, y) &&
+      (bias == nullptr || bias_act_detail::aligned16(bias))) {
     long long vectors = total / bias_act_detail::Vec<T>::kVec;
     bias_act_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
         vectors, channels, x, bias, residual, y, act);
