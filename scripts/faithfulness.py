@@ -204,7 +204,7 @@ def main(argv=None) -> int:
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--count", type=int, default=None)
-    ap.add_argument("--results", type=pathlib.Path, default=ROOT / "faithfulness-results",
+    ap.add_argument("--results", type=pathlib.Path, default=ROOT / "docs" / "faithfulness",
                     help="folder for the per-side JSON-lines files")
     args = ap.parse_args(argv)
 
