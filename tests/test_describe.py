@@ -1,7 +1,6 @@
 """describe(): the same lines as `lc0 describenet` (lc0 v0.32.1 on PATH)."""
 from __future__ import annotations
 
-import importlib
 import re
 import shutil
 import subprocess
@@ -15,16 +14,6 @@ LINE = re.compile(r"^\s*([A-Za-z0-9 ]+): (.*)$")
 OUR_EXTRAS = {"Parameters", "Policy heads", "Value heads"}
 
 
-def preset_or_skip(make_test_net, name, **shape):
-    from lc0_rocm import makenet
-    for module in ("resnet", "attention"):
-        try:
-            importlib.import_module(f"lc0_rocm.makenet.{module}")
-        except ImportError:
-            pass  # that family's presets are not written yet
-    if name not in makenet.PRESETS:
-        pytest.skip(f"make-net preset {name!r} not available yet")
-    return make_test_net(name, **shape)
 
 
 def fields(text: str) -> list[tuple[str, str]]:
@@ -59,7 +48,7 @@ def test_maia_matches_lc0(maia_path):
 @pytest.mark.parametrize("preset", ["tiny-resnet", "tiny-resnet-classical",
                                     "tiny-resnet-attnpolicy", "tiny-attn", "tiny-bt"])
 def test_presets_match_lc0(make_test_net, preset):
-    path = preset_or_skip(make_test_net, preset)
+    path = make_test_net(preset)
     w = load_weights(path)
     ours = [f for f in fields(describe(w)) if f[0] not in OUR_EXTRAS]
     theirs = fields(lc0_describe(path))

@@ -10,18 +10,6 @@ from lc0_rocm.weights import load_weights
 NF = net_pb2.NetworkFormat
 
 
-def preset_or_skip(make_test_net, name, **shape):
-    import importlib
-
-    from lc0_rocm import makenet
-    for module in ("resnet", "attention"):
-        try:
-            importlib.import_module(f"lc0_rocm.makenet.{module}")
-        except ImportError:
-            pass  # that family's presets are not written yet
-    if name not in makenet.PRESETS:
-        pytest.skip(f"make-net preset {name!r} not available yet")
-    return make_test_net(name, **shape)
 
 
 def test_maia_spec(maia_path):
@@ -44,7 +32,7 @@ def test_spec_is_frozen(maia_path):
 
 
 def spec_of(make_test_net, preset, **shape):
-    return NetSpec.from_weights(load_weights(preset_or_skip(make_test_net, preset, **shape)))
+    return NetSpec.from_weights(load_weights(make_test_net(preset, **shape)))
 
 
 def test_tiny_attention_spec(make_test_net):
@@ -109,7 +97,7 @@ def rewrite_format(tmp_path, source, **fields):
 
 
 def test_default_activations_resolve(make_test_net, tmp_path):
-    source = preset_or_skip(make_test_net, "tiny-attn")
+    source = make_test_net("tiny-attn")
     spec = rewrite_format(tmp_path, source, default_activation=NF.DEFAULT_ACTIVATION_MISH,
                           ffn_activation=NF.ACTIVATION_DEFAULT,
                           smolgen_activation=NF.ACTIVATION_DEFAULT)
@@ -124,7 +112,7 @@ def test_default_activations_resolve(make_test_net, tmp_path):
 
 def test_explicit_none_embedding_is_pe_map(make_test_net, tmp_path):
     # lc0's eigen backend concatenates the PE_MAP encoding unless PE_DENSE.
-    source = preset_or_skip(make_test_net, "tiny-attn")
+    source = make_test_net("tiny-attn")
     spec = rewrite_format(tmp_path, source, input_embedding=NF.INPUT_EMBEDDING_NONE)
     assert spec.input_embedding == "pe_map" and spec.embedding_inputs == 176
 

@@ -3,7 +3,6 @@ v0.32.1 where lc0 loads the file too), shape validation and bad input."""
 from __future__ import annotations
 
 import gzip
-import importlib
 
 import numpy as np
 import pytest
@@ -30,16 +29,6 @@ def write(tmp_path, net_or_bytes, name="net.pb.gz", compress=True):
     return path
 
 
-def preset_or_skip(make_test_net, name, **shape):
-    from lc0_rocm import makenet
-    for module in ("resnet", "attention"):
-        try:
-            importlib.import_module(f"lc0_rocm.makenet.{module}")
-        except ImportError:
-            pass  # that family's presets are not written yet
-    if name not in makenet.PRESETS:
-        pytest.skip(f"make-net preset {name!r} not available yet")
-    return make_test_net(name, **shape)
 
 
 def oracle_weights(path):
@@ -283,7 +272,7 @@ def test_old_conv_blocks_without_batchnorm_gammas(maia_path, tmp_path):
 
 
 def attention_proto(make_test_net, preset="tiny-attn"):
-    return read_proto(preset_or_skip(make_test_net, preset))
+    return read_proto(make_test_net(preset))
 
 
 def test_se_format_with_encoders_is_attention_body(make_test_net, tmp_path):
@@ -341,7 +330,7 @@ def test_headformat_with_both_head_sets_is_multihead_pe_dense(make_test_net, tmp
     pytest.param("resnet-se", marks=pytest.mark.slow), pytest.param("t82", marks=pytest.mark.slow),
     pytest.param("bt4", marks=pytest.mark.slow)])
 def test_every_preset_loads_like_lc0(make_test_net, preset):
-    path = preset_or_skip(make_test_net, preset)
+    path = make_test_net(preset)
     w = load_weights(path)
     check_against_oracle(path, w)
 
@@ -529,7 +518,7 @@ def test_other_heads_checked_when_asked_for(make_test_net, tmp_path):
 
 
 def test_multihead_heads_resolve(make_test_net):
-    w = load_weights(preset_or_skip(make_test_net, "tiny-bt"))
+    w = load_weights(make_test_net("tiny-bt"))
     for name in w.policy_head_names():
         head = w.policy_head(name)
         assert head.ip_pol_w is not None and head.ip2_pol_w is not None

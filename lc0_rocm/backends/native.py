@@ -606,21 +606,7 @@ class NativeBackend(Backend):
         planes = np.ascontiguousarray(planes, dtype=np.float32)
         if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
             raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
-        n = planes.shape[0]
-        policy, wdl, mlh = self._outputs(n)
-        if n == 0:
-            return policy, wdl, mlh
-        ffi = self.ffi
-        stream = self._take_stream()
-        try:
-            status = self.lib.lc0rocm_forward_planes(
-                stream, n, ffi.cast("float*", ffi.from_buffer(planes)),
-                ffi.cast("float*", ffi.from_buffer(policy)), ffi.cast("float*", ffi.from_buffer(wdl)),
-                ffi.cast("float*", ffi.from_buffer(mlh)))
-            check(ffi, self.lib, status, f"{self.name}: forward")
-        finally:
-            self._give_stream(stream)
-        return policy, wdl, mlh
+        return self._run(self.lib.lc0rocm_forward_planes, planes.shape[0], ("float*", planes))
 
     def forward_packed(self, masks, values):
         masks = np.ascontiguousarray(masks, dtype=np.uint64)
@@ -628,22 +614,23 @@ class NativeBackend(Backend):
         if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
             raise ValueError(f"masks and values must both be (N, {NUM_PLANES}), "
                              f"got {masks.shape} and {values.shape}")
-        n = masks.shape[0]
-        policy, wdl, mlh = self._outputs(n)
+        return self._run(self.lib.lc0rocm_forward, masks.shape[0], ("uint64_t*", masks), ("float*", values))
+
+    def _run(self, entry, n, *inputs):
+        """One native forward call on a pooled stream: inputs are (C type,
+        array) pairs; outputs are fresh caller-owned arrays."""
+        outputs = self._outputs(n)
         if n == 0:
-            return policy, wdl, mlh
+            return outputs
         ffi = self.ffi
+        pointers = [ffi.cast(ctype, ffi.from_buffer(a)) for ctype, a in inputs]
+        pointers += [ffi.cast("float*", ffi.from_buffer(a)) for a in outputs]
         stream = self._take_stream()
         try:
-            status = self.lib.lc0rocm_forward(
-                stream, n, ffi.cast("uint64_t*", ffi.from_buffer(masks)),
-                ffi.cast("float*", ffi.from_buffer(values)),
-                ffi.cast("float*", ffi.from_buffer(policy)), ffi.cast("float*", ffi.from_buffer(wdl)),
-                ffi.cast("float*", ffi.from_buffer(mlh)))
-            check(ffi, self.lib, status, f"{self.name}: forward")
+            check(ffi, self.lib, entry(stream, n, *pointers), f"{self.name}: forward")
         finally:
             self._give_stream(stream)
-        return policy, wdl, mlh
+        return outputs
 
     def close(self):
         with self._pool_lock:
