@@ -12,15 +12,15 @@ from collections import OrderedDict
 import chess
 import numpy as np
 
+from lc0_rocm import encoder
 from lc0_rocm.backends.base import POLICY_SIZE
+from lc0_rocm.search import leaf_planes
 
 
 class NetworkEvaluator:
     """Batches leaves for `network.forward`."""
 
     def __init__(self, network):
-        from lc0_rocm import encoder   # imported late: it may land after us
-        from lc0_rocm.search import leaf_planes
         self._encoder = encoder
         self._leaf = leaf_planes
         self.network = network
