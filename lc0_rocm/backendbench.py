@@ -78,15 +78,7 @@ def bench_positions(count: int, seed: int = 0) -> list[chess.Board]:
 def encode_pool(boards, input_format: int, packed: bool = False) -> tuple[np.ndarray, ...]:
     """Inputs for `boards` by our encoder: (planes (N, 112, 8, 8),), or with
     `packed` lc0's compact (masks (N, 112) uint64, values (N, 112) float32)."""
-    try:
-        from lc0_rocm import encoder
-    except ImportError as e:
-        if packed:
-            raise BenchError(f"--packed needs the encoder ({e})") from None
-        # Throughput does not depend on plane contents; keep the bench usable.
-        print(f"backendbench: encoder unavailable ({e}); using random 0/1 planes", file=sys.stderr)
-        rng = np.random.default_rng(0)
-        return ((rng.random((len(boards), 112, 8, 8)) < 0.05).astype(np.float32),)
+    from lc0_rocm import encoder
     if packed:
         masks, values, _ = encoder.encode_batch_packed(boards, input_format)
         return np.ascontiguousarray(masks), np.ascontiguousarray(values, dtype=np.float32)
@@ -199,11 +191,7 @@ def resolve_net(path):
         if not os.path.isfile(path):
             raise BenchError(f"weights file not found: {path}")
         return str(path)
-    try:
-        from lc0_rocm import netfiles
-    except ImportError:
-        raise BenchError("no --weights given and net discovery (lc0_rocm.netfiles) "
-                         "is not available; name a net with --weights PATH") from None
+    from lc0_rocm import netfiles
     found = netfiles.find_default_net()
     if found is None:
         raise BenchError(netfiles.not_found_message() if hasattr(netfiles, "not_found_message")

@@ -157,9 +157,5 @@ def _resolve_path(path) -> str:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"network file not found: {path}")
         return path
-    try:
-        from lc0_rocm import netfiles
-    except ImportError as e:
-        raise FileNotFoundError(f"no network path given and net discovery is unavailable ({e}); "
-                                "pass the path of an lc0 .pb.gz file") from e
+    from lc0_rocm import netfiles
     return os.fspath(netfiles.resolve_weights(None))

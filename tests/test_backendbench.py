@@ -87,7 +87,6 @@ def test_json_output(tiny_net, tmp_path, capsys):
 
 
 def test_packed_input(tiny_net, tmp_path):
-    pytest.importorskip("lc0_rocm.encoder", reason="--packed needs the encoder")
     out = tmp_path / "p.json"
     assert bb.main(["-w", str(tiny_net), "-b", "cpu", "--batches", "2", "--seconds", "0.02",
                     "--positions", "4", "--packed", "--json", str(out)]) == 0
@@ -116,7 +115,7 @@ def test_bad_net_file_is_a_clear_error(tmp_path, capsys):
 
 
 def test_without_weights_uses_net_discovery(tiny_net, tmp_path, monkeypatch, capsys):
-    netfiles = pytest.importorskip("lc0_rocm.netfiles", reason="net discovery module not present")
+    from lc0_rocm import netfiles
     monkeypatch.setattr(netfiles, "find_default_net", lambda *a, **k: tiny_net)
     assert bb.main(["-b", "cpu", "--batches", "1", "--seconds", "0.01", "--positions", "2"]) == 0
     assert str(tiny_net) in capsys.readouterr().out

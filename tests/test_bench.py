@@ -69,13 +69,11 @@ def test_missing_net_says_what_to_do(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    pytest.importorskip("lc0_rocm.network", reason="lc0_rocm.network not written yet")
     assert bench.main(["--nodes", "1"]) == 1
     assert "fetch-net" in capsys.readouterr().err
 
 
 def test_bench_with_maia_on_cpu(maia_path, capsys):
-    pytest.importorskip("lc0_rocm.network", reason="lc0_rocm.network not written yet")
     assert bench.main(["--weights", str(maia_path), "--backend", "cpu", "--nodes", "20",
                        "--movetime", "-1", "--num-positions", "2"]) == 0
     out = capsys.readouterr().out

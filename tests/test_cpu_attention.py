@@ -284,7 +284,7 @@ def test_other_heads_can_be_chosen(net_dir):
 
 def test_attention_policy_on_convolution_body_matches_lc0(make_test_net):
     """attention_policy() as the convolution body calls it (SELU embedding)."""
-    pytest.importorskip("lc0_rocm.makenet.resnet", reason="convolution presets not there yet")
+    import lc0_rocm.makenet.resnet  # noqa: F401  (registers the conv presets)
     if "tiny-resnet-attnpolicy" not in PRESETS:
         pytest.skip("preset tiny-resnet-attnpolicy not registered yet")
     from lc0_rocm.backends import cpu
@@ -326,7 +326,7 @@ def test_missing_or_misshapen_tensors_raise_weights_error(net_dir):
 def test_policy_encoder_on_convolution_body_matches_lc0(net_dir):
     """A convolution body whose attention policy has an encoder layer: lc0 runs
     it with SELU FFN and no smolgen activation, alpha 1 and LN epsilon 1e-6."""
-    pytest.importorskip("lc0_rocm.makenet.resnet", reason="convolution presets not there yet")
+    import lc0_rocm.makenet.resnet  # noqa: F401  (registers the conv presets)
     if "tiny-resnet-attnpolicy" not in PRESETS:
         pytest.skip("preset tiny-resnet-attnpolicy not registered yet")
     from lc0_rocm.backends import cpu

@@ -8,11 +8,10 @@ the same nets on planes from our encoder.
 """
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 
+from lc0_rocm import encoder
 from lc0_rocm.backends import create
 from lc0_rocm.backends.cpu_resnet import ResNetModel, fold_conv, toom_cook_matrices
 from lc0_rocm.makenet import PRESETS, save_net
@@ -121,17 +120,9 @@ def test_old_file_without_network_format_matches_lc0(tmp_path, boards):
     check_parity(path, boards[:20], oracle_planes(path, boards[:20]))
 
 
-def attention_policy_available() -> bool:
-    try:
-        attention = importlib.import_module("lc0_rocm.backends.cpu_attention")
-    except ImportError:
-        return False
-    return hasattr(attention, "attention_policy")
 
 
 def test_attention_policy_on_conv_body_matches_lc0(resnet_net, boards):
-    if not attention_policy_available():
-        pytest.skip("lc0_rocm.backends.cpu_attention.attention_policy is not available yet")
     path = resnet_net("tiny-resnet-attnpolicy")
     check_non_degenerate(path, boards, *check_parity(path, boards, oracle_planes(path, boards)))
 
@@ -139,12 +130,6 @@ def test_attention_policy_on_conv_body_matches_lc0(resnet_net, boards):
 @pytest.mark.parametrize("net", ["maia"] + RESNET_PRESETS + ["tiny-resnet-attnpolicy"])
 def test_end_to_end_with_our_encoder(net, maia_path, resnet_net, boards):
     """Planes from our encoder instead of lc0's: the whole cpu path."""
-    try:
-        encoder = importlib.import_module("lc0_rocm.encoder")
-    except ImportError:
-        pytest.skip("lc0_rocm.encoder is not available yet")
-    if net == "tiny-resnet-attnpolicy" and not attention_policy_available():
-        pytest.skip("lc0_rocm.backends.cpu_attention.attention_policy is not available yet")
     path = maia_path if net == "maia" else resnet_net(net)
     planes = np.asarray(encoder.encode_batch(boards), dtype=np.float32)
     check_parity(path, boards, planes)

@@ -93,7 +93,7 @@ def test_cli_dispatch(maia_path, capsys):
 
 
 def test_main_without_a_path_discovers(maia_path, monkeypatch, capsys):
-    netfiles = pytest.importorskip("lc0_rocm.netfiles")
+    from lc0_rocm import netfiles
     monkeypatch.setattr(netfiles, "resolve_weights", lambda value: maia_path)
     assert main([]) == 0
     assert "Filters: 64" in capsys.readouterr().out

@@ -3,7 +3,6 @@ v0.32.1: policy probabilities and W/D/L within 1e-4, moves-left within 1e-3."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 
 import chess
 import numpy as np
@@ -23,12 +22,6 @@ MOVES_LEFT_TOL = 1e-3
 POSITIONS = positions()
 BOARDS = [b for _, b in POSITIONS]
 
-needs_cpu_resnet = pytest.mark.skipif(
-    importlib.util.find_spec("lc0_rocm.backends.cpu_resnet") is None,
-    reason="cpu backend for convolution bodies (lc0_rocm.backends.cpu_resnet) not written yet")
-needs_cpu_attention = pytest.mark.skipif(
-    importlib.util.find_spec("lc0_rocm.backends.cpu_attention") is None,
-    reason="cpu backend for attention bodies (lc0_rocm.backends.cpu_attention) not written yet")
 
 
 def softmax(x):
@@ -76,15 +69,11 @@ def lc0_plain_indices(board, moves):
     return np.array([by_uci[m.uci()] for m in moves])
 
 
-@needs_cpu_resnet
 def test_maia_matches_lc0(maia_path):
     check_against_lc0(maia_path, BOARDS, [n for n, _ in POSITIONS], lc0_plain_indices)
 
 
-PRESETS = [pytest.param("tiny-resnet", marks=needs_cpu_resnet),
-           pytest.param("tiny-resnet-attnpolicy", marks=needs_cpu_resnet),
-           pytest.param("tiny-attn", marks=needs_cpu_attention),
-           pytest.param("tiny-bt", marks=needs_cpu_attention)]
+PRESETS = ["tiny-resnet", "tiny-resnet-attnpolicy", "tiny-attn", "tiny-bt"]
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -138,7 +127,6 @@ def test_canonical_format_nets_match_lc0(preset, make_test_net, tmp_path):
     check_against_lc0(path, [b for _, b in chosen], [n for n, _ in chosen], indices)
 
 
-@needs_cpu_resnet
 def test_batch_equals_single_and_forward(maia_path):
     net = load_network(maia_path, backend="cpu")
     boards = BOARDS[:6]
@@ -156,7 +144,6 @@ def test_batch_equals_single_and_forward(maia_path):
     assert net.spec.filters == 64 and net.backend.name == "cpu"
 
 
-@needs_cpu_resnet
 def test_terminal_positions_and_black_to_move(maia_path):
     net = load_network(maia_path, backend="cpu")
     mate = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
@@ -181,7 +168,6 @@ def test_bad_input(tmp_path, maia_path, monkeypatch):
         load_network(None, backend="cpu")
 
 
-@needs_cpu_resnet
 def test_forward_rejects_bad_shapes(maia_path):
     net = load_network(maia_path, backend="cpu")
     with pytest.raises(ValueError, match="shape"):
@@ -190,7 +176,6 @@ def test_forward_rejects_bad_shapes(maia_path):
         net.forward_packed(np.zeros((2, 112), np.uint64), np.zeros((3, 112), np.float32))
 
 
-@needs_cpu_resnet
 def test_autodiscovered_net(maia_path, tmp_path, monkeypatch):
     (tmp_path / "networks").mkdir()
     (tmp_path / "networks" / "net.pb.gz").write_bytes(maia_path.read_bytes())

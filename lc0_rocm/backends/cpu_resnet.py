@@ -303,12 +303,7 @@ class ResNetModel:
                                         "ip_pol_w", "ip_pol_b")
             self.policy_ip_w = channel_major_to_nhwc_rows(w, planes)
         elif self.policy_kind == NF.POLICY_ATTENTION:
-            try:
-                from lc0_rocm.backends.cpu_attention import attention_policy
-            except ImportError:
-                raise NotImplementedError(
-                    "attention policy on a convolution body needs "
-                    "lc0_rocm.backends.cpu_attention.attention_policy, which is not available yet") from None
+            from lc0_rocm.backends.cpu_attention import attention_policy
             self.attention_policy = attention_policy
         else:
             raise WeightsError(f"unsupported policy format {NF.PolicyFormat.Name(fmt.policy)} "
