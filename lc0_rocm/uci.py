@@ -26,6 +26,7 @@ from typing import Callable
 import chess
 
 from lc0_rocm import __version__, netfiles, uci_syzygy
+from lc0_rocm.search import score as search_score
 from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
 from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
@@ -180,14 +181,7 @@ def wdl_permille(wdl) -> tuple[int, int, int] | None:
         wl, dd = w - l, d
     else:
         wl, dd = (w - l) / 1000.0, d / 1000.0
-    pw = max(0, int(round(500.0 * (1.0 + wl - dd))))
-    pl = max(0, int(round(500.0 * (1.0 - wl - dd))))
-    pd = 1000 - pw - pl
-    if pd < 0:
-        pw = min(1000, max(0, pw + int(pd / 2)))
-        pl = 1000 - pw
-        pd = 0
-    return pw, pd, pl
+    return search_score.wdl_permille(wl, dd)
 
 
 def centipawns(q: float) -> int:
