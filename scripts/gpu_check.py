@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import pathlib
-import random
 import sys
 import tempfile
 import threading
@@ -32,11 +31,11 @@ import traceback
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import chess  # noqa: E402
 import numpy as np  # noqa: E402
 
 from lc0_rocm import backends  # noqa: E402
 from lc0_rocm.backends import native  # noqa: E402
+from lc0_rocm.backendbench import bench_positions  # noqa: E402
 from lc0_rocm.makenet import make_net  # noqa: E402
 from lc0_rocm.weights import load_weights  # noqa: E402
 
@@ -52,22 +51,6 @@ TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
 
 def log(msg: str) -> None:
     print(msg, flush=True)
-
-
-def random_boards(count: int, seed: int) -> list[chess.Board]:
-    """Positions from random games (varied history, castling, e.p., rule 50)."""
-    rng = random.Random(seed)
-    boards = []
-    while len(boards) < count:
-        board = chess.Board()
-        for _ in range(rng.randint(0, 80)):
-            moves = list(board.legal_moves)
-            if not moves or board.is_game_over():
-                break
-            board.push(rng.choice(moves))
-        if not board.is_game_over():
-            boards.append(board)
-    return boards
 
 
 def packed_inputs(weights, boards):
@@ -378,7 +361,7 @@ def main(argv=None) -> int:
         (out / "gpu_check.json").write_text(json.dumps(results, indent=1))
         return 1
 
-    boards = random_boards(1024, seed=7)
+    boards = bench_positions(1024, seed=7)  # random games with history
     batches = [int(b) for b in args.batches.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)

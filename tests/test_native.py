@@ -370,21 +370,9 @@ def gpu_backend_or_skip(precision: str) -> str:
 
 
 def random_packed(weights, count, seed=3):
-    import random
-
-    import chess
     from lc0_rocm import encoder
-    rng = random.Random(seed)
-    boards = []
-    while len(boards) < count:
-        b = chess.Board()
-        for _ in range(rng.randint(0, 60)):
-            moves = list(b.legal_moves)
-            if not moves:
-                break
-            b.push(rng.choice(moves))
-        if not b.is_game_over():
-            boards.append(b)
+    from lc0_rocm.backendbench import bench_positions
+    boards = bench_positions(count, seed)
     masks, values, _ = encoder.encode_batch_packed(boards, weights.format.input or 1)
     return masks, values
 
