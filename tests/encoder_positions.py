@@ -12,6 +12,8 @@ import random
 
 import chess
 
+from lc0_rocm import encoder as _encoder
+
 
 def _game(fen: str | None, moves: list[str]) -> chess.Board:
     board = chess.Board(fen) if fen else chess.Board()
@@ -124,3 +126,14 @@ def positions() -> list[tuple[str, chess.Board]]:
     out += [(f"random{seed}-{plies}", _random_game(seed, plies))
             for seed, plies in ((1, 7), (2, 20), (3, 41), (4, 80), (5, 120), (6, 200))]
     return out
+
+
+def lc0_v0321_transform_square(square: int, transform: int) -> int:
+    """How lc0 v0.32.1's MoveToNNIndex maps squares: a rank flip for MIRROR or
+    TRANSPOSE and a file flip for FLIP or TRANSPOSE."""
+    rank, file = divmod(square, 8)
+    if transform & (_encoder.MIRROR | _encoder.TRANSPOSE):
+        rank = 7 - rank
+    if transform & (_encoder.FLIP | _encoder.TRANSPOSE):
+        file = 7 - file
+    return rank * 8 + file

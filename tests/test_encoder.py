@@ -11,7 +11,7 @@ import pytest
 from lc0_rocm import encoder, tables
 from lc0_rocm._proto import net_pb2
 
-from encoder_positions import positions
+from encoder_positions import lc0_v0321_transform_square, positions
 from oracle import lc0_planes, oracle_backend, game_state
 from oracle_isolated import isolated_lc0_planes
 
@@ -164,17 +164,6 @@ def test_policy_indices_match_lc0():
         state = game_state(board)
         expected = dict(zip(state.moves(), state.policy_indices()))
         assert dict(zip([m.uci() for m in moves], indices.tolist())) == expected, name
-
-
-def lc0_v0321_transform_square(square: int, transform: int) -> int:
-    """How lc0 v0.32.1's MoveToNNIndex maps squares: a rank flip for MIRROR or
-    TRANSPOSE and a file flip for FLIP or TRANSPOSE."""
-    rank, file = divmod(square, 8)
-    if transform & (encoder.MIRROR | encoder.TRANSPOSE):
-        rank = 7 - rank
-    if transform & (encoder.FLIP | encoder.TRANSPOSE):
-        file = 7 - file
-    return rank * 8 + file
 
 
 def test_canonical_policy_indices_follow_the_planes():

@@ -13,7 +13,7 @@ from lc0_rocm._proto import net_pb2
 from lc0_rocm import tables
 from lc0_rocm.network import Evaluation, load_network
 
-from encoder_positions import positions
+from encoder_positions import lc0_v0321_transform_square, positions
 from oracle import game_state, lc0_outputs
 
 POLICY_TOL = 1e-4
@@ -85,17 +85,6 @@ def test_generated_nets_match_lc0(preset, make_test_net):
     assert all(ev.moves_left is not None for ev in evaluations)
 
 
-def lc0_v0321_square(square: int, transform: int) -> int:
-    """lc0 v0.32.1's MoveToNNIndex square map: rank flip for MIRROR or
-    TRANSPOSE, file flip for FLIP or TRANSPOSE."""
-    rank, file = divmod(square, 8)
-    if transform & (encoder.MIRROR | encoder.TRANSPOSE):
-        rank = 7 - rank
-    if transform & (encoder.FLIP | encoder.TRANSPOSE):
-        file = 7 - file
-    return rank * 8 + file
-
-
 @pytest.mark.parametrize("preset", PRESETS)
 def test_canonical_format_nets_match_lc0(preset, make_test_net, tmp_path):
     """A canonical-format net (hectoplies, format 4): lc0 transforms the planes
@@ -119,7 +108,7 @@ def test_canonical_format_nets_match_lc0(preset, make_test_net, tmp_path):
         lc0 = []
         for index in plain:
             uci = tables.POLICY_MOVES[index]
-            f, t = (lc0_v0321_square(chess.parse_square(s), transform) for s in (uci[:2], uci[2:4]))
+            f, t = (lc0_v0321_transform_square(chess.parse_square(s), transform) for s in (uci[:2], uci[2:4]))
             lc0.append(tables.move_index(chess.square_name(f) + chess.square_name(t) + uci[4:]))
         assert np.array_equal(lc0, ours)
         return np.array(lc0)
