@@ -26,10 +26,8 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import dataclasses
-import hashlib
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
@@ -38,7 +36,9 @@ import threading
 
 import numpy as np
 
+from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
+from lc0_rocm.buildcache import cache_root
 from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, Backend, BackendError
 
 NF = net_pb2.NetworkFormat
@@ -83,21 +83,18 @@ def source_files(src: pathlib.Path) -> list[pathlib.Path]:
 
 
 def source_hash(src: pathlib.Path, extra: str = "") -> str:
-    """Hash of every source and header (path + content) and the build recipe."""
-    h = hashlib.sha256(extra.encode())
-    for p in sorted(src.rglob("*")):
-        if p.is_file() and p.suffix in (".cpp", ".hip", ".h", ".hpp", ".inc"):
-            h.update(str(p.relative_to(src)).encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    """Hash of every source and header (path + content) and the build recipe;
+    the chess core (native/core, a library of its own) is left out."""
+    return buildcache.source_hash(src, extra, skip_dirs=("core",))
 
 
 def cdef_text(src: pathlib.Path | None = None) -> str:
     """The C declarations between the CDEF markers of lc0rocm.h."""
     header = ((src or source_dir()) / "include" / "lc0rocm.h").read_text()
-    m = re.search(r"/\* LC0ROCM_CDEF_BEGIN \*/(.*)/\* LC0ROCM_CDEF_END \*/", header, re.S)
-    if m is None:
+    block = buildcache.cdef_block(header, "LC0ROCM_CDEF")
+    if block is None:
         raise NativeError("lc0rocm.h has no LC0ROCM_CDEF_BEGIN/END block")
-    return m.group(1)
+    return block
 
 
 # ---------------------------------------------------------------- toolchain
@@ -223,14 +220,6 @@ def detect_arch(vendor: str) -> str:
 
 
 # ---------------------------------------------------------------- build
-def cache_root() -> pathlib.Path:
-    env = os.environ.get("LC0ROCM_CACHE_DIR")
-    if env:
-        return pathlib.Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "lc0-rocm" / "native"
-
-
 def compile_command(tc: Toolchain, arch: str, src: pathlib.Path, source: pathlib.Path,
                     obj: pathlib.Path) -> list[str]:
     incs = [f"-I{d}" for d in tc.include_dirs]
