@@ -80,3 +80,16 @@ def test_go_perft_without_the_core_uses_python_chess(monkeypatch):
     assert "e5d6: " + str(native_rules.python_perft(chess.Board("4k3/8/3P4/8/8/8/8/4K3 b - - 0 2"), 2)) in lines
     if native_lines is not None:
         assert sorted_report(native_lines) == sorted_report(lines)
+
+
+def test_go_perft_of_a_position_the_core_refuses_falls_back_and_bad_depths_are_errors():
+    lines: list[str] = []
+    engine = uci.UciEngine(lines.append)
+    fen = "4k3/8/8/8/8/8/PPPPPPPP/QQQQKQQ1 w - - 0 1"   # more promoted queens than missing pawns
+    engine.handle(f"position fen {fen}")
+    engine.handle("go perft 2")
+    assert sorted_report(lines) == expected_report(chess.Board(fen), 2)
+    for bad in ("go perft", "go perft x", "go perft 1 2", "go perft 0", "go perft 11", "go perft \u00b2"):
+        lines.clear()
+        engine.handle(bad)
+        assert len(lines) == 1 and lines[0].startswith("info string error go perft: "), (bad, lines)
