@@ -36,9 +36,7 @@ def _core():
 
 def _call(status: int) -> None:
     if status != 0:
-        ffi, lib = _core()
-        message = ffi.string(lib.lc0core_last_error()).decode(errors="replace")
-        raise RulesError(status, message or STATUS_NAMES.get(status, f"status {status}"))
+        raise RulesError(status, native_core.last_error() or STATUS_NAMES.get(status, f"status {status}"))
 
 
 def _text(fen: str | bytes | None):
