@@ -93,7 +93,7 @@ def create_children(children: list[Child], weights) -> None:
         except Exception as e:  # noqa: BLE001 - any failure is reported with the child's name
             close_children(children)
             message = str(e)
-            if not message.startswith(child.backend_name):
+            if child.backend_name not in message:
                 message = f"{child.backend_name}: {message}"
             raise BackendError(f"{child.label}: {message}") from e
 

@@ -11,8 +11,9 @@ name of the form "[0]", "[1]", ... Values are numbers, identifiers
 tokens are ignored; a trailing comma is allowed. Values stay strings here
 (quotes removed); each backend converts what it reads.
 
-Differences from lc0, on purpose: a key given twice, or a name used both as
-a key and as a sub-dictionary, is an error (lc0 keeps the last value), and
+Differences from lc0's parser, on purpose: a key given twice, or a name used
+both as a key and as a sub-dictionary, is an error (lc0's blog post on backend
+configuration says keys cannot repeat; its parser keeps the last value), and
 sub-dictionaries keep the order they were written in (lc0 sorts them by
 name, so "[10]" came before "[2]").
 
