@@ -4,8 +4,8 @@
 Run once on a machine with 2 GPUs, from the checkout root:
     python3 scripts/multigpu_bench.py --out DIR [--vendor cuda|rocm] (default: the toolchain found)
 Steps, each reported even when an earlier one failed:
-  0. dependencies: when chess/cffi/protobuf are missing, install the wheels
-     of .whl/ into .whl/site (no index needed) and use them;
+  0. dependencies: when chess/cffi/protobuf are missing, unpack the wheels
+     of .whl/ into .whl/site (no index, no pip needed) and use them;
   1. build the native library; count the GPUs (stops when fewer than 2);
   2. make a T82 net (make-net preset t82, random weights, seed 1);
   3. parity, fp16: gpu=1 alone against gpu=0 alone, then each wrapper over
@@ -65,8 +65,12 @@ def ensure_dependencies() -> str:
     wheels = sorted(glob.glob(str(WHEELS / "*.whl")))
     if not wheels:
         raise SystemExit(f"missing dependency ({missing}) and no wheels in {WHEELS}")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
-                    "--target", str(SITE), *wheels], check=True)
+    import zipfile
+    for wheel in wheels:   # a wheel is a zip of the package's files: unpacking installs it (no pip needed)
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(SITE)
+    if str(SITE) not in sys.path:
+        sys.path.insert(0, str(SITE))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SITE), str(ROOT),
                                                              os.environ.get("PYTHONPATH", "")]))
     import importlib
