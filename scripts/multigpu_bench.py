@@ -153,27 +153,37 @@ def parity(results, weights, gpu_backend, masks, values):
 
 
 def backendbench(results, weights, gpu_backend, pool, batches, seconds):
+    """One GPU against demux over two (one worker per GPU, and two). The one
+    GPU also runs half of each batch: 2 x nps(half) / nps(whole) bounds what
+    any split of that batch over two such GPUs can reach."""
     from lc0_rocm import backends
     from lc0_rocm.backendbench import summarize, time_batch_size
-    rows = {}
-    for label, make in (("one GPU", lambda: backends.create(gpu_backend, weights, gpu="0")),
-                        ("demux 2 GPUs", lambda: backends.create("demux", weights,
-                                                                 **two_gpu_options(gpu_backend)))):
-        backend = make()
+    from lc0_rocm.backends.options import parse
+    configs = [("one GPU", gpu_backend, {"gpu": "0"}, sorted(set(batches) | {max(1, b // 2) for b in batches})),
+               ("demux", "demux", two_gpu_options(gpu_backend), batches),
+               ("demux threads=2", "demux", parse(f"backend={gpu_backend},threads=2,(gpu=0),(gpu=1)"), batches)]
+    nps = {}
+    for label, name, options, sizes in configs:
+        backend = backends.create(name, weights, **options)
         try:
-            for batch in batches:
+            for batch in sizes:
                 row = summarize(batch, time_batch_size(backend.forward_packed, pool, batch, seconds))
-                rows[(label, batch)] = row
-                log(f"  {label:14s} batch {batch:5d}: {row['mean_nps']:10.0f} pos/s ({row['mean_ms']:.3f} ms)")
+                nps[(label, batch)] = row["mean_nps"]
+                log(f"  {label:16s} batch {batch:5d}: {row['mean_nps']:10.0f} pos/s ({row['mean_ms']:.3f} ms)")
         finally:
             backend.close()
     for batch in batches:
-        ratio = rows[("demux 2 GPUs", batch)]["mean_nps"] / rows[("one GPU", batch)]["mean_nps"]
+        one = nps[("one GPU", batch)]
+        bound = 2 * nps[("one GPU", max(1, batch // 2))] / one
+        best = max(("demux", "demux threads=2"), key=lambda k: nps[(k, batch)])
+        ratio = nps[(best, batch)] / one
         bar = BACKENDBENCH_BAR if batch == 256 else None
-        results.append(dict(step="backendbench", batch=batch, one_gpu_nps=rows[("one GPU", batch)]["mean_nps"],
-                            demux_nps=rows[("demux 2 GPUs", batch)]["mean_nps"], ratio=ratio, bar=bar,
+        results.append(dict(step="backendbench", batch=batch, one_gpu_nps=one,
+                            demux_nps=nps[("demux", batch)], demux_threads2_nps=nps[("demux threads=2", batch)],
+                            best=best, ratio=ratio, split_bound=bound, bar=bar,
                             status="OK" if bar is None or ratio >= bar else "FAIL"))
-        log(f"  batch {batch:5d}: demux / one GPU = {ratio:.2f}x" + (f" (bar {bar}x)" if bar else ""))
+        log(f"  batch {batch:5d}: {best} / one GPU = {ratio:.2f}x; a split's bound 2 x nps({max(1, batch // 2)})"
+            f" / nps({batch}) = {bound:.2f}x" + (f" (bar {bar}x)" if bar else ""))
 
 
 def concurrent(results, weights, gpu_backend, pool, batch, seconds):
