@@ -203,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lc0-rocm backendbench", description=__doc__.splitlines()[0])
     p.add_argument("-w", "--weights", help="network file (default: the discovered net)")
     p.add_argument("-b", "--backend", default="auto", help="backend name (default: auto)")
+    p.add_argument("-o", "--backend-opts", default="",
+                   help="backend options in lc0's syntax, e.g. for two GPUs: --backend demux "
+                        "--backend-opts 'backend=rocm-fp16,(gpu=0),(gpu=1)'")
     p.add_argument("--batches", default=DEFAULT_BATCHES,
                    help=f"comma-separated batch sizes (default: {DEFAULT_BATCHES})")
     p.add_argument("--start-batch-size", type=int,
@@ -245,7 +248,8 @@ def run(args) -> list[dict]:
               file=sys.stderr)
     net_path = resolve_net(args.weights)
     weights = load_weights(net_path)
-    backend = backends.create(args.backend, weights)
+    from lc0_rocm.backends import options as backend_options
+    backend = backends.create(args.backend, weights, **backend_options.parse(args.backend_opts))
     try:
         pool = encode_pool(bench_positions(args.positions, args.seed), weights.format.input,
                            args.packed)

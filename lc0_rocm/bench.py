@@ -79,7 +79,9 @@ def parse_args(argv, *, full: bool = False):
     parser.add_argument("-w", "--weights", default=None,
                         help="network file (default: discovered like lc0: working dir, then the cache)")
     parser.add_argument("-b", "--backend", default="auto", help="backend name (default: auto)")
-    parser.add_argument("-o", "--backend-opts", default="", help="backend options key=value,...")
+    parser.add_argument("-o", "--backend-opts", default="",
+                        help="backend options in lc0's syntax: key=value,... and (child options) "
+                             "for roundrobin, multiplexing and demux")
     parser.add_argument("-t", "--threads", type=int, default=None, help="search threads (engine's Threads)")
     parser.add_argument("--minibatch-size", type=int, default=None, help="MinibatchSize (0 = backend suggestion)")
     parser.add_argument("--nncache", type=int, default=DEFAULT_NNCACHE, help="NNCacheSize (lc0 bench: 200000)")
@@ -161,7 +163,7 @@ def main(argv=None, *, full: bool = False) -> int:
     if note:
         print(note, flush=True)
     try:
-        network = load_network(str(path), backend=args.backend, **backend_options)
+        network = load_network(str(path), backend=args.backend, backend_opts=backend_options)
     except Exception as e:
         print(f"lc0-rocm bench: cannot load {path}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -136,19 +136,27 @@ def _legal_softmax(logits: np.ndarray, indices: list[np.ndarray]) -> list[np.nda
     return np.split(probs, np.cumsum(counts)[:-1])
 
 
-def load_network(path=None, backend: str = "auto", **options) -> Network:
+def load_network(path=None, backend: str = "auto", backend_opts=None, **options) -> Network:
     """Load an lc0 net (.pb.gz / .pb) onto a backend ("auto", "cpu", "rocm", ...).
 
     `path` None (or "<autodiscover>") looks for a net the way lc0 does; see
-    lc0_rocm.netfiles. `options` go to the backend.
+    lc0_rocm.netfiles. `backend_opts` is lc0's --backend-opts string (or its
+    parsed tree, backends.options.parse), e.g. for two GPUs
+    `load_network(path, backend="demux", backend_opts="backend=rocm-fp16,(gpu=0),(gpu=1)")`;
+    keyword `options` are added to its top level.
     """
     from lc0_rocm import backends
+    from lc0_rocm.backends import options as backend_options
 
+    tree = {}
+    if backend_opts is not None:
+        tree = backend_options.parse(backend_opts) if isinstance(backend_opts, str) else dict(backend_opts)
+    tree = backend_options.merge(tree, options)
     if isinstance(path, Weights):
         weights = path
     else:
         weights = load_weights(_resolve_path(path))
-    return Network(weights, backends.create(backend, weights, **options))
+    return Network(weights, backends.create(backend, weights, **tree))
 
 
 def _resolve_path(path) -> str:

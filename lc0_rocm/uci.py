@@ -642,7 +642,7 @@ class UciEngine:
             if note:
                 self.note(note)
         try:
-            network = self._network_loader(str(path), backend=backend, **backend_options)
+            network = self._network_loader(str(path), backend=backend, backend_opts=backend_options)
         except Exception as e:  # bad file, unavailable backend, ...
             raise UciError(f"cannot load {path} with backend {backend}: {type(e).__name__}: {e}") from None
         if self.engine is None:

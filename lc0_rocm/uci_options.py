@@ -146,18 +146,11 @@ UCI_FALLBACK_OPTIONS: dict[str, OptionSpec] = {
 }
 
 
-def parse_backend_options(text: str) -> dict[str, str]:
-    """lc0's BackendOptions string, `key=value,key=value`, as a dict."""
-    result: dict[str, str] = {}
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" not in part:
-            raise ValueError(f"BackendOptions: expected key=value, got {part!r}")
-        key, value = part.split("=", 1)
-        key = key.strip()
-        if not key:
-            raise ValueError(f"BackendOptions: empty key in {part!r}")
-        result[key] = value.strip()
-    return result
+def parse_backend_options(text: str) -> dict:
+    """lc0's BackendOptions string (`key=value,...`, children in parentheses)
+    as an option tree (see backends.options); ValueError when it does not
+    parse or names an unknown backend."""
+    from lc0_rocm.backends import options
+    tree = options.parse(text)
+    options.check_backend_names(tree, backends.names())
+    return tree

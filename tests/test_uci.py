@@ -297,7 +297,7 @@ def test_weights_and_backend_changes_reload(session, tmp_path, net_file):
     engine.handle("setoption name BackendOptions value gpu=1,x=2")
     engine.handle("setoption name Backend value cpu")
     engine.handle("isready")
-    assert loader.calls[-1][2] == {"gpu": "1", "x": "2"}
+    assert loader.calls[-1][2] == {"backend_opts": {"gpu": "1", "x": "2"}}
 
 
 def test_multipv_wdl_movesleft_lines(session):

@@ -28,6 +28,11 @@ _ENTRIES = [
     BackendEntry("cuda", "lc0_rocm.backends.native", 0, "NVIDIA GPU, same source, float32"),
     BackendEntry("cuda-fp16", "lc0_rocm.backends.native", 0, "NVIDIA GPU, float16"),
     BackendEntry("cuda-auto", "lc0_rocm.backends.native", 90, "NVIDIA GPU, fp16 where fast"),
+    # lc0's wrappers over child backends (several GPUs); never picked by `auto`
+    BackendEntry("roundrobin", "lc0_rocm.backends.roundrobin", 0, "each batch to the next child"),
+    BackendEntry("multiplexing", "lc0_rocm.backends.multiplexing", 0,
+                 "batches of several threads merged, run by per-child threads"),
+    BackendEntry("demux", "lc0_rocm.backends.demux", 0, "each batch split over the children"),
 ]
 REGISTRY = {e.name: e for e in _ENTRIES}
 
@@ -66,10 +71,30 @@ def resolve(name: str) -> str:
     return best.name
 
 
-def create(name: str, weights, **options) -> Backend:
-    """Build backend `name` (or `auto`) for loaded `weights`."""
+def option_names(name: str) -> frozenset | None:
+    """The option keys backend `name` reads (its module's OPTIONS), or None
+    when it does not say (wrappers: they pass options on to children)."""
+    entry = REGISTRY.get(resolve(name))
+    found = getattr(_module(entry), "OPTIONS", None)
+    return None if found is None else frozenset(found)
+
+
+def takes_children(name: str) -> bool:
+    """Is `name` a wrapper whose options hold child sub-dictionaries?"""
+    entry = REGISTRY.get(name)
+    return entry is not None and bool(getattr(_module(entry), "TAKES_CHILDREN", False))
+
+
+def create(name: str, weights, /, **options) -> Backend:
+    """Build backend `name` (or `auto`) for loaded `weights`. `options` are
+    one level of lc0's backend-options tree (see backends.options): string
+    values, and for wrappers sub-dictionaries (dict values) for children."""
     requested = name
     name = resolve(name)
+    children = sorted(k for k, v in options.items() if isinstance(v, dict))
+    if children and not takes_children(name):
+        raise BackendError(f"backend {name} takes no child options ({', '.join(children)}); "
+                           "children are for roundrobin, multiplexing and demux")
     if requested == "auto" and name == "cpu":
         reasons = [is_available(e.name)[1] for e in _ENTRIES if e.priority > 0]
         reason = next((r for r in reasons if r), "no GPU backend available")

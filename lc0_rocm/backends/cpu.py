@@ -28,6 +28,8 @@ BODY_OPTIONS = {
     "resnet": {"algorithm": str},                       # winograd2 (default), winograd4, im2col
     "attention": {"policy_head": str, "value_head": str},
 }
+# Every key create() reads (the wrappers pass a child only these).
+OPTIONS = frozenset({"threads"} | {k for body in BODY_OPTIONS.values() for k in body})
 
 
 def create(name: str, weights, **options) -> Backend:

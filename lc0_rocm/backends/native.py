@@ -520,14 +520,39 @@ def is_available(name: str) -> tuple[bool, str]:
     return True, ""
 
 
+# Every key create() reads; `gpu` is lc0's name for the device index.
+OPTIONS = frozenset({"gpu", "device", "max_batch", "arch"})
+
+
+def device_index(name: str, options: dict) -> int:
+    """The device of `gpu=N` (lc0's key) or `device=N`, default 0."""
+    given = {k: options.pop(k) for k in ("gpu", "device") if k in options}
+    try:
+        indices = {int(v) for v in given.values()}
+    except ValueError:
+        raise NativeError(f"{name}: gpu must be an integer, got {given}") from None
+    if len(indices) > 1:
+        raise NativeError(f"{name}: gpu and device disagree ({given})")
+    return indices.pop() if indices else 0
+
+
+def check_device(name: str, device: int, count: int) -> None:
+    if not 0 <= device < count:
+        present = f"devices 0..{count - 1}" if count else "no device"
+        raise NativeError(f"{name}: gpu={device} does not exist ({count} GPU(s) present: {present})")
+
+
 def create(name: str, weights, **options) -> Backend:
     vendor, precision = split_name(name)
-    device = int(options.pop("device", 0))
+    device = device_index(name, options)
     max_batch = int(options.pop("max_batch", DEFAULT_MAX_BATCH))
     arch = options.pop("arch", None)
     if options:
-        raise NativeError(f"{name}: unknown options {sorted(options)} (known: device, max_batch, arch)")
+        raise NativeError(f"{name}: unknown options {sorted(options)} (known: {', '.join(sorted(OPTIONS))})")
     ffi, lib = load_library(build(vendor, arch))
+    count = ffi.new("int*")
+    check(ffi, lib, lib.lc0rocm_get_device_count(count), f"{name}: device count")
+    check_device(name, device, count[0])
     info = device_info(ffi, lib, device)
     fp16 = precision == "fp16" or (precision == "auto" and info["fast_fp16"])
     return NativeBackend(name, ffi, lib, weights, device=device, max_batch=max_batch,

@@ -1,0 +1,95 @@
+"""`demux`: lc0's wrapper that splits each batch over its children, in parallel.
+
+    --backend=demux --backend-opts="backend=cuda-fp16,(gpu=0),(gpu=1)"
+
+As lc0's network_demux.cc: a batch of N positions is cut into parts of
+ceil(N / T) positions, T the total worker threads (each child's `threads`,
+default 1), or of `minimum-split-size` when the parts would be smaller;
+part j goes to child (start + j) mod children, `start` turning with each
+call so that small batches also spread. Each child has its own thread pool
+of `threads` workers (on a GPU, each worker uses its own stream), so parts
+run concurrently and no lock is shared between children. The outputs are
+the parts' outputs in order: each position's result is what its child
+computes for it.
+
+Options: `backend` and `threads` per child, `minimum-split-size` at the top.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+
+from lc0_rocm.backends.children import (WrapperBackend, close_children, concat_outputs,
+                                        create_children, int_setting, plan_children, slice_inputs)
+
+TAKES_CHILDREN = True
+CHILD_KEYS = ("threads",)
+ROOT_KEYS = ("minimum-split-size",)
+
+
+def is_available(name: str) -> tuple[bool, str]:
+    return True, ""
+
+
+def create(name: str, weights, **options) -> "DemuxBackend":
+    from lc0_rocm.backends.base import BackendError
+
+    children, root = plan_children(name, options, CHILD_KEYS, ROOT_KEYS)
+    threads = [int_setting(c, "threads", 1, 0) or 1 for c in children]
+    text = root.get("minimum-split-size", 0)
+    try:
+        minimum_split = int(text)
+    except ValueError:
+        minimum_split = -1
+    if minimum_split < 0:
+        raise BackendError(f"{name}: minimum-split-size must be an integer >= 0, got {text!r}")
+    create_children(children, weights)
+    return DemuxBackend(children, threads, minimum_split)
+
+
+def split_sizes(n: int, parts: int, minimum_split: int = 0) -> list[int]:
+    """lc0's demux split of n positions over `parts` workers."""
+    size = -(-n // parts)
+    if size < minimum_split:
+        size = min(n, minimum_split)
+    return [min(size, n - start) for start in range(0, n, size)]
+
+
+class DemuxBackend(WrapperBackend):
+    kind = "demux"
+
+    def __init__(self, children, threads: list[int], minimum_split: int = 0):
+        super().__init__(children)
+        self.threads = threads
+        self.minimum_split = minimum_split
+        self._pools = [concurrent.futures.ThreadPoolExecutor(t, thread_name_prefix=f"lc0-rocm-demux-{i}")
+                       for i, t in enumerate(threads)]
+        self._counter = itertools.count()
+
+    @property
+    def device_info(self):
+        """The first GPU child's facts with the children's multiprocessors
+        summed: a batch sized for it fills every GPU (lc0's demux suggests
+        the children's minibatch times the threads)."""
+        info = super().device_info
+        if info:
+            info["multiprocessors"] = sum(getattr(c.backend, "device_info", {}).get("multiprocessors", 0)
+                                          for c in self.children)
+        return info
+
+    def _dispatch(self, method, inputs, n):
+        sizes = split_sizes(n, sum(self.threads), self.minimum_split)
+        start = next(self._counter)
+        futures, offset = [], 0
+        for j, size in enumerate(sizes):
+            i = (start + j) % len(self.children)
+            part = slice_inputs(inputs, offset, offset + size)
+            futures.append(self._pools[i].submit(self.call, self.children[i], method, part))
+            offset += size
+        concurrent.futures.wait(futures)   # every part done before any error is raised
+        return concat_outputs([f.result() for f in futures])
+
+    def close(self):
+        for pool in self._pools:
+            pool.shutdown(wait=True)
+        close_children(self.children)
