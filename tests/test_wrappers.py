@@ -2,6 +2,7 @@
 children, and over two GPUs when present: parity with one backend, how
 each spreads work, options and errors naming the child."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -146,8 +147,11 @@ def test_multiplexing_merges_queued_batches_up_to_max_batch():
         t = threading.Thread(target=call, args=(i, start, n))
         callers.append(t)
         t.start()
-    while len(mux._queue) < 4:
-        threading.Event().wait(0.01)
+        # One caller at a time, so the queue holds the batches in this order.
+        deadline = time.monotonic() + 5
+        while len(mux._queue) < i and time.monotonic() < deadline:
+            threading.Event().wait(0.005)
+        assert len(mux._queue) == i
     gate.set()
     for t in callers:
         t.join(10)
