@@ -136,26 +136,22 @@ def _legal_softmax(logits: np.ndarray, indices: list[np.ndarray]) -> list[np.nda
     return np.split(probs, np.cumsum(counts)[:-1])
 
 
-def load_network(path=None, backend: str = "auto", **options) -> Network:
+def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: str = "auto",
+                 **options: object) -> Network:
     """Load an lc0 net (.pb.gz / .pb) onto a backend ("auto", "cpu", "rocm", ...).
 
-    `path` None (or "<autodiscover>") looks for a net the way lc0 does; see
-    lc0_rocm.netfiles. `options` go to the backend.
+    `path` is a file, or a name found the way lc0 finds nets (working
+    directory, then the cache `lc0-rocm fetch-net` fills): "maia-1900" and
+    "maia-1900.pb.gz" both find a fetched maia-1900. None (or
+    "<autodiscover>") takes the default net. A missing net raises
+    `netfiles.NetNotFoundError` (a FileNotFoundError) that names the places
+    searched. `options` go to the backend (cpu: threads, ...).
     """
-    from lc0_rocm import backends
+    from lc0_rocm import backends, netfiles
 
     if isinstance(path, Weights):
         weights = path
     else:
-        weights = load_weights(_resolve_path(path))
+        weights = load_weights(netfiles.resolve_weights(path))
+    netfiles.note_if_test_net(weights.license, weights.path)
     return Network(weights, backends.create(backend, weights, **options))
-
-
-def _resolve_path(path) -> str:
-    if path is not None and str(path).strip() not in ("", "<autodiscover>"):
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"network file not found: {path}")
-        return path
-    from lc0_rocm import netfiles
-    return os.fspath(netfiles.resolve_weights(None))

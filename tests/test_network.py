@@ -151,7 +151,7 @@ def test_bad_input(tmp_path, maia_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="not found"):
         load_network(tmp_path / "missing.pb.gz", backend="cpu")
     from lc0_rocm import netfiles
-    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     with pytest.raises(netfiles.NetNotFoundError, match="no network file found"):
         load_network(None, backend="cpu")
@@ -168,7 +168,7 @@ def test_forward_rejects_bad_shapes(maia_path):
 def test_autodiscovered_net(maia_path, tmp_path, monkeypatch):
     (tmp_path / "networks").mkdir()
     (tmp_path / "networks" / "net.pb.gz").write_bytes(maia_path.read_bytes())
-    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     net = load_network(backend="cpu")
     assert net.weights.path.endswith("net.pb.gz")
