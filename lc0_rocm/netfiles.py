@@ -204,7 +204,7 @@ def resolve_weights(value: str | os.PathLike | None, cwd: pathlib.Path | None = 
     if _is_file(path):
         return path
     if os.path.isdir(path):
-        raise NetNotFoundError(f"network file not found: {text} is a folder, not a file")
+        raise NetNotFoundError(f"weights file not found: {text} is a folder, not a file")
     bare = os.sep not in text and "/" not in text and not text.startswith("~")
     if bare:
         found = find_named_net(text, cwd)
@@ -212,9 +212,9 @@ def resolve_weights(value: str | os.PathLike | None, cwd: pathlib.Path | None = 
             return found
         looked = ", ".join(str(d) for d in search_dirs(cwd))
         tried = ", ".join(_file_names(text))
-        raise NetNotFoundError(f"network file not found: {text} (looked for {tried} in {looked}). "
+        raise NetNotFoundError(f"weights file not found: {text} (looked for {tried} in {looked}). "
                                f"{_fetch_advice(text)}.")
-    raise NetNotFoundError(f"network file not found: {path}")
+    raise NetNotFoundError(f"weights file not found: {path}")
 
 
 _TEST_NET_NOTED: set[str] = set()

@@ -104,7 +104,7 @@ def test_csv_output(tiny_net, tmp_path):
 
 def test_missing_weights_file_is_a_clear_error(tmp_path, capsys):
     assert bb.main(["-w", str(tmp_path / "nope.pb.gz"), "--batches", "1"]) == 2
-    assert "network file not found" in capsys.readouterr().err
+    assert "weights file not found" in capsys.readouterr().err
 
 
 def test_bad_net_file_is_a_clear_error(tmp_path, capsys):

@@ -128,7 +128,7 @@ def test_weights_by_fetched_name_from_another_folder(env, maia_path, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "Minimal Lc0 version" in proc.stdout
     proc = lc0_rocm_cmd("bench", "--weights", "maia-1900.pb", env=env, cwd=elsewhere)
-    one_line_error(proc, 1, "network file not found: maia-1900.pb", str(cache), str(elsewhere))
+    one_line_error(proc, 1, "weights file not found: maia-1900.pb", str(cache), str(elsewhere))
 
 
 @pytest.mark.parametrize("make_bad", ["file", "under_a_file"])
