@@ -15,7 +15,6 @@ import functools
 import os
 
 import numpy as np  # noqa: F401  (loads numpy's BLAS library before threadpoolctl looks)
-from threadpoolctl import ThreadpoolController
 
 # Variables through which a user sets BLAS/OpenMP threads before start-up.
 USER_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
@@ -24,12 +23,22 @@ _user_chose = False
 
 
 @functools.lru_cache(maxsize=1)
-def _controller() -> ThreadpoolController:
+def _controller():
+    """threadpoolctl's view of the loaded thread pools; None where the
+    package is missing (a bare machine given only a few wheels): BLAS then
+    keeps its own thread count and set_threads says it could not act."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
     return ThreadpoolController()
 
 
 def _blas_libraries() -> list:
-    return list(_controller().select(user_api="blas").lib_controllers)
+    controller = _controller()
+    if controller is None:
+        return []
+    return list(controller.select(user_api="blas").lib_controllers)
 
 
 def get_threads() -> int | None:
