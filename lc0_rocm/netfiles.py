@@ -50,7 +50,7 @@ _TEST_NET_MARK = b"lc0-rocm random test net"
 HEAD_BYTES = 64
 NET_SUFFIXES = ("", ".pb.gz", ".pb")   # tried in turn when a net is named
 CACHE_ENV = "LC0ROCM_CACHE"
-_OLD_CACHE_ENV = "LC0_ROCM_CACHE"      # the name before 0.1.1, still read
+_OLD_CACHE_ENV = "LC0_ROCM_CACHE"      # its former name, still read
 
 
 class NetNotFoundError(FileNotFoundError):
@@ -223,7 +223,7 @@ _TEST_NET_NOTED: set[str] = set()
 def note_if_test_net(weights_license: str, path: str) -> None:
     """Say once per file and process, on stderr, that a loaded net is a
     random-weight test net (it plays at random and slowly looks broken)."""
-    if not weights_license.startswith(TEST_NET_LICENSE[:24]) or path in _TEST_NET_NOTED:
+    if not weights_license.startswith(_TEST_NET_MARK.decode()) or path in _TEST_NET_NOTED:
         return
     _TEST_NET_NOTED.add(path)
     print(f"lc0-rocm: {path} is a random-weight test net (from `lc0-rocm make-net`): it has no "

@@ -196,3 +196,14 @@ def test_ctrl_c_stops_cleanly_with_130(command, env, maia_path, tmp_path):
     assert code == 130, (out, err)
     assert "Traceback" not in err and err.strip().splitlines()[-1] == f"lc0-rocm {command}: interrupted"
     assert not (tmp_path / "t82.pb.gz").exists()
+
+
+def test_make_net_interrupted_keeps_the_earlier_file(env, tmp_path, maia_path):
+    """A failed or stopped write never leaves a partial net (which discovery
+    would pick up) nor damages the file it was replacing."""
+    target = tmp_path / "net.pb.gz"
+    shutil.copyfile(maia_path, target)
+    code, _, err = _interrupt_after(["make-net", "t82", "-o", target], "writing", env, "stderr")
+    assert code == 130, err
+    assert target.read_bytes() == maia_path.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["net.pb.gz"]

@@ -5,7 +5,7 @@ rem   lc0-rocm.bat --weights=C:\nets\maia-1900.pb.gz --backend=cpu
 rem Settings (environment variables, optional):
 rem   LC0ROCM_PYTHON  the Python that has lc0-rocm installed (default: python)
 rem   LC0ROCM_ARGS    extra arguments, e.g. --backend=cpu --threads=2
-rem   (LC0_ROCM_PYTHON and LC0_ROCM_ARGS, their names before 0.1.1, still work)
+rem   (LC0_ROCM_PYTHON and LC0_ROCM_ARGS, their former names, still work)
 setlocal
 if "%LC0ROCM_PYTHON%"=="" set LC0ROCM_PYTHON=%LC0_ROCM_PYTHON%
 if "%LC0ROCM_PYTHON%"=="" set LC0ROCM_PYTHON=python

@@ -6,7 +6,7 @@
 # Settings (environment variables, all optional):
 #   LC0ROCM_PYTHON  the Python that has lc0-rocm installed (default: python3)
 #   LC0ROCM_ARGS    extra arguments, e.g. "--backend=cpu --threads=2"
-#   (LC0_ROCM_PYTHON and LC0_ROCM_ARGS, their names before 0.1.1, still work)
+#   (LC0_ROCM_PYTHON and LC0_ROCM_ARGS, their former names, still work)
 # Without --weights the engine uses the newest net in the working directory
 # (or its networks/ and weights/ folders), then in ~/.cache/lc0-rocm
 # (`lc0-rocm fetch-net maia-1900` puts one there).

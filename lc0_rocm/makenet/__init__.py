@@ -70,8 +70,10 @@ WRITE_CHUNK = 4 << 20   # bytes per compress/write step (and progress update)
 
 def save_net(net: net_pb2.Net, path: str | os.PathLike[str],
              progress: Progress | None = None) -> pathlib.Path:
-    """Write `net` gzipped (a .pb path is written plain). A failed write
-    (disk full, Ctrl-C) removes the partial file."""
+    """Write `net` gzipped (a .pb path is written plain). A regular file is
+    written under a temporary name and renamed when complete, so a failed
+    write (disk full, Ctrl-C) leaves neither a partial net for discovery to
+    pick up nor a damaged earlier file."""
     path = pathlib.Path(path)
     if progress is not None:
         progress.phase("serializing")
@@ -79,9 +81,10 @@ def save_net(net: net_pb2.Net, path: str | os.PathLike[str],
     if progress is not None:
         progress.phase(f"writing {len(data) / 1e6:.0f} MB to {path}")
         progress.set_total(len(data))
-    existed = path.exists()
+    special = path.exists() and not path.is_file()   # /dev/stdout, a pipe: write in place
+    target = path if special else path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
-        with open(path, "wb") as f:
+        with open(target, "wb") as f:
             # Level 1: random weights barely compress, and bt4 writes 10x faster.
             # wbits 31: the gzip container, as gzip.compress writes it.
             packer = None if path.suffix == ".pb" else zlib.compressobj(1, zlib.DEFLATED, 31)
@@ -92,9 +95,11 @@ def save_net(net: net_pb2.Net, path: str | os.PathLike[str],
                     progress.advance(len(chunk))
             if packer is not None:
                 f.write(packer.flush())
+        if not special:
+            os.replace(target, path)
     except BaseException:
-        if not existed and path.is_file():
-            path.unlink(missing_ok=True)
+        if not special:
+            target.unlink(missing_ok=True)
         raise
     return path
 
