@@ -50,7 +50,9 @@ def test_sdist_carries_what_its_tests_need(built):
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     needed = {"LICENSE", "README.md", "pyproject.toml", "tests/conftest.py", "tests/oracle.py",
-              "tests/search_fakes.py", "tests/uci_fakes.py", "tests/data/suite.epd"}
+              "tests/search_fakes.py", "tests/uci_fakes.py", "tests/data/suite.epd",
+              "native/include/lc0rocm.h", "proto/net.proto", "scripts/gen_proto.py",
+              "uci/lc0-rocm.sh"}
     assert needed <= names, sorted(needed - names)
     test_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("*.py")}
     assert test_files <= names, sorted(test_files - names)
