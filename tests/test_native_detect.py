@@ -89,7 +89,7 @@ def test_arch_picks_the_vendor(bare, tmp_path, monkeypatch):
         native.detect_target(arch="gfx1030")
 
 
-def test_hipcc_builds_for_amd_even_with_nvcc_installed(bare, tmp_path, monkeypatch):
+def test_hipcc_builds_for_amd_even_with_nvcc_installed(bare, tmp_path, monkeypatch, capsys):
     """HIP_PLATFORM=amd reaches every hipcc run (Debian's hipcc otherwise
     hands the build to nvcc when one is installed)."""
     rocm = tmp_path / "rocm"
@@ -108,6 +108,10 @@ def test_hipcc_builds_for_amd_even_with_nvcc_installed(bare, tmp_path, monkeypat
     assert lib.is_file()
     platforms = log.read_text().split()
     assert platforms and set(platforms) == {"amd"}
+    # The first build is not silent: a line per step on stderr (no terminal here).
+    steps = capsys.readouterr().err.splitlines()
+    assert steps[0].startswith("building the native library for gfx90a (once): compiling ")
+    assert steps[-1].endswith(": linking")
 
 
 def test_auto_reports_every_backends_reason(bare, capsys):

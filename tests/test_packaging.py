@@ -57,3 +57,15 @@ def test_sdist_carries_what_its_tests_need(built):
     test_files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").rglob("*.py")}
     assert test_files <= names, sorted(test_files - names)
     assert not any("__pycache__" in n for n in names)
+
+
+def test_one_prefix_for_environment_variables():
+    """LC0ROCM_* everywhere; the former LC0_ROCM_* names appear only where
+    they are still read for old set-ups."""
+    import re
+    pattern = re.compile(r"\bLC0_ROCM_[A-Z_]+")
+    files = list((ROOT / "lc0_rocm").rglob("*.py")) + [ROOT / "README.md"] + list((ROOT / "uci").iterdir())
+    for path in files:
+        for line in path.read_text(errors="replace").splitlines():
+            if pattern.search(line):   # only beside the new name, or said to be the former one
+                assert "LC0ROCM_" in line or "former" in line, f"{path.name}: {line.strip()}"
