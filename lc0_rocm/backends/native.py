@@ -55,11 +55,18 @@ class NativeError(BackendError):
 
 
 class NoGpuError(NativeError):
-    """No GPU of one vendor here; `probe` says what was asked and answered."""
+    """No GPU here. `probes` maps each vendor looked for to what its probe
+    answered ("nvidia-smi not found", "rocm_agent_enumerator lists none")."""
 
-    def __init__(self, vendor: str, probe: str):
-        super().__init__(f"no {VENDOR_LABEL[vendor]} GPU found ({probe})")
-        self.vendor, self.probe = vendor, probe
+    def __init__(self, probes: dict[str, str]):
+        if len(probes) == 1:
+            [(vendor, probe)] = probes.items()
+            message = f"no {VENDOR_LABEL[vendor]} GPU found ({probe})"
+        else:
+            message = "no GPU found (" + "; ".join(f"{VENDOR_LABEL[v]}: {probe}"
+                                                   for v, probe in probes.items()) + ")"
+        super().__init__(message)
+        self.probes = probes
 
 
 # ---------------------------------------------------------------- names
@@ -227,13 +234,13 @@ def detect_target(vendor: str | None = None, arch: str | None = None) -> tuple[T
     the one asked for) until one has a GPU (or `arch` is given) and its
     toolchain (compiler and BLAS). NativeError otherwise: "no GPU found"
     with what each vendor's probe said, or the missing toolchain's reason."""
-    no_gpu: list[NoGpuError] = []
+    no_gpu: dict[str, str] = {}
     no_toolchain: list[str] = []
     for v in _wanted_vendors(vendor, arch):
         try:
             target_arch = arch or detect_arch(v)
         except NoGpuError as e:   # no GPU: its toolchain does not matter
-            no_gpu.append(e)
+            no_gpu.update(e.probes)
             continue
         try:
             return _toolchain_for(v), target_arch
@@ -241,10 +248,7 @@ def detect_target(vendor: str | None = None, arch: str | None = None) -> tuple[T
             no_toolchain.append(f"no GPU toolchain for {VENDOR_NAMES[v]}: {e}")
     if no_toolchain:
         raise NativeError("; ".join(no_toolchain))
-    if len(no_gpu) == 1:
-        raise no_gpu[0]
-    raise NativeError("no GPU found (" + "; ".join(f"{VENDOR_LABEL[e.vendor]}: {e.probe}"
-                                                   for e in no_gpu) + ")")
+    raise NoGpuError(no_gpu)
 
 
 def _run(cmd: list[str], timeout: float = 20) -> str:
@@ -277,14 +281,14 @@ def detect_arch(vendor: str) -> str:
             looked.append("hip-python lists none")
         except Exception:  # noqa: BLE001 - any failure means "not found this way"
             pass
-        raise NoGpuError("amd", ", ".join(looked))
+        raise NoGpuError({"amd": ", ".join(looked)})
     smi = _which("nvidia-smi")
     if smi:
         caps = _run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"]).split()
         if caps:
             major, _, minor = caps[0].partition(".")
             return f"sm_{major}{minor or '0'}"
-    raise NoGpuError("nvidia", "nvidia-smi lists none" if smi else "nvidia-smi not found")
+    raise NoGpuError({"nvidia": "nvidia-smi lists none" if smi else "nvidia-smi not found"})
 
 
 # ---------------------------------------------------------------- build
@@ -352,10 +356,9 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
                       unit="file") as progress, \
                 concurrent.futures.ThreadPoolExecutor(workers) as pool:
             progress.phase(f"compiling {len(files)} files with {tc.compiler}")
-            for done in pool.map(compile_one, zip(files, objs)):
+            for count, done in enumerate(pool.map(compile_one, zip(files, objs)), start=1):
                 progress.advance()
-                if progress.bar is not None:
-                    progress.phase(f"compiled {done.relative_to(src)}")
+                progress.phase(f"compiled {done.relative_to(src)} ({count}/{len(files)})")
             progress.phase("linking")
             out = tmp / "liblc0rocm.so"
             cmd = link_command(tc, objs, out)
@@ -738,7 +741,7 @@ def build_main(argv=None) -> int:
     try:
         path = build(args.vendor, args.arch, force=args.force, verbose=args.verbose)
     except NativeError as e:
-        hint = f"; {ARCH_HINT}" if "GPU found" in str(e) else ""
+        hint = f"; {ARCH_HINT}" if isinstance(e, NoGpuError) else ""
         print(f"lc0-rocm build-native: {e}{hint}", file=sys.stderr)
         return 1
     print(path)
