@@ -46,7 +46,7 @@ MAX_FILES_PER_FOLDER = 2000  # do not stall on a huge working directory
 # `lc0-rocm make-net` writes this into the file's license field (protobuf
 # field 2, right after the magic), so a test net is told apart from its head.
 TEST_NET_LICENSE = "lc0-rocm random test net (no chess knowledge)"
-_TEST_NET_MARK = b"lc0-rocm random test net"
+_TEST_NET_MARK = TEST_NET_LICENSE.split(" (")[0].encode()   # b"lc0-rocm random test net"
 HEAD_BYTES = 64
 NET_SUFFIXES = ("", ".pb.gz", ".pb")   # tried in turn when a net is named
 CACHE_ENV = "LC0ROCM_CACHE"
