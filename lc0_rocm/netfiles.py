@@ -333,6 +333,8 @@ def fetch(name: str, dest_dir: pathlib.Path | None = None, *, force: bool = Fals
         raise NetNotFoundError(f"unknown net {name!r}; known: {', '.join(KNOWN_NETS)}")
     dest_dir = cache_dir() if dest_dir is None else pathlib.Path(dest_dir)
     try:
+        if dest_dir.exists() and not dest_dir.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")
         dest_dir.mkdir(parents=True, exist_ok=True)
         if not os.access(dest_dir, os.W_OK | os.X_OK):
             raise PermissionError(errno.EACCES, "permission denied")

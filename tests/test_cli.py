@@ -56,6 +56,7 @@ def test_version(env):
     (["-o", "{tmp}"], 2, ["is a folder"]),
     (["-o", "{tmp}/x.pb.gz", "--blocks", "-3"], 2, ["--blocks must be at least 1"]),
     (["-o", "{tmp}/x.pb.gz", "--filters", "100000"], 1, ["not enough memory", "GiB"]),
+    (["-o", "{tmp}/x.pb.gz", "--input-format", "99"], 2, ["not an lc0 input format", "1 (INPUT_CLASSICAL"]),
 ])
 def test_make_net_user_errors(args, code, phrases, env, tmp_path):
     proc = lc0_rocm_cmd("make-net", "resnet-se", *[a.format(tmp=tmp_path) for a in args], env=env)
@@ -137,7 +138,8 @@ def test_fetch_net_unusable_cache_is_one_line(make_bad, env, tmp_path):
     blocker.write_text("a file where a folder should be")
     env["LC0ROCM_CACHE"] = str(blocker if make_bad == "file" else blocker / "cache")
     proc = lc0_rocm_cmd("fetch-net", "maia-1900", env=env)
-    one_line_error(proc, 1, "cannot put nets in", "LC0ROCM_CACHE")
+    last = one_line_error(proc, 1, "cannot put nets in", "LC0ROCM_CACHE")
+    assert "File exists" not in last
 
 
 def test_cache_lists_and_clears_only_our_files(env, maia_path, tmp_path):

@@ -138,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in shape.items():
         if key != "input_format" and value < 1:
             parser.error(f"--{key} must be at least 1, got {value}")
+    formats = net_pb2.NetworkFormat.InputFormat
+    if args.input_format is not None and args.input_format not in formats.values():
+        known = ", ".join(f"{v} ({formats.Name(v)})" for v in formats.values() if v)
+        parser.error(f"--input-format {args.input_format} is not an lc0 input format; known: {known}")
     try:
         output = check_writable(args.output, "the net")
         with Progress(f"make-net {args.preset}", unit="B") as progress:
