@@ -284,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def check_arguments(args) -> list[dict]:
+def check_arguments(args) -> list[tuple[str, list[tuple[int, float]]]]:
     """Everything that can be checked before the (long) run: sizes, output
     files, matplotlib, the backend name. Returns --compare's runs."""
     from lc0_rocm import backends
