@@ -211,7 +211,7 @@ def require_matplotlib():
         import matplotlib.pyplot as plt
     except ImportError:
         raise BenchError("--plot needs matplotlib, which is not installed "
-                         "(pip install 'lc0-rocm[plot]' or pip install matplotlib), "
+                         "(pip install matplotlib, or the plot extra), "
                          "or leave out --plot") from None
     return plt
 
