@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import random
+import re
 import statistics
 import sys
 import time
@@ -29,6 +30,9 @@ POOL_SIZE = 512
 WARMUP_RUNS = 2
 MIN_RUNS = 3
 FIELDS = ["batch", "runs", "mean_nps", "median_nps", "stdev_nps", "min_nps", "max_nps", "mean_ms"]
+# lc0's own backendbench line, for --compare with a saved lc0 log.
+LC0_LINE = re.compile(r"Benchmark batch size (\d+) with inference average time [\d.]+ ?ms "
+                      r"- throughput ([\d.]+) nps")
 
 
 class BenchError(Exception):
@@ -132,9 +136,21 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine_info() -> dict:
     return {
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -144,17 +160,48 @@ def machine_info() -> dict:
 
 
 def write_csv(path, rows: list[dict], meta: dict) -> None:
+    """One row per batch size; every row also carries the run's metadata
+    (the same keys as the JSON file), so one CSV file stands on its own."""
+    meta_fields = list(meta)
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["backend", "net"] + FIELDS)
+        writer = csv.DictWriter(f, fieldnames=FIELDS + meta_fields)
         writer.writeheader()
         for r in rows:
-            writer.writerow({"backend": meta["backend"], "net": meta["net"], **r})
+            writer.writerow({**meta, **r})
 
 
 def write_json(path, rows: list[dict], meta: dict) -> None:
     with open(path, "w") as f:
         json.dump({**meta, "results": rows}, f, indent=2)
         f.write("\n")
+
+
+def read_comparison(path) -> tuple[str, list[tuple[int, float]]]:
+    """(label, [(batch, positions/s)]) from another run: our CSV (or any CSV
+    with `batch` and `mean_nps` or `nps` columns) or a saved log of lc0's
+    backendbench ("Benchmark batch size N ... - throughput X nps.")."""
+    try:
+        text = open(path, encoding="utf-8", errors="replace").read()
+    except OSError as e:
+        raise BenchError(f"--compare {path}: {e.strerror or e}") from None
+    points = [(int(b), float(n)) for b, n in LC0_LINE.findall(text)]
+    label = os.path.basename(str(path))
+    if not points:
+        rows = list(csv.DictReader(text.splitlines()))
+        column = next((c for c in ("mean_nps", "nps") if rows and c in rows[0]), None)
+        if column is None or "batch" not in rows[0]:
+            raise BenchError(f"--compare {path}: neither a CSV with batch and mean_nps (or nps) "
+                             "columns nor an lc0 backendbench log")
+        try:
+            points = [(int(r["batch"]), float(r[column])) for r in rows]
+        except ValueError:
+            raise BenchError(f"--compare {path}: a batch or {column} value is not a number") from None
+        first = rows[0]
+        if first.get("backend"):
+            label = f"{first['backend']} ({label})"
+    if not points:
+        raise BenchError(f"--compare {path}: no measurements in it")
+    return label, sorted(points)
 
 
 def require_matplotlib():
@@ -164,21 +211,33 @@ def require_matplotlib():
         import matplotlib.pyplot as plt
     except ImportError:
         raise BenchError("--plot needs matplotlib, which is not installed "
-                         "(pip install matplotlib), or leave out --plot") from None
+                         "(pip install matplotlib, or the plot extra), "
+                         "or leave out --plot") from None
     return plt
 
 
-def plot(path, rows: list[dict], meta: dict) -> None:
+def plot(path, rows: list[dict], meta: dict, compare: list | None = None) -> None:
+    """Positions/s over batch size: y from 0, ticks at the measured batch
+    sizes, device, net and date in the title; other runs overlaid."""
     plt = require_matplotlib()
     batches = [r["batch"] for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(batches, [r["mean_nps"] for r in rows], marker="o", label="mean")
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(batches, [r["mean_nps"] for r in rows], marker="o", label=f"{meta['backend']} (mean)")
     ax.fill_between(batches, [r["min_nps"] for r in rows], [r["max_nps"] for r in rows],
-                    alpha=0.25, label="min-max")
+                    alpha=0.25, label=f"{meta['backend']} (min-max)")
+    ticks = set(batches)
+    for label, points in compare or []:
+        ax.plot([b for b, _ in points], [n for _, n in points], marker="s", linestyle="--", label=label)
+        ticks.update(b for b, _ in points)
     ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(ticks))
+    ax.set_xticklabels([str(b) for b in sorted(ticks)])
+    ax.minorticks_off()
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("batch size")
     ax.set_ylabel("positions / s")
-    ax.set_title(f"{meta['backend']} - {os.path.basename(meta['net'])}")
+    ax.set_title(f"{os.path.basename(meta['net'])} on {meta['backend']}, {meta['device']}\n"
+                 f"{meta['date']}", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -187,16 +246,11 @@ def plot(path, rows: list[dict], meta: dict) -> None:
 
 
 def resolve_net(path):
-    if path:
-        if not os.path.isfile(path):
-            raise BenchError(f"weights file not found: {path}")
-        return str(path)
     from lc0_rocm import netfiles
-    found = netfiles.find_default_net()
-    if found is None:
-        raise BenchError(netfiles.not_found_message() if hasattr(netfiles, "not_found_message")
-                         else "no --weights given and no network file found")
-    return str(found)
+    try:
+        return str(netfiles.resolve_weights(path))
+    except netfiles.NetNotFoundError as e:
+        raise BenchError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -224,25 +278,51 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BLAS threads for numpy backends (default: 1, like lc0's eigen backend; "
                         "more threads are faster only on otherwise idle cores, and many times "
                         "slower when other processes keep the cores busy)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
-    out.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--csv", metavar="FILE", help="also write the results as CSV (with the run's metadata)")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--plot", metavar="PNG", help="plot positions/s over batch size (needs matplotlib)")
+    p.add_argument("--compare", metavar="FILE", action="append", default=[],
+                   help="overlay another run on the plot: a CSV of ours (or with batch and nps "
+                        "columns) or a saved lc0 backendbench log; repeatable")
     return p
+
+
+def check_arguments(args) -> list[tuple[str, list[tuple[int, float]]]]:
+    """Everything that can be checked before the (long) run: sizes, output
+    files, matplotlib, the backend name. Returns --compare's runs."""
+    from lc0_rocm import backends
+    from lc0_rocm.outputs import OutputPathError, check_writable
+
+    if args.seconds <= 0 or args.positions < 1:
+        raise BenchError("--seconds and --positions must be positive")
+    if args.threads < 1:
+        raise BenchError("--threads must be >= 1")
+    if args.backend not in backends.names():
+        raise BenchError(f"unknown backend {args.backend!r}; known: {', '.join(backends.names())}")
+    outputs = [(args.csv, "--csv"), (args.json, "--json"), (args.plot, "--plot")]
+    named = [os.path.abspath(path) for path, _ in outputs if path]
+    if len(set(named)) != len(named):
+        raise BenchError("--csv, --json and --plot need different files")
+    for path, option in outputs:
+        if path:
+            try:
+                check_writable(path, f"{option} file")
+            except OutputPathError as e:
+                raise BenchError(str(e)) from None
+    if args.compare and not args.plot:
+        raise BenchError("--compare overlays a run on the plot: give --plot PNG too")
+    if args.plot:
+        require_matplotlib()
+    return [read_comparison(path) for path in args.compare]
 
 
 def run(args) -> list[dict]:
     from lc0_rocm import backends
+    from lc0_rocm.backends import blas_threads
     from lc0_rocm.weights import load_weights
 
     batches = batch_sizes(args)
-    if args.seconds <= 0 or args.positions < 1:
-        raise BenchError("--seconds and --positions must be positive")
-    if args.plot:
-        require_matplotlib()
-    from lc0_rocm.backends import blas_threads
-    if args.threads < 1:
-        raise BenchError("--threads must be >= 1")
+    compare = check_arguments(args)
     if not blas_threads.set_threads(args.threads):
         print("backendbench: cannot set BLAS threads here (no OpenBLAS found); --threads ignored",
               file=sys.stderr)
@@ -254,11 +334,13 @@ def run(args) -> list[dict]:
         pool = encode_pool(bench_positions(args.positions, args.seed), weights.format.input,
                            args.packed)
         forward = backend.forward_packed if args.packed else backend.forward
-        meta = {"backend": backend.name, "net": net_path, "seconds": args.seconds,
-                "positions": len(pool[0]), "packed": args.packed,
+        info = getattr(backend, "device_info", None) or {}
+        meta = {"backend": backend.name, "net": net_path, "device": info.get("name") or cpu_model(),
+                "seconds": args.seconds, "positions": len(pool[0]), "packed": args.packed,
                 "blas_threads": blas_threads.get_threads(), **machine_info()}
-        print(f"backendbench: net {net_path}, backend {backend.name}, {len(pool[0])} positions, "
-              f"~{args.seconds:g} s per batch size, BLAS threads {meta['blas_threads']}", flush=True)
+        print(f"backendbench: net {net_path}, backend {backend.name} on {meta['device']}, "
+              f"{len(pool[0])} positions, batch sizes {','.join(map(str, batches))}, "
+              f"~{args.seconds:g} s each, BLAS threads {meta['blas_threads']}", flush=True)
         rows = []
         for batch in batches:
             row = summarize(batch, time_batch_size(forward, pool, batch, args.seconds))
@@ -268,12 +350,16 @@ def run(args) -> list[dict]:
     finally:
         backend.close()
     print(format_table(rows))
-    if args.csv:
-        write_csv(args.csv, rows, meta)
-    if args.json:
-        write_json(args.json, rows, meta)
-    if args.plot:
-        plot(args.plot, rows, meta)
+    try:
+        for path, write in ((args.csv, write_csv), (args.json, write_json)):
+            if path:
+                write(path, rows, meta)
+                print(f"wrote {path}")
+        if args.plot:
+            plot(args.plot, rows, meta, compare)
+            print(f"wrote {args.plot}")
+    except OSError as e:   # the disk filled up or the folder went away during the run
+        raise BenchError(f"cannot write {e.filename or 'the output'}: {e.strerror or e}") from None
     return rows
 
 

@@ -144,19 +144,43 @@ def benchmark_main(argv=None) -> int:
     return main(argv, full=True)
 
 
+def describe_run(args, path, backend: str, threads: int, positions: list[str]) -> str:
+    """The one line `bench` prints before it starts: what it will run."""
+    limits = []
+    if args.movetime >= 0:
+        limits.append(f"{args.movetime} ms")
+    if args.nodes > 0:
+        limits.append(f"{args.nodes} nodes")
+    what = "1 position (--fen)" if args.fen else \
+        f"{len(positions)} position{'s' if len(positions) != 1 else ''}"
+    return (f"bench: {what}, {' or '.join(limits)} each, {threads} search thread(s), "
+            f"backend {backend}, net {path}")
+
+
 def main(argv=None, *, full: bool = False) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv, full=full)
-    from lc0_rocm import netfiles
+    from lc0_rocm import backends, netfiles
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network
     from lc0_rocm.uci_blas import settle_blas_threads
     from lc0_rocm.uci_options import parse_backend_options
 
+    if args.backend not in backends.names():
+        print(f"lc0-rocm bench: unknown backend {args.backend!r}; known: "
+              f"{', '.join(backends.names())}", file=sys.stderr)
+        return 1
     try:
         path = netfiles.resolve_weights(args.weights)
         backend_options = parse_backend_options(args.backend_opts)
     except (netfiles.NetNotFoundError, ValueError) as e:
         print(f"lc0-rocm bench: {e}", file=sys.stderr)
+        return 1
+    positions = [args.fen] if args.fen else POSITIONS[:args.num_positions]
+    try:
+        for position in positions:
+            board_for(position)
+    except ValueError as e:
+        print(f"lc0-rocm bench: bad position: {e}", file=sys.stderr)
         return 1
     print(f"Loading weights file from: {path} (backend {args.backend})", flush=True)
     note = settle_blas_threads(args.backend)
@@ -178,18 +202,16 @@ def main(argv=None, *, full: bool = False) -> int:
     except ValueError as e:
         print(f"lc0-rocm bench: {e}", file=sys.stderr)
         return 1
-    positions = [args.fen] if args.fen else POSITIONS[:args.num_positions]
-    try:
-        for position in positions:
-            board_for(position)
-    except ValueError as e:
-        print(f"lc0-rocm bench: bad position: {e}", file=sys.stderr)
-        return 1
+    print(describe_run(args, path, network.backend.name, engine.search_threads(), positions),
+          flush=True)
 
     def out(line):
         print(line, flush=True)
 
-    results = run(engine, positions, nodes=args.nodes if args.nodes > 0 else None,
-                  movetime_ms=args.movetime if args.movetime >= 0 else None, out=out)
+    try:
+        results = run(engine, positions, nodes=args.nodes if args.nodes > 0 else None,
+                      movetime_ms=args.movetime if args.movetime >= 0 else None, out=out)
+    finally:
+        network.close()
     print(summary(results), flush=True)
     return 0

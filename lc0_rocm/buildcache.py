@@ -14,10 +14,16 @@ SOURCE_SUFFIXES = (".cpp", ".hip", ".h", ".hpp", ".inc")
 
 
 def cache_root() -> pathlib.Path:
-    """$LC0ROCM_CACHE_DIR, else $XDG_CACHE_HOME/lc0-rocm/native (~/.cache)."""
-    env = os.environ.get("LC0ROCM_CACHE_DIR")
+    """Folder of the native builds (GPU library and chess core):
+    $LC0ROCM_BUILD_CACHE (formerly LC0ROCM_CACHE_DIR), else native/ in the
+    package cache ($LC0ROCM_CACHE, else $XDG_CACHE_HOME/lc0-rocm, else
+    ~/.cache/lc0-rocm)."""
+    env = os.environ.get("LC0ROCM_BUILD_CACHE") or os.environ.get("LC0ROCM_CACHE_DIR")
     if env:
         return pathlib.Path(env)
+    root = os.environ.get("LC0ROCM_CACHE") or os.environ.get("LC0_ROCM_CACHE")
+    if root:
+        return pathlib.Path(root).expanduser() / "native"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return pathlib.Path(base) / "lc0-rocm" / "native"
 

@@ -16,20 +16,27 @@ COMMANDS = {
     "make-net": ("lc0_rocm.makenet", "main", "write a random-weight test net of a preset shape"),
     "fetch-net": ("lc0_rocm.netfiles", "fetch_main", "put a known net into the user's cache"),
     "build-native": ("lc0_rocm.backends.native", "build_main", "compile the GPU library"),
+    "cache": ("lc0_rocm.netfiles", "cache_main", "show (or --clear) the cached nets and native builds"),
 }
+INTERRUPTED = 130   # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
 
 
 def usage() -> str:
-    lines = ["usage: lc0-rocm [COMMAND] [ARGS]", "", "commands:"]
+    lines = ["usage: lc0-rocm [COMMAND] [ARGS]   (lc0-rocm --version, lc0-rocm COMMAND --help)",
+             "", "commands:"]
     lines += [f"  {name:<13} {help_}" for name, (_, _, help_) in COMMANDS.items()]
     lines += ["", "With no command, lc0-rocm speaks UCI on stdin/stdout."]
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ("-h", "--help", "help"):
         print(usage())
+        return 0
+    if argv and argv[0] in ("-V", "--version", "version"):
+        from lc0_rocm import __version__
+        print(f"lc0-rocm {__version__}")
         return 0
     if not argv or argv[0].startswith("-"):
         name, rest = "uci", argv
@@ -39,7 +46,11 @@ def main(argv=None) -> int:
         print(f"lc0-rocm: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
     module, func, _ = COMMANDS[name]
-    return int(getattr(importlib.import_module(module), func)(rest) or 0)
+    try:
+        return int(getattr(importlib.import_module(module), func)(rest) or 0)
+    except KeyboardInterrupt:   # Ctrl-C: the command's own cleanup has run
+        print(f"\nlc0-rocm {name}: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

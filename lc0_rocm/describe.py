@@ -143,13 +143,12 @@ def main(argv=None) -> int:
         parser.error("give the network once: PATH or --weights PATH")
     target = args.weights or args.path
     try:
-        if not target:
-            from lc0_rocm.netfiles import NetNotFoundError, resolve_weights
-            try:
-                target = resolve_weights(None)
-            except NetNotFoundError as e:
-                print(f"lc0-rocm describenet: {e}", file=sys.stderr)
-                return 1
+        from lc0_rocm.netfiles import NetNotFoundError, resolve_weights
+        try:
+            target = resolve_weights(target)   # a path, a fetched net's name, or discovery
+        except NetNotFoundError as e:
+            print(f"lc0-rocm describenet: {e}", file=sys.stderr)
+            return 1
         text = describe(load_weights(target))
     except WeightsError as e:
         print(f"lc0-rocm describenet: {e}", file=sys.stderr)

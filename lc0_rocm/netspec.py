@@ -30,6 +30,13 @@ EMBEDDING_LN_EPSILON = 1e-3  # PE_DENSE embedding layer norms
 
 @dataclasses.dataclass(frozen=True)
 class NetSpec:
+    """Shape and format facts of a loaded net, derived from its Weights
+    (`NetSpec.from_weights(w)`, or `network.spec`): body kind and size
+    (blocks or encoder layers, filters or embedding width, heads), policy,
+    value and moves-left head formats, activations and input format, with
+    lc0's upgrades of old files applied. Every field is a plain int, str or
+    bool, in the names lc0's `describenet` uses."""
+
     # Formats
     network: int                 # NetworkFormat.NetworkStructure after lc0's upgrades
     input_format: int            # NetworkFormat.InputFormat

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING, Iterable
 
 import chess
 import numpy as np
@@ -20,12 +21,19 @@ from lc0_rocm import encoder
 from lc0_rocm.backends.base import POLICY_SIZE, NUM_PLANES, Backend
 from lc0_rocm.weights import Weights, WeightsError, load_weights
 
+if TYPE_CHECKING:
+    from lc0_rocm.netspec import NetSpec
+
 DEFAULT_CHUNK = 256   # positions per backend call in evaluate_batch
+LARGE_NET_BYTES = 50_000_000   # files above this take seconds to load: show progress
 
 
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
-    """The network's view of one position, from the side to move."""
+    """The network's view of one position, from the side to move: `policy`
+    maps each legal move to its probability (softmax, temperature 1), `wdl`
+    is (win, draw, loss) probabilities, `q` = win - loss in [-1, 1],
+    `moves_left` the expected remaining plies (None without that head)."""
 
     policy: dict[chess.Move, float]   # legal moves -> probability (softmax, temperature 1)
     wdl: tuple[float, float, float]   # win, draw, loss
@@ -33,17 +41,19 @@ class Evaluation:
 
     @property
     def q(self) -> float:
+        """Expected score from the side to move, win - loss, in [-1, 1]."""
         return self.wdl[0] - self.wdl[2]
 
     @property
     def d(self) -> float:
+        """Draw probability."""
         return self.wdl[1]
 
 
 class Network:
     """One net on one backend. Use as a context manager or call close()."""
 
-    def __init__(self, weights: Weights, backend: Backend, spec=None):
+    def __init__(self, weights: Weights, backend: Backend, spec: NetSpec | None = None) -> None:
         from lc0_rocm.netspec import NetSpec
 
         self.weights = weights
@@ -55,14 +65,17 @@ class Network:
                                "is not supported by the encoder")
         self.has_moves_left = bool(self.spec.moves_left)
 
-    def forward(self, planes: np.ndarray):
-        """(N, 112, 8, 8) planes -> (policy logits (N, 1858), wdl (N, 3), moves_left (N,))."""
+    def forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(N, 112, 8, 8) float32 planes -> (raw policy logits (N, 1858) in
+        lc0's order, WDL probabilities (N, 3) from the side to move,
+        moves-left in plies (N,), 0 without that head)."""
         planes = np.asarray(planes, dtype=np.float32)
         if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
             raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
         return self._checked(self.backend.forward(planes), len(planes))
 
-    def forward_packed(self, masks: np.ndarray, values: np.ndarray):
+    def forward_packed(self, masks: np.ndarray,
+                       values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Same as forward() for (N, 112) uint64 masks and (N, 112) float32 values."""
         masks = np.asarray(masks, dtype=np.uint64)
         values = np.asarray(values, dtype=np.float32)
@@ -79,9 +92,16 @@ class Network:
         return policy, wdl, moves_left
 
     def evaluate(self, board: chess.Board) -> Evaluation:
+        """The net's view of `board` (its move stack is the history the net
+        sees): policy over the legal moves, WDL and moves-left, from the
+        side to move. Same as evaluate_batch([board])[0]."""
         return self.evaluate_batch([board])[0]
 
-    def evaluate_batch(self, boards, chunk: int = DEFAULT_CHUNK) -> list[Evaluation]:
+    def evaluate_batch(self, boards: Iterable[chess.Board],
+                       chunk: int = DEFAULT_CHUNK) -> list[Evaluation]:
+        """One Evaluation per board, in order; the boards go to the backend
+        `chunk` at a time (one forward pass each), which is much faster than
+        evaluate() in a loop on a GPU."""
         boards = list(boards)
         results: list[Evaluation] = []
         for start in range(0, len(boards), chunk):
@@ -105,12 +125,15 @@ class Network:
         ]
 
     def close(self) -> None:
+        """Free the backend's memory (GPU buffers, native handles). The
+        Network cannot evaluate afterwards; `with load_network(...) as net:`
+        closes it for you."""
         self.backend.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Network:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -136,17 +159,23 @@ def _legal_softmax(logits: np.ndarray, indices: list[np.ndarray]) -> list[np.nda
     return np.split(probs, np.cumsum(counts)[:-1])
 
 
-def load_network(path=None, backend: str = "auto", backend_opts=None, **options) -> Network:
+def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: str = "auto",
+                 backend_opts: str | dict | None = None, **options: object) -> Network:
     """Load an lc0 net (.pb.gz / .pb) onto a backend ("auto", "cpu", "rocm", ...).
 
-    `path` None (or "<autodiscover>") looks for a net the way lc0 does; see
-    lc0_rocm.netfiles. `backend_opts` is lc0's --backend-opts string (or its
-    parsed tree, backends.options.parse), e.g. for two GPUs
+    `path` is a file, or a name found the way lc0 finds nets (working
+    directory, then the cache `lc0-rocm fetch-net` fills): "maia-1900" and
+    "maia-1900.pb.gz" both find a fetched maia-1900. None (or
+    "<autodiscover>") takes the default net. A missing net raises
+    `netfiles.NetNotFoundError` (a FileNotFoundError) that names the places
+    searched. `backend_opts` is lc0's --backend-opts string (or its parsed
+    tree, backends.options.parse), e.g. for two GPUs
     `load_network(path, backend="demux", backend_opts="backend=rocm-fp16,(gpu=0),(gpu=1)")`;
-    keyword `options` are added to its top level.
+    keyword `options` are added to its top level (cpu: threads, ...).
     """
-    from lc0_rocm import backends
+    from lc0_rocm import backends, netfiles
     from lc0_rocm.backends import options as backend_options
+    from lc0_rocm.progress import Progress
 
     tree = {}
     if backend_opts is not None:
@@ -154,16 +183,19 @@ def load_network(path=None, backend: str = "auto", backend_opts=None, **options)
     tree = backend_options.merge(tree, options)
     if isinstance(path, Weights):
         weights = path
-    else:
-        weights = load_weights(_resolve_path(path))
-    return Network(weights, backends.create(backend, weights, **tree))
-
-
-def _resolve_path(path) -> str:
-    if path is not None and str(path).strip() not in ("", "<autodiscover>"):
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"network file not found: {path}")
-        return path
-    from lc0_rocm import netfiles
-    return os.fspath(netfiles.resolve_weights(None))
+        netfiles.note_if_test_net(weights.license, weights.path)
+        return Network(weights, backends.create(backend, weights, **tree))
+    file = netfiles.resolve_weights(path)
+    size = os.path.getsize(file)
+    if size < LARGE_NET_BYTES:
+        weights = load_weights(file)
+        netfiles.note_if_test_net(weights.license, weights.path)
+        return Network(weights, backends.create(backend, weights, **tree))
+    with Progress(f"loading {os.path.basename(file)}") as progress:   # bt4: ~5 s
+        progress.phase(f"reading {size / 1e6:.0f} MB of weights")
+        weights = load_weights(file)
+        netfiles.note_if_test_net(weights.license, weights.path)
+        progress.phase(f"setting up backend {backend}")
+        network = Network(weights, backends.create(backend, weights, **tree))
+        progress.phase("ready")
+    return network

@@ -182,6 +182,15 @@ def test_plot_draws_throughput_over_batch_size(monkeypatch, tmp_path):
         def set_xscale(self, scale, **kw):
             calls["xscale"] = (scale, kw)
 
+        def set_xticks(self, ticks):
+            calls["xticks"] = list(ticks)
+
+        def set_ylim(self, **kw):
+            calls["ylim"] = kw
+
+        def set_title(self, title, **kw):
+            calls["title"] = title
+
         def __getattr__(self, name):
             return lambda *a, **k: None
 
@@ -201,8 +210,71 @@ def test_plot_draws_throughput_over_batch_size(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", pyplot)
 
     rows = [bb.summarize(1, [0.01, 0.02]), bb.summarize(8, [0.02, 0.04])]
-    bb.plot(tmp_path / "x.png", rows, {"backend": "cpu", "net": "/nets/maia.pb.gz"})
+    meta = {"backend": "cpu", "net": "/nets/maia.pb.gz", "device": "Some CPU",
+            "date": "2026-11-22 15:00 UTC"}
+    bb.plot(tmp_path / "x.png", rows, meta, compare=[("lc0", [(1, 50.0), (4, 70.0)])])
     assert calls["backend"] == "Agg" and calls["saved"] == str(tmp_path / "x.png")
-    assert calls["plot"] == ([1, 8], [r["mean_nps"] for r in rows])
+    assert calls["plot"] == ([1, 4], [50.0, 70.0])      # the overlay, drawn last
+    assert calls["xticks"] == [1, 4, 8] and calls["ylim"] == {"bottom": 0}
+    assert "Some CPU" in calls["title"] and "2026-11-22" in calls["title"] and "maia" in calls["title"]
     assert calls["band"] == ([r["min_nps"] for r in rows], [r["max_nps"] for r in rows])
     assert calls["xscale"] == ("log", {"base": 2}) and calls["closed"]
+
+
+def test_csv_and_json_together_with_the_same_metadata(tiny_net, tmp_path, capsys):
+    """Issue 10.10: --csv and --json combine; the CSV rows carry the JSON's metadata."""
+    out_csv, out_json = tmp_path / "r.csv", tmp_path / "r.json"
+    assert bb.main(["-w", str(tiny_net), "-b", "cpu", "--batches", "1,2", "--seconds", "0.01",
+                    "--positions", "4", "--csv", str(out_csv), "--json", str(out_json)]) == 0
+    data = json.loads(out_json.read_text())
+    rows = list(csv.DictReader(out_csv.open()))
+    meta = {k: v for k, v in data.items() if k != "results"}
+    assert {"device", "date", "cpu", "blas_threads", "net", "backend"} <= set(meta)
+    assert [int(r["batch"]) for r in rows] == [1, 2]
+    for row in rows:
+        assert {k: row[k] for k in meta} == {k: str(v) for k, v in meta.items()}
+    printed = capsys.readouterr().out
+    assert f"wrote {out_csv}" in printed and f"wrote {out_json}" in printed
+
+
+@pytest.mark.parametrize("option", ["--csv", "--json", "--plot"])
+def test_unwritable_output_fails_before_the_run(option, tiny_net, tmp_path, monkeypatch, capsys):
+    """Issue 10.6: a bad output path is reported before any timing starts."""
+    monkeypatch.setattr(bb, "time_batch_size", lambda *a, **k: pytest.fail("the run started"))
+    for bad in (tmp_path / "missing" / "out.x", tmp_path):
+        assert bb.main(["-w", str(tiny_net), "-b", "cpu", option, str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("lc0-rocm backendbench: cannot write") and "Traceback" not in err
+
+
+def test_unknown_backend_is_named_not_the_net(tiny_net, capsys):
+    assert bb.main(["-w", str(tiny_net), "-b", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown backend 'nosuch'" in err and str(tiny_net) not in err
+
+
+def test_compare_reads_our_csv_and_lc0_logs(tmp_path):
+    ours = tmp_path / "ours.csv"
+    ours.write_text("batch,mean_nps,backend\n1,10.5,rocm\n64,900,rocm\n")
+    assert bb.read_comparison(ours) == ("rocm (ours.csv)", [(1, 10.5), (64, 900.0)])
+    log = tmp_path / "lc0.log"
+    log.write_text("noise\nBenchmark batch size 32 with inference average time 1.5ms - throughput 21333.3 nps.\n"
+                   "Benchmark batch size 8 with inference average time 0.9ms - throughput 8888.9 nps.\n")
+    assert bb.read_comparison(log) == ("lc0.log", [(8, 8888.9), (32, 21333.3)])
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n")
+    with pytest.raises(bb.BenchError, match="--compare"):
+        bb.read_comparison(junk)
+    with pytest.raises(bb.BenchError, match="--compare"):
+        bb.read_comparison(tmp_path / "missing.csv")
+
+
+def test_real_plot_with_overlay(tiny_net, tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed (the plot extra)")
+    other = tmp_path / "lc0.log"
+    other.write_text("Benchmark batch size 1 with inference average time 1ms - throughput 1000 nps.\n")
+    out = tmp_path / "p.png"
+    assert bb.main(["-w", str(tiny_net), "-b", "cpu", "--batches", "1,2", "--seconds", "0.01",
+                    "--positions", "4", "--plot", str(out), "--compare", str(other)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {out}" in capsys.readouterr().out

@@ -67,7 +67,7 @@ def test_movetime_is_passed_in_seconds():
 
 def test_missing_net_says_what_to_do(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert bench.main(["--nodes", "1"]) == 1
     assert "fetch-net" in capsys.readouterr().err

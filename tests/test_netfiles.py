@@ -14,7 +14,7 @@ from lc0_rocm import netfiles
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
-    monkeypatch.setenv("LC0_ROCM_CACHE", str(folder))
+    monkeypatch.setenv("LC0ROCM_CACHE", str(folder))
     (tmp_path / "xdgdata").mkdir()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdgdata"))   # keep the real lc0 folder out
     return folder
@@ -29,12 +29,12 @@ def _copy(src, dst, mtime=None):
 
 
 def test_cache_dir_follows_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv("LC0_ROCM_CACHE", raising=False)
+    monkeypatch.delenv("LC0ROCM_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert netfiles.cache_dir() == tmp_path / "xdg" / "lc0-rocm"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert netfiles.cache_dir() == pathlib.Path.home() / ".cache" / "lc0-rocm"
-    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "c"))
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "c"))
     assert netfiles.cache_dir() == tmp_path / "c"
 
 
@@ -126,3 +126,64 @@ def test_fetch_main_cli(cache, capsys):
     assert netfiles.fetch_main(["bogus"]) == 1
     assert "unknown net" in capsys.readouterr().err
     assert netfiles.fetch_main([]) == 2
+
+
+def test_old_cache_variable_still_read(monkeypatch, tmp_path):
+    monkeypatch.delenv("LC0ROCM_CACHE", raising=False)
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "old"))
+    assert netfiles.cache_dir() == tmp_path / "old"
+
+
+def test_fetched_names_resolve_through_discovery_order(maia_path, tmp_path, cache):
+    """Issue 10.1: after `fetch-net maia-1900`, "maia-1900" and
+    "maia-1900.pb.gz" resolve from any working directory; the working
+    directory comes first, as in lc0's discovery."""
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    fetched = _copy(maia_path, cache / "maia-1900.pb.gz")
+    for name in ("maia-1900", "maia-1900.pb.gz", " maia-1900.pb.gz "):
+        assert netfiles.resolve_weights(name, cwd) == fetched
+    local = _copy(maia_path, cwd / "maia-1900.pb.gz")
+    assert netfiles.resolve_weights("maia-1900", cwd) == local
+    assert netfiles.resolve_weights(str(fetched), cwd) == fetched
+
+
+def test_missing_name_error_lists_places_and_fetch_net(tmp_path, cache):
+    cwd = tmp_path / "empty"
+    cwd.mkdir()
+    with pytest.raises(netfiles.NetNotFoundError) as info:
+        netfiles.resolve_weights("maia-1900.pb.gz", cwd)
+    message = str(info.value)
+    assert str(cwd) in message and str(cache) in message
+    assert "fetch-net maia-1900" in message and "maia-1900.pb.gz.pb.gz" not in message
+    assert isinstance(info.value, FileNotFoundError)
+    with pytest.raises(netfiles.NetNotFoundError, match="fetch-net --list"):
+        netfiles.resolve_weights("my-own-net", cwd)
+    with pytest.raises(netfiles.NetNotFoundError, match="folder"):
+        netfiles.resolve_weights(str(tmp_path), cwd)
+    with pytest.raises(netfiles.NetNotFoundError, match="not found"):
+        netfiles.resolve_weights("x" * 300, cwd)          # a name the system rejects
+    with pytest.raises(netfiles.NetNotFoundError, match="not found"):
+        netfiles.resolve_weights(str(tmp_path / ("y" * 300) / "n.pb.gz"), cwd)
+
+
+def test_real_net_preferred_over_newer_test_net(maia_path, make_test_net, tmp_path, cache):
+    """Issue 10.7: a stray make-net file in the working directory does not
+    shadow a fetched real net; alone, it is still found."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    stray = _copy(make_test_net("tiny-resnet"), cwd / "stray.pb.gz")
+    assert netfiles.is_test_net(stray) and not netfiles.is_test_net(maia_path)
+    assert netfiles.find_default_net(cwd) == stray
+    real = _copy(maia_path, cache / "maia-1900.pb.gz", mtime=1_000_000)
+    assert netfiles.find_default_net(cwd) == real
+
+
+def test_loading_a_test_net_says_so_once(make_test_net, capsys):
+    from lc0_rocm.network import load_network
+    path = make_test_net("tiny-resnet")
+    netfiles._TEST_NET_NOTED.discard(str(path))
+    load_network(path, backend="cpu").close()
+    load_network(path, backend="cpu").close()
+    err = capsys.readouterr().err
+    assert err.count("random-weight test net") == 1

@@ -151,7 +151,7 @@ def test_bad_input(tmp_path, maia_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="not found"):
         load_network(tmp_path / "missing.pb.gz", backend="cpu")
     from lc0_rocm import netfiles
-    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     with pytest.raises(netfiles.NetNotFoundError, match="no network file found"):
         load_network(None, backend="cpu")
@@ -168,7 +168,7 @@ def test_forward_rejects_bad_shapes(maia_path):
 def test_autodiscovered_net(maia_path, tmp_path, monkeypatch):
     (tmp_path / "networks").mkdir()
     (tmp_path / "networks" / "net.pb.gz").write_bytes(maia_path.read_bytes())
-    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     net = load_network(backend="cpu")
     assert net.weights.path.endswith("net.pb.gz")
@@ -177,3 +177,14 @@ def test_autodiscovered_net(maia_path, tmp_path, monkeypatch):
 def test_evaluation_fields():
     ev = Evaluation(policy={}, wdl=(0.5, 0.3, 0.2), moves_left=None)
     assert ev.q == pytest.approx(0.3) and ev.d == 0.3
+
+
+def test_loading_a_large_net_reports_progress(maia_path, monkeypatch, capsys):
+    """Issue 10.8: nets over LARGE_NET_BYTES (bt4 takes ~5 s) say what is
+    happening, a line per step when stderr is not a terminal."""
+    from lc0_rocm import network
+    monkeypatch.setattr(network, "LARGE_NET_BYTES", 0)
+    load_network(maia_path, backend="cpu").close()
+    steps = capsys.readouterr().err.splitlines()
+    assert [line.split(": ", 1)[1].split()[0] for line in steps] == ["reading", "setting", "ready"]
+    assert steps[0].startswith(f"loading {maia_path.name}: reading 1 MB")

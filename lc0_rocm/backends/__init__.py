@@ -71,6 +71,14 @@ def resolve(name: str) -> str:
     return best.name
 
 
+def auto_fallback_note() -> str:
+    """Why `auto` is using cpu, one line with every GPU backend's reason."""
+    reasons = [is_available(e.name)[1] for e in _ENTRIES if e.priority > 0]
+    reasons = [r for r in reasons if r] or ["no GPU backend available"]
+    no_gpu = all("GPU found" in r for r in reasons)
+    return f"{'no GPU found' if no_gpu else 'no GPU backend'}, using cpu ({'; '.join(reasons)})"
+
+
 def option_names(name: str) -> frozenset | None:
     """The option keys backend `name` reads (its module's OPTIONS), or None
     when it does not say (wrappers: they pass options on to children)."""
@@ -96,7 +104,5 @@ def create(name: str, weights, /, **options) -> Backend:
         raise BackendError(f"backend {name} takes no child options ({', '.join(children)}); "
                            "children are for roundrobin, multiplexing and demux")
     if requested == "auto" and name == "cpu":
-        reasons = [is_available(e.name)[1] for e in _ENTRIES if e.priority > 0]
-        reason = next((r for r in reasons if r), "no GPU backend available")
-        print(f"lc0-rocm: no GPU backend ({reason}); using cpu", file=sys.stderr)
+        print(f"lc0-rocm: {auto_fallback_note()}", file=sys.stderr)
     return _module(REGISTRY[name]).create(name, weights, **options)

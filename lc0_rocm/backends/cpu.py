@@ -40,8 +40,10 @@ def create(name: str, weights, **options) -> Backend:
     if unknown:
         known = ", ".join(["threads"] + sorted(allowed))
         raise BackendError(f"cpu backend ({body} body): unknown option(s) {', '.join(unknown)}; known: {known}")
-    if threads is not None:
-        from lc0_rocm.backends import blas_threads
+    from lc0_rocm.backends import blas_threads
+    if threads is None:
+        blas_threads.limit_by_default()   # one thread: spinning BLAS threads on busy cores cost 10-50x
+    else:
         try:
             blas_threads.set_threads(int(threads))
         except ValueError:

@@ -19,7 +19,8 @@ convolution body's derived ones):
     "meta.pol_headcount" and "map.attention_policy_gather".
 
 Environment overrides: LC0ROCM_TOOLCHAIN (hip|cuda), LC0ROCM_GPU_ARCH
-(gfx90a, sm_90, ...), LC0ROCM_CACHE_DIR, LC0ROCM_NATIVE_SRC.
+(gfx90a, sm_90, ...), LC0ROCM_BUILD_CACHE (the build folder; LC0ROCM_CACHE_DIR
+is its former name), LC0ROCM_NATIVE_SRC.
 """
 from __future__ import annotations
 
@@ -40,15 +41,32 @@ from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
 from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, Backend, BackendError
+from lc0_rocm.progress import Progress
 
 NF = net_pb2.NetworkFormat
 VENDOR_OF_PREFIX = {"rocm": "amd", "cuda": "nvidia"}
+VENDOR_LABEL = {"amd": "AMD", "nvidia": "NVIDIA"}
 DEFAULT_MAX_BATCH = 1024
 CXX_STD = "-std=c++17"
 
 
 class NativeError(BackendError):
     """The native GPU library cannot be built, loaded or run."""
+
+
+class NoGpuError(NativeError):
+    """No GPU here. `probes` maps each vendor looked for to what its probe
+    answered ("nvidia-smi not found", "rocm_agent_enumerator lists none")."""
+
+    def __init__(self, probes: dict[str, str]):
+        if len(probes) == 1:
+            [(vendor, probe)] = probes.items()
+            message = f"no {VENDOR_LABEL[vendor]} GPU found ({probe})"
+        else:
+            message = "no GPU found (" + "; ".join(f"{VENDOR_LABEL[v]}: {probe}"
+                                                   for v, probe in probes.items()) + ")"
+        super().__init__(message)
+        self.probes = probes
 
 
 # ---------------------------------------------------------------- names
@@ -105,6 +123,10 @@ class Toolchain:
     include_dirs: tuple[str, ...] = ()
     library_dirs: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()   # linker -l arguments
+    env: tuple[tuple[str, str], ...] = ()   # set for every compiler run
+
+    def run_env(self) -> dict[str, str]:
+        return {**os.environ, **dict(self.env)}
 
 
 def _which(name: str, extra_dirs=()) -> str | None:
@@ -160,24 +182,70 @@ def find_hipblas(hipcc: str, rocm: str) -> str:
                       "/opt/rocm or /usr: install hipblas-dev / the ROCm hipBLAS package)")
 
 
-def detect_toolchain(vendor: str | None = None) -> Toolchain:
-    """The compiler for `vendor` ("amd"/"nvidia"), or the first one found."""
-    want = vendor or os.environ.get("LC0ROCM_TOOLCHAIN", "").replace("hip", "amd").replace("cuda", "nvidia") or None
-    rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
-    tried = []
-    if want in (None, "amd"):
+VENDOR_NAMES = {"amd": "AMD (hipcc + hipBLAS)", "nvidia": "NVIDIA (nvcc + cuBLAS)"}
+ARCH_HINT = "give --arch (e.g. gfx90a, sm_90) or set LC0ROCM_GPU_ARCH to build for a GPU that is not here"
+
+
+def _toolchain_for(vendor: str) -> Toolchain:
+    """The complete toolchain (compiler and BLAS) of one vendor, or NativeError."""
+    if vendor == "amd":
+        rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
         hipcc = _which("hipcc", [f"{rocm}/bin"])
-        if hipcc:
-            include = find_hipblas(hipcc, rocm)
-            return Toolchain("amd", hipcc, (include,), (f"{rocm}/lib",), ("-lhipblas",))
-        tried.append("hipcc (PATH, $ROCM_PATH/bin)")
-    if want in (None, "nvidia"):
-        nvcc = _which("nvcc", ["/usr/local/cuda/bin"])
-        if nvcc:
-            inc, libdir, lib = find_cublas(nvcc)
-            return Toolchain("nvidia", nvcc, (inc,), (libdir,), (lib,))
-        tried.append("nvcc (PATH, /usr/local/cuda/bin)")
-    raise NativeError(f"no GPU toolchain: {' and '.join(tried)} not found")
+        if not hipcc:
+            raise NativeError("hipcc not found (PATH, $ROCM_PATH/bin)")
+        include = find_hipblas(hipcc, rocm)
+        # HIP_PLATFORM=amd: Debian's hipcc otherwise hands the build to nvcc
+        # when one is installed ("nvcc fatal: Value 'hip' is not defined for option 'x'").
+        return Toolchain("amd", hipcc, (include,), (f"{rocm}/lib",), ("-lhipblas",),
+                         (("HIP_PLATFORM", "amd"),))
+    nvcc = _which("nvcc", ["/usr/local/cuda/bin"])
+    if not nvcc:
+        raise NativeError("nvcc not found (PATH, /usr/local/cuda/bin)")
+    inc, libdir, lib = find_cublas(nvcc)
+    return Toolchain("nvidia", nvcc, (inc,), (libdir,), (lib,))
+
+
+def _wanted_vendors(vendor: str | None, arch: str | None = None) -> tuple[str, ...]:
+    """The vendor asked for (argument, LC0ROCM_TOOLCHAIN, or implied by an
+    architecture name: gfx* is AMD, sm_* NVIDIA), else both."""
+    want = vendor or os.environ.get("LC0ROCM_TOOLCHAIN", "").replace("hip", "amd").replace("cuda", "nvidia")
+    if not want and arch:
+        want = "amd" if arch.startswith("gfx") else "nvidia" if arch.startswith("sm_") else ""
+    return (want,) if want else ("amd", "nvidia")
+
+
+def detect_toolchain(vendor: str | None = None) -> Toolchain:
+    """The toolchain for `vendor` ("amd"/"nvidia"), or the first complete one
+    (compiler and BLAS) of all; NativeError with every toolchain's reason."""
+    reasons = []
+    for v in _wanted_vendors(vendor):
+        try:
+            return _toolchain_for(v)
+        except NativeError as e:
+            reasons.append(str(e))
+    raise NativeError(f"no GPU toolchain: {'; '.join(reasons)}")
+
+
+def detect_target(vendor: str | None = None, arch: str | None = None) -> tuple[Toolchain, str]:
+    """(toolchain, GPU architecture) to build for: each vendor in turn (or
+    the one asked for) until one has a GPU (or `arch` is given) and its
+    toolchain (compiler and BLAS). NativeError otherwise: "no GPU found"
+    with what each vendor's probe said, or the missing toolchain's reason."""
+    no_gpu: dict[str, str] = {}
+    no_toolchain: list[str] = []
+    for v in _wanted_vendors(vendor, arch):
+        try:
+            target_arch = arch or detect_arch(v)
+        except NoGpuError as e:   # no GPU: its toolchain does not matter
+            no_gpu.update(e.probes)
+            continue
+        try:
+            return _toolchain_for(v), target_arch
+        except NativeError as e:
+            no_toolchain.append(f"no GPU toolchain for {VENDOR_NAMES[v]}: {e}")
+    if no_toolchain:
+        raise NativeError("; ".join(no_toolchain))
+    raise NoGpuError(no_gpu)
 
 
 def _run(cmd: list[str], timeout: float = 20) -> str:
@@ -200,23 +268,24 @@ def detect_arch(vendor: str) -> str:
             archs = [a for a in _run([tool]).split() if a.startswith("gfx") and a != "gfx000"]
             if archs:
                 return archs[0]
+        looked = ["rocm_agent_enumerator lists none" if tool else
+                  "rocm_agent_enumerator not found"]
         try:  # hip-python, when installed
             from hip import hip  # type: ignore[import-not-found]
             props = hip.hipDeviceProp_t()
             if hip.hipGetDeviceProperties(props, 0)[0] == hip.hipError_t.hipSuccess:
                 return props.gcnArchName.decode().split(":")[0]
+            looked.append("hip-python lists none")
         except Exception:  # noqa: BLE001 - any failure means "not found this way"
             pass
-        raise NativeError("no AMD GPU found (rocm_agent_enumerator and hip-python "
-                          "list none; set LC0ROCM_GPU_ARCH to override)")
+        raise NoGpuError({"amd": ", ".join(looked)})
     smi = _which("nvidia-smi")
     if smi:
         caps = _run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"]).split()
         if caps:
             major, _, minor = caps[0].partition(".")
             return f"sm_{major}{minor or '0'}"
-    raise NativeError("no NVIDIA GPU found (nvidia-smi lists none; set "
-                      "LC0ROCM_GPU_ARCH to override)")
+    raise NoGpuError({"nvidia": "nvidia-smi lists none" if smi else "nvidia-smi not found"})
 
 
 # ---------------------------------------------------------------- build
@@ -242,8 +311,7 @@ def link_command(tc: Toolchain, objs: list[pathlib.Path], out: pathlib.Path) -> 
 def build(vendor: str | None = None, arch: str | None = None, force: bool = False,
           verbose: bool = False) -> pathlib.Path:
     """Compile the library (or find it in the cache) and return its path."""
-    tc = detect_toolchain(vendor)
-    arch = arch or detect_arch(tc.vendor)
+    tc, arch = detect_target(vendor, arch)
     src = source_dir()
     recipe = f"{tc.vendor}|{tc.compiler}|{arch}|{CXX_STD}|{tc.include_dirs}|{tc.libraries}"
     target_dir = cache_root() / f"{source_hash(src, recipe)}-{arch}"
@@ -261,18 +329,26 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
             cmd = compile_command(tc, arch, src, source, obj)
             if verbose:
                 print(" ".join(cmd), file=sys.stderr)
-            r = subprocess.run(cmd, capture_output=True, text=True)
+            r = subprocess.run(cmd, capture_output=True, text=True, env=tc.run_env())
             if r.returncode != 0:
                 raise NativeError(f"compiling {source.relative_to(src)} failed:\n{r.stderr[-4000:]}")
+            return source
 
         workers = max(1, min(len(files), os.cpu_count() or 1))
-        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            list(pool.map(compile_one, zip(files, objs)))
-        out = tmp / "liblc0rocm.so"
-        cmd = link_command(tc, objs, out)
-        if verbose:
-            print(" ".join(cmd), file=sys.stderr)
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        with Progress(f"building the native library for {arch} (once)", len(files) + 1,
+                      unit="file") as progress, \
+                concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            progress.phase(f"compiling {len(files)} files with {tc.compiler}")
+            for count, done in enumerate(pool.map(compile_one, zip(files, objs)), start=1):
+                progress.advance()
+                progress.phase(f"compiled {done.relative_to(src)} ({count}/{len(files)})")
+            progress.phase("linking")
+            out = tmp / "liblc0rocm.so"
+            cmd = link_command(tc, objs, out)
+            if verbose:
+                print(" ".join(cmd), file=sys.stderr)
+            r = subprocess.run(cmd, capture_output=True, text=True, env=tc.run_env())
+            progress.advance()
         if r.returncode != 0:
             raise NativeError(f"linking the native library failed:\n{r.stderr[-4000:]}")
         target_dir.mkdir(parents=True, exist_ok=True)
@@ -513,8 +589,7 @@ def is_available(name: str) -> tuple[bool, str]:
     """Toolchain and GPU present? (Does not compile anything.)"""
     try:
         vendor, _ = split_name(name)
-        detect_toolchain(vendor)
-        detect_arch(vendor)
+        detect_target(vendor)
     except NativeError as e:
         return False, f"{name}: {e}"
     return True, ""
@@ -674,7 +749,8 @@ def build_main(argv=None) -> int:
     try:
         path = build(args.vendor, args.arch, force=args.force, verbose=args.verbose)
     except NativeError as e:
-        print(f"lc0-rocm build-native: {e}", file=sys.stderr)
+        hint = f"; {ARCH_HINT}" if isinstance(e, NoGpuError) else ""
+        print(f"lc0-rocm build-native: {e}{hint}", file=sys.stderr)
         return 1
     print(path)
     return 0

@@ -1,0 +1,31 @@
+"""Files the commands write (make-net -o, backendbench --csv/--json/--plot):
+checked before the work starts, so a mistyped folder costs nothing."""
+from __future__ import annotations
+
+import os
+import pathlib
+
+
+class OutputPathError(ValueError):
+    """An output path the command cannot write; the message says why."""
+
+
+def check_writable(path: str | os.PathLike[str], what: str = "output") -> pathlib.Path:
+    """`path` as a Path when a file can be written there, else OutputPathError.
+
+    The file itself is not created: its folder must exist and be writable,
+    and an existing file must be a writable file, not a folder."""
+    target = pathlib.Path(path).expanduser()
+    folder = target.parent
+    try:
+        if target.is_dir():
+            raise OutputPathError(f"cannot write {what} {target}: it is a folder")
+        if not folder.is_dir():
+            raise OutputPathError(f"cannot write {what} {target}: folder {folder} does not exist")
+        if target.exists() and not os.access(target, os.W_OK):
+            raise OutputPathError(f"cannot write {what} {target}: permission denied")
+        if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputPathError(f"cannot write {what} {target}: folder {folder} is not writable")
+    except OSError as e:  # a name the system rejects (too long, ...)
+        raise OutputPathError(f"cannot write {what} {target}: {e.strerror or e}") from None
+    return target
