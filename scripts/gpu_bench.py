@@ -19,8 +19,10 @@ Steps, each reported even when an earlier one failed:
      DIR/gpu_bench.png (positions/s over batch size, both engines). Without
      --lc0, lc0's figures are results/gpu/lc0_master_h100_reference.csv (lc0
      master on a lent H100, from issue 9), labelled as reference data.
-Variants (environment of the library, read when a network is created):
-  default, im2col (LC0ROCM_NO_FUSED_CONV=1), no-graphs (LC0ROCM_NO_GRAPHS=1).
+Variants (environment of the library, read when a network is created; see
+native/src/conv3x3.h): default, fused-conv (LC0ROCM_FUSED_CONV=1),
+fused-se / unfused-se (LC0ROCM_FUSED_SE=1 / 0: the fused SE kernel at any
+width / never), no-graphs (LC0ROCM_NO_GRAPHS=1).
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 OURS = "lc0-rocm"
 REFERENCE_CSV = ROOT / "results" / "gpu" / "lc0_master_h100_reference.csv"
-VARIANTS = {"default": {}, "im2col": {"LC0ROCM_NO_FUSED_CONV": "1"},
+VARIANTS = {"default": {}, "fused-conv": {"LC0ROCM_FUSED_CONV": "1"},
+            "fused-se": {"LC0ROCM_FUSED_SE": "1"}, "unfused-se": {"LC0ROCM_FUSED_SE": "0"},
             "no-graphs": {"LC0ROCM_NO_GRAPHS": "1"}}
 MODES = ("packed", "lc0-way")
 FIELDS = ["engine", "net", "precision", "variant", "mode", "batch", "nps", "source"]
