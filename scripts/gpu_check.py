@@ -39,8 +39,9 @@ from lc0_rocm.backendbench import bench_positions  # noqa: E402
 from lc0_rocm.makenet import make_net  # noqa: E402
 from lc0_rocm.weights import load_weights  # noqa: E402
 
-# ../shared does not travel to the device machine: a copy under .whl/ does.
+# ../shared does not travel to the device machine: a copy under nets/ or .whl/ does.
 MAIA = next((p for p in (ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz",
+                         ROOT / "nets" / "maia-1900.pb.gz",
                          ROOT / ".whl" / "maia-1900.pb.gz") if p.is_file()),
             ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz")
 PRESETS = ["tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish", "tiny-resnet-attnpolicy",

@@ -398,6 +398,31 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+@pytest.mark.parametrize("env", [{"LC0ROCM_FUSED_SE": "0"}, {"LC0ROCM_FUSED_SE": "1"},
+                                 {"LC0ROCM_FUSED_CONV": "1"}])
+@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical"])
+def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, make_test_net, monkeypatch):
+    """Every implementation of a convolution layer (native/src/conv3x3.h):
+    SE fused or in 7 launches at any width, the fused convolution kernel."""
+    name = gpu_backend_or_skip(precision)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)  # read when the network is created
+    w = load_weights(maia_path if net == "maia" else make_test_net(net))
+    masks, values = random_packed(w, 200)
+    ref = backends.create("cpu", w).forward_packed(masks, values)
+    gpu = backends.create(name, w, max_batch=200)
+    # conv3x3_fused keeps all 9 taps' weights in flight up to a block per
+    # multiprocessor, 3 beyond (200 > any current GPU's count)
+    for n in (1, 200):
+        got = gpu.forward_packed(masks[:n], values[:n])
+        for g, r in zip(got, ref):
+            assert not np.isnan(g).any()
+            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
+    gpu.close()
+
+
+@pytest.mark.gpu
 def test_gpu_threads_match_one_thread(maia_path):
     name = gpu_backend_or_skip("fp16")
     w = load_weights(maia_path)

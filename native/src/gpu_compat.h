@@ -77,6 +77,8 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphDestroy cudaGraphDestroy
 #define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipFuncSetAttribute cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 
 #ifndef LC0ROCM_KERNELS_ONLY
 #include <cublas_v2.h>

@@ -25,6 +25,35 @@ void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const 
 // tap = (dy+1)*3 + (dx+1); zero outside the board.
 void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns);
 
+// A squeeze-excitation unit's weights for the fused kernels: w1 [C][hidden],
+// w2 [hidden][2C] in the storage type, float biases; the gates are
+// y = sigmoid(g[c]) * x + g[C + c]. In conv3x3_fused, w1 == nullptr: no SE.
+struct SeWeights {
+  const void* w1 = nullptr;
+  const float* b1 = nullptr;
+  const void* w2 = nullptr;
+  const float* b2 = nullptr;
+  int hidden = 0;
+};
+
+// se_fused.hip: y [n][64][C] = act(SE(x + bias) + residual) in one launch
+// (bias and residual may be null; residual may alias y, x may not).
+bool se_fused_supported(int channels, int hidden);
+void se_fused(hipStream_t stream, DType dt, int n, int channels, const void* x, const float* bias,
+              const SeWeights& se, const void* residual, void* y, Activation act);
+
+// conv3x3_fused.hip: y [n][64][cout] = act(SE(conv3x3(x) + bias) + residual)
+// in one launch (implicit GEMM on tensor cores). w [9 * cin][ldw] with row
+// tap * cin + c and zero columns from cout to ldw; residual may be null or
+// alias y. Returns false (launching nothing) where this build, device or
+// shape has no fused kernel (AMD, float storage, before sm_80, channel
+// counts; see the .hip file); the caller then runs im2col + GEMM. Asks the
+// current device (its shared-memory limit, once).
+bool conv3x3_fused_supported(DType dt, int cin, int cout, int ldw, int se_hidden);
+bool conv3x3_fused(hipStream_t stream, DType dt, int n, int cin, int cout, int ldw, const void* x,
+                   const void* w, const float* bias, const void* residual, const SeWeights& se,
+                   void* y, Activation act, int multiprocessors);
+
 // global_avg_pool.hip: x [n][64][C] -> mean over squares [n][C].
 void global_avg_pool(hipStream_t stream, DType dt, int n, int channels, const void* x, void* out);
 

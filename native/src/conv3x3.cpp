@@ -1,0 +1,135 @@
+// conv3x3.cpp - dense layers and 3x3 convolutions of convolution bodies.
+#include "conv3x3.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace lc0rocm {
+
+Dense load_dense(const WeightStore& ws, const std::string& name, DType dt, int taps, int expected_in) {
+  Dense l;
+  size_t outputs = ws.count(name + ".b");
+  size_t weights = ws.count(name + ".w");
+  if (outputs == 0 || weights % (outputs * taps) != 0)
+    fail(LC0ROCM_INVALID_ARGUMENT, name + ".w has " + std::to_string(weights) +
+                                       " elements, not a multiple of " + std::to_string(taps) +
+                                       " x " + std::to_string(outputs) + " outputs");
+  l.out = static_cast<int>(outputs);
+  l.in = static_cast<int>(weights / (outputs * taps));
+  if (expected_in >= 0 && l.in != expected_in)
+    fail(LC0ROCM_INVALID_ARGUMENT, name + " takes " + std::to_string(l.in) + " inputs, expected " +
+                                       std::to_string(expected_in));
+  l.w = ws.upload(name + ".w", dt);
+  l.b = ws.upload_f32(name + ".b");
+  return l;
+}
+
+void dense_forward(ForwardContext& ctx, long long rows, const Dense& l, const void* x, void* y,
+                   Activation act) {
+  ctx.blas.gemm(ctx.dtype, false, false, static_cast<int>(rows), l.out, l.in, x, l.in, l.w.get(), l.out,
+                y, l.out);
+  bias_act(ctx.stream, ctx.dtype, rows, l.out, y, l.b.as<float>(), nullptr, y, act);
+}
+
+namespace {
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// se_fused.hip is bound by the latency of each position's few dependent
+// steps: measured faster than the 7-launch SE unit at 64 channels
+// (maia-1900, fp16 +7..19 %, fp32 +6..16 %) and slower at 128 (resnet-se
+// fp16 -2..-14 %) on an H200 (native/SE_FUSED.md).
+constexpr int kFusedSeMaxChannels = 64;
+
+// LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off.
+bool use_fused_se(int channels) {
+  const char* v = std::getenv("LC0ROCM_FUSED_SE");
+  if (v && *v) return std::strcmp(v, "0") != 0;
+  return channels <= kFusedSeMaxChannels;
+}
+}  // namespace
+
+Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in) : dt_(dt) {
+  Dense plain = load_dense(ws, name, dt, 9, expected_in);
+  in_ = plain.in;
+  out_ = plain.out;
+  const int padded = (out_ + 31) / 32 * 32;  // the fused kernel's 32-wide output tiles
+  fused_ = env_flag("LC0ROCM_FUSED_CONV") && conv3x3_fused_supported(dt, in_, out_, padded, 0);
+  fused_se_ = use_fused_se(out_);
+  b_ = std::move(plain.b);
+  if (!fused_ || padded == out_) {
+    ldw_ = out_;
+    w_ = std::move(plain.w);
+    return;
+  }
+  // Fused, with zero columns out_..padded-1 (their results are never stored).
+  ldw_ = padded;
+  const std::vector<float>& src = ws.floats(name + ".w");
+  std::vector<float> wide(static_cast<size_t>(9) * in_ * ldw_, 0.0f);
+  for (size_t row = 0; row < static_cast<size_t>(9) * in_; ++row)
+    std::memcpy(&wide[row * ldw_], &src[row * out_], sizeof(float) * out_);
+  w_ = upload_floats(wide, dt);
+}
+
+size_t Conv3x3::columns_bytes(int n) const {
+  return fused_ ? 0 : static_cast<size_t>(n) * kSquares * 9 * in_ * dtype_size(dt_);
+}
+
+void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, void* y, Activation act,
+                      const void* residual, const SqueezeExcite* se) const {
+  const long long rows = static_cast<long long>(n) * kSquares;
+  const size_t es = dtype_size(dt_);
+  SeWeights se_weights;
+  if (se) {
+    se_weights.w1 = se->fc1.w.get();
+    se_weights.b1 = se->fc1.b.as<float>();
+    se_weights.w2 = se->fc2.w.get();
+    se_weights.b2 = se->fc2.b.as<float>();
+    se_weights.hidden = se->fc1.out;
+  }
+  if (fused_ && (!se || conv3x3_fused_supported(dt_, in_, out_, ldw_, se->fc1.out))) {
+    // the whole layer in one launch
+    if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), residual,
+                       se_weights, y, act, ctx.device.multiprocessors))
+      fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
+    return;
+  }
+
+  // product = conv(x) (+ b when fused). It goes straight to y only when
+  // nothing else reads y (the residual may alias it).
+  void* product = (residual || se) ? ctx.arena.take(rows * out_ * es) : y;
+  if (fused_) {
+    if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), nullptr,
+                       SeWeights{}, product, Activation::None, ctx.device.multiprocessors))
+      fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
+  } else {
+    if (!columns) columns = ctx.arena.take(columns_bytes(n));
+    im2col3x3(ctx.stream, dt_, n, in_, x, columns);
+    ctx.blas.gemm(dt_, false, false, static_cast<int>(rows), out_, 9 * in_, columns, 9 * in_, w_.get(),
+                  ldw_, product, out_);
+  }
+  const float* bias = fused_ ? nullptr : b_.as<float>();
+  if (!se) {
+    bias_act(ctx.stream, dt_, rows, out_, product, bias, residual, y, act);
+    return;
+  }
+  if (fused_se_ && se_fused_supported(out_, se->fc1.out)) {  // bias + SE + residual, one launch
+    se_fused(ctx.stream, dt_, n, out_, product, bias, se_weights, residual, y, act);
+    return;
+  }
+  // The SE unit in 7 launches (se_apply reads each element's residual before
+  // writing y's same element, so they may alias).
+  if (bias) bias_act(ctx.stream, dt_, rows, out_, product, bias, nullptr, product, Activation::None);
+  void* pooled = ctx.arena.take(static_cast<size_t>(n) * out_ * es);
+  void* hidden = ctx.arena.take(static_cast<size_t>(n) * se->fc1.out * es);
+  void* gates = ctx.arena.take(static_cast<size_t>(n) * se->fc2.out * es);
+  global_avg_pool(ctx.stream, dt_, n, out_, product, pooled);
+  dense_forward(ctx, n, se->fc1, pooled, hidden, act);
+  dense_forward(ctx, n, se->fc2, hidden, gates, Activation::None);
+  se_apply(ctx.stream, dt_, n, out_, product, gates, residual, y, act);
+}
+
+}  // namespace lc0rocm

@@ -1,0 +1,69 @@
+// conv3x3.h - the layers of convolution bodies: dense (1x1) layers and 3x3
+// convolutions with their epilogue y = act(SE(conv(x) + b) + residual).
+//
+// A Conv3x3 picks its implementation once, when loaded:
+//   im2col (default) - im2col + one GEMM (hipBLAS / cuBLAS), then the
+//            epilogue: bias + residual + activation in one launch; with an
+//            SE unit, kernels/se_fused.hip (bias, SE, residual, activation in
+//            one launch) up to 64 channels, where it was measured faster,
+//            else 7 launches (pool, two dense layers, se_apply). An MIOpen
+//            convolution would slot in here on AMD, behind the same forward().
+//   fused  - kernels/conv3x3_fused.hip: the whole layer in one launch, SE
+//            included (NVIDIA, half storage, <= 128 channels). Correct, but
+//            measured slower than im2col + cuBLAS on an H100 at every batch
+//            size (native/CONV3X3_FUSED.md), so only on request:
+//            LC0ROCM_FUSED_CONV=1.
+// LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off at any width,
+// to compare. Both variables are read when a network is created.
+#pragma once
+#include <string>
+
+#include "body.h"
+#include "kernels/ops.h"
+
+namespace lc0rocm {
+
+// A weight matrix [in][out] in the storage type plus a float32 bias.
+struct Dense {
+  DeviceBuffer w, b;
+  int in = 0, out = 0;
+};
+
+// taps = 9 for a 3x3 convolution, 1 for 1x1 and dense layers.
+Dense load_dense(const WeightStore& ws, const std::string& name, DType dt, int taps,
+                 int expected_in = -1);
+// y [rows][out] = act(x [rows][in] . W + b)
+void dense_forward(ForwardContext& ctx, long long rows, const Dense& l, const void* x, void* y,
+                   Activation act);
+
+// SE unit after a block's second convolution: fc1 [C][H], fc2 [H][2C].
+struct SqueezeExcite {
+  Dense fc1, fc2;
+};
+
+class Conv3x3 {
+ public:
+  Conv3x3() = default;
+  // name.w [9 * in][out] (row tap * in + c), name.b [out].
+  Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in = -1);
+
+  int in() const { return in_; }
+  int out() const { return out_; }
+  bool fused() const { return fused_; }
+  // Scratch forward() needs in `columns` for n positions (0 when fused).
+  size_t columns_bytes(int n) const;
+
+  // y [n][64][out] = act(SE(conv(x) + b) + residual); x [n][64][in].
+  // residual and se may be null; residual may alias y, x may not.
+  void forward(ForwardContext& ctx, int n, const void* x, void* columns, void* y, Activation act,
+               const void* residual = nullptr, const SqueezeExcite* se = nullptr) const;
+
+ private:
+  DType dt_ = DType::F32;
+  int in_ = 0, out_ = 0, ldw_ = 0;  // ldw_: the weight row length (padded when fused)
+  bool fused_ = false;     // conv3x3_fused.hip
+  bool fused_se_ = false;  // se_fused.hip after im2col + GEMM (with an SE unit)
+  DeviceBuffer w_, b_;
+};
+
+}  // namespace lc0rocm
