@@ -17,7 +17,7 @@ Steps, each reported even when an earlier one failed:
   4. with --lc0 PATH: `lc0 backendbench` on the same nets and batch sizes;
   5. DIR/gpu_bench.csv, DIR/gpu_bench.md (tables, with ours / lc0) and
      DIR/gpu_bench.png (positions/s over batch size, both engines). Without
-     --lc0, lc0's figures are results/gpu/lc0_master_h100_reference.csv (lc0
+     --lc0, lc0's figures are docs/gpu-runs/lc0_master_h100_reference.csv (lc0
      master on a lent H100, from issue 9), labelled as reference data.
 Variants (environment of the library, read when a network is created; see
 native/src/conv3x3.h): default, fused-conv (LC0ROCM_FUSED_CONV=1),
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 OURS = "lc0-rocm"
-REFERENCE_CSV = ROOT / "results" / "gpu" / "lc0_master_h100_reference.csv"
+REFERENCE_CSV = ROOT / "docs" / "gpu-runs" / "lc0_master_h100_reference.csv"
 VARIANTS = {"default": {}, "fused-conv": {"LC0ROCM_FUSED_CONV": "1"},
             "fused-se": {"LC0ROCM_FUSED_SE": "1"}, "unfused-se": {"LC0ROCM_FUSED_SE": "0"},
             "no-graphs": {"LC0ROCM_NO_GRAPHS": "1"}}
