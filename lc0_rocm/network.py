@@ -54,9 +54,11 @@ class Network:
             raise WeightsError(f"{weights.path or 'network'}: input format {self.input_format} "
                                "is not supported by the encoder")
         self.has_moves_left = bool(self.spec.moves_left)
+        self.closed = False
 
     def forward(self, planes: np.ndarray):
         """(N, 112, 8, 8) planes -> (policy logits (N, 1858), wdl (N, 3), moves_left (N,))."""
+        self._check_open()
         planes = np.asarray(planes, dtype=np.float32)
         if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
             raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
@@ -64,12 +66,17 @@ class Network:
 
     def forward_packed(self, masks: np.ndarray, values: np.ndarray):
         """Same as forward() for (N, 112) uint64 masks and (N, 112) float32 values."""
+        self._check_open()
         masks = np.asarray(masks, dtype=np.uint64)
         values = np.asarray(values, dtype=np.float32)
         if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
             raise ValueError(f"masks and values must both have shape (N, {NUM_PLANES}), "
                              f"got {masks.shape} and {values.shape}")
         return self._checked(self.backend.forward_packed(masks, values), len(masks))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError(f"{self!r} is closed; load the network again to evaluate")
 
     def _checked(self, outputs, n: int):
         policy, wdl, moves_left = outputs
@@ -82,6 +89,7 @@ class Network:
         return self.evaluate_batch([board])[0]
 
     def evaluate_batch(self, boards, chunk: int = DEFAULT_CHUNK) -> list[Evaluation]:
+        self._check_open()
         boards = list(boards)
         results: list[Evaluation] = []
         for start in range(0, len(boards), chunk):
@@ -105,7 +113,9 @@ class Network:
         ]
 
     def close(self) -> None:
-        self.backend.close()
+        if not self.closed:
+            self.closed = True
+            self.backend.close()
 
     def __enter__(self):
         return self

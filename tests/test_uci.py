@@ -34,7 +34,7 @@ def session(net_file, tmp_path):
     engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=loader, cwd=tmp_path)
     engine.handle(f"setoption name WeightsFile value {net_file}")
     yield engine, out, loader
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
 def bestmove(out, start=0, timeout=10.0):
@@ -241,18 +241,21 @@ def test_ponder_then_stop_sends_bestmove(session):
     bestmove(out)
 
 
-def test_position_during_search_aborts_without_bestmove(session):
+def test_position_during_search_stops_it_with_its_bestmove(session):
+    """lc0's rule: `position` during a search stops it, and that search
+    still answers its `go`, before the new position takes effect."""
     engine, out, _ = session
     engine.handle("go infinite")
     time.sleep(0.05)
     engine.handle("position startpos moves e2e4")
     engine.handle("go nodes 2")
-    line = out.wait_for("bestmove")
+    out.wait_for("bestmove", start=out.lines.index(out.wait_for("bestmove")) + 1)
     time.sleep(0.1)
-    assert [l for l in out.lines if l.startswith("bestmove")] == [line]
+    first, second = [l.split()[1] for l in out.lines if l.startswith("bestmove")]
     board = chess.Board()
+    assert chess.Move.from_uci(first) in board.legal_moves
     board.push_uci("e2e4")
-    assert chess.Move.from_uci(line.split()[1]) in board.legal_moves
+    assert chess.Move.from_uci(second) in board.legal_moves
 
 
 def test_stop_then_position_still_delivers_the_bestmove(session):
@@ -601,7 +604,7 @@ def test_go_depth_and_mate_stop_the_search(maia_path, go, last_depth):
     depths = [int(l.split()[2]) for l in out.lines if l.startswith("info depth")]
     if last_depth is not None:
         assert max(depths) <= last_depth + 1       # at most one line in flight
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
 def test_chess960_castling_king_takes_rook(session):
@@ -681,7 +684,7 @@ def test_tablebase_is_handed_to_the_search_once(maia_path):
     bestmove(out)
     engine.handle("isready")
     assert fake.tablebase_calls == [tb]
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
 def test_replaced_tablebase_is_closed_after_the_search_lets_go(maia_path, tmp_path):
@@ -698,16 +701,16 @@ def test_replaced_tablebase_is_closed_after_the_search_lets_go(maia_path, tmp_pa
     engine.handle("isready")                               # the engine gets None, then `old` closes
     out.wait_for("readyok")
     assert TablebaseEngine.instances[-1].tablebase_calls[-1] is None and old.closed
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
-def test_quit_during_search_sends_no_bestmove(session):
+def test_quit_during_search_stops_it_and_answers(session):
     engine, out, _ = session
     engine.handle("go infinite")
     time.sleep(0.05)
     assert engine.handle("quit") is False
-    time.sleep(0.1)
-    assert not any(l.startswith("bestmove") for l in out.lines)
+    assert not engine._searching()
+    assert [l for l in out.lines if l.startswith("bestmove")] == [out.lines[-1]]
 
 
 def test_eof_while_pondering_still_answers(session):
@@ -715,7 +718,7 @@ def test_eof_while_pondering_still_answers(session):
     engine.handle("position startpos moves e2e4")
     engine.handle("go ponder wtime 1000 btime 1000")
     time.sleep(0.05)
-    engine.shutdown(wait_for_finite=True)          # what main() does at end of input
+    engine.shutdown()          # what main() does at end of input
     assert out.lines[-1].startswith("bestmove ")
 
 
