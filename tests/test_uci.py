@@ -782,3 +782,65 @@ def test_real_output_matches_lc0(maia_path):
         assert keys(our_info) == keys(their_info), (our_info, their_info)
         agree += our_best.split()[1] == their_best.split()[1]
     assert agree >= len(PARITY_POSITIONS) - 1, (ours, theirs)
+
+
+# ---------------------------------------------------------------- GUI guarantees, in-process
+# (tests/test_uci_gui.py probes the same through the real engine process)
+
+def test_autodiscovery_runs_once_not_per_go(tmp_path, maia_path, monkeypatch):
+    from lc0_rocm import netfiles
+    found = tmp_path / "net.pb.gz"
+    found.write_bytes(maia_path.read_bytes())
+    calls = []
+    monkeypatch.setattr(netfiles, "find_default_net", lambda cwd=None: calls.append(cwd) or found)
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=FakeLoader(), cwd=tmp_path)
+    for _ in range(3):
+        engine.handle("isready")
+        engine.handle("go nodes 1")
+        engine.handle("wait")
+    assert len(calls) == 1 and not errors(out)
+    assert sum(line.startswith("bestmove") for line in out.lines) == 3
+    engine.handle("setoption name WeightsFile value <autodiscover>")   # setting it looks again
+    assert len(calls) == 2
+    engine.shutdown()
+
+
+@pytest.mark.parametrize("exc", [PermissionError(13, "Permission denied"),
+                                 OSError(36, "File name too long"), RuntimeError("boom")])
+def test_any_weights_failure_still_answers_isready_and_go(tmp_path, monkeypatch, exc):
+    from lc0_rocm import netfiles
+
+    def fail(*args, **kwargs):
+        raise exc
+    monkeypatch.setattr(netfiles, "resolve_weights", fail)
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=FakeLoader(), cwd=tmp_path)
+    engine.handle("isready")
+    assert out.lines[-1] == "readyok" and errors(out)
+    engine.handle("go nodes 1")
+    assert out.lines[-1] == "bestmove (none)"
+    engine.shutdown()
+
+
+def test_lost_output_stops_the_search_and_ends_the_loop(session):
+    engine, out, _ = session
+    engine.handle("go infinite")
+    time.sleep(0.05)
+    engine.output_lost()
+    FakeEngine.instances[-1].searches.get(timeout=1)
+    for _ in range(100):
+        if not engine._searching():
+            break
+        time.sleep(0.01)
+    assert not engine._searching()
+    assert engine.handle("isready") is False
+
+
+def test_a_failing_bestmove_path_still_answers(session, monkeypatch):
+    """A bug between the search and the bestmove line still answers the go."""
+    engine, out, _ = session
+    monkeypatch.setattr(engine, "_bestmove_line", lambda board, result: 1 / 0)
+    engine.handle("go nodes 2")
+    assert bestmove(out) == "(none)"
+    assert any("internal error in go" in line for line in errors(out))
