@@ -525,8 +525,8 @@ class UciEngine:
 
     def _cmd_position(self, args):
         self._finish_job()
+        previous, self.board = self.board, None
         # until this one is accepted, no position is valid: never search one the GUI did not send
-        self.board = None
         self.position_error = "position rejected"
         self.position_time = time.monotonic()
         try:
@@ -536,7 +536,7 @@ class UciEngine:
         except UciError as e:
             self.position_error = f"the last position was rejected ({e})"
             raise UciError(f"{e}; go answers bestmove (none) until a valid position") from None
-        if not self._continues_game(board):
+        if not _continues_game(previous, board):
             self.tm = self._new_time_manager()
         self.board, self.position_error = board, None
 
@@ -737,16 +737,6 @@ class UciEngine:
         job = self._job
         return job is not None and job.thread is not None and job.thread.is_alive()
 
-    def _continues_game(self, board: chess.Board) -> bool:
-        """True when `board` is the previous position plus some moves."""
-        old = self.board
-        if old is None:
-            return False
-        if old.root().fen() != board.root().fen():
-            return False
-        n = len(old.move_stack)
-        return board.move_stack[:n] == old.move_stack
-
     def _finish_job(self) -> None:
         """End the current job: stop its search, release its bestmove and
         wait until it is sent (lc0: a new command stops the search first)."""
@@ -925,6 +915,14 @@ class UciEngine:
             if ponder in after.legal_moves:
                 line += f" ponder {ponder.uci()}"
         return line
+
+
+def _continues_game(old: chess.Board | None, board: chess.Board) -> bool:
+    """True when `board` is the `old` position plus some moves."""
+    if old is None or old.root().fen() != board.root().fen():
+        return False
+    n = len(old.move_stack)
+    return board.move_stack[:n] == old.move_stack
 
 
 def _find_word(text: str, word: str) -> int:

@@ -844,3 +844,17 @@ def test_a_failing_bestmove_path_still_answers(session, monkeypatch):
     engine.handle("go nodes 2")
     assert bestmove(out) == "(none)"
     assert any("internal error in go" in line for line in errors(out))
+
+
+def test_time_manager_lives_through_a_game_and_resets_on_a_new_one(session):
+    engine, out, _ = session
+    engine.handle("position startpos moves e2e4")
+    tm = engine.tm
+    engine.handle("position startpos moves e2e4 e7e5 g1f3")
+    assert engine.tm is tm
+    engine.handle("position startpos moves e2e4 e7e5 e1e3")      # rejected: then a new game starts
+    engine.handle("position startpos moves e2e4 e7e5 g1f3 b8c6")
+    assert engine.tm is not tm
+    tm = engine.tm
+    engine.handle("position startpos moves d2d4")
+    assert engine.tm is not tm
