@@ -1016,19 +1016,19 @@ def main(argv=None) -> int:
         sys.stdin.reconfigure(errors="replace")   # stray bytes must not end the engine
     except (AttributeError, ValueError):
         pass
+    status = 0
     try:
         for line in iter(sys.stdin.readline, ""):
             if not uci.handle(line):
                 break
-        else:
-            uci.shutdown()   # end of input: the GUI quit or died; stop and exit (lc0 does)
     except KeyboardInterrupt:
-        uci.shutdown()
-        return 130
+        status = 130
     finally:
-        if uci.closed and _output_broken():
+        # quit, end of input (the GUI quit or died: lc0 exits too) or lost output
+        uci.shutdown()
+        if _output_broken():
             _silence_stdout()
-    return 0
+    return status
 
 
 def _output_broken() -> bool:
