@@ -55,7 +55,9 @@ def test_parse_go_all_keywords():
     assert (go.depth, go.movetime, go.mate, go.nodes) == (3, 50, 2, 9)
     assert go.infinite and go.ponder and go.searchmoves == ["e2e4", "d2d4"]
     assert uci.parse_go(["foo", "nodes", "5"]).ignored == ["foo"]
-    for bad in (["nodes"], ["nodes", "x"], ["wtime", "infinite"], ["nodes", "9" * 30]):
+    for bad in (["nodes"], ["nodes", "x"], ["wtime", "infinite"], ["nodes", "9" * 30], ["nodes", "1e3"],
+                ["nodes", "0x10"], ["nodes", "1_000"], ["nodes", "\u0661"], ["nodes", str(2**63)],
+                ["mate", "0"], ["mate", "-1"]):
         with pytest.raises(uci.UciError):
             uci.parse_go(bad)
 
