@@ -6,7 +6,6 @@ searched. One test per point of the issue; every read has a timeout."""
 from __future__ import annotations
 
 import os
-import pathlib
 import shutil
 import time
 
