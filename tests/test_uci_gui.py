@@ -21,7 +21,7 @@ pytestmark = pytest.mark.real_engine
 def engines(tmp_path):
     started = []
 
-    def start(weights=None, cwd=None, **kwargs):
+    def start(cwd=None, **kwargs):
         eng = UciProcess(cwd or tmp_path, **kwargs)
         started.append(eng)
         return eng
@@ -239,7 +239,7 @@ def test_9_infinite_with_no_legal_move_waits_for_stop(engines, maia_path, fen, i
     gos_answered(eng, 2)
 
 
-def test_9_byte_order_mark_before_uci(engines, tmp_path):
+def test_9_byte_order_mark_before_uci(engines):
     eng = engines()
     eng.send(b"\xef\xbb\xbfuci")
     assert eng.read_until("uciok")[-1] == "uciok"
