@@ -415,7 +415,7 @@ def test_quit_returns_false(session):
     assert engine.handle("quit") is False
 
 
-def test_main_eof_finishes_the_search(monkeypatch, capsys, maia_path):
+def test_main_eof_stops_the_search_with_its_bestmove(monkeypatch, capsys, maia_path):
     import io
     monkeypatch.setattr(uci, "_default_engine_class", lambda: FakeEngine)
     monkeypatch.setattr(uci, "_default_network_loader", FakeLoader())
