@@ -322,9 +322,10 @@ class IoLog:
             elif name:
                 try:
                     self._file = open(name, "a", encoding="utf-8")
-                except OSError as e:
+                except (OSError, ValueError) as e:   # ValueError: a NUL in the name
                     self._name = ""
-                    raise UciError(f"LogFile: cannot open {_echo(name)}: {e.strerror}") from None
+                    reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+                    raise UciError(f"LogFile: cannot open {_echo(name)}: {reason}") from None
 
     def write(self, direction: str, line: str) -> None:
         with self._lock:

@@ -860,3 +860,16 @@ def test_time_manager_lives_through_a_game_and_resets_on_a_new_one(session):
     tm = engine.tm
     engine.handle("position startpos moves d2d4")
     assert engine.tm is not tm
+
+
+@pytest.mark.parametrize("option", ["LogFile", "SyzygyPath", "WeightsFile"])
+@pytest.mark.parametrize("value", ["a\x00b", "/dev/full", "/" + "x" * 300 + "/y", "/proc/self/mem", "/tmp"])
+def test_hostile_paths_in_options_get_plain_errors(session, option, value):
+    engine, out, _ = session
+    engine.handle(f"setoption name {option} value {value}")
+    engine.handle("isready")
+    engine.handle("go nodes 1")
+    bestmove(out)
+    assert out.lines.count("readyok") == 1
+    assert not any("internal error" in line for line in out.lines), out.lines
+    assert engine.handle("quit") is False
