@@ -3,6 +3,7 @@
 hang, every output is one printable line, and the engine still plays after."""
 from __future__ import annotations
 
+import collections
 import random
 import threading
 import time
@@ -150,10 +151,12 @@ def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
     engine.handle(f"setoption name WeightsFile value {maia_path}")
     start = time.monotonic()
     quits = 0
+    expected, answered = collections.Counter(), collections.Counter()
     for i in range(N_LINES):
         line = random_line(rng)
         if rng.random() < 0.2:    # often point the net at the real file again
             engine.handle(f"setoption name WeightsFile value {maia_path}")
+        expected[ANSWERS.get(command_of(line))] += 1
         alive = engine.handle(line)
         if not alive:
             quits += 1
@@ -161,9 +164,12 @@ def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
             engine.handle(f"setoption name WeightsFile value {maia_path}")
         assert time.monotonic() - start < TIME_LIMIT_S, f"too slow at line {i}"
         if len(out.lines) > 5000:
-            check_output(out.take())
+            answered.update(check_output(out.take()))
     engine.handle("stop")
-    check_output(out.take())
+    engine.handle("ucinewgame")                # waits for the last bestmove
+    answered.update(check_output(out.take()))
+    for answer in ANSWERS.values():            # every go one bestmove, every isready one readyok
+        assert answered[answer] == expected[answer], (answer, answered[answer], expected[answer])
 
     # still serving after all that
     for command in ("ucinewgame", "setoption name UCI_Chess960 value false", "setoption name Ponder value false",
@@ -180,10 +186,17 @@ def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
     assert threading.active_count() < 10      # no search threads left behind
 
 
+ANSWERS = {"go": "bestmove", "isready": "readyok", "uci": "uciok"}
+
+
 def check_output(lines):
+    """Checks each line; counts the answers among them."""
+    counts = collections.Counter()
     for line in lines:
         assert "\n" not in line and "\r" not in line
         assert "internal error" not in line and "search failed" not in line, line
+        counts[line.split(" ")[0]] += 1
+    return counts
 
 
 def test_random_bytes_through_the_real_process(tmp_path):
@@ -291,9 +304,9 @@ def test_fuzz_real_engine_with_real_paths(tmp_path, maia_path):
     try:
         for line in lines:
             eng.send(line)
-        expected = {"bestmove": 0, "readyok": 0, "uciok": 0}
+        expected = {answer: 0 for answer in ANSWERS.values()}
         for line in lines:
-            answer = {"go": "bestmove", "isready": "readyok", "uci": "uciok"}.get(command_of(line))
+            answer = ANSWERS.get(command_of(line))
             if answer:
                 expected[answer] += 1
         eng.read_until("readyok", count=expected["readyok"], timeout=TIME_LIMIT_S)
