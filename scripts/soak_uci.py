@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--nodes", default="8-16", help="nodes per move, N or LO-HI (drawn per move)")
-    parser.add_argument("--weights", default=os.path.join(ROOT, "nets", "maia-1900.pb.gz"))
+    parser.add_argument("--weights", help="network file (default: the engine's own discovery)")
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--max-plies", type=int, default=300, help="adjudicate a draw after this many plies")
     parser.add_argument("--every", type=int, default=10, help="print RSS every this many games")
@@ -98,10 +98,13 @@ def main(argv=None) -> int:
     try:
         eng.send("uci")
         eng.until("uciok")
-        eng.send(f"setoption name WeightsFile value {args.weights}")
+        if args.weights:
+            eng.send(f"setoption name WeightsFile value {args.weights}")
         eng.send(f"setoption name Backend value {args.backend}")
         eng.send("isready")
-        eng.until("readyok")
+        errors = [l for l in eng.until("readyok") if l.startswith("info string error")]
+        if errors:
+            raise RuntimeError(f"the engine cannot play: {errors}")
         print(f"{'games':>6} {'plies':>7} {'gos':>7} {'rss_mib':>8} {'elapsed_s':>9}", flush=True)
         print(f"{0:6d} {0:7d} {0:7d} {eng.rss_mib():8.1f} {0:9.1f}", flush=True)
         for game in range(1, args.games + 1):
