@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import threading
 import time
 from typing import TYPE_CHECKING, Callable
@@ -125,6 +126,8 @@ class Engine:
             self._cache = NNCache(self.params.NNCacheSize)
 
     def set_network(self, network) -> None:
+        if not (hasattr(network, "forward") or (hasattr(network, "prepare") and hasattr(network, "run"))):
+            raise TypeError(f"Engine needs a network from lc0_rocm.load_network(...), got {network!r}")
         self._network = network
         self._evaluator = (network if hasattr(network, "prepare") and hasattr(network, "run")
                            else NetworkEvaluator(network))
@@ -217,6 +220,10 @@ class Engine:
         SearchInfo about twice a second, as UCI's `info` lines."""
         if not isinstance(board, chess.Board):
             raise TypeError("search() needs a chess.Board")
+        for limit_name, value in (("nodes", nodes), ("depth", depth), ("mate", mate)):
+            _check_type(limit_name, value, numbers.Integral, "an int")
+        for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
+            _check_type(limit_name, value, numbers.Real, "a number of seconds")
         if nodes is not None and nodes < 1:
             raise ValueError(f"nodes must be >= 1, got {nodes}")
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
@@ -232,7 +239,10 @@ class Engine:
         if status & ~tolerated:
             raise ValueError(f"invalid position: {board.fen()}")
         legal = list(board.legal_moves)
+        if isinstance(searchmoves, (str, chess.Move)):
+            searchmoves = [searchmoves]
         if searchmoves:
+            searchmoves = [_as_move(board, m) for m in searchmoves]
             bad = [m for m in searchmoves if m not in legal]
             if bad:
                 raise ValueError(f"searchmoves not legal here: {' '.join(m.uci() for m in bad)}")
@@ -412,6 +422,24 @@ class Engine:
             time=search.elapsed_ms() / 1000.0, depth=first.depth if first else 0,
             seldepth=search.max_depth, moves_left=moves_left, lines=lines, stats=stats,
             nn_evals=search.nn_evals)
+
+
+def _check_type(name: str, value, types, what: str) -> None:
+    """TypeError for a limit of the wrong type (bool is no number here)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, types)):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r}")
+
+
+def _as_move(board: chess.Board, move) -> chess.Move:
+    """A searchmoves entry: a chess.Move, or a move in UCI notation ("e2e4")."""
+    if isinstance(move, chess.Move):
+        return move
+    if isinstance(move, str):
+        try:
+            return board.parse_uci(move)
+        except ValueError:
+            raise ValueError(f"searchmoves: {move!r} is not a legal move here") from None
+    raise TypeError(f"searchmoves must hold chess.Move or UCI strings, got {type(move).__name__} {move!r}")
 
 
 def _temperature_for(params, board: chess.Board) -> float:

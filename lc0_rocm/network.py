@@ -64,11 +64,13 @@ class Network:
             raise WeightsError(f"{weights.path or 'network'}: input format {self.input_format} "
                                "is not supported by the encoder")
         self.has_moves_left = bool(self.spec.moves_left)
+        self.closed = False
 
     def forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(N, 112, 8, 8) float32 planes -> (raw policy logits (N, 1858) in
         lc0's order, WDL probabilities (N, 3) from the side to move,
         moves-left in plies (N,), 0 without that head)."""
+        self._check_open()
         planes = np.asarray(planes, dtype=np.float32)
         if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
             raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
@@ -77,12 +79,17 @@ class Network:
     def forward_packed(self, masks: np.ndarray,
                        values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Same as forward() for (N, 112) uint64 masks and (N, 112) float32 values."""
+        self._check_open()
         masks = np.asarray(masks, dtype=np.uint64)
         values = np.asarray(values, dtype=np.float32)
         if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
             raise ValueError(f"masks and values must both have shape (N, {NUM_PLANES}), "
                              f"got {masks.shape} and {values.shape}")
         return self._checked(self.backend.forward_packed(masks, values), len(masks))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError(f"{self!r} is closed; load the network again to evaluate")
 
     def _checked(self, outputs, n: int):
         policy, wdl, moves_left = outputs
@@ -102,6 +109,7 @@ class Network:
         """One Evaluation per board, in order; the boards go to the backend
         `chunk` at a time (one forward pass each), which is much faster than
         evaluate() in a loop on a GPU."""
+        self._check_open()
         boards = list(boards)
         results: list[Evaluation] = []
         for start in range(0, len(boards), chunk):
@@ -128,7 +136,9 @@ class Network:
         """Free the backend's memory (GPU buffers, native handles). The
         Network cannot evaluate afterwards; `with load_network(...) as net:`
         closes it for you."""
-        self.backend.close()
+        if not self.closed:
+            self.closed = True
+            self.backend.close()
 
     def __enter__(self) -> Network:
         return self

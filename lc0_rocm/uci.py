@@ -8,6 +8,18 @@ thread keeps answering (isready, stop, ponderhit) while it searches.
 Errors never end the engine: a bad command, FEN, move, option or a missing
 net gets an `info string error ...` line and the engine keeps serving.
 
+What a GUI can count on, whatever the search underneath does:
+- every `go` is answered by exactly one `bestmove`, in order: a `go`,
+  `position`, `ucinewgame` or `quit` during a search stops it first and its
+  bestmove is sent (lc0's rule); a `go` that cannot search (bad arguments, no
+  net, no valid position) answers an error and `bestmove (none)`;
+- every `isready` is answered by `readyok`;
+- `go infinite` and `go ponder` send their bestmove only after `stop` (or
+  `ponderhit`), even when there is nothing to search;
+- a rejected `position` is never searched: `go` answers an error and
+  `bestmove (none)` until a valid `position` arrives;
+- end of input (the GUI quit or died) stops the search and ends the process.
+
 `UciEngine` is the protocol state machine; it takes an output function, an
 engine class (default lc0_rocm.engine.Engine) and a network loader (default
 lc0_rocm.network.load_network), so tests can drive it in-process with fakes.
@@ -18,6 +30,7 @@ import dataclasses
 import inspect
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -85,6 +98,8 @@ def parse_go(tokens: list[str]) -> GoParams:
                 raise UciError(f"go: expected a number after {token}")
             setattr(params, token, _parse_int(token, tokens[i + 1]))
             i += 2
+            if token == "mate" and params.mate < 1:
+                raise UciError(f"go: mate needs a number of moves >= 1, got {params.mate}")
         elif token == "searchmoves":
             i += 1
             while i < len(tokens) and tokens[i] not in GO_KEYWORDS:
@@ -97,10 +112,10 @@ def parse_go(tokens: list[str]) -> GoParams:
 
 
 def _parse_int(key: str, text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise UciError(f"go: invalid value {_echo(text)} for {key}") from None
+    # ASCII digits only: int() would also take "1_000" or non-Latin digits
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise UciError(f"go: invalid value {_echo(text)} for {key}")
+    value = int(text)
     if abs(value) > MAX_INT:
         raise UciError(f"go: out of range value {_echo(text)} for {key}")
     return value
@@ -297,16 +312,20 @@ class IoLog:
             if name == self._name:
                 return
             if self._file not in (None, sys.stderr):
-                self._file.close()
+                try:
+                    self._file.close()
+                except OSError:
+                    pass   # its last lines are lost (a full disk); the file is closed all the same
             self._file, self._name = None, name
             if name == "<stderr>":
                 self._file = sys.stderr
             elif name:
                 try:
                     self._file = open(name, "a", encoding="utf-8")
-                except OSError as e:
+                except (OSError, ValueError) as e:   # ValueError: a NUL in the name
                     self._name = ""
-                    raise UciError(f"LogFile: cannot open {_echo(name)}: {e.strerror}") from None
+                    reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+                    raise UciError(f"LogFile: cannot open {_echo(name)}: {reason}") from None
 
     def write(self, direction: str, line: str) -> None:
         with self._lock:
@@ -331,7 +350,8 @@ class IoLog:
 
 @dataclasses.dataclass
 class _Job:
-    """One search running on its worker thread."""
+    """One `go` being answered on its worker thread, which sends its
+    bestmove (once the search ends and, for infinite/ponder, once released)."""
     board: chess.Board
     go: GoParams
     stop: threading.Event
@@ -339,9 +359,10 @@ class _Job:
     hold: bool                    # infinite or ponder: wait for stop/ponderhit
     clock_start: float
     unbounded: bool = False       # no limit at all: runs until `stop`
+    search_does_depth: bool = False  # the search stops at `go depth` itself
     extra_tbhits: int = 0
-    aborted: bool = False         # no bestmove for this one
-    stop_requested: bool = False  # `stop` seen: its bestmove is owed
+    silent: bool = False          # ponderhit: the search that replaces it answers the `go`
+    stop_requested: bool = False  # `stop` seen
     thread: threading.Thread | None = None
 
 
@@ -389,7 +410,10 @@ class UciEngine:
         self.values = {name: spec.default for name, spec in self.specs.items()}
 
         self.board: chess.Board | None = None
+        self.position_error: str | None = None   # why the last `position` was rejected
         self.position_time = time.monotonic()
+        self._weights: tuple | None = None       # (path, None) or (None, why not): WeightsFile resolved
+        self.closed = False                      # quit, or the GUI stopped reading
         self.network = None
         self.engine = None
         self._net_key = None
@@ -425,31 +449,37 @@ class UciEngine:
                 "ponderhit", "quit", "debug", "wait", "xyzzy", "register")
 
     def handle(self, line: str) -> bool:
-        """Process one input line; False after `quit`. Never raises."""
-        line = line.rstrip("\r\n")
+        """Process one input line; False after `quit` (or once the output is
+        lost). Never raises."""
+        line = line.rstrip("\r\n").lstrip("\ufeff")   # a byte-order mark may lead the first line
         self.log.write(">>", line)
         tokens = line.split()
         # UCI: skip unknown tokens in front of a command
         start = next((i for i, t in enumerate(tokens) if t in self.COMMANDS), None)
         if not tokens:
-            return True
+            return not self.closed
         if start is None:
             self.error(f"Unknown command: {_echo(line.strip())}")
-            return True
+            return not self.closed
         command, args = tokens[start], tokens[start + 1:]
+        if command == "quit":
+            self.shutdown()
+            return False
         try:
-            if command == "quit":
-                self.shutdown(wait_for_finite=False)
-                return False
             if command == "setoption":
                 self._setoption(line)
             else:
                 getattr(self, "_cmd_" + command)(args)
-        except UciError as e:
+        except Exception as e:
+            self._report(command, e)
+        return not self.closed
+
+    def _report(self, command: str, e: Exception) -> None:
+        """An error line for a command that failed."""
+        if isinstance(e, UciError):
             self.error(str(e))
-        except Exception as e:  # a bug must not kill the engine
+        else:  # a bug must not kill the engine
             self.error(f"internal error in {command}: {type(e).__name__}: {_echo(str(e))}")
-        return True
 
     # ---------------------------------------------------------- commands
 
@@ -461,11 +491,11 @@ class UciEngine:
         self.send("uciok")
 
     def _cmd_isready(self, args):
-        if not self._searching():
-            try:
+        try:
+            if not self._searching():
                 self.ensure_engine()
-            except UciError as e:
-                self.error(str(e))
+        except Exception as e:   # whatever fails, the GUI gets its readyok
+            self._report("isready", e)
         self.send("readyok")
 
     def _cmd_debug(self, args):
@@ -487,7 +517,7 @@ class UciEngine:
         job.thread.join()
 
     def _cmd_ucinewgame(self, args):
-        self._end_job(abort=True)
+        self._finish_job()
         if self.engine is not None:
             self.engine.new_game()
         self.tm = self._new_time_manager()
@@ -495,14 +525,21 @@ class UciEngine:
         self.position_time = time.monotonic()
 
     def _cmd_position(self, args):
-        self._end_job(abort=True)
-        board, problem = parse_position(args, bool(self.values["UCI_Chess960"]))
-        if not self._continues_game(board):
-            self.tm = self._new_time_manager()
-        self.board = board
+        self._finish_job()
+        previous, self.board = self.board, None
+        # until this one is accepted, no position is valid: never search one the GUI did not send
+        self.position_error = "position rejected"
         self.position_time = time.monotonic()
-        if problem:
-            raise UciError(problem)
+        try:
+            board, problem = parse_position(args, bool(self.values["UCI_Chess960"]))
+            if problem:
+                raise UciError(problem.split(";")[0])
+        except UciError as e:
+            self.position_error = f"the last position was rejected ({e})"
+            raise UciError(f"{e}; go answers bestmove (none) until a valid position") from None
+        if not _continues_game(previous, board):
+            self.tm = self._new_time_manager()
+        self.board, self.position_error = board, None
 
     def _cmd_stop(self, args):
         job = self._job
@@ -517,29 +554,44 @@ class UciEngine:
             raise UciError("ponderhit while not pondering")
         go = dataclasses.replace(job.go, ponder=False)
         with self._job_lock:
-            job.aborted = True
-        job.stop.set()
-        job.release.set()
-        job.thread.join()
+            job.silent = True   # the search below answers this `go`
+        self._finish_job()
         self.position_time = time.monotonic()  # the clock restarts on ponderhit
-        self._start_search(job.board, go)
+        self._search_or_answer(lambda: self._start_search(job.board, go))
 
     def _cmd_go(self, args):
+        self._finish_job()   # a `go` during a search: that one gets its bestmove first
         if args[:1] == ["perft"]:
             return self._go_perft(args[1:])
-        go = parse_go(args)
-        if go.ignored:
-            self.error(f"go: unexpected tokens ignored: {_echo(' '.join(go.ignored))}")
-        self._end_job(abort=True)
-        if not go.has_clock() or go.ponder:
-            self.position_time = time.monotonic()
-        board = self.board.copy() if self.board is not None else chess.Board(
-            chess960=bool(self.values["UCI_Chess960"]))
-        self._start_search(board, go)
+
+        def start():
+            go = parse_go(args)
+            if go.ignored:
+                self.error(f"go: unexpected tokens ignored: {_echo(' '.join(go.ignored))}")
+            if self.position_error is not None:
+                raise UciError(f"go: no valid position: {self.position_error}")
+            if not go.has_clock() or go.ponder:
+                self.position_time = time.monotonic()
+            board = self.board.copy() if self.board is not None else chess.Board(
+                chess960=bool(self.values["UCI_Chess960"]))
+            self._start_search(board, go)
+
+        self._search_or_answer(start)
+
+    def _search_or_answer(self, start: Callable[[], None]) -> None:
+        """Run `start`, which either starts a job (that owes the bestmove) or
+        raises; on any failure the `go` is answered here."""
+        try:
+            start()
+        except Exception as e:
+            self._report("go", e)
+            if self._job is None:
+                self.send("bestmove (none)")
 
     def _go_perft(self, args):
         """`go perft N`: Stockfish's move counts of the current position."""
-        self._end_job(abort=True)
+        if self.position_error is not None:
+            raise UciError(f"go perft: no valid position: {self.position_error}")
         board = self.board if self.board is not None else chess.Board(
             chess960=bool(self.values["UCI_Chess960"]))
         try:
@@ -575,7 +627,10 @@ class UciEngine:
             value = parse_value(canonical, spec, text)
         except ValueError as e:
             raise UciError(str(e)) from None
-        if canonical == "LogFile":
+        if canonical == "WeightsFile":
+            self.values[canonical] = value
+            self._resolve_weights()
+        elif canonical == "LogFile":
             self.log.open(value)
         elif canonical == "SyzygyPath":
             if self.tablebase is not None:
@@ -613,6 +668,19 @@ class UciEngine:
             except ValueError as e:
                 raise UciError(str(e)) from None
 
+    def _resolve_weights(self) -> None:
+        """Find the WeightsFile (discovery for <autodiscover>) once, when the
+        option is set or first needed, as lc0 does: a net file appearing
+        later in the folder does not switch nets mid-game."""
+        value = self.values["WeightsFile"]
+        try:
+            self._weights = (netfiles.resolve_weights(value, self.cwd), None)
+        except netfiles.NetNotFoundError as e:
+            self._weights = (None, str(e))
+        except (OSError, ValueError) as e:   # a name too long, a folder we may not read, ...
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            self._weights = (None, f"WeightsFile {_echo(str(value))}: {type(e).__name__}: {_echo(reason)}")
+
     def _new_time_manager(self) -> LegacyTimeManager:
         values = getattr(self, "values", {})
         return LegacyTimeManager(int(values.get("MoveOverheadMs", 200)),
@@ -625,10 +693,11 @@ class UciEngine:
         change) and build the engine; UciError with advice when impossible."""
         if self.engine_class is None:
             raise UciError(f"the search engine is not available: {getattr(self, '_engine_import_error', '?')}")
-        try:
-            path = netfiles.resolve_weights(self.values["WeightsFile"], self.cwd)
-        except netfiles.NetNotFoundError as e:
-            raise UciError(str(e)) from None
+        if self._weights is None or self._weights[0] is None:
+            self._resolve_weights()   # at start, or again while no net was found
+        path, problem = self._weights
+        if path is None:
+            raise UciError(problem)
         backend = self.values["Backend"]
         backend_options = parse_backend_options(self.values["BackendOptions"])
         key = (str(path), backend, tuple(sorted(backend_options.items())))
@@ -684,61 +753,50 @@ class UciEngine:
         job = self._job
         return job is not None and job.thread is not None and job.thread.is_alive()
 
-    def _continues_game(self, board: chess.Board) -> bool:
-        """True when `board` is the previous position plus some moves."""
-        old = self.board
-        if old is None:
-            return False
-        if old.root().fen() != board.root().fen():
-            return False
-        n = len(old.move_stack)
-        return board.move_stack[:n] == old.move_stack
-
-    def _end_job(self, abort: bool) -> None:
-        """Finish the current job: abort it (no bestmove) unless `stop`
-        already asked for its bestmove, then wait for its thread."""
+    def _finish_job(self) -> None:
+        """End the current job: stop its search, release its bestmove and
+        wait until it is sent (lc0: a new command stops the search first)."""
         job = self._job
         if job is None:
             return
-        with self._job_lock:
-            if abort and not job.stop_requested:
-                job.aborted = True
         job.stop.set()
         job.release.set()
         if job.thread is not None:
             job.thread.join()
         self._job = None
 
-    def shutdown(self, wait_for_finite: bool) -> None:
-        """quit (abort) or end of input (finish a finite search, stop an
-        infinite one, so its bestmove is still sent)."""
+    def shutdown(self) -> None:
+        """quit or end of input: stop whatever runs (its bestmove is still
+        sent, to whoever may hear it) and close the log."""
+        self.closed = True
+        try:
+            self._finish_job()
+        finally:
+            self.log.close()
+
+    def output_lost(self) -> None:
+        """The GUI no longer reads (its pipe is closed): stop searching for
+        nobody. Called from any thread, the search's own included."""
+        self.closed = True
         job = self._job
-        if job is not None and wait_for_finite:
-            if job.hold or job.unbounded:
-                self._cmd_stop([])
-            if job.thread is not None:
-                job.thread.join()
-        self._end_job(abort=True)
-        self.log.close()
+        if job is not None:
+            job.stop.set()
+            job.release.set()
 
     def _no_move(self, board: chess.Board) -> None:
-        """A root with no legal move: report the result and `bestmove (none)`."""
+        """A root with no legal move: report the result (`bestmove (none)`
+        follows when the job is released)."""
         if board.is_checkmate():
             self.send("info depth 0 score mate 0")
         else:
             self.send("info depth 0 score cp 0")
-        self.send("bestmove (none)")
 
     def _start_search(self, board: chess.Board, go: GoParams) -> None:
+        """Start the job for `go` on `board`; UciError when it cannot search."""
         if not any(board.legal_moves):
-            self._no_move(board)
+            self._start_job(board, go, lambda job, on_info: self._no_move(board))
             return
-        try:
-            engine = self.ensure_engine()
-        except UciError as e:
-            self.error(str(e))
-            self.send("bestmove (none)")
-            return
+        engine = self.ensure_engine()
         kwargs: dict = {}
         # searchmoves: illegal ones are skipped, as lc0 does
         candidates = None
@@ -750,9 +808,7 @@ class UciEngine:
                 except ValueError:
                     continue
             if not candidates:
-                self.error("No legal searchmoves.")
-                self.send("bestmove (none)")
-                return
+                raise UciError("No legal searchmoves.")
         tb_moves, tbhits = uci_syzygy.root_moves(self.tablebase, board, candidates)
         if tb_moves is not None:
             candidates = tb_moves
@@ -787,18 +843,28 @@ class UciEngine:
         if go.depth is not None and _accepts(engine.search, "depth"):
             kwargs["depth"] = max(1, go.depth)
 
-        job = _Job(board=board, go=go, stop=threading.Event(), release=threading.Event(),
-                   hold=hold, clock_start=self.position_time, extra_tbhits=tbhits)
-        job.unbounded = bool(kwargs.get("infinite"))
-        if not hold:
-            job.release.set()
         if self.debug:
             shown = {k: (v if not isinstance(v, list) else [m.uci() for m in v]) for k, v in kwargs.items()}
             settings = {n: self._engine_value(n) for n in sorted(self.engine_option_names)}
             self.send(f"info string debug search {shown} options {settings} "
                       f"weights {self._net_key[0]} backend {self._net_key[1]} "
                       f"engine network {getattr(engine, 'network', None)!r}")
-        job.thread = threading.Thread(target=self._run_job, args=(job, engine, kwargs),
+
+        def run(job: _Job, on_info):
+            return engine.search(job.board, stop=job.stop, on_info=on_info, **kwargs)
+
+        self._start_job(board, go, run, extra_tbhits=tbhits, unbounded=bool(kwargs.get("infinite")),
+                        search_does_depth="depth" in kwargs)
+
+    def _start_job(self, board: chess.Board, go: GoParams, run, **fields) -> None:
+        """The worker thread that answers one `go`: run(job, on_info) gives
+        the search result (None: nothing to play)."""
+        hold = go.infinite or go.ponder
+        job = _Job(board=board, go=go, stop=threading.Event(), release=threading.Event(),
+                   hold=hold, clock_start=self.position_time, **fields)
+        if not hold:
+            job.release.set()
+        job.thread = threading.Thread(target=self._run_job, args=(job, run),
                                       name="lc0-rocm-search", daemon=True)
         self._job = job
         job.thread.start()
@@ -809,41 +875,47 @@ class UciEngine:
         values = getattr(params, "values", None) or getattr(self.engine, "options", None) or {}
         return values.get(name, self.values[name])
 
-    def _run_job(self, job: _Job, engine, kwargs: dict) -> None:
-        show_wdl = bool(self.values["UCI_ShowWDL"])
-        show_ml = bool(self.values["UCI_ShowMovesLeft"])
-        multipv = int(self.values.get("MultiPV", 1) or 1) > 1
+    def _run_job(self, job: _Job, run) -> None:
         go = job.go
-
-        def on_info(info):
-            if job.aborted:
-                return
-            self.send(format_info(info, show_wdl=show_wdl, show_moves_left=show_ml,
-                                  multipv=multipv, extra_tbhits=job.extra_tbhits))
-            # go depth / go mate, when the search cannot do them itself
-            if go.depth is not None and "depth" not in kwargs and (info.depth or 0) >= go.depth \
-                    and getattr(info, "multipv", 1) in (None, 1):
-                job.stop.set()
-            mate = getattr(info, "mate", None)
-            if go.mate is not None and mate is not None and 0 < mate <= go.mate:
-                job.stop.set()
-
-        result = None
         try:
-            result = engine.search(job.board, stop=job.stop, on_info=on_info, **kwargs)
-        except Exception as e:
-            self.error(f"search failed: {type(e).__name__}: {_echo(str(e))}")
-        used_ms = (time.monotonic() - job.clock_start) * 1000.0
-        if not go.ponder:
-            self.tm.search_done(used_ms)
-        job.release.wait()
-        with self._job_lock:
-            if job.aborted:
-                return
-            if result is not None and self.values.get("VerboseMoveStats"):
-                for line in verbose_move_stats(result, job.board):
-                    self.send(line)
-            self.send(self._bestmove_line(job.board, result))
+            show_wdl = bool(self.values["UCI_ShowWDL"])
+            show_ml = bool(self.values["UCI_ShowMovesLeft"])
+            multipv = int(self.values.get("MultiPV", 1) or 1) > 1
+
+            def on_info(info):
+                if job.silent:
+                    return
+                self.send(format_info(info, show_wdl=show_wdl, show_moves_left=show_ml,
+                                      multipv=multipv, extra_tbhits=job.extra_tbhits))
+                # go depth / go mate, when the search cannot do them itself
+                if go.depth is not None and not job.search_does_depth and (info.depth or 0) >= go.depth \
+                        and getattr(info, "multipv", 1) in (None, 1):
+                    job.stop.set()
+                mate = getattr(info, "mate", None)
+                if go.mate is not None and mate is not None and 0 < mate <= go.mate:
+                    job.stop.set()
+
+            result = None
+            try:
+                result = run(job, on_info)
+            except Exception as e:
+                self.error(f"search failed: {type(e).__name__}: {_echo(str(e))}")
+            used_ms = (time.monotonic() - job.clock_start) * 1000.0
+            if not go.ponder:
+                self.tm.search_done(used_ms)
+            job.release.wait()
+            with self._job_lock:
+                if job.silent:
+                    return
+                if result is not None and self.values.get("VerboseMoveStats"):
+                    for line in verbose_move_stats(result, job.board):
+                        self.send(line)
+                self.send(self._bestmove_line(job.board, result))
+        except Exception as e:   # whatever went wrong, the `go` is answered
+            self._report("go", e)
+            with self._job_lock:
+                if not job.silent:
+                    self.send("bestmove (none)")
 
     def _bestmove_line(self, board: chess.Board, result) -> str:
         best = getattr(result, "best_move", None) if result is not None else None
@@ -859,6 +931,14 @@ class UciEngine:
             if ponder in after.legal_moves:
                 line += f" ponder {ponder.uci()}"
         return line
+
+
+def _continues_game(old: chess.Board | None, board: chess.Board) -> bool:
+    """True when `board` is the `old` position plus some moves."""
+    if old is None or old.root().fen() != board.root().fen():
+        return False
+    n = len(old.move_stack)
+    return board.move_stack[:n] == old.move_stack
 
 
 def _find_word(text: str, word: str) -> int:
@@ -931,8 +1011,8 @@ def main(argv=None) -> int:
         try:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
+        except (OSError, ValueError):   # the GUI closed our stdout: nobody to search for
+            uci.output_lost()
 
     uci = UciEngine(write, cwd=os.getcwd())
     try:
@@ -952,12 +1032,35 @@ def main(argv=None) -> int:
         sys.stdin.reconfigure(errors="replace")   # stray bytes must not end the engine
     except (AttributeError, ValueError):
         pass
+    status = 0
     try:
         for line in iter(sys.stdin.readline, ""):
             if not uci.handle(line):
-                return 0
+                break
     except KeyboardInterrupt:
-        uci.shutdown(wait_for_finite=False)
-        return 130
-    uci.shutdown(wait_for_finite=True)  # end of input
-    return 0
+        status = 130
+    finally:
+        # quit, end of input (the GUI quit or died: lc0 exits too) or lost output
+        uci.shutdown()
+        if _output_broken():
+            _silence_stdout()
+    return status
+
+
+def _output_broken() -> bool:
+    try:
+        sys.stdout.flush()
+        return False
+    except (OSError, ValueError):
+        return True
+
+
+def _silence_stdout() -> None:
+    """Point a broken stdout at /dev/null, so that the interpreter's last
+    flush does not print a BrokenPipeError to stderr at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

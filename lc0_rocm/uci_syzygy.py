@@ -29,7 +29,12 @@ def open_tablebases(paths: str):
     if missing:
         raise SyzygyError(f"SyzygyPath: not a folder: {', '.join(missing)}")
     tablebase = chess.syzygy.Tablebase()
-    found = sum(tablebase.add_directory(f) for f in folders)
+    try:
+        found = sum(tablebase.add_directory(f) for f in folders)
+    except OSError as e:   # a folder we may not read, ...
+        tablebase.close()
+        raise SyzygyError(f"SyzygyPath: cannot read {e.filename or ', '.join(folders)}: "
+                          f"{e.strerror or e}") from None
     if found == 0:
         tablebase.close()
         raise SyzygyError(f"SyzygyPath: no Syzygy tables (*.rtbw) in {', '.join(folders)}")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import io
 import zlib
 
 import numpy as np
@@ -236,18 +237,34 @@ def _fill_conv_defaults(block: dict) -> None:
 
 # ------------------------------------------------------------ file reading
 
+# The largest net file we read, decompressed. lc0's biggest published nets
+# (the BT4 transformers) are a few hundred MB with 16-bit weights; protobuf
+# cannot parse a message over 2 GiB at all. The bound stops a gzip bomb
+# (a few MB that inflate to GBs) before it takes the machine's memory.
+MAX_NET_BYTES = 1 << 30
+
+
 def read_net_bytes(path: str) -> bytes:
     """File contents, gunzipped when gzip-compressed."""
+    limit = MAX_NET_BYTES
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(limit + 1)
     except OSError as e:
         raise WeightsError(f"{path}: cannot read the file ({e.strerror or e})") from None
     if data[:2] == b"\x1f\x8b":
+        # gzip's trailer holds the size mod 2^32: above the limit, the data is surely larger
+        if len(data) >= 18 and int.from_bytes(data[-4:], "little") > limit:
+            raise WeightsError(f"{path}: damaged or truncated gzip data, or it inflates to more than "
+                               f"{limit >> 20} MiB (larger than any lc0 net); not a network file")
         try:
-            data = gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+                data = f.read(limit + 1)   # stops inflating just past the limit
         except (OSError, EOFError, zlib.error) as e:
             raise WeightsError(f"{path}: damaged or truncated gzip data ({e})") from None
+    if len(data) > limit:
+        raise WeightsError(f"{path}: more than {limit >> 20} MiB of network data (decompressed), "
+                           "larger than any lc0 net; not a network file")
     if len(data) < 2:
         raise WeightsError(f"{path}: not an lc0 network file (only {len(data)} bytes)")
     if data[:2] in (b"1\n", b"2\n"):

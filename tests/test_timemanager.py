@@ -101,5 +101,5 @@ def test_tiny_clock_games_never_flag(maia_path, start_ms, inc_ms, overhead):
             if board.is_game_over():
                 break
     finally:
-        engine.shutdown(wait_for_finite=False)
+        engine.shutdown()
     assert board.ply() >= 40

@@ -34,7 +34,7 @@ def session(net_file, tmp_path):
     engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=loader, cwd=tmp_path)
     engine.handle(f"setoption name WeightsFile value {net_file}")
     yield engine, out, loader
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
 def bestmove(out, start=0, timeout=10.0):
@@ -55,7 +55,9 @@ def test_parse_go_all_keywords():
     assert (go.depth, go.movetime, go.mate, go.nodes) == (3, 50, 2, 9)
     assert go.infinite and go.ponder and go.searchmoves == ["e2e4", "d2d4"]
     assert uci.parse_go(["foo", "nodes", "5"]).ignored == ["foo"]
-    for bad in (["nodes"], ["nodes", "x"], ["wtime", "infinite"], ["nodes", "9" * 30]):
+    for bad in (["nodes"], ["nodes", "x"], ["wtime", "infinite"], ["nodes", "9" * 30], ["nodes", "1e3"],
+                ["nodes", "0x10"], ["nodes", "1_000"], ["nodes", "\u0661"], ["nodes", str(2**63)],
+                ["mate", "0"], ["mate", "-1"]):
         with pytest.raises(uci.UciError):
             uci.parse_go(bad)
 
@@ -241,18 +243,21 @@ def test_ponder_then_stop_sends_bestmove(session):
     bestmove(out)
 
 
-def test_position_during_search_aborts_without_bestmove(session):
+def test_position_during_search_stops_it_with_its_bestmove(session):
+    """lc0's rule: `position` during a search stops it, and that search
+    still answers its `go`, before the new position takes effect."""
     engine, out, _ = session
     engine.handle("go infinite")
     time.sleep(0.05)
     engine.handle("position startpos moves e2e4")
     engine.handle("go nodes 2")
-    line = out.wait_for("bestmove")
+    out.wait_for("bestmove", start=out.lines.index(out.wait_for("bestmove")) + 1)
     time.sleep(0.1)
-    assert [l for l in out.lines if l.startswith("bestmove")] == [line]
+    first, second = [l.split()[1] for l in out.lines if l.startswith("bestmove")]
     board = chess.Board()
+    assert chess.Move.from_uci(first) in board.legal_moves
     board.push_uci("e2e4")
-    assert chess.Move.from_uci(line.split()[1]) in board.legal_moves
+    assert chess.Move.from_uci(second) in board.legal_moves
 
 
 def test_stop_then_position_still_delivers_the_bestmove(session):
@@ -410,7 +415,7 @@ def test_quit_returns_false(session):
     assert engine.handle("quit") is False
 
 
-def test_main_eof_finishes_the_search(monkeypatch, capsys, maia_path):
+def test_main_eof_stops_the_search_with_its_bestmove(monkeypatch, capsys, maia_path):
     import io
     monkeypatch.setattr(uci, "_default_engine_class", lambda: FakeEngine)
     monkeypatch.setattr(uci, "_default_network_loader", FakeLoader())
@@ -601,7 +606,7 @@ def test_go_depth_and_mate_stop_the_search(maia_path, go, last_depth):
     depths = [int(l.split()[2]) for l in out.lines if l.startswith("info depth")]
     if last_depth is not None:
         assert max(depths) <= last_depth + 1       # at most one line in flight
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
 def test_chess960_castling_king_takes_rook(session):
@@ -681,7 +686,7 @@ def test_tablebase_is_handed_to_the_search_once(maia_path):
     bestmove(out)
     engine.handle("isready")
     assert fake.tablebase_calls == [tb]
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
 def test_replaced_tablebase_is_closed_after_the_search_lets_go(maia_path, tmp_path):
@@ -698,16 +703,16 @@ def test_replaced_tablebase_is_closed_after_the_search_lets_go(maia_path, tmp_pa
     engine.handle("isready")                               # the engine gets None, then `old` closes
     out.wait_for("readyok")
     assert TablebaseEngine.instances[-1].tablebase_calls[-1] is None and old.closed
-    engine.shutdown(wait_for_finite=False)
+    engine.shutdown()
 
 
-def test_quit_during_search_sends_no_bestmove(session):
+def test_quit_during_search_stops_it_and_answers(session):
     engine, out, _ = session
     engine.handle("go infinite")
     time.sleep(0.05)
     assert engine.handle("quit") is False
-    time.sleep(0.1)
-    assert not any(l.startswith("bestmove") for l in out.lines)
+    assert not engine._searching()
+    assert [l for l in out.lines if l.startswith("bestmove")] == [out.lines[-1]]
 
 
 def test_eof_while_pondering_still_answers(session):
@@ -715,7 +720,7 @@ def test_eof_while_pondering_still_answers(session):
     engine.handle("position startpos moves e2e4")
     engine.handle("go ponder wtime 1000 btime 1000")
     time.sleep(0.05)
-    engine.shutdown(wait_for_finite=True)          # what main() does at end of input
+    engine.shutdown()          # what main() does at end of input
     assert out.lines[-1].startswith("bestmove ")
 
 
@@ -779,3 +784,92 @@ def test_real_output_matches_lc0(maia_path):
         assert keys(our_info) == keys(their_info), (our_info, their_info)
         agree += our_best.split()[1] == their_best.split()[1]
     assert agree >= len(PARITY_POSITIONS) - 1, (ours, theirs)
+
+
+# ---------------------------------------------------------------- GUI guarantees, in-process
+# (tests/test_uci_gui.py probes the same through the real engine process)
+
+def test_autodiscovery_runs_once_not_per_go(tmp_path, maia_path, monkeypatch):
+    from lc0_rocm import netfiles
+    found = tmp_path / "net.pb.gz"
+    found.write_bytes(maia_path.read_bytes())
+    calls = []
+    monkeypatch.setattr(netfiles, "find_default_net", lambda cwd=None: calls.append(cwd) or found)
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=FakeLoader(), cwd=tmp_path)
+    for _ in range(3):
+        engine.handle("isready")
+        engine.handle("go nodes 1")
+        engine.handle("wait")
+    assert len(calls) == 1 and not errors(out)
+    assert sum(line.startswith("bestmove") for line in out.lines) == 3
+    engine.handle("setoption name WeightsFile value <autodiscover>")   # setting it looks again
+    assert len(calls) == 2
+    engine.shutdown()
+
+
+@pytest.mark.parametrize("exc", [PermissionError(13, "Permission denied"),
+                                 OSError(36, "File name too long"), RuntimeError("boom")])
+def test_any_weights_failure_still_answers_isready_and_go(tmp_path, monkeypatch, exc):
+    from lc0_rocm import netfiles
+
+    def fail(*args, **kwargs):
+        raise exc
+    monkeypatch.setattr(netfiles, "resolve_weights", fail)
+    out = Collector()
+    engine = uci.UciEngine(out, engine_class=FakeEngine, network_loader=FakeLoader(), cwd=tmp_path)
+    engine.handle("isready")
+    assert out.lines[-1] == "readyok" and errors(out)
+    engine.handle("go nodes 1")
+    assert out.lines[-1] == "bestmove (none)"
+    engine.shutdown()
+
+
+def test_lost_output_stops_the_search_and_ends_the_loop(session):
+    engine, out, _ = session
+    engine.handle("go infinite")
+    time.sleep(0.05)
+    engine.output_lost()
+    FakeEngine.instances[-1].searches.get(timeout=1)
+    for _ in range(100):
+        if not engine._searching():
+            break
+        time.sleep(0.01)
+    assert not engine._searching()
+    assert engine.handle("isready") is False
+
+
+def test_a_failing_bestmove_path_still_answers(session, monkeypatch):
+    """A bug between the search and the bestmove line still answers the go."""
+    engine, out, _ = session
+    monkeypatch.setattr(engine, "_bestmove_line", lambda board, result: 1 / 0)
+    engine.handle("go nodes 2")
+    assert bestmove(out) == "(none)"
+    assert any("internal error in go" in line for line in errors(out))
+
+
+def test_time_manager_lives_through_a_game_and_resets_on_a_new_one(session):
+    engine, out, _ = session
+    engine.handle("position startpos moves e2e4")
+    tm = engine.tm
+    engine.handle("position startpos moves e2e4 e7e5 g1f3")
+    assert engine.tm is tm
+    engine.handle("position startpos moves e2e4 e7e5 e1e3")      # rejected: then a new game starts
+    engine.handle("position startpos moves e2e4 e7e5 g1f3 b8c6")
+    assert engine.tm is not tm
+    tm = engine.tm
+    engine.handle("position startpos moves d2d4")
+    assert engine.tm is not tm
+
+
+@pytest.mark.parametrize("option", ["LogFile", "SyzygyPath", "WeightsFile"])
+@pytest.mark.parametrize("value", ["a\x00b", "/dev/full", "/" + "x" * 300 + "/y", "/proc/self/mem", "/tmp"])
+def test_hostile_paths_in_options_get_plain_errors(session, option, value):
+    engine, out, _ = session
+    engine.handle(f"setoption name {option} value {value}")
+    engine.handle("isready")
+    engine.handle("go nodes 1")
+    bestmove(out)
+    assert out.lines.count("readyok") == 1
+    assert not any("internal error" in line for line in out.lines), out.lines
+    assert engine.handle("quit") is False

@@ -3,11 +3,13 @@
 hang, every output is one printable line, and the engine still plays after."""
 from __future__ import annotations
 
+import collections
 import random
 import threading
 import time
 
 import chess
+import pytest
 
 from lc0_rocm import uci
 from tests.uci_fakes import Collector, FakeEngine, FakeLoader
@@ -149,10 +151,12 @@ def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
     engine.handle(f"setoption name WeightsFile value {maia_path}")
     start = time.monotonic()
     quits = 0
+    expected, answered = collections.Counter(), collections.Counter()
     for i in range(N_LINES):
         line = random_line(rng)
         if rng.random() < 0.2:    # often point the net at the real file again
             engine.handle(f"setoption name WeightsFile value {maia_path}")
+        expected[ANSWERS.get(command_of(line))] += 1
         alive = engine.handle(line)
         if not alive:
             quits += 1
@@ -160,9 +164,12 @@ def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
             engine.handle(f"setoption name WeightsFile value {maia_path}")
         assert time.monotonic() - start < TIME_LIMIT_S, f"too slow at line {i}"
         if len(out.lines) > 5000:
-            check_output(out.take())
+            answered.update(check_output(out.take()))
     engine.handle("stop")
-    check_output(out.take())
+    engine.handle("ucinewgame")                # waits for the last bestmove
+    answered.update(check_output(out.take()))
+    for answer in ANSWERS.values():            # every go one bestmove, every isready one readyok
+        assert answered[answer] == expected[answer], (answer, answered[answer], expected[answer])
 
     # still serving after all that
     for command in ("ucinewgame", "setoption name UCI_Chess960 value false", "setoption name Ponder value false",
@@ -179,10 +186,17 @@ def test_fuzz_protocol_loop(tmp_path, monkeypatch, maia_path):
     assert threading.active_count() < 10      # no search threads left behind
 
 
+ANSWERS = {"go": "bestmove", "isready": "readyok", "uci": "uciok"}
+
+
 def check_output(lines):
+    """Checks each line; counts the answers among them."""
+    counts = collections.Counter()
     for line in lines:
         assert "\n" not in line and "\r" not in line
         assert "internal error" not in line and "search failed" not in line, line
+        counts[line.split(" ")[0]] += 1
+    return counts
 
 
 def test_random_bytes_through_the_real_process(tmp_path):
@@ -206,3 +220,105 @@ def test_random_bytes_through_the_real_process(tmp_path):
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     assert "readyok" in out and out[-1] == "Nothing happens."
     assert "Traceback" not in proc.stderr.decode(errors="replace")
+
+
+# ---------------------------------------------------------------- the real engine
+
+REAL_LINES = 800
+REAL_GO_NUMBERS = {"nodes": ["1", "2", "5", "0", "-3", "x", "1e3"], "depth": ["1", "0", "x"],
+                   "mate": ["1", "0", "-1", "x"]}
+REAL_TIMES = ["0", "10", "50", "-5", "abc", "", "0x10"]
+
+
+def real_paths(tmp_path, maia_path):
+    """Paths a hostile GUI may name: too long, unreadable, devices, loops."""
+    unreadable = tmp_path / "unreadable"
+    unreadable.mkdir()
+    (unreadable / "net.pb.gz").write_bytes(b"")
+    unreadable.chmod(0)
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    return [str(maia_path), str(tmp_path / ("n" * 300) / "x.pb.gz"), "/" + "p" * 5000, str(tmp_path),
+            str(unreadable), str(unreadable / "net.pb.gz"), "/dev/null", "/dev/zero", "/dev/full",
+            str(loop), str(tmp_path / "missing" / "x"), "<autodiscover>"]
+
+
+def real_go(rng):
+    """A random `go` whose search always ends: small limits, or none (it
+    then ends at the next go/position/ucinewgame/stop)."""
+    tokens = ["go"]
+    for _ in range(rng.randrange(0, 4)):
+        word = rng.choice(GO_WORDS)
+        tokens.append(word)
+        if word in ("infinite", "ponder"):
+            continue
+        if word == "searchmoves":
+            tokens += rng.sample(["e2e4", "d2d4", "g1f3", "a7a8", "zz"], rng.randrange(0, 4))
+        else:
+            tokens.append(rng.choice(REAL_GO_NUMBERS.get(word, REAL_TIMES)))
+    return tokens
+
+
+def real_line(rng, paths):
+    kind = rng.random()
+    if kind < 0.2:
+        name = rng.choice(["WeightsFile", "WeightsFile", "LogFile", "SyzygyPath"])
+        choices = [p for p in paths if not (name == "LogFile" and p == paths[0])]
+        tokens = ["setoption", "name", name, "value", rng.choice(choices)]
+    elif kind < 0.45:
+        tokens = real_go(rng)
+    elif kind < 0.55:
+        tokens = ["isready"]
+    else:
+        tokens = random_line(rng).split(" ")
+        if tokens and tokens[0] == "go":
+            tokens = real_go(rng)
+        if any(t.strip() == "wait" for t in tokens) or "Backend" in tokens:
+            tokens = ["isready"]        # wait may outlast a bounded test; other backends need a GPU
+        if tokens and "LogFile" in tokens:
+            tokens = ["setoption", "name", "LogFile", "value", rng.choice(paths[1:])]
+    if rng.random() < 0.1:
+        tokens = garble(rng, tokens)
+    return " ".join(tokens).replace("\r", "")   # one line each, so the answers can be counted
+
+
+def command_of(line):
+    """The command the engine sees in `line` (its rule: the first known word)."""
+    return next((t for t in line.lstrip("\ufeff").split() if t in uci.UciEngine.COMMANDS), None)
+
+
+@pytest.mark.real_engine
+def test_fuzz_real_engine_with_real_paths(tmp_path, maia_path):
+    """Random and garbled lines, real file paths among the option values,
+    into `python -m lc0_rocm` with maia: every `go` gets exactly one
+    `bestmove`, every `isready` a `readyok`, every `uci` an `uciok`, no
+    internal error, no traceback, and it exits on quit."""
+    from tests.uci_process import UciProcess
+    rng = random.Random(20261122)
+    paths = real_paths(tmp_path, maia_path)
+    lines = [f"setoption name WeightsFile value {maia_path}", "setoption name Backend value cpu"]
+    lines += [real_line(rng, paths) for _ in range(REAL_LINES)]
+    lines = [line for line in lines if command_of(line) != "quit"]
+    lines += ["stop", "ucinewgame", "isready"]      # ucinewgame waits for the last bestmove
+    eng = UciProcess(tmp_path)
+    try:
+        for line in lines:
+            eng.send(line)
+        expected = {answer: 0 for answer in ANSWERS.values()}
+        for line in lines:
+            answer = ANSWERS.get(command_of(line))
+            if answer:
+                expected[answer] += 1
+        eng.read_until("readyok", count=expected["readyok"], timeout=TIME_LIMIT_S)
+        eng.send("quit")
+        assert eng.wait_exit(60) == 0
+        eng.quiet_for(1.0)
+        for answer, count in expected.items():
+            got = sum(line.split(" ")[0] == answer for line in eng.seen)
+            assert got == count, (answer, got, count)
+        check_output(eng.seen)
+        assert "Traceback" not in eng.stderr_text(), eng.stderr_text()[-3000:]
+        assert expected["bestmove"] > 50
+    finally:
+        (tmp_path / "unreadable").chmod(0o755)
+        eng.close()

@@ -22,7 +22,8 @@ def swish(x):
 
 
 def sigmoid(x):
-    return (1 / (1 + np.exp(-x))).astype(np.float32)
+    # exp clamped where 1 / (1 + e^t) is 0 in float32 anyway: no overflow warning
+    return (1 / (1 + np.exp(np.minimum(-x, 88)))).astype(np.float32)
 
 
 def selu(x):

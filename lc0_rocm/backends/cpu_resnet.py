@@ -47,7 +47,8 @@ ACTIVATE_INPLACE = {NF.DEFAULT_ACTIVATION_RELU: relu_, NF.DEFAULT_ACTIVATION_MIS
 
 
 def sigmoid(x):
-    return F32(1) / (F32(1) + np.exp(-x))
+    # exp clamped where 1 / (1 + e^t) is 0 in float32 anyway: no overflow warning
+    return F32(1) / (F32(1) + np.exp(np.minimum(-x, F32(88))))
 
 
 # ---------------------------------------------------------------- weights prep
