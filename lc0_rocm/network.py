@@ -27,13 +27,50 @@ from lc0_rocm.weights import Weights, WeightsError, load_weights
 DEFAULT_CHUNK = 256   # positions per backend call in evaluate_batch
 
 
+class _PolicyField:
+    """Evaluation.policy: a plain dict, which the native path builds on first
+    read (hashing ~30 chess.Moves into a dict costs more than the rest of an
+    evaluation; many callers read only the value)."""
+
+    def __get__(self, ev, owner=None):
+        if ev is None:
+            raise AttributeError("policy")   # no default for dataclasses
+        state = ev.__dict__
+        policy = state.get("_policy")
+        if policy is None:
+            source = state.get("_policy_source")
+            if source is None:          # another thread built it meanwhile
+                return state["_policy"]
+            moves, probs = source
+            policy = dict(zip(map(_move_of_code(), moves), probs))
+            state["_policy"] = policy   # set before the source goes: a racing reader finds one
+            state.pop("_policy_source", None)
+        return policy
+
+    def __set__(self, ev, policy):
+        ev.__dict__["_policy"] = policy
+
+
+def _move_of_code():
+    from lc0_rocm import native_encoder
+    return native_encoder.move_table().__getitem__
+
+
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
     """The network's view of one position, from the side to move."""
 
-    policy: dict[chess.Move, float]   # legal moves -> probability (softmax, temperature 1)
+    policy: dict[chess.Move, float] = _PolicyField()   # legal moves -> probability (softmax, temperature 1)
     wdl: tuple[float, float, float]   # win, draw, loss
     moves_left: float | None          # plies; None when the net has no such head
+
+    @classmethod
+    def _with_lazy_policy(cls, move_codes: list, probs: list, wdl, moves_left) -> "Evaluation":
+        """An Evaluation whose policy is built from the native core's 16-bit
+        moves (lc0_rocm.native_encoder) on first read."""
+        ev = cls.__new__(cls)
+        ev.__dict__.update(_policy_source=(move_codes, probs), wdl=wdl, moves_left=moves_left)
+        return ev
 
     @property
     def q(self) -> float:
@@ -148,18 +185,19 @@ class Network:
         probs = batch.legal_softmax(logits).tolist()
         legal = batch.legal[:len(probs)].tolist()
         offsets = batch.offsets.tolist()
-        move_of = native_encoder.move_table().__getitem__
+        native_encoder.move_table()   # built here, not on a caller's first read
         wdl = wdl.astype(np.float64).tolist()
         moves_left = moves_left.astype(np.float64).tolist() if self.has_moves_left else None
         results = []
+        lazy = Evaluation._with_lazy_policy
         for i in range(len(boards)):
+            ml = moves_left[i] if moves_left is not None else None
             if i in refused:
-                policy = dict(zip(refused[i][0], refused_probs[i].tolist()))
+                results.append(Evaluation(policy=dict(zip(refused[i][0], refused_probs[i].tolist())),
+                                          wdl=tuple(wdl[i]), moves_left=ml))
             else:
                 start, end = offsets[i], offsets[i + 1]
-                policy = dict(zip(map(move_of, legal[start:end]), probs[start:end]))
-            results.append(Evaluation(policy=policy, wdl=tuple(wdl[i]),
-                                      moves_left=moves_left[i] if moves_left is not None else None))
+                results.append(lazy(legal[start:end], probs[start:end], tuple(wdl[i]), ml))
         return results
 
     def close(self) -> None:
