@@ -66,10 +66,10 @@ _NO_EP = 64
 
 
 def _root_words(state, board: chess.Board, game_start: bool) -> tuple:
-    """The 15 words of a window's first position: a python-chess state (or
-    the board itself)."""
-    if state is board:
-        white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
+    """The 15 words of a window's first position: a python-chess state, or a
+    board (the board itself, or its root())."""
+    if isinstance(state, chess.Board):
+        white, black = state.occupied_co[chess.WHITE], state.occupied_co[chess.BLACK]
     else:
         white, black = state.occupied_w, state.occupied_b
     ep = state.ep_square
