@@ -8,11 +8,14 @@ Two modes:
       this process: boards/s for both and the ratio. lc0's side: UCI strings
       of the move stack, GameState, as_input, one evaluate per chunk,
       p_softmax over state.policy_indices(), a dict of move string -> prob.
+      Ours is timed twice: evaluate_batch alone (an Evaluation's policy dict
+      is built when first read) and with every policy dict read.
 
   python scripts/bench_evaluate.py --backend NAME --net PATH [--batch 256]
-      evaluate_batch boards/s next to forward_packed positions/s of the same
-      backend on the same batches (already encoded), and their ratio: how much
-      of the network's speed reaches a Python caller.
+      evaluate_batch boards/s (alone, and with every policy dict read) next
+      to forward_packed positions/s of the same backend on the same batches
+      (already encoded), and their ratio: how much of the network's speed
+      reaches a Python caller.
 
 Needs only numpy, python-chess and the package (no tqdm, no pytest).
 """
@@ -36,6 +39,10 @@ def best_rate(run, count: int, repeat: int) -> float:
         run()
         best = min(best, time.perf_counter() - start)
     return count / best
+
+
+def read_policies(evaluations) -> int:
+    return sum(len(ev.policy) for ev in evaluations)
 
 
 def lc0_evaluate(backend, boards, lb, chunk: int):
@@ -65,19 +72,23 @@ def versus_lc0(args) -> int:
     ours.evaluate_batch(boards[:args.batch])          # build tables, warm caches
     lc0_evaluate(theirs, boards[:args.batch], lb, args.batch)
     our_rate = best_rate(lambda: ours.evaluate_batch(boards, chunk=args.batch), len(boards), args.repeat)
+    our_read_rate = best_rate(lambda: read_policies(ours.evaluate_batch(boards, chunk=args.batch)),
+                              len(boards), args.repeat)
     lc0_rate = best_rate(lambda: lc0_evaluate(theirs, boards, lb, args.batch), len(boards), args.repeat)
     plies = sum(len(b.move_stack) for b in boards) / len(boards)
     print(f"{len(boards)} random-game boards (seed {args.seed}, {plies:.0f} plies on average), "
           f"chunks of {args.batch}, best of {args.repeat}")
-    print(f"  lc0-rocm evaluate_batch, random backend ({'native core' if native else 'Python: ' + why}): "
-          f"{our_rate:,.0f} boards/s")
-    print(f"  lc0 v0.32.1 Python bindings, random backend:          {lc0_rate:,.0f} boards/s")
-    print(f"  ratio: {our_rate / lc0_rate:.2f}x")
+    print(f"  lc0-rocm evaluate_batch, random backend ({'native core' if native else 'Python: ' + why})")
+    print(f"    evaluate_batch:                      {our_rate:,.0f} boards/s "
+          f"({our_rate / lc0_rate:.2f}x lc0)")
+    print(f"    evaluate_batch, every policy read:   {our_read_rate:,.0f} boards/s "
+          f"({our_read_rate / lc0_rate:.2f}x lc0)")
+    print(f"  lc0 v0.32.1 Python bindings, random backend: {lc0_rate:,.0f} boards/s")
     return 0
 
 
 def versus_forward(args) -> int:
-    from lc0_rocm import encoder, load_network
+    from lc0_rocm import encoder, load_network, native_core
     options = dict(part.split("=", 1) for part in args.backend_opts.split(",") if part)
     net = load_network(args.net, backend=args.backend, **options)
     boards = bench_positions(args.boards, seed=args.seed)
@@ -99,12 +110,21 @@ def versus_forward(args) -> int:
         for c in chunks:
             net.evaluate_batch(c, chunk=args.batch)
 
+    def run_evaluate_read():
+        for c in chunks:
+            read_policies(net.evaluate_batch(c, chunk=args.batch))
+
     forward_rate = best_rate(run_forward, count, args.repeat)
     evaluate_rate = best_rate(run_evaluate, count, args.repeat)
-    print(f"{net!r}: {count} boards in batches of {args.batch}, best of {args.repeat}")
-    print(f"  forward_packed: {forward_rate:,.0f} positions/s")
-    print(f"  evaluate_batch: {evaluate_rate:,.0f} boards/s "
+    read_rate = best_rate(run_evaluate_read, count, args.repeat)
+    native, why = native_core.available()
+    print(f"{net!r}: {count} boards in batches of {args.batch}, best of {args.repeat}, "
+          f"{'native core' if native else 'Python encoder: ' + why}")
+    print(f"  forward_packed:                     {forward_rate:,.0f} positions/s")
+    print(f"  evaluate_batch:                     {evaluate_rate:,.0f} boards/s "
           f"({100 * evaluate_rate / forward_rate:.0f}% of forward_packed)")
+    print(f"  evaluate_batch, every policy read:  {read_rate:,.0f} boards/s "
+          f"({100 * read_rate / forward_rate:.0f}% of forward_packed)")
     net.close()
     return 0
 
