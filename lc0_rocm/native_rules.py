@@ -36,9 +36,7 @@ def _core():
 
 def _call(status: int) -> None:
     if status != 0:
-        ffi, lib = _core()
-        message = ffi.string(lib.lc0core_last_error()).decode(errors="replace")
-        raise RulesError(status, message or STATUS_NAMES.get(status, f"status {status}"))
+        raise RulesError(status, native_core.last_error() or STATUS_NAMES.get(status, f"status {status}"))
 
 
 def _text(fen: str | bytes | None):
@@ -173,14 +171,21 @@ def perft_report(board: chess.Board, args: list[str]) -> list[str]:
     """`go perft N` on `board` as Stockfish prints it: `move: nodes` per
     legal move, a blank line, `Nodes searched: total`. ValueError for a bad
     depth; the native core when it is there, else python-chess."""
-    if len(args) != 1 or not args[0].lstrip("-").isdigit():
+    try:
+        depth = int(args[0]) if len(args) == 1 else None
+    except ValueError:
+        depth = None
+    if depth is None:
         raise ValueError("go perft: expected one depth, e.g. `go perft 5`")
-    depth = int(args[0])
     if not 1 <= depth <= MAX_PERFT_DEPTH:
         raise ValueError(f"go perft: depth must be 1..{MAX_PERFT_DEPTH}")
+    divide = None
     if native_core.available()[0]:
-        divide = perft_divide(board.fen(), depth, board.chess960)
-    else:
+        try:
+            divide = perft_divide(board.fen(), depth, board.chess960)
+        except RulesError:   # a position python-chess plays but the core refuses (fantasy material)
+            divide = None
+    if divide is None:
         divide = []
         board = board.copy(stack=False)
         for move in list(board.legal_moves):
