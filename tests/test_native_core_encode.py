@@ -220,6 +220,17 @@ def test_evaluate_batch_native_equals_python_every_format(core, input_format):
     assert_same_evaluations(*evaluate_both_ways(net, boards))
 
 
+def test_without_a_core_evaluate_uses_python(core, monkeypatch):
+    """No C++ compiler: encode_boards answers None and evaluate_batch takes
+    the Python path with the same results."""
+    boards = [b for _, b in POSITIONS][:30]
+    net = load_network(None, backend="random", seed=4)
+    native = net.evaluate_batch(boards)
+    monkeypatch.setattr(native_encoder, "core", lambda: None)
+    assert native_encoder.encode_boards(boards, 1) is None
+    assert net.evaluate_batch(boards) == native
+
+
 def test_lazy_policy_is_a_plain_dict():
     ev = Evaluation._with_lazy_policy([12 | 28 << 6, 6 | 21 << 6], [0.75, 0.25], (0.5, 0.2, 0.3), None)
     expected = Evaluation(policy={chess.Move.from_uci("e2e4"): 0.75, chess.Move.from_uci("g1f3"): 0.25},
