@@ -124,7 +124,10 @@ def test_moves_are_checked_like_the_move_generator(core):
     refuse the board."""
     rng = random.Random(3)
     children, legal = [], []
-    for board in random_game_positions(300, seed=11)[::3]:
+    parents = [b for _, b in POSITIONS] + chess960_games()[::4] + random_game_positions(300, seed=11)[::3]
+    for board in parents:   # e.p., castling (both kinds), promotions, checks, pins
+        if board.is_game_over():
+            continue
         ours = board.occupied_co[board.turn]
         legal_moves = set(board.legal_moves)
         candidates = list(legal_moves)
