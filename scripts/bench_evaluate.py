@@ -12,10 +12,13 @@ Two modes:
       is built when first read) and with every policy dict read.
 
   python scripts/bench_evaluate.py --backend NAME --net PATH [--batch 256]
-      evaluate_batch boards/s (alone, and with every policy dict read) next
-      to forward_packed positions/s of the same backend on the same batches
-      (already encoded), and their ratio: how much of the network's speed
-      reaches a Python caller.
+      evaluate_batch boards/s next to forward_packed positions/s of the same
+      backend on the same batches (already encoded), and their ratio: how
+      much of the network's speed reaches a Python caller. evaluate_batch is
+      timed one call per batch (alone, and with every policy dict read) and
+      with all boards in one call, chunked by --batch, with and without the
+      forward pass of a chunk overlapping the encoding of the next
+      (Network.overlap_chunks; on by default for GPU backends only).
 
 Needs only numpy, python-chess and the package (no tqdm, no pytest).
 """
@@ -114,17 +117,28 @@ def versus_forward(args) -> int:
         for c in chunks:
             read_policies(net.evaluate_batch(c, chunk=args.batch))
 
+    def run_evaluate_all(overlap: bool):
+        net.overlap_chunks = overlap
+        net.evaluate_batch(boards[:count], chunk=args.batch)
+        net.overlap_chunks = None
+
     forward_rate = best_rate(run_forward, count, args.repeat)
     evaluate_rate = best_rate(run_evaluate, count, args.repeat)
     read_rate = best_rate(run_evaluate_read, count, args.repeat)
+    all_rates = {o: best_rate(lambda: run_evaluate_all(o), count, args.repeat) for o in (False, True)}
     native, why = native_core.available()
     print(f"{net!r}: {count} boards in batches of {args.batch}, best of {args.repeat}, "
           f"{'native core' if native else 'Python encoder: ' + why}")
-    print(f"  forward_packed:                     {forward_rate:,.0f} positions/s")
-    print(f"  evaluate_batch:                     {evaluate_rate:,.0f} boards/s "
-          f"({100 * evaluate_rate / forward_rate:.0f}% of forward_packed)")
-    print(f"  evaluate_batch, every policy read:  {read_rate:,.0f} boards/s "
-          f"({100 * read_rate / forward_rate:.0f}% of forward_packed)")
+
+    def row(label, rate, unit="boards/s"):
+        share = "" if rate is forward_rate else f" ({100 * rate / forward_rate:.0f}% of forward_packed)"
+        print(f"  {label:58s} {rate:>10,.0f} {unit}{share}")
+
+    row("forward_packed", forward_rate, "positions/s")
+    row("evaluate_batch, one call per batch", evaluate_rate)
+    row("evaluate_batch, one call per batch, every policy read", read_rate)
+    row("evaluate_batch, all boards in one call", all_rates[False])
+    row("evaluate_batch, all boards, forward overlapped with encoding", all_rates[True])
     net.close()
     return 0
 

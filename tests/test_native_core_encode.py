@@ -223,6 +223,20 @@ def test_evaluate_batch_native_equals_python_every_format(core, input_format):
     assert_same_evaluations(*evaluate_both_ways(net, boards))
 
 
+@pytest.mark.parametrize("use_native_core", [True, False])
+def test_overlapped_chunks_give_the_same_results(core, use_native_core):
+    boards = [b for _, b in POSITIONS] + random_game_positions(50, seed=9)
+    net = load_network(None, backend="random", seed=2)
+    net.use_native_core = use_native_core
+    assert net.overlap_chunks is None   # automatic: off for a backend without a device
+    plain = net.evaluate_batch(boards, chunk=16)
+    net.overlap_chunks = True
+    assert net.evaluate_batch(boards, chunk=16) == plain
+    assert net.evaluate_batch(boards[:5], chunk=16) == plain[:5] and net.evaluate_batch([]) == []
+    with pytest.raises(TypeError, match="chess.Board"):
+        net.evaluate_batch(boards[:40] + ["not a board"], chunk=16)
+
+
 def test_without_a_core_evaluate_uses_python(core, monkeypatch):
     """No C++ compiler: encode_boards answers None and evaluate_batch takes
     the Python path with the same results."""
