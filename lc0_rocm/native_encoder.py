@@ -48,6 +48,8 @@ def move_table() -> list:
     """chess.Move by the core's 16-bit python-chess move (from | to << 6 |
     promotion << 12), built once."""
     global _move_table
+    if _move_table is not None:
+        return _move_table
     with _table_lock:
         if _move_table is None:
             table = [None] * (6 << 12)
