@@ -34,14 +34,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from lc0_rocm.backendbench import bench_positions  # noqa: E402
 
 
-def best_rate(run, count: int, repeat: int) -> float:
-    """Items per second of the fastest of `repeat` runs."""
-    best = float("inf")
+def best_rates(runs: dict, count: int, repeat: int) -> dict:
+    """Items per second of the fastest of `repeat` runs of each of `runs`
+    (name -> function), taken in turns so that a change in the machine's
+    load falls on all of them alike."""
+    best = {name: float("inf") for name in runs}
     for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return count / best
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: count / seconds for name, seconds in best.items()}
 
 
 def read_policies(evaluations) -> int:
@@ -74,13 +77,15 @@ def versus_lc0(args) -> int:
     theirs = lb.Backend(backend="random")
     ours.evaluate_batch(boards[:args.batch])          # build tables, warm caches
     lc0_evaluate(theirs, boards[:args.batch], lb, args.batch)
-    our_rate = best_rate(lambda: ours.evaluate_batch(boards, chunk=args.batch), len(boards), args.repeat)
-    our_read_rate = best_rate(lambda: read_policies(ours.evaluate_batch(boards, chunk=args.batch)),
-                              len(boards), args.repeat)
-    lc0_rate = best_rate(lambda: lc0_evaluate(theirs, boards, lb, args.batch), len(boards), args.repeat)
+    rates = best_rates({
+        "ours": lambda: ours.evaluate_batch(boards, chunk=args.batch),
+        "ours_read": lambda: read_policies(ours.evaluate_batch(boards, chunk=args.batch)),
+        "lc0": lambda: lc0_evaluate(theirs, boards, lb, args.batch),
+    }, len(boards), args.repeat)
+    our_rate, our_read_rate, lc0_rate = rates["ours"], rates["ours_read"], rates["lc0"]
     plies = sum(len(b.move_stack) for b in boards) / len(boards)
     print(f"{len(boards)} random-game boards (seed {args.seed}, {plies:.0f} plies on average), "
-          f"chunks of {args.batch}, best of {args.repeat}")
+          f"chunks of {args.batch}, best of {args.repeat} runs taken in turns")
     print(f"  lc0-rocm evaluate_batch, random backend ({'native core' if native else 'Python: ' + why})")
     print(f"    evaluate_batch:                      {our_rate:,.0f} boards/s "
           f"({our_rate / lc0_rate:.2f}x lc0)")
@@ -122,10 +127,11 @@ def versus_forward(args) -> int:
         net.evaluate_batch(boards[:count], chunk=args.batch)
         net.overlap_chunks = None
 
-    forward_rate = best_rate(run_forward, count, args.repeat)
-    evaluate_rate = best_rate(run_evaluate, count, args.repeat)
-    read_rate = best_rate(run_evaluate_read, count, args.repeat)
-    all_rates = {o: best_rate(lambda: run_evaluate_all(o), count, args.repeat) for o in (False, True)}
+    rates = best_rates({"forward": run_forward, "evaluate": run_evaluate, "read": run_evaluate_read,
+                        "all": lambda: run_evaluate_all(False),
+                        "overlapped": lambda: run_evaluate_all(True)}, count, args.repeat)
+    forward_rate, evaluate_rate, read_rate = rates["forward"], rates["evaluate"], rates["read"]
+    all_rates = {False: rates["all"], True: rates["overlapped"]}
     native, why = native_core.available()
     print(f"{net!r}: {count} boards in batches of {args.batch}, best of {args.repeat}, "
           f"{'native core' if native else 'Python encoder: ' + why}")
@@ -150,7 +156,8 @@ def main(argv=None) -> int:
     p.add_argument("--backend-opts", default="", help="backend options key=value,...")
     p.add_argument("--batch", type=int, default=256, help="boards per call (default 256)")
     p.add_argument("--boards", type=int, default=2048, help="boards (default 2048)")
-    p.add_argument("--repeat", type=int, default=3, help="runs, the fastest counts (default 3)")
+    p.add_argument("--repeat", type=int, default=5,
+                   help="runs of each, taken in turns; the fastest counts (default 5)")
     p.add_argument("--seed", type=int, default=0, help="random games' seed (default 0)")
     args = p.parse_args(argv)
     if args.batch < 1 or args.boards < 1 or args.repeat < 1:
