@@ -26,7 +26,7 @@ import threading
 import chess
 import numpy as np
 
-from lc0_rocm import encoder
+from lc0_rocm import encoder, native_core
 from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE
 
 HISTORY = encoder.HISTORY
@@ -35,7 +35,6 @@ MAX_MOVES = 256                    # the core's bound on legal moves per positio
 
 def core():
     """(ffi, lib) of the native core, or None when it cannot be had."""
-    from lc0_rocm import native_core
     ok, _ = native_core.available()
     return native_core.load() if ok else None
 
@@ -104,16 +103,10 @@ class BoardBatch:
         if logits.shape != (self.n, POLICY_SIZE):
             raise ValueError(f"logits must have shape ({self.n}, {POLICY_SIZE}), got {logits.shape}")
         probs = np.empty(int(self.offsets[-1]), dtype=np.float32)
-        _check(self.ffi, self.lib, self.lib.lc0core_legal_softmax_batch(
+        native_core.check(self.lib.lc0core_legal_softmax_batch(
             self.n, self._ptr("float*", logits), self._ptr("int16_t*", self.indices),
             self._ptr("int32_t*", self.offsets), 1.0, self._ptr("float*", probs)))
         return probs
-
-
-def _check(ffi, lib, status: int) -> None:
-    if status != 0:
-        message = ffi.string(lib.lc0core_last_error()).decode(errors="replace")
-        raise RuntimeError(f"native core: {message or f'status {status}'}")
 
 
 def _gather(boards: list):
@@ -165,7 +158,7 @@ def encode_boards(boards: list, input_format: int) -> BoardBatch | None:
         return None   # a number python-chess allows that does not fit: the Python path
     batch = BoardBatch(ffi, lib, n, input_format)
     p = batch._ptr
-    _check(ffi, lib, lib.lc0core_encode_batch(
+    native_core.check(lib.lc0core_encode_batch(
         n, p("uint64_t*", words_a), p("uint16_t*", moves_a), p("int32_t*", offsets_a),
         input_format, p("uint64_t*", batch.masks), p("float*", batch.values),
         p("int32_t*", batch.transforms), p("uint16_t*", batch.legal), p("int16_t*", batch.indices),
