@@ -53,6 +53,14 @@ def chess960_games(seed: int = 0, plies: int = 24) -> list[chess.Board]:
     return boards
 
 
+def snapshot(board: chess.Board) -> chess.Board:
+    """board.copy() in O(1) Python steps: the move and state stacks are
+    shared element by element (both immutable in use), not copied one by one."""
+    child = board.copy(stack=False)
+    child.move_stack, child._stack = board.move_stack.copy(), board._stack.copy()
+    return child
+
+
 def random_game_positions(count: int, seed: int) -> list[chess.Board]:
     """`count` positions (each with its history) from seeded random games,
     every 10th game Chess960, underpromotions and all."""
@@ -67,7 +75,7 @@ def random_game_positions(count: int, seed: int) -> list[chess.Board]:
             if not moves or len(boards) >= count:
                 break
             board.push(rng.choice(moves))
-            boards.append(board.copy())
+            boards.append(snapshot(board))
     return boards
 
 
