@@ -84,13 +84,15 @@ class BoardBatch:
 
     def __init__(self, ffi, lib, n: int, input_format: int):
         self.ffi, self.lib, self.n, self.input_format = ffi, lib, n, input_format
-        self.masks = np.zeros((n, NUM_PLANES), dtype=np.uint64)
-        self.values = np.zeros((n, NUM_PLANES), dtype=np.float32)
-        self.transforms = np.zeros(n, dtype=np.int32)
-        self.legal = np.zeros(n * MAX_MOVES, dtype=np.uint16)
-        self.indices = np.zeros(n * MAX_MOVES, dtype=np.int16)
-        self.offsets = np.zeros(n + 1, dtype=np.int32)
-        self.status = np.zeros(n, dtype=np.int32)
+        # The core writes every board's planes, transform, status and offset,
+        # and the moves up to the last offset: nothing here needs zeroing.
+        self.masks = np.empty((n, NUM_PLANES), dtype=np.uint64)
+        self.values = np.empty((n, NUM_PLANES), dtype=np.float32)
+        self.transforms = np.empty(n, dtype=np.int32)
+        self.legal = np.empty(n * MAX_MOVES, dtype=np.uint16)
+        self.indices = np.empty(n * MAX_MOVES, dtype=np.int16)
+        self.offsets = np.empty(n + 1, dtype=np.int32)
+        self.status = np.empty(n, dtype=np.int32)
         self.refused: list[int] = []
 
     def _ptr(self, ctype: str, array: np.ndarray):

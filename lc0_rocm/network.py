@@ -42,8 +42,8 @@ class _PolicyField:
             source = state.get("_policy_source")
             if source is None:          # another thread built it meanwhile
                 return state["_policy"]
-            moves, probs = source
-            policy = dict(zip(map(_move_of_code(), moves), probs))
+            moves, probs, start, end = source
+            policy = dict(zip(map(_move_of_code(), moves[start:end]), probs[start:end]))
             state["_policy"] = policy   # set before the source goes: a racing reader finds one
             state.pop("_policy_source", None)
         return policy
@@ -66,11 +66,14 @@ class Evaluation:
     moves_left: float | None          # plies; None when the net has no such head
 
     @classmethod
-    def _with_lazy_policy(cls, move_codes: list, probs: list, wdl, moves_left) -> "Evaluation":
-        """An Evaluation whose policy is built from the native core's 16-bit
-        moves (lc0_rocm.native_encoder) on first read."""
+    def _with_lazy_policy(cls, move_codes: list, probs: list, start: int, end: int,
+                          wdl, moves_left) -> "Evaluation":
+        """An Evaluation whose policy is built on first read from the native
+        core's 16-bit moves (lc0_rocm.native_encoder) and probabilities at
+        [start, end) of lists its chunk's evaluations share."""
         ev = cls.__new__(cls)
-        ev.__dict__.update(_policy_source=(move_codes, probs), wdl=wdl, moves_left=moves_left)
+        ev.__dict__.update(_policy_source=(move_codes, probs, start, end), wdl=wdl,
+                           moves_left=moves_left)
         return ev
 
     @property
@@ -226,8 +229,7 @@ class Network:
                 results.append(Evaluation(policy=dict(zip(refused[i][0], refused_probs[i].tolist())),
                                           wdl=tuple(wdl[i]), moves_left=ml))
             else:
-                start, end = offsets[i], offsets[i + 1]
-                results.append(lazy(legal[start:end], probs[start:end], tuple(wdl[i]), ml))
+                results.append(lazy(legal, probs, offsets[i], offsets[i + 1], tuple(wdl[i]), ml))
         return results
 
     def close(self) -> None:

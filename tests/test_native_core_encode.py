@@ -257,7 +257,8 @@ def test_without_a_core_evaluate_uses_python(core, monkeypatch):
 
 
 def test_lazy_policy_is_a_plain_dict():
-    ev = Evaluation._with_lazy_policy([12 | 28 << 6, 6 | 21 << 6], [0.75, 0.25], (0.5, 0.2, 0.3), None)
+    ev = Evaluation._with_lazy_policy([0, 12 | 28 << 6, 6 | 21 << 6], [0.5, 0.75, 0.25], 1, 3,
+                                      (0.5, 0.2, 0.3), None)
     expected = Evaluation(policy={chess.Move.from_uci("e2e4"): 0.75, chess.Move.from_uci("g1f3"): 0.25},
                           wdl=(0.5, 0.2, 0.3), moves_left=None)
     assert type(ev.policy) is dict and ev == expected and repr(ev) == repr(expected)
