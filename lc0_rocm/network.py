@@ -76,6 +76,11 @@ class Evaluation:
                            moves_left=moves_left)
         return ev
 
+    def __getstate__(self):
+        """Pickles and copies hold the built policy, not the shared lists."""
+        self.policy   # noqa: B018 (builds it)
+        return self.__dict__
+
     @property
     def q(self) -> float:
         return self.wdl[0] - self.wdl[2]

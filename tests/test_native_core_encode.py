@@ -263,6 +263,13 @@ def test_lazy_policy_is_a_plain_dict():
                           wdl=(0.5, 0.2, 0.3), moves_left=None)
     assert type(ev.policy) is dict and ev == expected and repr(ev) == repr(expected)
     assert ev.policy is ev.policy and ev.q == pytest.approx(0.2)
+    import copy
+    import pickle
+    codes, probs = [0] * 10000, [0.0] * 10000
+    codes[5000:5002], probs[5000:5002] = [12 | 28 << 6, 6 | 21 << 6], [0.75, 0.25]
+    lazy = Evaluation._with_lazy_policy(codes, probs, 5000, 5002, (0.5, 0.2, 0.3), None)
+    assert len(pickle.dumps(lazy)) < 1000   # not the shared lists
+    assert pickle.loads(pickle.dumps(lazy)) == expected and copy.copy(lazy) == expected
 
 
 # ---------------------------------------------------------------- random net
