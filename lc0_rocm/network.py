@@ -6,10 +6,15 @@
 
 `evaluate_batch` encodes all boards (lc0's compact masks/values), runs one
 backend call per chunk, and turns the raw 1858 logits into a softmax over each
-position's legal moves, keyed by the real-orientation chess.Move.
+position's legal moves, keyed by the real-orientation chess.Move. With the
+native core (lc0_rocm.native_core) the encoding, legal moves, policy indices
+and softmax of a chunk are one native call each (lc0_rocm.native_encoder);
+without it, or for a board the core refuses, the Python encoder does them,
+with the same results.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 from typing import TYPE_CHECKING, Iterable
@@ -28,6 +33,35 @@ DEFAULT_CHUNK = 256   # positions per backend call in evaluate_batch
 LARGE_NET_BYTES = 50_000_000   # files above this take seconds to load: show progress
 
 
+class _PolicyField:
+    """Evaluation.policy: a plain dict, which the native path builds on first
+    read (hashing ~30 chess.Moves into a dict costs more than the rest of an
+    evaluation; many callers read only the value)."""
+
+    def __get__(self, ev, owner=None):
+        if ev is None:
+            raise AttributeError("policy")   # no default for dataclasses
+        state = ev.__dict__
+        policy = state.get("_policy")
+        if policy is None:
+            source = state.get("_policy_source")
+            if source is None:          # another thread built it meanwhile
+                return state["_policy"]
+            moves, probs, start, end = source
+            policy = dict(zip(map(_move_of_code(), moves[start:end]), probs[start:end]))
+            state["_policy"] = policy   # set before the source goes: a racing reader finds one
+            state.pop("_policy_source", None)
+        return policy
+
+    def __set__(self, ev, policy):
+        ev.__dict__["_policy"] = policy
+
+
+def _move_of_code():
+    from lc0_rocm import native_encoder
+    return native_encoder.move_table().__getitem__
+
+
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
     """The network's view of one position, from the side to move: `policy`
@@ -35,9 +69,25 @@ class Evaluation:
     is (win, draw, loss) probabilities, `q` = win - loss in [-1, 1],
     `moves_left` the expected remaining plies (None without that head)."""
 
-    policy: dict[chess.Move, float]   # legal moves -> probability (softmax, temperature 1)
+    policy: dict[chess.Move, float] = _PolicyField()   # legal moves -> probability (softmax, temperature 1)
     wdl: tuple[float, float, float]   # win, draw, loss
     moves_left: float | None          # plies; None when the net has no such head
+
+    @classmethod
+    def _with_lazy_policy(cls, move_codes: list, probs: list, start: int, end: int,
+                          wdl, moves_left) -> "Evaluation":
+        """An Evaluation whose policy is built on first read from the native
+        core's 16-bit moves (lc0_rocm.native_encoder) and probabilities at
+        [start, end) of lists its chunk's evaluations share."""
+        ev = cls.__new__(cls)
+        ev.__dict__.update(_policy_source=(move_codes, probs, start, end), wdl=wdl,
+                           moves_left=moves_left)
+        return ev
+
+    def __getstate__(self):
+        """Pickles and copies hold the built policy, not the shared lists."""
+        self.policy   # noqa: B018 (builds it)
+        return self.__dict__
 
     @property
     def q(self) -> float:
@@ -51,19 +101,39 @@ class Evaluation:
 
 
 class Network:
-    """One net on one backend. Use as a context manager or call close()."""
+    """One net on one backend. Use as a context manager or call close().
 
-    def __init__(self, weights: Weights, backend: Backend, spec: NetSpec | None = None) -> None:
+    `weights` may be None for a backend that needs no net (`random`): the
+    input format is then the backend's and `spec` is None.
+    `use_native_core` (default True) lets evaluate_batch use the native
+    core when it is available; False keeps to the Python encoder.
+    `overlap_chunks`: evaluate_batch runs the forward pass of one chunk on a
+    worker thread while it encodes the next; None (default) does so for GPU
+    backends only (their forward pass waits on the device without the GIL;
+    a CPU backend's would compete with the encoding for the cores)."""
+
+    use_native_core = True
+    overlap_chunks: bool | None = None
+
+    def __init__(self, weights: Weights | None, backend: Backend,
+                 spec: NetSpec | None = None) -> None:
         from lc0_rocm.netspec import NetSpec
 
         self.weights = weights
         self.backend = backend
-        self.spec = spec if spec is not None else NetSpec.from_weights(weights)
-        self.input_format = int(weights.format.input)
+        if weights is None:
+            self.spec = spec
+            self.input_format = int(getattr(backend, "input_format", encoder.INPUT_CLASSICAL))
+        else:
+            self.spec = spec if spec is not None else NetSpec.from_weights(weights)
+            # A backend may encode for a format of its own (random's input_mode).
+            self.input_format = int(getattr(backend, "input_format", weights.format.input))
         if self.input_format not in encoder.INPUT_FORMATS:
-            raise WeightsError(f"{weights.path or 'network'}: input format {self.input_format} "
+            where = weights.path if weights is not None and weights.path else "network"
+            raise WeightsError(f"{where}: input format {self.input_format} "
                                "is not supported by the encoder")
-        self.has_moves_left = bool(self.spec.moves_left)
+        self.has_moves_left = (self.spec is not None and bool(self.spec.moves_left)
+                               and getattr(backend, "has_moves_left", True))
         self.closed = False
 
     def forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -111,26 +181,90 @@ class Network:
         evaluate() in a loop on a GPU."""
         self._check_open()
         boards = list(boards)
+        chunks = [boards[start:start + chunk] for start in range(0, len(boards), chunk)]
+        overlap = self.overlap_chunks
+        if overlap is None:   # GPU backends carry device_info
+            overlap = getattr(self.backend, "device_info", None) is not None
+        if len(chunks) < 2 or not overlap:
+            return [ev for c in chunks for ev in self._finish(self._prepare(c))]
+        # The backend's forward pass of one chunk (native code, no GIL) runs on
+        # a worker thread while this thread encodes the next chunk and unpacks
+        # the previous one.
         results: list[Evaluation] = []
-        for start in range(0, len(boards), chunk):
-            results += self._evaluate_chunk(boards[start:start + chunk])
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lc0-rocm-forward") as worker:
+            prepared = self._prepare(chunks[0])
+            running = worker.submit(self.forward_packed, prepared.masks, prepared.values)
+            for c in chunks[1:]:
+                upcoming = self._prepare(c)
+                outputs = running.result()
+                running = worker.submit(self.forward_packed, upcoming.masks, upcoming.values)
+                results += self._finish(prepared, outputs)
+                prepared = upcoming
+            results += self._finish(prepared, running.result())
         return results
 
-    def _evaluate_chunk(self, boards: list[chess.Board]) -> list[Evaluation]:
-        if not boards:
+    def _prepare(self, boards: list[chess.Board]) -> "_Chunk":
+        """Encode a chunk: by the native core when it is available (boards it
+        refuses by the Python encoder, with its errors), else in Python."""
+        batch = None
+        if self.use_native_core:
+            from lc0_rocm import native_encoder
+            batch = native_encoder.encode_boards(boards, self.input_format)
+        if batch is None:
+            masks, values, transforms = encoder.encode_batch_packed(boards, self.input_format)
+            return _Chunk(boards, masks, values, transforms, None)
+        for i in batch.refused:
+            batch.masks[i], batch.values[i], batch.transforms[i] = encoder.encode_packed(
+                boards[i], self.input_format)
+        return _Chunk(boards, batch.masks, batch.values, batch.transforms, batch)
+
+    def _finish(self, chunk: "_Chunk", outputs=None) -> list[Evaluation]:
+        """Evaluations of a prepared chunk from the backend's outputs (run
+        here when not given)."""
+        if not chunk.boards:
             return []
-        masks, values, transforms = encoder.encode_batch_packed(boards, self.input_format)
-        logits, wdl, moves_left = self.forward_packed(masks, values)
+        if outputs is None:
+            outputs = self.forward_packed(chunk.masks, chunk.values)
+        logits, wdl, moves_left = outputs
+        wdl = wdl.astype(np.float64).tolist()
+        moves_left = moves_left.astype(np.float64).tolist() if self.has_moves_left else None
+        if chunk.batch is None:
+            return self._finish_python(chunk.boards, chunk.transforms, logits, wdl, moves_left)
+        return self._finish_native(chunk.boards, chunk.batch, logits, wdl, moves_left)
+
+    def _finish_python(self, boards, transforms, logits, wdl, moves_left) -> list[Evaluation]:
         per_board = [encoder.policy_indices(b, self.input_format, int(t))
                      for b, t in zip(boards, transforms)]
         probs = _legal_softmax(logits, [indices for _, indices in per_board])
-        wdl = wdl.astype(np.float64).tolist()
-        moves_left = moves_left.astype(np.float64).tolist()
         return [
             Evaluation(policy=dict(zip(moves, p.tolist())), wdl=tuple(wdl[i]),
-                       moves_left=moves_left[i] if self.has_moves_left else None)
+                       moves_left=moves_left[i] if moves_left is not None else None)
             for i, ((moves, _), p) in enumerate(zip(per_board, probs))
         ]
+
+    def _finish_native(self, boards, batch, logits, wdl, moves_left) -> list[Evaluation]:
+        from lc0_rocm import native_encoder
+
+        refused = {i: encoder.policy_indices(boards[i], self.input_format, int(batch.transforms[i]))
+                   for i in batch.refused}
+        if refused:
+            rows = list(refused)
+            refused_probs = dict(zip(rows, _legal_softmax(
+                logits[rows], [indices for _, indices in refused.values()])))
+        probs = batch.legal_softmax(logits).tolist()
+        legal = batch.legal[:len(probs)].tolist()
+        offsets = batch.offsets.tolist()
+        native_encoder.move_table()   # built here, not on a caller's first read
+        results = []
+        lazy = Evaluation._with_lazy_policy
+        for i in range(len(boards)):
+            ml = moves_left[i] if moves_left is not None else None
+            if i in refused:
+                results.append(Evaluation(policy=dict(zip(refused[i][0], refused_probs[i].tolist())),
+                                          wdl=tuple(wdl[i]), moves_left=ml))
+            else:
+                results.append(lazy(legal, probs, offsets[i], offsets[i + 1], tuple(wdl[i]), ml))
+        return results
 
     def close(self) -> None:
         """Free the backend's memory (GPU buffers, native handles). The
@@ -147,8 +281,21 @@ class Network:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"Network({self.weights.path or '?'}, backend={self.backend.name}, "
+        path = (self.weights.path or "?") if self.weights is not None else "no net"
+        return (f"Network({path}, backend={self.backend.name}, "
                 f"input_format={self.input_format})")
+
+
+@dataclasses.dataclass
+class _Chunk:
+    """A chunk of boards encoded for the backend; `batch` is the native
+    core's encoding (native_encoder.BoardBatch), None on the Python path."""
+
+    boards: list
+    masks: np.ndarray
+    values: np.ndarray
+    transforms: np.ndarray
+    batch: object
 
 
 def _legal_softmax(logits: np.ndarray, indices: list[np.ndarray]) -> list[np.ndarray]:
@@ -178,8 +325,10 @@ def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: 
     "maia-1900.pb.gz" both find a fetched maia-1900. None (or
     "<autodiscover>") takes the default net. A missing net raises
     `netfiles.NetNotFoundError` (a FileNotFoundError) that names the places
-    searched. `backend_opts` is lc0's --backend-opts string (or its parsed
-    tree, backends.options.parse), e.g. for two GPUs
+    searched. With backend "random", `path` None means no net (the
+    classical input format, or the backend's `input_mode`). `backend_opts`
+    is lc0's --backend-opts string (or its parsed tree,
+    backends.options.parse), e.g. for two GPUs
     `load_network(path, backend="demux", backend_opts="backend=rocm-fp16,(gpu=0),(gpu=1)")`;
     keyword `options` are added to its top level (cpu: threads, ...).
     """
@@ -195,6 +344,8 @@ def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: 
         weights = path
         netfiles.note_if_test_net(weights.license, weights.path)
         return Network(weights, backends.create(backend, weights, **tree))
+    if path is None and backend == "random":
+        return Network(None, backends.create(backend, None, **tree))
     file = netfiles.resolve_weights(path)
     size = os.path.getsize(file)
     if size < LARGE_NET_BYTES:

@@ -278,3 +278,12 @@ def test_real_plot_with_overlay(tiny_net, tmp_path, capsys):
                     "--positions", "4", "--plot", str(out), "--compare", str(other)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"wrote {out}" in capsys.readouterr().out
+
+
+def test_random_backend_needs_no_net(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "cache"))
+    assert bb.main(["-b", "random", "--batches", "1,8", "--seconds", "0.01", "--positions", "8",
+                    "--packed"]) == 0
+    out = capsys.readouterr().out
+    assert "backend random" in out and "Benchmark batch size 8" in out

@@ -22,6 +22,8 @@ class BackendEntry:
 
 _ENTRIES = [
     BackendEntry("cpu", "lc0_rocm.backends.cpu", 0, "numpy reference (float32)"),
+    BackendEntry("random", "lc0_rocm.backends.random", 0,
+                 "lc0's random net: outputs hashed from the input (tests, timing; no net needed)"),
     BackendEntry("rocm", "lc0_rocm.backends.native", 0, "AMD GPU, HIP, float32"),
     BackendEntry("rocm-fp16", "lc0_rocm.backends.native", 0, "AMD GPU, HIP, float16"),
     BackendEntry("rocm-auto", "lc0_rocm.backends.native", 100, "AMD GPU, fp16 where fast"),
@@ -94,7 +96,8 @@ def takes_children(name: str) -> bool:
 
 
 def create(name: str, weights, /, **options) -> Backend:
-    """Build backend `name` (or `auto`) for loaded `weights`. `options` are
+    """Build backend `name` (or `auto`) for loaded `weights` (None: no net,
+    only for backends that need none, such as `random`). `options` are
     one level of lc0's backend-options tree (see backends.options): string
     values, and for wrappers sub-dictionaries (dict values) for children."""
     requested = name
