@@ -696,9 +696,9 @@ class UciEngine:
         if self._weights is None or self._weights[0] is None:
             self._resolve_weights()   # at start, or again while no net was found
         path, problem = self._weights
-        if path is None:
-            raise UciError(problem)
         backend = self.values["Backend"]
+        if path is None and backend != "random":   # lc0's random backend needs no net
+            raise UciError(problem)
         backend_options = parse_backend_options(self.values["BackendOptions"])
         key = (str(path), backend, tuple(sorted(backend_options.items())))
         if self.engine is not None and key == self._net_key:
@@ -711,7 +711,8 @@ class UciEngine:
             if note:
                 self.note(note)
         try:
-            network = self._network_loader(str(path), backend=backend, backend_opts=backend_options)
+            network = self._network_loader(None if path is None else str(path), backend=backend,
+                                           backend_opts=backend_options)
         except Exception as e:  # bad file, unavailable backend, ...
             raise UciError(f"cannot load {path} with backend {backend}: {type(e).__name__}: {e}") from None
         if self.engine is None:

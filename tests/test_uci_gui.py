@@ -263,3 +263,21 @@ def test_9_huge_rule50_and_long_games_stay_finite(engines, maia_path):
     gos_answered(eng, len(cases))
     assert "RuntimeWarning" not in eng.stderr_text(), eng.stderr_text()[-2000:]
     assert not eng.errors(), eng.errors()
+
+
+def test_random_backend_plays_without_any_net(engines, tmp_path, monkeypatch):
+    """lc0's `random` backend needs no weights file: an empty folder and an
+    empty cache still give a search and a legal bestmove."""
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "empty-cache"))
+    eng = engines()
+    eng.send("uci")
+    eng.read_until("uciok")
+    eng.send("setoption name Backend value random")
+    eng.send("position startpos moves e2e4")
+    eng.send("go nodes 300")
+    lines = eng.read_until("bestmove")
+    move = lines[-1].split()[1]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(move) in board.legal_moves
+    assert any(" nodes " in line for line in lines if line.startswith("info"))
