@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "attacks.h"
+#include "position_checks.h"
 
 namespace lc0core {
 namespace {
@@ -16,31 +17,6 @@ constexpr int kA8 = 56, kC8 = 58, kE8 = 60, kG8 = 62, kH8 = 63;
 // The squares from which a pawn of `color` attacks `square`.
 uint64_t pawn_attackers_of(int square, Color color) {
   return kAttacks.pawn[color == WHITE ? BLACK : WHITE][square];
-}
-
-// python-chess's clean_castling_rights() for a board without a move stack.
-uint64_t clean_castling_rights(uint64_t rights, const Position& pos, bool chess960) {
-  const uint64_t castling = rights & pos.by_type[ROOK];
-  uint64_t white = castling & kRank1 & pos.by_color[WHITE];
-  uint64_t black = castling & kRank8 & pos.by_color[BLACK];
-  const uint64_t white_king = pos.pieces(WHITE, KING), black_king = pos.pieces(BLACK, KING);
-  if (!chess960) {
-    white &= bit(kA1) | bit(kH1);
-    black &= bit(kA8) | bit(kH8);
-    if (!(white_king & bit(kE1))) white = 0;
-    if (!(black_king & bit(kE8))) black = 0;
-    return white | black;
-  }
-  // Chess960: the king on the back rank, at most one rook each side of it.
-  auto sides = [](uint64_t rooks, uint64_t king_mask) -> uint64_t {
-    if (!king_mask || !rooks) return 0;
-    uint64_t a_side = rooks & (~rooks + 1);
-    uint64_t h_side = bit(msb(rooks));
-    if (a_side && msb(a_side) > msb(king_mask)) a_side = 0;
-    if (h_side && msb(h_side) < msb(king_mask)) h_side = 0;
-    return a_side | h_side;
-  };
-  return sides(white, white_king & kRank1) | sides(black, black_king & kRank8);
 }
 
 // python-chess's _to_chess960: the king's two-square move from e1/e8 to
@@ -108,16 +84,6 @@ uint32_t order_key(const Position& pos, Move move, bool check) {
          uint32_t(promotion_rank(move.promotion()));
 }
 
-// python-chess's _valid_ep_square(): behind a pawn that could just have
-// moved two squares.
-bool valid_ep_square(const Position& pos, int square) {
-  const Color them = Color(pos.side ^ 1);
-  const int forward = pos.side == WHITE ? 8 : -8;
-  if (rank_of(square) != (pos.side == WHITE ? 5 : 2)) return false;
-  if (!(pos.pieces(them, PAWN) & bit(square - forward))) return false;
-  return !(pos.occupied() & (bit(square) | bit(square + forward)));
-}
-
 // The positions the FEN parser admits (fen.cpp's checks, without the text
 // round trip, which cost half of a board's encoding): consistent bitboards,
 // one king each, no pawns on the back ranks, at most 16 pieces and 8 pawns
@@ -135,20 +101,9 @@ bool plausible(const Position& pos, std::string* error) {
     *error = "inconsistent bitboards";
     return false;
   }
-  bool ok = popcount(pos.pieces(WHITE, KING)) == 1 && popcount(pos.pieces(BLACK, KING)) == 1 &&
-            !(pos.by_type[PAWN] & (kRank1 | kRank8));
-  for (Color c : {WHITE, BLACK}) {
-    auto beyond = [&](PieceType t, int initial) { return std::max(0, popcount(pos.pieces(c, t)) - initial); };
-    const int promoted = beyond(QUEEN, 1) + beyond(ROOK, 2) + beyond(BISHOP, 2) + beyond(KNIGHT, 2);
-    ok = ok && popcount(pos.by_color[c]) <= 16 && popcount(pos.pieces(c, PAWN)) + promoted <= 8;
-  }
-  if (!ok) {
-    *error = "impossible position";
-    return false;
-  }
-  const Color them = Color(pos.side ^ 1);
-  if (attackers_to(pos, lsb(pos.pieces(them, KING)), pos.occupied()) & pos.by_color[pos.side]) {
-    *error = "the side not to move is in check";
+  const std::string problems = position_problems(pos);
+  if (!problems.empty()) {
+    *error = problems;
     return false;
   }
   if (pos.ep_square >= 0 && !valid_ep_square(pos, pos.ep_square)) {
@@ -174,7 +129,7 @@ bool position_from_python_chess(const PythonChessPosition& in, Position* out, st
   }
   pos.rule50 = uint16_t(w[kPyHalfmove]);
   pos.fullmove = uint32_t(w[kPyFullmove]);
-  pos.castling_rooks = clean_castling_rights(w[8], pos, w[kPyChess960] != 0);
+  pos.castling_rooks = clean_castling_rights(pos, w[8], w[kPyChess960] != 0);
   const int ep = int(w[kPyEpSquare]);
   if (ep < 64 && (w[kPyGameStart] || (pawn_attackers_of(ep, pos.side) & pos.pieces(pos.side, PAWN)))) {
     pos.ep_square = int8_t(ep);
