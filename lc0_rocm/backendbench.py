@@ -25,6 +25,8 @@ import time
 import chess
 import numpy as np
 
+from lc0_rocm.buildcache import cpu_model
+
 DEFAULT_BATCHES = "1,16,32,64,128,256"
 POOL_SIZE = 512
 WARMUP_RUNS = 2
@@ -134,18 +136,6 @@ def format_table(rows: list[dict]) -> str:
         lines.append(f"{r['batch']:>6} {r['runs']:>6} {r['mean_nps']:>11.1f} {r['median_nps']:>9.1f} "
                      f"{r['stdev_nps']:>8.1f} {r['min_nps']:>9.1f} {r['max_nps']:>9.1f} {r['mean_ms']:>9.3f}")
     return "\n".join(lines)
-
-
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def machine_info() -> dict:

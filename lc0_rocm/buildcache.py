@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import os
 import pathlib
+import platform
 import re
 
 SOURCE_SUFFIXES = (".cpp", ".hip", ".h", ".hpp", ".inc")
@@ -26,6 +27,18 @@ def cache_root() -> pathlib.Path:
         return pathlib.Path(root).expanduser() / "native"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return pathlib.Path(base) / "lc0-rocm" / "native"
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def source_hash(src: pathlib.Path, extra: str = "", skip_dirs: tuple[str, ...] = ()) -> str:

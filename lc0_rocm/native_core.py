@@ -100,17 +100,6 @@ def find_compiler() -> list[str]:
     raise NoCompilerError("no C++ compiler found (set CXX, or install g++ or clang++)")
 
 
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def _accepts(compiler: list[str], flags: tuple[str, ...]) -> bool:
     try:
         r = subprocess.run([*compiler, *flags, "-x", "c++", "-fsyntax-only", "-"],
@@ -121,7 +110,7 @@ def _accepts(compiler: list[str], flags: tuple[str, ...]) -> bool:
 
 
 def library_path(compiler: list[str], src: pathlib.Path) -> pathlib.Path:
-    recipe = "|".join([*compiler, *BASE_FLAGS, *MACHINE_FLAGS, platform.machine(), _cpu_name()])
+    recipe = "|".join([*compiler, *BASE_FLAGS, *MACHINE_FLAGS, platform.machine(), buildcache.cpu_model()])
     return buildcache.cache_root() / f"core-{buildcache.source_hash(src, recipe)}" / LIBRARY_NAME
 
 

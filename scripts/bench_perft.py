@@ -16,7 +16,7 @@ import time
 
 import chess
 
-from lc0_rocm import native_core, native_rules
+from lc0_rocm import buildcache, native_core, native_rules
 
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 CASES = [  # name, FEN, depth, expected nodes (chessprogramming.org)
@@ -50,7 +50,7 @@ def main() -> int:
     start = time.perf_counter()
     native_core.load()
     print(f"# core loaded (built if needed) in {time.perf_counter() - start:.2f} s: {native_core.build()}")
-    print(f"# {platform.machine()} {native_core._cpu_name()}, python {platform.python_version()}")
+    print(f"# {platform.machine()} {buildcache.cpu_model()}, python {platform.python_version()}")
     ok = True
     for name, fen, depth, expected in CASES:
         wall, cpu, nodes = best_time(lambda: native_rules.perft(fen, depth), args.repeat)
