@@ -6,7 +6,11 @@
 
 `evaluate_batch` encodes all boards (lc0's compact masks/values), runs one
 backend call per chunk, and turns the raw 1858 logits into a softmax over each
-position's legal moves, keyed by the real-orientation chess.Move.
+position's legal moves, keyed by the real-orientation chess.Move. With the
+native core (lc0_rocm.native_core) the encoding, legal moves, policy indices
+and softmax of a chunk are one native call each (lc0_rocm.native_encoder);
+without it, or for a board the core refuses, the Python encoder does them,
+with the same results.
 """
 from __future__ import annotations
 
@@ -41,19 +45,33 @@ class Evaluation:
 
 
 class Network:
-    """One net on one backend. Use as a context manager or call close()."""
+    """One net on one backend. Use as a context manager or call close().
 
-    def __init__(self, weights: Weights, backend: Backend, spec=None):
+    `weights` may be None for a backend that needs no net (`random`): the
+    input format is then the backend's and `spec` is None.
+    `use_native_core` (default True) lets evaluate_batch use the native
+    core when it is available; False keeps to the Python encoder."""
+
+    use_native_core = True
+
+    def __init__(self, weights: Weights | None, backend: Backend, spec=None):
         from lc0_rocm.netspec import NetSpec
 
         self.weights = weights
         self.backend = backend
-        self.spec = spec if spec is not None else NetSpec.from_weights(weights)
-        self.input_format = int(weights.format.input)
+        if weights is None:
+            self.spec = spec
+            self.input_format = int(getattr(backend, "input_format", encoder.INPUT_CLASSICAL))
+        else:
+            self.spec = spec if spec is not None else NetSpec.from_weights(weights)
+            # A backend may encode for a format of its own (random's input_mode).
+            self.input_format = int(getattr(backend, "input_format", weights.format.input))
         if self.input_format not in encoder.INPUT_FORMATS:
-            raise WeightsError(f"{weights.path or 'network'}: input format {self.input_format} "
+            where = weights.path if weights is not None and weights.path else "network"
+            raise WeightsError(f"{where}: input format {self.input_format} "
                                "is not supported by the encoder")
-        self.has_moves_left = bool(self.spec.moves_left)
+        self.has_moves_left = (self.spec is not None and bool(self.spec.moves_left)
+                               and getattr(backend, "has_moves_left", True))
 
     def forward(self, planes: np.ndarray):
         """(N, 112, 8, 8) planes -> (policy logits (N, 1858), wdl (N, 3), moves_left (N,))."""
@@ -91,6 +109,15 @@ class Network:
     def _evaluate_chunk(self, boards: list[chess.Board]) -> list[Evaluation]:
         if not boards:
             return []
+        batch = None
+        if self.use_native_core:
+            from lc0_rocm import native_encoder
+            batch = native_encoder.encode_boards(boards, self.input_format)
+        if batch is None:
+            return self._evaluate_chunk_python(boards)
+        return self._evaluate_chunk_native(boards, batch)
+
+    def _evaluate_chunk_python(self, boards: list[chess.Board]) -> list[Evaluation]:
         masks, values, transforms = encoder.encode_batch_packed(boards, self.input_format)
         logits, wdl, moves_left = self.forward_packed(masks, values)
         per_board = [encoder.policy_indices(b, self.input_format, int(t))
@@ -104,6 +131,37 @@ class Network:
             for i, ((moves, _), p) in enumerate(zip(per_board, probs))
         ]
 
+    def _evaluate_chunk_native(self, boards: list[chess.Board], batch) -> list[Evaluation]:
+        from lc0_rocm import native_encoder
+
+        # Boards the core refused: the Python encoder (and its errors), as before.
+        for i in batch.refused:
+            batch.masks[i], batch.values[i], batch.transforms[i] = encoder.encode_packed(
+                boards[i], self.input_format)
+        logits, wdl, moves_left = self.forward_packed(batch.masks, batch.values)
+        refused = {i: encoder.policy_indices(boards[i], self.input_format, int(batch.transforms[i]))
+                   for i in batch.refused}
+        if refused:
+            rows = list(refused)
+            refused_probs = dict(zip(rows, _legal_softmax(
+                logits[rows], [indices for _, indices in refused.values()])))
+        probs = batch.legal_softmax(logits).tolist()
+        legal = batch.legal[:len(probs)].tolist()
+        offsets = batch.offsets.tolist()
+        move_of = native_encoder.move_table().__getitem__
+        wdl = wdl.astype(np.float64).tolist()
+        moves_left = moves_left.astype(np.float64).tolist() if self.has_moves_left else None
+        results = []
+        for i in range(len(boards)):
+            if i in refused:
+                policy = dict(zip(refused[i][0], refused_probs[i].tolist()))
+            else:
+                start, end = offsets[i], offsets[i + 1]
+                policy = dict(zip(map(move_of, legal[start:end]), probs[start:end]))
+            results.append(Evaluation(policy=policy, wdl=tuple(wdl[i]),
+                                      moves_left=moves_left[i] if moves_left is not None else None))
+        return results
+
     def close(self) -> None:
         self.backend.close()
 
@@ -114,7 +172,8 @@ class Network:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"Network({self.weights.path or '?'}, backend={self.backend.name}, "
+        path = (self.weights.path or "?") if self.weights is not None else "no net"
+        return (f"Network({path}, backend={self.backend.name}, "
                 f"input_format={self.input_format})")
 
 
@@ -140,12 +199,16 @@ def load_network(path=None, backend: str = "auto", **options) -> Network:
     """Load an lc0 net (.pb.gz / .pb) onto a backend ("auto", "cpu", "rocm", ...).
 
     `path` None (or "<autodiscover>") looks for a net the way lc0 does; see
-    lc0_rocm.netfiles. `options` go to the backend.
+    lc0_rocm.netfiles. With backend "random", `path` None means no net (the
+    classical input format, or the backend's `input_mode`). `options` go to
+    the backend.
     """
     from lc0_rocm import backends
 
     if isinstance(path, Weights):
         weights = path
+    elif path is None and backend == "random":
+        weights = None
     else:
         weights = load_weights(_resolve_path(path))
     return Network(weights, backends.create(backend, weights, **options))

@@ -22,6 +22,8 @@ class BackendEntry:
 
 _ENTRIES = [
     BackendEntry("cpu", "lc0_rocm.backends.cpu", 0, "numpy reference (float32)"),
+    BackendEntry("random", "lc0_rocm.backends.random", 0,
+                 "lc0's random net: outputs hashed from the input (tests, timing; no net needed)"),
     BackendEntry("rocm", "lc0_rocm.backends.native", 0, "AMD GPU, HIP, float32"),
     BackendEntry("rocm-fp16", "lc0_rocm.backends.native", 0, "AMD GPU, HIP, float16"),
     BackendEntry("rocm-auto", "lc0_rocm.backends.native", 100, "AMD GPU, fp16 where fast"),
@@ -67,7 +69,8 @@ def resolve(name: str) -> str:
 
 
 def create(name: str, weights, **options) -> Backend:
-    """Build backend `name` (or `auto`) for loaded `weights`."""
+    """Build backend `name` (or `auto`) for loaded `weights` (None: no net,
+    only for backends that need none, such as `random`)."""
     requested = name
     name = resolve(name)
     if requested == "auto" and name == "cpu":

@@ -1,0 +1,157 @@
+// movegen.cpp - legal move generation: king moves to safe squares, check
+// evasions (capture or block a single checker, only the king against two),
+// pinned pieces kept on their pin line, en passant verified by looking at
+// the king after the capture (this covers the two pawns leaving one rank),
+// castling (standard and Chess960) as king-takes-own-rook.
+#include "attacks.h"
+#include "position.h"
+
+namespace lc0core {
+namespace {
+
+inline void add(MoveList* out, int from, int to, int promotion = 0) {
+  out->moves[out->count++] = Move(from, to, promotion);
+}
+
+inline void add_pawn_move(MoveList* out, int from, int to) {
+  if (rank_of(to) == 0 || rank_of(to) == 7) {
+    for (int p = QUEEN; p >= KNIGHT; --p) add(out, from, to, p);
+  } else {
+    add(out, from, to);
+  }
+}
+
+// Is `square` attacked by `by` when the board is `occupied`?
+inline bool attacked(const Position& pos, int square, Color by, Bitboard occupied) {
+  return attackers_to(pos, square, occupied) & pos.by_color[by] & occupied;
+}
+
+void castling_moves(const Position& pos, int king, MoveList* out) {
+  const Color us = pos.side, them = Color(us ^ 1);
+  const Bitboard rank = back_rank(us);
+  if (!(bit(king) & rank)) return;
+  const Bitboard occupied = pos.occupied();
+  Bitboard rooks = pos.castling_rooks & pos.pieces(us, ROOK) & rank;
+  while (rooks) {
+    const int rook = pop_lsb(rooks);
+    const bool king_side = rook > king;
+    const int king_to = (king_side ? 6 : 2) + (rank_of(king) << 3);
+    const int rook_to = (king_side ? 5 : 3) + (rank_of(king) << 3);
+    const Bitboard king_path = kAttacks.between[king][king_to] | bit(king_to);
+    const Bitboard rook_path = kAttacks.between[rook][rook_to] | bit(rook_to);
+    if ((occupied ^ bit(king) ^ bit(rook)) & (king_path | rook_path)) continue;
+    // The king's own square and the squares it crosses, with the king lifted.
+    bool safe = true;
+    Bitboard crossed = kAttacks.between[king][king_to] | bit(king);
+    while (crossed && safe) safe = !attacked(pos, pop_lsb(crossed), them, occupied ^ bit(king));
+    // Its destination once both have moved (a Chess960 rook may have shielded it).
+    if (safe) {
+      const Bitboard after = (occupied ^ bit(king) ^ bit(rook)) | bit(king_to) | bit(rook_to);
+      safe = !attacked(pos, king_to, them, after);
+    }
+    if (safe) add(out, king, rook);
+  }
+}
+
+}  // namespace
+
+bool in_check(const Position& pos) {
+  const Bitboard king = pos.pieces(pos.side, KING);
+  if (!king) return false;
+  return attackers_to(pos, lsb(king), pos.occupied()) & pos.by_color[pos.side ^ 1];
+}
+
+void legal_moves(const Position& pos, MoveList* out) {
+  out->count = 0;
+  const Color us = pos.side, them = Color(us ^ 1);
+  const Bitboard ours = pos.by_color[us], theirs = pos.by_color[them];
+  const Bitboard occupied = ours | theirs;
+  if (!pos.pieces(us, KING)) return;  // parse_fen admits no such position
+  const int king = lsb(pos.pieces(us, KING));
+  const Bitboard checkers = attackers_to(pos, king, occupied) & theirs;
+
+  // King steps, to squares not attacked once the king has left its square.
+  Bitboard steps = kAttacks.king[king] & ~ours;
+  while (steps) {
+    const int to = pop_lsb(steps);
+    if (!attacked(pos, to, them, occupied ^ bit(king))) add(out, king, to);
+  }
+  if (checkers & (checkers - 1)) return;  // double check: only the king moves
+
+  // Squares a non-king move must reach: anywhere, or onto the checker's line.
+  const Bitboard target = checkers ? (kAttacks.between[king][lsb(checkers)] | checkers) : ~ours;
+
+  // Pinned pieces: our single piece between the king and an enemy slider.
+  Bitboard pinned = 0;
+  Bitboard snipers = (rook_attacks(king, 0) & theirs & (pos.by_type[ROOK] | pos.by_type[QUEEN])) |
+                     (bishop_attacks(king, 0) & theirs & (pos.by_type[BISHOP] | pos.by_type[QUEEN]));
+  while (snipers) {
+    const Bitboard blockers = kAttacks.between[king][pop_lsb(snipers)] & occupied;
+    if (blockers && !(blockers & (blockers - 1))) pinned |= blockers & ours;
+  }
+  auto allowed = [&](int from) {
+    return (pinned & bit(from)) ? kAttacks.line[king][from] : ~Bitboard(0);
+  };
+
+  Bitboard knights = pos.pieces(us, KNIGHT) & ~pinned;  // a pinned knight never moves
+  while (knights) {
+    const int from = pop_lsb(knights);
+    Bitboard to = kAttacks.knight[from] & target;
+    while (to) add(out, from, pop_lsb(to));
+  }
+  Bitboard diagonal = ours & (pos.by_type[BISHOP] | pos.by_type[QUEEN]);
+  while (diagonal) {
+    const int from = pop_lsb(diagonal);
+    Bitboard to = bishop_attacks(from, occupied) & target & allowed(from);
+    while (to) add(out, from, pop_lsb(to));
+  }
+  Bitboard straight = ours & (pos.by_type[ROOK] | pos.by_type[QUEEN]);
+  while (straight) {
+    const int from = pop_lsb(straight);
+    Bitboard to = rook_attacks(from, occupied) & target & allowed(from);
+    while (to) add(out, from, pop_lsb(to));
+  }
+
+  const int forward = us == WHITE ? 8 : -8;
+  const int start_rank = us == WHITE ? 1 : 6;
+  Bitboard pawns = pos.pieces(us, PAWN);
+  while (pawns) {
+    const int from = pop_lsb(pawns);
+    const Bitboard keep = target & allowed(from);
+    const int one = from + forward;
+    if (one >= 0 && one < 64 && !(occupied & bit(one))) {
+      if (keep & bit(one)) add_pawn_move(out, from, one);
+      const int two = one + forward;
+      if (rank_of(from) == start_rank && !(occupied & bit(two)) && (keep & bit(two))) add(out, from, two);
+    }
+    Bitboard captures = kAttacks.pawn[us][from] & theirs & keep;
+    while (captures) add_pawn_move(out, from, pop_lsb(captures));
+  }
+
+  if (pos.ep_square >= 0) {
+    const int to = pos.ep_square;
+    const int victim = to - forward;
+    if (!(occupied & bit(to)) && (pos.pieces(them, PAWN) & bit(victim))) {
+      Bitboard capturers = kAttacks.pawn[them][to] & pos.pieces(us, PAWN);
+      while (capturers) {
+        const int from = pop_lsb(capturers);
+        const Bitboard after = (occupied ^ bit(from) ^ bit(victim)) | bit(to);
+        const Bitboard enemies = theirs & ~bit(victim);
+        if (!(attackers_to(pos, king, after) & enemies)) add(out, from, to);
+      }
+    }
+  }
+
+  if (!checkers && pos.castling_rooks) castling_moves(pos, king, out);
+}
+
+uint64_t perft(const Position& pos, int depth) {
+  MoveList moves;
+  legal_moves(pos, &moves);
+  if (depth <= 1) return depth == 1 ? uint64_t(moves.count) : 1;
+  uint64_t nodes = 0;
+  for (Move m : moves) nodes += perft(apply_move(pos, m), depth - 1);
+  return nodes;
+}
+
+}  // namespace lc0core
