@@ -122,11 +122,14 @@ class NativeSearch:
             ev.ctx = ffi.cast("void*", ctx)
             ev.max_batch = int(max_batch)
             return
-        native_random = getattr(backend, "native_forward_core", None)
-        if native_random is not None:
-            fn, ctx = native_random(ffi, self.lib)
-            self._keep.append((fn, ctx))
-            ev.forward, ev.ctx, ev.max_batch = fn, ctx, 0
+        if getattr(backend, "name", None) == "random" and getattr(backend, "is_native", False) \
+                and not getattr(backend, "delay_ms", 0):
+            # The core's own random net: no Python at all per batch.
+            ctx = ffi.new("lc0core_random_net*")
+            ctx.seed, ctx.uniform = int(backend.seed), int(bool(backend.uniform))
+            self._keep.append(ctx)
+            ev.forward = ffi.addressof(self.lib, "lc0core_random_forward")
+            ev.ctx, ev.max_batch = ctx, 0
             return
         forward_packed = network.forward_packed
 
