@@ -96,6 +96,7 @@ class NativeSearch:
         self._error: BaseException | None = None
         self._keep: list = []
         self._tablebase = None
+        self._running = None
         self._evaluator = ffi.new("lc0core_evaluator*")
         self._set_forward(network)
         self._install_evaluator()
@@ -200,6 +201,7 @@ class NativeSearch:
         """Search `board` (its move stack is the game) until a limit or
         `stop`; `report()` is called every `interval_s` from the search."""
         ffi, lib, h = self.ffi, self.lib, self._handle
+        self._error = None
         root = board.root()
         moves = " ".join(m.uci() for m in board.move_stack)
         self._check(lib.lc0core_search_set_position(
@@ -234,27 +236,48 @@ class NativeSearch:
                     lib.lc0core_search_stop(h)
 
         self._error = None
-        done = threading.Event()
-        watcher = None
-        if stop is not None:
-            def watch():
-                while not done.is_set():
-                    if stop.wait(STOP_POLL_S):
-                        lib.lc0core_search_stop(h)
-                        return
-            watcher = threading.Thread(target=watch, name="lc0-rocm-stop", daemon=True)
-            watcher.start()
-        try:
-            status = lib.lc0core_search_run(h, limits, callback, ffi.NULL, float(interval_s))
-        finally:
-            done.set()
-            if watcher is not None:
-                watcher.join()
-        del keep
+        self._check(lib.lc0core_search_start(h, limits, callback, ffi.NULL, float(interval_s)), "start")
+        # The run's thread calls these until it ends, maybe after we return.
+        self._running = (callback, keep)
+        finished = ffi.new("int*")
+        stats = ffi.new("lc0core_search_stats*")
+        while True:
+            # Waiting in C (no GIL held) in short steps, to see `stop` at once.
+            status = lib.lc0core_search_wait(h, STOP_POLL_S, finished)
+            if status != 0 and self._error is not None:
+                error, self._error = self._error, None
+                raise error          # a callback's own exception says more
+            self._check(status, "search")
+            if finished[0]:
+                break
+            if stop is not None and stop.is_set():
+                lib.lc0core_search_stop(h)
+                # Answer now, as lc0 does, once the root has a value: the
+                # batch at the network finishes in the background and is
+                # waited for before the next change.
+                self._check(lib.lc0core_search_get_stats(h, stats), "stats")
+                if stats.root_n > 0:
+                    break
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        self._check(status, "search")
+
+    def close(self) -> None:
+        """Stop a run still going and wait for its thread (it may be inside
+        a Python callback, which needs the GIL we release while waiting)."""
+        lib, h = self.lib, getattr(self, "_handle", None)
+        if h is None:
+            return
+        lib.lc0core_search_stop(h)
+        finished = self.ffi.new("int*")
+        while lib.lc0core_search_wait(h, 0.05, finished) == 0 and not finished[0]:
+            pass
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
     def snapshot(self, count: int) -> Snapshot:
         """Statistics, root edges and the best `count` edges of the last run

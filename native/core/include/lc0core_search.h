@@ -1,11 +1,15 @@
 /* lc0core_search.h - the native search (lc0 v0.32.1's classic search).
  *
  * A handle holds one game's tree (reused between positions of the game),
- * the NN cache, the knobs and the network to call. lc0core_search_run()
- * searches in the calling thread until a limit or lc0core_search_stop()
- * (callable from any thread) ends it; the result and statistics are read
- * afterwards, or from inside the info callback, which the search calls
- * every `info_interval_s` seconds between iterations.
+ * the NN cache, the knobs and the network to call. lc0core_search_start()
+ * searches in a thread of its own until a limit or lc0core_search_stop()
+ * (callable from any thread) ends it; lc0core_search_wait() waits for that.
+ * Results and statistics can be read at any time (also from the info
+ * callback, which the search thread calls every `info_interval_s` seconds):
+ * the search holds the tree only while it gathers and backs up, never while
+ * the network computes, so a stopped search answers at once while its last
+ * batch finishes in the background (as lc0 does). Changing the handle
+ * (options, position, a new run) first waits for that batch.
  */
 #ifndef LC0CORE_SEARCH_H
 #define LC0CORE_SEARCH_H
@@ -76,8 +80,11 @@ int lc0core_search_new_game(lc0core_search* search);
  * The tree is reused when the game continues the previous one. */
 int lc0core_search_set_position(lc0core_search* search, const char* fen, const char* moves,
                                 int chess960);
-int lc0core_search_run(lc0core_search* search, const lc0core_search_limits* limits,
-                       lc0core_info_fn on_info, void* info_ctx, double info_interval_s);
+int lc0core_search_start(lc0core_search* search, const lc0core_search_limits* limits,
+                         lc0core_info_fn on_info, void* info_ctx, double info_interval_s);
+/* Waits up to timeout_s for the run to end; *finished = 1 when it has. A
+ * failed run (the network call failed) gives its status here. */
+int lc0core_search_wait(lc0core_search* search, double timeout_s, int* finished);
 int lc0core_search_stop(lc0core_search* search);
 int lc0core_search_get_stats(lc0core_search* search, lc0core_search_stats* out);
 /* Root edges in edge order (prior, highest first). */

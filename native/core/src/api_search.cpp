@@ -3,10 +3,13 @@
 // positions of one game, runs and result queries.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 #include "../include/lc0core_search.h"
 #include "errors.h"
@@ -25,9 +28,21 @@ struct lc0core_search {
   std::vector<Move> moves;
   PositionHistory history;
   bool has_position = false;
-  std::unique_ptr<Search> last;      // the last run, for result queries
+  std::unique_ptr<Search> last;      // the last run, for result queries (set before its worker starts)
+  std::mutex tree_mutex;             // the tree, between the worker and readers
   std::atomic<bool> stop{false};
-  bool running = false;
+  // The worker thread of a run and how it ended.
+  std::thread worker;
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  bool done = true;
+  int worker_status = LC0CORE_OK;
+  std::string worker_error;
+
+  ~lc0core_search() {
+    stop.store(true);
+    if (worker.joinable()) worker.join();
+  }
 };
 
 namespace {
@@ -37,6 +52,18 @@ constexpr size_t kMaxText = 1 << 20;
 lc0core_search* checked(lc0core_search* s) {
   require(s, "search handle");
   return s;
+}
+
+// Before changing the handle: a run still going must have been told to stop
+// (then its current batch is waited for), else the change is refused.
+void settle(lc0core_search* s) {
+  checked(s);
+  if (!s->worker.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(s->done_mutex);
+    if (!s->done && !s->stop.load()) throw Error(LC0CORE_INVALID_ARGUMENT, "a search is running");
+  }
+  s->worker.join();
 }
 
 Search& last_run(lc0core_search* s) {
@@ -74,7 +101,7 @@ LC0CORE_EXPORT void lc0core_search_destroy(lc0core_search* search) { delete sear
 LC0CORE_EXPORT int lc0core_search_set_option(lc0core_search* search, const char* name, double value) {
   return guarded([&] {
     const std::string key = bounded_string(name, 256, "option name");
-    if (checked(search)->running) throw Error(LC0CORE_INVALID_ARGUMENT, "a search is running");
+    settle(search);
     if (!(value == value)) throw Error(LC0CORE_INVALID_ARGUMENT, "option " + key + ": NaN");
     if (!search->params.set(key, value)) throw Error(LC0CORE_INVALID_ARGUMENT, "unknown option " + key);
     if (key == "NNCacheSize") search->cache.set_capacity(search->params.NNCacheSize);
@@ -93,7 +120,7 @@ LC0CORE_EXPORT int lc0core_search_set_evaluator(lc0core_search* search, const lc
       throw Error(LC0CORE_INVALID_ARGUMENT, "unsupported input format " + std::to_string(e->input_format));
     }
     if (e->max_batch < 0) throw Error(LC0CORE_INVALID_ARGUMENT, "max_batch < 0");
-    if (checked(search)->running) throw Error(LC0CORE_INVALID_ARGUMENT, "a search is running");
+    settle(search);
     Evaluator& ev = search->evaluator;
     ev.forward = e->forward, ev.ctx = e->ctx, ev.max_batch = e->max_batch;
     ev.input_format = e->input_format, ev.has_moves_left = e->has_moves_left != 0;
@@ -105,7 +132,7 @@ LC0CORE_EXPORT int lc0core_search_set_evaluator(lc0core_search* search, const lc
 
 LC0CORE_EXPORT int lc0core_search_new_game(lc0core_search* search) {
   return guarded([&] {
-    if (checked(search)->running) throw Error(LC0CORE_INVALID_ARGUMENT, "a search is running");
+    settle(search);
     search->last.reset();
     search->tree.reset();
     search->moves.clear();
@@ -120,7 +147,7 @@ LC0CORE_EXPORT int lc0core_search_set_position(lc0core_search* search, const cha
   return guarded([&] {
     const std::string fen_text = bounded_string(fen, 4096, "fen");
     const std::string move_text = moves ? bounded_string(moves, kMaxText, "moves") : std::string();
-    if (checked(search)->running) throw Error(LC0CORE_INVALID_ARGUMENT, "a search is running");
+    settle(search);
     Position first;
     std::string error;
     if (!parse_fen(fen_text.c_str(), chess960 != 0, &first, &error)) throw Error(LC0CORE_BAD_FEN, error);
@@ -172,14 +199,15 @@ LC0CORE_EXPORT int lc0core_search_set_position(lc0core_search* search, const cha
   });
 }
 
-LC0CORE_EXPORT int lc0core_search_run(lc0core_search* search, const lc0core_search_limits* limits,
-                                      lc0core_info_fn on_info, void* info_ctx,
-                                      double info_interval_s) {
+LC0CORE_EXPORT int lc0core_search_start(lc0core_search* search, const lc0core_search_limits* limits,
+                                        lc0core_info_fn on_info, void* info_ctx,
+                                        double info_interval_s) {
   return guarded([&] {
     require(limits, "limits");
-    if (checked(search)->running) throw Error(LC0CORE_INVALID_ARGUMENT, "a search is running");
+    settle(search);
     if (!search->has_position) throw Error(LC0CORE_INVALID_ARGUMENT, "no position set");
     if (!search->evaluator.forward) throw Error(LC0CORE_INVALID_ARGUMENT, "no evaluator set");
+    if (!(info_interval_s >= 0)) throw Error(LC0CORE_INVALID_ARGUMENT, "info interval < 0");
     Limits l;
     l.nodes = limits->nodes;
     l.movetime = limits->movetime;
@@ -199,22 +227,50 @@ LC0CORE_EXPORT int lc0core_search_run(lc0core_search* search, const lc0core_sear
         l.searchmoves.push_back(m);
       }
     }
-    search->running = true;
     search->stop.store(false);
-    struct Running {
-      lc0core_search* s;
-      ~Running() { s->running = false; }
-    } running{search};
     search->last.reset(new Search(search->tree.get(), &search->history, &search->cache,
-                                  search->params, l, search->evaluator, &search->stop));
-    Search& s = *search->last;
-    using Clock = std::chrono::steady_clock;
-    auto next_info = Clock::now() + std::chrono::duration<double>(info_interval_s);
-    while (!s.run_iteration()) {
-      if (on_info && Clock::now() >= next_info) {
-        on_info(info_ctx);
-        next_info = Clock::now() + std::chrono::duration<double>(info_interval_s);
-      }
+                                  search->params, l, search->evaluator, &search->stop,
+                                  &search->tree_mutex));
+    search->done = false;
+    search->worker_status = LC0CORE_OK;
+    search->worker_error.clear();
+    search->worker = std::thread([search, on_info, info_ctx, info_interval_s] {
+      using Clock = std::chrono::steady_clock;
+      const auto interval = std::chrono::duration<double>(info_interval_s);
+      std::string error;
+      const int status = guarded([&] {
+        Search& s = *search->last;
+        auto next_info = Clock::now() + interval;
+        while (!s.run_iteration()) {
+          if (on_info && Clock::now() >= next_info) {
+            on_info(info_ctx);
+            next_info = Clock::now() + interval;
+          }
+        }
+        return LC0CORE_OK;
+      });
+      if (status != LC0CORE_OK) error = lc0core_last_error();
+      std::lock_guard<std::mutex> lock(search->done_mutex);
+      search->worker_status = status;
+      search->worker_error = error;
+      search->done = true;
+      search->done_cv.notify_all();
+    });
+    return LC0CORE_OK;
+  });
+}
+
+LC0CORE_EXPORT int lc0core_search_wait(lc0core_search* search, double timeout_s, int* finished) {
+  return guarded([&] {
+    require(finished, "finished");
+    checked(search);
+    if (!(timeout_s >= 0)) throw Error(LC0CORE_INVALID_ARGUMENT, "timeout < 0");
+    std::unique_lock<std::mutex> lock(search->done_mutex);
+    search->done_cv.wait_for(lock, std::chrono::duration<double>(std::min(timeout_s, 1e6)),
+                             [search] { return search->done; });
+    *finished = search->done ? 1 : 0;
+    if (search->done && search->worker_status != LC0CORE_OK) {
+      throw Error(search->worker_status, search->worker_error);
     }
     return LC0CORE_OK;
   });
@@ -231,6 +287,7 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
   return guarded([&] {
     require(out, "out");
     Search& s = last_run(search);
+    std::lock_guard<std::mutex> lock(search->tree_mutex);
     const Tree& tree = s.tree();
     const Node& root = tree.node(tree.root());
     std::memset(out, 0, sizeof(*out));
@@ -258,6 +315,7 @@ LC0CORE_EXPORT int lc0core_search_root_edges(lc0core_search* search, lc0core_roo
   return guarded([&] {
     require(count, "count");
     Search& s = last_run(search);
+    std::lock_guard<std::mutex> lock(search->tree_mutex);
     const Tree& tree = s.tree();
     const uint32_t root = tree.root();
     const int n = tree.is_expanded(root) ? tree.node(root).num_edges : 0;
@@ -290,6 +348,7 @@ LC0CORE_EXPORT int lc0core_search_best_edges(lc0core_search* search, int count, 
     if (count < 0) throw Error(LC0CORE_INVALID_ARGUMENT, "count < 0");
     if (count > 0) require(out, "out");
     Search& s = last_run(search);
+    std::lock_guard<std::mutex> lock(search->tree_mutex);
     const Tree& tree = s.tree();
     const std::vector<uint32_t> best = s.best_edges(tree.root(), count, 0);
     *found = int(best.size());
@@ -303,6 +362,7 @@ LC0CORE_EXPORT int lc0core_search_pv(lc0core_search* search, int edge, char* out
     require(out, "out");
     if (capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "capacity < 1");
     Search& s = last_run(search);
+    std::lock_guard<std::mutex> lock(search->tree_mutex);
     const Tree& tree = s.tree();
     const uint32_t root = tree.root();
     if (!tree.is_expanded(root) || edge < 0 || edge >= tree.node(root).num_edges) {

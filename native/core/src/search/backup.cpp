@@ -64,9 +64,7 @@ bool Search::finish() {
     nps_started_ = true;
     nps_start_ = Clock::now();
   }
-  const bool stop = should_stop();
-  if (!stop) throttle();
-  return stop;
+  return should_stop();
 }
 
 bool Search::stops_midway() {

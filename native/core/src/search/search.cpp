@@ -27,9 +27,10 @@ int popcount(Bitboard b) { return __builtin_popcountll(b); }
 }  // namespace
 
 Search::Search(Tree* tree, PositionHistory* history, NNCache* cache, const SearchParams& params,
-               const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop)
+               const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop,
+               std::mutex* tree_mutex)
     : tree_(tree), history_(history), cache_(cache), params_(params), limits_(limits),
-      evaluator_(evaluator), stop_(stop), root_filter_(limits.searchmoves),
+      evaluator_(evaluator), stop_(stop), tree_mutex_(tree_mutex), root_filter_(limits.searchmoves),
       rng_(std::random_device{}()) {
   root_black_ = history->last().side == BLACK;
   root_ply_ = history->size();
@@ -62,6 +63,7 @@ bool Search::root_allowed(Move move) const {
 }
 
 bool Search::run_iteration() {
+  std::unique_lock<std::mutex> lock(*tree_mutex_);
   gather_batch();
   if (!batch_.requests.empty()) ++nn_pending_;
   if (stops_midway()) {
@@ -73,8 +75,13 @@ bool Search::run_iteration() {
     int spent = 0;
     prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
   }
-  evaluate();
-  return finish();
+  lock.unlock();
+  evaluate();                     // the tree is readable meanwhile
+  lock.lock();
+  const bool stop = finish();
+  lock.unlock();
+  if (!stop) throttle();
+  return stop;
 }
 
 // ---------------------------------------------------------------- gathering

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <random>
 #include <vector>
 #include "../../include/lc0core_eval.h"
@@ -86,8 +87,11 @@ struct BackupFix;
 
 class Search {
  public:
+  // `tree_mutex` guards the tree: the search holds it except while the
+  // network computes, so results can be read (and `stop` answered) then.
   Search(Tree* tree, PositionHistory* history, NNCache* cache, const SearchParams& params,
-         const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop);
+         const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop,
+         std::mutex* tree_mutex);
 
   // lc0's ExecuteOneIteration; true when the search is to stop.
   // Throws std::runtime_error when the network call fails.
@@ -161,6 +165,7 @@ class Search {
   const Limits limits_;
   const Evaluator evaluator_;
   std::atomic<bool>* stop_;
+  std::mutex* tree_mutex_;
   std::vector<Move> root_filter_;
   bool root_black_;
   int root_ply_;                     // history size at the root

@@ -1,0 +1,183 @@
+"""The native search (native/core/src/search) against the Python reference
+search (lc0_rocm/search/core.py): same trees, one thread, fixed nodes.
+
+Smart pruning is off in the tree comparisons: past its 200 ms tolerance it
+stops on measured nps, which differs between a fast and a slow search.
+"""
+from __future__ import annotations
+
+import pathlib
+import statistics
+import threading
+import time
+
+import chess
+import pytest
+
+from lc0_rocm import native_core
+from lc0_rocm.engine import Engine
+from lc0_rocm.network import load_network
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SUITE = [line for line in (ROOT / "tests" / "data" / "suite.epd").read_text().splitlines() if line]
+SAME_TREE = {"Threads": 1, "SmartPruningFactor": 0}
+
+pytestmark = pytest.mark.skipif(not native_core.available()[0],
+                                reason=f"native core unavailable: {native_core.available()[1]}")
+
+
+@pytest.fixture(scope="module")
+def random_net():
+    return load_network(None, backend="random")
+
+
+def _tree(result):
+    return result.best_move, result.nodes, sorted((m.uci(), s.visits, s.p) for m, s in result.stats.items())
+
+
+def _both(net, board, options=SAME_TREE, **limits):
+    out = []
+    for implementation in ("native", "reference"):
+        engine = Engine(net, implementation=implementation, **options)
+        out.append(_tree(engine.search(board, **limits)))
+    return out
+
+
+def test_engine_uses_the_native_search(random_net):
+    assert Engine(random_net).implementation == "native"
+    assert Engine(random_net, implementation="reference").implementation == "reference"
+    with pytest.raises(ValueError):
+        Engine(random_net, implementation="fast")
+
+
+@pytest.mark.parametrize("start", range(0, 120, 30))
+def test_same_trees_as_the_reference_on_the_suite(random_net, start):
+    """Visit counts and priors of every root move, the node count and the
+    best move equal the Python search's, on all 120 suite positions."""
+    for line in SUITE[start:start + 30]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, nodes=200)
+        assert native == reference, line
+
+
+def test_same_trees_at_800_nodes_and_with_smart_pruning_hints(random_net):
+    # With smart pruning on but under its time tolerance, its node hints
+    # (root pruning near the node limit) still shape the tree.
+    for line in SUITE[::40]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, nodes=800)
+        assert native == reference, line
+    board, _ = chess.Board.from_epd(SUITE[5])
+    native, reference = _both(random_net, board, {"Threads": 1}, nodes=60)
+    assert native == reference
+
+
+def test_same_trees_with_multipv_searchmoves_and_options(random_net):
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    options = {**SAME_TREE, "MultiPV": 3, "CPuct": 2.5, "FpuStrategy": "absolute",
+               "PolicyTemperature": 1.0, "DrawScore": 0.1, "MaxPrefetch": 0}
+    native, reference = _both(random_net, board, options, nodes=300)
+    assert native == reference
+    moves = [chess.Move.from_uci(u) for u in ("d2d4", "b1c3", "f1c4")]
+    native, reference = _both(random_net, board, nodes=300, searchmoves=moves)
+    assert native == reference
+    assert native[0] in moves
+
+
+def test_tree_reuse_between_moves_of_a_game(random_net):
+    engines = {impl: Engine(random_net, implementation=impl, **SAME_TREE)
+               for impl in ("native", "reference")}
+    board = chess.Board()
+    for _ in range(6):
+        results = {impl: e.search(board, nodes=150) for impl, e in engines.items()}
+        assert _tree(results["native"]) == _tree(results["reference"])
+        assert results["native"].nodes >= 150
+        board.push(results["native"].best_move)
+
+
+def test_two_fold_draws_and_mates_in_the_tree(random_net):
+    # A position where repetitions come up (rooks shuffling) and one with mates.
+    for fen, moves in (("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", ["a1a2", "g8h8", "a2a1", "h8g8"]),
+                       ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", [])):
+        board = chess.Board(fen)
+        for u in moves:
+            board.push_uci(u)
+        native, reference = _both(random_net, board, nodes=400)
+        assert native == reference
+
+
+def test_same_trees_with_maia_on_cpu(maia_path):
+    net = load_network(str(maia_path), backend="cpu")
+    for line in SUITE[7::60]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(net, board, nodes=40)
+        assert native == reference, line
+
+
+def _stop_later(stop: threading.Event, after_s: float, fired: list) -> threading.Thread:
+    def fire():
+        time.sleep(after_s)
+        fired.append(time.monotonic())
+        stop.set()
+    thread = threading.Thread(target=fire)
+    thread.start()
+    return thread
+
+
+def test_stop_answers_at_once(random_net):
+    engine = Engine(random_net, Threads=1)
+    latencies = []
+    for _ in range(5):
+        stop, fired = threading.Event(), []
+        thread = _stop_later(stop, 0.15, fired)
+        result = engine.search(chess.Board(), stop=stop)
+        latencies.append(time.monotonic() - fired[0])
+        thread.join()
+        assert result.best_move in chess.Board().legal_moves
+        assert result.nodes > 0
+    # 20 ms is the target; the bound leaves room for a loaded test machine.
+    assert statistics.median(latencies) < 0.05, latencies
+
+
+def test_stop_while_a_slow_batch_computes(random_net):
+    """A stop that lands while the network computes is answered before the
+    batch finishes (lc0 answers from its watchdog); the next search waits
+    for that batch."""
+    slow = load_network(None, backend="random", delay=300)
+    engine = Engine(slow, Threads=1, MinibatchSize=8)
+    stop, fired = threading.Event(), []
+    thread = _stop_later(stop, 0.45, fired)     # during the second batch
+    result = engine.search(chess.Board(), stop=stop)
+    assert time.monotonic() - fired[0] < 0.15       # the batch takes 0.3 s
+    thread.join()
+    assert result.best_move in chess.Board().legal_moves
+    again = engine.search(chess.Board(), nodes=5)
+    assert again.best_move in chess.Board().legal_moves
+
+
+def test_info_lines_come_from_the_native_search(random_net):
+    seen = []
+    result = Engine(random_net, MultiPV=2).search(chess.Board(), nodes=300, on_info=seen.append)
+    assert [line.multipv for line in seen[-2:]] == [1, 2]
+    assert seen[-2].pv[0] == result.best_move and seen[-2].nodes == result.nodes
+    board = chess.Board()
+    for move in seen[-2].pv:
+        assert move in board.legal_moves
+        board.push(move)
+
+
+def test_errors_of_the_network_reach_the_caller():
+    class Broken:
+        input_format = 1
+        has_moves_left = False
+        backend = "cpu"
+
+        def forward_packed(self, masks, values):
+            raise RuntimeError("the GPU fell off")
+
+    engine = Engine(Broken())
+    assert engine.implementation == "native"
+    with pytest.raises(RuntimeError, match="fell off"):
+        engine.search(chess.Board(), nodes=10)
+    with pytest.raises(RuntimeError, match="fell off"):       # and again: the handle still works
+        engine.search(chess.Board(), nodes=10)
