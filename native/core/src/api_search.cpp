@@ -36,6 +36,7 @@ struct lc0core_search {
   std::mutex done_mutex;
   std::condition_variable done_cv;
   bool done = true;
+  bool tree_broken = false;          // a failed run leaves visits in flight: start afresh
   int worker_status = LC0CORE_OK;
   std::string worker_error;
 
@@ -167,6 +168,8 @@ LC0CORE_EXPORT int lc0core_search_set_position(lc0core_search* search, const cha
     // game continued from the last searched one.
     uint32_t new_root = kNone;
     Tree* tree = search->tree.get();
+    if (search->tree_broken) tree = nullptr;
+    search->tree_broken = false;
     if (tree && search->start_fen == fen_text && search->chess960 == (chess960 != 0) &&
         game.size() >= search->moves.size() &&
         std::equal(search->moves.begin(), search->moves.end(), game.begin())) {
@@ -253,6 +256,7 @@ LC0CORE_EXPORT int lc0core_search_start(lc0core_search* search, const lc0core_se
       std::lock_guard<std::mutex> lock(search->done_mutex);
       search->worker_status = status;
       search->worker_error = error;
+      if (status != LC0CORE_OK) search->tree_broken = true;
       search->done = true;
       search->done_cv.notify_all();
     });
