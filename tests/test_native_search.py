@@ -181,3 +181,55 @@ def test_errors_of_the_network_reach_the_caller():
         engine.search(chess.Board(), nodes=10)
     with pytest.raises(RuntimeError, match="fell off"):       # and again: the handle still works
         engine.search(chess.Board(), nodes=10)
+
+
+def test_uci_fuzz_through_the_native_search(tmp_path, monkeypatch, maia_path):
+    """The UCI fuzz stream (tests/test_uci_fuzz.py) against the real Engine
+    on the native search (random backend, work capped): no exception, no
+    internal error, every output one printable line, still playing after."""
+    import random
+
+    from lc0_rocm import uci
+    from tests.test_uci_fuzz import check_output, random_line
+    from tests.uci_fakes import Collector
+
+    class CappedEngine(Engine):
+        def search(self, board, *, nodes=None, movetime=None, infinite=False, **kwargs):
+            assert self.implementation == "native"
+            if not infinite:
+                nodes = min(nodes or 50, 50)
+                movetime = None if movetime is None else min(movetime, 0.01)
+            return super().search(board, nodes=nodes, movetime=movetime, infinite=infinite, **kwargs)
+
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(20261122)
+    out = Collector()
+    setup = ["setoption name Backend value random", f"setoption name WeightsFile value {maia_path}"]
+
+    def fresh():
+        engine = uci.UciEngine(out, engine_class=CappedEngine, cwd=tmp_path)
+        for line in setup:
+            engine.handle(line)
+        return engine
+
+    engine = fresh()
+    for _ in range(1500):
+        line = random_line(rng)
+        if "Backend" in line or "WeightsFile" in line:
+            continue                       # keep the cheap random net
+        if not engine.handle(line):
+            engine = fresh()
+        if len(out.lines) > 2000:
+            check_output(out.take())
+    engine.handle("stop")
+    check_output(out.take())
+    for command in ("ucinewgame", "setoption name MultiPV value 1", "position startpos moves e2e4",
+                    "isready"):
+        engine.handle(command)
+    out.wait_for("readyok")
+    engine.handle("go nodes 30")
+    best = out.wait_for("bestmove").split()[1]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(best) in board.legal_moves
+    engine.handle("quit")

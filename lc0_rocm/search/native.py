@@ -202,8 +202,8 @@ class NativeSearch:
         `stop`; `report()` is called every `interval_s` from the search."""
         ffi, lib, h = self.ffi, self.lib, self._handle
         self._error = None
-        root = board.root()
-        moves = " ".join(m.uci() for m in board.move_stack)
+        root, game = _game_of(board)
+        moves = " ".join(m.uci() for m in game)
         self._check(lib.lc0core_search_set_position(
             h, root.fen(shredder=board.chess960, en_passant="fen").encode(), moves.encode(),
             int(board.chess960)), "position")
@@ -310,3 +310,17 @@ class NativeSearch:
             self._check(status, "pv")
             text = self.ffi.string(buf).decode()
             return [chess.Move.from_uci(u) for u in text.split()]
+
+
+def _game_of(board: chess.Board) -> tuple[chess.Board, list[chess.Move]]:
+    """(first position, moves) of the game the core sees: python-chess's
+    null moves ("0000") have no place in it, so the game starts after the
+    last one."""
+    stack = board.move_stack
+    nulls = [i for i, move in enumerate(stack) if not move]
+    if not nulls:
+        return board.root(), stack
+    start = board.copy()
+    while len(start.move_stack) > nulls[-1] + 1:
+        start.pop()
+    return start.copy(stack=False), stack[nulls[-1] + 1:]
