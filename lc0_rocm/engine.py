@@ -342,7 +342,7 @@ class Engine:
     def _search_native(self, board: chess.Board, *, nodes, movetime, time_budget, searchmoves,
                        infinite, stop, on_info, depth, mate) -> SearchResult:
         native = self._native
-        native.set_params(self.params, self.minibatch_size())
+        native.set_params(self.params, self.minibatch_size(), self.search_threads())
         multipv = self.params.MultiPV
         root_black = board.turn == chess.BLACK
 

@@ -72,6 +72,16 @@ def test_same_trees_at_800_nodes_and_with_smart_pruning_hints(random_net):
     assert native == reference
 
 
+def test_same_trees_with_two_threads_pipelined(random_net):
+    """Threads 2: gathering the next batch while the network computes the
+    current one, the same schedule as the reference's pipeline."""
+    for line in SUITE[3::20]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, {"Threads": 2, "SmartPruningFactor": 0},
+                                  nodes=400)
+        assert native == reference, line
+
+
 def test_same_trees_with_multipv_searchmoves_and_options(random_net):
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     options = {**SAME_TREE, "MultiPV": 3, "CPuct": 2.5, "FpuStrategy": "absolute",

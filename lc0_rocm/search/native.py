@@ -181,7 +181,9 @@ class NativeSearch:
             ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = probe, ffi.NULL, _max_pieces(tablebase)
         self._install_evaluator()
 
-    def set_params(self, params: SearchParams, minibatch: int) -> None:
+    def set_params(self, params: SearchParams, minibatch: int, threads: int = 1) -> None:
+        """The knobs, the resolved minibatch size and thread count (2 or more:
+        gather the next batch while the network computes the current one)."""
         lib, h = self.lib, self._handle
         for name in _NATIVE_KNOBS:
             value = params.values[name]
@@ -190,6 +192,7 @@ class NativeSearch:
             self._check(lib.lc0core_search_set_option(h, name.encode(), float(_FPU[params.values[name]])), name)
         self._check(lib.lc0core_search_set_option(h, b"MinibatchSize", float(max(1, minibatch))),
                     "MinibatchSize")
+        self._check(lib.lc0core_search_set_option(h, b"Threads", float(max(1, threads))), "Threads")
 
     def new_game(self) -> None:
         self._check(self.lib.lc0core_search_new_game(self._handle), "new game")

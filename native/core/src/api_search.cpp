@@ -242,14 +242,13 @@ LC0CORE_EXPORT int lc0core_search_start(lc0core_search* search, const lc0core_se
       const auto interval = std::chrono::duration<double>(info_interval_s);
       std::string error;
       const int status = guarded([&] {
-        Search& s = *search->last;
         auto next_info = Clock::now() + interval;
-        while (!s.run_iteration()) {
+        search->last->run([&] {
           if (on_info && Clock::now() >= next_info) {
             on_info(info_ctx);
             next_info = Clock::now() + interval;
           }
-        }
+        });
         return LC0CORE_OK;
       });
       if (status != LC0CORE_OK) error = lc0core_last_error();

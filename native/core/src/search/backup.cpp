@@ -18,21 +18,21 @@ struct BackupFix {
 };
 
 bool Search::finish() {
-  const int results = int(batch_.requests.size());
+  const int results = int(batch_->requests.size());
   if (results > 0) {
-    last_batch_ms_ = batch_.seconds * 1000.0;
+    last_batch_ms_ = batch_->seconds * 1000.0;
     --nn_pending_;
   }
   nn_evals_ += results;
-  bool work_done = batch_.ooo > 0;
-  for (Visit& v : batch_.visits) {
+  bool work_done = batch_->ooo > 0;
+  for (Visit& v : batch_->visits) {
     if (v.collision) continue;
     work_done = true;
     if (v.nn_slot >= 0) {
-      const Request& r = batch_.requests[v.nn_slot];
-      const float* wdl = batch_.wdl.data() + size_t(v.nn_slot) * 3;
+      const Request& r = batch_->requests[v.nn_slot];
+      const float* wdl = batch_->wdl.data() + size_t(v.nn_slot) * 3;
       const double q = double(wdl[0]) - double(wdl[2]);
-      const float d = wdl[1], m = batch_.moves_left[v.nn_slot];
+      const float d = wdl[1], m = batch_->moves_left[v.nn_slot];
       set_priors(v.node, r);
       v.q = -q, v.d = d, v.m = m;
       if (rescale_on_) rescale(&v);
@@ -42,21 +42,21 @@ bool Search::finish() {
   }
   std::vector<uint16_t> codes;
   std::vector<int> order;
-  for (const Request& r : batch_.requests) {
+  for (const Request& r : batch_->requests) {
     if (r.node != kNone) continue;      // prefetched: only into the cache
     priors_of(r, &codes, &order);
-    const int slot = int(&r - batch_.requests.data());
-    const float* wdl = batch_.wdl.data() + size_t(slot) * 3;
+    const int slot = int(&r - batch_->requests.data());
+    const float* wdl = batch_->wdl.data() + size_t(slot) * 3;
     Move moves[kMaxMoves];
     uint16_t sorted[kMaxMoves];
     for (int i = 0; i < r.num_moves; ++i) {
-      moves[i] = batch_.moves[r.first_move + order[i]];
+      moves[i] = batch_->moves[r.first_move + order[i]];
       sorted[i] = codes[order[i]];
     }
     cache_->put(r.key, moves, sorted, r.num_moves, double(wdl[0]) - double(wdl[2]), wdl[1],
-                batch_.moves_left[slot]);
+                batch_->moves_left[slot]);
   }
-  for (const Visit& v : batch_.visits) {
+  for (const Visit& v : batch_->visits) {
     if (v.collision) cancel_in_flight(v.node, v.multivisit);
   }
   if (work_done) ++total_batches_;
@@ -70,7 +70,7 @@ bool Search::finish() {
 bool Search::stops_midway() {
   // lc0's watchdog view: the stopper chain on the state after the gather,
   // with its own hints (the worker's stay as they were).
-  if (batch_.requests.empty()) return false;
+  if (batch_->requests.empty()) return false;
   const double saved_playouts = remaining_playouts_, saved_time = remaining_time_ms_;
   const bool stop = should_stop();
   remaining_playouts_ = saved_playouts, remaining_time_ms_ = saved_time;
@@ -79,8 +79,8 @@ bool Search::stops_midway() {
 
 void Search::abandon() {
   Tree& tree = *tree_;
-  if (!batch_.requests.empty()) --nn_pending_;
-  for (const Visit& v : batch_.visits) {
+  if (!batch_->requests.empty()) --nn_pending_;
+  for (const Visit& v : batch_->visits) {
     if (v.collision) {
       cancel_in_flight(v.node, v.multivisit);
     } else if (v.nn_slot >= 0) {

@@ -51,37 +51,37 @@ void Search::add_request(uint32_t node, uint64_t key, const MoveList& moves) {
   Request r;
   r.node = node;
   r.key = key;
-  r.first_move = int(batch_.moves.size());
+  r.first_move = int(batch_->moves.size());
   r.num_moves = moves.count;
   const Position& pos = history_->last();
   for (int i = 0; i < moves.count; ++i) {
-    batch_.moves.push_back(moves.moves[i]);
-    batch_.indices.push_back(policy_index(pos, moves.moves[i], encoded.transform));
+    batch_->moves.push_back(moves.moves[i]);
+    batch_->indices.push_back(policy_index(pos, moves.moves[i], encoded.transform));
   }
-  batch_.masks.insert(batch_.masks.end(), encoded.masks, encoded.masks + kNumPlanes);
-  batch_.values.insert(batch_.values.end(), encoded.values, encoded.values + kNumPlanes);
-  batch_.requests.push_back(r);
+  batch_->masks.insert(batch_->masks.end(), encoded.masks, encoded.masks + kNumPlanes);
+  batch_->values.insert(batch_->values.end(), encoded.values, encoded.values + kNumPlanes);
+  batch_->requests.push_back(r);
 }
 
-void Search::evaluate() {
-  const int n = int(batch_.requests.size());
+void Search::evaluate(Batch* batch) const {
+  const int n = int(batch->requests.size());
   if (n == 0) return;
   const auto started = std::chrono::steady_clock::now();
-  batch_.policy.resize(size_t(n) * kPolicySize);
-  batch_.wdl.resize(size_t(n) * 3);
-  batch_.moves_left.assign(size_t(n), 0.0f);
+  batch->policy.resize(size_t(n) * kPolicySize);
+  batch->wdl.resize(size_t(n) * 3);
+  batch->moves_left.assign(size_t(n), 0.0f);
   const int step = evaluator_.max_batch > 0 ? evaluator_.max_batch : n;
   for (int at = 0; at < n; at += step) {
     const int count = std::min(step, n - at);
     const int status = evaluator_.forward(
-        evaluator_.ctx, count, batch_.masks.data() + size_t(at) * kNumPlanes,
-        batch_.values.data() + size_t(at) * kNumPlanes, batch_.policy.data() + size_t(at) * kPolicySize,
-        batch_.wdl.data() + size_t(at) * 3, batch_.moves_left.data() + at);
+        evaluator_.ctx, count, batch->masks.data() + size_t(at) * kNumPlanes,
+        batch->values.data() + size_t(at) * kNumPlanes, batch->policy.data() + size_t(at) * kPolicySize,
+        batch->wdl.data() + size_t(at) * 3, batch->moves_left.data() + at);
     if (status != 0) {
       throw std::runtime_error("the network's forward call failed (status " + std::to_string(status) + ")");
     }
   }
-  batch_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 void Search::priors_of(const Request& r, std::vector<uint16_t>* codes, std::vector<int>* order) const {
@@ -89,9 +89,9 @@ void Search::priors_of(const Request& r, std::vector<uint16_t>* codes, std::vect
   codes->resize(k);
   order->resize(k);
   if (k == 0) return;
-  const int slot = int(&r - batch_.requests.data());
-  const float* logits = batch_.policy.data() + size_t(slot) * kPolicySize;
-  const int* indices = batch_.indices.data() + r.first_move;
+  const int slot = int(&r - batch_->requests.data());
+  const float* logits = batch_->policy.data() + size_t(slot) * kPolicySize;
+  const int* indices = batch_->indices.data() + r.first_move;
   float values[kMaxMoves];
   double widened[kMaxMoves];
   float top = logits[indices[0]];
@@ -146,7 +146,7 @@ void Search::set_priors(uint32_t node, const Request& r) {
   priors_of(r, &codes, &order);
   Tree& tree = *tree_;
   const uint32_t first = tree.node(node).edges;
-  const Move* moves = batch_.moves.data() + r.first_move;
+  const Move* moves = batch_->moves.data() + r.first_move;
   for (int i = 0; i < r.num_moves; ++i) {
     tree.edge(first + i) = {moves[order[i]].raw, codes[order[i]]};
   }

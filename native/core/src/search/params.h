@@ -41,7 +41,8 @@ struct SearchParams {
   double NpsLimit = 0.0;
   double WDLMaxS = 1.4;
   long long NNCacheSize = 2000000;
-  int MinibatchSize = 7;          // resolved by the caller (0 is never passed)
+  int MinibatchSize = 7;
+  int Threads = 1;                // resolved by the caller: >= 2 pipelines gather and network          // resolved by the caller (0 is never passed)
 
   // (cpuct init, base, factor) of a node.
   void cpuct(bool at_root, double* init, double* base, double* factor) const {

@@ -65,23 +65,80 @@ bool Search::root_allowed(Move move) const {
 bool Search::run_iteration() {
   std::unique_lock<std::mutex> lock(*tree_mutex_);
   gather_batch();
-  if (!batch_.requests.empty()) ++nn_pending_;
+  if (!batch_->requests.empty()) ++nn_pending_;
   if (stops_midway()) {
     abandon();
     return true;
   }
-  const int requests = int(batch_.requests.size());
+  const int requests = int(batch_->requests.size());
   if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
     int spent = 0;
     prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
   }
   lock.unlock();
-  evaluate();                     // the tree is readable meanwhile
+  evaluate(batch_);               // the tree is readable meanwhile
   lock.lock();
   const bool stop = finish();
   lock.unlock();
   if (!stop) throttle();
   return stop;
+}
+
+void Search::run(const std::function<void()>& report) {
+  if (params_.Threads < 2) {
+    while (!run_iteration()) report();
+    return;
+  }
+  // The pipeline (the reference's Engine._search_pipelined): gather batch
+  // k while batch k^1 is at the network, then finish k^1.
+  int current = 0, inflight = -1;
+  std::future<void> inflight_done;
+  while (!run_pipelined_step(&inflight, &inflight_done, &current)) report();
+}
+
+bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current) {
+  std::unique_lock<std::mutex> lock(*tree_mutex_);
+  batch_ = &batches_[*current];
+  gather_batch();
+  if (!batch_->requests.empty()) ++nn_pending_;
+  bool stop = stops_midway();
+  std::future<void> done;
+  if (!stop) {
+    const int requests = int(batch_->requests.size());
+    if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
+      int spent = 0;
+      prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+    }
+    Batch* batch = batch_;
+    done = std::async(std::launch::async, [this, batch] { evaluate(batch); });
+  }
+  if (*inflight >= 0) {
+    lock.unlock();
+    inflight_done->get();         // rethrows a failed network call
+    lock.lock();
+    batch_ = &batches_[*inflight];
+    stop = finish() || stop;
+    *inflight = -1;
+    if (!stop) {
+      lock.unlock();
+      throttle();
+      lock.lock();
+    }
+  }
+  if (stop) {
+    if (done.valid()) {
+      lock.unlock();
+      done.get();
+      lock.lock();
+    }
+    batch_ = &batches_[*current];
+    abandon();
+    return true;
+  }
+  *inflight = *current;
+  *inflight_done = std::move(done);
+  *current ^= 1;
+  return false;
 }
 
 // ---------------------------------------------------------------- gathering
@@ -97,15 +154,15 @@ int Search::collisions_left(long long nodes) const {
 }
 
 void Search::gather_batch() {
-  batch_.clear();
+  batch_->clear();
   Tree& tree = *tree_;
   int minibatch_size = 0;
   const double remaining = std::max(1.0, remaining_playouts_);
   int left = collisions_left((long long)std::min(double(tree.node(tree.root()).n), remaining));
-  int& ooo = batch_.ooo;
-  auto& visits = batch_.visits;
+  int& ooo = batch_->ooo;
+  auto& visits = batch_->visits;
   while (minibatch_size < target_minibatch_ && ooo < max_out_of_order_) {
-    if (minibatch_size > 0 && batch_.requests.empty()) return;   // back up without the network now
+    if (minibatch_size > 0 && batch_->requests.empty()) return;   // back up without the network now
     const size_t new_start = visits.size();
     pick(std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)));
     bool any_ooo = false;
@@ -207,7 +264,7 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
         Visit v;
         v.node = node, v.depth = depth, v.collision = true, v.multivisit = limit;
         v.maxvisit = (limit == pick_limit_ && max_limit_ > limit) ? max_limit_ : 0;
-        batch_.visits.push_back(v);
+        batch_->visits.push_back(v);
       }
       return;
     }
@@ -368,7 +425,7 @@ void Search::visit(uint32_t node, int depth) {
     if (n.terminal || n.n > 0) {
       v.q = n.wl, v.d = n.d, v.m = n.m;
       v.ooo_done = params_.OutOfOrderEval;
-      batch_.visits.push_back(v);
+      batch_->visits.push_back(v);
       return;
     }
   }
@@ -390,19 +447,19 @@ void Search::visit(uint32_t node, int depth) {
       v.q = -cached->q, v.d = cached->d, v.m = cached->m;
       if (rescale_on_) rescale(&v);
       v.ooo_done = params_.OutOfOrderEval;
-      batch_.visits.push_back(v);
+      batch_->visits.push_back(v);
       return;
     }
     tree.create_edges(node, moves.moves, moves.count);
-    v.nn_slot = int(batch_.requests.size());
+    v.nn_slot = int(batch_->requests.size());
     add_request(node, key, moves);
-    batch_.visits.push_back(v);
+    batch_->visits.push_back(v);
     return;
   }
   const Node& n = tree.node(node);
   v.q = n.wl, v.d = n.d, v.m = n.m;
   v.ooo_done = params_.OutOfOrderEval;
-  batch_.visits.push_back(v);
+  batch_->visits.push_back(v);
 }
 
 bool Search::extend_terminal(uint32_t node, int depth, const MoveList& moves) {

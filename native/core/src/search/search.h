@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <random>
 #include <vector>
@@ -93,8 +95,12 @@ class Search {
          const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop,
          std::mutex* tree_mutex);
 
-  // lc0's ExecuteOneIteration; true when the search is to stop.
+  // Searches until a stopper fires; `report` is called between iterations.
+  // Threads >= 2: a pipeline that gathers the next batch while the network
+  // computes the current one (as lc0's second thread overlaps them).
   // Throws std::runtime_error when the network call fails.
+  void run(const std::function<void()>& report);
+  // lc0's ExecuteOneIteration; true when the search is to stop.
   bool run_iteration();
 
   // Results and statistics.
@@ -128,7 +134,8 @@ class Search {
   void prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
   // Evaluation (evaluate.cpp).
   void add_request(uint32_t node, uint64_t key, const MoveList& moves);
-  void evaluate();
+  void evaluate(Batch* batch) const;
+  bool run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current);
   void priors_of(const Request& r, std::vector<uint16_t>* codes, std::vector<int>* order) const;
   void set_priors(uint32_t node, const Request& r);
   void set_priors_from_cache(uint32_t node, const CacheEntry& entry);
@@ -191,8 +198,9 @@ class Search {
   std::vector<uint32_t> kld_prev_visits_;
   double kld_prev_nodes_ = 0.0;
   uint32_t current_best_ = kNone;    // root edge id
-  // Per-pick state.
-  Batch batch_;
+  // Per-pick state: the batch being gathered or finished (two for the pipeline).
+  Batch batches_[2];
+  Batch* batch_ = &batches_[0];
   int max_limit_ = 0, pick_limit_ = 0;
   std::vector<char> root_allowed_;
   bool root_allowed_on_ = false;
