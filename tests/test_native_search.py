@@ -243,3 +243,21 @@ def test_uci_fuzz_through_the_native_search(tmp_path, monkeypatch, maia_path):
     board.push_uci("e2e4")
     assert chess.Move.from_uci(best) in board.legal_moves
     engine.handle("quit")
+
+
+def test_tablebase_probes_from_the_native_tree(random_net):
+    """Syzygy probes from the tree go through the python-chess prober's
+    callback; the tree equals the reference's and the TB win is reported."""
+    from tests.test_search import FakeTablebase
+
+    board = chess.Board("8/1r6/8/8/8/6k1/1Q6/K7 w - - 0 1")
+    out = []
+    for implementation in ("native", "reference"):
+        engine = Engine(random_net, implementation=implementation, **SAME_TREE)
+        tb = FakeTablebase()
+        engine.set_tablebase(tb)
+        result = engine.search(board, nodes=300)
+        assert tb.probes > 0 and result.lines[0].tbhits > 0
+        out.append((_tree(result), result.lines[0].tbhits, result.lines[0].mate))
+    assert out[0] == out[1]
+    assert out[0][2] is not None and out[0][2] > 100
