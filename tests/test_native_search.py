@@ -261,3 +261,16 @@ def test_tablebase_probes_from_the_native_tree(random_net):
         out.append((_tree(result), result.lines[0].tbhits, result.lines[0].mate))
     assert out[0] == out[1]
     assert out[0][2] is not None and out[0][2] > 100
+
+
+def test_same_trees_with_a_moves_left_head_and_contempt(make_test_net):
+    """The moves-left utility (MovesLeft* knobs) and contempt's WDL rescaling
+    of fresh values, on a tiny generated net with a moves-left head."""
+    net = load_network(str(make_test_net("tiny-resnet")), backend="cpu")
+    assert net.has_moves_left
+    for options in ({"MovesLeftThreshold": 0.0, "MovesLeftMaxEffect": 0.2},
+                    {"MovesLeftThreshold": 0.3, "Contempt": "150", "WDLDrawRateTarget": 0.4}):
+        for line in SUITE[11::50]:
+            board, _ = chess.Board.from_epd(line)
+            native, reference = _both(net, board, {**SAME_TREE, **options}, nodes=150)
+            assert native == reference, (options, line)
