@@ -274,3 +274,25 @@ def test_same_trees_with_a_moves_left_head_and_contempt(make_test_net):
             board, _ = chess.Board.from_epd(line)
             native, reference = _both(net, board, {**SAME_TREE, **options}, nodes=150)
             assert native == reference, (options, line)
+
+
+@pytest.mark.parametrize("input_format", [2, 3, 4, 132, 5, 133])
+def test_same_trees_for_every_input_format(input_format):
+    net = load_network(None, backend="random", input_mode=input_format)
+    for line in SUITE[2::30]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(net, board, nodes=150)
+        assert native == reference, line
+
+
+def test_same_trees_in_chess960(random_net):
+    board = chess.Board.from_chess960_pos(518 - 137)
+    for uci in ("b2b3", "g7g6", "c1b2", "h8g7"):
+        move = chess.Move.from_uci(uci)
+        if move in board.legal_moves:
+            board.push(move)
+    native, reference = _both(random_net, board, nodes=300)
+    assert native == reference
+    castles = [m for m in board.legal_moves if board.is_castling(m)]
+    result = Engine(random_net, **SAME_TREE).search(board, nodes=50, searchmoves=castles or None)
+    assert result.best_move in board.legal_moves
