@@ -9,8 +9,10 @@ backend natively. `lc0_rocm.engine.Engine` uses it; the Python search
 """
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import threading
+import weakref
 from typing import Callable
 
 import chess
@@ -32,6 +34,17 @@ _NATIVE_KNOBS = [name for name, spec in OPTIONS.items()
                      "WDLDrawRateReference", "WDLBookExitBias", "UCI_RatingAdv")]
 
 STOP_POLL_S = 0.002
+
+
+_LIVE: "weakref.WeakSet[NativeSearch]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """A run's thread may still be finishing a batch (maybe inside a Python
+    callback): end them before the interpreter goes."""
+    for search in list(_LIVE):
+        search.close()
 
 
 class NativeSearchError(RuntimeError):
@@ -100,6 +113,7 @@ class NativeSearch:
         self._evaluator = ffi.new("lc0core_evaluator*")
         self._set_forward(network)
         self._install_evaluator()
+        _LIVE.add(self)
 
     # ------------------------------------------------------------ setup
     def _check(self, status: int, what: str) -> None:

@@ -2,6 +2,7 @@
 // the handle (tree, NN cache, knobs, network, game), tree reuse between
 // positions of one game, runs and result queries.
 #include <atomic>
+#include <cxxabi.h>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -77,6 +78,36 @@ std::vector<std::string> words(const std::string& text) {
   std::istringstream in(text);
   for (std::string w; in >> w;) out.push_back(w);
   return out;
+}
+
+// The body of a run's thread: the search with the info callback between
+// iterations; a status, never an exception, except a thread cancellation,
+// which must pass (catching it aborts the process).
+int run_worker(lc0core_search* search, lc0core_info_fn on_info, void* info_ctx,
+               std::chrono::duration<double> interval) {
+  using Clock = std::chrono::steady_clock;
+  try {
+    clear_last_error();
+    auto next_info = Clock::now() + interval;
+    search->last->run([&] {
+      if (on_info && Clock::now() >= next_info) {
+        on_info(info_ctx);
+        next_info = Clock::now() + interval;
+      }
+    });
+    return LC0CORE_OK;
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    set_last_error("out of memory");
+    return LC0CORE_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_last_error(e.what());
+    return LC0CORE_INTERNAL_ERROR;
+  } catch (...) {
+    set_last_error("internal error: unknown exception");
+    return LC0CORE_INTERNAL_ERROR;
+  }
 }
 
 bool is_startpos(const Position& pos) {
@@ -238,19 +269,9 @@ LC0CORE_EXPORT int lc0core_search_start(lc0core_search* search, const lc0core_se
     search->worker_status = LC0CORE_OK;
     search->worker_error.clear();
     search->worker = std::thread([search, on_info, info_ctx, info_interval_s] {
-      using Clock = std::chrono::steady_clock;
-      const auto interval = std::chrono::duration<double>(info_interval_s);
+      const int status = run_worker(search, on_info, info_ctx,
+                                    std::chrono::duration<double>(info_interval_s));
       std::string error;
-      const int status = guarded([&] {
-        auto next_info = Clock::now() + interval;
-        search->last->run([&] {
-          if (on_info && Clock::now() >= next_info) {
-            on_info(info_ctx);
-            next_info = Clock::now() + interval;
-          }
-        });
-        return LC0CORE_OK;
-      });
       if (status != LC0CORE_OK) error = lc0core_last_error();
       std::lock_guard<std::mutex> lock(search->done_mutex);
       search->worker_status = status;
