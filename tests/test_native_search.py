@@ -296,3 +296,66 @@ def test_same_trees_in_chess960(random_net):
     castles = [m for m in board.legal_moves if board.is_castling(m)]
     result = Engine(random_net, **SAME_TREE).search(board, nodes=50, searchmoves=castles or None)
     assert result.best_move in board.legal_moves
+
+
+FUZZ_SCRIPT = r"""
+import random, sys
+from lc0_rocm import native_core
+ffi, lib = native_core.load()
+rng = random.Random(int(sys.argv[1]))
+out = ffi.new("lc0core_search**")
+assert lib.lc0core_search_create(out) == 0
+h = out[0]
+ev = ffi.new("lc0core_evaluator*")
+ev.forward = ffi.addressof(lib, "lc0core_random_forward")
+ctx = ffi.new("lc0core_random_net*")
+ev.ctx, ev.input_format = ctx, 1
+assert lib.lc0core_search_set_evaluator(h, ev) == 0
+words = [b"e2e4", b"e7e5", b"e1g1", b"0000", b"zz", b"a7a8q", b"\xff\xfe", b""]
+fens = [b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", b"8/8/8/8/8/8/8/8 w - - 0 1",
+        b"garbage", b"7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", bytes(rng.randrange(256) for _ in range(40))]
+names = [b"CPuct", b"MinibatchSize", b"Threads", b"NNCacheSize", b"Nope", b"\x00", b"MaxPrefetch"]
+limits = ffi.new("lc0core_search_limits*")
+buf = ffi.new("char[]", 64)
+edges = ffi.new("lc0core_root_edge[]", 4)
+n = ffi.new("int*")
+stats = ffi.new("lc0core_search_stats*")
+for _ in range(400):
+    op = rng.randrange(6)
+    if op == 0:
+        lib.lc0core_search_set_option(h, rng.choice(names), rng.choice([0, 1, 2, -5, 1e12, float("nan"), 3.5]))
+    elif op == 1:
+        lib.lc0core_search_set_position(h, rng.choice(fens), b" ".join(rng.choice(words) for _ in range(rng.randrange(4))), rng.randrange(2))
+    elif op == 2:
+        limits.nodes, limits.movetime, limits.infinite = rng.choice([1, 5, 50, -1]), 0.01, 0
+        limits.depth, limits.mate, limits.time_budget = -1, -1, -1
+        limits.rescale_ratio = 1.0
+        limits.searchmoves = ffi.NULL if rng.random() < 0.7 else ffi.new("char[]", rng.choice(words))
+        if lib.lc0core_search_start(h, limits, ffi.NULL, ffi.NULL, 0.1) == 0:
+            f = ffi.new("int*")
+            while lib.lc0core_search_wait(h, 0.01, f) == 0 and not f[0]:
+                pass
+    elif op == 3:
+        lib.lc0core_search_pv(h, rng.randrange(-3, 40), buf, rng.choice([0, 1, 8, 64]))
+    elif op == 4:
+        lib.lc0core_search_root_edges(h, edges, rng.choice([-1, 0, 4]), n)
+        lib.lc0core_search_best_edges(h, rng.choice([-1, 0, 3]), ffi.new("int[]", 3), n)
+    else:
+        lib.lc0core_search_get_stats(h, stats)
+        lib.lc0core_search_new_game(h) if rng.random() < 0.1 else lib.lc0core_search_stop(h)
+lib.lc0core_search_destroy(h)
+print("survived")
+"""
+
+
+def test_abi_survives_garbage(tmp_path):
+    """Random calls with bad names, FENs, moves, indices and buffers: status
+    codes, never a crash (in a child process, so a crash fails the test)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for seed in (1, 2):
+        done = subprocess.run([sys.executable, "-c", FUZZ_SCRIPT, str(seed)], capture_output=True,
+                              text=True, timeout=120, env=env)
+        assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]

@@ -134,12 +134,17 @@ LC0CORE_EXPORT int lc0core_search_set_option(lc0core_search* search, const char*
   return guarded([&] {
     const std::string key = bounded_string(name, 256, "option name");
     settle(search);
-    if (!(value == value)) throw Error(LC0CORE_INVALID_ARGUMENT, "option " + key + ": NaN");
-    if (!search->params.set(key, value)) throw Error(LC0CORE_INVALID_ARGUMENT, "unknown option " + key);
-    if (key == "NNCacheSize") search->cache.set_capacity(search->params.NNCacheSize);
-    if (key == "MinibatchSize" && search->params.MinibatchSize < 1) {
+    if (!(value >= -2147483648.0 && value <= 2147483647.0) && key != "NNCacheSize") {
+      throw Error(LC0CORE_INVALID_ARGUMENT, "option " + key + ": out of range");
+    }
+    if (!(value >= 0 && value <= 4e9) && key == "NNCacheSize") {
+      throw Error(LC0CORE_INVALID_ARGUMENT, "option NNCacheSize: out of range");
+    }
+    if (key == "MinibatchSize" && value < 1) {
       throw Error(LC0CORE_INVALID_ARGUMENT, "MinibatchSize must be >= 1 here");
     }
+    if (!search->params.set(key, value)) throw Error(LC0CORE_INVALID_ARGUMENT, "unknown option " + key);
+    if (key == "NNCacheSize") search->cache.set_capacity(search->params.NNCacheSize);
     return LC0CORE_OK;
   });
 }
@@ -167,6 +172,7 @@ LC0CORE_EXPORT int lc0core_search_new_game(lc0core_search* search) {
     settle(search);
     search->last.reset();
     search->tree.reset();
+    search->has_position = false;      // the game and its tree are gone
     search->moves.clear();
     search->start_fen.clear();
     search->cache.clear();
