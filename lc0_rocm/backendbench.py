@@ -243,12 +243,15 @@ def run(args) -> list[dict]:
     if not blas_threads.set_threads(args.threads):
         print("backendbench: cannot set BLAS threads here (no OpenBLAS found); --threads ignored",
               file=sys.stderr)
-    net_path = resolve_net(args.weights)
-    weights = load_weights(net_path)
+    if args.backend == "random" and not args.weights:   # needs no net: lc0's classical input
+        net_path, weights = "<none>", None
+    else:
+        net_path = resolve_net(args.weights)
+        weights = load_weights(net_path)
     backend = backends.create(args.backend, weights)
     try:
-        pool = encode_pool(bench_positions(args.positions, args.seed), weights.format.input,
-                           args.packed)
+        input_format = getattr(backend, "input_format", None) or weights.format.input
+        pool = encode_pool(bench_positions(args.positions, args.seed), input_format, args.packed)
         forward = backend.forward_packed if args.packed else backend.forward
         meta = {"backend": backend.name, "net": net_path, "seconds": args.seconds,
                 "positions": len(pool[0]), "packed": args.packed,

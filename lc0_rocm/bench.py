@@ -151,17 +151,19 @@ def main(argv=None, *, full: bool = False) -> int:
     from lc0_rocm.uci_options import parse_backend_options
 
     try:
-        path = netfiles.resolve_weights(args.weights)
+        # The random backend needs no net; with none it encodes lc0's classical input.
+        no_net = args.backend == "random" and not args.weights
+        path = None if no_net else netfiles.resolve_weights(args.weights)
         backend_options = parse_backend_options(args.backend_opts)
     except (netfiles.NetNotFoundError, ValueError) as e:
         print(f"lc0-rocm bench: {e}", file=sys.stderr)
         return 1
-    print(f"Loading weights file from: {path} (backend {args.backend})", flush=True)
+    print(f"Loading weights file from: {path or '<none>'} (backend {args.backend})", flush=True)
     note = settle_blas_threads(args.backend)
     if note:
         print(note, flush=True)
     try:
-        network = load_network(str(path), backend=args.backend, **backend_options)
+        network = load_network(None if no_net else str(path), backend=args.backend, **backend_options)
     except Exception as e:
         print(f"lc0-rocm bench: cannot load {path}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -234,9 +234,13 @@ def reset() -> None:
         _loaded, _failure, _said_no_compiler = None, None, False
 
 
+def last_error() -> str:
+    """The core's last error message on this thread ("" when none)."""
+    ffi, lib = load()
+    return ffi.string(lib.lc0core_last_error()).decode(errors="replace")
+
+
 def check(status: int) -> None:
     """Raise NativeCoreError with the core's message when `status` is not OK."""
     if status != 0:
-        ffi, lib = load()
-        message = ffi.string(lib.lc0core_last_error()).decode(errors="replace")
-        raise NativeCoreError(message or f"status {status}")
+        raise NativeCoreError(last_error() or f"status {status}")

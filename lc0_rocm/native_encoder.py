@@ -26,17 +26,15 @@ import threading
 import chess
 import numpy as np
 
-from lc0_rocm import encoder
+from lc0_rocm import encoder, native_core
 from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE
 
 HISTORY = encoder.HISTORY
 MAX_MOVES = 256                    # the core's bound on legal moves per position
-_ROOT_WORDS, _INFO_WORDS = 9, 6    # see lc0core_encode.h
 
 
 def core():
     """(ffi, lib) of the native core, or None when it cannot be had."""
-    from lc0_rocm import native_core
     ok, _ = native_core.available()
     return native_core.load() if ok else None
 
@@ -49,6 +47,8 @@ def move_table() -> list:
     """chess.Move by the core's 16-bit python-chess move (from | to << 6 |
     promotion << 12), built once."""
     global _move_table
+    if _move_table is not None:
+        return _move_table
     with _table_lock:
         if _move_table is None:
             table = [None] * (6 << 12)
@@ -62,27 +62,21 @@ def move_table() -> list:
         return _move_table
 
 
-def _window(board: chess.Board):
-    """(root state, is the game's first position, moves from it) of `board`."""
-    stack = board._stack
-    current = len(board.move_stack)
-    if len(stack) != current:
-        raise AttributeError("python-chess state stack out of step with the move stack")
-    start = 0
-    if current >= HISTORY - 1:
-        oldest = current - (HISTORY - 1)
-        start = max(0, oldest - stack[oldest].halfmove_clock)
-    root = stack[start] if start < current else board
-    return root, start == 0, board.move_stack[start:]
+_WORDS = 15        # per board, see lc0core_encode.h
+_NO_EP = 64
 
 
-def _root_words(state, board: chess.Board) -> tuple:
-    if state is board:
-        white, black = board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK]
+def _root_words(state, board: chess.Board, game_start: bool) -> tuple:
+    """The 15 words of a window's first position: a python-chess state, or a
+    board (the board itself, or its root())."""
+    if isinstance(state, chess.Board):
+        white, black = state.occupied_co[chess.WHITE], state.occupied_co[chess.BLACK]
     else:
         white, black = state.occupied_w, state.occupied_b
+    ep = state.ep_square
     return (state.pawns, state.knights, state.bishops, state.rooks, state.queens, state.kings,
-            white, black, state.castling_rights)
+            white, black, state.castling_rights, state.turn, _NO_EP if ep is None else ep,
+            state.halfmove_clock, state.fullmove_number, game_start, board.chess960)
 
 
 class BoardBatch:
@@ -90,13 +84,15 @@ class BoardBatch:
 
     def __init__(self, ffi, lib, n: int, input_format: int):
         self.ffi, self.lib, self.n, self.input_format = ffi, lib, n, input_format
-        self.masks = np.zeros((n, NUM_PLANES), dtype=np.uint64)
-        self.values = np.zeros((n, NUM_PLANES), dtype=np.float32)
-        self.transforms = np.zeros(n, dtype=np.int32)
-        self.legal = np.zeros(n * MAX_MOVES, dtype=np.uint16)
-        self.indices = np.zeros(n * MAX_MOVES, dtype=np.int16)
-        self.offsets = np.zeros(n + 1, dtype=np.int32)
-        self.status = np.zeros(n, dtype=np.int32)
+        # The core writes every board's planes, transform, status and offset,
+        # and the moves up to the last offset: nothing here needs zeroing.
+        self.masks = np.empty((n, NUM_PLANES), dtype=np.uint64)
+        self.values = np.empty((n, NUM_PLANES), dtype=np.float32)
+        self.transforms = np.empty(n, dtype=np.int32)
+        self.legal = np.empty(n * MAX_MOVES, dtype=np.uint16)
+        self.indices = np.empty(n * MAX_MOVES, dtype=np.int16)
+        self.offsets = np.empty(n + 1, dtype=np.int32)
+        self.status = np.empty(n, dtype=np.int32)
         self.refused: list[int] = []
 
     def _ptr(self, ctype: str, array: np.ndarray):
@@ -109,16 +105,42 @@ class BoardBatch:
         if logits.shape != (self.n, POLICY_SIZE):
             raise ValueError(f"logits must have shape ({self.n}, {POLICY_SIZE}), got {logits.shape}")
         probs = np.empty(int(self.offsets[-1]), dtype=np.float32)
-        _check(self.ffi, self.lib, self.lib.lc0core_legal_softmax_batch(
+        native_core.check(self.lib.lc0core_legal_softmax_batch(
             self.n, self._ptr("float*", logits), self._ptr("int16_t*", self.indices),
             self._ptr("int32_t*", self.offsets), 1.0, self._ptr("float*", probs)))
         return probs
 
 
-def _check(ffi, lib, status: int) -> None:
-    if status != 0:
-        message = ffi.string(lib.lc0core_last_error()).decode(errors="replace")
-        raise RuntimeError(f"native core: {message or f'status {status}'}")
+def _gather(boards: list):
+    """(words (15 per board), move codes, move offsets, boards to refuse)."""
+    words, moves, offsets, refuse = [], [], [0], []
+    add_words, add_move, add_offset = words.extend, moves.append, offsets.append
+    board_type, fast = chess.Board, hasattr(chess, "_BoardState")
+    last = HISTORY - 1
+    for i, board in enumerate(boards):
+        if type(board) is not board_type:
+            refuse.append(i)
+            add_words((0,) * _WORDS)
+            add_offset(len(moves))
+            continue
+        played = board.move_stack
+        current = len(played)
+        stack = board._stack if fast else None
+        if stack is not None and len(stack) == current:
+            start = 0
+            if current >= last:   # back to the zeroing move before the 8th newest position
+                start = current - last - stack[current - last].halfmove_clock
+                if start < 0:
+                    start = 0
+            add_words(_root_words(stack[start] if start < current else board, board, start == 0))
+            window = played[start:] if start else played
+        else:                     # no python-chess internals: the public root
+            add_words(_root_words(board.root(), board, True))
+            window = played
+        for m in window:
+            add_move(m.from_square | m.to_square << 6 | (m.promotion or 0) << 12)
+        add_offset(len(moves))
+    return words, moves, offsets, refuse
 
 
 def encode_boards(boards: list, input_format: int) -> BoardBatch | None:
@@ -129,44 +151,20 @@ def encode_boards(boards: list, input_format: int) -> BoardBatch | None:
         return None
     ffi, lib = loaded
     n = len(boards)
-    batch = BoardBatch(ffi, lib, n, input_format)
-    roots, info, moves, offsets = [], [], [], [0]
-    refused_early = []
-    fast = hasattr(chess, "_BoardState")
-    for i, board in enumerate(boards):
-        if type(board) is not chess.Board:
-            refused_early.append(i)
-            roots.append((0,) * _ROOT_WORDS)
-            info.append((0,) * _INFO_WORDS)
-            offsets.append(len(moves))
-            continue
-        try:
-            state, game_start, window = _window(board) if fast else (None, True, None)
-        except (AttributeError, IndexError):
-            state = None
-        if state is None:
-            state, game_start, window = board.root(), True, board.move_stack
-        roots.append(_root_words(state, board))
-        ep = state.ep_square
-        info.append((1 if state.turn else 0, -1 if ep is None else ep, state.halfmove_clock,
-                     state.fullmove_number, 1 if game_start else 0, 1 if board.chess960 else 0))
-        moves += [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in window]
-        offsets.append(len(moves))
+    words, moves, offsets, refuse = _gather(boards)
     try:
-        roots_a = np.array(roots, dtype=np.uint64).reshape(n, _ROOT_WORDS)
-        info_a = np.clip(np.array(info, dtype=np.int64).reshape(n, _INFO_WORDS),
-                         -(1 << 31), (1 << 31) - 1).astype(np.int32)
+        words_a = np.array(words, dtype=np.uint64)
         moves_a = np.array(moves, dtype=np.uint16)
         offsets_a = np.array(offsets, dtype=np.int32)
     except (OverflowError, ValueError):
         return None   # a number python-chess allows that does not fit: the Python path
+    batch = BoardBatch(ffi, lib, n, input_format)
     p = batch._ptr
-    _check(ffi, lib, lib.lc0core_encode_batch(
-        n, p("uint64_t*", roots_a), p("int32_t*", info_a), p("uint16_t*", moves_a),
-        p("int32_t*", offsets_a), input_format, p("uint64_t*", batch.masks),
-        p("float*", batch.values), p("int32_t*", batch.transforms), p("uint16_t*", batch.legal),
-        p("int16_t*", batch.indices), p("int32_t*", batch.offsets), len(batch.legal),
-        p("int32_t*", batch.status)))
-    batch.status[refused_early] = -1
+    native_core.check(lib.lc0core_encode_batch(
+        n, p("uint64_t*", words_a), p("uint16_t*", moves_a), p("int32_t*", offsets_a),
+        input_format, p("uint64_t*", batch.masks), p("float*", batch.values),
+        p("int32_t*", batch.transforms), p("uint16_t*", batch.legal), p("int16_t*", batch.indices),
+        p("int32_t*", batch.offsets), len(batch.legal), p("int32_t*", batch.status)))
+    batch.status[refuse] = -1
     batch.refused = np.flatnonzero(batch.status).tolist()
     return batch

@@ -14,6 +14,7 @@ with the same results.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 
@@ -27,13 +28,58 @@ from lc0_rocm.weights import Weights, WeightsError, load_weights
 DEFAULT_CHUNK = 256   # positions per backend call in evaluate_batch
 
 
+class _PolicyField:
+    """Evaluation.policy: a plain dict, which the native path builds on first
+    read (hashing ~30 chess.Moves into a dict costs more than the rest of an
+    evaluation; many callers read only the value)."""
+
+    def __get__(self, ev, owner=None):
+        if ev is None:
+            raise AttributeError("policy")   # no default for dataclasses
+        state = ev.__dict__
+        policy = state.get("_policy")
+        if policy is None:
+            source = state.get("_policy_source")
+            if source is None:          # another thread built it meanwhile
+                return state["_policy"]
+            moves, probs, start, end = source
+            policy = dict(zip(map(_move_of_code(), moves[start:end]), probs[start:end]))
+            state["_policy"] = policy   # set before the source goes: a racing reader finds one
+            state.pop("_policy_source", None)
+        return policy
+
+    def __set__(self, ev, policy):
+        ev.__dict__["_policy"] = policy
+
+
+def _move_of_code():
+    from lc0_rocm import native_encoder
+    return native_encoder.move_table().__getitem__
+
+
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
     """The network's view of one position, from the side to move."""
 
-    policy: dict[chess.Move, float]   # legal moves -> probability (softmax, temperature 1)
+    policy: dict[chess.Move, float] = _PolicyField()   # legal moves -> probability (softmax, temperature 1)
     wdl: tuple[float, float, float]   # win, draw, loss
     moves_left: float | None          # plies; None when the net has no such head
+
+    @classmethod
+    def _with_lazy_policy(cls, move_codes: list, probs: list, start: int, end: int,
+                          wdl, moves_left) -> "Evaluation":
+        """An Evaluation whose policy is built on first read from the native
+        core's 16-bit moves (lc0_rocm.native_encoder) and probabilities at
+        [start, end) of lists its chunk's evaluations share."""
+        ev = cls.__new__(cls)
+        ev.__dict__.update(_policy_source=(move_codes, probs, start, end), wdl=wdl,
+                           moves_left=moves_left)
+        return ev
+
+    def __getstate__(self):
+        """Pickles and copies hold the built policy, not the shared lists."""
+        self.policy   # noqa: B018 (builds it)
+        return self.__dict__
 
     @property
     def q(self) -> float:
@@ -50,9 +96,14 @@ class Network:
     `weights` may be None for a backend that needs no net (`random`): the
     input format is then the backend's and `spec` is None.
     `use_native_core` (default True) lets evaluate_batch use the native
-    core when it is available; False keeps to the Python encoder."""
+    core when it is available; False keeps to the Python encoder.
+    `overlap_chunks`: evaluate_batch runs the forward pass of one chunk on a
+    worker thread while it encodes the next; None (default) does so for GPU
+    backends only (their forward pass waits on the device without the GIL;
+    a CPU backend's would compete with the encoding for the cores)."""
 
     use_native_core = True
+    overlap_chunks: bool | None = None
 
     def __init__(self, weights: Weights | None, backend: Backend, spec=None):
         from lc0_rocm.netspec import NetSpec
@@ -101,44 +152,70 @@ class Network:
 
     def evaluate_batch(self, boards, chunk: int = DEFAULT_CHUNK) -> list[Evaluation]:
         boards = list(boards)
+        chunks = [boards[start:start + chunk] for start in range(0, len(boards), chunk)]
+        overlap = self.overlap_chunks
+        if overlap is None:   # GPU backends carry device_info
+            overlap = getattr(self.backend, "device_info", None) is not None
+        if len(chunks) < 2 or not overlap:
+            return [ev for c in chunks for ev in self._finish(self._prepare(c))]
+        # The backend's forward pass of one chunk (native code, no GIL) runs on
+        # a worker thread while this thread encodes the next chunk and unpacks
+        # the previous one.
         results: list[Evaluation] = []
-        for start in range(0, len(boards), chunk):
-            results += self._evaluate_chunk(boards[start:start + chunk])
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lc0-rocm-forward") as worker:
+            prepared = self._prepare(chunks[0])
+            running = worker.submit(self.forward_packed, prepared.masks, prepared.values)
+            for c in chunks[1:]:
+                upcoming = self._prepare(c)
+                outputs = running.result()
+                running = worker.submit(self.forward_packed, upcoming.masks, upcoming.values)
+                results += self._finish(prepared, outputs)
+                prepared = upcoming
+            results += self._finish(prepared, running.result())
         return results
 
-    def _evaluate_chunk(self, boards: list[chess.Board]) -> list[Evaluation]:
-        if not boards:
-            return []
+    def _prepare(self, boards: list[chess.Board]) -> "_Chunk":
+        """Encode a chunk: by the native core when it is available (boards it
+        refuses by the Python encoder, with its errors), else in Python."""
         batch = None
         if self.use_native_core:
             from lc0_rocm import native_encoder
             batch = native_encoder.encode_boards(boards, self.input_format)
         if batch is None:
-            return self._evaluate_chunk_python(boards)
-        return self._evaluate_chunk_native(boards, batch)
-
-    def _evaluate_chunk_python(self, boards: list[chess.Board]) -> list[Evaluation]:
-        masks, values, transforms = encoder.encode_batch_packed(boards, self.input_format)
-        logits, wdl, moves_left = self.forward_packed(masks, values)
-        per_board = [encoder.policy_indices(b, self.input_format, int(t))
-                     for b, t in zip(boards, transforms)]
-        probs = _legal_softmax(logits, [indices for _, indices in per_board])
-        wdl = wdl.astype(np.float64).tolist()
-        moves_left = moves_left.astype(np.float64).tolist()
-        return [
-            Evaluation(policy=dict(zip(moves, p.tolist())), wdl=tuple(wdl[i]),
-                       moves_left=moves_left[i] if self.has_moves_left else None)
-            for i, ((moves, _), p) in enumerate(zip(per_board, probs))
-        ]
-
-    def _evaluate_chunk_native(self, boards: list[chess.Board], batch) -> list[Evaluation]:
-        from lc0_rocm import native_encoder
-
-        # Boards the core refused: the Python encoder (and its errors), as before.
+            masks, values, transforms = encoder.encode_batch_packed(boards, self.input_format)
+            return _Chunk(boards, masks, values, transforms, None)
         for i in batch.refused:
             batch.masks[i], batch.values[i], batch.transforms[i] = encoder.encode_packed(
                 boards[i], self.input_format)
-        logits, wdl, moves_left = self.forward_packed(batch.masks, batch.values)
+        return _Chunk(boards, batch.masks, batch.values, batch.transforms, batch)
+
+    def _finish(self, chunk: "_Chunk", outputs=None) -> list[Evaluation]:
+        """Evaluations of a prepared chunk from the backend's outputs (run
+        here when not given)."""
+        if not chunk.boards:
+            return []
+        if outputs is None:
+            outputs = self.forward_packed(chunk.masks, chunk.values)
+        logits, wdl, moves_left = outputs
+        wdl = wdl.astype(np.float64).tolist()
+        moves_left = moves_left.astype(np.float64).tolist() if self.has_moves_left else None
+        if chunk.batch is None:
+            return self._finish_python(chunk.boards, chunk.transforms, logits, wdl, moves_left)
+        return self._finish_native(chunk.boards, chunk.batch, logits, wdl, moves_left)
+
+    def _finish_python(self, boards, transforms, logits, wdl, moves_left) -> list[Evaluation]:
+        per_board = [encoder.policy_indices(b, self.input_format, int(t))
+                     for b, t in zip(boards, transforms)]
+        probs = _legal_softmax(logits, [indices for _, indices in per_board])
+        return [
+            Evaluation(policy=dict(zip(moves, p.tolist())), wdl=tuple(wdl[i]),
+                       moves_left=moves_left[i] if moves_left is not None else None)
+            for i, ((moves, _), p) in enumerate(zip(per_board, probs))
+        ]
+
+    def _finish_native(self, boards, batch, logits, wdl, moves_left) -> list[Evaluation]:
+        from lc0_rocm import native_encoder
+
         refused = {i: encoder.policy_indices(boards[i], self.input_format, int(batch.transforms[i]))
                    for i in batch.refused}
         if refused:
@@ -148,18 +225,16 @@ class Network:
         probs = batch.legal_softmax(logits).tolist()
         legal = batch.legal[:len(probs)].tolist()
         offsets = batch.offsets.tolist()
-        move_of = native_encoder.move_table().__getitem__
-        wdl = wdl.astype(np.float64).tolist()
-        moves_left = moves_left.astype(np.float64).tolist() if self.has_moves_left else None
+        native_encoder.move_table()   # built here, not on a caller's first read
         results = []
+        lazy = Evaluation._with_lazy_policy
         for i in range(len(boards)):
+            ml = moves_left[i] if moves_left is not None else None
             if i in refused:
-                policy = dict(zip(refused[i][0], refused_probs[i].tolist()))
+                results.append(Evaluation(policy=dict(zip(refused[i][0], refused_probs[i].tolist())),
+                                          wdl=tuple(wdl[i]), moves_left=ml))
             else:
-                start, end = offsets[i], offsets[i + 1]
-                policy = dict(zip(map(move_of, legal[start:end]), probs[start:end]))
-            results.append(Evaluation(policy=policy, wdl=tuple(wdl[i]),
-                                      moves_left=moves_left[i] if moves_left is not None else None))
+                results.append(lazy(legal, probs, offsets[i], offsets[i + 1], tuple(wdl[i]), ml))
         return results
 
     def close(self) -> None:
@@ -175,6 +250,18 @@ class Network:
         path = (self.weights.path or "?") if self.weights is not None else "no net"
         return (f"Network({path}, backend={self.backend.name}, "
                 f"input_format={self.input_format})")
+
+
+@dataclasses.dataclass
+class _Chunk:
+    """A chunk of boards encoded for the backend; `batch` is the native
+    core's encoding (native_encoder.BoardBatch), None on the Python path."""
+
+    boards: list
+    masks: np.ndarray
+    values: np.ndarray
+    transforms: np.ndarray
+    batch: object
 
 
 def _legal_softmax(logits: np.ndarray, indices: list[np.ndarray]) -> list[np.ndarray]:

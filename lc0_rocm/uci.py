@@ -25,7 +25,7 @@ from typing import Callable
 
 import chess
 
-from lc0_rocm import __version__, netfiles, uci_syzygy
+from lc0_rocm import __version__, native_rules, netfiles, uci_syzygy
 from lc0_rocm.search import score as search_score
 from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
@@ -525,6 +525,8 @@ class UciEngine:
         self._start_search(job.board, go)
 
     def _cmd_go(self, args):
+        if args[:1] == ["perft"]:
+            return self._go_perft(args[1:])
         go = parse_go(args)
         if go.ignored:
             self.error(f"go: unexpected tokens ignored: {_echo(' '.join(go.ignored))}")
@@ -534,6 +536,18 @@ class UciEngine:
         board = self.board.copy() if self.board is not None else chess.Board(
             chess960=bool(self.values["UCI_Chess960"]))
         self._start_search(board, go)
+
+    def _go_perft(self, args):
+        """`go perft N`: Stockfish's move counts of the current position."""
+        self._end_job(abort=True)
+        board = self.board if self.board is not None else chess.Board(
+            chess960=bool(self.values["UCI_Chess960"]))
+        try:
+            lines = native_rules.perft_report(board, args)
+        except ValueError as e:
+            raise UciError(str(e)) from None
+        for line in lines:
+            self.send(line)
 
     # ---------------------------------------------------------- options
 

@@ -206,3 +206,12 @@ def test_plot_draws_throughput_over_batch_size(monkeypatch, tmp_path):
     assert calls["plot"] == ([1, 8], [r["mean_nps"] for r in rows])
     assert calls["band"] == ([r["min_nps"] for r in rows], [r["max_nps"] for r in rows])
     assert calls["xscale"] == ("log", {"base": 2}) and calls["closed"]
+
+
+def test_random_backend_needs_no_net(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    assert bb.main(["-b", "random", "--batches", "1,8", "--seconds", "0.01", "--positions", "8",
+                    "--packed"]) == 0
+    out = capsys.readouterr().out
+    assert "backend random" in out and "Benchmark batch size 8" in out

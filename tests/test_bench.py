@@ -88,3 +88,13 @@ def test_bench_with_maia_on_cpu(maia_path, capsys):
 def test_full_benchmark_defaults_are_lc0_benchmarks():
     args = bench.parse_args([], full=True)
     assert (args.movetime, args.num_positions) == (10000, 34)
+
+
+def test_bench_random_backend_needs_no_net(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LC0_ROCM_CACHE", str(tmp_path / "cache"))
+    assert bench.main(["--backend", "random", "--backend-opts", "seed=3", "--nodes", "30",
+                       "--movetime", "-1", "--num-positions", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Loading weights file from: <none> (backend random)" in out
+    assert out.count("Position: ") == 2 and "Nodes/second" in out

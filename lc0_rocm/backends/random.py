@@ -131,8 +131,8 @@ class RandomBackend(Backend):
                                             ptr("float*", policy), ptr("float*", wdl),
                                             ptr("float*", moves_left))
         if status != 0:
-            raise BackendError("random backend: "
-                               + ffi.string(lib.lc0core_last_error()).decode(errors="replace"))
+            from lc0_rocm import native_core
+            raise BackendError(f"random backend: {native_core.last_error() or f'status {status}'}")
         return policy, wdl, moves_left
 
 

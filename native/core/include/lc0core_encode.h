@@ -33,12 +33,12 @@ int lc0core_random_forward(void* ctx, int n, const uint64_t* masks, const float*
 int lc0core_policy_table(int16_t* out, int capacity);
 
 /* Encodes a batch of n boards for lc0's `input_format`.
- *   roots: n x 9 uint64, the first position of each board's window as
+ *   roots: n x 15 uint64, the first position of each board's window as
  *     python-chess stores it: pawns, knights, bishops, rooks, queens, kings,
- *     white pieces, black pieces, castling_rights (unfiltered).
- *   root_info: n x 6 int32: white to move (1/0), e.p. square (-1 none),
- *     halfmove clock, fullmove number, window starts at the game's first
- *     position (1/0), chess960 (1/0).
+ *     white pieces, black pieces, castling_rights (unfiltered), white to
+ *     move (1/0), e.p. square (64 none), halfmove clock, fullmove number,
+ *     and two flags: the window starts at the game's first position, the
+ *     game is Chess960.
  *   moves, move_offsets (n + 1): the moves from the window's start to the
  *     board, board i's are moves[move_offsets[i] .. move_offsets[i + 1]).
  * Outputs, board by board: masks, values (n x 112), transforms (n); the
@@ -49,8 +49,7 @@ int lc0core_policy_table(int16_t* out, int capacity);
  * impossible position, a move that is not legal, a move without a policy
  * index), whose planes and moves are then left empty for the caller to fill
  * some other way. Returns a status for the batch as a whole. */
-int lc0core_encode_batch(int n, const uint64_t* roots, const int32_t* root_info,
-                         const uint16_t* moves, const int32_t* move_offsets, int input_format,
+int lc0core_encode_batch(int n, const uint64_t* roots, const uint16_t* moves, const int32_t* move_offsets, int input_format,
                          uint64_t* masks, float* values, int32_t* transforms,
                          uint16_t* legal_moves, int16_t* policy_indices, int32_t* legal_offsets,
                          int legal_capacity, int32_t* board_status);

@@ -38,7 +38,7 @@ int replay(const PythonChessPosition& root, const uint16_t* moves, int count,
   Position first;
   std::string error;
   if (!position_from_python_chess(root, &first, &error)) return LC0CORE_BAD_FEN;
-  const bool game_start = root.info[kPyInfoGameStart] != 0;
+  const bool game_start = root.words[kPyGameStart] != 0;
   history->reset(first, game_start && first == standard_start());
   for (int i = 0; i < count; ++i) {
     Move move;
@@ -89,8 +89,7 @@ LC0CORE_EXPORT int lc0core_policy_table(int16_t* out, int capacity) {
   });
 }
 
-LC0CORE_EXPORT int lc0core_encode_batch(int n, const uint64_t* roots, const int32_t* root_info,
-                                        const uint16_t* moves, const int32_t* move_offsets,
+LC0CORE_EXPORT int lc0core_encode_batch(int n, const uint64_t* roots, const uint16_t* moves, const int32_t* move_offsets,
                                         int input_format, uint64_t* masks, float* values,
                                         int32_t* transforms, uint16_t* legal_out,
                                         int16_t* policy_indices, int32_t* legal_offsets,
@@ -104,8 +103,7 @@ LC0CORE_EXPORT int lc0core_encode_batch(int n, const uint64_t* roots, const int3
     require(legal_offsets, "legal_offsets");
     legal_offsets[0] = 0;
     if (n == 0) return LC0CORE_OK;
-    for (const void* p : {static_cast<const void*>(roots), static_cast<const void*>(root_info),
-                          static_cast<const void*>(masks), static_cast<const void*>(values),
+    for (const void* p : {static_cast<const void*>(roots), static_cast<const void*>(masks), static_cast<const void*>(values),
                           static_cast<const void*>(transforms), static_cast<const void*>(board_status)}) {
       require(p, "a batch buffer");
     }
@@ -130,7 +128,7 @@ LC0CORE_EXPORT int lc0core_encode_batch(int n, const uint64_t* roots, const int3
     for (int i = 0; i < n; ++i) {
       uint64_t* board_masks = masks + size_t(i) * kNumPlanes;
       float* board_values = values + size_t(i) * kNumPlanes;
-      const PythonChessPosition root{roots + size_t(i) * kPyBitboards, root_info + size_t(i) * kPyInfoSize};
+      const PythonChessPosition root{roots + size_t(i) * kPyWords};
       int status = replay(root, moves + move_offsets[i], move_offsets[i + 1] - move_offsets[i],
                           &history, &scratch);
       if (status == LC0CORE_OK) {
@@ -138,7 +136,7 @@ LC0CORE_EXPORT int lc0core_encode_batch(int n, const uint64_t* roots, const int3
         if (legal_capacity - used < kMaxMoves) {
           throw Error(LC0CORE_BUFFER_TOO_SMALL, "legal_capacity too small for the batch");
         }
-        status = legal_moves_and_indices(history.last(), root.info[kPyInfoChess960] != 0,
+        status = legal_moves_and_indices(history.last(), root.words[kPyChess960] != 0,
                                          encoded.transform, &legal, legal_out + used,
                                          policy_indices + used);
       }

@@ -49,11 +49,29 @@ struct Random {
   uint64_t sparse() { return next() & next() & next(); }
 };
 
-// Finds a magic per square by trial: a candidate works when no two
-// occupancies that give different attacks land on the same table slot.
-void find_magics(Magic (&magics)[64], std::vector<Bitboard>& table, const int (&directions)[4][2]) {
+// Fills one square's table slots for `magic`; false when two occupancies
+// with different attacks land on the same slot (the magic does not work).
+bool try_magic(const Magic& m, const std::vector<Bitboard>& occupancies, const std::vector<Bitboard>& references,
+               Bitboard* slots, std::vector<int>& filled_at, int attempt) {
+  for (size_t i = 0; i < occupancies.size(); ++i) {
+    const size_t index = (occupancies[i] * m.magic) >> m.shift;
+    if (filled_at[index] != attempt) {
+      filled_at[index] = attempt;
+      slots[index] = references[i];
+    } else if (slots[index] != references[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Sets up the magic of every square: the stored one from magics.inc when it
+// works (always, unless the masks change), else one found by trial with
+// sparse random numbers (a few hundred milliseconds for all squares).
+void init_magics(Magic (&magics)[64], std::vector<Bitboard>& table, const int (&directions)[4][2],
+                 const Bitboard* stored) {
   std::vector<Bitboard> occupancies, references;
-  std::vector<int> tried_at;
+  std::vector<int> filled_at(4096, 0);
   Random random{0x9E3779B97F4A7C15ull};
   size_t total = 0;
   size_t offsets[64];
@@ -66,7 +84,6 @@ void find_magics(Magic (&magics)[64], std::vector<Bitboard>& table, const int (&
     total += size_t(1) << popcount(magics[square].mask);
   }
   table.assign(total, 0);
-  tried_at.assign(4096, 0);
   int attempt = 0;
   for (int square = 0; square < 64; ++square) {
     Magic& m = magics[square];
@@ -79,25 +96,24 @@ void find_magics(Magic (&magics)[64], std::vector<Bitboard>& table, const int (&
       subset = (subset - m.mask) & m.mask;
     } while (subset);
     Bitboard* slots = table.data() + offsets[square];
-    for (;;) {
-      m.magic = random.sparse();
-      if (popcount((m.mask * m.magic) >> 56) < 6) continue;  // too few high bits: hopeless
-      ++attempt;
-      bool works = true;
-      for (size_t i = 0; i < occupancies.size() && works; ++i) {
-        const size_t index = (occupancies[i] * m.magic) >> m.shift;
-        if (tried_at[index] != attempt) {
-          tried_at[index] = attempt;
-          slots[index] = references[i];
-        } else if (slots[index] != references[i]) {
-          works = false;
-        }
-      }
-      if (works) break;
-    }
     m.table = slots;
+    m.magic = stored ? stored[square] : 0;
+    if (m.magic && try_magic(m, occupancies, references, slots, filled_at, ++attempt)) continue;
+    do {
+      do m.magic = random.sparse();
+      while (popcount((m.mask * m.magic) >> 56) < 6);  // too few high bits: hopeless
+    } while (!try_magic(m, occupancies, references, slots, filled_at, ++attempt));
   }
 }
+
+// Magic numbers found by init_magics' search, stored so that loading the
+// library does not search (regenerate: see the end of this file).
+const Bitboard kStoredRookMagics[64] = {
+#include "magics_rook.inc"
+};
+const Bitboard kStoredBishopMagics[64] = {
+#include "magics_bishop.inc"
+};
 
 struct Tables : AttackTables {
   std::vector<Bitboard> rook_table, bishop_table;
@@ -114,8 +130,8 @@ struct Tables : AttackTables {
       pawn[WHITE][s] = leaper(s, white_pawn_steps, 2);
       pawn[BLACK][s] = leaper(s, black_pawn_steps, 2);
     }
-    find_magics(rook, rook_table, kRookDirections);
-    find_magics(bishop, bishop_table, kBishopDirections);
+    init_magics(rook, rook_table, kRookDirections, kStoredRookMagics);
+    init_magics(bishop, bishop_table, kBishopDirections, kStoredBishopMagics);
     for (int a = 0; a < 64; ++a) {
       for (int b = 0; b < 64; ++b) {
         between[a][b] = line[a][b] = 0;
@@ -139,3 +155,22 @@ const Tables tables;
 const AttackTables& kAttacks = tables;
 
 }  // namespace lc0core
+
+#ifdef LC0CORE_PRINT_MAGICS
+// Prints freshly searched magics in magics_*.inc's form:
+//   g++ -std=c++17 -O2 -DLC0CORE_PRINT_MAGICS native/core/src/attacks.cpp -o /tmp/magics
+//   /tmp/magics rook > native/core/src/magics_rook.inc   (and bishop)
+#include <cstdio>
+#include <cstring>
+int main(int argc, char** argv) {
+  using namespace lc0core;
+  const bool rook = argc > 1 && std::strcmp(argv[1], "rook") == 0;
+  Magic magics[64];
+  std::vector<Bitboard> table;
+  init_magics(magics, table, rook ? kRookDirections : kBishopDirections, nullptr);
+  for (int square = 0; square < 64; ++square) {
+    std::printf("0x%016llxull,%s", static_cast<unsigned long long>(magics[square].magic),
+                square % 4 == 3 ? "\n" : " ");
+  }
+}
+#endif

@@ -3,6 +3,7 @@
 // castling rights without their king and rook and an impossible en-passant
 // square are dropped, positions that cannot be played are refused with the
 // names python-chess gives their problems.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <sstream>
@@ -162,6 +163,15 @@ std::string position_problems(const Position& pos) {
   if (popcount(pos.pieces(WHITE, PAWN)) > 8) problems.push_back("too many white pawns");
   if (popcount(pos.pieces(BLACK, PAWN)) > 8) problems.push_back("too many black pawns");
   if (pos.by_type[PAWN] & (kRank1 | kRank8)) problems.push_back("pawns on the back rank");
+  // Each piece beyond the initial set took a promotion, and so a pawn (this
+  // keeps fantasy positions such as 15 queens, with over 256 moves, out).
+  for (Color c : {WHITE, BLACK}) {
+    auto beyond = [&](PieceType t, int initial) { return std::max(0, popcount(pos.pieces(c, t)) - initial); };
+    const int promoted = beyond(QUEEN, 1) + beyond(ROOK, 2) + beyond(BISHOP, 2) + beyond(KNIGHT, 2);
+    if (popcount(pos.pieces(c, PAWN)) + promoted > 8) {
+      problems.push_back(std::string("too many promoted ") + (c == WHITE ? "white" : "black") + " pieces");
+    }
+  }
   const Bitboard their_king = kings & pos.by_color[pos.side ^ 1];
   if (their_king && popcount(kings) == 2 &&
       (attackers_to(pos, lsb(their_king), pos.occupied()) & pos.by_color[pos.side])) {

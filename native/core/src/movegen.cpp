@@ -9,8 +9,10 @@
 namespace lc0core {
 namespace {
 
+// Legal positions have at most 218 moves; the bound check keeps a fantasy
+// position from writing past the list (it loses moves instead).
 inline void add(MoveList* out, int from, int to, int promotion = 0) {
-  out->moves[out->count++] = Move(from, to, promotion);
+  if (out->count < kMaxMoves) out->moves[out->count++] = Move(from, to, promotion);
 }
 
 inline void add_pawn_move(MoveList* out, int from, int to) {

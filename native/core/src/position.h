@@ -55,7 +55,8 @@ struct Position {
 
 // FEN -> position. Returns false and sets *error on any malformed or
 // impossible input (never throws, never reads past the string's end).
-// chess960: castling letters may be files (Shredder/X-FEN).
+// Castling letters may be KQkq or files (Shredder/X-FEN) in both modes;
+// chess960 decides which rights stay (python-chess's clean_castling_rights).
 bool parse_fen(const char* fen, bool chess960, Position* out, std::string* error);
 std::string to_fen(const Position& pos, bool chess960);
 

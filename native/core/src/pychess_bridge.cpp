@@ -5,22 +5,17 @@
 
 #include <algorithm>
 
+#include "attacks.h"
+
 namespace lc0core {
 namespace {
 
-constexpr uint64_t kRank1 = 0xFFULL, kRank8 = 0xFFULL << 56;
-constexpr uint64_t kFileA = 0x0101010101010101ULL, kFileH = kFileA << 7;
 constexpr int kA1 = 0, kC1 = 2, kE1 = 4, kG1 = 6, kH1 = 7;
 constexpr int kA8 = 56, kC8 = 58, kE8 = 60, kG8 = 62, kH8 = 63;
 
-uint64_t bit(int square) { return uint64_t(1) << square; }
-int msb(uint64_t bb) { return 63 - __builtin_clzll(bb); }
-
 // The squares from which a pawn of `color` attacks `square`.
 uint64_t pawn_attackers_of(int square, Color color) {
-  const uint64_t target = bit(square);
-  if (color == WHITE) return ((target >> 7) & ~kFileA) | ((target >> 9) & ~kFileH);
-  return ((target << 7) & ~kFileH) | ((target << 9) & ~kFileA);
+  return kAttacks.pawn[color == WHITE ? BLACK : WHITE][square];
 }
 
 // python-chess's clean_castling_rights() for a board without a move stack.
@@ -62,12 +57,7 @@ int king_takes_rook_target(const Position& pos, int from, int to) {
   return to;
 }
 
-int piece_type_at(const Position& pos, int square) {
-  for (int t = PAWN; t <= KING; ++t) {
-    if (pos.by_type[t] & bit(square)) return t;
-  }
-  return NO_PIECE_TYPE;
-}
+int piece_type_at(const Position& pos, int square) { return piece_on(pos, square); }
 
 bool is_castling(const Position& pos, Move move) {
   return (pos.pieces(pos.side, KING) & bit(move.from())) &&
@@ -118,40 +108,122 @@ uint32_t order_key(const Position& pos, Move move, bool check) {
          uint32_t(promotion_rank(move.promotion()));
 }
 
+// python-chess's _valid_ep_square(): behind a pawn that could just have
+// moved two squares.
+bool valid_ep_square(const Position& pos, int square) {
+  const Color them = Color(pos.side ^ 1);
+  const int forward = pos.side == WHITE ? 8 : -8;
+  if (rank_of(square) != (pos.side == WHITE ? 5 : 2)) return false;
+  if (!(pos.pieces(them, PAWN) & bit(square - forward))) return false;
+  return !(pos.occupied() & (bit(square) | bit(square + forward)));
+}
+
+// The positions the FEN parser admits (fen.cpp's checks, without the text
+// round trip, which cost half of a board's encoding): consistent bitboards,
+// one king each, no pawns on the back ranks, at most 16 pieces and 8 pawns
+// plus promoted pieces a side (so no position has over 256 moves), the side
+// not to move not in check, a possible e.p. square.
+bool plausible(const Position& pos, std::string* error) {
+  const Bitboard white = pos.by_color[WHITE], black = pos.by_color[BLACK];
+  Bitboard typed = 0;
+  bool overlap = (white & black) != 0;
+  for (int t = PAWN; t <= KING; ++t) {
+    overlap |= (typed & pos.by_type[t]) != 0;
+    typed |= pos.by_type[t];
+  }
+  if (overlap || typed != (white | black)) {
+    *error = "inconsistent bitboards";
+    return false;
+  }
+  bool ok = popcount(pos.pieces(WHITE, KING)) == 1 && popcount(pos.pieces(BLACK, KING)) == 1 &&
+            !(pos.by_type[PAWN] & (kRank1 | kRank8));
+  for (Color c : {WHITE, BLACK}) {
+    auto beyond = [&](PieceType t, int initial) { return std::max(0, popcount(pos.pieces(c, t)) - initial); };
+    const int promoted = beyond(QUEEN, 1) + beyond(ROOK, 2) + beyond(BISHOP, 2) + beyond(KNIGHT, 2);
+    ok = ok && popcount(pos.by_color[c]) <= 16 && popcount(pos.pieces(c, PAWN)) + promoted <= 8;
+  }
+  if (!ok) {
+    *error = "impossible position";
+    return false;
+  }
+  const Color them = Color(pos.side ^ 1);
+  if (attackers_to(pos, lsb(pos.pieces(them, KING)), pos.occupied()) & pos.by_color[pos.side]) {
+    *error = "the side not to move is in check";
+    return false;
+  }
+  if (pos.ep_square >= 0 && !valid_ep_square(pos, pos.ep_square)) {
+    *error = "impossible e.p. square";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool position_from_python_chess(const PythonChessPosition& in, Position* out, std::string* error) {
-  const uint64_t* bb = in.bitboards;
-  const int32_t* info = in.info;
+  const uint64_t* w = in.words;
   Position pos;
-  for (int t = PAWN; t <= KING; ++t) pos.by_type[t] = bb[t];
-  pos.by_color[WHITE] = bb[6];
-  pos.by_color[BLACK] = bb[7];
-  pos.side = info[kPyInfoWhiteToMove] ? WHITE : BLACK;
-  const int32_t halfmove = info[kPyInfoHalfmove], fullmove = info[kPyInfoFullmove];
-  const int32_t ep = info[kPyInfoEpSquare];
-  if (halfmove < 0 || halfmove > 0xFFFF || fullmove < 1 || ep < -1 || ep > 63) {
+  for (int t = PAWN; t <= KING; ++t) pos.by_type[t] = w[t];
+  pos.by_color[WHITE] = w[6];
+  pos.by_color[BLACK] = w[7];
+  pos.side = w[kPyWhiteToMove] ? WHITE : BLACK;
+  if (w[kPyHalfmove] > 0xFFFF || w[kPyFullmove] < 1 || w[kPyFullmove] > 0xFFFFFFFFu ||
+      w[kPyEpSquare] > 64) {
     *error = "halfmove clock, fullmove number or e.p. square out of range";
     return false;
   }
-  pos.rule50 = uint16_t(halfmove);
-  pos.fullmove = uint32_t(fullmove);
-  const bool chess960 = info[kPyInfoChess960] != 0;
-  pos.castling_rooks = clean_castling_rights(bb[8], pos, chess960);
-  if (ep >= 0 && (info[kPyInfoGameStart] ||
-                  (pawn_attackers_of(ep, pos.side) & pos.pieces(pos.side, PAWN)))) {
+  pos.rule50 = uint16_t(w[kPyHalfmove]);
+  pos.fullmove = uint32_t(w[kPyFullmove]);
+  pos.castling_rooks = clean_castling_rights(w[8], pos, w[kPyChess960] != 0);
+  const int ep = int(w[kPyEpSquare]);
+  if (ep < 64 && (w[kPyGameStart] || (pawn_attackers_of(ep, pos.side) & pos.pieces(pos.side, PAWN)))) {
     pos.ep_square = int8_t(ep);
   }
-  // The FEN parser is the core's judge of a possible position; the round
-  // trip must give back the same position.
-  Position parsed;
-  if (!parse_fen(to_fen(pos, chess960).c_str(), chess960, &parsed, error)) return false;
-  if (!(parsed == pos) || parsed.rule50 != pos.rule50 || parsed.occupied() != pos.occupied()) {
-    *error = "position does not survive the FEN round trip";
+  if (!plausible(pos, error)) return false;
+  *out = pos;
+  return true;
+}
+
+bool is_legal(const Position& pos, Move move, MoveList* scratch) {
+  const Color us = pos.side, them = Color(us ^ 1);
+  const int from = move.from(), to = move.to(), promotion = move.promotion();
+  if (!(pos.by_color[us] & bit(from))) return false;
+  const PieceType piece = piece_on(pos, from);
+  if (piece == KING && (pos.pieces(us, ROOK) & bit(to))) {   // castling: rare, ask the generator
+    legal_moves(pos, scratch);
+    return std::find(scratch->begin(), scratch->end(), move) != scratch->end();
+  }
+  if ((pos.by_color[us] | pos.by_type[KING]) & bit(to)) return false;
+  const bool promotes = piece == PAWN && (rank_of(to) == 0 || rank_of(to) == 7);
+  if (promotes != (promotion != 0) || (promotion && (promotion < KNIGHT || promotion > QUEEN))) {
     return false;
   }
-  *out = parsed;
-  return true;
+  const Bitboard occupied = pos.occupied();
+  Bitboard reach = 0;
+  switch (piece) {
+    case KNIGHT: reach = kAttacks.knight[from]; break;
+    case BISHOP: reach = bishop_attacks(from, occupied); break;
+    case ROOK: reach = rook_attacks(from, occupied); break;
+    case QUEEN: reach = queen_attacks(from, occupied); break;
+    case KING: reach = kAttacks.king[from]; break;
+    case PAWN: {
+      const Bitboard ep = pos.ep_square >= 0 ? bit(pos.ep_square) : 0;
+      reach = kAttacks.pawn[us][from] & (pos.by_color[them] | ep);
+      const int forward = us == WHITE ? 8 : -8, one = from + forward;
+      if (!(occupied & bit(one))) {
+        reach |= bit(one);
+        if (rank_of(from) == (us == WHITE ? 1 : 6) && !(occupied & bit(one + forward))) {
+          reach |= bit(one + forward);
+        }
+      }
+      break;
+    }
+    default: return false;
+  }
+  if (!(reach & bit(to))) return false;
+  const Position after = apply_move(pos, move);
+  const Bitboard king = after.pieces(us, KING);
+  return king && !(attackers_to(after, lsb(king), after.occupied()) & after.by_color[them]);
 }
 
 bool move_from_python_chess(const Position& pos, uint16_t raw, MoveList* scratch, Move* out) {
@@ -160,14 +232,9 @@ bool move_from_python_chess(const Position& pos, uint16_t raw, MoveList* scratch
   const int to = king_takes_rook_target(pos, from, (raw >> 6) & 63);
   // python-chess's piece types are ours + 1 (knight 2 .. queen 5).
   const Move wanted(from, to, promotion ? promotion - 1 : 0);
-  legal_moves(pos, scratch);
-  for (Move m : *scratch) {
-    if (m == wanted) {
-      *out = m;
-      return true;
-    }
-  }
-  return false;
+  if (!is_legal(pos, wanted, scratch)) return false;
+  *out = wanted;
+  return true;
 }
 
 uint16_t move_to_python_chess(const Position& pos, Move move, bool chess960) {

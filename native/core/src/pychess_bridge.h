@@ -12,23 +12,25 @@
 
 namespace lc0core {
 
-// One python-chess position: pawns, knights, bishops, rooks, queens, kings,
-// white pieces, black pieces, castling_rights (unfiltered), and
-// white to move, e.p. square (-1 none), halfmove clock, fullmove number,
-// is the game's first position, chess960.
+// One python-chess position, 15 words: pawns, knights, bishops, rooks,
+// queens, kings, white pieces, black pieces, castling_rights (unfiltered),
+// white to move, e.p. square (64 none), halfmove clock, fullmove number, is
+// the game's first position, chess960.
+enum { kPyWhiteToMove = 9, kPyEpSquare, kPyHalfmove, kPyFullmove, kPyGameStart, kPyChess960,
+       kPyWords };
 struct PythonChessPosition {
-  const uint64_t* bitboards;   // 9
-  const int32_t* info;         // 6
+  const uint64_t* words;   // kPyWords
 };
-enum { kPyInfoWhiteToMove = 0, kPyInfoEpSquare, kPyInfoHalfmove, kPyInfoFullmove,
-       kPyInfoGameStart, kPyInfoChess960, kPyInfoSize };
-constexpr int kPyBitboards = 9;
 
 // The position as lc0 sees it: castling rights filtered as python-chess's
 // clean_castling_rights(), lc0's e.p. flag (a game's first position keeps
-// its FEN square as written). Refuses (false, *error) any position the
+// its FEN square as written). Refuses (false, *error) the positions the
 // core's FEN parser refuses.
 bool position_from_python_chess(const PythonChessPosition& in, Position* out, std::string* error);
+
+// Is `move` one of legal_moves(pos)? Decided from the attack tables and the
+// king's safety after it (castling, rare, by the move generator).
+bool is_legal(const Position& pos, Move move, MoveList* scratch);
 
 // The legal move of `pos` that python-chess's 16-bit move stands for;
 // false if it is not one.
