@@ -118,8 +118,8 @@ class NativeSearch:
     # ------------------------------------------------------------ setup
     def _check(self, status: int, what: str) -> None:
         if status != 0:
-            message = self.ffi.string(self.lib.lc0core_last_error()).decode("utf-8", "replace")
-            raise NativeSearchError(f"native search: {what}: {message}")
+            from lc0_rocm import native_core
+            raise NativeSearchError(f"native search: {what}: {native_core.last_error() or status}")
 
     def _set_forward(self, network) -> None:
         """The network's forward as a C function pointer: the GPU library's
