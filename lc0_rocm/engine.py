@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Callable
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from lc0_rocm.network import Network
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
+from lc0_rocm.search.native import RootEdge, Snapshot
 from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SUGGESTED_MINIBATCH, OPTIONS,
                                     OptionSpec, SearchParams, option_name)
 from lc0_rocm.search import contempt
@@ -99,13 +101,22 @@ class Engine:
 
     OPTIONS: dict[str, OptionSpec] = OPTIONS
 
-    def __init__(self, network: Network, **options: object) -> None:
+    def __init__(self, network: Network, *, implementation: str | None = None,
+                 **options: object) -> None:
         """`network`: a loaded Network (lc0_rocm.load_network). `options`:
         search knobs by lc0's UCI names (Threads, MinibatchSize, CPuct,
-        MultiPV, NNCacheSize, ...); ValueError for unknown names or values."""
+        MultiPV, NNCacheSize, ...); ValueError for unknown names or values.
+        `implementation`: None picks the native search when the native core
+        is available (else the Python search, with a one-line notice on
+        stderr); "native" insists on it; "reference" runs the Python search
+        (lc0_rocm.search.core), which the native one is tested against."""
+        if implementation not in (None, "native", "reference"):
+            raise ValueError(f"implementation must be 'native' or 'reference', got {implementation!r}")
         self.params = SearchParams()
         for name, value in options.items():
             self.set_option(name, value)
+        self._implementation = implementation
+        self._native = None
         self._network = None
         self._evaluator = None
         self._cache = NNCache(self.params.NNCacheSize)
@@ -126,22 +137,47 @@ class Engine:
             self._cache = NNCache(self.params.NNCacheSize)
 
     def set_network(self, network) -> None:
-        if not (hasattr(network, "forward") or (hasattr(network, "prepare") and hasattr(network, "run"))):
+        if not (hasattr(network, "forward") or hasattr(network, "forward_packed")
+                or (hasattr(network, "prepare") and hasattr(network, "run"))):
             raise TypeError(f"Engine needs a network from lc0_rocm.load_network(...), got {network!r}")
         self._network = network
         self._evaluator = (network if hasattr(network, "prepare") and hasattr(network, "run")
                            else NetworkEvaluator(network))
+        self._native = self._native_search_for(network)
         self.new_game()
+
+    def _native_search_for(self, network):
+        """The native search for `network`, or None for the Python one."""
+        if self._implementation == "reference":
+            return None
+        from lc0_rocm.search import native
+        reason = native.unavailable_reason(network)
+        if reason is None:
+            return native.NativeSearch(network)
+        if self._implementation == "native":
+            raise ValueError(f"the native search cannot run here: {reason}")
+        if hasattr(network, "forward_packed"):        # a real network: say why it is slower
+            _notice_once(f"lc0-rocm: native search unavailable ({reason}); using the Python search")
+        return None
+
+    @property
+    def implementation(self) -> str:
+        """"native" or "reference": the search this engine runs."""
+        return "native" if self._native is not None else "reference"
 
     def set_tablebase(self, tablebase) -> None:
         """Syzygy tablebases for probing inside the tree (lc0 does the same):
         a python-chess `chess.syzygy.Tablebase`, or None to stop probing."""
         self._tablebase = tablebase
+        if self._native is not None:
+            self._native.set_tablebase(tablebase)
         self.new_game()
 
     def new_game(self) -> None:
         """Forget the tree and the NN cache."""
         self._cache.clear()
+        if getattr(self, "_native", None) is not None:
+            self._native.new_game()
         self._tree = None
         self._tree_start = None
         self._tree_moves = []
@@ -256,23 +292,32 @@ class Engine:
             raise ValueError("search() needs a limit: nodes, movetime, time_budget, depth, mate, "
                              "infinite or stop")
 
+        infinite = infinite or mate is not None or (
+            nodes is None and movetime is None and time_budget is None and depth is None)
+        if self._native is not None:
+            with self._lock:
+                return self._search_native(board, nodes=nodes, movetime=movetime,
+                                           time_budget=time_budget, searchmoves=searchmoves,
+                                           infinite=infinite, stop=stop, on_info=on_info,
+                                           depth=depth, mate=mate)
         with self._lock:
             from lc0_rocm.search.positions import PositionWalker
             tree = self._tree_for(board)
             walker = PositionWalker(board)
+            # lc0: go mate (and no limit at all) is infinite: no smart pruning
             limits = Limits(nodes=nodes, movetime=movetime, time_budget=time_budget,
-                            # lc0: go mate (and no limit at all) is infinite: no smart pruning
-                            infinite=infinite or mate is not None or (
-                                nodes is None and movetime is None and time_budget is None
-                                and depth is None),
-                            stop=stop, searchmoves=searchmoves, depth=depth, mate=mate)
+                            infinite=infinite, stop=stop, searchmoves=searchmoves, depth=depth,
+                            mate=mate)
             search = Search(tree, walker, self._evaluator, self._cache, self.params, limits,
                             self.minibatch_size(), tablebase=self._tablebase)
             state = {"next_info": time.monotonic() + INFO_INTERVAL_S}
 
+            rescale = (search.rescale_ratio, search.rescale_diff, search.contempt_mode)
+            multipv = self.params.MultiPV
+
             def report():
                 if on_info is not None and time.monotonic() >= state["next_info"]:
-                    for line in self._lines(search, board):
+                    for line in self._lines(_snapshot_of(search, multipv), rescale, search.root_black):
                         on_info(line)
                     state["next_info"] = time.monotonic() + INFO_INTERVAL_S
 
@@ -281,7 +326,8 @@ class Engine:
             else:
                 while not search.run_iteration():
                     report()
-            result = self._result(search, board)
+            result = self._result(_snapshot_of(search, multipv), rescale, search.root_black, board,
+                                  searchmoves)
             if on_info is not None:
                 for line in result.lines:
                     on_info(line)
@@ -326,102 +372,184 @@ class Engine:
         q = wdl[0] - wdl[2]
         return SearchResult(None, None, [], wdl, q, 0, 0, 0.0, 0, 0, None, [], {})
 
-    def _lines(self, search: Search, board: chess.Board) -> list[SearchInfo]:
-        tree = search.tree
+    def _search_native(self, board: chess.Board, *, nodes, movetime, time_budget, searchmoves,
+                       infinite, stop, on_info, depth, mate) -> SearchResult:
+        native = self._native
+        native.set_params(self.params, self.minibatch_size(), self.search_threads())
         multipv = self.params.MultiPV
-        edges = search.best_edges(0, multipv, 0)
-        elapsed_ms = int(search.elapsed_ms())
-        playouts = search.total_playouts
+        root_black = board.turn == chess.BLACK
+
+        def report():
+            if on_info is not None:
+                snap = native.snapshot(multipv)
+                for line in self._lines(snap, native.rescale, root_black):
+                    on_info(line)
+
+        native.run(board, self.params, nodes=nodes, movetime=movetime, time_budget=time_budget,
+                   infinite=infinite, depth=depth, mate=mate, searchmoves=searchmoves, stop=stop,
+                   report=report if on_info is not None else None, interval_s=INFO_INTERVAL_S)
+        snap = native.snapshot(multipv)
+        result = self._result(snap, native.rescale, root_black, board, searchmoves)
+        if on_info is not None:
+            for line in result.lines:
+                on_info(line)
+        return result
+
+    def _lines(self, snap: Snapshot, rescale: tuple, root_black: bool) -> list[SearchInfo]:
+        """lc0's info lines (one per MultiPV line) from a search's state."""
+        rescale_ratio, rescale_diff, contempt_mode = rescale
+        playouts = snap.total_playouts
         nps = 0
-        if search.nps_start_time is not None:
-            since = (time.monotonic() - search.nps_start_time) * 1000.0
-            if since > 0:
-                nps = int(playouts * 1000 / since)
-        depth = search.cum_depth // playouts if playouts else 0
-        has_mlh = search.has_mlh
-        draw_score = search.draw_score_even
-        default_wl = -tree.wl[0]
-        default_d = tree.d[0]
+        if snap.nps_elapsed_ms > 0:
+            nps = int(playouts * 1000 / snap.nps_elapsed_ms)
+        depth = snap.cum_depth // playouts if playouts else 0
+        has_mlh = self._has_moves_left()
+        draw_score = snap.draw_score
+        default_wl = -snap.root_wl
+        default_d = snap.root_d
         lines = []
-        for k, j in enumerate(edges, start=1):
-            c = tree.e_child[j]
-            visited = c >= 0 and tree.n[c] > 0
-            wl = tree.wl[c] if visited else default_wl
-            d = tree.d[c] if visited else default_d
-            q = (tree.wl[c] + draw_score * tree.d[c]) if visited else -(tree.wl[0] - draw_score * tree.d[0])
+        for k, j in enumerate(snap.best, start=1):
+            e = snap.edges[j]
+            visited = e.visits > 0
+            wl = e.wl if visited else default_wl
+            d = e.d if visited else default_d
+            q = (e.wl + draw_score * e.d) if visited else -(snap.root_wl - draw_score * snap.root_d)
             mate = None
             cp = None
             # lc0 reports W, D, L (and WDL_mu's mu) after its WDLRescale:
             # contempt as the analysing side sees it, and lossy fast math.
             shown = (wl, d, 0.0)
             if self.params.ScoreType == "WDL_mu" or (
-                    search.rescale_diff != 0.0 and search.contempt_mode != contempt.NONE):
-                sign = 1.0 if (search.contempt_mode == contempt.BLACK) == search.root_black else -1.0
-                diff = (0.0 if search.contempt_mode == contempt.NONE
-                        else search.rescale_diff * self.params.WDLEvalObjectivity)
-                shown = contempt.wdl_rescale(wl, d, search.rescale_ratio, diff, sign, True,
+                    rescale_diff != 0.0 and contempt_mode != contempt.NONE):
+                sign = 1.0 if (contempt_mode == contempt.BLACK) == root_black else -1.0
+                diff = (0.0 if contempt_mode == contempt.NONE
+                        else rescale_diff * self.params.WDLEvalObjectivity)
+                shown = contempt.wdl_rescale(wl, d, rescale_ratio, diff, sign, True,
                                              self.params.WDLMaxS)
-            if visited and tree.terminal[c] and wl != 0.0:
-                mate = mate_score(wl, tree.m[c], tree.terminal[c] == TABLEBASE)
+            if visited and e.terminal and wl != 0.0:
+                mate = mate_score(wl, e.m, e.terminal == TABLEBASE)
             else:
                 cp = score_cp(shown[0], shown[1], q, self.params.ScoreType, True, rescaled=shown)
             moves_left = None
             if has_mlh:
-                m = tree.m[c] if visited else 1.0 + tree.m[0]
+                m = e.m if visited else 1.0 + snap.root_m
                 moves_left = int((1.0 + m) / 2.0)
             lines.append(SearchInfo(
-                depth=depth, seldepth=search.max_depth, time_ms=elapsed_ms,
-                nodes=(tree.n[c] if c >= 0 else 0) if self.params.PerPvCounters else search.total_nodes,
-                nps=nps, multipv=k, move=tree.e_move[j],
-                pv=search.principal_variation(j), q=q, wdl=wdl_permille(shown[0], shown[1]),
-                moves_left=moves_left, tbhits=search.tb_hits, score_cp=cp, mate=mate))
+                depth=depth, seldepth=snap.max_depth, time_ms=int(snap.elapsed_ms),
+                nodes=e.visits if self.params.PerPvCounters else snap.total_nodes,
+                nps=nps, multipv=k, move=e.move,
+                pv=snap.pv_of(j), q=q, wdl=wdl_permille(shown[0], shown[1]),
+                moves_left=moves_left, tbhits=snap.tb_hits, score_cp=cp, mate=mate))
         return lines
 
-    def _result(self, search: Search, board: chess.Board) -> SearchResult:
-        tree = search.tree
-        lines = self._lines(search, board)
-        best = search.best_edges(0, 1, 0)
+    def _has_moves_left(self) -> bool:
+        return bool(getattr(self._evaluator, "has_moves_left", False))
+
+    def _result(self, snap: Snapshot, rescale: tuple, root_black: bool, board: chess.Board,
+                searchmoves) -> SearchResult:
+        lines = self._lines(snap, rescale, root_black)
+        best = snap.best[:1]
         temperature = self._temperature(board)
         if best and temperature > 0:
-            best = [search.best_root_edge_with_temperature(temperature)]
+            best = [_root_edge_with_temperature(self.params, snap, temperature, searchmoves)]
+        has_mlh = self._has_moves_left()
         best_move = ponder = None
         pv: list[chess.Move] = []
         if best:
             j = best[0]
-            best_move = tree.e_move[j]
-            pv = search.principal_variation(j)
-            c = tree.e_child[j]
-            if c >= 0 and tree.n[c] > 0 and tree.is_expanded(c):
-                reply = search.best_edges(c, 1, 1)
-                if reply:
-                    ponder = tree.e_move[reply[0]]
+            best_move = snap.edges[j].move
+            pv = snap.pv_of(j)
+            if len(pv) > 1:
+                ponder = pv[1]
         stats = {}
-        for j in tree.edges(0):
-            c = tree.e_child[j]
-            n = tree.n[c] if c >= 0 else 0
-            if n:
-                wl, d, m = tree.wl[c], tree.d[c], tree.m[c]
-                wdl = ((1 + wl - d) / 2, d, (1 - wl - d) / 2)
-                stats[tree.e_move[j]] = MoveStats(n, wl, tree.e_p[j], wdl,
-                                                  m if search.has_mlh else None,
-                                                  tree.n_in_flight[c])
+        for e in snap.edges:
+            if e.visits:
+                wdl = ((1 + e.wl - e.d) / 2, e.d, (1 - e.wl - e.d) / 2)
+                stats[e.move] = MoveStats(e.visits, e.wl, e.prior, wdl, e.m if has_mlh else None,
+                                          e.in_flight)
             else:
-                stats[tree.e_move[j]] = MoveStats(0, math.nan, tree.e_p[j], (math.nan,) * 3, None, 0)
-        if best and tree.e_child[best[0]] >= 0 and tree.n[tree.e_child[best[0]]] > 0:
-            c = tree.e_child[best[0]]
-            wl, d = tree.wl[c], tree.d[c]
-            moves_left = tree.m[c] + 1 if search.has_mlh else None
+                stats[e.move] = MoveStats(0, math.nan, e.prior, (math.nan,) * 3, None, 0)
+        if best and snap.edges[best[0]].visits > 0:
+            e = snap.edges[best[0]]
+            wl, d = e.wl, e.d
+            moves_left = e.m + 1 if has_mlh else None
         else:
-            wl, d = -tree.wl[0], tree.d[0]
-            moves_left = tree.m[0] if search.has_mlh else None
+            wl, d = -snap.root_wl, snap.root_d
+            moves_left = snap.root_m if has_mlh else None
         wdl = ((1 + wl - d) / 2, d, (1 - wl - d) / 2)
         first = lines[0] if lines else None
         return SearchResult(
             best_move=best_move, ponder_move=ponder, pv=pv, wdl=wdl, q=wl,
-            nodes=search.total_nodes, nps=first.nps if first else 0,
-            time=search.elapsed_ms() / 1000.0, depth=first.depth if first else 0,
-            seldepth=search.max_depth, moves_left=moves_left, lines=lines, stats=stats,
-            nn_evals=search.nn_evals)
+            nodes=snap.total_nodes, nps=first.nps if first else 0,
+            time=snap.elapsed_ms / 1000.0, depth=first.depth if first else 0,
+            seldepth=snap.max_depth, moves_left=moves_left, lines=lines, stats=stats,
+            nn_evals=snap.nn_evals)
+
+
+def _notice_once(message: str, _seen: set = set()) -> None:
+    if message not in _seen:
+        _seen.add(message)
+        print(message, file=sys.stderr, flush=True)
+
+
+def _root_edge_with_temperature(params, snap: Snapshot, temperature: float, searchmoves,
+                                rng=None) -> int:
+    """lc0's GetBestRootChildWithTemperature: sample a root edge with
+    weight ((N + offset) / max N)^(1/T) among edges whose Q is within
+    TempValueCutoff (in win %) of the most visited one."""
+    import random
+    rng = rng or random
+    draw_score = snap.draw_score
+    allowed = set(searchmoves or ())
+    edges = [k for k, e in enumerate(snap.edges) if not allowed or e.move in allowed]
+    visited_pol = sum(e.prior for e in snap.edges if e.visits > 0)
+    absolute, value = params.fpu(True)
+    fpu = value if absolute else (
+        -(snap.root_wl - draw_score * snap.root_d) - value * math.sqrt(visited_pol))
+    offset = params.TempVisitOffset
+
+    def q_of(k):
+        e = snap.edges[k]
+        return e.wl + draw_score * e.d if e.visits > 0 else fpu
+
+    max_n, max_eval = 0.0, -1.0
+    for k in edges:
+        if snap.edges[k].visits + offset > max_n:
+            max_n, max_eval = snap.edges[k].visits + offset, q_of(k)
+    min_eval = max_eval - params.TempValueCutoff / 50.0
+    candidates, weights = [], []
+    for k in edges:
+        if q_of(k) < min_eval:
+            continue
+        base = snap.edges[k].prior if max_n <= 0 else (snap.edges[k].visits + offset) / max_n
+        candidates.append(k)
+        weights.append(max(0.0, base) ** (1 / temperature))
+    if not candidates or sum(weights) <= 0:
+        return snap.best[0]
+    return rng.choices(candidates, weights)[0]
+
+
+def _snapshot_of(search: Search, count: int) -> Snapshot:
+    """The Python search's state in the native search's Snapshot form."""
+    tree = search.tree
+    first = tree.first_edge[0]
+    edges = []
+    for j in tree.edges(0):
+        c = tree.e_child[j]
+        if c >= 0:
+            edges.append(RootEdge(tree.e_move[j], tree.n[c], tree.n_in_flight[c], tree.wl[c],
+                                  tree.d[c], tree.m[c], tree.e_p[j], tree.terminal[c]))
+        else:
+            edges.append(RootEdge(tree.e_move[j], 0, 0, 0.0, 1.0, 0.0, tree.e_p[j], 0))
+    nps_elapsed = -1.0
+    if search.nps_start_time is not None:
+        nps_elapsed = (time.monotonic() - search.nps_start_time) * 1000.0
+    snap = Snapshot(search.total_nodes, search.total_playouts, search.cum_depth, search.max_depth,
+                    search.tb_hits, search.nn_evals, search.elapsed_ms(), nps_elapsed, tree.n[0],
+                    tree.wl[0], tree.d[0], tree.m[0], search.draw_score_even, len(tree),
+                    0, edges, [j - first for j in search.best_edges(0, count, 0)],
+                    lambda k: search.principal_variation(first + k))
+    return snap
 
 
 def _check_type(name: str, value, types, what: str) -> None:

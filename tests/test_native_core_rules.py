@@ -232,6 +232,7 @@ def test_chess960_castling_where_the_rook_shields_the_king():
     ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KK - 0 1", "invalid castling field"),
     ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq e9 0 1", "invalid en passant field 'e9'"),
     ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - -1 1", "invalid half-move clock '-1'"),
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 2147483648 1", "invalid half-move clock"),
     ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 x", "invalid fullmove number 'x'"),
     ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 extra", "7 fields, at most 6"),
     ("rnbq1bnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "no black king"),
@@ -255,6 +256,7 @@ def test_bad_fens_are_refused_with_a_clear_message(fen, message):
     ("4k3/8/8/8/8/8/8/4K2R w KQkq - 0 1", "4k3/8/8/8/8/8/8/4K2R w K - 0 1"),      # rights without rooks dropped
     ("4k3/8/8/8/4P3/8/8/4K3 b - e6 0 1", "4k3/8/8/8/4P3/8/8/4K3 b - - 0 1"),     # e.p. square without its pawn
     ("4k3/8/8/8/4P3/8/8/4K3 b - e3 0 1", "4k3/8/8/8/4P3/8/8/4K3 b - e3 0 1"),    # kept as written
+    ("4k3/8/8/8/8/8/8/4K2R w K - 999999999 600", "4k3/8/8/8/8/8/8/4K2R w K - 999999999 600"),  # a GUI's huge count
 ])
 def test_fens_are_read_as_the_python_front_end_reads_them(fen, normalized):
     assert native_rules.normalize_fen(fen) == normalized

@@ -644,6 +644,7 @@ class NativeBackend(Backend):
         self.ffi, self.lib = ffi, lib
         self.device_info = info
         self.fp16 = fp16
+        self.max_batch = max_batch
         self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
         fmt = weights.format
         default, ffn, smolgen = resolve_activations(fmt)
@@ -686,6 +687,15 @@ class NativeBackend(Backend):
     def _give_stream(self, stream):
         with self._pool_lock:
             self._free.append(stream)
+
+    def native_forward(self):
+        """(address of lc0rocm_forward, a stream of its own as ctx, max
+        batch) for a native caller (the native search) to run forward passes
+        with no Python in between. The stream stays this backend's: it is
+        destroyed by close()."""
+        stream = self._take_stream()     # never given back: the caller keeps it
+        address = int(self.ffi.cast("uintptr_t", self.ffi.addressof(self.lib, "lc0rocm_forward")))
+        return address, int(self.ffi.cast("uintptr_t", stream)), self.max_batch
 
     def _outputs(self, n):
         return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),

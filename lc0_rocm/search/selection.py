@@ -1,6 +1,7 @@
 """Which move is best: lc0's GetBestChildrenNoTemperature ordering
-(proven results, visits, Q, prior), the principal variation, and the
-temperature pick at the root. A mixin of `core.Search`."""
+(proven results, visits, Q, prior) and the principal variation. A mixin of
+`core.Search` (the temperature pick at the root is the engine's, on either
+search's root edges)."""
 from __future__ import annotations
 
 import functools
@@ -66,45 +67,6 @@ class SelectionMixin:
         if ra > 2:
             return _cmp_less(ma, mb)                   # shorter win first
         return _cmp_less(mb, ma)                       # longer loss first
-
-    def best_root_edge_with_temperature(self, temperature: float, rng=None) -> int:
-        """lc0's GetBestRootChildWithTemperature: sample a root edge with
-        weight ((N + offset) / max N)^(1/T) among edges whose Q is within
-        TempValueCutoff (in win %) of the most visited one."""
-        import random
-        rng = rng or random
-        tree = self.tree
-        p = self.params
-        draw_score = self.draw_score_even
-        fpu = self._fpu(0, True, draw_score, tree.visited_policy(0))
-        offset = p.TempVisitOffset
-        edges = [j for j in tree.edges(0)
-                 if not self.root_filter or tree.e_move[j] in self.root_filter]
-
-        def n_of(j):
-            c = tree.e_child[j]
-            return tree.n[c] if c >= 0 else 0
-
-        def q_of(j):
-            c = tree.e_child[j]
-            return tree.wl[c] + draw_score * tree.d[c] if c >= 0 and tree.n[c] > 0 else fpu
-
-        max_n, max_eval = 0.0, -1.0
-        for j in edges:
-            if n_of(j) + offset > max_n:
-                max_n, max_eval = n_of(j) + offset, q_of(j)
-        min_eval = max_eval - p.TempValueCutoff / 50.0
-        candidates, weights = [], []
-        for j in edges:
-            if q_of(j) < min_eval:
-                continue
-            base = tree.e_p[j] if max_n <= 0 else (n_of(j) + offset) / max_n
-            candidates.append(j)
-            weights.append(max(0.0, base) ** (1 / temperature))
-        if not candidates or sum(weights) <= 0:
-            best = self.best_edges(0, 1, 0)
-            return best[0] if best else -1
-        return rng.choices(candidates, weights)[0]
 
     def principal_variation(self, edge: int, depth: int = 0) -> list[chess.Move]:
         tree = self.tree

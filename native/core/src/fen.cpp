@@ -177,11 +177,11 @@ bool parse_fen(const char* fen, bool chess960, Position* out, std::string* error
 
   uint64_t number = 0;
   if (!fields[4].empty()) {
-    if (!parse_number(fields[4], 65535, &number)) {
-      *error = "invalid half-move clock " + quoted(fields[4]) + " (expected a number 0..65535)";
+    if (!parse_number(fields[4], 2147483647, &number)) {
+      *error = "invalid half-move clock " + quoted(fields[4]) + " (expected a number 0..2147483647)";
       return false;
     }
-    pos.rule50 = uint16_t(number);
+    pos.rule50 = uint32_t(number);
   }
   if (!fields[5].empty()) {
     if (!parse_number(fields[5], 1000000000, &number)) {

@@ -69,7 +69,7 @@ Position apply_move(const Position& pos, Move move) {
   const int from = move.from(), to = move.to();
   next.side = them;
   next.ep_square = -1;
-  next.rule50 = pos.rule50 + 1;
+  next.rule50 = pos.rule50 + (pos.rule50 < 0xFFFFFFFFu);   // a FEN's huge count never wraps to 0
   if (us == BLACK) ++next.fullmove;
 
   if (is_castling(pos, move)) {

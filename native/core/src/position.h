@@ -45,7 +45,7 @@ struct Position {
                                          // set only if a pawn of the side to move stands beside it
                                          // (pseudo-legal, as lc0); a FEN's e.p. square is kept as written
   Color side = WHITE;                    // side to move
-  uint16_t rule50 = 0;                   // plies since the last capture or pawn move
+  uint32_t rule50 = 0;                   // plies since the last capture or pawn move (FENs may say up to 2^31 - 1)
   uint32_t fullmove = 1;
 
   Bitboard pieces(Color c, PieceType t) const { return by_color[c] & by_type[t]; }

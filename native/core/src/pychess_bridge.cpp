@@ -122,12 +122,12 @@ bool position_from_python_chess(const PythonChessPosition& in, Position* out, st
   pos.by_color[WHITE] = w[6];
   pos.by_color[BLACK] = w[7];
   pos.side = w[kPyWhiteToMove] ? WHITE : BLACK;
-  if (w[kPyHalfmove] > 0xFFFF || w[kPyFullmove] < 1 || w[kPyFullmove] > 0xFFFFFFFFu ||
+  if (w[kPyHalfmove] > 0x7FFFFFFF || w[kPyFullmove] < 1 || w[kPyFullmove] > 0xFFFFFFFFu ||
       w[kPyEpSquare] > 64) {
     *error = "halfmove clock, fullmove number or e.p. square out of range";
     return false;
   }
-  pos.rule50 = uint16_t(w[kPyHalfmove]);
+  pos.rule50 = uint32_t(w[kPyHalfmove]);
   pos.fullmove = uint32_t(w[kPyFullmove]);
   pos.castling_rooks = clean_castling_rights(pos, w[8], w[kPyChess960] != 0);
   const int ep = int(w[kPyEpSquare]);

@@ -1,0 +1,101 @@
+/* lc0core_search.h - the native search (lc0 v0.32.1's classic search).
+ *
+ * A handle holds one game's tree (reused between positions of the game),
+ * the NN cache, the knobs and the network to call. lc0core_search_start()
+ * searches in a thread of its own until a limit or lc0core_search_stop()
+ * (callable from any thread) ends it; lc0core_search_wait() waits for that.
+ * Results and statistics can be read at any time (also from the info
+ * callback, which the search thread calls every `info_interval_s` seconds):
+ * the search holds the tree only while it gathers and backs up, never while
+ * the network computes, so a stopped search answers at once while its last
+ * batch finishes in the background (as lc0 does). Changing the handle
+ * (options, position, a new run) first waits for that batch.
+ */
+#ifndef LC0CORE_SEARCH_H
+#define LC0CORE_SEARCH_H
+#include <stdint.h>
+#include "lc0core_eval.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* LC0CORE_CDEF_BEGIN */
+typedef struct lc0core_search lc0core_search;
+
+/* Syzygy WDL probe: 1 and *wdl (-2..2, side to move) when found, else 0. */
+typedef int (*lc0core_tb_probe_fn)(void* ctx, const char* fen, int* wdl);
+typedef void (*lc0core_info_fn)(void* ctx);
+
+typedef struct {
+  lc0core_forward_fn forward;
+  void* ctx;
+  int max_batch;             /* positions per forward call, 0 = any */
+  int input_format;          /* the net's input format (1, 2, 3, 4, 132, 5, 133) */
+  int has_moves_left;
+  lc0core_tb_probe_fn tb_probe;  /* NULL: no tablebases */
+  void* tb_ctx;
+  int tb_max_pieces;
+} lc0core_evaluator;
+
+typedef struct {
+  long long nodes;           /* -1: none (lc0 counts the reused tree too) */
+  double movetime;           /* seconds, hard; < 0: none */
+  double time_budget;        /* seconds, soft; < 0: none */
+  int infinite;              /* no smart pruning, no time limits */
+  int depth;                 /* average depth; < 0: none */
+  int mate;                  /* a mate in <= this many moves; < 0: none */
+  const char* searchmoves;   /* UCI moves separated by spaces, or NULL */
+  double rescale_ratio;      /* contempt's WDL rescaling (1, 0, 0: off) */
+  double rescale_diff;
+  int contempt_mode;         /* 0 none, 1 white, 2 black */
+} lc0core_search_limits;
+
+typedef struct {
+  long long total_nodes, total_playouts, cum_depth, tb_hits, nn_evals, cache_hits;
+  int max_depth;
+  double elapsed_ms;
+  double nps_elapsed_ms;     /* since the first playout; < 0 before */
+  unsigned root_n;
+  double root_wl, root_d, root_m;
+  int num_edges;
+  double draw_score;         /* draw score at the root's children */
+  long long tree_nodes;      /* nodes allocated */
+  long long tree_bytes;      /* bytes the tree's pools hold */
+} lc0core_search_stats;
+
+typedef struct {
+  char uci[8];
+  unsigned visits, in_flight;
+  double wl, d, m;           /* the child's, from the root side to move's view for wl */
+  float prior;
+  int terminal;              /* 0 none, 1 end of game, 2 two-fold, 3 tablebase */
+} lc0core_root_edge;
+
+int lc0core_search_create(lc0core_search** out);
+void lc0core_search_destroy(lc0core_search* search);
+int lc0core_search_set_option(lc0core_search* search, const char* name, double value);
+int lc0core_search_set_evaluator(lc0core_search* search, const lc0core_evaluator* evaluator);
+/* Forget the tree and the NN cache. */
+int lc0core_search_new_game(lc0core_search* search);
+/* The game: its first position and the UCI moves since (space separated).
+ * The tree is reused when the game continues the previous one. */
+int lc0core_search_set_position(lc0core_search* search, const char* fen, const char* moves,
+                                int chess960);
+int lc0core_search_start(lc0core_search* search, const lc0core_search_limits* limits,
+                         lc0core_info_fn on_info, void* info_ctx, double info_interval_s);
+/* Waits up to timeout_s for the run to end; *finished = 1 when it has. A
+ * failed run (the network call failed) gives its status here. */
+int lc0core_search_wait(lc0core_search* search, double timeout_s, int* finished);
+int lc0core_search_stop(lc0core_search* search);
+int lc0core_search_get_stats(lc0core_search* search, lc0core_search_stats* out);
+/* Root edges in edge order (prior, highest first). */
+int lc0core_search_root_edges(lc0core_search* search, lc0core_root_edge* out, int capacity,
+                              int* count);
+/* Up to `count` root edge indices, best first (searchmoves only). */
+int lc0core_search_best_edges(lc0core_search* search, int count, int* out, int* found);
+/* The principal variation through root edge `edge`, UCI moves separated by spaces. */
+int lc0core_search_pv(lc0core_search* search, int edge, char* out, int capacity);
+/* LC0CORE_CDEF_END */
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,204 @@
+// backup.cpp - finishing a batch: fresh values into the tree
+// (lc0's DoBackupUpdateSingleNode), certainty propagation (MaybeSetBounds),
+// cancelling collisions, abandoning a batch when the search stops midway.
+#include <algorithm>
+#include <chrono>
+#include <vector>
+#include "search.h"
+
+namespace lc0core {
+namespace search {
+
+// A parent that became terminal: the visits already in it get the value's
+// change too (lc0's n_to_fix).
+struct BackupFix {
+  bool terminal = false;
+  uint32_t n_to_fix = 0;
+  double v_delta = 0.0, d_delta = 0.0, m_delta = 0.0;
+};
+
+bool Search::finish() {
+  const int results = int(batch_->requests.size());
+  if (results > 0) {
+    last_batch_ms_ = batch_->seconds * 1000.0;
+    --nn_pending_;
+  }
+  nn_evals_ += results;
+  bool work_done = batch_->ooo > 0;
+  for (Visit& v : batch_->visits) {
+    if (v.collision) continue;
+    work_done = true;
+    if (v.nn_slot >= 0) {
+      const Request& r = batch_->requests[v.nn_slot];
+      const float* wdl = batch_->wdl.data() + size_t(v.nn_slot) * 3;
+      const double q = double(wdl[0]) - double(wdl[2]);
+      const float d = wdl[1], m = batch_->moves_left[v.nn_slot];
+      set_priors(v.node, r);
+      v.q = -q, v.d = d, v.m = m;
+      if (rescale_on_) rescale(&v);
+      cache_edges(v.node, r.key, q, d, m);
+    }
+    backup(v);
+  }
+  std::vector<uint16_t> codes;
+  std::vector<int> order;
+  for (const Request& r : batch_->requests) {
+    if (r.node != kNone) continue;      // prefetched: only into the cache
+    priors_of(r, &codes, &order);
+    const int slot = int(&r - batch_->requests.data());
+    const float* wdl = batch_->wdl.data() + size_t(slot) * 3;
+    Move moves[kMaxMoves];
+    uint16_t sorted[kMaxMoves];
+    for (int i = 0; i < r.num_moves; ++i) {
+      moves[i] = batch_->moves[r.first_move + order[i]];
+      sorted[i] = codes[order[i]];
+    }
+    cache_->put(r.key, moves, sorted, r.num_moves, double(wdl[0]) - double(wdl[2]), wdl[1],
+                batch_->moves_left[slot]);
+  }
+  for (const Visit& v : batch_->visits) {
+    if (v.collision) cancel_in_flight(v.node, v.multivisit);
+  }
+  if (work_done) ++total_batches_;
+  if (!nps_started_ && total_playouts_ > 0) {
+    nps_started_ = true;
+    nps_start_ = Clock::now();
+  }
+  return should_stop();
+}
+
+bool Search::stops_midway() {
+  // lc0's watchdog view: the stopper chain on the state after the gather,
+  // with its own hints (the worker's stay as they were).
+  if (batch_->requests.empty()) return false;
+  const double saved_playouts = remaining_playouts_, saved_time = remaining_time_ms_;
+  const bool stop = should_stop();
+  remaining_playouts_ = saved_playouts, remaining_time_ms_ = saved_time;
+  return stop;
+}
+
+void Search::abandon() {
+  Tree& tree = *tree_;
+  if (!batch_->requests.empty()) --nn_pending_;
+  for (const Visit& v : batch_->visits) {
+    if (v.collision) {
+      cancel_in_flight(v.node, v.multivisit);
+    } else if (v.nn_slot >= 0) {
+      Node& n = tree.node(v.node);
+      --n.n_in_flight;
+      cancel_in_flight(v.node, 1);
+      n.edges = kNone;
+      n.num_edges = 0;
+    } else {
+      backup(v);
+    }
+  }
+}
+
+void Search::cancel_in_flight(uint32_t node, int visits) {
+  Tree& tree = *tree_;
+  for (uint32_t n = tree.node(node).parent; n != kNone; n = tree.node(n).parent) {
+    tree.node(n).n_in_flight -= visits;
+  }
+}
+
+void Search::backup(const Visit& visit) {
+  Tree& tree = *tree_;
+  uint32_t node = visit.node;
+  const int mv = visit.multivisit;
+  bool update_bounds = params_.StickyEndgames && tree.node(node).terminal != kNonTerminal &&
+                       tree.node(node).n == 0;
+  double v = visit.q, d = visit.d, m = visit.m;
+  uint32_t n_to_fix = 0;
+  double v_delta = 0.0, d_delta = 0.0, m_delta = 0.0;
+  const uint32_t root = tree.root();
+  while (true) {
+    Node& n = tree.node(node);
+    const uint32_t p = n.parent;
+    if (n.terminal) v = n.wl, d = n.d, m = n.m;
+    const uint32_t n_new = n.n + mv;
+    n.wl += mv * (v - n.wl) / n_new;
+    n.d += mv * (d - n.d) / n_new;
+    n.m += mv * (m - n.m) / n_new;
+    n.n = n_new;
+    n.n_in_flight -= mv;
+    if (n_to_fix > 0 && !n.terminal) {
+      n.wl += n_to_fix * v_delta / n_new;
+      n.d += n_to_fix * d_delta / n_new;
+      n.m += n_to_fix * m_delta / n_new;
+    }
+    if (p == kNone) break;
+    const bool old_update_bounds = update_bounds;
+    if (tree.node(p).terminal) n_to_fix = 0;
+    if (update_bounds && p != root && !tree.node(p).terminal) {
+      BackupFix fix;
+      update_bounds = maybe_set_bounds(p, m, &fix);
+      if (update_bounds && fix.terminal) {
+        n_to_fix = fix.n_to_fix, v_delta = fix.v_delta, d_delta = fix.d_delta, m_delta = fix.m_delta;
+      }
+    } else {
+      update_bounds = false;
+    }
+    v = -v;
+    v_delta = -v_delta;
+    m += 1;
+    if (p == root) {
+      const uint32_t best_c = current_best_ != kNone
+                                  ? tree.find_child(root, int(current_best_ - tree.node(root).edges))
+                                  : kNone;
+      const uint32_t best_n = best_c != kNone ? tree.node(best_c).n : 0;
+      if ((old_update_bounds && tree.node(node).terminal) ||
+          (node != best_c && best_n <= tree.node(node).n)) {
+        update_current_best();
+      }
+    }
+    node = p;
+  }
+  total_playouts_ += mv;
+  cum_depth_ += (long long)visit.depth * mv;
+  max_depth_ = std::max(max_depth_, visit.depth);
+}
+
+bool Search::maybe_set_bounds(uint32_t p, double m, BackupFix* fix) {
+  // Certainty propagation: false when the parent stays a regular node.
+  Tree& tree = *tree_;
+  double losing_m = 0.0;
+  bool prefer_tb = false;
+  int lower = kLoss, upper = kLoss;
+  for (EdgeWalk w(tree, p); w.valid(); w.next()) {
+    const uint32_t c = w.child();
+    int e_lower = kLoss, e_upper = kWin;
+    bool is_tb = false;
+    if (c != kNone) {
+      e_lower = tree.node(c).lower, e_upper = tree.node(c).upper;
+      is_tb = tree.node(c).terminal == kTablebase;
+    }
+    lower = std::max(lower, e_lower);
+    upper = std::max(upper, e_upper);
+    if (e_lower == kWin && !is_tb) {
+      prefer_tb = false;
+      break;
+    } else if (e_upper == kLoss) {
+      losing_m = std::max(losing_m, c != kNone && tree.node(c).n > 0 ? tree.node(c).m : 0.0);
+    }
+    prefer_tb = prefer_tb || is_tb;
+  }
+  if (lower == kLoss && upper == kWin) return false;
+  Node& pn = tree.node(p);
+  if (lower == upper) {
+    fix->terminal = true;
+    fix->n_to_fix = pn.n;
+    const double cur_v = pn.wl, cur_d = pn.d, cur_m = pn.m;
+    const double plies = (upper == kLoss ? std::max(losing_m, m) : m) + 1.0;
+    tree.make_terminal(p, -upper, plies, prefer_tb ? kTablebase : kEndOfGame);
+    fix->v_delta = -(pn.wl - cur_v);
+    fix->d_delta = pn.d - cur_d;
+    fix->m_delta = pn.m - cur_m;
+    return true;
+  }
+  pn.lower = int8_t(-upper), pn.upper = int8_t(-lower);
+  return true;
+}
+
+}  // namespace search
+}  // namespace lc0core

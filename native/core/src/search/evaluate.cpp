@@ -1,0 +1,187 @@
+// evaluate.cpp - network requests of the search: encoding a leaf, one
+// forward call per batch, lc0's priors (policy temperature, FastExp
+// softmax, 16-bit storage, edges sorted by prior), root noise, contempt's
+// rescaling of fresh values, and the NN cache's entries.
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include "contempt.h"
+#include "search.h"
+
+namespace lc0core {
+namespace search {
+namespace {
+
+// numpy's pairwise summation (np.add.reduce over float64), which the
+// reference's softmax total goes through.
+double pairwise_sum(const double* a, int n) {
+  if (n < 8) {
+    double s = 0.0;
+    for (int i = 0; i < n; ++i) s += a[i];
+    return s;
+  }
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int i = 8;
+    for (; i < n - (n % 8); i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    }
+    double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) s += a[i];
+    return s;
+  }
+  int n2 = n / 2;
+  n2 -= n2 % 8;
+  return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+// Indices 0..n-1 sorted by code, highest first, ties in their given order.
+void sort_by_code(const uint16_t* codes, std::vector<int>* order) {
+  std::stable_sort(order->begin(), order->end(),
+                   [codes](int x, int y) { return codes[x] > codes[y]; });
+}
+
+}  // namespace
+
+void Search::add_request(uint32_t node, uint64_t key, const MoveList& moves) {
+  EncodedPosition encoded;
+  encode(*history_, evaluator_.input_format, &encoded);
+  Request r;
+  r.node = node;
+  r.key = key;
+  r.first_move = int(batch_->moves.size());
+  r.num_moves = moves.count;
+  const Position& pos = history_->last();
+  for (int i = 0; i < moves.count; ++i) {
+    batch_->moves.push_back(moves.moves[i]);
+    batch_->indices.push_back(policy_index(pos, moves.moves[i], encoded.transform));
+  }
+  batch_->masks.insert(batch_->masks.end(), encoded.masks, encoded.masks + kNumPlanes);
+  batch_->values.insert(batch_->values.end(), encoded.values, encoded.values + kNumPlanes);
+  batch_->requests.push_back(r);
+}
+
+void Search::evaluate(Batch* batch) const {
+  const int n = int(batch->requests.size());
+  if (n == 0) return;
+  const auto started = std::chrono::steady_clock::now();
+  batch->policy.resize(size_t(n) * kPolicySize);
+  batch->wdl.resize(size_t(n) * 3);
+  batch->moves_left.assign(size_t(n), 0.0f);
+  const int step = evaluator_.max_batch > 0 ? evaluator_.max_batch : n;
+  for (int at = 0; at < n; at += step) {
+    const int count = std::min(step, n - at);
+    const int status = evaluator_.forward(
+        evaluator_.ctx, count, batch->masks.data() + size_t(at) * kNumPlanes,
+        batch->values.data() + size_t(at) * kNumPlanes, batch->policy.data() + size_t(at) * kPolicySize,
+        batch->wdl.data() + size_t(at) * 3, batch->moves_left.data() + at);
+    if (status != 0) {
+      throw std::runtime_error("the network's forward call failed (status " + std::to_string(status) + ")");
+    }
+  }
+  batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void Search::priors_of(const Request& r, std::vector<uint16_t>* codes, std::vector<int>* order) const {
+  const int k = r.num_moves;
+  codes->resize(k);
+  order->resize(k);
+  if (k == 0) return;
+  const int slot = int(&r - batch_->requests.data());
+  const float* logits = batch_->policy.data() + size_t(slot) * kPolicySize;
+  const int* indices = batch_->indices.data() + r.first_move;
+  float values[kMaxMoves];
+  double widened[kMaxMoves];
+  float top = logits[indices[0]];
+  for (int i = 0; i < k; ++i) {
+    values[i] = logits[indices[i]];
+    top = std::max(top, values[i]);
+  }
+  for (int i = 0; i < k; ++i) {
+    values[i] = fast_exp((values[i] - top) * inv_policy_temp_);
+    widened[i] = values[i];
+  }
+  const float total = float(pairwise_sum(widened, k));
+  const float scale = total > 0 ? 1.0f / total : 1.0f;
+  for (int i = 0; i < k; ++i) {
+    (*codes)[i] = compress_prior(values[i] * scale);
+    (*order)[i] = i;
+  }
+  sort_by_code(codes->data(), order);
+}
+
+void Search::root_noise(uint32_t node) {
+  // lc0's ApplyDirichletNoise: p = (1 - eps) p + eps eta, eta ~ Dirichlet(alpha),
+  // stored in 16 bits, edges re-sorted.
+  Tree& tree = *tree_;
+  const Node& n = tree.node(node);
+  const int k = n.num_edges;
+  if (k == 0) return;
+  const double eps = params_.DirichletNoiseEpsilon;
+  std::gamma_distribution<double> gamma(params_.DirichletNoiseAlpha, 1.0);
+  std::vector<double> eta(k);
+  double total = 0.0;
+  for (int i = 0; i < k; ++i) total += eta[i] = gamma(rng_);
+  if (total < 1.1754943508222875e-38) return;
+  std::vector<uint16_t> codes(k);
+  std::vector<Edge> edges(k);
+  std::vector<int> order(k);
+  for (int i = 0; i < k; ++i) {
+    edges[i] = tree.edge(n.edges + i);
+    const float p = decompress_prior(edges[i].prior) * float(1 - eps) + float(eps * eta[i] / total);
+    codes[i] = compress_prior(p);
+    order[i] = i;
+  }
+  sort_by_code(codes.data(), &order);
+  for (int i = 0; i < k; ++i) {
+    tree.edge(n.edges + i) = {edges[order[i]].move, codes[order[i]]};
+  }
+}
+
+void Search::set_priors(uint32_t node, const Request& r) {
+  std::vector<uint16_t> codes;
+  std::vector<int> order;
+  priors_of(r, &codes, &order);
+  Tree& tree = *tree_;
+  const uint32_t first = tree.node(node).edges;
+  const Move* moves = batch_->moves.data() + r.first_move;
+  for (int i = 0; i < r.num_moves; ++i) {
+    tree.edge(first + i) = {moves[order[i]].raw, codes[order[i]]};
+  }
+  if (node == tree.root() && params_.DirichletNoiseEpsilon != 0.0) root_noise(node);
+}
+
+void Search::set_priors_from_cache(uint32_t node, const CacheEntry& entry) {
+  Tree& tree = *tree_;
+  const uint32_t first = tree.node(node).edges;
+  for (int i = 0; i < entry.count; ++i) {
+    tree.edge(first + i) = {uint16_t(entry.edges[i] & 0xFFFF), uint16_t(entry.edges[i] >> 16)};
+  }
+  if (node == tree.root() && params_.DirichletNoiseEpsilon != 0.0) root_noise(node);
+}
+
+void Search::cache_edges(uint32_t node, uint64_t key, double q, float d, float m) {
+  const Tree& tree = *tree_;
+  const Node& n = tree.node(node);
+  Move moves[kMaxMoves];
+  uint16_t codes[kMaxMoves];
+  for (int i = 0; i < n.num_edges; ++i) {
+    moves[i].raw = tree.edge(n.edges + i).move;
+    codes[i] = tree.edge(n.edges + i).prior;
+  }
+  cache_->put(key, moves, codes, n.num_edges, q, d, m);
+}
+
+void Search::rescale(Visit* visit) const {
+  // lc0's WDLRescale of a fresh NN value, signed by whose side the node's
+  // value is from relative to the contempt side.
+  const bool root_stm = (limits_.contempt_mode == kContemptBlack) == root_black_;
+  const double sign = root_stm != bool(visit->depth & 1) ? 1.0 : -1.0;
+  const double diff = limits_.contempt_mode == kContemptNone ? 0.0 : limits_.rescale_diff;
+  wdl_rescale(&visit->q, &visit->d, limits_.rescale_ratio, diff, sign, false, params_.WDLMaxS);
+}
+
+}  // namespace search
+}  // namespace lc0core

@@ -1,0 +1,68 @@
+// params.h - the search knobs the native search reads, under lc0's UCI names,
+// with lc0 v0.32.1's defaults (lc0_rocm/search/params.py validates them and
+// passes them in by name).
+#pragma once
+#include <string>
+
+namespace lc0core {
+namespace search {
+
+enum FpuStrategy : int { kFpuReduction = 0, kFpuAbsolute = 1, kFpuSame = 2 };
+
+struct SearchParams {
+  double CPuct = 1.745, CPuctAtRoot = 1.745;
+  double CPuctBase = 38739.0, CPuctBaseAtRoot = 38739.0;
+  double CPuctFactor = 3.894, CPuctFactorAtRoot = 3.894;
+  bool RootHasOwnCpuctParams = false;
+  bool TwoFoldDraws = true;
+  int FpuStrategy = kFpuReduction;
+  double FpuValue = 0.330;
+  int FpuStrategyAtRoot = kFpuSame;
+  double FpuValueAtRoot = 1.0;
+  double PolicyTemperature = 1.359;
+  int MaxPrefetch = 32;
+  int MaxCollisionVisits = 80000;
+  int MaxCollisionVisitsScalingStart = 28;
+  int MaxCollisionVisitsScalingEnd = 145000;
+  double MaxCollisionVisitsScalingPower = 1.25;
+  bool OutOfOrderEval = true;
+  double MaxOutOfOrderEvalsFactor = 2.4;
+  bool StickyEndgames = true;
+  double MovesLeftMaxEffect = 0.0345, MovesLeftThreshold = 0.8, MovesLeftSlope = 0.0027;
+  double MovesLeftConstantFactor = 0.0, MovesLeftScaledFactor = 1.6521;
+  double MovesLeftQuadraticFactor = -0.6521;
+  double DrawScore = 0.0;
+  double SmartPruningFactor = 1.33;
+  int SmartPruningMinimumBatches = 0;
+  double DirichletNoiseEpsilon = 0.0, DirichletNoiseAlpha = 0.3;
+  bool NodesAsPlayouts = false;
+  double MinimumKLDGainPerNode = 0.0;
+  int KLDGainAverageInterval = 100;
+  double NpsLimit = 0.0;
+  double WDLMaxS = 1.4;
+  long long NNCacheSize = 2000000;
+  int MinibatchSize = 7;
+  int Threads = 1;                // resolved by the caller: >= 2 pipelines gather and network          // resolved by the caller (0 is never passed)
+
+  // (cpuct init, base, factor) of a node.
+  void cpuct(bool at_root, double* init, double* base, double* factor) const {
+    if (at_root && RootHasOwnCpuctParams) {
+      *init = CPuctAtRoot, *base = CPuctBaseAtRoot, *factor = CPuctFactorAtRoot;
+    } else {
+      *init = CPuct, *base = CPuctBase, *factor = CPuctFactor;
+    }
+  }
+  // (absolute?, value) of a node's first-play urgency.
+  void fpu(bool at_root, bool* absolute, double* value) const {
+    if (!at_root || FpuStrategyAtRoot == kFpuSame) {
+      *absolute = FpuStrategy == kFpuAbsolute, *value = FpuValue;
+    } else {
+      *absolute = FpuStrategyAtRoot == kFpuAbsolute, *value = FpuValueAtRoot;
+    }
+  }
+  // Sets a knob by its lc0 name; false when the name is unknown.
+  bool set(const std::string& name, double value);
+};
+
+}  // namespace search
+}  // namespace lc0core

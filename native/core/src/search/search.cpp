@@ -1,0 +1,580 @@
+// search.cpp - the search's top level and its gathering phase (lc0's
+// GatherMinibatch, PickNodesToExtend, ExtendNode, PrefetchIntoCache).
+#include "search.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include "contempt.h"
+#include "move_order.h"
+
+namespace lc0core {
+namespace search {
+namespace {
+
+constexpr double kLowest = -3.4028234663852886e38;
+
+inline Move move_of(uint16_t raw) {
+  Move m;
+  m.raw = raw;
+  return m;
+}
+
+int popcount(Bitboard b) { return __builtin_popcountll(b); }
+
+}  // namespace
+
+Search::Search(Tree* tree, PositionHistory* history, NNCache* cache, const SearchParams& params,
+               const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop,
+               std::mutex* tree_mutex)
+    : tree_(tree), history_(history), cache_(cache), params_(params), limits_(limits),
+      evaluator_(evaluator), stop_(stop), tree_mutex_(tree_mutex), root_filter_(limits.searchmoves),
+      rng_(std::random_device{}()) {
+  root_black_ = history->last().side == BLACK;
+  root_ply_ = history->size();
+  const double ds = params.DrawScore;
+  draw_score_even_ = root_black_ ? -ds : ds;      // lc0's GetDrawScore(is_odd_depth)
+  draw_score_odd_ = root_black_ ? ds : -ds;
+  rescale_on_ = limits.rescale_ratio != 1.0 ||
+                (limits.rescale_diff != 0.0 && limits.contempt_mode != kContemptNone);
+  target_minibatch_ = std::max(1, params.MinibatchSize);
+  max_out_of_order_ = std::max(1, int(params.MaxOutOfOrderEvalsFactor * target_minibatch_));
+  inv_policy_temp_ = float(1.0 / params.PolicyTemperature);
+  start_ = Clock::now();
+  initial_visits_ = tree->node(tree->root()).n;
+  remaining_time_ms_ = std::numeric_limits<double>::infinity();
+  update_current_best();
+}
+
+double Search::elapsed_ms() const {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+}
+
+double Search::nps_elapsed_ms() const {
+  if (!nps_started_) return -1.0;
+  return std::chrono::duration<double, std::milli>(Clock::now() - nps_start_).count();
+}
+
+bool Search::root_allowed(Move move) const {
+  if (root_filter_.empty()) return true;
+  return std::find(root_filter_.begin(), root_filter_.end(), move) != root_filter_.end();
+}
+
+bool Search::run_iteration() {
+  std::unique_lock<std::mutex> lock(*tree_mutex_);
+  gather_batch();
+  if (!batch_->requests.empty()) ++nn_pending_;
+  if (stops_midway()) {
+    abandon();
+    return true;
+  }
+  const int requests = int(batch_->requests.size());
+  if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
+    int spent = 0;
+    prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+  }
+  lock.unlock();
+  evaluate(batch_);               // the tree is readable meanwhile
+  lock.lock();
+  const bool stop = finish();
+  lock.unlock();
+  if (!stop) throttle();
+  return stop;
+}
+
+void Search::run(const std::function<void()>& report) {
+  if (params_.Threads < 2) {
+    while (!run_iteration()) report();
+    return;
+  }
+  // The pipeline (the reference's Engine._search_pipelined): gather batch
+  // k while batch k^1 is at the network, then finish k^1.
+  int current = 0, inflight = -1;
+  std::future<void> inflight_done;
+  while (!run_pipelined_step(&inflight, &inflight_done, &current)) report();
+}
+
+bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current) {
+  std::unique_lock<std::mutex> lock(*tree_mutex_);
+  batch_ = &batches_[*current];
+  gather_batch();
+  if (!batch_->requests.empty()) ++nn_pending_;
+  bool stop = stops_midway();
+  std::future<void> done;
+  if (!stop) {
+    const int requests = int(batch_->requests.size());
+    if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
+      int spent = 0;
+      prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+    }
+    Batch* batch = batch_;
+    done = std::async(std::launch::async, [this, batch] { evaluate(batch); });
+  }
+  if (*inflight >= 0) {
+    lock.unlock();
+    inflight_done->get();         // rethrows a failed network call
+    lock.lock();
+    batch_ = &batches_[*inflight];
+    stop = finish() || stop;
+    *inflight = -1;
+    if (!stop) {
+      lock.unlock();
+      throttle();
+      lock.lock();
+    }
+  }
+  if (stop) {
+    if (done.valid()) {
+      lock.unlock();
+      done.get();
+      lock.lock();
+    }
+    batch_ = &batches_[*current];
+    abandon();
+    return true;
+  }
+  *inflight = *current;
+  *inflight_done = std::move(done);
+  *current ^= 1;
+  return false;
+}
+
+// ---------------------------------------------------------------- gathering
+
+int Search::collisions_left(long long nodes) const {
+  const auto& p = params_;
+  if (nodes >= p.MaxCollisionVisitsScalingEnd) return p.MaxCollisionVisits;
+  if (nodes <= p.MaxCollisionVisitsScalingStart) return 1;
+  const double ratio = std::pow(double(nodes - p.MaxCollisionVisitsScalingStart) /
+                                    double(p.MaxCollisionVisitsScalingEnd - p.MaxCollisionVisitsScalingStart),
+                                p.MaxCollisionVisitsScalingPower);
+  return int(std::floor(1 + (p.MaxCollisionVisits - 1) * ratio + 0.5));
+}
+
+void Search::gather_batch() {
+  batch_->clear();
+  Tree& tree = *tree_;
+  int minibatch_size = 0;
+  const double remaining = std::max(1.0, remaining_playouts_);
+  int left = collisions_left((long long)std::min(double(tree.node(tree.root()).n), remaining));
+  int& ooo = batch_->ooo;
+  auto& visits = batch_->visits;
+  while (minibatch_size < target_minibatch_ && ooo < max_out_of_order_) {
+    if (minibatch_size > 0 && batch_->requests.empty()) return;   // back up without the network now
+    const size_t new_start = visits.size();
+    pick(std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)));
+    bool any_ooo = false;
+    for (size_t i = new_start; i < visits.size(); ++i) {
+      if (!visits[i].collision) ++minibatch_size;
+      any_ooo = any_ooo || visits[i].ooo_done;
+    }
+    if (any_ooo) {
+      // Back up out-of-order results now; drop this pick's collisions.
+      size_t kept = new_start;
+      for (size_t i = new_start; i < visits.size(); ++i) {
+        const Visit v = visits[i];
+        if (v.collision) {
+          cancel_in_flight(v.node, v.multivisit);
+        } else if (v.ooo_done) {
+          backup(v);
+          --minibatch_size;
+          ++ooo;
+        } else {
+          visits[kept++] = v;
+        }
+      }
+      visits.resize(kept);
+    }
+    for (size_t i = new_start; i < visits.size(); ++i) {
+      Visit& v = visits[i];
+      if (!v.collision) continue;
+      if (v.maxvisit > 0 && left > v.multivisit) {
+        const int extra = std::min(v.maxvisit, left) - v.multivisit;
+        v.multivisit += extra;
+        for (uint32_t n = tree.node(v.node).parent; n != kNone; n = tree.node(n).parent) {
+          tree.node(n).n_in_flight += extra;
+        }
+      }
+      left -= v.multivisit;
+      if (left <= 0) return;
+      if (stop_->load(std::memory_order_relaxed)) return;
+    }
+  }
+}
+
+void Search::pick(int limit) {
+  max_limit_ = INT_MAX;
+  pick_limit_ = limit;
+  root_allowed_on_ = !root_filter_.empty() || current_best_ != kNone;
+  if (!root_allowed_on_) return pick_node(tree_->root(), limit, 1, true);
+  // With few playouts left, only root edges that could still catch the best
+  // (lc0's root pruning), and only `searchmoves` when given.
+  Tree& tree = *tree_;
+  const uint32_t root = tree.root();
+  double best_n = 0;
+  if (current_best_ != kNone) {
+    const uint32_t c = tree.find_child(root, int(current_best_ - tree.node(root).edges));
+    best_n = c != kNone ? tree.node(c).n : 0;
+  }
+  const double remaining = std::max(1.0, remaining_playouts_);
+  root_allowed_.clear();
+  for (EdgeWalk w(tree, root); w.valid(); w.next()) {
+    const double n = w.child() != kNone ? tree.node(w.child()).n : 0;
+    bool ok = w.edge_id() == current_best_ || !(remaining < best_n - n);
+    if (ok && !root_filter_.empty() && !root_allowed(move_of(tree.edge(w.edge_id()).move))) ok = false;
+    root_allowed_.push_back(ok);
+  }
+  pick_node(root, limit, 1, true);
+}
+
+double Search::fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const {
+  bool absolute;
+  double value;
+  params_.fpu(is_root, &absolute, &value);
+  if (absolute) return value;
+  const Node& n = tree_->node(node);
+  return -(n.wl - draw_score * n.d) - value * std::sqrt(visited_pol);
+}
+
+double Search::cpuct(uint32_t n, bool is_root) const {
+  double init, base, factor;
+  params_.cpuct(is_root, &init, &base, &factor);
+  return init + (factor != 0.0 ? factor * fast_log((n + base) / base) : 0.0);
+}
+
+bool Search::try_start(uint32_t node) {
+  Node& n = tree_->node(node);
+  if (n.n == 0 && n.n_in_flight > 0) return false;
+  ++n.n_in_flight;
+  return true;
+}
+
+void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
+  Tree& tree = *tree_;
+  {
+    Node& n = tree.node(node);
+    if (n.n == 0 || n.terminal) {
+      if (is_root && try_start(node)) {
+        --limit;
+        visit(node, depth);
+      }
+      if (limit > 0) {
+        Visit v;
+        v.node = node, v.depth = depth, v.collision = true, v.multivisit = limit;
+        v.maxvisit = (limit == pick_limit_ && max_limit_ > limit) ? max_limit_ : 0;
+        batch_->visits.push_back(v);
+      }
+      return;
+    }
+    if (is_root) n.n_in_flight += limit;
+  }
+  const Node& nd = tree.node(node);
+  const uint32_t first = nd.edges;
+  const int num_edges = nd.num_edges;
+  int max_needed = num_edges;
+  if (!(is_root && !root_filter_.empty())) {
+    max_needed = int(std::min<long long>(num_edges, (long long)nd.n + nd.n_in_flight + limit + 2));
+  }
+  const double draw_score = depth % 2 == 0 ? draw_score_odd_ : draw_score_even_;
+
+  double pol[kMaxMoves], util[kMaxMoves], score[kMaxMoves];
+  long long nstarted[kMaxMoves];
+  int to_perform[kMaxMoves];
+  bool has_util[kMaxMoves];
+  double visited_pol = 0.0;
+  // lc0's MEvaluator: prefer shorter wins and longer losses.
+  const bool m_on = evaluator_.has_moves_left && std::fabs(nd.wl) > params_.MovesLeftThreshold;
+  const double parent_m = nd.m;
+  for (int k = 0; k < max_needed; ++k) {
+    pol[k] = tree.prior(first + k);
+    nstarted[k] = 0, has_util[k] = false, to_perform[k] = 0;
+  }
+  for (uint32_t c = nd.first_child; c != kNone; c = tree.node(c).next_sibling) {
+    const Node& cn = tree.node(c);
+    const int k = cn.edge_index;
+    if (k < max_needed) nstarted[k] = (long long)cn.n + cn.n_in_flight;
+    if (cn.n > 0) {
+      visited_pol += tree.prior(first + k);
+      if (k < max_needed) {
+        double q = cn.wl + draw_score * cn.d;
+        double u = q;
+        if (m_on) {
+          const auto& p = params_;
+          double m = std::min(std::max(p.MovesLeftSlope * (cn.m - parent_m), -p.MovesLeftMaxEffect),
+                              p.MovesLeftMaxEffect);
+          m *= std::copysign(1.0, -q);
+          if (0.0 < p.MovesLeftThreshold && p.MovesLeftThreshold < 1.0) {
+            q = std::max(0.0, std::fabs(q) - p.MovesLeftThreshold) / (1.0 - p.MovesLeftThreshold);
+          }
+          u += m * (p.MovesLeftConstantFactor + p.MovesLeftScaledFactor * std::fabs(q) +
+                    p.MovesLeftQuadraticFactor * q * q);
+        }
+        util[k] = u;
+        has_util[k] = true;
+      }
+    }
+  }
+  const double fpu_value = fpu(node, is_root, draw_score, visited_pol);
+  for (int k = 0; k < max_needed; ++k) {
+    if (!has_util[k]) util[k] = fpu_value;
+  }
+  const double puct_mult = cpuct(nd.n, is_root) * std::sqrt(double(std::max<uint32_t>(nd.n, 2) - 1));
+  for (int k = 0; k < max_needed; ++k) score[k] = pol[k] * puct_mult / (1 + nstarted[k]) + util[k];
+  const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
+
+  while (limit > 0) {
+    double best = kLowest, second = kLowest, best_without_u = kLowest;
+    int best_idx = -1;
+    bool have_second = false, can_exit = false;
+    for (int idx = 0; idx < max_needed; ++idx) {
+      if (allowed && !allowed[idx]) continue;
+      const double s = score[idx];
+      if (s > best) {
+        if (best_idx >= 0) have_second = true;
+        second = best;
+        best = s;
+        best_idx = idx;
+        best_without_u = util[idx];
+      } else if (s > second) {
+        second = s;
+        have_second = true;
+      }
+      if (can_exit) break;
+      if (nstarted[idx] == 0) can_exit = true;    // sorted by prior: one more suffices
+    }
+    if (best_idx < 0) break;
+    int new_visits = limit;
+    if (have_second) {
+      long long estimated = INT_MAX;
+      if (best_without_u < second) {
+        const double n1 = double(nstarted[best_idx] + 1);
+        estimated = (long long)std::max(
+            1.0, std::min(pol[best_idx] * puct_mult / (second - best_without_u) - n1 + 1, 1e9));
+      }
+      if (estimated < max_limit_) max_limit_ = int(estimated);
+      new_visits = int(std::min<long long>(limit, estimated));
+    }
+    to_perform[best_idx] += new_visits;
+    limit -= new_visits;
+    const uint32_t child = tree.child(node, best_idx);
+    if (tree.node(child).terminal == kTwoFold) ensure_two_fold_correct(child, depth);
+    bool started = false;
+    if (try_start(child)) {
+      ++nstarted[best_idx];
+      --new_visits;
+      started = true;
+      Node& cn = tree.node(child);
+      if (cn.n > 0 && !cn.terminal) {
+        cn.n_in_flight += new_visits;
+        nstarted[best_idx] += new_visits;
+      }
+      score[best_idx] = pol[best_idx] * puct_mult / (1 + nstarted[best_idx]) + util[best_idx];
+    }
+    const Node& cn = tree.node(child);
+    if (started && (cn.n == 0 || cn.terminal)) {
+      --to_perform[best_idx];
+      history_->push(move_of(tree.edge(first + best_idx).move));
+      visit(child, depth + 1);
+      history_->pop();
+    }
+  }
+
+  for (int idx = 0; idx < max_needed; ++idx) {
+    const int k = to_perform[idx];
+    if (k <= 0) continue;
+    const uint32_t child = tree.child(node, idx);
+    const Node& cn = tree.node(child);
+    if (cn.n == 0 || cn.terminal) {
+      pick_node(child, k, depth + 1, false);     // only a collision: no board needed
+      continue;
+    }
+    history_->push(move_of(tree.edge(first + idx).move));
+    pick_node(child, k, depth + 1, false);
+    history_->pop();
+  }
+}
+
+void Search::ensure_two_fold_correct(uint32_t child, int depth) {
+  // A two-fold draw whose first occurrence lies before the (new) root is no
+  // draw now: undo its visits and make it searchable again.
+  Tree& tree = *tree_;
+  const Node& cn = tree.node(child);
+  if (!(cn.terminal == kTwoFold && depth < cn.m)) return;
+  const double wl = cn.wl, d = cn.d, m = cn.m;
+  const uint32_t visits = cn.n;
+  int counter = 0;
+  for (uint32_t node = child; node != kNone; node = tree.node(node).parent) {
+    tree.revert_terminal_visits(node, wl, d, m + counter, visits);
+    ++counter;
+    if (counter > depth) break;
+  }
+  tree.make_not_terminal(child);
+  initial_visits_ -= visits;
+}
+
+// ------------------------------------------------------------------ leaves
+
+void Search::visit(uint32_t node, int depth) {
+  Tree& tree = *tree_;
+  Visit v;
+  v.node = node, v.depth = depth;
+  {
+    const Node& n = tree.node(node);
+    if (n.terminal || n.n > 0) {
+      v.q = n.wl, v.d = n.d, v.m = n.m;
+      v.ooo_done = params_.OutOfOrderEval;
+      batch_->visits.push_back(v);
+      return;
+    }
+  }
+  const Position& pos = history_->last();
+  const uint64_t key = NNCache::key(pos, history_->repetitions(history_->size() - 1));
+  const CacheEntry* cached = cache_->get(key);
+  MoveList moves;
+  if (cached) {
+    moves.count = cached->count;
+    for (int i = 0; i < cached->count; ++i) moves.moves[i].raw = uint16_t(cached->edges[i] & 0xFFFF);
+  } else {
+    legal_moves(pos, &moves);
+    sort_like_python_chess(pos, &moves);
+  }
+  if (!extend_terminal(node, depth, moves)) {
+    if (cached) {
+      tree.create_edges(node, moves.moves, moves.count);
+      set_priors_from_cache(node, *cached);
+      v.q = -cached->q, v.d = cached->d, v.m = cached->m;
+      if (rescale_on_) rescale(&v);
+      v.ooo_done = params_.OutOfOrderEval;
+      batch_->visits.push_back(v);
+      return;
+    }
+    tree.create_edges(node, moves.moves, moves.count);
+    v.nn_slot = int(batch_->requests.size());
+    add_request(node, key, moves);
+    batch_->visits.push_back(v);
+    return;
+  }
+  const Node& n = tree.node(node);
+  v.q = n.wl, v.d = n.d, v.m = n.m;
+  v.ooo_done = params_.OutOfOrderEval;
+  batch_->visits.push_back(v);
+}
+
+bool Search::extend_terminal(uint32_t node, int depth, const MoveList& moves) {
+  Tree& tree = *tree_;
+  const Position& pos = history_->last();
+  if (moves.count == 0) {
+    tree.make_terminal(node, in_check(pos) ? kWin : kDraw);
+    return true;
+  }
+  if (node == tree.root()) return false;    // draws by rule are what the root search is about
+  if (!has_mating_material(pos) || pos.rule50 >= 100) {
+    tree.make_terminal(node, kDraw);
+    return true;
+  }
+  const int last = history_->size() - 1;
+  const int reps = history_->repetitions(last);
+  if (reps >= 2) {
+    tree.make_terminal(node, kDraw);
+    return true;
+  }
+  const int plies = depth - 1;
+  const int cycle = history_->cycle_length(last);
+  if (reps == 1 && plies >= 4 && params_.TwoFoldDraws && plies >= cycle) {
+    tree.make_terminal(node, kDraw, double(cycle), kTwoFold);
+    return true;
+  }
+  if (evaluator_.tb_probe && pos.castling_rooks == 0 && pos.rule50 == 0 &&
+      popcount(pos.occupied()) <= evaluator_.tb_max_pieces) {
+    int wdl = 0;
+    const std::string fen = to_fen(pos, false);
+    if (evaluator_.tb_probe(evaluator_.tb_ctx, fen.c_str(), &wdl)) {
+      // No network value here: plies left from the parent, like lc0.
+      const double m = std::max(0.0, tree.node(tree.node(node).parent).m - 1.0);
+      // Side to move at the node wins -> the mover into it loses; cursed
+      // wins and blessed losses count as draws.
+      const int result = wdl == 2 ? kLoss : wdl == -2 ? kWin : kDraw;
+      tree.make_terminal(node, result, m, kTablebase);
+      ++tb_hits_;
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- prefetch
+
+void Search::prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent) {
+  *spent = 0;
+  if (budget <= 0) return;
+  Tree& tree = *tree_;
+  if (node == kNone || tree.node(node).n + tree.node(node).n_in_flight == 0) {
+    const Position& pos = history_->last();
+    const uint64_t key = NNCache::key(pos, history_->repetitions(history_->size() - 1));
+    *spent = 1;
+    if (cache_->get(key, false)) return;
+    MoveList moves;
+    legal_moves(pos, &moves);
+    sort_like_python_chess(pos, &moves);
+    add_request(kNone, key, moves);
+    return;
+  }
+  const Node& nd = tree.node(node);
+  if (nd.n == 0 || nd.terminal) return;
+  const double draw_score = is_odd_depth ? draw_score_odd_ : draw_score_even_;
+  const double puct_mult = cpuct(nd.n, is_root) * std::sqrt(double(std::max<uint32_t>(nd.n, 2) - 1));
+  const double fpu_value = fpu(node, is_root, draw_score, tree.visited_policy(node));
+  struct Scored {
+    double score;
+    int k;
+    uint32_t child;
+  };
+  std::vector<Scored> scored;
+  scored.reserve(nd.num_edges);
+  for (EdgeWalk w(tree, node); w.valid(); w.next()) {
+    const uint32_t c = w.child();
+    const long long ns = c != kNone ? (long long)tree.node(c).n + tree.node(c).n_in_flight : 0;
+    const double q = c != kNone && tree.node(c).n > 0 ? tree.node(c).wl + draw_score * tree.node(c).d
+                                                      : fpu_value;
+    scored.push_back({-(tree.prior(w.edge_id()) * puct_mult / (1 + ns)) - q, w.index(), c});
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const Scored& a, const Scored& b) { return a.score < b.score; });
+  const uint32_t first = nd.edges;
+  int budget_to_spend = budget;
+  for (size_t i = 0; i < scored.size(); ++i) {
+    if (budget <= 0) break;
+    const uint32_t c = scored[i].child;
+    const int k = scored[i].k;
+    const bool visited = c != kNone && tree.node(c).n > 0;
+    if (i != scored.size() - 1) {
+      const double next_score = -scored[i + 1].score;
+      // lc0 uses -fpu as the default here (a quirk kept for parity).
+      const double q = visited ? tree.node(c).wl + draw_score * tree.node(c).d : -fpu_value;
+      if (next_score > q) {
+        const long long ns = c != kNone ? (long long)tree.node(c).n + tree.node(c).n_in_flight : 0;
+        // int() truncates; huge quotients just mean "the whole budget".
+        const double raw = tree.prior(first + k) * puct_mult / (next_score - q) - double(ns);
+        budget_to_spend = raw >= double(budget) ? budget : int(std::min<long long>(budget, (long long)raw + 1));
+      } else {
+        budget_to_spend = budget;
+      }
+    }
+    if (budget_to_spend <= 0) continue;
+    if (c != kNone) {
+      const Node& cn = tree.node(c);
+      if (cn.n + cn.n_in_flight > 0 && (cn.n == 0 || cn.terminal)) continue;
+    }
+    history_->push(move_of(tree.edge(first + k).move));
+    int used = 0;
+    prefetch(c, budget_to_spend, !is_odd_depth, false, &used);
+    history_->pop();
+    budget -= used;
+    *spent += used;
+  }
+}
+
+}  // namespace search
+}  // namespace lc0core

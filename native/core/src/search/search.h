@@ -1,0 +1,210 @@
+// search.h - lc0 v0.32.1's classic search, one worker: gather a minibatch of
+// leaves by multi-visit PUCT picking with in-flight visits (collisions),
+// evaluate them in one network call, back the values up with certainty
+// propagation, repeat until a stopper fires. lc0_rocm/search/core.py is the
+// reference this follows step by step (same parameters, same trees).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <random>
+#include <vector>
+#include "../../include/lc0core_eval.h"
+#include "../encoder.h"
+#include "../history.h"
+#include "contempt.h"
+#include "nn_cache.h"
+#include "params.h"
+#include "tree.h"
+
+namespace lc0core {
+namespace search {
+
+// Syzygy WDL probe from the tree: returns 1 and sets *wdl (-2..2, side to
+// move's view) when the position is in the tables, else 0.
+typedef int (*TablebaseProbeFn)(void* ctx, const char* fen, int* wdl);
+
+struct Evaluator {
+  lc0core_forward_fn forward = nullptr;
+  void* ctx = nullptr;
+  int max_batch = 0;                 // positions per forward call; 0 = any
+  int input_format = 1;
+  bool has_moves_left = false;
+  TablebaseProbeFn tb_probe = nullptr;
+  void* tb_ctx = nullptr;
+  int tb_max_pieces = 0;
+};
+
+struct Limits {
+  long long nodes = -1;              // -1: none
+  double movetime = -1.0;            // seconds, hard; -1: none
+  double time_budget = -1.0;         // seconds, soft
+  bool infinite = false;
+  int depth = -1, mate = -1;
+  std::vector<Move> searchmoves;
+  double rescale_ratio = 1.0, rescale_diff = 0.0;   // contempt (Python computes them)
+  int contempt_mode = kContemptNone;
+};
+
+struct Visit {                       // lc0's NodeToProcess
+  uint32_t node;
+  int depth;
+  int multivisit = 1;
+  int maxvisit = 0;
+  bool collision = false;
+  bool ooo_done = false;
+  int nn_slot = -1;
+  double q = 0.0, d = 0.0, m = 0.0;
+};
+
+// One network request: a tree leaf (node != kNone) or a prefetch.
+struct Request {
+  uint32_t node;
+  uint64_t key;
+  int first_move;                    // into Batch::moves / Batch::indices
+  int num_moves;
+};
+
+struct Batch {
+  std::vector<Visit> visits;
+  std::vector<Request> requests;
+  std::vector<Move> moves;           // legal moves of every request, in edge order
+  std::vector<int> indices;          // their policy indices
+  std::vector<uint64_t> masks;       // 112 per request
+  std::vector<float> values;
+  std::vector<float> policy, wdl, moves_left;
+  int ooo = 0;
+  double seconds = 0.0;
+  void clear() {
+    visits.clear(), requests.clear(), moves.clear(), indices.clear();
+    masks.clear(), values.clear();
+    ooo = 0, seconds = 0.0;
+  }
+};
+
+struct BackupFix;
+
+class Search {
+ public:
+  // `tree_mutex` guards the tree: the search holds it except while the
+  // network computes, so results can be read (and `stop` answered) then.
+  Search(Tree* tree, PositionHistory* history, NNCache* cache, const SearchParams& params,
+         const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop,
+         std::mutex* tree_mutex);
+
+  // Searches until a stopper fires; `report` is called between iterations.
+  // Threads >= 2: a pipeline that gathers the next batch while the network
+  // computes the current one (as lc0's second thread overlaps them).
+  // Throws std::runtime_error when the network call fails.
+  void run(const std::function<void()>& report);
+  // lc0's ExecuteOneIteration; true when the search is to stop.
+  bool run_iteration();
+
+  // Results and statistics.
+  std::vector<uint32_t> best_edges(uint32_t node, int count, int depth) const;
+  std::vector<Move> principal_variation(uint32_t edge_id, int depth = 0) const;
+  double elapsed_ms() const;
+  double nps_elapsed_ms() const;     // since the first playout; -1 before
+  long long total_nodes() const { return total_playouts_ + initial_visits_; }
+  long long total_playouts() const { return total_playouts_; }
+  long long cum_depth() const { return cum_depth_; }
+  int max_depth() const { return max_depth_; }
+  long long tb_hits() const { return tb_hits_; }
+  long long nn_evals() const { return nn_evals_; }
+  double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
+  const Tree& tree() const { return *tree_; }
+  bool root_allowed(Move move) const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // Gathering (search.cpp).
+  void gather_batch();
+  int collisions_left(long long nodes) const;
+  void pick(int limit);
+  void pick_node(uint32_t node, int limit, int depth, bool is_root);
+  bool try_start(uint32_t node);
+  double fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const;
+  double cpuct(uint32_t n, bool is_root) const;
+  void ensure_two_fold_correct(uint32_t child, int depth);
+  void visit(uint32_t node, int depth);
+  bool extend_terminal(uint32_t node, int depth, const MoveList& moves);
+  void prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
+  // Evaluation (evaluate.cpp).
+  void add_request(uint32_t node, uint64_t key, const MoveList& moves);
+  void evaluate(Batch* batch) const;
+  bool run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current);
+  void priors_of(const Request& r, std::vector<uint16_t>* codes, std::vector<int>* order) const;
+  void set_priors(uint32_t node, const Request& r);
+  void set_priors_from_cache(uint32_t node, const CacheEntry& entry);
+  void root_noise(uint32_t node);
+  void rescale(Visit* visit) const;
+  void cache_edges(uint32_t node, uint64_t key, double q, float d, float m);
+  // Backup (backup.cpp).
+  bool finish();
+  bool stops_midway();
+  void abandon();
+  void cancel_in_flight(uint32_t node, int visits);
+  void backup(const Visit& visit);
+  bool maybe_set_bounds(uint32_t p, double m, BackupFix* fix);
+  // Stoppers (stoppers.cpp).
+  bool should_stop();
+  bool stoppers_fire();
+  bool kld_gain_too_small();
+  void throttle();
+  double mate_depth() const;
+  void hint_playouts(double value);
+  void root_edge_stats(std::vector<uint32_t>* edge_n, bool* win_found, int* losing,
+                       bool* may_resign) const;
+  bool smart_pruning_fires(double now_ms);
+  bool stop_requested() const { return stopped_ || stop_->load(std::memory_order_relaxed); }
+  // Selection (selection.cpp).
+  void update_current_best();
+  int edge_rank(uint32_t child) const;
+  int compare_edges(double draw_score, uint32_t a, uint32_t ca, uint32_t b, uint32_t cb) const;
+
+  Tree* tree_;
+  PositionHistory* history_;
+  NNCache* cache_;
+  const SearchParams params_;
+  const Limits limits_;
+  const Evaluator evaluator_;
+  std::atomic<bool>* stop_;
+  std::mutex* tree_mutex_;
+  std::vector<Move> root_filter_;
+  bool root_black_;
+  int root_ply_;                     // history size at the root
+  double draw_score_even_, draw_score_odd_;
+  bool rescale_on_;
+  int target_minibatch_, max_out_of_order_;
+  float inv_policy_temp_;
+  std::mt19937_64 rng_;
+
+  Clock::time_point start_;
+  Clock::time_point nps_start_;
+  bool nps_started_ = false;
+  long long initial_visits_ = 0, total_playouts_ = 0, total_batches_ = 0;
+  long long cum_depth_ = 0, nn_evals_ = 0, tb_hits_ = 0;
+  int max_depth_ = 0;
+  bool stopped_ = false;
+  double remaining_playouts_ = 4e9;
+  double remaining_time_ms_ = 0.0;
+  bool remaining_time_set_ = false;
+  double first_eval_time_ms_ = -1.0;
+  double last_batch_ms_ = 0.0;
+  int nn_pending_ = 0;
+  std::vector<uint32_t> kld_prev_visits_;
+  double kld_prev_nodes_ = 0.0;
+  uint32_t current_best_ = kNone;    // root edge id
+  // Per-pick state: the batch being gathered or finished (two for the pipeline).
+  Batch batches_[2];
+  Batch* batch_ = &batches_[0];
+  int max_limit_ = 0, pick_limit_ = 0;
+  std::vector<char> root_allowed_;
+  bool root_allowed_on_ = false;
+};
+
+}  // namespace search
+}  // namespace lc0core

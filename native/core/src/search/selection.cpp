@@ -1,0 +1,92 @@
+// selection.cpp - which edge is best: lc0's GetBestChildrenNoTemperature
+// ordering (proven results, visits, Q, prior) and the principal variation.
+#include <algorithm>
+#include "search.h"
+
+namespace lc0core {
+namespace search {
+
+void Search::update_current_best() {
+  const std::vector<uint32_t> best = best_edges(tree_->root(), 1, 0);
+  current_best_ = best.empty() ? kNone : best[0];
+}
+
+int Search::edge_rank(uint32_t c) const {
+  if (c == kNone) return 2;
+  const Node& n = tree_->node(c);
+  if (n.n == 0 || !n.terminal || n.wl == 0) return 2;    // non-terminal or draw
+  if (n.terminal == kTablebase) return n.wl < 0 ? 1 : 3;
+  return n.wl < 0 ? 0 : 4;
+}
+
+static int cmp_less(double a, double b) { return a < b ? -1 : (b < a ? 1 : 0); }
+
+int Search::compare_edges(double draw_score, uint32_t a, uint32_t ca, uint32_t b, uint32_t cb) const {
+  // -1 when edge a is preferred to edge b.
+  const Tree& tree = *tree_;
+  const int ra = edge_rank(ca), rb = edge_rank(cb);
+  if (ra != rb) return ra > rb ? -1 : 1;
+  const uint32_t na = ca != kNone ? tree.node(ca).n : 0;
+  const uint32_t nb = cb != kNone ? tree.node(cb).n : 0;
+  if (ra == 2 && na && nb && tree.node(ca).terminal && tree.node(cb).terminal) {
+    const bool ta = tree.node(ca).terminal == kTablebase, tb = tree.node(cb).terminal == kTablebase;
+    if (ta != tb) return ta < tb ? -1 : 1;
+    return cmp_less(tree.node(ca).m, tree.node(cb).m);
+  }
+  if (ra == 2) {
+    if (na != nb) return na > nb ? -1 : 1;
+    const double qa = na ? tree.node(ca).wl + draw_score * tree.node(ca).d : 0.0;
+    const double qb = nb ? tree.node(cb).wl + draw_score * tree.node(cb).d : 0.0;
+    if (qa != qb) return qa > qb ? -1 : 1;
+    const float pa = tree.prior(a), pb = tree.prior(b);
+    return pa > pb ? -1 : (pb > pa ? 1 : 0);
+  }
+  const double ma = na ? tree.node(ca).m : 0.0;
+  const double mb = nb ? tree.node(cb).m : 0.0;
+  if (ra > 2) return cmp_less(ma, mb);       // shorter win first
+  return cmp_less(mb, ma);                   // longer loss first
+}
+
+std::vector<uint32_t> Search::best_edges(uint32_t node, int count, int depth) const {
+  const Tree& tree = *tree_;
+  std::vector<uint32_t> out;
+  if (tree.node(node).n == 0 || !tree.is_expanded(node)) return out;
+  const double ds = depth % 2 == 1 ? draw_score_odd_ : draw_score_even_;
+  std::vector<std::pair<uint32_t, uint32_t>> edges;   // (edge id, child)
+  for (EdgeWalk w(tree, node); w.valid(); w.next()) {
+    if (node == tree.root() && !root_filter_.empty()) {
+      Move m;
+      m.raw = tree.edge(w.edge_id()).move;
+      if (!root_allowed(m)) continue;
+    }
+    edges.push_back({w.edge_id(), w.child()});
+  }
+  std::stable_sort(edges.begin(), edges.end(), [&](const auto& x, const auto& y) {
+    return compare_edges(ds, x.first, x.second, y.first, y.second) < 0;
+  });
+  for (size_t i = 0; i < edges.size() && int(i) < count; ++i) out.push_back(edges[i].first);
+  return out;
+}
+
+std::vector<Move> Search::principal_variation(uint32_t edge_id, int depth) const {
+  const Tree& tree = *tree_;
+  std::vector<Move> pv;
+  // An edge's node: edge ids of a node are contiguous from its `edges`.
+  uint32_t node = kNone;
+  while (edge_id != kNone) {
+    Move m;
+    m.raw = tree.edge(edge_id).move;
+    pv.push_back(m);
+    if (node == kNone) node = tree.root();
+    const uint32_t c = tree.find_child(node, int(edge_id - tree.node(node).edges));
+    if (c == kNone) break;
+    ++depth;
+    const std::vector<uint32_t> next = best_edges(c, 1, depth);
+    edge_id = next.empty() ? kNone : next[0];
+    node = c;
+  }
+  return pv;
+}
+
+}  // namespace search
+}  // namespace lc0core

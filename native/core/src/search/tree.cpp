@@ -1,0 +1,148 @@
+// tree.cpp - node and edge storage and lc0's node operations.
+#include "tree.h"
+
+#include <utility>
+
+namespace lc0core {
+namespace search {
+
+uint32_t Tree::new_node(uint32_t parent, int edge_index) {
+  const uint32_t id = nodes_.allocate(1);
+  Node& n = nodes_[id];
+  n = Node();
+  n.parent = parent;
+  n.edge_index = uint8_t(edge_index);
+  return id;
+}
+
+uint32_t Tree::find_child(uint32_t node, int k) const {
+  for (uint32_t c = nodes_[node].first_child; c != kNone; c = nodes_[c].next_sibling) {
+    const int index = nodes_[c].edge_index;
+    if (index == k) return c;
+    if (index > k) break;
+  }
+  return kNone;
+}
+
+uint32_t Tree::child(uint32_t node, int k) {
+  uint32_t prev = kNone;
+  uint32_t c = nodes_[node].first_child;
+  while (c != kNone && nodes_[c].edge_index < k) {
+    prev = c;
+    c = nodes_[c].next_sibling;
+  }
+  if (c != kNone && nodes_[c].edge_index == k) return c;
+  const uint32_t fresh = new_node(node, k);
+  nodes_[fresh].next_sibling = c;
+  if (prev == kNone) {
+    nodes_[node].first_child = fresh;
+  } else {
+    nodes_[prev].next_sibling = fresh;
+  }
+  return fresh;
+}
+
+void Tree::create_edges(uint32_t node, const Move* moves, int count) {
+  Node& n = nodes_[node];
+  n.num_edges = uint8_t(count);
+  if (count == 0) {
+    n.edges = kNone;
+    return;
+  }
+  n.edges = edges_.allocate(uint32_t(count));
+  for (int i = 0; i < count; ++i) {
+    edges_[n.edges + i].move = moves[i].raw;
+    edges_[n.edges + i].prior = 0;
+  }
+}
+
+void Tree::make_terminal(uint32_t node, int result, double plies_left, int kind) {
+  Node& n = nodes_[node];
+  if (kind != kTwoFold) n.lower = n.upper = int8_t(result);
+  n.terminal = uint8_t(kind);
+  n.m = plies_left;
+  if (result == kDraw) {
+    n.wl = 0.0, n.d = 1.0;
+  } else if (result == kWin) {
+    n.wl = 1.0, n.d = 0.0;
+  } else {
+    n.wl = -1.0, n.d = 0.0;
+    // A proven loss must not attract visits through its prior.
+    if (n.parent != kNone) edges_[own_edge(node)].prior = 0;
+  }
+}
+
+void Tree::make_not_terminal(uint32_t node) {
+  Node& n = nodes_[node];
+  n.terminal = kNonTerminal;
+  uint32_t visits = 0;
+  if (is_expanded(node)) {
+    visits = 1;
+    double wl = n.wl, d = n.d;
+    for (uint32_t c = n.first_child; c != kNone; c = nodes_[c].next_sibling) {
+      const Node& child = nodes_[c];
+      if (child.n > 0) {
+        visits += child.n;
+        wl += -child.wl * child.n;
+        d += child.d * child.n;
+      }
+    }
+    n.wl = wl / visits;
+    n.d = d / visits;
+  }
+  n.n = visits;
+}
+
+void Tree::revert_terminal_visits(uint32_t node, double v, double d, double m, uint32_t visits) {
+  Node& n = nodes_[node];
+  const int64_t n_new = int64_t(n.n) - visits;
+  if (n_new <= 0) {
+    n.wl = 0.0, n.d = 1.0, n.m = 0.0, n.n = 0;
+  } else {
+    n.wl -= visits * (v - n.wl) / n_new;
+    n.d -= visits * (d - n.d) / n_new;
+    n.m -= visits * (m - n.m) / n_new;
+    n.n = uint32_t(n_new);
+  }
+}
+
+double Tree::visited_policy(uint32_t node) const {
+  double sum = 0.0;
+  for (EdgeWalk w(*this, node); w.valid(); w.next()) {
+    if (w.child() != kNone && nodes_[w.child()].n > 0) sum += prior(w.edge_id());
+  }
+  return sum;
+}
+
+std::unique_ptr<Tree> Tree::subtree(uint32_t node) const {
+  std::unique_ptr<Tree> out(new Tree());
+  std::vector<std::pair<uint32_t, uint32_t>> stack = {{node, out->root()}};
+  while (!stack.empty()) {
+    const auto [old_id, new_id] = stack.back();
+    stack.pop_back();
+    const Node& old = nodes_[old_id];
+    Node& fresh = out->nodes_[new_id];
+    fresh.wl = old.wl, fresh.d = old.d, fresh.m = old.m;
+    fresh.n = old.n, fresh.n_in_flight = 0;
+    fresh.terminal = old.terminal, fresh.lower = old.lower, fresh.upper = old.upper;
+    if (old.edges == kNone) continue;
+    fresh.num_edges = old.num_edges;
+    fresh.edges = out->edges_.allocate(old.num_edges);
+    for (int k = 0; k < old.num_edges; ++k) out->edges_[fresh.edges + k] = edges_[old.edges + k];
+    uint32_t last = kNone;
+    for (uint32_t c = old.first_child; c != kNone; c = nodes_[c].next_sibling) {
+      const uint32_t copy = out->new_node(new_id, nodes_[c].edge_index);
+      if (last == kNone) {
+        out->nodes_[new_id].first_child = copy;
+      } else {
+        out->nodes_[last].next_sibling = copy;
+      }
+      last = copy;
+      stack.push_back({c, copy});
+    }
+  }
+  return out;
+}
+
+}  // namespace search
+}  // namespace lc0core

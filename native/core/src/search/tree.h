@@ -1,0 +1,136 @@
+// tree.h - the search tree: nodes and edges in chunked pools, addressed by
+// 32-bit ids, as lc0 stores them: an edge is a move and a 16-bit prior
+// (4 bytes), a node exists only once visited and hangs in its parent's
+// child list, which is sorted by edge index (lc0's child/sibling links).
+// Values are from the view of the player who moved into the node.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+#include "../position.h"
+#include "fastmath.h"
+
+namespace lc0core {
+namespace search {
+
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+enum Terminal : uint8_t { kNonTerminal = 0, kEndOfGame = 1, kTwoFold = 2, kTablebase = 3 };
+enum Result : int8_t { kLoss = -1, kDraw = 0, kWin = 1 };
+
+struct Edge {          // 4 bytes, like lc0's
+  uint16_t move;       // lc0core::Move::raw
+  uint16_t prior;      // compress_prior() code
+};
+
+struct Node {          // 56 bytes (lc0's is 64)
+  uint32_t parent = kNone;
+  uint32_t first_child = kNone;   // lowest edge index first
+  uint32_t next_sibling = kNone;
+  uint32_t edges = kNone;         // first edge id; kNone until expanded
+  double wl = 0.0, d = 1.0, m = 0.0;
+  uint32_t n = 0, n_in_flight = 0;
+  uint8_t edge_index = 0;         // this node's edge in the parent
+  uint8_t num_edges = 0;
+  uint8_t terminal = kNonTerminal;
+  int8_t lower = kLoss, upper = kWin;
+};
+
+// Fixed-size chunks: ids stay valid and growth never copies the tree.
+template <typename T, int kShift>
+class Pool {
+ public:
+  static constexpr uint32_t kChunk = 1u << kShift;
+  T& operator[](uint32_t id) { return chunks_[id >> kShift][id & (kChunk - 1)]; }
+  const T& operator[](uint32_t id) const { return chunks_[id >> kShift][id & (kChunk - 1)]; }
+  // `count` consecutive slots that do not cross a chunk; returns the first id.
+  uint32_t allocate(uint32_t count) {
+    if ((used_ & (kChunk - 1)) + count > kChunk) used_ = ((used_ >> kShift) + 1) << kShift;
+    while (((used_ + count - 1) >> kShift) >= chunks_.size()) chunks_.emplace_back(new T[kChunk]);
+    const uint32_t id = used_;
+    used_ += count;
+    return id;
+  }
+  uint32_t used() const { return used_; }
+  size_t bytes() const { return chunks_.size() * sizeof(T) * kChunk; }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> chunks_;
+  uint32_t used_ = 0;
+};
+
+class Tree {
+ public:
+  Tree() { root_ = new_node(kNone, 0); }
+  uint32_t root() const { return root_; }
+  Node& node(uint32_t id) { return nodes_[id]; }
+  const Node& node(uint32_t id) const { return nodes_[id]; }
+  Edge& edge(uint32_t id) { return edges_[id]; }
+  const Edge& edge(uint32_t id) const { return edges_[id]; }
+  float prior(uint32_t edge_id) const { return decompress_prior(edges_[edge_id].prior); }
+  uint32_t num_nodes() const { return nodes_.used(); }
+  size_t bytes() const { return nodes_.bytes() + edges_.bytes(); }
+
+  uint32_t new_node(uint32_t parent, int edge_index);
+  // Edge `k` of `node`'s child node, spawned when absent.
+  uint32_t child(uint32_t node, int k);
+  // Edge `k`'s child, or kNone (no spawn).
+  uint32_t find_child(uint32_t node, int k) const;
+  void create_edges(uint32_t node, const Move* moves, int count);
+  bool is_expanded(uint32_t node) const { return nodes_[node].edges != kNone; }
+  uint32_t own_edge(uint32_t node) const {
+    const Node& n = nodes_[node];
+    return nodes_[n.parent].edges + n.edge_index;
+  }
+
+  // lc0's node operations (see lc0_rocm/search/tree.py).
+  void make_terminal(uint32_t node, int result, double plies_left = 0.0, int kind = kEndOfGame);
+  void make_not_terminal(uint32_t node);
+  void revert_terminal_visits(uint32_t node, double v, double d, double m, uint32_t visits);
+  double visited_policy(uint32_t node) const;
+
+  // A new tree holding `node` and its subtree (tree reuse between moves).
+  std::unique_ptr<Tree> subtree(uint32_t node) const;
+
+ private:
+  Pool<Node, 16> nodes_;
+  Pool<Edge, 18> edges_;
+  uint32_t root_;
+};
+
+// Walks a node's edges in order with their child node ids (kNone when no
+// child was spawned), following the sorted child list.
+class EdgeWalk {
+ public:
+  EdgeWalk(const Tree& tree, uint32_t node)
+      : tree_(tree), first_(tree.node(node).edges), count_(tree.node(node).num_edges),
+        next_child_(tree.node(node).first_child) {
+    if (first_ == kNone) count_ = 0;
+    settle();
+  }
+  bool valid() const { return k_ < count_; }
+  int index() const { return k_; }
+  uint32_t edge_id() const { return first_ + k_; }
+  uint32_t child() const { return child_; }
+  void next() {
+    ++k_;
+    settle();
+  }
+
+ private:
+  void settle() {
+    child_ = kNone;
+    if (next_child_ != kNone && tree_.node(next_child_).edge_index == k_) {
+      child_ = next_child_;
+      next_child_ = tree_.node(next_child_).next_sibling;
+    }
+  }
+  const Tree& tree_;
+  uint32_t first_;
+  int count_;
+  int k_ = 0;
+  uint32_t next_child_;
+  uint32_t child_ = kNone;
+};
+
+}  // namespace search
+}  // namespace lc0core

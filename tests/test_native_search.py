@@ -1,0 +1,361 @@
+"""The native search (native/core/src/search) against the Python reference
+search (lc0_rocm/search/core.py): same trees, one thread, fixed nodes.
+
+Smart pruning is off in the tree comparisons: past its 200 ms tolerance it
+stops on measured nps, which differs between a fast and a slow search.
+"""
+from __future__ import annotations
+
+import pathlib
+import statistics
+import threading
+import time
+
+import chess
+import pytest
+
+from lc0_rocm import native_core
+from lc0_rocm.engine import Engine
+from lc0_rocm.network import load_network
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SUITE = [line for line in (ROOT / "tests" / "data" / "suite.epd").read_text().splitlines() if line]
+SAME_TREE = {"Threads": 1, "SmartPruningFactor": 0}
+
+pytestmark = pytest.mark.skipif(not native_core.available()[0],
+                                reason=f"native core unavailable: {native_core.available()[1]}")
+
+
+@pytest.fixture(scope="module")
+def random_net():
+    return load_network(None, backend="random")
+
+
+def _tree(result):
+    return result.best_move, result.nodes, sorted((m.uci(), s.visits, s.p) for m, s in result.stats.items())
+
+
+def _both(net, board, options=SAME_TREE, **limits):
+    out = []
+    for implementation in ("native", "reference"):
+        engine = Engine(net, implementation=implementation, **options)
+        out.append(_tree(engine.search(board, **limits)))
+    return out
+
+
+def test_engine_uses_the_native_search(random_net):
+    assert Engine(random_net).implementation == "native"
+    assert Engine(random_net, implementation="reference").implementation == "reference"
+    with pytest.raises(ValueError):
+        Engine(random_net, implementation="fast")
+
+
+@pytest.mark.parametrize("start", range(0, 120, 30))
+def test_same_trees_as_the_reference_on_the_suite(random_net, start):
+    """Visit counts and priors of every root move, the node count and the
+    best move equal the Python search's, on all 120 suite positions."""
+    for line in SUITE[start:start + 30]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, nodes=200)
+        assert native == reference, line
+
+
+def test_same_trees_at_800_nodes_and_with_smart_pruning_hints(random_net):
+    # With smart pruning on but under its time tolerance, its node hints
+    # (root pruning near the node limit) still shape the tree.
+    for line in SUITE[::40]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, nodes=800)
+        assert native == reference, line
+    board, _ = chess.Board.from_epd(SUITE[5])
+    native, reference = _both(random_net, board, {"Threads": 1}, nodes=60)
+    assert native == reference
+
+
+def test_same_trees_with_two_threads_pipelined(random_net):
+    """Threads 2: gathering the next batch while the network computes the
+    current one, the same schedule as the reference's pipeline."""
+    for line in SUITE[3::20]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, {"Threads": 2, "SmartPruningFactor": 0},
+                                  nodes=400)
+        assert native == reference, line
+
+
+def test_same_trees_with_multipv_searchmoves_and_options(random_net):
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    options = {**SAME_TREE, "MultiPV": 3, "CPuct": 2.5, "FpuStrategy": "absolute",
+               "PolicyTemperature": 1.0, "DrawScore": 0.1, "MaxPrefetch": 0}
+    native, reference = _both(random_net, board, options, nodes=300)
+    assert native == reference
+    moves = [chess.Move.from_uci(u) for u in ("d2d4", "b1c3", "f1c4")]
+    native, reference = _both(random_net, board, nodes=300, searchmoves=moves)
+    assert native == reference
+    assert native[0] in moves
+
+
+def test_tree_reuse_between_moves_of_a_game(random_net):
+    engines = {impl: Engine(random_net, implementation=impl, **SAME_TREE)
+               for impl in ("native", "reference")}
+    board = chess.Board()
+    for _ in range(6):
+        results = {impl: e.search(board, nodes=150) for impl, e in engines.items()}
+        assert _tree(results["native"]) == _tree(results["reference"])
+        assert results["native"].nodes >= 150
+        board.push(results["native"].best_move)
+
+
+def test_two_fold_draws_and_mates_in_the_tree(random_net):
+    # A position where repetitions come up (rooks shuffling) and one with mates.
+    for fen, moves in (("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", ["a1a2", "g8h8", "a2a1", "h8g8"]),
+                       ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", [])):
+        board = chess.Board(fen)
+        for u in moves:
+            board.push_uci(u)
+        native, reference = _both(random_net, board, nodes=400)
+        assert native == reference
+
+
+def test_same_trees_with_maia_on_cpu(maia_path):
+    net = load_network(str(maia_path), backend="cpu")
+    for line in SUITE[7::60]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(net, board, nodes=40)
+        assert native == reference, line
+
+
+def _stop_later(stop: threading.Event, after_s: float, fired: list) -> threading.Thread:
+    def fire():
+        time.sleep(after_s)
+        fired.append(time.monotonic())
+        stop.set()
+    thread = threading.Thread(target=fire)
+    thread.start()
+    return thread
+
+
+def test_stop_answers_at_once(random_net):
+    engine = Engine(random_net, Threads=1)
+    latencies = []
+    for _ in range(5):
+        stop, fired = threading.Event(), []
+        thread = _stop_later(stop, 0.15, fired)
+        result = engine.search(chess.Board(), stop=stop)
+        latencies.append(time.monotonic() - fired[0])
+        thread.join()
+        assert result.best_move in chess.Board().legal_moves
+        assert result.nodes > 0
+    # 20 ms is the target; the bound leaves room for a loaded test machine.
+    assert statistics.median(latencies) < 0.05, latencies
+
+
+def test_stop_while_a_slow_batch_computes(random_net):
+    """A stop that lands while the network computes is answered before the
+    batch finishes (lc0 answers from its watchdog); the next search waits
+    for that batch."""
+    slow = load_network(None, backend="random", delay=300)
+    engine = Engine(slow, Threads=1, MinibatchSize=8)
+    stop, fired = threading.Event(), []
+    thread = _stop_later(stop, 0.45, fired)     # during the second batch
+    result = engine.search(chess.Board(), stop=stop)
+    assert time.monotonic() - fired[0] < 0.15       # the batch takes 0.3 s
+    thread.join()
+    assert result.best_move in chess.Board().legal_moves
+    again = engine.search(chess.Board(), nodes=5)
+    assert again.best_move in chess.Board().legal_moves
+
+
+def test_info_lines_come_from_the_native_search(random_net):
+    seen = []
+    result = Engine(random_net, MultiPV=2).search(chess.Board(), nodes=300, on_info=seen.append)
+    assert [line.multipv for line in seen[-2:]] == [1, 2]
+    assert seen[-2].pv[0] == result.best_move and seen[-2].nodes == result.nodes
+    board = chess.Board()
+    for move in seen[-2].pv:
+        assert move in board.legal_moves
+        board.push(move)
+
+
+def test_errors_of_the_network_reach_the_caller():
+    class Broken:
+        input_format = 1
+        has_moves_left = False
+        backend = "cpu"
+
+        def forward_packed(self, masks, values):
+            raise RuntimeError("the GPU fell off")
+
+    engine = Engine(Broken())
+    assert engine.implementation == "native"
+    with pytest.raises(RuntimeError, match="fell off"):
+        engine.search(chess.Board(), nodes=10)
+    with pytest.raises(RuntimeError, match="fell off"):       # and again: the handle still works
+        engine.search(chess.Board(), nodes=10)
+
+
+def test_uci_fuzz_through_the_native_search(tmp_path, monkeypatch, maia_path):
+    """The UCI fuzz stream (tests/test_uci_fuzz.py) against the real Engine
+    on the native search (random backend, work capped): no exception, no
+    internal error, every output one printable line, still playing after."""
+    import random
+
+    from lc0_rocm import uci
+    from tests.test_uci_fuzz import check_output, random_line
+    from tests.uci_fakes import Collector
+
+    class CappedEngine(Engine):
+        def search(self, board, *, nodes=None, movetime=None, infinite=False, **kwargs):
+            assert self.implementation == "native"
+            if not infinite:
+                nodes = min(nodes or 50, 50)
+                movetime = None if movetime is None else min(movetime, 0.01)
+            return super().search(board, nodes=nodes, movetime=movetime, infinite=infinite, **kwargs)
+
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(20261122)
+    out = Collector()
+    setup = ["setoption name Backend value random", f"setoption name WeightsFile value {maia_path}"]
+
+    def fresh():
+        engine = uci.UciEngine(out, engine_class=CappedEngine, cwd=tmp_path)
+        for line in setup:
+            engine.handle(line)
+        return engine
+
+    engine = fresh()
+    for _ in range(1500):
+        line = random_line(rng)
+        if "Backend" in line or "WeightsFile" in line:
+            continue                       # keep the cheap random net
+        if not engine.handle(line):
+            engine = fresh()
+        if len(out.lines) > 2000:
+            check_output(out.take())
+    engine.handle("stop")
+    check_output(out.take())
+    for command in ("ucinewgame", "setoption name MultiPV value 1", "position startpos moves e2e4",
+                    "isready"):
+        engine.handle(command)
+    out.wait_for("readyok")
+    engine.handle("go nodes 30")
+    best = out.wait_for("bestmove").split()[1]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(best) in board.legal_moves
+    engine.handle("quit")
+
+
+def test_tablebase_probes_from_the_native_tree(random_net):
+    """Syzygy probes from the tree go through the python-chess prober's
+    callback; the tree equals the reference's and the TB win is reported."""
+    from tests.test_search import FakeTablebase
+
+    board = chess.Board("8/1r6/8/8/8/6k1/1Q6/K7 w - - 0 1")
+    out = []
+    for implementation in ("native", "reference"):
+        engine = Engine(random_net, implementation=implementation, **SAME_TREE)
+        tb = FakeTablebase()
+        engine.set_tablebase(tb)
+        result = engine.search(board, nodes=300)
+        assert tb.probes > 0 and result.lines[0].tbhits > 0
+        out.append((_tree(result), result.lines[0].tbhits, result.lines[0].mate))
+    assert out[0] == out[1]
+    assert out[0][2] is not None and out[0][2] > 100
+
+
+def test_same_trees_with_a_moves_left_head_and_contempt(make_test_net):
+    """The moves-left utility (MovesLeft* knobs) and contempt's WDL rescaling
+    of fresh values, on a tiny generated net with a moves-left head."""
+    net = load_network(str(make_test_net("tiny-resnet")), backend="cpu")
+    assert net.has_moves_left
+    for options in ({"MovesLeftThreshold": 0.0, "MovesLeftMaxEffect": 0.2},
+                    {"MovesLeftThreshold": 0.3, "Contempt": "150", "WDLDrawRateTarget": 0.4}):
+        for line in SUITE[11::50]:
+            board, _ = chess.Board.from_epd(line)
+            native, reference = _both(net, board, {**SAME_TREE, **options}, nodes=150)
+            assert native == reference, (options, line)
+
+
+@pytest.mark.parametrize("input_format", [2, 3, 4, 132, 5, 133])
+def test_same_trees_for_every_input_format(input_format):
+    net = load_network(None, backend="random", input_mode=input_format)
+    for line in SUITE[2::30]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(net, board, nodes=150)
+        assert native == reference, line
+
+
+def test_same_trees_in_chess960(random_net):
+    board = chess.Board.from_chess960_pos(518 - 137)
+    for uci in ("b2b3", "g7g6", "c1b2", "h8g7"):
+        move = chess.Move.from_uci(uci)
+        if move in board.legal_moves:
+            board.push(move)
+    native, reference = _both(random_net, board, nodes=300)
+    assert native == reference
+    castles = [m for m in board.legal_moves if board.is_castling(m)]
+    result = Engine(random_net, **SAME_TREE).search(board, nodes=50, searchmoves=castles or None)
+    assert result.best_move in board.legal_moves
+
+
+FUZZ_SCRIPT = r"""
+import random, sys
+from lc0_rocm import native_core
+ffi, lib = native_core.load()
+rng = random.Random(int(sys.argv[1]))
+out = ffi.new("lc0core_search**")
+assert lib.lc0core_search_create(out) == 0
+h = out[0]
+ev = ffi.new("lc0core_evaluator*")
+ev.forward = ffi.addressof(lib, "lc0core_random_forward")
+ctx = ffi.new("lc0core_random_net*")
+ev.ctx, ev.input_format = ctx, 1
+assert lib.lc0core_search_set_evaluator(h, ev) == 0
+words = [b"e2e4", b"e7e5", b"e1g1", b"0000", b"zz", b"a7a8q", b"\xff\xfe", b""]
+fens = [b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", b"8/8/8/8/8/8/8/8 w - - 0 1",
+        b"garbage", b"7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", bytes(rng.randrange(256) for _ in range(40))]
+names = [b"CPuct", b"MinibatchSize", b"Threads", b"NNCacheSize", b"Nope", b"\x00", b"MaxPrefetch"]
+limits = ffi.new("lc0core_search_limits*")
+buf = ffi.new("char[]", 64)
+edges = ffi.new("lc0core_root_edge[]", 4)
+n = ffi.new("int*")
+stats = ffi.new("lc0core_search_stats*")
+for _ in range(400):
+    op = rng.randrange(6)
+    if op == 0:
+        lib.lc0core_search_set_option(h, rng.choice(names), rng.choice([0, 1, 2, -5, 1e12, float("nan"), 3.5]))
+    elif op == 1:
+        lib.lc0core_search_set_position(h, rng.choice(fens), b" ".join(rng.choice(words) for _ in range(rng.randrange(4))), rng.randrange(2))
+    elif op == 2:
+        limits.nodes, limits.movetime, limits.infinite = rng.choice([1, 5, 50, -1]), 0.01, 0
+        limits.depth, limits.mate, limits.time_budget = -1, -1, -1
+        limits.rescale_ratio = 1.0
+        limits.searchmoves = ffi.NULL if rng.random() < 0.7 else ffi.new("char[]", rng.choice(words))
+        if lib.lc0core_search_start(h, limits, ffi.NULL, ffi.NULL, 0.1) == 0:
+            f = ffi.new("int*")
+            while lib.lc0core_search_wait(h, 0.01, f) == 0 and not f[0]:
+                pass
+    elif op == 3:
+        lib.lc0core_search_pv(h, rng.randrange(-3, 40), buf, rng.choice([0, 1, 8, 64]))
+    elif op == 4:
+        lib.lc0core_search_root_edges(h, edges, rng.choice([-1, 0, 4]), n)
+        lib.lc0core_search_best_edges(h, rng.choice([-1, 0, 3]), ffi.new("int[]", 3), n)
+    else:
+        lib.lc0core_search_get_stats(h, stats)
+        lib.lc0core_search_new_game(h) if rng.random() < 0.1 else lib.lc0core_search_stop(h)
+lib.lc0core_search_destroy(h)
+print("survived")
+"""
+
+
+def test_abi_survives_garbage(tmp_path):
+    """Random calls with bad names, FENs, moves, indices and buffers: status
+    codes, never a crash (in a child process, so a crash fails the test)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for seed in (1, 2):
+        done = subprocess.run([sys.executable, "-c", FUZZ_SCRIPT, str(seed)], capture_output=True,
+                              text=True, timeout=120, env=env)
+        assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]
