@@ -359,3 +359,36 @@ def test_abi_survives_garbage(tmp_path):
         done = subprocess.run([sys.executable, "-c", FUZZ_SCRIPT, str(seed)], capture_output=True,
                               text=True, timeout=120, env=env)
         assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]
+
+
+def test_pipelined_search_calls_the_network_one_batch_at_a_time():
+    """Threads=2 overlaps gathering with the network, never two network calls:
+    a GPU stream and its buffers serve one call at a time (two at once gave
+    'forward call failed' on the device)."""
+    from lc0_rocm.backends.random import create as create_random
+
+    random_net = create_random("random", None)
+    busy = threading.Lock()
+    overlaps = []
+    calls = []
+
+    class OneAtATime:
+        input_format = 1
+        has_moves_left = False
+        backend = "cuda-fp16"   # a GPU name: the engine pipelines with Threads=2
+
+        def forward_packed(self, masks, values):
+            if not busy.acquire(blocking=False):
+                overlaps.append(len(masks))
+                busy.acquire()
+            try:
+                calls.append(len(masks))
+                time.sleep(0.002)   # long enough for a second call to arrive
+                return random_net.forward_packed(masks, values)
+            finally:
+                busy.release()
+
+    engine = Engine(OneAtATime(), implementation="native", Threads=2, MinibatchSize=16)
+    result = engine.search(chess.Board(), nodes=600)
+    assert result.best_move in chess.Board().legal_moves
+    assert len(calls) > 5 and not overlaps, (len(calls), overlaps)

@@ -109,13 +109,19 @@ bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done,
       int spent = 0;
       prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
     }
-    Batch* batch = batch_;
-    done = std::async(std::launch::async, [this, batch] { evaluate(batch); });
   }
   if (*inflight >= 0) {
+    // One network call at a time: a GPU stream and its buffers serve one
+    // call, so batch k goes to the network only once batch k^1 is back.
     lock.unlock();
     inflight_done->get();         // rethrows a failed network call
     lock.lock();
+  }
+  if (!stop) {
+    Batch* batch = &batches_[*current];
+    done = std::async(std::launch::async, [this, batch] { evaluate(batch); });
+  }
+  if (*inflight >= 0) {
     batch_ = &batches_[*inflight];
     stop = finish() || stop;
     *inflight = -1;
