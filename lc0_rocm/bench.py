@@ -154,7 +154,7 @@ def describe_run(args, path, backend: str, threads: int, positions: list[str]) -
     what = "1 position (--fen)" if args.fen else \
         f"{len(positions)} position{'s' if len(positions) != 1 else ''}"
     return (f"bench: {what}, {' or '.join(limits)} each, {threads} search thread(s), "
-            f"backend {backend}, net {path}")
+            f"backend {backend}, net {path or '<none>'}")
 
 
 def main(argv=None, *, full: bool = False) -> int:
