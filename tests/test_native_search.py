@@ -392,3 +392,17 @@ def test_pipelined_search_calls_the_network_one_batch_at_a_time():
     result = engine.search(chess.Board(), nodes=600)
     assert result.best_move in chess.Board().legal_moves
     assert len(calls) > 5 and not overlaps, (len(calls), overlaps)
+
+
+def test_close_needs_no_cffi_lock():
+    """__del__ -> close() may run from the garbage collector inside a cffi
+    call that holds the ffi's lock (this hung the test suite once): close()
+    must not need that lock."""
+    from lc0_rocm.search.native import NativeSearch
+
+    search = NativeSearch(load_network(None, backend="random"))
+    with search.ffi._lock:                 # as inside ffi.new() when the GC ran
+        closer = threading.Thread(target=search.close, daemon=True)
+        closer.start()
+        closer.join(5)
+        assert not closer.is_alive(), "close() waited for the ffi's lock"

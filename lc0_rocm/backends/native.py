@@ -642,6 +642,9 @@ class NativeBackend(Backend):
     def __init__(self, name, ffi, lib, weights, *, device, max_batch, fp16, info):
         self.name = name
         self.ffi, self.lib = ffi, lib
+        # close() also runs from __del__, possibly inside a cffi call that
+        # holds the ffi's lock: resolve what it calls now, not then.
+        self._destroy_stream, self._destroy_net = lib.lc0rocm_stream_destroy, lib.lc0rocm_destroy
         self.device_info = info
         self.fp16 = fp16
         self.max_batch = max_batch
@@ -736,9 +739,9 @@ class NativeBackend(Backend):
             streams, self._all, self._free = self._all, [], []
             net, self._net = getattr(self, "_net", None), None
         for s in streams:
-            self.lib.lc0rocm_stream_destroy(s)
+            self._destroy_stream(s)
         if net is not None:
-            self.lib.lc0rocm_destroy(net)
+            self._destroy_net(net)
 
     def __del__(self):
         try:

@@ -105,6 +105,12 @@ class NativeSearch:
         out = ffi.new("lc0core_search**")
         self._check(lib.lc0core_search_create(out), "create")
         self._handle = ffi.gc(out[0], lib.lc0core_search_destroy)
+        # What close() needs, resolved now: close() also runs from __del__,
+        # which the garbage collector may call inside a cffi call that holds
+        # the ffi's lock (a first attribute lookup or ffi.new would then wait
+        # for it forever).
+        self._stop_fn, self._wait_fn = lib.lc0core_search_stop, lib.lc0core_search_wait
+        self._finished = ffi.new("int*")
         self.network = network
         self._error: BaseException | None = None
         self._keep: list = []
@@ -282,12 +288,13 @@ class NativeSearch:
     def close(self) -> None:
         """Stop a run still going and wait for its thread (it may be inside
         a Python callback, which needs the GIL we release while waiting)."""
-        lib, h = self.lib, getattr(self, "_handle", None)
+        h = getattr(self, "_handle", None)
         if h is None:
             return
-        lib.lc0core_search_stop(h)
-        finished = self.ffi.new("int*")
-        while lib.lc0core_search_wait(h, 0.05, finished) == 0 and not finished[0]:
+        self._stop_fn(h)
+        finished = self._finished
+        finished[0] = 0
+        while self._wait_fn(h, 0.05, finished) == 0 and not finished[0]:
             pass
 
     def __del__(self):
