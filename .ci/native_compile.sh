@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile checks of the native GPU library on a machine without a GPU.
+# Compile checks of the native GPU library (and the chess core) on a machine without a GPU.
 #
 # AMD:    every kernel file (native/src/**/*.hip) with Debian's hipcc for a
 #         wave32 (gfx1030) and a wave64 (gfx90a) target, device code and the
@@ -79,4 +79,13 @@ else
 fi
 
 [ "$ran" = 1 ] || { echo "FAILED: neither hipcc nor nvcc is installed"; exit 1; }
+
+# The chess core (native/core) needs only a C++ compiler; the tests build and
+# run it. Here: warnings are errors, so a new warning fails CI, not a user.
+CXX=${CXX:-c++}
+echo "-- core: $CXX -std=c++17 -Wall -Wextra -Wshadow -Werror"
+find native/core/src -name '*.cpp' -print0 | sort -z | xargs -0 -P "$JOBS" -I{} sh -c '
+  "$1" -std=c++17 -Wall -Wextra -Wshadow -Werror -fsyntax-only -Inative/core/include "$2" \
+    || { echo "FAILED (core): $2"; exit 255; }' _ "$CXX" {}
+echo "   $(find native/core/src -name '*.cpp' | wc -l) core files OK"
 echo "native compile checks passed"

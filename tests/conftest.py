@@ -1,6 +1,7 @@
 """Shared fixtures: the real maia-1900 net and generated test nets."""
 from __future__ import annotations
 
+import os
 import pathlib
 
 import pytest
@@ -47,3 +48,22 @@ def make_test_net(tmp_path_factory):
         return cache[key]
 
     return make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_native_builds():
+    """Native builds (the chess core above all, which every engine process
+    loads) go to one folder for the whole session, so a test that points the
+    net cache at an empty temporary folder does not rebuild the core (13 s
+    on two cores) in it. A test that is about the build folder sets
+    LC0ROCM_BUILD_CACHE itself."""
+    from lc0_rocm.buildcache import cache_root
+
+    if os.environ.get("LC0ROCM_BUILD_CACHE"):
+        yield
+        return
+    os.environ["LC0ROCM_BUILD_CACHE"] = str(cache_root())
+    try:
+        yield
+    finally:
+        os.environ.pop("LC0ROCM_BUILD_CACHE", None)

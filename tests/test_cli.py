@@ -159,6 +159,7 @@ def test_fetch_net_unusable_cache_is_one_line(make_bad, env, tmp_path):
 
 
 def test_cache_lists_and_clears_only_our_files(env, maia_path, tmp_path):
+    env.pop("LC0ROCM_BUILD_CACHE", None)    # builds under this test's cache, not the session's
     cache = pathlib.Path(env["LC0ROCM_CACHE"])
     (cache / "native" / "0123-gfx90a").mkdir(parents=True)
     (cache / "native" / "0123-gfx90a" / "liblc0rocm.so").write_bytes(b"x")

@@ -39,7 +39,7 @@ def bare_env(monkeypatch, tmp_path):
     bin_dir.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
-    monkeypatch.setenv("LC0ROCM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LC0ROCM_BUILD_CACHE", str(tmp_path / "cache"))
     for var in ("LC0ROCM_TOOLCHAIN", "LC0ROCM_GPU_ARCH", "CUDA_HOME", "CUDA_PATH"):
         monkeypatch.delenv(var, raising=False)
     # /usr/local/cuda/bin is a fallback location of nvcc: hide it too.

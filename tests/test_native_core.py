@@ -27,7 +27,7 @@ def tiny_core(tmp_path, monkeypatch):
     for name in ("errors.h", "errors.cpp"):
         shutil.copy(CORE / "src" / name, src / "src" / name)
     monkeypatch.setenv("LC0ROCM_CORE_SRC", str(src))
-    monkeypatch.setenv("LC0ROCM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LC0ROCM_BUILD_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("LC0ROCM_NO_NATIVE_CORE", raising=False)
     native_core.reset()
     yield src

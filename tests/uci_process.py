@@ -19,7 +19,7 @@ class UciProcess:
     def __init__(self, cwd, args=(), env=None):
         env = dict(os.environ, **(env or {}))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
-        env.setdefault("LC0_ROCM_CACHE", os.path.join(str(cwd), "cache"))
+        env.setdefault("LC0ROCM_CACHE", os.path.join(str(cwd), "cache"))
         env.setdefault("XDG_DATA_HOME", str(cwd))
         self.proc = subprocess.Popen([sys.executable, "-m", "lc0_rocm", *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
