@@ -8,7 +8,7 @@
 #include <limits>
 #include <stdexcept>
 #include "contempt.h"
-#include "move_order.h"
+#include "../pychess_bridge.h"   // python-chess's move order: equal priors keep it, as the reference search does
 
 namespace lc0core {
 namespace search {
@@ -444,7 +444,7 @@ void Search::visit(uint32_t node, int depth) {
     for (int i = 0; i < cached->count; ++i) moves.moves[i].raw = uint16_t(cached->edges[i] & 0xFFFF);
   } else {
     legal_moves(pos, &moves);
-    sort_like_python_chess(pos, &moves);
+    order_like_python_chess(pos, &moves);
   }
   if (!extend_terminal(node, depth, moves)) {
     if (cached) {
@@ -523,7 +523,7 @@ void Search::prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root
     if (cache_->get(key, false)) return;
     MoveList moves;
     legal_moves(pos, &moves);
-    sort_like_python_chess(pos, &moves);
+    order_like_python_chess(pos, &moves);
     add_request(kNone, key, moves);
     return;
   }
