@@ -23,7 +23,7 @@ import chess
 import numpy as np
 
 from lc0_rocm import encoder
-from lc0_rocm.backends.base import POLICY_SIZE, NUM_PLANES, Backend
+from lc0_rocm.backends.base import POLICY_SIZE, Backend, checked_packed, checked_planes
 from lc0_rocm.weights import Weights, WeightsError, load_weights
 
 if TYPE_CHECKING:
@@ -141,20 +141,14 @@ class Network:
         lc0's order, WDL probabilities (N, 3) from the side to move,
         moves-left in plies (N,), 0 without that head)."""
         self._check_open()
-        planes = np.asarray(planes, dtype=np.float32)
-        if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
-            raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+        planes = checked_planes(planes)
         return self._checked(self.backend.forward(planes), len(planes))
 
     def forward_packed(self, masks: np.ndarray,
                        values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Same as forward() for (N, 112) uint64 masks and (N, 112) float32 values."""
         self._check_open()
-        masks = np.asarray(masks, dtype=np.uint64)
-        values = np.asarray(values, dtype=np.float32)
-        if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
-            raise ValueError(f"masks and values must both have shape (N, {NUM_PLANES}), "
-                             f"got {masks.shape} and {values.shape}")
+        masks, values = checked_packed(masks, values)
         return self._checked(self.backend.forward_packed(masks, values), len(masks))
 
     def _check_open(self) -> None:

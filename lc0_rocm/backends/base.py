@@ -38,6 +38,25 @@ class Backend(abc.ABC):
         """Release what the backend holds (device memory, threads)."""
 
 
+def checked_planes(planes) -> np.ndarray:
+    """`planes` as contiguous float32 (N, 112, 8, 8); ValueError otherwise."""
+    planes = np.ascontiguousarray(planes, dtype=np.float32)
+    if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
+        raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+    return planes
+
+
+def checked_packed(masks, values) -> tuple[np.ndarray, np.ndarray]:
+    """lc0's packed input as contiguous (N, 112) uint64 masks and float32
+    values; ValueError otherwise."""
+    masks = np.ascontiguousarray(masks, dtype=np.uint64)
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
+        raise ValueError(f"masks and values must both have shape (N, {NUM_PLANES}), "
+                         f"got {masks.shape} and {values.shape}")
+    return masks, values
+
+
 def unpack_planes(masks: np.ndarray, values: np.ndarray) -> np.ndarray:
     """(N, 112) masks and values -> (N, 112, 8, 8) float32 planes."""
     masks = np.ascontiguousarray(masks, dtype="<u8")

@@ -18,7 +18,7 @@ import dataclasses
 import numpy as np
 
 from lc0_rocm.backends import options as opts
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, Backend, BackendError
+from lc0_rocm.backends.base import POLICY_SIZE, Backend, BackendError, checked_packed, checked_planes
 
 
 @dataclasses.dataclass
@@ -148,19 +148,13 @@ class WrapperBackend(Backend):
                      if getattr(c.backend, "device_info", None)), None)
 
     def forward(self, planes):
-        planes = np.ascontiguousarray(planes, dtype=np.float32)
-        if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
-            raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+        planes = checked_planes(planes)
         if len(planes) == 0:
             return empty_outputs()
         return self._dispatch("forward", (planes,), len(planes))
 
     def forward_packed(self, masks, values):
-        masks = np.ascontiguousarray(masks, dtype=np.uint64)
-        values = np.ascontiguousarray(values, dtype=np.float32)
-        if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
-            raise ValueError(f"masks and values must both be (N, {NUM_PLANES}), "
-                             f"got {masks.shape} and {values.shape}")
+        masks, values = checked_packed(masks, values)
         if len(masks) == 0:
             return empty_outputs()
         return self._dispatch("forward_packed", (masks, values), len(masks))

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lc0_rocm._proto import net_pb2
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, wdl_from_classical
+from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, checked_planes, wdl_from_classical
 from lc0_rocm.weights import WeightsError
 
 NF = net_pb2.NetworkFormat
@@ -411,9 +411,7 @@ class ResNetModel:
             return self._forward(planes)
 
     def _forward(self, planes):
-        planes = np.asarray(planes, dtype=F32)
-        if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
-            raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+        planes = checked_planes(planes)
         n = planes.shape[0]
         if n == 0:
             return (np.zeros((0, POLICY_SIZE), F32), np.zeros((0, 3), F32), np.zeros(0, F32))

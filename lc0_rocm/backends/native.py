@@ -40,7 +40,8 @@ import numpy as np
 from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, Backend, BackendError
+from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, checked_packed,
+                                    checked_planes)
 from lc0_rocm.progress import Progress
 
 NF = net_pb2.NetworkFormat
@@ -705,17 +706,11 @@ class NativeBackend(Backend):
                 np.empty(n, np.float32))
 
     def forward(self, planes):
-        planes = np.ascontiguousarray(planes, dtype=np.float32)
-        if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
-            raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+        planes = checked_planes(planes)
         return self._run(self.lib.lc0rocm_forward_planes, planes.shape[0], ("float*", planes))
 
     def forward_packed(self, masks, values):
-        masks = np.ascontiguousarray(masks, dtype=np.uint64)
-        values = np.ascontiguousarray(values, dtype=np.float32)
-        if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
-            raise ValueError(f"masks and values must both be (N, {NUM_PLANES}), "
-                             f"got {masks.shape} and {values.shape}")
+        masks, values = checked_packed(masks, values)
         return self._run(self.lib.lc0rocm_forward, masks.shape[0], ("uint64_t*", masks), ("float*", values))
 
     def _run(self, entry, n, *inputs):

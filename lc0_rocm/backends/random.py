@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, Backend, BackendError
+from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, checked_packed,
+                                    checked_planes)
 
 OPTIONS = ("seed", "uniform", "input_mode", "delay")
 
@@ -99,9 +100,7 @@ class RandomBackend(Backend):
         as lc0's empty plane (mask 0, value 1), so a plane that lc0 sends as
         mask all ones with value 0 (rule 50 at 0) hashes differently here
         than through forward_packed."""
-        planes = np.asarray(planes, dtype=np.float32)
-        if planes.ndim != 4 or planes.shape[1:] != (NUM_PLANES, 8, 8):
-            raise ValueError(f"planes must have shape (N, {NUM_PLANES}, 8, 8), got {planes.shape}")
+        planes = checked_planes(planes)
         flat = planes.reshape(len(planes), NUM_PLANES, 64)
         nonzero = flat != 0
         masks = np.packbits(nonzero, axis=-1, bitorder="little").view("<u8").reshape(
@@ -112,11 +111,7 @@ class RandomBackend(Backend):
         return self.forward_packed(masks, values)
 
     def forward_packed(self, masks: np.ndarray, values: np.ndarray):
-        masks = np.ascontiguousarray(masks, dtype=np.uint64)
-        values = np.ascontiguousarray(values, dtype=np.float32)
-        if masks.ndim != 2 or masks.shape[1] != NUM_PLANES or values.shape != masks.shape:
-            raise ValueError(f"masks and values must both have shape (N, {NUM_PLANES}), "
-                             f"got {masks.shape} and {values.shape}")
+        masks, values = checked_packed(masks, values)
         if self.delay_ms:
             time.sleep(self.delay_ms / 1000.0)
         if self._native is None:
