@@ -16,18 +16,10 @@ import sys
 
 import chess
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from lc0_rocm.native_rules import python_perft as perft  # noqa: E402  python-chess's counts
+
 OUT = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "perft_random_d3.txt.gz"
-
-
-def perft(board: chess.Board, depth: int) -> int:
-    if depth == 1:
-        return board.legal_moves.count()
-    nodes = 0
-    for move in board.legal_moves:
-        board.push(move)
-        nodes += perft(board, depth - 1)
-        board.pop()
-    return nodes
 
 
 def random_position(rng: random.Random, chess960: bool) -> chess.Board:

@@ -62,19 +62,22 @@ def random_position(rng):
     return tokens
 
 
-def random_go(rng):
+def random_go(rng, max_words=5, number=None):
+    """A random `go`; `number(word)` picks each limit's value (default: a
+    mix of valid and garbled numbers)."""
+    if number is None:
+        def number(word):
+            return rng.choice(["1", "2", "5", "0", "-3", "x"] if word in ("nodes", "depth") else NUMBERS)
     tokens = ["go"]
-    for _ in range(rng.randrange(0, 5)):
+    for _ in range(rng.randrange(0, max_words)):
         word = rng.choice(GO_WORDS)
         tokens.append(word)
         if word in ("infinite", "ponder"):
             continue
         if word == "searchmoves":
             tokens += rng.sample(["e2e4", "d2d4", "g1f3", "a7a8", "zz"], rng.randrange(0, 4))
-        elif word in ("nodes", "depth"):
-            tokens.append(rng.choice(["1", "2", "5", "0", "-3", "x"]))
         else:
-            tokens.append(rng.choice(NUMBERS))
+            tokens.append(number(word))
     return tokens
 
 
@@ -246,17 +249,7 @@ def real_paths(tmp_path, maia_path):
 def real_go(rng):
     """A random `go` whose search always ends: small limits, or none (it
     then ends at the next go/position/ucinewgame/stop)."""
-    tokens = ["go"]
-    for _ in range(rng.randrange(0, 4)):
-        word = rng.choice(GO_WORDS)
-        tokens.append(word)
-        if word in ("infinite", "ponder"):
-            continue
-        if word == "searchmoves":
-            tokens += rng.sample(["e2e4", "d2d4", "g1f3", "a7a8", "zz"], rng.randrange(0, 4))
-        else:
-            tokens.append(rng.choice(REAL_GO_NUMBERS.get(word, REAL_TIMES)))
-    return tokens
+    return random_go(rng, 4, lambda word: rng.choice(REAL_GO_NUMBERS.get(word, REAL_TIMES)))
 
 
 def real_line(rng, paths):
