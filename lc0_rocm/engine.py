@@ -188,12 +188,16 @@ class Engine:
 
     def search_threads(self) -> int:
         """lc0's Threads 0: one search thread on the cpu backend, two on a
-        GPU (one gathers while the other's batch is at the network)."""
+        GPU (one gathers while the other's batch is at the network), two per
+        GPU under roundrobin and multiplexing."""
         if self.params.Threads:
             return self.params.Threads
         backend = getattr(self._network, "backend", None)
         name = backend if isinstance(backend, str) else getattr(backend, "name", "cpu")
-        return 1 if str(name).startswith("cpu") else 2
+        if str(name).startswith("cpu"):
+            return 1
+        # Two per GPU that takes whole batches (roundrobin, multiplexing).
+        return 2 * max(1, int(getattr(backend, "parallel_devices", 1)))
 
     @staticmethod
     def _search_pipelined(search, report) -> None:

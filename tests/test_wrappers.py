@@ -362,3 +362,45 @@ def test_commands_take_backend_opts(make_test_net, capsys):
                                           backend_opts=parse_backend_options(TWO_CPUS))
     assert network.backend.name == "multiplexing(cpu,cpu)"
     network.close()
+
+
+class SlotChild(Recorder):
+    """A child with native slots (as a GPU backend has): slot ctx = (child, k)."""
+
+    def __init__(self, index):
+        super().__init__(f"slots{index}")
+        self.index, self.given = index, 0
+
+    def native_slots(self, count):
+        from lc0_rocm.backends.base import NativeSlot
+        slots = [NativeSlot(1000 + self.index, self.index * 100 + self.given + k, 64) for k in range(count)]
+        self.given += count
+        return slots
+
+
+@pytest.mark.parametrize("name", ["roundrobin", "multiplexing"])
+def test_whole_batch_wrappers_give_the_search_a_slot_per_child_in_turn(net, name):
+    w = wrapper(name, net[0])
+    for i, child in enumerate(w.children):
+        child.backend = SlotChild(i)
+    assert w.parallel_devices == 2
+    slots = w.native_slots(4)
+    assert [(s.address, s.ctx) for s in slots] == [(1000, 0), (1001, 100), (1000, 1), (1001, 101)]
+    assert len(w.native_slots(1)) == 2        # every child gets a slot
+    w.children[1].backend = Recorder()        # a child with no native entry: the callback path
+    assert w.native_slots(2) is None
+
+
+def test_demux_gives_the_search_slots_spanning_every_child(net):
+    dm = wrapper("demux", net[0], "backend=cpu,minimum-split-size=8,(threads=2),(threads=1)")
+    for i, child in enumerate(dm.children):
+        child.backend = SlotChild(i)
+    assert dm.parallel_devices == 1
+    slots = dm.native_slots(2)
+    assert len(slots) == 2
+    for k, slot in enumerate(slots):
+        assert slot.minimum_split == 8
+        # Interleaved as _dispatch assigns parts: child 0, child 1, child 0.
+        assert [(p.address, p.ctx) for p in slot.parts] == [(1000, 2 * k), (1001, 100 + k), (1000, 2 * k + 1)]
+    dm.children[0].backend = Recorder()
+    assert dm.native_slots(1) is None

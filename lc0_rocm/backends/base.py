@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 
 import numpy as np
 
@@ -11,6 +12,22 @@ POLICY_SIZE = 1858
 
 class BackendError(Exception):
     """A backend that cannot be created or cannot run."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeSlot:
+    """A way for native code (the native search) to run the network with no
+    Python in between: `address` is a C forward function (lc0core_forward_fn's
+    signature) and `ctx` its argument, e.g. lc0rocm_forward and a GPU stream
+    of the slot's own. A slot with `parts` is lc0's demux over them (the
+    core's lc0core_demux_forward): each batch is cut into parts that run at
+    once, at least `minimum_split` positions each."""
+
+    address: int = 0
+    ctx: int = 0
+    max_batch: int = 0
+    parts: tuple["NativeSlot", ...] = ()
+    minimum_split: int = 0
 
 
 class Backend(abc.ABC):
@@ -33,6 +50,13 @@ class Backend(abc.ABC):
         (bit i = square i) and (N, 112) float32 values. GPU backends
         override this to send 1 KB per position instead of 28 KB."""
         return self.forward(unpack_planes(masks, values))
+
+    def native_slots(self, count: int) -> list[NativeSlot] | None:
+        """`count` slots whose forward calls may run at the same time (each
+        with its own stream and buffers), kept by the caller until this
+        backend closes; None when the backend has no native entry (then the
+        native search calls forward_packed through a callback)."""
+        return None
 
     def close(self) -> None:
         """Release what the backend holds (device memory, threads)."""

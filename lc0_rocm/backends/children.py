@@ -18,7 +18,7 @@ import dataclasses
 import numpy as np
 
 from lc0_rocm.backends import options as opts
-from lc0_rocm.backends.base import POLICY_SIZE, Backend, BackendError, checked_packed, checked_planes
+from lc0_rocm.backends.base import POLICY_SIZE, Backend, BackendError, NativeSlot, checked_packed, checked_planes
 
 
 @dataclasses.dataclass
@@ -161,6 +161,26 @@ class WrapperBackend(Backend):
 
     def _dispatch(self, method: str, inputs: tuple, n: int):
         raise NotImplementedError
+
+    @property
+    def parallel_devices(self) -> int:
+        """Children that each take whole batches at once (the engine runs two
+        search threads per child by default)."""
+        return len(self.children)
+
+    def native_slots(self, count: int) -> list[NativeSlot] | None:
+        """Whole batches to the children in turn (as roundrobin does): slot i
+        belongs to child i mod children, at least one slot per child; None
+        unless every child has native slots."""
+        count = max(count, len(self.children))
+        per_child = []
+        for i, child in enumerate(self.children):
+            take = getattr(child.backend, "native_slots", None)
+            slots = take(count // len(self.children) + (i < count % len(self.children))) if take else None
+            if slots is None:
+                return None
+            per_child.append(slots)
+        return [per_child[i % len(per_child)][i // len(per_child)] for i in range(count)]
 
     @staticmethod
     def call(child: Child, method: str, inputs: tuple):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 
+from lc0_rocm.backends.base import NativeSlot
 from lc0_rocm.backends.children import (WrapperBackend, close_children, concat_outputs,
                                         create_children, int_setting, plan_children, slice_inputs)
 
@@ -88,6 +89,30 @@ class DemuxBackend(WrapperBackend):
             offset += size
         concurrent.futures.wait(futures)   # every part done before any error is raised
         return concat_outputs([f.result() for f in futures])
+
+    @property
+    def parallel_devices(self) -> int:
+        return 1          # every batch already spans all children
+
+    def native_slots(self, count):
+        """`count` demux slots: each cuts a batch over every child's workers
+        (`threads` per child, a stream each), as _dispatch does."""
+        slots = []
+        for _ in range(count):
+            per_child = []
+            for child, threads in zip(self.children, self.threads):
+                take = getattr(child.backend, "native_slots", None)
+                got = take(threads) if take else None
+                if got is None:
+                    return None
+                per_child.append(got)
+            # Interleaved (child 0, child 1, ..., child 0, ...): part j lands
+            # on child (start + j) mod children, as in _dispatch.
+            parts = [got[t] for t in range(max(self.threads)) for got in per_child if t < len(got)]
+            if len(parts) > 16:
+                return None               # the core's demux takes 16 parts at most
+            slots.append(NativeSlot(parts=tuple(parts), minimum_split=self.minimum_split))
+        return slots
 
     def close(self):
         for pool in self._pools:

@@ -40,7 +40,7 @@ import numpy as np
 from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
-from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, checked_packed,
+from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, NativeSlot, checked_packed,
                                     checked_planes)
 from lc0_rocm.progress import Progress
 
@@ -692,14 +692,14 @@ class NativeBackend(Backend):
         with self._pool_lock:
             self._free.append(stream)
 
-    def native_forward(self):
-        """(address of lc0rocm_forward, a stream of its own as ctx, max
-        batch) for a native caller (the native search) to run forward passes
-        with no Python in between. The stream stays this backend's: it is
-        destroyed by close()."""
-        stream = self._take_stream()     # never given back: the caller keeps it
+    def native_slots(self, count):
+        """`count` slots on streams of their own (lc0rocm_forward with the
+        stream as ctx), so native callers run forward passes with no Python
+        in between and several at once. The streams stay this backend's:
+        close() destroys them."""
         address = int(self.ffi.cast("uintptr_t", self.ffi.addressof(self.lib, "lc0rocm_forward")))
-        return address, int(self.ffi.cast("uintptr_t", stream)), self.max_batch
+        streams = [self._take_stream() for _ in range(count)]   # never given back: the caller keeps them
+        return [NativeSlot(address, int(self.ffi.cast("uintptr_t", s)), self.max_batch) for s in streams]
 
     def _outputs(self, n):
         return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),

@@ -117,6 +117,8 @@ class NativeSearch:
         self._tablebase = None
         self._running = None
         self._evaluator = ffi.new("lc0core_evaluator*")
+        self._slots: list[tuple] = []
+        self._slots_used = 1
         self._set_forward(network)
         self._install_evaluator()
         _LIVE.add(self)
@@ -136,13 +138,13 @@ class NativeSearch:
         ev.input_format = int(network.input_format)
         ev.has_moves_left = int(bool(getattr(network, "has_moves_left", False)))
         backend = getattr(network, "backend", None)
-        native_forward = getattr(backend, "native_forward", None)
-        if native_forward is not None:
-            address, ctx, max_batch = native_forward()
-            ev.forward = ffi.cast("lc0core_forward_fn", address)
-            ev.ctx = ffi.cast("void*", ctx)
-            ev.max_batch = int(max_batch)
+        self._backend_slots = getattr(backend, "native_slots", None)
+        slots = self._backend_slots(1) if self._backend_slots else None
+        if slots is not None:
+            self._slots = [self._c_slot(slots[0])]
+            ev.forward, ev.ctx, ev.max_batch = self._slots[0]
             return
+        self._backend_slots = None
         if getattr(backend, "name", None) == "random" and getattr(backend, "is_native", False) \
                 and not getattr(backend, "delay_ms", 0):
             # The core's own random net: no Python at all per batch.
@@ -173,8 +175,42 @@ class NativeSearch:
         self._keep.append(forward)
         ev.forward, ev.ctx, ev.max_batch = forward, ffi.NULL, 0
 
+    def _c_slot(self, slot) -> tuple:
+        """(forward, ctx, max_batch) in C types for a backend's NativeSlot;
+        a slot with parts becomes a core-side demux over them."""
+        ffi = self.ffi
+        if not slot.parts:
+            return (ffi.cast("lc0core_forward_fn", slot.address), ffi.cast("void*", slot.ctx),
+                    int(slot.max_batch))
+        demux = ffi.new("lc0core_demux*")
+        demux.count, demux.minimum_split = len(slot.parts), int(slot.minimum_split)
+        for i, part in enumerate(slot.parts):
+            demux.forward[i], demux.ctx[i], demux.max_batch[i] = self._c_slot(part)
+        self._keep.append(demux)
+        return ffi.addressof(self.lib, "lc0core_demux_forward"), demux, 0
+
     def _install_evaluator(self) -> None:
-        self._check(self.lib.lc0core_search_set_evaluator(self._handle, self._evaluator), "evaluator")
+        """The evaluator, then one more slot per search thread beyond the
+        first where the backend runs several forward calls at once."""
+        lib = self.lib
+        self._check(lib.lc0core_search_set_evaluator(self._handle, self._evaluator), "evaluator")
+        for forward, ctx, max_batch in self._slots[1:self._slots_used]:
+            self._check(lib.lc0core_search_add_slot(self._handle, forward, ctx, max_batch), "slot")
+
+    def _use_slots(self, threads: int) -> None:
+        """Threads >= 2 on a backend with native slots: a slot per thread
+        (taken once, kept), so that many batches are at the network at once."""
+        wanted = threads if self._backend_slots and threads >= 2 else 1
+        if wanted == self._slots_used:
+            return
+        if wanted > len(self._slots):
+            more = self._backend_slots(wanted - len(self._slots))
+            if more is None:
+                wanted = 1
+            else:
+                self._slots.extend(self._c_slot(s) for s in more)
+        self._slots_used = wanted
+        self._install_evaluator()
 
     def set_tablebase(self, tablebase) -> None:
         """Syzygy WDL probes from the tree through python-chess's prober."""
@@ -213,6 +249,7 @@ class NativeSearch:
         self._check(lib.lc0core_search_set_option(h, b"MinibatchSize", float(max(1, minibatch))),
                     "MinibatchSize")
         self._check(lib.lc0core_search_set_option(h, b"Threads", float(max(1, threads))), "Threads")
+        self._use_slots(max(1, threads))
 
     def new_game(self) -> None:
         self._check(self.lib.lc0core_search_new_game(self._handle), "new game")
@@ -302,6 +339,14 @@ class NativeSearch:
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+    def run_stats(self) -> dict:
+        """The last run's counters (lc0core_search_stats) by name: nodes,
+        network calls and the seconds spent at the network, gathering and
+        backing up (for profiling the search)."""
+        s = self.ffi.new("lc0core_search_stats*")
+        self._check(self.lib.lc0core_search_get_stats(self._handle, s), "stats")
+        return {name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_search_stats").fields}
 
     def snapshot(self, count: int) -> Snapshot:
         """Statistics, root edges and the best `count` edges of the last run

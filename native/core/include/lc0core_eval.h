@@ -15,6 +15,23 @@ extern "C" {
 /* LC0CORE_CDEF_BEGIN */
 typedef int (*lc0core_forward_fn)(void* ctx, int n, const uint64_t* masks, const float* values,
                                   float* policy, float* wdl, float* moves_left);
+
+/* lc0's demux as a forward function: a batch is cut into parts of
+ * ceil(n / count) positions (at least minimum_split), part j going to
+ * entry (start + j) mod count, and the parts run at once, one thread each;
+ * `start` turns with each call. An entry is a child's forward and its
+ * context (e.g. a stream on another GPU). Calls on one demux never overlap
+ * (the caller's slot guarantees it). */
+typedef struct {
+  int count;                 /* 1..16 entries */
+  lc0core_forward_fn forward[16];
+  void* ctx[16];
+  int max_batch[16];         /* 0 = any */
+  int minimum_split;
+  int start;
+} lc0core_demux;
+int lc0core_demux_forward(void* demux, int n, const uint64_t* masks, const float* values,
+                          float* policy, float* wdl, float* moves_left);
 /* LC0CORE_CDEF_END */
 #ifdef __cplusplus
 }

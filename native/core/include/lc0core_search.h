@@ -60,6 +60,9 @@ typedef struct {
   double draw_score;         /* draw score at the root's children */
   long long tree_nodes;      /* nodes allocated */
   long long tree_bytes;      /* bytes the tree's pools hold */
+  long long batches;         /* network calls (batches with requests) */
+  double network_s;          /* seconds inside those calls, summed over threads */
+  double gather_s, backup_s; /* seconds gathering and backing up (tree locked) */
 } lc0core_search_stats;
 
 typedef struct {
@@ -74,6 +77,12 @@ int lc0core_search_create(lc0core_search** out);
 void lc0core_search_destroy(lc0core_search* search);
 int lc0core_search_set_option(lc0core_search* search, const char* name, double value);
 int lc0core_search_set_evaluator(lc0core_search* search, const lc0core_evaluator* evaluator);
+/* One more way to run the network (another GPU stream, another GPU, a
+ * demux), used at the same time as the evaluator's own: with Threads >= 2
+ * and slots added, worker i of Threads evaluates on slot i mod slots (the
+ * evaluator's forward is slot 0). set_evaluator drops the added slots. */
+int lc0core_search_add_slot(lc0core_search* search, lc0core_forward_fn forward, void* ctx,
+                            int max_batch);
 /* Forget the tree and the NN cache. */
 int lc0core_search_new_game(lc0core_search* search);
 /* The game: its first position and the UCI moves since (space separated).

@@ -159,9 +159,24 @@ LC0CORE_EXPORT int lc0core_search_set_evaluator(lc0core_search* search, const lc
     if (e->max_batch < 0) throw Error(LC0CORE_INVALID_ARGUMENT, "max_batch < 0");
     settle(search);
     Evaluator& ev = search->evaluator;
-    ev.forward = e->forward, ev.ctx = e->ctx, ev.max_batch = e->max_batch;
+    ev.slots.assign(1, EvaluatorSlot{e->forward, e->ctx, e->max_batch});
     ev.input_format = e->input_format, ev.has_moves_left = e->has_moves_left != 0;
     ev.tb_probe = e->tb_probe, ev.tb_ctx = e->tb_ctx, ev.tb_max_pieces = e->tb_max_pieces;
+    search->last.reset();
+    return LC0CORE_OK;
+  });
+}
+
+LC0CORE_EXPORT int lc0core_search_add_slot(lc0core_search* search, lc0core_forward_fn forward, void* ctx,
+                                           int max_batch) {
+  return guarded([&] {
+    require(reinterpret_cast<const void*>(forward), "forward");
+    if (max_batch < 0) throw Error(LC0CORE_INVALID_ARGUMENT, "max_batch < 0");
+    settle(search);
+    Evaluator& ev = search->evaluator;
+    if (ev.slots.empty()) throw Error(LC0CORE_INVALID_ARGUMENT, "set the evaluator before adding slots");
+    if (ev.slots.size() >= 256) throw Error(LC0CORE_INVALID_ARGUMENT, "too many evaluator slots (256)");
+    ev.slots.push_back(EvaluatorSlot{forward, ctx, max_batch});
     search->last.reset();
     return LC0CORE_OK;
   });
@@ -246,7 +261,7 @@ LC0CORE_EXPORT int lc0core_search_start(lc0core_search* search, const lc0core_se
     require(limits, "limits");
     settle(search);
     if (!search->has_position) throw Error(LC0CORE_INVALID_ARGUMENT, "no position set");
-    if (!search->evaluator.forward) throw Error(LC0CORE_INVALID_ARGUMENT, "no evaluator set");
+    if (search->evaluator.slots.empty()) throw Error(LC0CORE_INVALID_ARGUMENT, "no evaluator set");
     if (!(info_interval_s >= 0)) throw Error(LC0CORE_INVALID_ARGUMENT, "info interval < 0");
     Limits l;
     l.nodes = limits->nodes;
@@ -336,6 +351,10 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->draw_score = s.draw_score(0);
     out->tree_nodes = tree.num_nodes();
     out->tree_bytes = (long long)tree.bytes();
+    out->batches = s.network_batches();
+    out->network_s = s.network_seconds();
+    out->gather_s = s.gather_seconds();
+    out->backup_s = s.backup_seconds();
     return LC0CORE_OK;
   });
 }

@@ -18,10 +18,13 @@ struct BackupFix {
 };
 
 bool Search::finish() {
+  const auto started = Clock::now();
   const int results = int(batch_->requests.size());
   if (results > 0) {
     last_batch_ms_ = batch_->seconds * 1000.0;
     --nn_pending_;
+    ++network_batches_;
+    network_seconds_ += batch_->seconds;
   }
   nn_evals_ += results;
   bool work_done = batch_->ooo > 0;
@@ -40,18 +43,16 @@ bool Search::finish() {
     }
     backup(v);
   }
-  std::vector<uint16_t> codes;
-  std::vector<int> order;
   for (const Request& r : batch_->requests) {
     if (r.node != kNone) continue;      // prefetched: only into the cache
-    priors_of(r, &codes, &order);
     const int slot = int(&r - batch_->requests.data());
     const float* wdl = batch_->wdl.data() + size_t(slot) * 3;
     Move moves[kMaxMoves];
     uint16_t sorted[kMaxMoves];
+    const Edge* edges = batch_->edges.data() + r.first_move;
     for (int i = 0; i < r.num_moves; ++i) {
-      moves[i] = batch_->moves[r.first_move + order[i]];
-      sorted[i] = codes[order[i]];
+      moves[i].raw = edges[i].move;
+      sorted[i] = edges[i].prior;
     }
     cache_->put(r.key, moves, sorted, r.num_moves, double(wdl[0]) - double(wdl[2]), wdl[1],
                 batch_->moves_left[slot]);
@@ -64,7 +65,9 @@ bool Search::finish() {
     nps_started_ = true;
     nps_start_ = Clock::now();
   }
-  return should_stop();
+  const bool stop = should_stop();
+  backup_seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
+  return stop;
 }
 
 bool Search::stops_midway() {

@@ -37,10 +37,17 @@ double pairwise_sum(const double* a, int n) {
   return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
 }
 
-// Indices 0..n-1 sorted by code, highest first, ties in their given order.
-void sort_by_code(const uint16_t* codes, std::vector<int>* order) {
-  std::stable_sort(order->begin(), order->end(),
-                   [codes](int x, int y) { return codes[x] > codes[y]; });
+// Indices 0..n-1 sorted by code, highest first, ties in their given order
+// (a stable insertion sort: move lists are short, and this runs per leaf).
+void sort_by_code(const uint16_t* codes, int* order, int n) {
+  for (int i = 0; i < n; ++i) order[i] = i;
+  for (int i = 1; i < n; ++i) {
+    const int x = order[i];
+    const uint16_t code = codes[x];
+    int j = i;
+    for (; j > 0 && codes[order[j - 1]] < code; --j) order[j] = order[j - 1];
+    order[j] = x;
+  }
 }
 
 }  // namespace
@@ -63,18 +70,18 @@ void Search::add_request(uint32_t node, uint64_t key, const MoveList& moves) {
   batch_->requests.push_back(r);
 }
 
-void Search::evaluate(Batch* batch) const {
+void Search::evaluate(Batch* batch, const EvaluatorSlot& slot) const {
   const int n = int(batch->requests.size());
   if (n == 0) return;
   const auto started = std::chrono::steady_clock::now();
   batch->policy.resize(size_t(n) * kPolicySize);
   batch->wdl.resize(size_t(n) * 3);
   batch->moves_left.assign(size_t(n), 0.0f);
-  const int step = evaluator_.max_batch > 0 ? evaluator_.max_batch : n;
+  const int step = slot.max_batch > 0 ? slot.max_batch : n;
   for (int at = 0; at < n; at += step) {
     const int count = std::min(step, n - at);
-    const int status = evaluator_.forward(
-        evaluator_.ctx, count, batch->masks.data() + size_t(at) * kNumPlanes,
+    const int status = slot.forward(
+        slot.ctx, count, batch->masks.data() + size_t(at) * kNumPlanes,
         batch->values.data() + size_t(at) * kNumPlanes, batch->policy.data() + size_t(at) * kPolicySize,
         batch->wdl.data() + size_t(at) * 3, batch->moves_left.data() + at);
     if (status != 0) {
@@ -82,16 +89,29 @@ void Search::evaluate(Batch* batch) const {
     }
   }
   batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  prepare_priors(batch);
 }
 
-void Search::priors_of(const Request& r, std::vector<uint16_t>* codes, std::vector<int>* order) const {
+void Search::prepare_priors(Batch* batch) const {
+  // Outside the tree lock: each request's edges in their final order.
+  batch->edges.resize(batch->moves.size());
+  uint16_t codes[kMaxMoves];
+  int order[kMaxMoves];
+  for (size_t slot = 0; slot < batch->requests.size(); ++slot) {
+    const Request& r = batch->requests[slot];
+    priors_of(*batch, int(slot), codes, order);
+    const Move* moves = batch->moves.data() + r.first_move;
+    Edge* out = batch->edges.data() + r.first_move;
+    for (int i = 0; i < r.num_moves; ++i) out[i] = {moves[order[i]].raw, codes[order[i]]};
+  }
+}
+
+void Search::priors_of(const Batch& batch, int slot, uint16_t* codes, int* order) const {
+  const Request& r = batch.requests[slot];
   const int k = r.num_moves;
-  codes->resize(k);
-  order->resize(k);
   if (k == 0) return;
-  const int slot = int(&r - batch_->requests.data());
-  const float* logits = batch_->policy.data() + size_t(slot) * kPolicySize;
-  const int* indices = batch_->indices.data() + r.first_move;
+  const float* logits = batch.policy.data() + size_t(slot) * kPolicySize;
+  const int* indices = batch.indices.data() + r.first_move;
   float values[kMaxMoves];
   double widened[kMaxMoves];
   float top = logits[indices[0]];
@@ -105,11 +125,8 @@ void Search::priors_of(const Request& r, std::vector<uint16_t>* codes, std::vect
   }
   const float total = float(pairwise_sum(widened, k));
   const float scale = total > 0 ? 1.0f / total : 1.0f;
-  for (int i = 0; i < k; ++i) {
-    (*codes)[i] = compress_prior(values[i] * scale);
-    (*order)[i] = i;
-  }
-  sort_by_code(codes->data(), order);
+  for (int i = 0; i < k; ++i) codes[i] = compress_prior(values[i] * scale);
+  sort_by_code(codes, order, k);
 }
 
 void Search::root_noise(uint32_t node) {
@@ -125,31 +142,25 @@ void Search::root_noise(uint32_t node) {
   double total = 0.0;
   for (int i = 0; i < k; ++i) total += eta[i] = gamma(rng_);
   if (total < 1.1754943508222875e-38) return;
-  std::vector<uint16_t> codes(k);
-  std::vector<Edge> edges(k);
-  std::vector<int> order(k);
+  uint16_t codes[kMaxMoves];
+  Edge edges[kMaxMoves];
+  int order[kMaxMoves];
   for (int i = 0; i < k; ++i) {
     edges[i] = tree.edge(n.edges + i);
     const float p = decompress_prior(edges[i].prior) * float(1 - eps) + float(eps * eta[i] / total);
     codes[i] = compress_prior(p);
-    order[i] = i;
   }
-  sort_by_code(codes.data(), &order);
+  sort_by_code(codes, order, k);
   for (int i = 0; i < k; ++i) {
     tree.edge(n.edges + i) = {edges[order[i]].move, codes[order[i]]};
   }
 }
 
 void Search::set_priors(uint32_t node, const Request& r) {
-  std::vector<uint16_t> codes;
-  std::vector<int> order;
-  priors_of(r, &codes, &order);
   Tree& tree = *tree_;
   const uint32_t first = tree.node(node).edges;
-  const Move* moves = batch_->moves.data() + r.first_move;
-  for (int i = 0; i < r.num_moves; ++i) {
-    tree.edge(first + i) = {moves[order[i]].raw, codes[order[i]]};
-  }
+  const Edge* sorted = batch_->edges.data() + r.first_move;
+  for (int i = 0; i < r.num_moves; ++i) tree.edge(first + i) = sorted[i];
   if (node == tree.root() && params_.DirichletNoiseEpsilon != 0.0) root_noise(node);
 }
 

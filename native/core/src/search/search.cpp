@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include "contempt.h"
 #include "../pychess_bridge.h"   // python-chess's move order: equal priors keep it, as the reference search does
 
@@ -76,7 +77,7 @@ bool Search::run_iteration() {
     prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
   }
   lock.unlock();
-  evaluate(batch_);               // the tree is readable meanwhile
+  evaluate(batch_, evaluator_.slots[0]);   // the tree is readable meanwhile
   lock.lock();
   const bool stop = finish();
   lock.unlock();
@@ -89,6 +90,7 @@ void Search::run(const std::function<void()>& report) {
     while (!run_iteration()) report();
     return;
   }
+  if (evaluator_.slots.size() >= 2) return run_workers(report);
   // The pipeline (the reference's Engine._search_pipelined): gather batch
   // k while batch k^1 is at the network, then finish k^1.
   int current = 0, inflight = -1;
@@ -119,7 +121,7 @@ bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done,
   }
   if (!stop) {
     Batch* batch = &batches_[*current];
-    done = std::async(std::launch::async, [this, batch] { evaluate(batch); });
+    done = std::async(std::launch::async, [this, batch] { evaluate(batch, evaluator_.slots[0]); });
   }
   if (*inflight >= 0) {
     batch_ = &batches_[*inflight];
@@ -147,6 +149,74 @@ bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done,
   return false;
 }
 
+void Search::run_workers(const std::function<void()>& report) {
+  const int workers = params_.Threads;
+  worker_batches_.clear();
+  for (int i = 0; i < workers; ++i) worker_batches_.emplace_back(new Batch());
+  slot_mutexes_.reset(new std::mutex[evaluator_.slots.size()]);
+  std::vector<std::thread> threads;
+  for (int i = 1; i < workers; ++i) threads.emplace_back([this, i] { worker_loop(i, nullptr); });
+  worker_loop(0, &report);       // the caller's thread reports
+  for (auto& t : threads) t.join();
+  if (worker_error_) std::rethrow_exception(worker_error_);
+}
+
+void Search::worker_loop(int index, const std::function<void()>* report) {
+  Batch* mine = worker_batches_[index].get();
+  const size_t slot = size_t(index) % evaluator_.slots.size();
+  std::unique_lock<std::mutex> lock(*tree_mutex_);
+  while (!stop_requested()) {
+    batch_ = mine;
+    gather_batch();
+    if (!mine->requests.empty()) ++nn_pending_;
+    if (stops_midway()) {
+      batch_ = mine;
+      abandon();
+      stopped_ = true;
+      break;
+    }
+    const int requests = int(mine->requests.size());
+    if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
+      int spent = 0;
+      prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+    }
+    // Everything this worker could pick is in flight elsewhere: wait for a
+    // backup instead of spinning on the lock.
+    const bool idle = mine->requests.empty() && mine->ooo == 0 &&
+                      std::all_of(mine->visits.begin(), mine->visits.end(),
+                                  [](const Visit& v) { return v.collision; });
+    if (mine->requests.size() > 0) {
+      lock.unlock();
+      try {
+        std::lock_guard<std::mutex> slot_lock(slot_mutexes_[slot]);
+        evaluate(mine, evaluator_.slots[slot]);
+      } catch (...) {
+        lock.lock();
+        if (!worker_error_) worker_error_ = std::current_exception();
+        batch_ = mine;
+        abandon();
+        stopped_ = true;
+        progress_.notify_all();
+        break;
+      }
+      lock.lock();
+    }
+    batch_ = mine;
+    const bool stop = finish();
+    progress_.notify_all();
+    if (stop) break;
+    if (idle) progress_.wait_for(lock, std::chrono::milliseconds(1));
+    if (report || params_.NpsLimit > 0) {
+      lock.unlock();
+      throttle();
+      if (report) (*report)();
+      lock.lock();
+    }
+  }
+  stopped_ = true;
+  progress_.notify_all();
+}
+
 // ---------------------------------------------------------------- gathering
 
 int Search::collisions_left(long long nodes) const {
@@ -160,6 +230,12 @@ int Search::collisions_left(long long nodes) const {
 }
 
 void Search::gather_batch() {
+  const auto started = Clock::now();
+  gather_into_batch();
+  gather_seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
+}
+
+void Search::gather_into_batch() {
   batch_->clear();
   Tree& tree = *tree_;
   int minibatch_size = 0;
@@ -288,6 +364,7 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
   double pol[kMaxMoves], util[kMaxMoves], score[kMaxMoves];
   long long nstarted[kMaxMoves];
   int to_perform[kMaxMoves];
+  uint32_t kid[kMaxMoves];             // child node per edge (kNone: not spawned)
   bool has_util[kMaxMoves];
   double visited_pol = 0.0;
   // lc0's MEvaluator: prefer shorter wins and longer losses.
@@ -295,12 +372,12 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
   const double parent_m = nd.m;
   for (int k = 0; k < max_needed; ++k) {
     pol[k] = tree.prior(first + k);
-    nstarted[k] = 0, has_util[k] = false, to_perform[k] = 0;
+    nstarted[k] = 0, has_util[k] = false, to_perform[k] = 0, kid[k] = kNone;
   }
   for (uint32_t c = nd.first_child; c != kNone; c = tree.node(c).next_sibling) {
     const Node& cn = tree.node(c);
     const int k = cn.edge_index;
-    if (k < max_needed) nstarted[k] = (long long)cn.n + cn.n_in_flight;
+    if (k < max_needed) nstarted[k] = (long long)cn.n + cn.n_in_flight, kid[k] = c;
     if (cn.n > 0) {
       visited_pol += tree.prior(first + k);
       if (k < max_needed) {
@@ -364,7 +441,8 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
     }
     to_perform[best_idx] += new_visits;
     limit -= new_visits;
-    const uint32_t child = tree.child(node, best_idx);
+    if (kid[best_idx] == kNone) kid[best_idx] = tree.child(node, best_idx);
+    const uint32_t child = kid[best_idx];
     if (tree.node(child).terminal == kTwoFold) ensure_two_fold_correct(child, depth);
     bool started = false;
     if (try_start(child)) {
@@ -390,7 +468,7 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
   for (int idx = 0; idx < max_needed; ++idx) {
     const int k = to_perform[idx];
     if (k <= 0) continue;
-    const uint32_t child = tree.child(node, idx);
+    const uint32_t child = kid[idx];
     const Node& cn = tree.node(child);
     if (cn.n == 0 || cn.terminal) {
       pick_node(child, k, depth + 1, false);     // only a collision: no board needed

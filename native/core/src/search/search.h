@@ -6,8 +6,11 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <future>
 #include <mutex>
 #include <random>
@@ -27,10 +30,19 @@ namespace search {
 // move's view) when the position is in the tables, else 0.
 typedef int (*TablebaseProbeFn)(void* ctx, const char* fen, int* wdl);
 
-struct Evaluator {
+// One way to run the network: a function and its context (a GPU stream, a
+// demux over several GPUs, a callback). Calls on one slot never overlap.
+struct EvaluatorSlot {
   lc0core_forward_fn forward = nullptr;
   void* ctx = nullptr;
   int max_batch = 0;                 // positions per forward call; 0 = any
+};
+
+struct Evaluator {
+  // slots[0] always; with two or more, Threads >= 2 runs that many workers
+  // that each gather, evaluate on their own slot and back up (lc0's search
+  // threads), so several batches are at the network at once.
+  std::vector<EvaluatorSlot> slots;
   int input_format = 1;
   bool has_moves_left = false;
   TablebaseProbeFn tb_probe = nullptr;
@@ -73,13 +85,14 @@ struct Batch {
   std::vector<Request> requests;
   std::vector<Move> moves;           // legal moves of every request, in edge order
   std::vector<int> indices;          // their policy indices
+  std::vector<Edge> edges;           // the moves with their priors, sorted, once evaluated
   std::vector<uint64_t> masks;       // 112 per request
   std::vector<float> values;
   std::vector<float> policy, wdl, moves_left;
   int ooo = 0;
   double seconds = 0.0;
   void clear() {
-    visits.clear(), requests.clear(), moves.clear(), indices.clear();
+    visits.clear(), requests.clear(), moves.clear(), indices.clear(), edges.clear();
     masks.clear(), values.clear();
     ooo = 0, seconds = 0.0;
   }
@@ -96,8 +109,11 @@ class Search {
          std::mutex* tree_mutex);
 
   // Searches until a stopper fires; `report` is called between iterations.
-  // Threads >= 2: a pipeline that gathers the next batch while the network
-  // computes the current one (as lc0's second thread overlaps them).
+  // Threads >= 2 with one evaluator slot: a pipeline that gathers the next
+  // batch while the network computes the current one (deterministic, as the
+  // reference's); with several slots: Threads workers, each gathering,
+  // evaluating on its slot and backing up, the tree locked only while they
+  // gather and back up.
   // Throws std::runtime_error when the network call fails.
   void run(const std::function<void()>& report);
   // lc0's ExecuteOneIteration; true when the search is to stop.
@@ -114,6 +130,10 @@ class Search {
   int max_depth() const { return max_depth_; }
   long long tb_hits() const { return tb_hits_; }
   long long nn_evals() const { return nn_evals_; }
+  long long network_batches() const { return network_batches_; }
+  double network_seconds() const { return network_seconds_; }
+  double gather_seconds() const { return gather_seconds_; }
+  double backup_seconds() const { return backup_seconds_; }
   double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
   const Tree& tree() const { return *tree_; }
   bool root_allowed(Move move) const;
@@ -121,7 +141,8 @@ class Search {
  private:
   using Clock = std::chrono::steady_clock;
   // Gathering (search.cpp).
-  void gather_batch();
+  void gather_batch();               // timed: gather_into_batch
+  void gather_into_batch();
   int collisions_left(long long nodes) const;
   void pick(int limit);
   void pick_node(uint32_t node, int limit, int depth, bool is_root);
@@ -134,9 +155,12 @@ class Search {
   void prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
   // Evaluation (evaluate.cpp).
   void add_request(uint32_t node, uint64_t key, const MoveList& moves);
-  void evaluate(Batch* batch) const;
+  void evaluate(Batch* batch, const EvaluatorSlot& slot) const;
+  void prepare_priors(Batch* batch) const;
   bool run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current);
-  void priors_of(const Request& r, std::vector<uint16_t>* codes, std::vector<int>* order) const;
+  void run_workers(const std::function<void()>& report);
+  void worker_loop(int index, const std::function<void()>* report);
+  void priors_of(const Batch& batch, int slot, uint16_t* codes, int* order) const;
   void set_priors(uint32_t node, const Request& r);
   void set_priors_from_cache(uint32_t node, const CacheEntry& entry);
   void root_noise(uint32_t node);
@@ -186,7 +210,8 @@ class Search {
   Clock::time_point nps_start_;
   bool nps_started_ = false;
   long long initial_visits_ = 0, total_playouts_ = 0, total_batches_ = 0;
-  long long cum_depth_ = 0, nn_evals_ = 0, tb_hits_ = 0;
+  long long cum_depth_ = 0, nn_evals_ = 0, tb_hits_ = 0, network_batches_ = 0;
+  double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0;
   int max_depth_ = 0;
   bool stopped_ = false;
   double remaining_playouts_ = 4e9;
@@ -201,6 +226,11 @@ class Search {
   // Per-pick state: the batch being gathered or finished (two for the pipeline).
   Batch batches_[2];
   Batch* batch_ = &batches_[0];
+  // Worker mode: a batch per worker, a lock per slot, the first failure.
+  std::vector<std::unique_ptr<Batch>> worker_batches_;
+  std::unique_ptr<std::mutex[]> slot_mutexes_;
+  std::condition_variable progress_;   // a worker backed up a batch
+  std::exception_ptr worker_error_;
   int max_limit_ = 0, pick_limit_ = 0;
   std::vector<char> root_allowed_;
   bool root_allowed_on_ = false;

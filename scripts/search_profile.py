@@ -1,0 +1,66 @@
+#!/usr/bin/env python
+"""Where the native search's time goes, per position and thread count:
+nodes per second, network calls and their mean size, and the share of
+wall time spent at the network (summed over threads), gathering and backing
+up (the tree locked). For choosing Threads and finding the bottleneck.
+
+    python scripts/search_profile.py --weights maia-1900.pb.gz --backend cuda-fp16 --threads 1,2,3
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import chess
+
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+
+
+def main(argv=None) -> int:
+    from lc0_rocm.bench import POSITIONS
+    from lc0_rocm.engine import Engine
+    from lc0_rocm.network import load_network
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-w", "--weights", default=None)
+    parser.add_argument("-b", "--backend", default="random")
+    parser.add_argument("-o", "--backend-opts", default="")
+    parser.add_argument("--threads", default="1,2", help="comma list")
+    parser.add_argument("--movetime", type=float, default=2.0, help="seconds per position")
+    parser.add_argument("--num-positions", type=int, default=4)
+    parser.add_argument("--minibatch-size", type=int, default=0, help="0: the backend's suggestion")
+    args = parser.parse_args(argv)
+    net = load_network(args.weights, backend=args.backend, backend_opts=args.backend_opts or None)
+    print(f"net {args.weights or '(none)'}, backend {args.backend} {args.backend_opts}")
+    print(f"{'threads':>7} {'pos':>3} {'nps':>9} {'nodes':>9} {'evals':>8} {'calls':>6} {'mean':>6} "
+          f"{'net%':>6} {'gather%':>8} {'backup%':>8}  (net% summed over threads)")
+    try:
+        for threads in (int(t) for t in args.threads.split(",")):
+            engine = Engine(net, implementation="native", Threads=threads,
+                            MinibatchSize=args.minibatch_size)
+            total_nodes, total_s = 0, 0.0
+            for i, spec in enumerate(POSITIONS[:args.num_positions]):
+                fen, *moves = spec.split(" moves ")
+                board = chess.Board(fen)
+                for m in (moves[0].split() if moves else []):
+                    board.push_uci(m)
+                engine.new_game()
+                started = time.perf_counter()
+                result = engine.search(board, movetime=args.movetime)
+                wall = time.perf_counter() - started
+                s = engine._native.run_stats()
+                calls = max(1, s["batches"])
+                print(f"{threads:7d} {i + 1:3d} {result.nodes / wall:9.0f} {result.nodes:9d} {s['nn_evals']:8d} "
+                      f"{s['batches']:6d} {s['nn_evals'] / calls:6.1f} {100 * s['network_s'] / wall:6.1f} "
+                      f"{100 * s['gather_s'] / wall:8.1f} {100 * s['backup_s'] / wall:8.1f}", flush=True)
+                total_nodes += result.nodes
+                total_s += wall
+            print(f"{threads:7d} all {total_nodes / total_s:9.0f}")
+    finally:
+        net.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+"""Several evaluator slots: Threads workers of the native search, each with a
+slot of its own (a GPU stream, a GPU, a demux), so several batches are at
+the network at once; and the core's demux forward (lc0's demux in C).
+
+The slots here are cffi callbacks around the core's random net, so the
+worker mode runs without a GPU: each call sleeps a little (releasing the
+GIL) so that calls on different slots overlap when the search allows it.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import chess
+import numpy as np
+import pytest
+
+from lc0_rocm import native_core
+from lc0_rocm.backends.base import NativeSlot
+from lc0_rocm.engine import Engine
+from lc0_rocm.search.native import NativeSearchError
+
+pytestmark = pytest.mark.skipif(not native_core.available()[0],
+                                reason=f"native core unavailable: {native_core.available()[1]}")
+
+POLICY = 1858
+
+
+class SlotNet:
+    """A network whose backend hands out native slots: callbacks that run the
+    core's random net and record how calls overlap, per slot and in all."""
+
+    input_format = 1
+    has_moves_left = False
+
+    def __init__(self, fail_after: int | None = None, delay_s: float = 0.001):
+        self.ffi, self.lib = native_core.load()
+        self.random = self.ffi.new("lc0core_random_net*")
+        self.random.seed, self.random.uniform = 7, 0
+        self.delay_s = delay_s
+        self.fail_after = fail_after
+        self.lock = threading.Lock()
+        self.active: dict[int, int] = {}
+        self.calls: dict[int, int] = {}
+        self.same_slot_overlaps = 0
+        self.most_at_once = 0
+        self.callbacks = []
+        self.backend = self
+
+    name = "fake-gpu"
+    device_info = {"multiprocessors": 4}
+
+    def _forward(self, ctx, n, masks, values, policy, wdl, moves_left):
+        slot = int(self.ffi.cast("uintptr_t", ctx))
+        with self.lock:
+            if self.active.get(slot):
+                self.same_slot_overlaps += 1
+            self.active[slot] = self.active.get(slot, 0) + 1
+            self.most_at_once = max(self.most_at_once, sum(self.active.values()))
+            self.calls[slot] = self.calls.get(slot, 0) + 1
+            failing = self.fail_after is not None and sum(self.calls.values()) > self.fail_after
+        try:
+            time.sleep(self.delay_s)
+            if failing:
+                return 3
+            return self.lib.lc0core_random_forward(self.random, n, masks, values, policy, wdl, moves_left)
+        finally:
+            with self.lock:
+                self.active[slot] -= 1
+
+    def native_slots(self, count):
+        slots = []
+        for _ in range(count):
+            callback = self.ffi.callback("lc0core_forward_fn", self._forward)
+            self.callbacks.append(callback)
+            address = int(self.ffi.cast("uintptr_t", callback))
+            slots.append(NativeSlot(address, len(self.callbacks), 0))
+        return slots
+
+    def forward_packed(self, masks, values):
+        raise AssertionError("the native search must use the slots")
+
+
+def test_threads_use_a_slot_each_with_batches_in_flight_together():
+    net = SlotNet()
+    engine = Engine(net, implementation="native", Threads=3, MinibatchSize=16, SmartPruningFactor=0)
+    result = engine.search(chess.Board(), nodes=3000)
+    assert result.best_move in chess.Board().legal_moves
+    assert result.nodes >= 3000
+    assert len(net.calls) == 3 and min(net.calls.values()) > 3, net.calls
+    assert net.same_slot_overlaps == 0
+    assert net.most_at_once >= 2          # several batches at the network at once
+    # Every visit came back: the root's visits are its children's plus one.
+    assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+
+
+def test_one_thread_uses_only_the_first_slot():
+    net = SlotNet()
+    engine = Engine(net, implementation="native", Threads=1, MinibatchSize=16)
+    engine.search(chess.Board(), nodes=400)
+    assert list(net.calls) == [1]
+
+
+def test_workers_search_the_same_position_sensibly():
+    """A mate in one found with workers as with one thread."""
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+    engine = Engine(SlotNet(), implementation="native", Threads=4, MinibatchSize=8)
+    result = engine.search(board, nodes=2000)
+    assert result.best_move == chess.Move.from_uci("a1a8")
+
+
+def test_stop_ends_every_worker_quickly():
+    net = SlotNet(delay_s=0.002)
+    engine = Engine(net, implementation="native", Threads=3, MinibatchSize=16)
+    stop = threading.Event()
+    timer = threading.Timer(0.3, stop.set)
+    timer.start()
+    started = time.monotonic()
+    result = engine.search(chess.Board(), infinite=True, stop=stop)
+    assert time.monotonic() - started < 0.3 + 0.5
+    assert result.best_move in chess.Board().legal_moves
+
+
+def test_a_failing_slot_fails_the_search_and_the_engine_goes_on():
+    net = SlotNet(fail_after=6)
+    engine = Engine(net, implementation="native", Threads=3, MinibatchSize=16)
+    with pytest.raises(NativeSearchError, match="forward call failed"):
+        engine.search(chess.Board(), nodes=5000)
+    net.fail_after = None
+    result = engine.search(chess.Board(), nodes=500)
+    assert result.best_move in chess.Board().legal_moves
+
+
+# ---------------------------------------------------------------- demux
+
+def _random_outputs(lib, ffi, ctx, masks, values, forward=None):
+    n = len(masks)
+    policy = np.full((n, POLICY), np.nan, np.float32)
+    wdl = np.full((n, 3), np.nan, np.float32)
+    ml = np.full(n, np.nan, np.float32)
+    fn = forward or lib.lc0core_random_forward
+    status = fn(ctx, n, ffi.cast("uint64_t*", masks.ctypes.data), ffi.cast("float*", values.ctypes.data),
+                ffi.cast("float*", policy.ctypes.data), ffi.cast("float*", wdl.ctypes.data),
+                ffi.cast("float*", ml.ctypes.data))
+    return status, policy, wdl, ml
+
+
+def _inputs(n, seed=0):
+    rng = np.random.default_rng(seed)
+    masks = rng.integers(0, 2**63, size=(n, 112), dtype=np.uint64)
+    values = rng.random((n, 112), dtype=np.float32)
+    return masks, values
+
+
+@pytest.mark.parametrize("n, count, max_batch, minimum_split", [
+    (1, 2, 0, 0), (7, 2, 0, 0), (64, 3, 5, 0), (100, 4, 0, 40), (256, 16, 7, 0)])
+def test_demux_forward_equals_one_forward(n, count, max_batch, minimum_split):
+    ffi, lib = native_core.load()
+    random = ffi.new("lc0core_random_net*")
+    random.seed = 3
+    seen = []
+
+    @ffi.callback("lc0core_forward_fn")
+    def part(ctx, k, masks, values, policy, wdl, moves_left):
+        seen.append((int(ffi.cast("uintptr_t", ctx)), k))
+        return lib.lc0core_random_forward(random, k, masks, values, policy, wdl, moves_left)
+
+    demux = ffi.new("lc0core_demux*")
+    demux.count, demux.minimum_split = count, minimum_split
+    for i in range(count):
+        demux.forward[i], demux.ctx[i], demux.max_batch[i] = part, ffi.cast("void*", i + 1), max_batch
+    masks, values = _inputs(n)
+    want = _random_outputs(lib, ffi, random, masks, values)
+    got = _random_outputs(lib, ffi, demux, masks, values, lib.lc0core_demux_forward)
+    assert got[0] == 0 and want[0] == 0
+    for a, b in zip(got[1:], want[1:]):
+        assert np.array_equal(a, b)
+    assert sum(k for _, k in seen) == n
+    if max_batch:
+        assert max(k for _, k in seen) <= max_batch
+    size = max(-(-n // count), min(n, minimum_split))
+    assert len({c for c, _ in seen}) == -(-n // size)
+
+
+def test_demux_forward_turns_its_start_and_reports_a_failing_part():
+    ffi, lib = native_core.load()
+    random = ffi.new("lc0core_random_net*")
+    seen = []
+
+    @ffi.callback("lc0core_forward_fn")
+    def part(ctx, k, masks, values, policy, wdl, moves_left):
+        seen.append(int(ffi.cast("uintptr_t", ctx)))
+        if int(ffi.cast("uintptr_t", ctx)) == 2 and k == 99:
+            return 5
+        return lib.lc0core_random_forward(random, k, masks, values, policy, wdl, moves_left)
+
+    demux = ffi.new("lc0core_demux*")
+    demux.count = 2
+    for i in range(2):
+        demux.forward[i], demux.ctx[i] = part, ffi.cast("void*", i + 1)
+    masks, values = _inputs(1)
+    for _ in range(4):
+        assert _random_outputs(lib, ffi, demux, masks, values, lib.lc0core_demux_forward)[0] == 0
+    assert seen == [1, 2, 1, 2]           # a one-position batch goes to each child in turn
+    demux.start = 1
+    masks, values = _inputs(198)
+    assert _random_outputs(lib, ffi, demux, masks, values, lib.lc0core_demux_forward)[0] == 5
+    demux.count = 0
+    assert _random_outputs(lib, ffi, demux, masks, values, lib.lc0core_demux_forward)[0] != 0
+    assert "1..16" in native_core.last_error()
+
+
+def test_add_slot_checks_its_arguments():
+    ffi, lib = native_core.load()
+    out = ffi.new("lc0core_search**")
+    assert lib.lc0core_search_create(out) == 0
+    try:
+        random = ffi.new("lc0core_random_net*")
+        fn = ffi.addressof(lib, "lc0core_random_forward")
+        assert lib.lc0core_search_add_slot(out[0], fn, random, 0) != 0      # no evaluator yet
+        assert "evaluator" in native_core.last_error()
+        ev = ffi.new("lc0core_evaluator*")
+        ev.forward, ev.ctx, ev.input_format = fn, random, 1
+        assert lib.lc0core_search_set_evaluator(out[0], ev) == 0
+        assert lib.lc0core_search_add_slot(out[0], ffi.NULL, random, 0) != 0
+        assert lib.lc0core_search_add_slot(out[0], fn, random, -1) != 0
+        assert lib.lc0core_search_add_slot(out[0], fn, random, 0) == 0
+    finally:
+        lib.lc0core_search_destroy(out[0])
+
+
+# ---------------------------------------------------------------- GPU (skipped without one)
+
+@pytest.mark.gpu
+def test_gpu_workers_each_on_a_stream_of_their_own(maia_path):
+    """On a GPU: Threads 3 runs three streams at once; the search is sound
+    (a forced mate found, every visit backed up) and one thread still gives
+    the reference's tree."""
+    from lc0_rocm.network import load_network
+    from tests.test_native import gpu_backend_or_skip
+
+    net = load_network(maia_path, backend=gpu_backend_or_skip("fp16"))
+    try:
+        engine = Engine(net, implementation="native", Threads=3)
+        result = engine.search(chess.Board(), nodes=20000)
+        assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+        assert engine._native._slots_used == 3
+        mate = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+        assert engine.search(mate, nodes=3000).best_move == chess.Move.from_uci("a1a8")
+        trees = []
+        for implementation in ("native", "reference"):
+            e = Engine(net, implementation=implementation, Threads=1, SmartPruningFactor=0)
+            r = e.search(chess.Board(), nodes=300)
+            trees.append(sorted((m.uci(), s.visits) for m, s in r.stats.items()))
+        assert trees[0] == trees[1]
+    finally:
+        net.close()
