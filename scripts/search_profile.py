@@ -29,18 +29,30 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", default="1,2", help="comma list")
     parser.add_argument("--movetime", type=float, default=2.0, help="seconds per position")
     parser.add_argument("--num-positions", type=int, default=4)
+    parser.add_argument("--positions", default="", help="comma list of bench position numbers (1-based) instead")
     parser.add_argument("--minibatch-size", type=int, default=0, help="0: the backend's suggestion")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=V1[/V2...]",
+                        help="a search option by lc0's name, with values to try in turn (repeatable)")
     args = parser.parse_args(argv)
     net = load_network(args.weights, backend=args.backend, backend_opts=args.backend_opts or None)
     print(f"net {args.weights or '(none)'}, backend {args.backend} {args.backend_opts}")
     print(f"{'threads':>7} {'pos':>3} {'nps':>9} {'nodes':>9} {'evals':>8} {'calls':>6} {'mean':>6} "
-          f"{'net%':>6} {'gather%':>8} {'backup%':>8}  (net% summed over threads)")
+          f"{'net%':>6} {'gather%':>8} {'backup%':>8} {'depth':>6} {'max':>4}  (net% summed over threads)")
+    grid = [{}]
+    for item in args.set:
+        name, _, values = item.partition("=")
+        grid = [dict(g, **{name: float(v) if "." in v else int(v)}) for g in grid for v in values.split("/")]
+    runs = [(int(t), g) for t in args.threads.split(",") for g in grid]
     try:
-        for threads in (int(t) for t in args.threads.split(",")):
+        for threads, options in runs:
+            if options:
+                print("options", options)
             engine = Engine(net, implementation="native", Threads=threads,
-                            MinibatchSize=args.minibatch_size)
+                            MinibatchSize=args.minibatch_size, **options)
             total_nodes, total_s = 0, 0.0
-            for i, spec in enumerate(POSITIONS[:args.num_positions]):
+            chosen = [int(x) - 1 for x in args.positions.split(",")] if args.positions else \
+                range(args.num_positions)
+            for i, spec in ((i, POSITIONS[i]) for i in chosen):
                 fen, *moves = spec.split(" moves ")
                 board = chess.Board(fen)
                 for m in (moves[0].split() if moves else []):
@@ -53,7 +65,8 @@ def main(argv=None) -> int:
                 calls = max(1, s["batches"])
                 print(f"{threads:7d} {i + 1:3d} {result.nodes / wall:9.0f} {result.nodes:9d} {s['nn_evals']:8d} "
                       f"{s['batches']:6d} {s['nn_evals'] / calls:6.1f} {100 * s['network_s'] / wall:6.1f} "
-                      f"{100 * s['gather_s'] / wall:8.1f} {100 * s['backup_s'] / wall:8.1f}", flush=True)
+                      f"{100 * s['gather_s'] / wall:8.1f} {100 * s['backup_s'] / wall:8.1f} "
+                      f"{s['cum_depth'] / max(1, s['total_playouts']):6.1f} {s['max_depth']:4d}", flush=True)
                 total_nodes += result.nodes
                 total_s += wall
             print(f"{threads:7d} all {total_nodes / total_s:9.0f}")

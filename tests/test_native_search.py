@@ -406,3 +406,28 @@ def test_close_needs_no_cffi_lock():
         closer.start()
         closer.join(5)
         assert not closer.is_alive(), "close() waited for the ffi's lock"
+
+
+@pytest.mark.parametrize("start", range(0, 120, 40))
+def test_task_workers_pick_the_same_trees(random_net, start):
+    """lc0's task workers pick separate branches at once; their results are
+    appended in edge order, so the tree equals one thread picking alone."""
+    used = 0
+    for line in SUITE[start:start + 40:4]:
+        board, _ = chess.Board.from_epd(line)
+        trees = []
+        for workers in (0, 3):
+            engine = Engine(random_net, implementation="native", TaskWorkers=workers,
+                            MinimumPickingWork=1, MinimumRemainingPickingWork=4, MinibatchSize=64, **SAME_TREE)
+            trees.append(_tree(engine.search(board, nodes=1500)))
+            used += engine._native.run_stats()["picking_tasks"] if workers else 0
+        assert trees[0] == trees[1], line
+    assert used > 50, used
+
+
+def test_task_workers_with_search_workers_stay_sound(random_net):
+    board = chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4")
+    engine = Engine(random_net, implementation="native", Threads=2, TaskWorkers=2, MinibatchSize=64)
+    result = engine.search(board, nodes=20000)
+    assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+    assert result.best_move in board.legal_moves

@@ -135,8 +135,13 @@ OPTIONS: dict[str, OptionSpec] = {
     "UCI_Opponent": OptionSpec("string", ""),
     "UCI_RatingAdv": _float(0.0, -10000.0, 10000.0),
     "NNCacheSize": _spin(2000000, 0, 999999999, "cached NN evaluations (positions)"),
-    "Threads": _spin(0, 0, 128, "0: 1 on cpu, 2 on a GPU; 2 or more = gather the next batch "
-                                "while the network computes (one pipeline)"),
+    "Threads": _spin(0, 0, 128, "search threads; 0: 1 on cpu, 2 per GPU; on a GPU each has a stream "
+                                "of its own (elsewhere 2 or more pipeline gathering with the network)"),
+    "TaskWorkers": _spin(-1, -1, 128, "threads that help each gathering pick in separate branches "
+                                      "(native search); -1 = min(4, cores / Threads - 1)"),
+    "MinimumPickingWork": _spin(1, 1, 100000, "a branch with more visits than this may go to a task worker"),
+    "MinimumRemainingPickingWork": _spin(20, 0, 100000, "... when at least this many visits remain for "
+                                                        "the branches after it"),
     "VerboseMoveStats": _check(False),
 }
 

@@ -184,30 +184,48 @@ void Stream::forward(int n, const uint64_t* masks, const float* values, const fl
   }
 }
 
+int Stream::padded_size(int n) const {
+  if (!graphs_enabled_ || n <= 8) return n;
+  // A graph per exact size would mean a capture for nearly every batch of a
+  // search (sizes vary with collisions); the padding rows are zeros, cost
+  // little, and their outputs are dropped.
+  const int step = n <= 64 ? 8 : n <= 256 ? 16 : 32;
+  const int padded = (n + step - 1) / step * step;
+  return padded < max_batch_ ? padded : max_batch_;
+}
+
 void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,
                            float* policy, float* wdl, float* moves_left) {
+  const int g = padded_size(n);
+  const size_t pad = static_cast<size_t>(g - n);
+  char* host = static_cast<char*>(host_in_);
+  size_t in_bytes;
   if (planes) {
-    size_t bytes = static_cast<size_t>(n) * kInputPlanes * kSquares * sizeof(float);
-    std::memcpy(host_in_, planes, bytes);
-    GPU_CHECK(hipMemcpyAsync(dev_in_.get(), host_in_, bytes, hipMemcpyHostToDevice, stream_));
+    const size_t row = kInputPlanes * kSquares * sizeof(float);
+    std::memcpy(host, planes, n * row);
+    std::memset(host + n * row, 0, pad * row);
+    in_bytes = static_cast<size_t>(g) * row;
   } else {
-    size_t mask_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(uint64_t);
-    size_t value_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(float);
-    std::memcpy(host_in_, masks, mask_bytes);
-    std::memcpy(static_cast<char*>(host_in_) + mask_bytes, values, value_bytes);
-    GPU_CHECK(hipMemcpyAsync(dev_in_.get(), host_in_, mask_bytes + value_bytes, hipMemcpyHostToDevice, stream_));
+    const size_t mask_row = kInputPlanes * sizeof(uint64_t), value_row = kInputPlanes * sizeof(float);
+    std::memcpy(host, masks, n * mask_row);
+    std::memset(host + n * mask_row, 0, pad * mask_row);
+    char* host_values = host + static_cast<size_t>(g) * mask_row;
+    std::memcpy(host_values, values, n * value_row);
+    std::memset(host_values + n * value_row, 0, pad * value_row);
+    in_bytes = static_cast<size_t>(g) * (mask_row + value_row);
   }
+  GPU_CHECK(hipMemcpyAsync(dev_in_.get(), host_in_, in_bytes, hipMemcpyHostToDevice, stream_));
 
-  if (graphs_enabled_) run_device_graphed(n, planes != nullptr);
-  else run_device(n, planes != nullptr);
+  if (graphs_enabled_) run_device_graphed(g, planes != nullptr);
+  else run_device(g, planes != nullptr);
 
-  size_t out_floats = static_cast<size_t>(n) * kOutFloats;
+  size_t out_floats = static_cast<size_t>(g) * kOutFloats;
   GPU_CHECK(hipMemcpyAsync(host_out_, dev_out_.get(), out_floats * sizeof(float), hipMemcpyDeviceToHost, stream_));
   GPU_CHECK(hipStreamSynchronize(stream_));
   std::memcpy(policy, host_out_, static_cast<size_t>(n) * kPolicyOutputs * sizeof(float));
-  std::memcpy(wdl, host_out_ + static_cast<size_t>(n) * kPolicyOutputs, static_cast<size_t>(n) * 3 * sizeof(float));
+  std::memcpy(wdl, host_out_ + static_cast<size_t>(g) * kPolicyOutputs, static_cast<size_t>(n) * 3 * sizeof(float));
   if (moves_left)
-    std::memcpy(moves_left, host_out_ + static_cast<size_t>(n) * (kPolicyOutputs + 3), n * sizeof(float));
+    std::memcpy(moves_left, host_out_ + static_cast<size_t>(g) * (kPolicyOutputs + 3), n * sizeof(float));
 }
 
 void Stream::run_device(int n, bool from_planes) {

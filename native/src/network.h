@@ -38,6 +38,9 @@ class Stream {
                      float* policy, float* wdl, float* moves_left);
   // Input expansion + body on the device, from dev_in_ to dev_out_.
   void run_device(int n, bool from_planes);
+  // The batch size a call of n positions runs at: with graphs, n rounded up
+  // to a few buckets so that a search's varying batches share graphs.
+  int padded_size(int n) const;
   // Same, through a graph captured on the second pass of each (n, input kind).
   void run_device_graphed(int n, bool from_planes);
 

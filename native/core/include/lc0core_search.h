@@ -63,6 +63,7 @@ typedef struct {
   long long batches;         /* network calls (batches with requests) */
   double network_s;          /* seconds inside those calls, summed over threads */
   double gather_s, backup_s; /* seconds gathering and backing up (tree locked) */
+  long long picking_tasks;   /* branches picked by task workers */
 } lc0core_search_stats;
 
 typedef struct {

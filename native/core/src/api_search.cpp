@@ -355,6 +355,7 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->network_s = s.network_seconds();
     out->gather_s = s.gather_seconds();
     out->backup_s = s.backup_seconds();
+    out->picking_tasks = s.picking_tasks();
     return LC0CORE_OK;
   });
 }

@@ -52,22 +52,23 @@ void sort_by_code(const uint16_t* codes, int* order, int n) {
 
 }  // namespace
 
-void Search::add_request(uint32_t node, uint64_t key, const MoveList& moves) {
+void Search::add_request(PickContext& c, uint32_t node, uint64_t key, const MoveList& moves) {
   EncodedPosition encoded;
-  encode(*history_, evaluator_.input_format, &encoded);
+  encode(*c.history, evaluator_.input_format, &encoded);
+  Batch& out = *c.out;
   Request r;
   r.node = node;
   r.key = key;
-  r.first_move = int(batch_->moves.size());
+  r.first_move = int(out.moves.size());
   r.num_moves = moves.count;
-  const Position& pos = history_->last();
+  const Position& pos = c.history->last();
   for (int i = 0; i < moves.count; ++i) {
-    batch_->moves.push_back(moves.moves[i]);
-    batch_->indices.push_back(policy_index(pos, moves.moves[i], encoded.transform));
+    out.moves.push_back(moves.moves[i]);
+    out.indices.push_back(policy_index(pos, moves.moves[i], encoded.transform));
   }
-  batch_->masks.insert(batch_->masks.end(), encoded.masks, encoded.masks + kNumPlanes);
-  batch_->values.insert(batch_->values.end(), encoded.values, encoded.values + kNumPlanes);
-  batch_->requests.push_back(r);
+  out.masks.insert(out.masks.end(), encoded.masks, encoded.masks + kNumPlanes);
+  out.values.insert(out.values.end(), encoded.values, encoded.values + kNumPlanes);
+  out.requests.push_back(r);
 }
 
 void Search::evaluate(Batch* batch, const EvaluatorSlot& slot) const {

@@ -3,6 +3,7 @@
 // An entry keeps the legal moves in edge order with their stored priors, so
 // a hit expands a node with no move generation and no network call.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -28,7 +29,7 @@ class NNCache {
   const CacheEntry* get(uint64_t key, bool count_hit = true) {
     auto it = entries_.find(key);
     if (it == entries_.end()) return nullptr;
-    if (count_hit) ++hits_;
+    if (count_hit) hits_.fetch_add(1, std::memory_order_relaxed);   // picking tasks look up at once
     return &it->second;
   }
   void put(uint64_t key, const Move* moves, const uint16_t* priors, int count, double q,
@@ -39,13 +40,13 @@ class NNCache {
   }
   void set_capacity(long long capacity);
   size_t size() const { return entries_.size(); }
-  uint64_t hits() const { return hits_; }
+  uint64_t hits() const { return hits_.load(); }
 
  private:
   long long capacity_;
   std::unordered_map<uint64_t, CacheEntry> entries_;
   std::deque<uint64_t> order_;
-  uint64_t hits_ = 0;
+  std::atomic<uint64_t> hits_{0};
 };
 
 }  // namespace search

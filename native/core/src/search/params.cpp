@@ -23,6 +23,7 @@ bool SearchParams::set(const std::string& name, double v) {
   LC0_INT(KLDGainAverageInterval) LC0_REAL(NpsLimit) LC0_REAL(WDLMaxS)
   if (name == "NNCacheSize") { NNCacheSize = (long long)v; return true; }
   LC0_INT(MinibatchSize) LC0_INT(Threads)
+  LC0_INT(TaskWorkers) LC0_INT(MinimumPickingWork) LC0_INT(MinimumRemainingPickingWork)
 #undef LC0_REAL
 #undef LC0_INT
 #undef LC0_BOOL

@@ -42,7 +42,12 @@ struct SearchParams {
   double WDLMaxS = 1.4;
   long long NNCacheSize = 2000000;
   int MinibatchSize = 7;
-  int Threads = 1;                // resolved by the caller: >= 2 pipelines gather and network          // resolved by the caller (0 is never passed)
+  int Threads = 1;                // resolved by the caller (0 is never passed)
+  // lc0's task workers: threads that pick in separate branches of the tree
+  // for the gathering thread. -1: min(4, cores / Threads - 1).
+  int TaskWorkers = -1;
+  int MinimumPickingWork = 1;     // a branch with more visits than this may go to a task
+  int MinimumRemainingPickingWork = 20;   // ... if this many are left for the others
 
   // (cpuct init, base, factor) of a node.
   void cpuct(bool at_root, double* init, double* base, double* factor) const {

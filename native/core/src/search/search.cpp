@@ -46,6 +46,12 @@ Search::Search(Tree* tree, PositionHistory* history, NNCache* cache, const Searc
   start_ = Clock::now();
   initial_visits_ = tree->node(tree->root()).n;
   remaining_time_ms_ = std::numeric_limits<double>::infinity();
+  int task_workers = params.TaskWorkers;
+  if (task_workers < 0) {
+    const int cores = int(std::thread::hardware_concurrency());
+    task_workers = std::max(0, std::min(4, cores / std::max(1, params.Threads) - 1));
+  }
+  if (task_workers > 0) tasks_.reset(new TaskPool(task_workers));
   update_current_best();
 }
 
@@ -74,7 +80,8 @@ bool Search::run_iteration() {
   const int requests = int(batch_->requests.size());
   if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
     int spent = 0;
-    prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+    PickContext c{history_, batch_, INT_MAX, 0};
+    prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
   }
   lock.unlock();
   evaluate(batch_, evaluator_.slots[0]);   // the tree is readable meanwhile
@@ -109,7 +116,8 @@ bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done,
     const int requests = int(batch_->requests.size());
     if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
       int spent = 0;
-      prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+      PickContext c{history_, batch_, INT_MAX, 0};
+    prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
     }
   }
   if (*inflight >= 0) {
@@ -178,7 +186,8 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
     const int requests = int(mine->requests.size());
     if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
       int spent = 0;
-      prefetch(tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+      PickContext c{history_, batch_, INT_MAX, 0};
+    prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
     }
     // Everything this worker could pick is in flight elsewhere: wait for a
     // backup instead of spinning on the lock.
@@ -287,18 +296,17 @@ void Search::gather_into_batch() {
 }
 
 void Search::pick(int limit) {
-  max_limit_ = INT_MAX;
-  pick_limit_ = limit;
+  PickContext c{history_, batch_, INT_MAX, limit};
   root_allowed_on_ = !root_filter_.empty() || current_best_ != kNone;
-  if (!root_allowed_on_) return pick_node(tree_->root(), limit, 1, true);
+  if (!root_allowed_on_) return pick_node(c, tree_->root(), limit, 1, true);
   // With few playouts left, only root edges that could still catch the best
   // (lc0's root pruning), and only `searchmoves` when given.
   Tree& tree = *tree_;
   const uint32_t root = tree.root();
   double best_n = 0;
   if (current_best_ != kNone) {
-    const uint32_t c = tree.find_child(root, int(current_best_ - tree.node(root).edges));
-    best_n = c != kNone ? tree.node(c).n : 0;
+    const uint32_t best = tree.find_child(root, int(current_best_ - tree.node(root).edges));
+    best_n = best != kNone ? tree.node(best).n : 0;
   }
   const double remaining = std::max(1.0, remaining_playouts_);
   root_allowed_.clear();
@@ -308,7 +316,7 @@ void Search::pick(int limit) {
     if (ok && !root_filter_.empty() && !root_allowed(move_of(tree.edge(w.edge_id()).move))) ok = false;
     root_allowed_.push_back(ok);
   }
-  pick_node(root, limit, 1, true);
+  pick_node(c, root, limit, 1, true);
 }
 
 double Search::fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const {
@@ -333,20 +341,20 @@ bool Search::try_start(uint32_t node) {
   return true;
 }
 
-void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
+void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root) {
   Tree& tree = *tree_;
   {
     Node& n = tree.node(node);
     if (n.n == 0 || n.terminal) {
       if (is_root && try_start(node)) {
         --limit;
-        visit(node, depth);
+        visit(c, node, depth);
       }
       if (limit > 0) {
         Visit v;
         v.node = node, v.depth = depth, v.collision = true, v.multivisit = limit;
-        v.maxvisit = (limit == pick_limit_ && max_limit_ > limit) ? max_limit_ : 0;
-        batch_->visits.push_back(v);
+        v.maxvisit = (limit == c.pick_limit && c.max_limit > limit) ? c.max_limit : 0;
+        c.out->visits.push_back(v);
       }
       return;
     }
@@ -374,10 +382,10 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
     pol[k] = tree.prior(first + k);
     nstarted[k] = 0, has_util[k] = false, to_perform[k] = 0, kid[k] = kNone;
   }
-  for (uint32_t c = nd.first_child; c != kNone; c = tree.node(c).next_sibling) {
-    const Node& cn = tree.node(c);
+  for (uint32_t ch = nd.first_child; ch != kNone; ch = tree.node(ch).next_sibling) {
+    const Node& cn = tree.node(ch);
     const int k = cn.edge_index;
-    if (k < max_needed) nstarted[k] = (long long)cn.n + cn.n_in_flight, kid[k] = c;
+    if (k < max_needed) nstarted[k] = (long long)cn.n + cn.n_in_flight, kid[k] = ch;
     if (cn.n > 0) {
       visited_pol += tree.prior(first + k);
       if (k < max_needed) {
@@ -436,7 +444,7 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
         estimated = (long long)std::max(
             1.0, std::min(pol[best_idx] * puct_mult / (second - best_without_u) - n1 + 1, 1e9));
       }
-      if (estimated < max_limit_) max_limit_ = int(estimated);
+      if (estimated < c.max_limit) c.max_limit = int(estimated);
       new_visits = int(std::min<long long>(limit, estimated));
     }
     to_perform[best_idx] += new_visits;
@@ -459,25 +467,142 @@ void Search::pick_node(uint32_t node, int limit, int depth, bool is_root) {
     const Node& cn = tree.node(child);
     if (started && (cn.n == 0 || cn.terminal)) {
       --to_perform[best_idx];
-      history_->push(move_of(tree.edge(first + best_idx).move));
-      visit(child, depth + 1);
-      history_->pop();
+      c.history->push(move_of(tree.edge(first + best_idx).move));
+      visit(c, child, depth + 1);
+      c.history->pop();
     }
   }
+  pick_children(c, node, depth, to_perform, kid, max_needed);
+}
 
-  for (int idx = 0; idx < max_needed; ++idx) {
+bool Search::split_to_tasks(const int* to_perform, int count) const {
+  // lc0's rule: a branch with more than MinimumPickingWork visits may go to
+  // a task when MinimumRemainingPickingWork are left for those after it.
+  if (!tasks_) return false;
+  int remaining = 0;
+  for (int idx = 0; idx < count; ++idx) remaining += std::max(0, to_perform[idx]);
+  for (int idx = 0; idx < count; ++idx) {
+    const int k = std::max(0, to_perform[idx]);
+    remaining -= k;
+    if (k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork) return true;
+  }
+  return false;
+}
+
+void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
+                           const uint32_t* kid, int count) {
+  Tree& tree = *tree_;
+  const uint32_t first = tree.node(node).edges;
+  if (!split_to_tasks(to_perform, count)) {
+    for (int idx = 0; idx < count; ++idx) {
+      const int k = to_perform[idx];
+      if (k <= 0) continue;
+      const uint32_t child = kid[idx];
+      const Node& cn = tree.node(child);
+      if (cn.n == 0 || cn.terminal) {
+        pick_node(c, child, k, depth + 1, false);     // only a collision: no board needed
+        continue;
+      }
+      c.history->push(move_of(tree.edge(first + idx).move));
+      pick_node(c, child, k, depth + 1, false);
+      c.history->pop();
+    }
+    return;
+  }
+  // Branches picked apart, the big ones by task workers (each with its own
+  // copy of the history), the rest here; every branch writes its own batch,
+  // appended in edge order so the result is what one thread would produce.
+  struct Branch {
+    int idx;
+    std::unique_ptr<Batch> out;
+    std::unique_ptr<PositionHistory> history;   // a task's own; null: c.history
+    int max_limit;
+    std::exception_ptr error;
+  };
+  std::vector<Branch> branches;
+  int remaining = 0;
+  for (int idx = 0; idx < count; ++idx) remaining += std::max(0, to_perform[idx]);
+  for (int idx = 0; idx < count; ++idx) {
     const int k = to_perform[idx];
     if (k <= 0) continue;
-    const uint32_t child = kid[idx];
-    const Node& cn = tree.node(child);
-    if (cn.n == 0 || cn.terminal) {
-      pick_node(child, k, depth + 1, false);     // only a collision: no board needed
-      continue;
+    remaining -= k;
+    Branch b{idx, spare_batch(), nullptr, c.max_limit, nullptr};
+    const Node& cn = tree.node(kid[idx]);
+    if (k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork &&
+        cn.n > 0 && !cn.terminal) {
+      b.history.reset(new PositionHistory(*c.history));
+      b.history->push(move_of(tree.edge(first + idx).move));
     }
-    history_->push(move_of(tree.edge(first + idx).move));
-    pick_node(child, k, depth + 1, false);
-    history_->pop();
+    branches.push_back(std::move(b));
   }
+  {
+    TaskPool::Group group(tasks_.get());
+    for (Branch& b : branches) {
+      if (!b.history) continue;
+      Branch* branch = &b;
+      picking_tasks_.fetch_add(1, std::memory_order_relaxed);
+      group.run([this, branch, &c, kid, to_perform, depth] {
+        try {
+          PickContext sub{branch->history.get(), branch->out.get(), branch->max_limit, c.pick_limit};
+          pick_node(sub, kid[branch->idx], to_perform[branch->idx], depth + 1, false);
+          branch->max_limit = sub.max_limit;
+        } catch (...) {
+          branch->error = std::current_exception();
+        }
+      });
+    }
+    for (Branch& b : branches) {
+      if (b.history) continue;
+      PickContext sub{c.history, b.out.get(), b.max_limit, c.pick_limit};
+      const uint32_t child = kid[b.idx];
+      const Node& cn = tree.node(child);
+      const bool board = cn.n > 0 && !cn.terminal;
+      if (board) c.history->push(move_of(tree.edge(first + b.idx).move));
+      try {
+        pick_node(sub, child, to_perform[b.idx], depth + 1, false);
+      } catch (...) {
+        b.error = std::current_exception();
+      }
+      if (board) c.history->pop();
+      b.max_limit = sub.max_limit;
+    }
+  }                                   // the group waits for its tasks here
+  for (Branch& b : branches) {
+    if (b.error) std::rethrow_exception(b.error);
+  }
+  Batch& to = *c.out;
+  for (Branch& b : branches) {
+    Batch& from = *b.out;
+    const int request_base = int(to.requests.size()), move_base = int(to.moves.size());
+    for (Visit v : from.visits) {
+      if (v.nn_slot >= 0) v.nn_slot += request_base;
+      to.visits.push_back(v);
+    }
+    for (Request r : from.requests) {
+      r.first_move += move_base;
+      to.requests.push_back(r);
+    }
+    to.moves.insert(to.moves.end(), from.moves.begin(), from.moves.end());
+    to.indices.insert(to.indices.end(), from.indices.begin(), from.indices.end());
+    to.masks.insert(to.masks.end(), from.masks.begin(), from.masks.end());
+    to.values.insert(to.values.end(), from.values.begin(), from.values.end());
+    c.max_limit = std::min(c.max_limit, b.max_limit);
+    return_batch(std::move(b.out));
+  }
+}
+
+std::unique_ptr<Batch> Search::spare_batch() {
+  std::lock_guard<std::mutex> lock(spare_mutex_);
+  if (spare_batches_.empty()) return std::unique_ptr<Batch>(new Batch());
+  std::unique_ptr<Batch> b = std::move(spare_batches_.back());
+  spare_batches_.pop_back();
+  return b;
+}
+
+void Search::return_batch(std::unique_ptr<Batch> batch) {
+  batch->clear();
+  std::lock_guard<std::mutex> lock(spare_mutex_);
+  spare_batches_.push_back(std::move(batch));
 }
 
 void Search::ensure_two_fold_correct(uint32_t child, int depth) {
@@ -486,6 +611,7 @@ void Search::ensure_two_fold_correct(uint32_t child, int depth) {
   Tree& tree = *tree_;
   const Node& cn = tree.node(child);
   if (!(cn.terminal == kTwoFold && depth < cn.m)) return;
+  std::lock_guard<std::mutex> lock(fix_mutex_);     // ancestors are shared between tasks
   const double wl = cn.wl, d = cn.d, m = cn.m;
   const uint32_t visits = cn.n;
   int counter = 0;
@@ -500,7 +626,7 @@ void Search::ensure_two_fold_correct(uint32_t child, int depth) {
 
 // ------------------------------------------------------------------ leaves
 
-void Search::visit(uint32_t node, int depth) {
+void Search::visit(PickContext& c, uint32_t node, int depth) {
   Tree& tree = *tree_;
   Visit v;
   v.node = node, v.depth = depth;
@@ -509,12 +635,12 @@ void Search::visit(uint32_t node, int depth) {
     if (n.terminal || n.n > 0) {
       v.q = n.wl, v.d = n.d, v.m = n.m;
       v.ooo_done = params_.OutOfOrderEval;
-      batch_->visits.push_back(v);
+      c.out->visits.push_back(v);
       return;
     }
   }
-  const Position& pos = history_->last();
-  const uint64_t key = NNCache::key(pos, history_->repetitions(history_->size() - 1));
+  const Position& pos = c.history->last();
+  const uint64_t key = NNCache::key(pos, c.history->repetitions(c.history->size() - 1));
   const CacheEntry* cached = cache_->get(key);
   MoveList moves;
   if (cached) {
@@ -524,31 +650,31 @@ void Search::visit(uint32_t node, int depth) {
     legal_moves(pos, &moves);
     order_like_python_chess(pos, &moves);
   }
-  if (!extend_terminal(node, depth, moves)) {
+  if (!extend_terminal(c, node, depth, moves)) {
     if (cached) {
       tree.create_edges(node, moves.moves, moves.count);
       set_priors_from_cache(node, *cached);
       v.q = -cached->q, v.d = cached->d, v.m = cached->m;
       if (rescale_on_) rescale(&v);
       v.ooo_done = params_.OutOfOrderEval;
-      batch_->visits.push_back(v);
+      c.out->visits.push_back(v);
       return;
     }
     tree.create_edges(node, moves.moves, moves.count);
-    v.nn_slot = int(batch_->requests.size());
-    add_request(node, key, moves);
-    batch_->visits.push_back(v);
+    v.nn_slot = int(c.out->requests.size());
+    add_request(c, node, key, moves);
+    c.out->visits.push_back(v);
     return;
   }
   const Node& n = tree.node(node);
   v.q = n.wl, v.d = n.d, v.m = n.m;
   v.ooo_done = params_.OutOfOrderEval;
-  batch_->visits.push_back(v);
+  c.out->visits.push_back(v);
 }
 
-bool Search::extend_terminal(uint32_t node, int depth, const MoveList& moves) {
+bool Search::extend_terminal(PickContext& c, uint32_t node, int depth, const MoveList& moves) {
   Tree& tree = *tree_;
-  const Position& pos = history_->last();
+  const Position& pos = c.history->last();
   if (moves.count == 0) {
     tree.make_terminal(node, in_check(pos) ? kWin : kDraw);
     return true;
@@ -558,14 +684,14 @@ bool Search::extend_terminal(uint32_t node, int depth, const MoveList& moves) {
     tree.make_terminal(node, kDraw);
     return true;
   }
-  const int last = history_->size() - 1;
-  const int reps = history_->repetitions(last);
+  const int last = c.history->size() - 1;
+  const int reps = c.history->repetitions(last);
   if (reps >= 2) {
     tree.make_terminal(node, kDraw);
     return true;
   }
   const int plies = depth - 1;
-  const int cycle = history_->cycle_length(last);
+  const int cycle = c.history->cycle_length(last);
   if (reps == 1 && plies >= 4 && params_.TwoFoldDraws && plies >= cycle) {
     tree.make_terminal(node, kDraw, double(cycle), kTwoFold);
     return true;
@@ -590,19 +716,19 @@ bool Search::extend_terminal(uint32_t node, int depth, const MoveList& moves) {
 
 // ---------------------------------------------------------------- prefetch
 
-void Search::prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent) {
+void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent) {
   *spent = 0;
   if (budget <= 0) return;
   Tree& tree = *tree_;
   if (node == kNone || tree.node(node).n + tree.node(node).n_in_flight == 0) {
-    const Position& pos = history_->last();
-    const uint64_t key = NNCache::key(pos, history_->repetitions(history_->size() - 1));
+    const Position& pos = ctx.history->last();
+    const uint64_t key = NNCache::key(pos, ctx.history->repetitions(ctx.history->size() - 1));
     *spent = 1;
     if (cache_->get(key, false)) return;
     MoveList moves;
     legal_moves(pos, &moves);
     order_like_python_chess(pos, &moves);
-    add_request(kNone, key, moves);
+    add_request(ctx, kNone, key, moves);
     return;
   }
   const Node& nd = tree.node(node);
@@ -651,10 +777,10 @@ void Search::prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root
       const Node& cn = tree.node(c);
       if (cn.n + cn.n_in_flight > 0 && (cn.n == 0 || cn.terminal)) continue;
     }
-    history_->push(move_of(tree.edge(first + k).move));
+    ctx.history->push(move_of(tree.edge(first + k).move));
     int used = 0;
-    prefetch(c, budget_to_spend, !is_odd_depth, false, &used);
-    history_->pop();
+    prefetch(ctx, c, budget_to_spend, !is_odd_depth, false, &used);
+    ctx.history->pop();
     budget -= used;
     *spent += used;
   }

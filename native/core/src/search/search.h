@@ -21,6 +21,7 @@
 #include "contempt.h"
 #include "nn_cache.h"
 #include "params.h"
+#include "task_pool.h"
 #include "tree.h"
 
 namespace lc0core {
@@ -100,6 +101,16 @@ struct Batch {
 
 struct BackupFix;
 
+// One picking task's state: its board history, its output (visits and
+// requests in the order one thread picking alone would produce them) and
+// lc0's max_limit (collisions' extra visits).
+struct PickContext {
+  PositionHistory* history;
+  Batch* out;
+  int max_limit;
+  int pick_limit;
+};
+
 class Search {
  public:
   // `tree_mutex` guards the tree: the search holds it except while the
@@ -128,12 +139,13 @@ class Search {
   long long total_playouts() const { return total_playouts_; }
   long long cum_depth() const { return cum_depth_; }
   int max_depth() const { return max_depth_; }
-  long long tb_hits() const { return tb_hits_; }
+  long long tb_hits() const { return tb_hits_.load(); }
   long long nn_evals() const { return nn_evals_; }
   long long network_batches() const { return network_batches_; }
   double network_seconds() const { return network_seconds_; }
   double gather_seconds() const { return gather_seconds_; }
   double backup_seconds() const { return backup_seconds_; }
+  long long picking_tasks() const { return picking_tasks_.load(); }
   double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
   const Tree& tree() const { return *tree_; }
   bool root_allowed(Move move) const;
@@ -145,16 +157,21 @@ class Search {
   void gather_into_batch();
   int collisions_left(long long nodes) const;
   void pick(int limit);
-  void pick_node(uint32_t node, int limit, int depth, bool is_root);
+  void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
+  void pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
+                     const uint32_t* kid, int count);
+  bool split_to_tasks(const int* to_perform, int count) const;
   bool try_start(uint32_t node);
   double fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const;
   double cpuct(uint32_t n, bool is_root) const;
   void ensure_two_fold_correct(uint32_t child, int depth);
-  void visit(uint32_t node, int depth);
-  bool extend_terminal(uint32_t node, int depth, const MoveList& moves);
-  void prefetch(uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
+  void visit(PickContext& c, uint32_t node, int depth);
+  bool extend_terminal(PickContext& c, uint32_t node, int depth, const MoveList& moves);
+  void prefetch(PickContext& c, uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
+  std::unique_ptr<Batch> spare_batch();
+  void return_batch(std::unique_ptr<Batch> batch);
   // Evaluation (evaluate.cpp).
-  void add_request(uint32_t node, uint64_t key, const MoveList& moves);
+  void add_request(PickContext& c, uint32_t node, uint64_t key, const MoveList& moves);
   void evaluate(Batch* batch, const EvaluatorSlot& slot) const;
   void prepare_priors(Batch* batch) const;
   bool run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current);
@@ -210,7 +227,9 @@ class Search {
   Clock::time_point nps_start_;
   bool nps_started_ = false;
   long long initial_visits_ = 0, total_playouts_ = 0, total_batches_ = 0;
-  long long cum_depth_ = 0, nn_evals_ = 0, tb_hits_ = 0, network_batches_ = 0;
+  long long cum_depth_ = 0, nn_evals_ = 0, network_batches_ = 0;
+  std::atomic<long long> tb_hits_{0};    // picking tasks count them too
+  std::atomic<long long> picking_tasks_{0};
   double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0;
   int max_depth_ = 0;
   bool stopped_ = false;
@@ -231,7 +250,11 @@ class Search {
   std::unique_ptr<std::mutex[]> slot_mutexes_;
   std::condition_variable progress_;   // a worker backed up a batch
   std::exception_ptr worker_error_;
-  int max_limit_ = 0, pick_limit_ = 0;
+  // Task workers (lc0's): picking in separate branches at once.
+  std::unique_ptr<TaskPool> tasks_;
+  std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
+  std::mutex spare_mutex_;
+  std::vector<std::unique_ptr<Batch>> spare_batches_;
   std::vector<char> root_allowed_;
   bool root_allowed_on_ = false;
 };

@@ -7,7 +7,11 @@ namespace lc0core {
 namespace search {
 
 uint32_t Tree::new_node(uint32_t parent, int edge_index) {
-  const uint32_t id = nodes_.allocate(1);
+  uint32_t id;
+  {
+    std::lock_guard<std::mutex> lock(allocate_mutex_);
+    id = nodes_.allocate(1);
+  }
   Node& n = nodes_[id];
   n = Node();
   n.parent = parent;
@@ -49,7 +53,10 @@ void Tree::create_edges(uint32_t node, const Move* moves, int count) {
     n.edges = kNone;
     return;
   }
-  n.edges = edges_.allocate(uint32_t(count));
+  {
+    std::lock_guard<std::mutex> lock(allocate_mutex_);
+    n.edges = edges_.allocate(uint32_t(count));
+  }
   for (int i = 0; i < count; ++i) {
     edges_[n.edges + i].move = moves[i].raw;
     edges_[n.edges + i].prior = 0;

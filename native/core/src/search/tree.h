@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 #include "../position.h"
 #include "fastmath.h"
@@ -35,11 +36,14 @@ struct Node {          // 56 bytes (lc0's is 64)
   int8_t lower = kLoss, upper = kWin;
 };
 
-// Fixed-size chunks: ids stay valid and growth never copies the tree.
+// Fixed-size chunks: ids stay valid and growth never copies the tree. The
+// chunk table is reserved for every 32-bit id up front, so that reading a
+// slot never races with a new chunk (picking tasks allocate while others read).
 template <typename T, int kShift>
 class Pool {
  public:
   static constexpr uint32_t kChunk = 1u << kShift;
+  Pool() { chunks_.reserve(size_t(1) << (32 - kShift)); }
   T& operator[](uint32_t id) { return chunks_[id >> kShift][id & (kChunk - 1)]; }
   const T& operator[](uint32_t id) const { return chunks_[id >> kShift][id & (kChunk - 1)]; }
   // `count` consecutive slots that do not cross a chunk; returns the first id.
@@ -94,6 +98,7 @@ class Tree {
  private:
   Pool<Node, 16> nodes_;
   Pool<Edge, 18> edges_;
+  std::mutex allocate_mutex_;          // picking tasks spawn nodes and edges at once
   uint32_t root_;
 };
 
