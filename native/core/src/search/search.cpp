@@ -378,14 +378,23 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   // lc0's MEvaluator: prefer shorter wins and longer losses.
   const bool m_on = evaluator_.has_moves_left && std::fabs(nd.wl) > params_.MovesLeftThreshold;
   const double parent_m = nd.m;
-  for (int k = 0; k < max_needed; ++k) {
-    pol[k] = tree.prior(first + k);
-    nstarted[k] = 0, has_util[k] = false, to_perform[k] = 0, kid[k] = kNone;
-  }
+  // Entries [0, ready) are filled; edges past the last child are unvisited
+  // and, sorted by prior, looked at only as far as the selection reaches
+  // (a sharp policy leaves most of them untouched).
+  int ready = 0;
+  auto open = [&](int upto) {
+    for (; ready < upto; ++ready) {
+      pol[ready] = tree.prior(first + ready);
+      nstarted[ready] = 0, has_util[ready] = false, to_perform[ready] = 0, kid[ready] = kNone;
+    }
+  };
   for (uint32_t ch = nd.first_child; ch != kNone; ch = tree.node(ch).next_sibling) {
     const Node& cn = tree.node(ch);
     const int k = cn.edge_index;
-    if (k < max_needed) nstarted[k] = (long long)cn.n + cn.n_in_flight, kid[k] = ch;
+    if (k < max_needed) {
+      open(k + 1);
+      nstarted[k] = (long long)cn.n + cn.n_in_flight, kid[k] = ch;
+    }
     if (cn.n > 0) {
       visited_pol += tree.prior(first + k);
       if (k < max_needed) {
@@ -408,11 +417,21 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     }
   }
   const double fpu_value = fpu(node, is_root, draw_score, visited_pol);
-  for (int k = 0; k < max_needed; ++k) {
-    if (!has_util[k]) util[k] = fpu_value;
-  }
   const double puct_mult = cpuct(nd.n, is_root) * std::sqrt(double(std::max<uint32_t>(nd.n, 2) - 1));
-  for (int k = 0; k < max_needed; ++k) score[k] = pol[k] * puct_mult / (1 + nstarted[k]) + util[k];
+  // x / 1 == x exactly, so unstarted edges skip the division.
+  for (int k = 0; k < ready; ++k) {
+    if (!has_util[k]) util[k] = fpu_value;
+    score[k] = nstarted[k] == 0 ? pol[k] * puct_mult + util[k]
+                                : pol[k] * puct_mult / (1 + nstarted[k]) + util[k];
+  }
+  auto extend = [&](int upto) {       // unvisited edges, on demand
+    for (; ready < upto; ++ready) {
+      pol[ready] = tree.prior(first + ready);
+      nstarted[ready] = 0, has_util[ready] = false, to_perform[ready] = 0, kid[ready] = kNone;
+      util[ready] = fpu_value;
+      score[ready] = pol[ready] * puct_mult + fpu_value;
+    }
+  };
   const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
 
   while (limit > 0) {
@@ -421,6 +440,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     bool have_second = false, can_exit = false;
     for (int idx = 0; idx < max_needed; ++idx) {
       if (allowed && !allowed[idx]) continue;
+      if (idx >= ready) extend(idx + 1);
       const double s = score[idx];
       if (s > best) {
         if (best_idx >= 0) have_second = true;
@@ -472,7 +492,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       c.history->pop();
     }
   }
-  pick_children(c, node, depth, to_perform, kid, max_needed);
+  pick_children(c, node, depth, to_perform, kid, ready);
 }
 
 bool Search::split_to_tasks(const int* to_perform, int count) const {
