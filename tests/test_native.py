@@ -508,3 +508,22 @@ def test_conv_body_with_attention_policy_gets_head_tensors(make_test_net):
     assert not any(k.startswith("resnet.policy") for k in t)
     assert {"policy_head.ip_pol_w", "policy_head.ip2_pol_w", "policy_head.ip3_pol_w",
             "policy_head.ip4_pol_w", "map.attention_policy_gather", "meta.pol_headcount"} <= set(t)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+def test_gpu_calls_padded_to_a_graph_bucket_return_their_own_rows(precision, tol, maia_path):
+    """A call of n positions runs at the next batch-size bucket (zeros after
+    the n rows, graphs shared between sizes): each size still gets exactly
+    its rows' results, repeated calls (graph replays) included."""
+    name = gpu_backend_or_skip(precision)
+    w = load_weights(maia_path)
+    masks, values = random_packed(w, 120, seed=5)
+    ref = backends.create("cpu", w).forward_packed(masks, values)
+    gpu = backends.create(name, w, max_batch=120)
+    for n in (9, 13, 63, 65, 100, 117, 120, 13, 100):
+        got = gpu.forward_packed(masks[:n], values[:n])
+        for g, r in zip(got, ref):
+            assert g.shape[0] == n and not np.isnan(g).any()
+            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
+    gpu.close()
