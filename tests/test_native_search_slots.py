@@ -255,3 +255,20 @@ def test_gpu_workers_each_on_a_stream_of_their_own(maia_path):
         assert trees[0] == trees[1]
     finally:
         net.close()
+
+
+def test_changing_threads_between_searches_changes_the_slots_in_use():
+    net = SlotNet()
+    engine = Engine(net, implementation="native", Threads=3, MinibatchSize=16)
+    engine.search(chess.Board(), nodes=1500)
+    assert engine._native._slots_used == 3 and len(net.calls) == 3
+    engine.set_option("Threads", 1)
+    engine.new_game()                       # no tree reuse: the search runs anew
+    before = dict(net.calls)
+    engine.search(chess.Board(), nodes=1500)
+    assert engine._native._slots_used == 1
+    assert {k: v - before.get(k, 0) for k, v in net.calls.items() if v != before.get(k, 0)}.keys() == {1}
+    engine.set_option("Threads", 2)
+    engine.new_game()
+    engine.search(chess.Board(), nodes=1500)
+    assert engine._native._slots_used == 2 and len(net.callbacks) == 3   # streams are kept, not taken again
