@@ -77,12 +77,7 @@ bool Search::run_iteration() {
     abandon();
     return true;
   }
-  const int requests = int(batch_->requests.size());
-  if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
-    int spent = 0;
-    PickContext c{history_, batch_, INT_MAX, 0};
-    prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
-  }
+  prefetch_into_batch();
   lock.unlock();
   evaluate(batch_, evaluator_.slots[0]);   // the tree is readable meanwhile
   lock.lock();
@@ -112,14 +107,7 @@ bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done,
   if (!batch_->requests.empty()) ++nn_pending_;
   bool stop = stops_midway();
   std::future<void> done;
-  if (!stop) {
-    const int requests = int(batch_->requests.size());
-    if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
-      int spent = 0;
-      PickContext c{history_, batch_, INT_MAX, 0};
-    prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
-    }
-  }
+  if (!stop) prefetch_into_batch();
   if (*inflight >= 0) {
     // One network call at a time: a GPU stream and its buffers serve one
     // call, so batch k goes to the network only once batch k^1 is back.
@@ -183,18 +171,13 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
       stopped_ = true;
       break;
     }
-    const int requests = int(mine->requests.size());
-    if (requests > 0 && requests < params_.MaxPrefetch && !stop_requested()) {
-      int spent = 0;
-      PickContext c{history_, batch_, INT_MAX, 0};
-    prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
-    }
+    prefetch_into_batch();
     // Everything this worker could pick is in flight elsewhere: wait for a
     // backup instead of spinning on the lock.
     const bool idle = mine->requests.empty() && mine->ooo == 0 &&
                       std::all_of(mine->visits.begin(), mine->visits.end(),
                                   [](const Visit& v) { return v.collision; });
-    if (mine->requests.size() > 0) {
+    if (!mine->requests.empty()) {
       lock.unlock();
       try {
         std::lock_guard<std::mutex> slot_lock(slot_mutexes_[slot]);
@@ -227,6 +210,16 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
 }
 
 // ---------------------------------------------------------------- gathering
+
+void Search::prefetch_into_batch() {
+  // lc0's PrefetchIntoCache: a batch short of MaxPrefetch requests is topped
+  // up with likely next leaves (they only go to the cache).
+  const int requests = int(batch_->requests.size());
+  if (requests == 0 || requests >= params_.MaxPrefetch || stop_requested()) return;
+  int spent = 0;
+  PickContext c{history_, batch_, INT_MAX, 0};
+  prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
+}
 
 int Search::collisions_left(long long nodes) const {
   const auto& p = params_;
@@ -425,12 +418,9 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
                                 : pol[k] * puct_mult / (1 + nstarted[k]) + util[k];
   }
   auto extend = [&](int upto) {       // unvisited edges, on demand
-    for (; ready < upto; ++ready) {
-      pol[ready] = tree.prior(first + ready);
-      nstarted[ready] = 0, has_util[ready] = false, to_perform[ready] = 0, kid[ready] = kNone;
-      util[ready] = fpu_value;
-      score[ready] = pol[ready] * puct_mult + fpu_value;
-    }
+    const int from = ready;
+    open(upto);
+    for (int k = from; k < ready; ++k) util[k] = fpu_value, score[k] = pol[k] * puct_mult + fpu_value;
   };
   const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
 
@@ -495,25 +485,28 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   pick_children(c, node, depth, to_perform, kid, ready);
 }
 
-bool Search::split_to_tasks(const int* to_perform, int count) const {
-  // lc0's rule: a branch with more than MinimumPickingWork visits may go to
-  // a task when MinimumRemainingPickingWork are left for those after it.
-  if (!tasks_) return false;
-  int remaining = 0;
-  for (int idx = 0; idx < count; ++idx) remaining += std::max(0, to_perform[idx]);
-  for (int idx = 0; idx < count; ++idx) {
-    const int k = std::max(0, to_perform[idx]);
-    remaining -= k;
-    if (k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork) return true;
-  }
-  return false;
-}
-
 void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
                            const uint32_t* kid, int count) {
   Tree& tree = *tree_;
   const uint32_t first = tree.node(node).edges;
-  if (!split_to_tasks(to_perform, count)) {
+  // lc0's rule: a branch with more than MinimumPickingWork visits goes to a
+  // task worker when MinimumRemainingPickingWork are left for those after it
+  // (and it has a board to search: not a collision at an unvisited node).
+  bool task[kMaxMoves];
+  bool any_task = false;
+  if (tasks_) {
+    int remaining = 0;
+    for (int idx = 0; idx < count; ++idx) remaining += std::max(0, to_perform[idx]);
+    for (int idx = 0; idx < count; ++idx) {
+      const int k = std::max(0, to_perform[idx]);
+      remaining -= k;
+      // k > MinimumPickingWork >= 1: the child exists (kid is set).
+      task[idx] = k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork &&
+                  tree.node(kid[idx]).n > 0 && !tree.node(kid[idx]).terminal;
+      any_task = any_task || task[idx];
+    }
+  }
+  if (!any_task) {
     for (int idx = 0; idx < count; ++idx) {
       const int k = to_perform[idx];
       if (k <= 0) continue;
@@ -540,16 +533,10 @@ void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* 
     std::exception_ptr error;
   };
   std::vector<Branch> branches;
-  int remaining = 0;
-  for (int idx = 0; idx < count; ++idx) remaining += std::max(0, to_perform[idx]);
   for (int idx = 0; idx < count; ++idx) {
-    const int k = to_perform[idx];
-    if (k <= 0) continue;
-    remaining -= k;
+    if (to_perform[idx] <= 0) continue;
     Branch b{idx, spare_batch(), nullptr, c.max_limit, nullptr};
-    const Node& cn = tree.node(kid[idx]);
-    if (k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork &&
-        cn.n > 0 && !cn.terminal) {
+    if (task[idx]) {
       b.history.reset(new PositionHistory(*c.history));
       b.history->push(move_of(tree.edge(first + idx).move));
     }

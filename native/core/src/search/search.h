@@ -160,13 +160,13 @@ class Search {
   void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
   void pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
                      const uint32_t* kid, int count);
-  bool split_to_tasks(const int* to_perform, int count) const;
   bool try_start(uint32_t node);
   double fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const;
   double cpuct(uint32_t n, bool is_root) const;
   void ensure_two_fold_correct(uint32_t child, int depth);
   void visit(PickContext& c, uint32_t node, int depth);
   bool extend_terminal(PickContext& c, uint32_t node, int depth, const MoveList& moves);
+  void prefetch_into_batch();
   void prefetch(PickContext& c, uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
   std::unique_ptr<Batch> spare_batch();
   void return_batch(std::unique_ptr<Batch> batch);
