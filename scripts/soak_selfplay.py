@@ -21,11 +21,8 @@ DEFAULT_NET = ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"
 
 
 def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    from search_memory import rss_bytes   # scripts/: one /proc reader
+    return rss_bytes(pid) / 2**20
 
 
 def self_play(args) -> list[float]:

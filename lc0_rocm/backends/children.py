@@ -121,6 +121,12 @@ def empty_outputs(n: int = 0):
             np.empty(n, np.float32))
 
 
+def child_slots(child: Child, count: int) -> list[NativeSlot] | None:
+    """`count` native slots of a child's backend, or None when it has none."""
+    take = getattr(child.backend, "native_slots", None)
+    return take(count) if take else None
+
+
 def slice_inputs(inputs: tuple, start: int, stop: int) -> tuple:
     return tuple(a[start:stop] for a in inputs)
 
@@ -175,8 +181,7 @@ class WrapperBackend(Backend):
         count = max(count, len(self.children))
         per_child = []
         for i, child in enumerate(self.children):
-            take = getattr(child.backend, "native_slots", None)
-            slots = take(count // len(self.children) + (i < count % len(self.children))) if take else None
+            slots = child_slots(child, count // len(self.children) + (i < count % len(self.children)))
             if slots is None:
                 return None
             per_child.append(slots)

@@ -20,7 +20,7 @@ import concurrent.futures
 import itertools
 
 from lc0_rocm.backends.base import NativeSlot
-from lc0_rocm.backends.children import (WrapperBackend, close_children, concat_outputs,
+from lc0_rocm.backends.children import (WrapperBackend, child_slots, close_children, concat_outputs,
                                         create_children, int_setting, plan_children, slice_inputs)
 
 TAKES_CHILDREN = True
@@ -101,8 +101,7 @@ class DemuxBackend(WrapperBackend):
         for _ in range(count):
             per_child = []
             for child, threads in zip(self.children, self.threads):
-                take = getattr(child.backend, "native_slots", None)
-                got = take(threads) if take else None
+                got = child_slots(child, threads)
                 if got is None:
                     return None
                 per_child.append(got)
