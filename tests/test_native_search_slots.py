@@ -272,3 +272,42 @@ def test_changing_threads_between_searches_changes_the_slots_in_use():
     engine.new_game()
     engine.search(chess.Board(), nodes=1500)
     assert engine._native._slots_used == 2 and len(net.callbacks) == 3   # streams are kept, not taken again
+
+
+@pytest.mark.parametrize("fen", [chess.STARTING_FEN,
+                                 "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+                                 "8/8/4k3/8/2K5/8/3P4/8 w - - 0 1"])
+def test_workers_expanding_leaves_unlocked_leave_a_sound_tree(fen):
+    """Workers pick under the tree lock and expand their leaves without it,
+    split over task workers; afterwards every link and count adds up."""
+    engine = Engine(SlotNet(delay_s=0.0005), implementation="native", Threads=3, TaskWorkers=2,
+                    MinimumProcessingWork=2, MinimumPerTaskProcessing=1, MinibatchSize=32,
+                    SmartPruningFactor=0)
+    board = chess.Board(fen)
+    for nodes in (2500, 5000):                 # the second run reuses the tree
+        result = engine.search(board, nodes=nodes)
+        assert engine._native.tree_fault() == ""
+        assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+
+
+def test_tree_check_passes_a_one_thread_tree_and_sees_visits_in_flight():
+    """The check itself: a one-thread tree at rest passes, and a tree taken
+    while batches are at the network fails (visits in flight)."""
+    engine = Engine(SlotNet(), implementation="native", Threads=1, MinibatchSize=16)
+    engine.search(chess.Board(), nodes=1500)
+    assert engine._native.tree_fault() == ""
+
+    slow = Engine(SlotNet(delay_s=0.05), implementation="native", Threads=2, MinibatchSize=16)
+    stop = threading.Event()
+    seen = []
+
+    def look_then_stop():
+        seen.append(slow._native.tree_fault(settle=False))
+        stop.set()
+
+    timer = threading.Timer(0.4, look_then_stop)
+    timer.start()
+    slow.search(chess.Board(), infinite=True, stop=stop)
+    timer.join()
+    assert "in flight" in seen[0]
+    assert slow._native.tree_fault() == ""

@@ -348,6 +348,19 @@ class NativeSearch:
         self._check(self.lib.lc0core_search_get_stats(self._handle, s), "stats")
         return {name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_search_stats").fields}
 
+    def tree_fault(self, settle: bool = True) -> str:
+        """The last run's tree checked whole (links, visit counts, values):
+        the first broken invariant, or "" (for tests of concurrent search).
+        `settle`: first wait for the run's thread, which finishes its last
+        batch after a `stop` has been answered; else the tree as it is now."""
+        if settle:
+            finished = self.ffi.new("int*")
+            while not finished[0]:
+                self._check(self.lib.lc0core_search_wait(self._handle, 0.05, finished), "search")
+        out = self.ffi.new("char[]", 256)
+        self._check(self.lib.lc0core_search_check_tree(self._handle, out, 256), "check tree")
+        return self.ffi.string(out).decode()
+
     def snapshot(self, count: int) -> Snapshot:
         """Statistics, root edges and the best `count` edges of the last run
         (PVs on demand, until the next run)."""

@@ -142,6 +142,13 @@ OPTIONS: dict[str, OptionSpec] = {
     "MinimumPickingWork": _spin(1, 1, 100000, "a branch with more visits than this may go to a task worker"),
     "MinimumRemainingPickingWork": _spin(20, 0, 100000, "... when at least this many visits remain for "
                                                         "the branches after it"),
+    "MinimumProcessingWork": _spin(20, 2, 100000, "picked leaves needed before task workers help "
+                                                  "expand them"),
+    "MinimumPerTaskProcessing": _spin(8, 1, 100000, "... in parts of at least this many leaves"),
+    "IdlingMinimumWork": _spin(0, 0, 10000, "a gathering sends its batch early, when the network is "
+                                            "idle, once it has more than this many positions"),
+    "ThreadIdlingThreshold": _spin(1, 0, 128, "the network counts as idle when more than this many "
+                                              "search threads are not at it"),
     "VerboseMoveStats": _check(False),
 }
 

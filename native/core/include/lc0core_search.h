@@ -104,6 +104,9 @@ int lc0core_search_root_edges(lc0core_search* search, lc0core_root_edge* out, in
 int lc0core_search_best_edges(lc0core_search* search, int count, int* out, int* found);
 /* The principal variation through root edge `edge`, UCI moves separated by spaces. */
 int lc0core_search_pv(lc0core_search* search, int edge, char* out, int capacity);
+/* The whole tree checked after a run (links, visit counts, values): the
+ * first broken invariant into `out`, "" when there is none. For tests. */
+int lc0core_search_check_tree(lc0core_search* search, char* out, int capacity);
 /* LC0CORE_CDEF_END */
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 // api_search.cpp - the C ABI of the native search (include/lc0core_search.h):
 // the handle (tree, NN cache, knobs, network, game), tree reuse between
 // positions of one game, runs and result queries.
+#include <algorithm>
 #include <atomic>
 #include <cxxabi.h>
 #include <chrono>
@@ -428,6 +429,20 @@ LC0CORE_EXPORT int lc0core_search_pv(lc0core_search* search, int edge, char* out
     }
     if (int(text.size()) + 1 > capacity) throw Error(LC0CORE_BUFFER_TOO_SMALL, "pv does not fit");
     std::memcpy(out, text.c_str(), text.size() + 1);
+    return LC0CORE_OK;
+  });
+}
+
+LC0CORE_EXPORT int lc0core_search_check_tree(lc0core_search* search, char* out, int capacity) {
+  return guarded([&] {
+    require(out, "out");
+    if (capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "capacity < 1");
+    Search& s = last_run(search);
+    std::lock_guard<std::mutex> lock(search->tree_mutex);
+    const std::string fault = s.tree().check();
+    const size_t length = std::min(fault.size(), size_t(capacity - 1));
+    std::memcpy(out, fault.data(), length);
+    out[length] = '\0';
     return LC0CORE_OK;
   });
 }

@@ -165,7 +165,7 @@ void Search::set_priors(uint32_t node, const Request& r) {
   if (node == tree.root() && params_.DirichletNoiseEpsilon != 0.0) root_noise(node);
 }
 
-void Search::set_priors_from_cache(uint32_t node, const CacheEntry& entry) {
+void Search::set_priors_from_cache(uint32_t node, const CacheHit& entry) {
   Tree& tree = *tree_;
   const uint32_t first = tree.node(node).edges;
   for (int i = 0; i < entry.count; ++i) {

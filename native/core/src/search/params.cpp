@@ -24,6 +24,8 @@ bool SearchParams::set(const std::string& name, double v) {
   if (name == "NNCacheSize") { NNCacheSize = (long long)v; return true; }
   LC0_INT(MinibatchSize) LC0_INT(Threads)
   LC0_INT(TaskWorkers) LC0_INT(MinimumPickingWork) LC0_INT(MinimumRemainingPickingWork)
+  LC0_INT(MinimumProcessingWork) LC0_INT(MinimumPerTaskProcessing)
+  LC0_INT(IdlingMinimumWork) LC0_INT(ThreadIdlingThreshold)
 #undef LC0_REAL
 #undef LC0_INT
 #undef LC0_BOOL

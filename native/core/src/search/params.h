@@ -48,6 +48,13 @@ struct SearchParams {
   int TaskWorkers = -1;
   int MinimumPickingWork = 1;     // a branch with more visits than this may go to a task
   int MinimumRemainingPickingWork = 20;   // ... if this many are left for the others
+  int MinimumProcessingWork = 20; // leaves picked before their expansion is split over tasks
+  int MinimumPerTaskProcessing = 8;   // ... into parts of at least this many
+  // lc0's idle-backend rule (search threads on slots of their own): a
+  // gathering stops early when more than ThreadIdlingThreshold threads are
+  // not at the network and it has more than IdlingMinimumWork requests.
+  int IdlingMinimumWork = 0;
+  int ThreadIdlingThreshold = 1;
 
   // (cpuct init, base, factor) of a node.
   void cpuct(bool at_root, double* init, double* base, double* factor) const {

@@ -71,7 +71,7 @@ bool Search::root_allowed(Move move) const {
 
 bool Search::run_iteration() {
   std::unique_lock<std::mutex> lock(*tree_mutex_);
-  gather_batch();
+  gather_batch(history_);
   if (!batch_->requests.empty()) ++nn_pending_;
   if (stops_midway()) {
     abandon();
@@ -103,7 +103,7 @@ void Search::run(const std::function<void()>& report) {
 bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current) {
   std::unique_lock<std::mutex> lock(*tree_mutex_);
   batch_ = &batches_[*current];
-  gather_batch();
+  gather_batch(history_);
   if (!batch_->requests.empty()) ++nn_pending_;
   bool stop = stops_midway();
   std::future<void> done;
@@ -150,6 +150,7 @@ void Search::run_workers(const std::function<void()>& report) {
   worker_batches_.clear();
   for (int i = 0; i < workers; ++i) worker_batches_.emplace_back(new Batch());
   slot_mutexes_.reset(new std::mutex[evaluator_.slots.size()]);
+  unlock_to_expand_ = true;
   std::vector<std::thread> threads;
   for (int i = 1; i < workers; ++i) threads.emplace_back([this, i] { worker_loop(i, nullptr); });
   worker_loop(0, &report);       // the caller's thread reports
@@ -161,9 +162,10 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
   Batch* mine = worker_batches_[index].get();
   const size_t slot = size_t(index) % evaluator_.slots.size();
   std::unique_lock<std::mutex> lock(*tree_mutex_);
+  PositionHistory leaf_history(*history_);   // leaves are expanded unlocked: a board of its own
   while (!stop_requested()) {
     batch_ = mine;
-    gather_batch();
+    gather_batch(&leaf_history);
     if (!mine->requests.empty()) ++nn_pending_;
     if (stops_midway()) {
       batch_ = mine;
@@ -179,10 +181,12 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
                                   [](const Visit& v) { return v.collision; });
     if (!mine->requests.empty()) {
       lock.unlock();
+      at_network_.fetch_add(1, std::memory_order_relaxed);
       try {
         std::lock_guard<std::mutex> slot_lock(slot_mutexes_[slot]);
         evaluate(mine, evaluator_.slots[slot]);
       } catch (...) {
+        at_network_.fetch_sub(1, std::memory_order_relaxed);
         lock.lock();
         if (!worker_error_) worker_error_ = std::current_exception();
         batch_ = mine;
@@ -191,6 +195,7 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
         progress_.notify_all();
         break;
       }
+      at_network_.fetch_sub(1, std::memory_order_relaxed);
       lock.lock();
     }
     batch_ = mine;
@@ -231,24 +236,35 @@ int Search::collisions_left(long long nodes) const {
   return int(std::floor(1 + (p.MaxCollisionVisits - 1) * ratio + 0.5));
 }
 
-void Search::gather_batch() {
+void Search::gather_batch(PositionHistory* leaf_history) {
   const auto started = Clock::now();
-  gather_into_batch();
+  Batch* batch = batch_;
+  gather_into_batch(leaf_history);
+  batch_ = batch;                     // other workers may have gathered meanwhile
   gather_seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
 }
 
-void Search::gather_into_batch() {
-  batch_->clear();
+void Search::gather_into_batch(PositionHistory* leaf_history) {
+  Batch* const batch = batch_;
+  batch->clear();
   Tree& tree = *tree_;
   int minibatch_size = 0;
   const double remaining = std::max(1.0, remaining_playouts_);
   int left = collisions_left((long long)std::min(double(tree.node(tree.root()).n), remaining));
-  int& ooo = batch_->ooo;
-  auto& visits = batch_->visits;
+  int& ooo = batch->ooo;
+  auto& visits = batch->visits;
   while (minibatch_size < target_minibatch_ && ooo < max_out_of_order_) {
-    if (minibatch_size > 0 && batch_->requests.empty()) return;   // back up without the network now
+    if (minibatch_size > 0 && batch->requests.empty()) return;   // back up without the network now
+    // Workers: an idle network gets what there is now.
+    if (unlock_to_expand_ && minibatch_size > 0 &&
+        int(batch->requests.size()) > params_.IdlingMinimumWork &&
+        params_.Threads - at_network_.load(std::memory_order_relaxed) > params_.ThreadIdlingThreshold) {
+      return;
+    }
     const size_t new_start = visits.size();
     pick(std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)));
+    expand_leaves(batch, new_start, leaf_history);
+    batch_ = batch;
     bool any_ooo = false;
     for (size_t i = new_start; i < visits.size(); ++i) {
       if (!visits[i].collision) ++minibatch_size;
@@ -461,7 +477,9 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     limit -= new_visits;
     if (kid[best_idx] == kNone) kid[best_idx] = tree.child(node, best_idx);
     const uint32_t child = kid[best_idx];
-    if (tree.node(child).terminal == kTwoFold) ensure_two_fold_correct(child, depth);
+    if (!being_extended(child) && tree.node(child).terminal == kTwoFold) {
+      ensure_two_fold_correct(child, depth);
+    }
     bool started = false;
     if (try_start(child)) {
       ++nstarted[best_idx];
@@ -477,9 +495,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     const Node& cn = tree.node(child);
     if (started && (cn.n == 0 || cn.terminal)) {
       --to_perform[best_idx];
-      c.history->push(move_of(tree.edge(first + best_idx).move));
       visit(c, child, depth + 1);
-      c.history->pop();
     }
   }
   pick_children(c, node, depth, to_perform, kid, ready);
@@ -488,10 +504,9 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
 void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
                            const uint32_t* kid, int count) {
   Tree& tree = *tree_;
-  const uint32_t first = tree.node(node).edges;
   // lc0's rule: a branch with more than MinimumPickingWork visits goes to a
   // task worker when MinimumRemainingPickingWork are left for those after it
-  // (and it has a board to search: not a collision at an unvisited node).
+  // (and it has a subtree to search: not a collision at an unvisited node).
   bool task[kMaxMoves];
   bool any_task = false;
   if (tasks_) {
@@ -508,70 +523,44 @@ void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* 
   }
   if (!any_task) {
     for (int idx = 0; idx < count; ++idx) {
-      const int k = to_perform[idx];
-      if (k <= 0) continue;
-      const uint32_t child = kid[idx];
-      const Node& cn = tree.node(child);
-      if (cn.n == 0 || cn.terminal) {
-        pick_node(c, child, k, depth + 1, false);     // only a collision: no board needed
-        continue;
-      }
-      c.history->push(move_of(tree.edge(first + idx).move));
-      pick_node(c, child, k, depth + 1, false);
-      c.history->pop();
+      if (to_perform[idx] > 0) pick_node(c, kid[idx], to_perform[idx], depth + 1, false);
     }
     return;
   }
-  // Branches picked apart, the big ones by task workers (each with its own
-  // copy of the history), the rest here; every branch writes its own batch,
-  // appended in edge order so the result is what one thread would produce.
+  // Branches picked apart, the big ones by task workers, the rest here;
+  // every branch writes its own visits, appended in edge order so the result
+  // is what one thread would produce. (Picking only records leaves: their
+  // boards are set up when they are expanded, after the pick.)
   struct Branch {
     int idx;
+    bool task;
     std::unique_ptr<Batch> out;
-    std::unique_ptr<PositionHistory> history;   // a task's own; null: c.history
     int max_limit;
     std::exception_ptr error;
   };
   std::vector<Branch> branches;
   for (int idx = 0; idx < count; ++idx) {
-    if (to_perform[idx] <= 0) continue;
-    Branch b{idx, spare_batch(), nullptr, c.max_limit, nullptr};
-    if (task[idx]) {
-      b.history.reset(new PositionHistory(*c.history));
-      b.history->push(move_of(tree.edge(first + idx).move));
-    }
-    branches.push_back(std::move(b));
+    if (to_perform[idx] > 0) branches.push_back(Branch{idx, task[idx], spare_batch(), c.max_limit, nullptr});
   }
   {
     TaskPool::Group group(tasks_.get());
+    auto pick_branch = [this, &c, kid, to_perform, depth](Branch* branch) {
+      try {
+        PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit};
+        pick_node(sub, kid[branch->idx], to_perform[branch->idx], depth + 1, false);
+        branch->max_limit = sub.max_limit;
+      } catch (...) {
+        branch->error = std::current_exception();
+      }
+    };
     for (Branch& b : branches) {
-      if (!b.history) continue;
-      Branch* branch = &b;
+      if (!b.task) continue;
       picking_tasks_.fetch_add(1, std::memory_order_relaxed);
-      group.run([this, branch, &c, kid, to_perform, depth] {
-        try {
-          PickContext sub{branch->history.get(), branch->out.get(), branch->max_limit, c.pick_limit};
-          pick_node(sub, kid[branch->idx], to_perform[branch->idx], depth + 1, false);
-          branch->max_limit = sub.max_limit;
-        } catch (...) {
-          branch->error = std::current_exception();
-        }
-      });
+      Branch* branch = &b;
+      group.run([&pick_branch, branch] { pick_branch(branch); });
     }
     for (Branch& b : branches) {
-      if (b.history) continue;
-      PickContext sub{c.history, b.out.get(), b.max_limit, c.pick_limit};
-      const uint32_t child = kid[b.idx];
-      const Node& cn = tree.node(child);
-      const bool board = cn.n > 0 && !cn.terminal;
-      if (board) c.history->push(move_of(tree.edge(first + b.idx).move));
-      try {
-        pick_node(sub, child, to_perform[b.idx], depth + 1, false);
-      } catch (...) {
-        b.error = std::current_exception();
-      }
-      if (board) c.history->pop();
-      b.max_limit = sub.max_limit;
+      if (!b.task) pick_branch(&b);
     }
   }                                   // the group waits for its tasks here
   for (Branch& b : branches) {
@@ -579,23 +568,27 @@ void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* 
   }
   Batch& to = *c.out;
   for (Branch& b : branches) {
-    Batch& from = *b.out;
-    const int request_base = int(to.requests.size()), move_base = int(to.moves.size());
-    for (Visit v : from.visits) {
+    const int request_base = append_requests(&to, *b.out);
+    for (Visit v : b.out->visits) {
       if (v.nn_slot >= 0) v.nn_slot += request_base;
       to.visits.push_back(v);
     }
-    for (Request r : from.requests) {
-      r.first_move += move_base;
-      to.requests.push_back(r);
-    }
-    to.moves.insert(to.moves.end(), from.moves.begin(), from.moves.end());
-    to.indices.insert(to.indices.end(), from.indices.begin(), from.indices.end());
-    to.masks.insert(to.masks.end(), from.masks.begin(), from.masks.end());
-    to.values.insert(to.values.end(), from.values.begin(), from.values.end());
     c.max_limit = std::min(c.max_limit, b.max_limit);
     return_batch(std::move(b.out));
   }
+}
+
+int Search::append_requests(Batch* to, const Batch& from) {
+  const int request_base = int(to->requests.size()), move_base = int(to->moves.size());
+  for (Request r : from.requests) {
+    r.first_move += move_base;
+    to->requests.push_back(r);
+  }
+  to->moves.insert(to->moves.end(), from.moves.begin(), from.moves.end());
+  to->indices.insert(to->indices.end(), from.indices.begin(), from.indices.end());
+  to->masks.insert(to->masks.end(), from.masks.begin(), from.masks.end());
+  to->values.insert(to->values.end(), from.values.begin(), from.values.end());
+  return request_base;
 }
 
 std::unique_ptr<Batch> Search::spare_batch() {
@@ -634,49 +627,154 @@ void Search::ensure_two_fold_correct(uint32_t child, int depth) {
 // ------------------------------------------------------------------ leaves
 
 void Search::visit(PickContext& c, uint32_t node, int depth) {
-  Tree& tree = *tree_;
   Visit v;
   v.node = node, v.depth = depth;
-  {
-    const Node& n = tree.node(node);
-    if (n.terminal || n.n > 0) {
-      v.q = n.wl, v.d = n.d, v.m = n.m;
-      v.ooo_done = params_.OutOfOrderEval;
-      c.out->visits.push_back(v);
-      return;
-    }
+  const Node& n = tree_->node(node);
+  if (n.terminal || n.n > 0) {
+    v.q = n.wl, v.d = n.d, v.m = n.m;
+    v.ooo_done = params_.OutOfOrderEval;
+  } else {
+    v.extend = true;                 // expanded after the pick (expand_leaves)
   }
+  c.out->visits.push_back(v);
+}
+
+// --------------------------------------------------------------- expanding
+
+bool Search::being_extended(uint32_t node) const {
+  const Node& n = tree_->node(node);
+  return n.n == 0 && n.n_in_flight > 0;
+}
+
+void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history) {
+  // lc0's ProcessPickedTask: the picked leaves get their boards, moves,
+  // terminal checks, cache lookups and network inputs here, with the tree
+  // unlocked in worker mode (a leaf in flight is its picker's alone; others
+  // see a collision there), split over the task workers when there are
+  // enough of them. Requests keep the visits' order.
+  std::vector<size_t> leaves;
+  for (size_t i = from; i < batch->visits.size(); ++i) {
+    if (batch->visits[i].extend) leaves.push_back(i);
+  }
+  if (leaves.empty()) return;
+  std::unique_ptr<TreeUnlocked> unlocked;
+  if (unlock_to_expand_) unlocked.reset(new TreeUnlocked(tree_mutex_));
+  const int count = int(leaves.size());
+  if (!tasks_ || count < params_.MinimumProcessingWork) {
+    expand_range(batch, leaves.data(), count, batch, history);
+    return;
+  }
+  // lc0's split: at least two parts of MinimumPerTaskProcessing leaves or
+  // more, one per task worker and one here (which takes the leftovers).
+  const int parts = std::max(2, std::min(count / std::max(1, params_.MinimumPerTaskProcessing),
+                                         tasks_->threads() + 1));
+  const int per_part = count / parts;
+  struct Part {
+    int begin, end;
+    std::unique_ptr<Batch> out;
+    std::unique_ptr<PositionHistory> history;
+    std::exception_ptr error;
+  };
+  std::vector<Part> work;
+  for (int p = 0; p < parts; ++p) {
+    const int begin = p * per_part, end = p + 1 == parts ? count : begin + per_part;
+    work.push_back(Part{begin, end, spare_batch(), nullptr, nullptr});
+  }
+  {
+    TaskPool::Group group(tasks_.get());
+    for (size_t p = 0; p + 1 < work.size(); ++p) {
+      Part* part = &work[p];
+      part->history.reset(new PositionHistory(*history));
+      group.run([this, part, batch, &leaves] {
+        try {
+          expand_range(batch, leaves.data() + part->begin, part->end - part->begin, part->out.get(),
+                       part->history.get());
+        } catch (...) {
+          part->error = std::current_exception();
+        }
+      });
+    }
+    Part& last = work.back();
+    try {
+      expand_range(batch, leaves.data() + last.begin, last.end - last.begin, last.out.get(), history);
+    } catch (...) {
+      last.error = std::current_exception();
+    }
+  }                                   // the group waits for its tasks here
+  for (Part& part : work) {
+    if (part.error) std::rethrow_exception(part.error);
+  }
+  for (Part& part : work) {
+    const int request_base = append_requests(batch, *part.out);
+    for (int i = part.begin; i < part.end; ++i) {
+      Visit& v = batch->visits[leaves[i]];
+      if (v.nn_slot >= 0) v.nn_slot += request_base;
+    }
+    return_batch(std::move(part.out));
+  }
+}
+
+void Search::expand_range(Batch* batch, const size_t* leaves, int count, Batch* out,
+                          PositionHistory* history) {
+  // `history` is at the root on entry and exit; in between it follows the
+  // leaves, which come in tree order, so consecutive ones share most moves.
+  std::vector<uint16_t> at;            // the moves `history` is at, from the root
+  std::vector<uint16_t> path;
+  PickContext c{history, out, INT_MAX, 0};
+  for (int i = 0; i < count; ++i) {
+    Visit& v = batch->visits[leaves[i]];
+    moves_from_root(v.node, &path);
+    size_t common = 0;
+    while (common < at.size() && common < path.size() && at[common] == path[common]) ++common;
+    for (size_t k = at.size(); k > common; --k) history->pop();
+    for (size_t k = common; k < path.size(); ++k) history->push(move_of(path[k]));
+    at = path;
+    expand_leaf(c, &v);
+  }
+  for (size_t k = 0; k < at.size(); ++k) history->pop();
+}
+
+void Search::moves_from_root(uint32_t node, std::vector<uint16_t>* path) const {
+  const Tree& tree = *tree_;
+  path->clear();
+  for (uint32_t n = node; n != tree.root(); n = tree.node(n).parent) {
+    path->push_back(tree.edge(tree.own_edge(n)).move);
+  }
+  std::reverse(path->begin(), path->end());
+}
+
+void Search::expand_leaf(PickContext& c, Visit* v) {
+  Tree& tree = *tree_;
+  const uint32_t node = v->node;
+  v->extend = false;
   const Position& pos = c.history->last();
   const uint64_t key = NNCache::key(pos, c.history->repetitions(c.history->size() - 1));
-  const CacheEntry* cached = cache_->get(key);
+  CacheHit cached;
+  const bool hit = cache_->lookup(key, &cached);
   MoveList moves;
-  if (cached) {
-    moves.count = cached->count;
-    for (int i = 0; i < cached->count; ++i) moves.moves[i].raw = uint16_t(cached->edges[i] & 0xFFFF);
+  if (hit) {
+    moves.count = cached.count;
+    for (int i = 0; i < cached.count; ++i) moves.moves[i].raw = uint16_t(cached.edges[i] & 0xFFFF);
   } else {
     legal_moves(pos, &moves);
     order_like_python_chess(pos, &moves);
   }
-  if (!extend_terminal(c, node, depth, moves)) {
-    if (cached) {
-      tree.create_edges(node, moves.moves, moves.count);
-      set_priors_from_cache(node, *cached);
-      v.q = -cached->q, v.d = cached->d, v.m = cached->m;
-      if (rescale_on_) rescale(&v);
-      v.ooo_done = params_.OutOfOrderEval;
-      c.out->visits.push_back(v);
+  if (!extend_terminal(c, node, v->depth, moves)) {
+    tree.create_edges(node, moves.moves, moves.count);
+    if (hit) {
+      set_priors_from_cache(node, cached);
+      v->q = -cached.q, v->d = cached.d, v->m = cached.m;
+      if (rescale_on_) rescale(v);
+      v->ooo_done = params_.OutOfOrderEval;
       return;
     }
-    tree.create_edges(node, moves.moves, moves.count);
-    v.nn_slot = int(c.out->requests.size());
+    v->nn_slot = int(c.out->requests.size());
     add_request(c, node, key, moves);
-    c.out->visits.push_back(v);
     return;
   }
   const Node& n = tree.node(node);
-  v.q = n.wl, v.d = n.d, v.m = n.m;
-  v.ooo_done = params_.OutOfOrderEval;
-  c.out->visits.push_back(v);
+  v->q = n.wl, v->d = n.d, v->m = n.m;
+  v->ooo_done = params_.OutOfOrderEval;
 }
 
 bool Search::extend_terminal(PickContext& c, uint32_t node, int depth, const MoveList& moves) {
@@ -731,7 +829,7 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
     const Position& pos = ctx.history->last();
     const uint64_t key = NNCache::key(pos, ctx.history->repetitions(ctx.history->size() - 1));
     *spent = 1;
-    if (cache_->get(key, false)) return;
+    if (cache_->contains(key)) return;
     MoveList moves;
     legal_moves(pos, &moves);
     order_like_python_chess(pos, &moves);

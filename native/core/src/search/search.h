@@ -69,6 +69,7 @@ struct Visit {                       // lc0's NodeToProcess
   int maxvisit = 0;
   bool collision = false;
   bool ooo_done = false;
+  bool extend = false;               // a new leaf, expanded after the pick
   int nn_slot = -1;
   double q = 0.0, d = 0.0, m = 0.0;
 };
@@ -100,6 +101,19 @@ struct Batch {
 };
 
 struct BackupFix;
+
+// Unlocks a held mutex for a scope and locks it again on leaving, also when
+// an exception leaves.
+class TreeUnlocked {
+ public:
+  explicit TreeUnlocked(std::mutex* mutex) : mutex_(mutex) { mutex_->unlock(); }
+  ~TreeUnlocked() { mutex_->lock(); }
+  TreeUnlocked(const TreeUnlocked&) = delete;
+  TreeUnlocked& operator=(const TreeUnlocked&) = delete;
+
+ private:
+  std::mutex* mutex_;
+};
 
 // One picking task's state: its board history, its output (visits and
 // requests in the order one thread picking alone would produce them) and
@@ -153,8 +167,10 @@ class Search {
  private:
   using Clock = std::chrono::steady_clock;
   // Gathering (search.cpp).
-  void gather_batch();               // timed: gather_into_batch
-  void gather_into_batch();
+  // `leaf_history` (at the root) is the board the picked leaves are
+  // expanded on: history_ itself, or a worker's own copy.
+  void gather_batch(PositionHistory* leaf_history);   // timed: gather_into_batch
+  void gather_into_batch(PositionHistory* leaf_history);
   int collisions_left(long long nodes) const;
   void pick(int limit);
   void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
@@ -165,6 +181,13 @@ class Search {
   double cpuct(uint32_t n, bool is_root) const;
   void ensure_two_fold_correct(uint32_t child, int depth);
   void visit(PickContext& c, uint32_t node, int depth);
+  int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
+  // Expanding the picked leaves (lc0's ProcessPickedTask).
+  bool being_extended(uint32_t node) const;
+  void expand_leaves(Batch* batch, size_t from, PositionHistory* history);
+  void expand_range(Batch* batch, const size_t* leaves, int count, Batch* out, PositionHistory* history);
+  void moves_from_root(uint32_t node, std::vector<uint16_t>* path) const;
+  void expand_leaf(PickContext& c, Visit* v);
   bool extend_terminal(PickContext& c, uint32_t node, int depth, const MoveList& moves);
   void prefetch_into_batch();
   void prefetch(PickContext& c, uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
@@ -179,7 +202,7 @@ class Search {
   void worker_loop(int index, const std::function<void()>* report);
   void priors_of(const Batch& batch, int slot, uint16_t* codes, int* order) const;
   void set_priors(uint32_t node, const Request& r);
-  void set_priors_from_cache(uint32_t node, const CacheEntry& entry);
+  void set_priors_from_cache(uint32_t node, const CacheHit& entry);
   void root_noise(uint32_t node);
   void rescale(Visit* visit) const;
   void cache_edges(uint32_t node, uint64_t key, double q, float d, float m);
@@ -249,6 +272,8 @@ class Search {
   std::vector<std::unique_ptr<Batch>> worker_batches_;
   std::unique_ptr<std::mutex[]> slot_mutexes_;
   std::condition_variable progress_;   // a worker backed up a batch
+  bool unlock_to_expand_ = false;      // workers expand leaves with the tree unlocked
+  std::atomic<int> at_network_{0};     // workers in a network call (lc0's backend_waiting_counter)
   std::exception_ptr worker_error_;
   // Task workers (lc0's): picking in separate branches at once.
   std::unique_ptr<TaskPool> tasks_;

@@ -1,6 +1,7 @@
 // tree.cpp - node and edge storage and lc0's node operations.
 #include "tree.h"
 
+#include <cmath>
 #include <utility>
 
 namespace lc0core {
@@ -149,6 +150,40 @@ std::unique_ptr<Tree> Tree::subtree(uint32_t node) const {
     }
   }
   return out;
+}
+
+std::string Tree::check() const {
+  std::vector<uint32_t> stack{root_};
+  while (!stack.empty()) {
+    const uint32_t id = stack.back();
+    stack.pop_back();
+    const Node& n = nodes_[id];
+    const std::string at = "node " + std::to_string(id) + ": ";
+    if (n.n_in_flight != 0) return at + "visits still in flight";
+    if (!std::isfinite(n.wl) || std::fabs(n.wl) > 1.0 + 1e-6) return at + "wl out of range";
+    if (!std::isfinite(n.d) || n.d < -1e-6 || n.d > 1.0 + 1e-6) return at + "d out of range";
+    if (!std::isfinite(n.m) || n.m < 0.0) return at + "m out of range";
+    if (n.lower > n.upper) return at + "bounds crossed";
+    uint64_t child_visits = 0;
+    int last_index = -1;
+    for (uint32_t c = n.first_child; c != kNone; c = nodes_[c].next_sibling) {
+      const Node& cn = nodes_[c];
+      if (cn.parent != id) return at + "a child's parent link is wrong";
+      if (int(cn.edge_index) <= last_index || cn.edge_index >= n.num_edges) {
+        return at + "child list out of order";
+      }
+      last_index = cn.edge_index;
+      child_visits += cn.n;
+      stack.push_back(c);
+    }
+    if (n.n > 0 && !n.terminal) {
+      if (n.edges == kNone && n.num_edges > 0) return at + "visited but not expanded";
+      if (uint64_t(n.n) != 1 + child_visits) {
+        return at + "visits " + std::to_string(n.n) + " != 1 + children's " + std::to_string(child_visits);
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace search

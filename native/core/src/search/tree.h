@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 #include "../position.h"
 #include "fastmath.h"
@@ -94,6 +95,11 @@ class Tree {
 
   // A new tree holding `node` and its subtree (tree reuse between moves).
   std::unique_ptr<Tree> subtree(uint32_t node) const;
+
+  // The first broken invariant below the root of a tree at rest (no visit in
+  // flight), or "" (for tests of concurrent searching): links, counts, a
+  // non-terminal node's visits = 1 + its children's, finite values in range.
+  std::string check() const;
 
  private:
   Pool<Node, 16> nodes_;
