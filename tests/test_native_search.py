@@ -431,3 +431,23 @@ def test_task_workers_with_search_workers_stay_sound(random_net):
     result = engine.search(board, nodes=20000)
     assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
     assert result.best_move in board.legal_moves
+
+
+@pytest.mark.parametrize("start", range(0, 120, 60))
+def test_solid_children_grow_the_same_trees(random_net, start):
+    """lc0's solid children (a busy node's children moved into one block)
+    change where nodes live, not what is searched: the same trees with every
+    node made solid at its first visit as with none, also after tree reuse,
+    and the moved tree stays sound."""
+    for line in SUITE[start:start + 60:6]:
+        board, _ = chess.Board.from_epd(line)
+        trees, allocated = [], []
+        for threshold in (1, 2000000000):
+            engine = Engine(random_net, implementation="native", SolidTreeThreshold=threshold,
+                            MinibatchSize=32, **SAME_TREE)
+            grown = [_tree(engine.search(board, nodes=nodes)) for nodes in (700, 1500)]
+            assert engine._native.tree_fault() == ""
+            trees.append(grown)
+            allocated.append(engine._native.run_stats()["tree_nodes"])
+        assert trees[0] == trees[1], line
+        assert allocated[0] > allocated[1], "no node was made solid"   # a slot per edge

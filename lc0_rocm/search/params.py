@@ -138,7 +138,7 @@ OPTIONS: dict[str, OptionSpec] = {
     "Threads": _spin(0, 0, 128, "search threads; 0: 1 on cpu, 2 per GPU; on a GPU each has a stream "
                                 "of its own (elsewhere 2 or more pipeline gathering with the network)"),
     "TaskWorkers": _spin(-1, -1, 128, "threads that help each gathering pick in separate branches "
-                                      "(native search); -1 = min(4, cores / Threads - 1)"),
+                                      "per search thread (native search); -1 = min(4, cores / (Threads - 1) - 1)"),
     "MinimumPickingWork": _spin(1, 1, 100000, "a branch with more visits than this may go to a task worker"),
     "MinimumRemainingPickingWork": _spin(20, 0, 100000, "... when at least this many visits remain for "
                                                         "the branches after it"),
@@ -149,6 +149,9 @@ OPTIONS: dict[str, OptionSpec] = {
                                             "idle, once it has more than this many positions"),
     "ThreadIdlingThreshold": _spin(1, 0, 128, "the network counts as idle when more than this many "
                                               "search threads are not at it"),
+    "SolidTreeThreshold": _spin(2000000000, 1, 2000000000,
+                                "visits after which a node's children are laid out in one block "
+                                "(native search; lc0's 100 measured no faster here, so never by default)"),
     "VerboseMoveStats": _check(False),
 }
 

@@ -64,6 +64,7 @@ typedef struct {
   double network_s;          /* seconds inside those calls, summed over threads */
   double gather_s, backup_s; /* seconds gathering and backing up (tree locked) */
   long long picking_tasks;   /* branches picked by task workers */
+  double expand_s;           /* of gather_s: expanding leaves (workers: tree unlocked) */
 } lc0core_search_stats;
 
 typedef struct {

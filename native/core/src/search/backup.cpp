@@ -39,12 +39,12 @@ bool Search::finish() {
       set_priors(v.node, r);
       v.q = -q, v.d = d, v.m = m;
       if (rescale_on_) rescale(&v);
-      cache_edges(v.node, r.key, q, d, m);
+      if (!unlock_to_expand_) cache_edges(v.node, r.key, q, d, m);   // workers cached it unlocked
     }
     backup(v);
   }
   for (const Request& r : batch_->requests) {
-    if (r.node != kNone) continue;      // prefetched: only into the cache
+    if (r.node != kNone || unlock_to_expand_) continue;   // prefetched: only into the cache
     const int slot = int(&r - batch_->requests.data());
     const float* wdl = batch_->wdl.data() + size_t(slot) * 3;
     Move moves[kMaxMoves];
@@ -115,6 +115,7 @@ void Search::backup(const Visit& visit) {
   uint32_t n_to_fix = 0;
   double v_delta = 0.0, d_delta = 0.0, m_delta = 0.0;
   const uint32_t root = tree.root();
+  const uint32_t solid_threshold = uint32_t(std::max(1, params_.SolidTreeThreshold));
   while (true) {
     Node& n = tree.node(node);
     const uint32_t p = n.parent;
@@ -130,6 +131,7 @@ void Search::backup(const Visit& visit) {
       n.d += n_to_fix * d_delta / n_new;
       n.m += n_to_fix * m_delta / n_new;
     }
+    if (n.n >= solid_threshold && !n.solid) tree.make_solid(node);
     if (p == kNone) break;
     const bool old_update_bounds = update_bounds;
     if (tree.node(p).terminal) n_to_fix = 0;

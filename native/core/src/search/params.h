@@ -44,7 +44,7 @@ struct SearchParams {
   int MinibatchSize = 7;
   int Threads = 1;                // resolved by the caller (0 is never passed)
   // lc0's task workers: threads that pick in separate branches of the tree
-  // for the gathering thread. -1: min(4, cores / Threads - 1).
+  // for each gathering thread. -1: min(4, cores / max(1, Threads - 1) - 1), lc0's.
   int TaskWorkers = -1;
   int MinimumPickingWork = 1;     // a branch with more visits than this may go to a task
   int MinimumRemainingPickingWork = 20;   // ... if this many are left for the others
@@ -55,6 +55,11 @@ struct SearchParams {
   // not at the network and it has more than IdlingMinimumWork requests.
   int IdlingMinimumWork = 0;
   int ThreadIdlingThreshold = 1;
+  // lc0's SolidTreeThreshold (visits that make a node's children one block).
+  // lc0 uses 100; here never by default: our pools already keep siblings
+  // near, and on the H100 maia search 100 measured no faster (see
+  // BENCHMARKS.md).
+  int SolidTreeThreshold = 2000000000;
 
   // (cpuct init, base, factor) of a node.
   void cpuct(bool at_root, double* init, double* base, double* factor) const {

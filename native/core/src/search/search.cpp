@@ -46,12 +46,13 @@ Search::Search(Tree* tree, PositionHistory* history, NNCache* cache, const Searc
   start_ = Clock::now();
   initial_visits_ = tree->node(tree->root()).n;
   remaining_time_ms_ = std::numeric_limits<double>::infinity();
-  int task_workers = params.TaskWorkers;
-  if (task_workers < 0) {
+  task_workers_ = params.TaskWorkers;
+  if (task_workers_ < 0) {
+    // lc0's heuristic, per gathering worker: cores / (Threads - 1) - 1, at most 4.
     const int cores = int(std::thread::hardware_concurrency());
-    task_workers = std::max(0, std::min(4, cores / std::max(1, params.Threads) - 1));
+    task_workers_ = std::max(0, std::min(4, cores / std::max(1, params.Threads - 1) - 1));
   }
-  if (task_workers > 0) tasks_.reset(new TaskPool(task_workers));
+  if (task_workers_ > 0) task_pools_.emplace_back(new TaskPool(task_workers_));
   update_current_best();
 }
 
@@ -71,7 +72,7 @@ bool Search::root_allowed(Move move) const {
 
 bool Search::run_iteration() {
   std::unique_lock<std::mutex> lock(*tree_mutex_);
-  gather_batch(history_);
+  gather_batch(history_, task_pool(0));
   if (!batch_->requests.empty()) ++nn_pending_;
   if (stops_midway()) {
     abandon();
@@ -103,7 +104,7 @@ void Search::run(const std::function<void()>& report) {
 bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current) {
   std::unique_lock<std::mutex> lock(*tree_mutex_);
   batch_ = &batches_[*current];
-  gather_batch(history_);
+  gather_batch(history_, task_pool(0));
   if (!batch_->requests.empty()) ++nn_pending_;
   bool stop = stops_midway();
   std::future<void> done;
@@ -151,6 +152,7 @@ void Search::run_workers(const std::function<void()>& report) {
   for (int i = 0; i < workers; ++i) worker_batches_.emplace_back(new Batch());
   slot_mutexes_.reset(new std::mutex[evaluator_.slots.size()]);
   unlock_to_expand_ = true;
+  while (task_workers_ > 0 && int(task_pools_.size()) < workers) task_pools_.emplace_back(new TaskPool(task_workers_));
   std::vector<std::thread> threads;
   for (int i = 1; i < workers; ++i) threads.emplace_back([this, i] { worker_loop(i, nullptr); });
   worker_loop(0, &report);       // the caller's thread reports
@@ -165,7 +167,7 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
   PositionHistory leaf_history(*history_);   // leaves are expanded unlocked: a board of its own
   while (!stop_requested()) {
     batch_ = mine;
-    gather_batch(&leaf_history);
+    gather_batch(&leaf_history, task_pool(size_t(index)));
     if (!mine->requests.empty()) ++nn_pending_;
     if (stops_midway()) {
       batch_ = mine;
@@ -222,7 +224,7 @@ void Search::prefetch_into_batch() {
   const int requests = int(batch_->requests.size());
   if (requests == 0 || requests >= params_.MaxPrefetch || stop_requested()) return;
   int spent = 0;
-  PickContext c{history_, batch_, INT_MAX, 0};
+  PickContext c{history_, batch_, INT_MAX, 0, nullptr};
   prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
 }
 
@@ -236,15 +238,15 @@ int Search::collisions_left(long long nodes) const {
   return int(std::floor(1 + (p.MaxCollisionVisits - 1) * ratio + 0.5));
 }
 
-void Search::gather_batch(PositionHistory* leaf_history) {
+void Search::gather_batch(PositionHistory* leaf_history, TaskPool* tasks) {
   const auto started = Clock::now();
   Batch* batch = batch_;
-  gather_into_batch(leaf_history);
+  gather_into_batch(leaf_history, tasks);
   batch_ = batch;                     // other workers may have gathered meanwhile
   gather_seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
 }
 
-void Search::gather_into_batch(PositionHistory* leaf_history) {
+void Search::gather_into_batch(PositionHistory* leaf_history, TaskPool* tasks) {
   Batch* const batch = batch_;
   batch->clear();
   Tree& tree = *tree_;
@@ -262,9 +264,11 @@ void Search::gather_into_batch(PositionHistory* leaf_history) {
       return;
     }
     const size_t new_start = visits.size();
-    pick(std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)));
-    expand_leaves(batch, new_start, leaf_history);
+    pick(std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)), tasks);
+    const auto expand_started = Clock::now();
+    expand_leaves(batch, new_start, leaf_history, tasks);
     batch_ = batch;
+    expand_seconds_ += std::chrono::duration<double>(Clock::now() - expand_started).count();
     bool any_ooo = false;
     for (size_t i = new_start; i < visits.size(); ++i) {
       if (!visits[i].collision) ++minibatch_size;
@@ -304,8 +308,8 @@ void Search::gather_into_batch(PositionHistory* leaf_history) {
   }
 }
 
-void Search::pick(int limit) {
-  PickContext c{history_, batch_, INT_MAX, limit};
+void Search::pick(int limit, TaskPool* tasks) {
+  PickContext c{nullptr, batch_, INT_MAX, limit, tasks};   // picking needs no board
   root_allowed_on_ = !root_filter_.empty() || current_best_ != kNone;
   if (!root_allowed_on_) return pick_node(c, tree_->root(), limit, 1, true);
   // With few playouts left, only root edges that could still catch the best
@@ -509,7 +513,7 @@ void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* 
   // (and it has a subtree to search: not a collision at an unvisited node).
   bool task[kMaxMoves];
   bool any_task = false;
-  if (tasks_) {
+  if (c.tasks) {
     int remaining = 0;
     for (int idx = 0; idx < count; ++idx) remaining += std::max(0, to_perform[idx]);
     for (int idx = 0; idx < count; ++idx) {
@@ -543,10 +547,10 @@ void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* 
     if (to_perform[idx] > 0) branches.push_back(Branch{idx, task[idx], spare_batch(), c.max_limit, nullptr});
   }
   {
-    TaskPool::Group group(tasks_.get());
+    TaskPool::Group group(c.tasks);
     auto pick_branch = [this, &c, kid, to_perform, depth](Branch* branch) {
       try {
-        PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit};
+        PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks};
         pick_node(sub, kid[branch->idx], to_perform[branch->idx], depth + 1, false);
         branch->max_limit = sub.max_limit;
       } catch (...) {
@@ -646,7 +650,7 @@ bool Search::being_extended(uint32_t node) const {
   return n.n == 0 && n.n_in_flight > 0;
 }
 
-void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history) {
+void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskPool* tasks) {
   // lc0's ProcessPickedTask: the picked leaves get their boards, moves,
   // terminal checks, cache lookups and network inputs here, with the tree
   // unlocked in worker mode (a leaf in flight is its picker's alone; others
@@ -660,14 +664,14 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history) 
   std::unique_ptr<TreeUnlocked> unlocked;
   if (unlock_to_expand_) unlocked.reset(new TreeUnlocked(tree_mutex_));
   const int count = int(leaves.size());
-  if (!tasks_ || count < params_.MinimumProcessingWork) {
+  if (!tasks || count < params_.MinimumProcessingWork) {
     expand_range(batch, leaves.data(), count, batch, history);
     return;
   }
   // lc0's split: at least two parts of MinimumPerTaskProcessing leaves or
   // more, one per task worker and one here (which takes the leftovers).
   const int parts = std::max(2, std::min(count / std::max(1, params_.MinimumPerTaskProcessing),
-                                         tasks_->threads() + 1));
+                                         tasks->threads() + 1));
   const int per_part = count / parts;
   struct Part {
     int begin, end;
@@ -681,7 +685,7 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history) 
     work.push_back(Part{begin, end, spare_batch(), nullptr, nullptr});
   }
   {
-    TaskPool::Group group(tasks_.get());
+    TaskPool::Group group(tasks);
     for (size_t p = 0; p + 1 < work.size(); ++p) {
       Part* part = &work[p];
       part->history.reset(new PositionHistory(*history));
@@ -720,7 +724,7 @@ void Search::expand_range(Batch* batch, const size_t* leaves, int count, Batch* 
   // leaves, which come in tree order, so consecutive ones share most moves.
   std::vector<uint16_t> at;            // the moves `history` is at, from the root
   std::vector<uint16_t> path;
-  PickContext c{history, out, INT_MAX, 0};
+  PickContext c{history, out, INT_MAX, 0, nullptr};
   for (int i = 0; i < count; ++i) {
     Visit& v = batch->visits[leaves[i]];
     moves_from_root(v.node, &path);

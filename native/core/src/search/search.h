@@ -123,6 +123,7 @@ struct PickContext {
   Batch* out;
   int max_limit;
   int pick_limit;
+  TaskPool* tasks;                   // the gathering worker's task workers; null: none
 };
 
 class Search {
@@ -159,6 +160,7 @@ class Search {
   double network_seconds() const { return network_seconds_; }
   double gather_seconds() const { return gather_seconds_; }
   double backup_seconds() const { return backup_seconds_; }
+  double expand_seconds() const { return expand_seconds_; }
   long long picking_tasks() const { return picking_tasks_.load(); }
   double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
   const Tree& tree() const { return *tree_; }
@@ -169,10 +171,11 @@ class Search {
   // Gathering (search.cpp).
   // `leaf_history` (at the root) is the board the picked leaves are
   // expanded on: history_ itself, or a worker's own copy.
-  void gather_batch(PositionHistory* leaf_history);   // timed: gather_into_batch
-  void gather_into_batch(PositionHistory* leaf_history);
+  // `tasks`: the worker's task workers (null: none).
+  void gather_batch(PositionHistory* leaf_history, TaskPool* tasks);   // timed: gather_into_batch
+  void gather_into_batch(PositionHistory* leaf_history, TaskPool* tasks);
   int collisions_left(long long nodes) const;
-  void pick(int limit);
+  void pick(int limit, TaskPool* tasks);
   void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
   void pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
                      const uint32_t* kid, int count);
@@ -184,7 +187,7 @@ class Search {
   int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
   // Expanding the picked leaves (lc0's ProcessPickedTask).
   bool being_extended(uint32_t node) const;
-  void expand_leaves(Batch* batch, size_t from, PositionHistory* history);
+  void expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskPool* tasks);
   void expand_range(Batch* batch, const size_t* leaves, int count, Batch* out, PositionHistory* history);
   void moves_from_root(uint32_t node, std::vector<uint16_t>* path) const;
   void expand_leaf(PickContext& c, Visit* v);
@@ -197,6 +200,7 @@ class Search {
   void add_request(PickContext& c, uint32_t node, uint64_t key, const MoveList& moves);
   void evaluate(Batch* batch, const EvaluatorSlot& slot) const;
   void prepare_priors(Batch* batch) const;
+  void cache_results(const Batch& batch) const;
   bool run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current);
   void run_workers(const std::function<void()>& report);
   void worker_loop(int index, const std::function<void()>* report);
@@ -253,7 +257,7 @@ class Search {
   long long cum_depth_ = 0, nn_evals_ = 0, network_batches_ = 0;
   std::atomic<long long> tb_hits_{0};    // picking tasks count them too
   std::atomic<long long> picking_tasks_{0};
-  double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0;
+  double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0, expand_seconds_ = 0.0;
   int max_depth_ = 0;
   bool stopped_ = false;
   double remaining_playouts_ = 4e9;
@@ -275,8 +279,12 @@ class Search {
   bool unlock_to_expand_ = false;      // workers expand leaves with the tree unlocked
   std::atomic<int> at_network_{0};     // workers in a network call (lc0's backend_waiting_counter)
   std::exception_ptr worker_error_;
-  // Task workers (lc0's): picking in separate branches at once.
-  std::unique_ptr<TaskPool> tasks_;
+  // Task workers (lc0's): each gathering worker has its own, which pick in
+  // separate branches and expand leaves for it. [0]: the first worker's
+  // (the only one outside worker mode).
+  int task_workers_ = 0;
+  std::vector<std::unique_ptr<TaskPool>> task_pools_;
+  TaskPool* task_pool(size_t worker) const { return worker < task_pools_.size() ? task_pools_[worker].get() : nullptr; }
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
   std::mutex spare_mutex_;
   std::vector<std::unique_ptr<Batch>> spare_batches_;

@@ -21,6 +21,7 @@ uint32_t Tree::new_node(uint32_t parent, int edge_index) {
 }
 
 uint32_t Tree::find_child(uint32_t node, int k) const {
+  if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
   for (uint32_t c = nodes_[node].first_child; c != kNone; c = nodes_[c].next_sibling) {
     const int index = nodes_[c].edge_index;
     if (index == k) return c;
@@ -30,6 +31,7 @@ uint32_t Tree::find_child(uint32_t node, int k) const {
 }
 
 uint32_t Tree::child(uint32_t node, int k) {
+  if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
   uint32_t prev = kNone;
   uint32_t c = nodes_[node].first_child;
   while (c != kNone && nodes_[c].edge_index < k) {
@@ -122,6 +124,40 @@ double Tree::visited_policy(uint32_t node) const {
   return sum;
 }
 
+bool Tree::make_solid(uint32_t node) {
+  Node& n = nodes_[node];
+  if (n.solid || n.num_edges == 0 || n.edges == kNone || n.terminal) return false;
+  uint32_t children_in_flight = 0;
+  for (uint32_t c = n.first_child; c != kNone; c = nodes_[c].next_sibling) {
+    const Node& cn = nodes_[c];
+    if (cn.n_in_flight > 0 && (cn.n <= 1 || cn.terminal)) return false;   // a visit refers to it
+    children_in_flight += cn.n_in_flight;
+  }
+  if (children_in_flight != n.n_in_flight) return false;   // collisions at a child refer to it
+  uint32_t block;
+  {
+    std::lock_guard<std::mutex> lock(allocate_mutex_);
+    block = nodes_.allocate(n.num_edges);
+  }
+  for (int k = 0; k < n.num_edges; ++k) {
+    Node& fresh = nodes_[block + k];
+    fresh = Node();
+    fresh.parent = node;
+    fresh.edge_index = uint8_t(k);
+  }
+  for (uint32_t c = n.first_child; c != kNone; c = nodes_[c].next_sibling) {
+    const uint32_t moved = block + nodes_[c].edge_index;
+    nodes_[moved] = nodes_[c];
+    for (uint32_t g = nodes_[moved].first_child; g != kNone; g = nodes_[g].next_sibling) nodes_[g].parent = moved;
+  }
+  for (int k = 0; k < n.num_edges; ++k) {
+    nodes_[block + k].next_sibling = k + 1 < n.num_edges ? block + k + 1 : kNone;
+  }
+  n.first_child = block;
+  n.solid = true;
+  return true;
+}
+
 std::unique_ptr<Tree> Tree::subtree(uint32_t node) const {
   std::unique_ptr<Tree> out(new Tree());
   std::vector<std::pair<uint32_t, uint32_t>> stack = {{node, out->root()}};
@@ -139,6 +175,8 @@ std::unique_ptr<Tree> Tree::subtree(uint32_t node) const {
     for (int k = 0; k < old.num_edges; ++k) out->edges_[fresh.edges + k] = edges_[old.edges + k];
     uint32_t last = kNone;
     for (uint32_t c = old.first_child; c != kNone; c = nodes_[c].next_sibling) {
+      const Node& cn = nodes_[c];
+      if (cn.n == 0 && cn.edges == kNone && !cn.terminal) continue;   // an unvisited solid slot
       const uint32_t copy = out->new_node(new_id, nodes_[c].edge_index);
       if (last == kNone) {
         out->nodes_[new_id].first_child = copy;

@@ -35,6 +35,7 @@ struct Node {          // 56 bytes (lc0's is 64)
   uint8_t num_edges = 0;
   uint8_t terminal = kNonTerminal;
   int8_t lower = kLoss, upper = kWin;
+  bool solid = false;             // children: one block, child k at first_child + k
 };
 
 // Fixed-size chunks: ids stay valid and growth never copies the tree. The
@@ -92,6 +93,13 @@ class Tree {
   void make_not_terminal(uint32_t node);
   void revert_terminal_visits(uint32_t node, double v, double d, double m, uint32_t visits);
   double visited_policy(uint32_t node) const;
+
+  // lc0's MakeSolid: moves a busy node's children into one block, a node
+  // for every edge, so picking walks them in order in memory. Only when no
+  // visit in flight refers to a child (a leaf or collision there): callers
+  // hold the tree lock, and the old copies stay readable (expansions that
+  // run unlocked may still walk up through them). True when done.
+  bool make_solid(uint32_t node);
 
   // A new tree holding `node` and its subtree (tree reuse between moves).
   std::unique_ptr<Tree> subtree(uint32_t node) const;
