@@ -502,10 +502,10 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       visit(c, child, depth + 1);
     }
   }
-  pick_children(c, node, depth, to_perform, kid, ready);
+  pick_children(c, depth, to_perform, kid, ready);
 }
 
-void Search::pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
+void Search::pick_children(PickContext& c, int depth, const int* to_perform,
                            const uint32_t* kid, int count) {
   Tree& tree = *tree_;
   // lc0's rule: a branch with more than MinimumPickingWork visits goes to a

@@ -177,7 +177,7 @@ class Search {
   int collisions_left(long long nodes) const;
   void pick(int limit, TaskPool* tasks);
   void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
-  void pick_children(PickContext& c, uint32_t node, int depth, const int* to_perform,
+  void pick_children(PickContext& c, int depth, const int* to_perform,
                      const uint32_t* kid, int count);
   bool try_start(uint32_t node);
   double fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const;
