@@ -39,23 +39,14 @@ bool Search::finish() {
       set_priors(v.node, r);
       v.q = -q, v.d = d, v.m = m;
       if (rescale_on_) rescale(&v);
-      if (!unlock_to_expand_) cache_edges(v.node, r.key, q, d, m);   // workers cached it unlocked
+      if (!worker_mode_) cache_edges(v.node, r.key, q, d, m);   // workers cached it unlocked
     }
     backup(v);
   }
-  for (const Request& r : batch_->requests) {
-    if (r.node != kNone || unlock_to_expand_) continue;   // prefetched: only into the cache
-    const int slot = int(&r - batch_->requests.data());
-    const float* wdl = batch_->wdl.data() + size_t(slot) * 3;
-    Move moves[kMaxMoves];
-    uint16_t sorted[kMaxMoves];
-    const Edge* edges = batch_->edges.data() + r.first_move;
-    for (int i = 0; i < r.num_moves; ++i) {
-      moves[i].raw = edges[i].move;
-      sorted[i] = edges[i].prior;
-    }
-    cache_->put(r.key, moves, sorted, r.num_moves, double(wdl[0]) - double(wdl[2]), wdl[1],
-                batch_->moves_left[slot]);
+  // Prefetched positions only go to the cache (workers' are there already).
+  const size_t requests = worker_mode_ ? 0 : batch_->requests.size();
+  for (size_t slot = 0; slot < requests; ++slot) {
+    if (batch_->requests[slot].node == kNone) cache_request(*batch_, slot);
   }
   for (const Visit& v : batch_->visits) {
     if (v.collision) cancel_in_flight(v.node, v.multivisit);

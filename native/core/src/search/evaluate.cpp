@@ -93,20 +93,22 @@ void Search::evaluate(Batch* batch, const EvaluatorSlot& slot) const {
   prepare_priors(batch);
   // Workers fill the NN cache here, outside the tree lock (the cache has its
   // own); the deterministic modes do it when backing up, in pick order.
-  if (unlock_to_expand_) cache_results(*batch);
+  if (worker_mode_) cache_results(*batch);
 }
 
 void Search::cache_results(const Batch& batch) const {
+  for (size_t slot = 0; slot < batch.requests.size(); ++slot) cache_request(batch, slot);
+}
+
+void Search::cache_request(const Batch& batch, size_t slot) const {
+  const Request& r = batch.requests[slot];
+  const float* wdl = batch.wdl.data() + slot * 3;
+  const Edge* edges = batch.edges.data() + r.first_move;   // sorted by prepare_priors
   Move moves[kMaxMoves];
   uint16_t codes[kMaxMoves];
-  for (size_t slot = 0; slot < batch.requests.size(); ++slot) {
-    const Request& r = batch.requests[slot];
-    const float* wdl = batch.wdl.data() + slot * 3;
-    const Edge* edges = batch.edges.data() + r.first_move;
-    for (int i = 0; i < r.num_moves; ++i) moves[i].raw = edges[i].move, codes[i] = edges[i].prior;
-    cache_->put(r.key, moves, codes, r.num_moves, double(wdl[0]) - double(wdl[2]), wdl[1],
-                batch.moves_left[slot]);
-  }
+  for (int i = 0; i < r.num_moves; ++i) moves[i].raw = edges[i].move, codes[i] = edges[i].prior;
+  cache_->put(r.key, moves, codes, r.num_moves, double(wdl[0]) - double(wdl[2]), wdl[1],
+              batch.moves_left[slot]);
 }
 
 void Search::prepare_priors(Batch* batch) const {

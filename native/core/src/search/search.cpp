@@ -151,7 +151,7 @@ void Search::run_workers(const std::function<void()>& report) {
   worker_batches_.clear();
   for (int i = 0; i < workers; ++i) worker_batches_.emplace_back(new Batch());
   slot_mutexes_.reset(new std::mutex[evaluator_.slots.size()]);
-  unlock_to_expand_ = true;
+  worker_mode_ = true;
   while (task_workers_ > 0 && int(task_pools_.size()) < workers) task_pools_.emplace_back(new TaskPool(task_workers_));
   std::vector<std::thread> threads;
   for (int i = 1; i < workers; ++i) threads.emplace_back([this, i] { worker_loop(i, nullptr); });
@@ -258,7 +258,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskPool* tasks) {
   while (minibatch_size < target_minibatch_ && ooo < max_out_of_order_) {
     if (minibatch_size > 0 && batch->requests.empty()) return;   // back up without the network now
     // Workers: an idle network gets what there is now.
-    if (unlock_to_expand_ && minibatch_size > 0 &&
+    if (worker_mode_ && minibatch_size > 0 &&
         int(batch->requests.size()) > params_.IdlingMinimumWork &&
         params_.Threads - at_network_.load(std::memory_order_relaxed) > params_.ThreadIdlingThreshold) {
       return;
@@ -481,7 +481,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     limit -= new_visits;
     if (kid[best_idx] == kNone) kid[best_idx] = tree.child(node, best_idx);
     const uint32_t child = kid[best_idx];
-    if (!being_extended(child) && tree.node(child).terminal == kTwoFold) {
+    if (!being_expanded(child) && tree.node(child).terminal == kTwoFold) {
       ensure_two_fold_correct(child, depth);
     }
     bool started = false;
@@ -638,14 +638,14 @@ void Search::visit(PickContext& c, uint32_t node, int depth) {
     v.q = n.wl, v.d = n.d, v.m = n.m;
     v.ooo_done = params_.OutOfOrderEval;
   } else {
-    v.extend = true;                 // expanded after the pick (expand_leaves)
+    v.expand = true;                 // expanded after the pick (expand_leaves)
   }
   c.out->visits.push_back(v);
 }
 
 // --------------------------------------------------------------- expanding
 
-bool Search::being_extended(uint32_t node) const {
+bool Search::being_expanded(uint32_t node) const {
   const Node& n = tree_->node(node);
   return n.n == 0 && n.n_in_flight > 0;
 }
@@ -658,11 +658,11 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
   // enough of them. Requests keep the visits' order.
   std::vector<size_t> leaves;
   for (size_t i = from; i < batch->visits.size(); ++i) {
-    if (batch->visits[i].extend) leaves.push_back(i);
+    if (batch->visits[i].expand) leaves.push_back(i);
   }
   if (leaves.empty()) return;
   std::unique_ptr<TreeUnlocked> unlocked;
-  if (unlock_to_expand_) unlocked.reset(new TreeUnlocked(tree_mutex_));
+  if (worker_mode_) unlocked.reset(new TreeUnlocked(tree_mutex_));
   const int count = int(leaves.size());
   if (!tasks || count < params_.MinimumProcessingWork) {
     expand_range(batch, leaves.data(), count, batch, history);
@@ -732,7 +732,7 @@ void Search::expand_range(Batch* batch, const size_t* leaves, int count, Batch* 
     while (common < at.size() && common < path.size() && at[common] == path[common]) ++common;
     for (size_t k = at.size(); k > common; --k) history->pop();
     for (size_t k = common; k < path.size(); ++k) history->push(move_of(path[k]));
-    at = path;
+    at.swap(path);
     expand_leaf(c, &v);
   }
   for (size_t k = 0; k < at.size(); ++k) history->pop();
@@ -750,7 +750,7 @@ void Search::moves_from_root(uint32_t node, std::vector<uint16_t>* path) const {
 void Search::expand_leaf(PickContext& c, Visit* v) {
   Tree& tree = *tree_;
   const uint32_t node = v->node;
-  v->extend = false;
+  v->expand = false;
   const Position& pos = c.history->last();
   const uint64_t key = NNCache::key(pos, c.history->repetitions(c.history->size() - 1));
   CacheHit cached;

@@ -69,7 +69,7 @@ struct Visit {                       // lc0's NodeToProcess
   int maxvisit = 0;
   bool collision = false;
   bool ooo_done = false;
-  bool extend = false;               // a new leaf, expanded after the pick
+  bool expand = false;               // a new leaf, expanded after the pick
   int nn_slot = -1;
   double q = 0.0, d = 0.0, m = 0.0;
 };
@@ -186,7 +186,7 @@ class Search {
   void visit(PickContext& c, uint32_t node, int depth);
   int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
   // Expanding the picked leaves (lc0's ProcessPickedTask).
-  bool being_extended(uint32_t node) const;
+  bool being_expanded(uint32_t node) const;
   void expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskPool* tasks);
   void expand_range(Batch* batch, const size_t* leaves, int count, Batch* out, PositionHistory* history);
   void moves_from_root(uint32_t node, std::vector<uint16_t>* path) const;
@@ -200,7 +200,8 @@ class Search {
   void add_request(PickContext& c, uint32_t node, uint64_t key, const MoveList& moves);
   void evaluate(Batch* batch, const EvaluatorSlot& slot) const;
   void prepare_priors(Batch* batch) const;
-  void cache_results(const Batch& batch) const;
+  void cache_results(const Batch& batch) const;            // every request's result
+  void cache_request(const Batch& batch, size_t slot) const;
   bool run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current);
   void run_workers(const std::function<void()>& report);
   void worker_loop(int index, const std::function<void()>* report);
@@ -276,7 +277,10 @@ class Search {
   std::vector<std::unique_ptr<Batch>> worker_batches_;
   std::unique_ptr<std::mutex[]> slot_mutexes_;
   std::condition_variable progress_;   // a worker backed up a batch
-  bool unlock_to_expand_ = false;      // workers expand leaves with the tree unlocked
+  // Threads workers on slots of their own: they expand leaves with the tree
+  // unlocked, fill the NN cache where the network ran, and send early to an
+  // idle network.
+  bool worker_mode_ = false;
   std::atomic<int> at_network_{0};     // workers in a network call (lc0's backend_waiting_counter)
   std::exception_ptr worker_error_;
   // Task workers (lc0's): each gathering worker has its own, which pick in
