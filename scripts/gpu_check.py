@@ -337,6 +337,7 @@ def main(argv=None) -> int:
     p.add_argument("--bench-batches", default="1,8,16,32,64,128,256,512")
     p.add_argument("--multistream-nets", default="t82,maia-1900")
     p.add_argument("--profile-nets", default="t82,bt4")
+    p.add_argument("--profile-batch", type=int, default=256)
     p.add_argument("--no-graph-nets", default="t82,maia-1900", help="also bench these without graphs")
     p.add_argument("--skip", default="",
                    help="comma list of steps to skip: matmul,parity,multistream,bench,profile,backendbench")
@@ -374,7 +375,8 @@ def main(argv=None) -> int:
             ("matmul", lambda: matmul_tflops(results)),
             ("parity", lambda: parity(results, pick(args.nets), args.vendor, batches, boards)),
             ("multistream", lambda: multistream(results, pick(args.multistream_nets), f"{args.vendor}-fp16", boards)),
-            ("profile", lambda: profile(results, pick(args.profile_nets), f"{args.vendor}-fp16", boards, out)),
+            ("profile", lambda: profile(results, pick(args.profile_nets), f"{args.vendor}-fp16", boards, out,
+                                         batch=args.profile_batch)),
             ("backendbench", lambda: backendbench_cli(results, pick(",".join(PRESETS)), f"{args.vendor}-fp16")),
             ("bench", lambda: benchmark(results, pick(args.bench_nets), [f"{args.vendor}-fp16", args.vendor],
                                         [int(b) for b in args.bench_batches.split(",")], boards,

@@ -7,8 +7,9 @@
 // rows: Q, K, V of the head go to shared memory as half (bias added in float,
 // then rounded, as lc0's own fp16 path does); a warp's 16 x 64 scores land in
 // its float scratch, softmax (with smolgen's logits, fetched into registers
-// at the start) reads them and writes half probabilities over them, which
-// feed the P.V tiles; the output goes back through the same scratch to
+// at the start; a lane pair per row, so the warp's 16 rows reduce side by
+// side with one shuffle each) reads them and writes half probabilities over
+// them, which feed the P.V tiles; the output goes back through the same scratch to
 // 16-byte global stores. Everything after the load is warp-local
 // (__syncwarp only). 32.5 KB of shared memory per block at depth 32.
 //
@@ -79,54 +80,52 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
   const __half* rows = qkv + static_cast<long long>(n) * 64 * width;
   const int row0 = warp * kTile;
 
-  // Smolgen's logits of this warp's rows, fetched first (they are used only
-  // after the products): lane pairs of keys c = 2 * (lane + j * lanes), one
-  // step on 32-wide warps (all of NVIDIA's), no lane past key 63 on wider ones.
-  constexpr int kMaxPairs = 2;
-  __half2 g[kTile][kMaxPairs];
+  // Softmax layout: lanes 2r and 2r+1 own row r of the warp's 16, columns
+  // [32 * half, 32 * half + 32) (launched with 32-lane warps only). Their
+  // smolgen logits are fetched first (used only after the products): 64
+  // contiguous bytes per lane, the warp's 16 rows in one 2 KB sweep.
+  const int my_row = lane / 2, my_col0 = (lane % 2) * 32;
+  uint4 g[4];
   const bool has_gen = smolgen != nullptr;
   if (has_gen) {
-    const __half* gen = smolgen + static_cast<long long>(nh) * 4096 + row0 * 64;
+    const uint4* gen = reinterpret_cast<const uint4*>(smolgen + static_cast<long long>(nh) * 4096 +
+                                                      (row0 + my_row) * 64 + my_col0);
 #pragma unroll
-    for (int r = 0; r < kTile; ++r) {
-#pragma unroll
-      for (int j = 0; j < kMaxPairs; ++j) {
-        const int c = 2 * (lane + j * lanes);
-        if (c < 64) g[r][j] = *reinterpret_cast<const __half2*>(gen + r * 64 + c);
-      }
-    }
+    for (int j = 0; j < 4; ++j) g[j] = gen[j];
   }
 
-  // Q, K, V + bias -> shared, 8 halves per load, 4 loads in flight per thread.
+  // Q, K, V + bias -> shared, 8 halves per load, all of a thread's loads in
+  // flight at once (one memory round trip; 6 per thread at depth 32).
   constexpr int kVecs = kDepth / 8;  // per row and matrix
   constexpr int kTotal = 3 * 64 * kVecs;
-  constexpr int kBatch = 4;
-  for (int i0 = threadIdx.x; i0 < kTotal; i0 += kBatch * blockDim.x) {
-    Half8 in[kBatch];
+  constexpr int kThreads = kTcWarps * 32;
+  constexpr int kPerThread = (kTotal + kThreads - 1) / kThreads;
+  Half8 in[kPerThread];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int i = i0 + u * blockDim.x;
-      if (i < kTotal) {
-        const int m = i / (64 * kVecs);
-        const int rest = i - m * 64 * kVecs;
-        const int r = rest / kVecs, v = rest - r * kVecs;
-        in[u].raw = *reinterpret_cast<const uint4*>(rows + static_cast<long long>(r) * width +
-                                                    m * d_model + h * kDepth + v * 8);
-      }
+  for (int u = 0; u < kPerThread; ++u) {
+    const int i = threadIdx.x + u * kThreads;
+    if (i < kTotal) {
+      const int m = i / (64 * kVecs);
+      const int rest = i - m * 64 * kVecs;
+      const int r = rest / kVecs, v = rest - r * kVecs;
+      in[u].raw = *reinterpret_cast<const uint4*>(rows + static_cast<long long>(r) * width +
+                                                  m * d_model + h * kDepth + v * 8);
     }
+  }
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int i = i0 + u * blockDim.x;
-      if (i < kTotal) {
-        const int m = i / (64 * kVecs);
-        const int rest = i - m * 64 * kVecs;
-        const int r = rest / kVecs, v = rest - r * kVecs;
-        const int col = m * d_model + h * kDepth + v * 8;
+  for (int u = 0; u < kPerThread; ++u) {
+    const int i = threadIdx.x + u * kThreads;
+    if (i < kTotal) {
+      const int m = i / (64 * kVecs);
+      const int rest = i - m * 64 * kVecs;
+      const int r = rest / kVecs, v = rest - r * kVecs;
+      const int col = m * d_model + h * kDepth + v * 8;
+      const float4 b0 = *reinterpret_cast<const float4*>(bias + col);
+      const float4 b1 = *reinterpret_cast<const float4*>(bias + col + 4);
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
-        for (int k = 0; k < 8; ++k)
-          in[u].h[k] = __float2half(__half2float(in[u].h[k]) + bias[col + k]);
-        *reinterpret_cast<uint4*>(qs + m * 64 * P + r * P + v * 8) = in[u].raw;
-      }
+      for (int k = 0; k < 8; ++k) in[u].h[k] = __float2half(__half2float(in[u].h[k]) + b[k]);
+      *reinterpret_cast<uint4*>(qs + m * 64 * P + r * P + v * 8) = in[u].raw;
     }
   }
   __syncthreads();
@@ -149,46 +148,49 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
   __syncwarp();
 
   // softmax(scores * scale + smolgen) -> probs (half), written over the
-  // row's own scores: every lane has read the row (the reductions need all
-  // its values) before any lane writes it.
+  // row's own scores. A row is two lanes' (one shuffle per reduction, the
+  // 16 rows side by side); both have read the row before either writes it.
+  float s[32];
+  {
+    const float* src = scores + my_row * kScorePitch + my_col0;
 #pragma unroll
-  for (int r = 0; r < kTile; ++r) {
-    float s[kMaxPairs][2] = {};
-    float m = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < kMaxPairs; ++j) {
-      const int c = 2 * (lane + j * lanes);
-      if (c < 64) {
-        const float2 raw = *reinterpret_cast<const float2*>(scores + r * kScorePitch + c);
-        s[j][0] = raw.x * scale;
-        s[j][1] = raw.y * scale;
-        if (has_gen) {
-          const float2 gf = __half22float2(g[r][j]);
-          s[j][0] += gf.x;
-          s[j][1] += gf.y;
-        }
-        m = fmaxf(m, fmaxf(s[j][0], s[j][1]));
-      }
+    for (int j = 0; j < 8; ++j) {
+      const float4 raw = *reinterpret_cast<const float4*>(src + 4 * j);
+      s[4 * j] = raw.x * scale;
+      s[4 * j + 1] = raw.y * scale;
+      s[4 * j + 2] = raw.z * scale;
+      s[4 * j + 3] = raw.w * scale;
     }
-    m = warp_max(m);
-    float sum = 0.0f;
+  }
+  if (has_gen) {
 #pragma unroll
-    for (int j = 0; j < kMaxPairs; ++j) {
-      if (2 * (lane + j * lanes) < 64) {
-        s[j][0] = expf(s[j][0] - m);
-        s[j][1] = expf(s[j][1] - m);
-        sum += s[j][0] + s[j][1];
-      }
+    for (int j = 0; j < 4; ++j) {
+      const Half8 gv{g[j]};
+#pragma unroll
+      for (int k = 0; k < 8; ++k) s[8 * j + k] += __half2float(gv.h[k]);
     }
-    const float inv = 1.0f / warp_sum(sum);
-    __syncwarp();
+  }
+  float m = s[0];
 #pragma unroll
-    for (int j = 0; j < kMaxPairs; ++j) {
-      const int c = 2 * (lane + j * lanes);
-      if (c < 64) {
-        *reinterpret_cast<__half2*>(probs + r * kProbPitch + c) =
-            __floats2half2_rn(s[j][0] * inv, s[j][1] * inv);
-      }
+  for (int k = 1; k < 32; ++k) m = fmaxf(m, s[k]);
+  m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < 32; ++k) {
+    s[k] = expf(s[k] - m);
+    sum += s[k];
+  }
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  const float inv = 1.0f / sum;
+  __syncwarp();
+  {
+    uint4* dst = reinterpret_cast<uint4*>(probs + my_row * kProbPitch + my_col0);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      Half8 pv;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) pv.h[k] = __float2half(s[8 * j + k] * inv);
+      dst[j] = pv.raw;
     }
   }
   __syncwarp();
@@ -260,8 +262,9 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* b
                                   const __half* smolgen, int batch, int heads, int depth,
                                   int warp_size, hipStream_t stream) {
   check_warp_size(warp_size);
-  if (depth % kTile != 0 || !aligned16(out) || !aligned16(qkv) ||
-      (smolgen != nullptr && !aligned16(smolgen)))
+  // The softmax gives each row to a lane pair: 32-lane warps (NVIDIA's) only.
+  if (warp_size != 32 || depth % kTile != 0 || !aligned16(out) || !aligned16(qkv) ||
+      !aligned16(bias) || (smolgen != nullptr && !aligned16(smolgen)))
     return false;
   if (!has_tensor_cores()) return false;
   switch (depth) {
