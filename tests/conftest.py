@@ -1,4 +1,5 @@
-"""Shared fixtures: the real maia-1900 net and generated test nets."""
+"""Shared fixtures: the real maia-1900 net, generated test nets and a machine
+with no GPU toolchain."""
 from __future__ import annotations
 
 import os
@@ -67,3 +68,21 @@ def shared_native_builds():
         yield
     finally:
         os.environ.pop("LC0ROCM_BUILD_CACHE", None)
+
+
+@pytest.fixture
+def bare_env(monkeypatch, tmp_path):
+    """No toolchain and no GPU tools anywhere: PATH is one empty folder (and
+    /usr/local/cuda/bin, a fallback location of nvcc, is hidden too).
+    Returns that folder, for tests that put fake tools in it."""
+    from lc0_rocm.backends import native
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
+    monkeypatch.setenv("LC0ROCM_BUILD_CACHE", str(tmp_path / "builds"))
+    for var in ("LC0ROCM_TOOLCHAIN", "LC0ROCM_GPU_ARCH", "CUDA_HOME", "CUDA_PATH", "HIP_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    real_which = native._which
+    monkeypatch.setattr(native, "_which", lambda name, extra=(): real_which(name, ()))
+    return bin_dir

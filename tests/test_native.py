@@ -32,22 +32,6 @@ def fake_tool(folder: pathlib.Path, name: str, script: str) -> pathlib.Path:
     return path
 
 
-@pytest.fixture
-def bare_env(monkeypatch, tmp_path):
-    """No toolchain and no GPU tools anywhere: PATH is one empty folder."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
-    monkeypatch.setenv("LC0ROCM_BUILD_CACHE", str(tmp_path / "cache"))
-    for var in ("LC0ROCM_TOOLCHAIN", "LC0ROCM_GPU_ARCH", "CUDA_HOME", "CUDA_PATH"):
-        monkeypatch.delenv(var, raising=False)
-    # /usr/local/cuda/bin is a fallback location of nvcc: hide it too.
-    real_which = native._which
-    monkeypatch.setattr(native, "_which", lambda name, extra=(): real_which(name, ()))
-    return bin_dir
-
-
 # ---------------------------------------------------------------- ABI header
 def test_cdef_block_parses_and_declares_the_abi():
     cffi = pytest.importorskip("cffi")
@@ -216,7 +200,7 @@ def test_build_compiles_every_file_and_caches_by_hash_and_arch(fake_hip, tmp_pat
     lib = native.build("amd")
     assert lib.name == "liblc0rocm.so" and lib.is_file()
     assert lib.parent.name.endswith("-gfx90a")
-    assert lib.parent.parent == tmp_path / "cache"
+    assert lib.parent.parent == tmp_path / "builds"   # bare_env's LC0ROCM_BUILD_CACHE
     lines = fake_hip.read_text().splitlines()
     sources = native.source_files(native.source_dir())
     compiles = [ln for ln in lines if " -c " in ln]

@@ -24,21 +24,6 @@ def tool(folder: pathlib.Path, name: str, script: str) -> pathlib.Path:
     return path
 
 
-@pytest.fixture
-def bare(monkeypatch, tmp_path):
-    """PATH holds one empty folder: no compiler, no GPU tool."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("ROCM_PATH", str(tmp_path / "no-rocm"))
-    monkeypatch.setenv("LC0ROCM_BUILD_CACHE", str(tmp_path / "builds"))
-    for var in ("LC0ROCM_TOOLCHAIN", "LC0ROCM_GPU_ARCH", "CUDA_HOME", "CUDA_PATH", "HIP_PLATFORM"):
-        monkeypatch.delenv(var, raising=False)
-    real_which = native._which
-    monkeypatch.setattr(native, "_which", lambda name, extra=(): real_which(name, ()))
-    return bin_dir
-
-
 def fake_cuda(tmp_path, monkeypatch, bin_dir):
     cuda = tmp_path / "cuda"
     (cuda / "include").mkdir(parents=True)
@@ -49,8 +34,8 @@ def fake_cuda(tmp_path, monkeypatch, bin_dir):
     monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
 
 
-def test_no_gpu_found_names_each_probe_without_inventing_answers(bare):
-    tool(bare, "rocm_agent_enumerator", "echo gfx000\n")       # present, lists no GPU
+def test_no_gpu_found_names_each_probe_without_inventing_answers(bare_env):
+    tool(bare_env, "rocm_agent_enumerator", "echo gfx000\n")       # present, lists no GPU
     with pytest.raises(native.NativeError) as info:
         native.detect_target()
     message = str(info.value)
@@ -60,36 +45,36 @@ def test_no_gpu_found_names_each_probe_without_inventing_answers(bare):
     assert native.build_main([]) == 1
 
 
-def test_build_native_suggests_arch_when_no_gpu(bare, capsys):
+def test_build_native_suggests_arch_when_no_gpu(bare_env, capsys):
     assert native.build_main([]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no GPU found" in err and "--arch" in err
 
 
-def test_every_toolchain_is_tried(bare, tmp_path, monkeypatch):
+def test_every_toolchain_is_tried(bare_env, tmp_path, monkeypatch):
     """hipcc without hipBLAS no longer stops the search: nvcc + cuBLAS with an
     NVIDIA GPU is found behind it."""
-    tool(bare, "hipcc", "exit 0\n")
+    tool(bare_env, "hipcc", "exit 0\n")
     if pathlib.Path("/usr/include/hipblas/hipblas.h").is_file():
         pytest.skip("this machine has hipBLAS in /usr/include")
-    fake_cuda(tmp_path, monkeypatch, bare)
-    tool(bare, "nvidia-smi", "echo 9.0\n")
-    tool(bare, "rocm_agent_enumerator", "echo gfx90a\n")       # an AMD GPU, but no hipBLAS
+    fake_cuda(tmp_path, monkeypatch, bare_env)
+    tool(bare_env, "nvidia-smi", "echo 9.0\n")
+    tool(bare_env, "rocm_agent_enumerator", "echo gfx90a\n")       # an AMD GPU, but no hipBLAS
     tc, arch = native.detect_target()
     assert (tc.vendor, arch) == ("nvidia", "sm_90")
     tc = native.detect_toolchain()                              # toolchain only: the complete one
     assert tc.vendor == "nvidia"
 
 
-def test_arch_picks_the_vendor(bare, tmp_path, monkeypatch):
-    fake_cuda(tmp_path, monkeypatch, bare)
+def test_arch_picks_the_vendor(bare_env, tmp_path, monkeypatch):
+    fake_cuda(tmp_path, monkeypatch, bare_env)
     tc, arch = native.detect_target(arch="sm_80")
     assert (tc.vendor, arch) == ("nvidia", "sm_80")
     with pytest.raises(native.NativeError, match="no GPU toolchain for AMD"):
         native.detect_target(arch="gfx1030")
 
 
-def test_hipcc_builds_for_amd_even_with_nvcc_installed(bare, tmp_path, monkeypatch, capsys):
+def test_hipcc_builds_for_amd_even_with_nvcc_installed(bare_env, tmp_path, monkeypatch, capsys):
     """HIP_PLATFORM=amd reaches every hipcc run (Debian's hipcc otherwise
     hands the build to nvcc when one is installed)."""
     rocm = tmp_path / "rocm"
@@ -97,13 +82,13 @@ def test_hipcc_builds_for_amd_even_with_nvcc_installed(bare, tmp_path, monkeypat
     (rocm / "include" / "hipblas" / "hipblas.h").write_text("")
     monkeypatch.setenv("ROCM_PATH", str(rocm))
     log = tmp_path / "platform.log"
-    tool(bare, "hipcc", f"""
+    tool(bare_env, "hipcc", f"""
         echo "$HIP_PLATFORM" >> {log}
         out=""; prev=""
         for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
         echo fake > "$out"
         """)
-    tool(bare, "nvcc", "exit 1\n")
+    tool(bare_env, "nvcc", "exit 1\n")
     lib = native.build("amd", arch="gfx90a")
     assert lib.is_file()
     platforms = log.read_text().split()
@@ -114,7 +99,7 @@ def test_hipcc_builds_for_amd_even_with_nvcc_installed(bare, tmp_path, monkeypat
     assert steps[-1].endswith(": linking")
 
 
-def test_auto_reports_every_backends_reason(bare, capsys):
+def test_auto_reports_every_backends_reason(bare_env, capsys):
     note = backends.auto_fallback_note()
     assert note.startswith("no GPU found, using cpu")
     assert "rocm-auto: no AMD GPU found" in note and "cuda-auto: no NVIDIA GPU found" in note

@@ -173,14 +173,14 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
   float m = s[0];
 #pragma unroll
   for (int k = 1; k < 32; ++k) m = fmaxf(m, s[k]);
-  m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+  m = fmaxf(m, gpu_shfl_xor(m, 1));
   float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < 32; ++k) {
     s[k] = expf(s[k] - m);
     sum += s[k];
   }
-  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  sum += gpu_shfl_xor(sum, 1);
   const float inv = 1.0f / sum;
   __syncwarp();
   {
