@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
 from lc0_rocm.search.native import RootEdge, Snapshot
-from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SUGGESTED_MINIBATCH, OPTIONS,
+from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SEARCH_THREADS, GPU_SUGGESTED_MINIBATCH, OPTIONS,
                                     OptionSpec, SearchParams, option_name)
 from lc0_rocm.search import contempt
 from lc0_rocm.search.score import mate_score, score_cp, wdl_permille
@@ -187,17 +187,23 @@ class Engine:
         return self._network
 
     def search_threads(self) -> int:
-        """lc0's Threads 0: one search thread on the cpu backend, two on a
-        GPU (one gathers while the other's batch is at the network), two per
-        GPU under roundrobin and multiplexing."""
+        """Threads 0: one search thread on the cpu backend; three on one GPU
+        (a stream each; lc0 runs two, its batches taking turns on one
+        stream: a third measured +8-20 % on maia-1900 on most lent H100s and
+        no loss on t82, BENCHMARKS.md); two per GPU under roundrobin and
+        multiplexing, two under demux and elsewhere (random backend)."""
         if self.params.Threads:
             return self.params.Threads
         backend = getattr(self._network, "backend", None)
-        name = backend if isinstance(backend, str) else getattr(backend, "name", "cpu")
-        if str(name).startswith("cpu"):
+        name = str(backend if isinstance(backend, str) else getattr(backend, "name", "cpu"))
+        if name.startswith("cpu"):
             return 1
-        # Two per GPU that takes whole batches (roundrobin, multiplexing).
-        return 2 * max(1, int(getattr(backend, "parallel_devices", 1)))
+        devices = int(getattr(backend, "parallel_devices", 1))
+        if devices > 1:          # children that take whole batches
+            return 2 * devices
+        if name.startswith(("cuda", "rocm")):
+            return GPU_SEARCH_THREADS
+        return 2
 
     @staticmethod
     def _search_pipelined(search, report) -> None:

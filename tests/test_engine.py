@@ -60,6 +60,24 @@ def test_minibatch_size_follows_lc0_suggestions():
     assert Engine(H200Net()).minibatch_size() == 264          # lc0 cuda: 2 x SMs
 
 
+def test_threads_default_by_backend():
+    """Threads 0: 1 on cpu, 3 on one GPU (a stream each), 2 per GPU under
+    roundrobin/multiplexing, 2 under demux and on other backends."""
+    def net(backend_name, devices=1):
+        class Net(MaterialEvaluator):
+            class backend:
+                name = backend_name
+                parallel_devices = devices
+        return Net()
+    assert Engine(MaterialEvaluator()).search_threads() == 1
+    assert Engine(net("cuda-fp16")).search_threads() == 3
+    assert Engine(net("rocm")).search_threads() == 3
+    assert Engine(net("roundrobin", devices=2)).search_threads() == 4
+    assert Engine(net("demux")).search_threads() == 2
+    assert Engine(net("random")).search_threads() == 2
+    assert Engine(net("cuda-fp16"), Threads=5).search_threads() == 5
+
+
 def test_result_shape():
     result = Engine(MaterialEvaluator(), MultiPV=2, SmartPruningFactor=0).search(
         chess.Board(), nodes=120)
