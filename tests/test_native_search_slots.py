@@ -288,6 +288,7 @@ def test_workers_expanding_leaves_unlocked_leave_a_sound_tree(fen):
         result = engine.search(board, nodes=nodes)
         assert engine._native.tree_fault() == ""
         assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+        assert engine._native.run_stats()["expanding_tasks"] > 0   # the split did run
 
 
 def test_tree_check_passes_a_one_thread_tree_and_sees_visits_in_flight():

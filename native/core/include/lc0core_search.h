@@ -65,6 +65,7 @@ typedef struct {
   double gather_s, backup_s; /* seconds gathering and backing up (tree locked) */
   long long picking_tasks;   /* branches picked by task workers */
   double expand_s;           /* of gather_s: expanding leaves (workers: tree unlocked) */
+  long long expanding_tasks; /* parts of expansions run by task workers */
 } lc0core_search_stats;
 
 typedef struct {

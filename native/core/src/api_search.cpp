@@ -358,6 +358,7 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->backup_s = s.backup_seconds();
     out->picking_tasks = s.picking_tasks();
     out->expand_s = s.expand_seconds();
+    out->expanding_tasks = s.expanding_tasks();
     return LC0CORE_OK;
   });
 }

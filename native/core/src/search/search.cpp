@@ -52,7 +52,7 @@ Search::Search(Tree* tree, PositionHistory* history, NNCache* cache, const Searc
     const int cores = int(std::thread::hardware_concurrency());
     task_workers_ = std::max(0, std::min(4, cores / std::max(1, params.Threads - 1) - 1));
   }
-  if (task_workers_ > 0) task_pools_.emplace_back(new TaskPool(task_workers_));
+  if (task_workers_ > 0) add_task_pool();
   update_current_best();
 }
 
@@ -152,7 +152,7 @@ void Search::run_workers(const std::function<void()>& report) {
   for (int i = 0; i < workers; ++i) worker_batches_.emplace_back(new Batch());
   slot_mutexes_.reset(new std::mutex[evaluator_.slots.size()]);
   worker_mode_ = true;
-  while (task_workers_ > 0 && int(task_pools_.size()) < workers) task_pools_.emplace_back(new TaskPool(task_workers_));
+  while (task_workers_ > 0 && int(task_pools_.size()) < workers) add_task_pool();
   std::vector<std::thread> threads;
   for (int i = 1; i < workers; ++i) threads.emplace_back([this, i] { worker_loop(i, nullptr); });
   worker_loop(0, &report);       // the caller's thread reports
@@ -676,7 +676,7 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
   struct Part {
     int begin, end;
     std::unique_ptr<Batch> out;
-    std::unique_ptr<PositionHistory> history;
+    PositionHistory* history;
     std::exception_ptr error;
   };
   std::vector<Part> work;
@@ -688,11 +688,12 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
     TaskPool::Group group(tasks);
     for (size_t p = 0; p + 1 < work.size(); ++p) {
       Part* part = &work[p];
-      part->history.reset(new PositionHistory(*history));
+      part->history = part_history(tasks, p);
+      expanding_tasks_.fetch_add(1, std::memory_order_relaxed);
       group.run([this, part, batch, &leaves] {
         try {
           expand_range(batch, leaves.data() + part->begin, part->end - part->begin, part->out.get(),
-                       part->history.get());
+                       part->history);
         } catch (...) {
           part->error = std::current_exception();
         }
@@ -716,6 +717,19 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
     }
     return_batch(std::move(part.out));
   }
+}
+
+PositionHistory* Search::part_history(TaskPool* tasks, size_t part) {
+  return part_histories_.at(tasks).at(part).get();
+}
+
+void Search::add_task_pool() {
+  // A board per task worker for its parts of an expansion: copies of the
+  // root's history made now, before any thread runs (expand_range leaves a
+  // history at the root, so they are reused all search long).
+  task_pools_.emplace_back(new TaskPool(task_workers_));
+  auto& copies = part_histories_[task_pools_.back().get()];
+  for (int i = 0; i < task_workers_; ++i) copies.emplace_back(new PositionHistory(*history_));
 }
 
 void Search::expand_range(Batch* batch, const size_t* leaves, int count, Batch* out,

@@ -10,6 +10,7 @@
 #include <exception>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <future>
 #include <mutex>
@@ -162,6 +163,7 @@ class Search {
   double backup_seconds() const { return backup_seconds_; }
   double expand_seconds() const { return expand_seconds_; }
   long long picking_tasks() const { return picking_tasks_.load(); }
+  long long expanding_tasks() const { return expanding_tasks_.load(); }
   double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
   const Tree& tree() const { return *tree_; }
   bool root_allowed(Move move) const;
@@ -188,6 +190,8 @@ class Search {
   // Expanding the picked leaves (lc0's ProcessPickedTask).
   bool being_expanded(uint32_t node) const;
   void expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskPool* tasks);
+  PositionHistory* part_history(TaskPool* tasks, size_t part);
+  void add_task_pool();
   void expand_range(Batch* batch, const size_t* leaves, int count, Batch* out, PositionHistory* history);
   void moves_from_root(uint32_t node, std::vector<uint16_t>* path) const;
   void expand_leaf(PickContext& c, Visit* v);
@@ -258,6 +262,7 @@ class Search {
   long long cum_depth_ = 0, nn_evals_ = 0, network_batches_ = 0;
   std::atomic<long long> tb_hits_{0};    // picking tasks count them too
   std::atomic<long long> picking_tasks_{0};
+  std::atomic<long long> expanding_tasks_{0};
   double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0, expand_seconds_ = 0.0;
   int max_depth_ = 0;
   bool stopped_ = false;
@@ -289,6 +294,9 @@ class Search {
   int task_workers_ = 0;
   std::vector<std::unique_ptr<TaskPool>> task_pools_;
   TaskPool* task_pool(size_t worker) const { return worker < task_pools_.size() ? task_pools_[worker].get() : nullptr; }
+  // Boards for the task workers' parts of an expansion, per task pool (one
+  // per task worker): copies of the root's history made with the pool.
+  std::map<const TaskPool*, std::vector<std::unique_ptr<PositionHistory>>> part_histories_;
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
   std::mutex spare_mutex_;
   std::vector<std::unique_ptr<Batch>> spare_batches_;
