@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
 from lc0_rocm.search.native import RootEdge, Snapshot
-from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SEARCH_THREADS, GPU_SUGGESTED_MINIBATCH, OPTIONS,
-                                    OptionSpec, SearchParams, option_name)
+from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SEARCH_THREADS, GPU_SUGGESTED_MINIBATCH,
+                                    OPTIONS, OptionSpec, SearchParams, option_name)
 from lc0_rocm.search import contempt
 from lc0_rocm.search.score import mate_score, score_cp, wdl_permille
 from lc0_rocm.search.tree import TABLEBASE, Tree
@@ -189,9 +189,10 @@ class Engine:
     def search_threads(self) -> int:
         """Threads 0: one search thread on the cpu backend; three on one GPU
         (a stream each; lc0 runs two, its batches taking turns on one
-        stream: a third measured +8-20 % on maia-1900 on most lent H100s and
-        no loss on t82, BENCHMARKS.md); two per GPU under roundrobin and
-        multiplexing, two under demux and elsewhere (random backend)."""
+        stream: a third measured +4-20 % on maia-1900 on most lent H100s,
+        not all, and no loss on t82, BENCHMARKS.md); two per GPU under
+        roundrobin and multiplexing, two under demux and elsewhere (random
+        backend)."""
         if self.params.Threads:
             return self.params.Threads
         backend = getattr(self._network, "backend", None)
