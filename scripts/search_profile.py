@@ -12,13 +12,12 @@ import argparse
 import sys
 import time
 
-import chess
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
 
 def main(argv=None) -> int:
-    from lc0_rocm.bench import POSITIONS
+    from lc0_rocm.bench import POSITIONS, board_for
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network
 
@@ -53,10 +52,7 @@ def main(argv=None) -> int:
             chosen = [int(x) - 1 for x in args.positions.split(",")] if args.positions else \
                 range(args.num_positions)
             for i, spec in ((i, POSITIONS[i]) for i in chosen):
-                fen, *moves = spec.split(" moves ")
-                board = chess.Board(fen)
-                for m in (moves[0].split() if moves else []):
-                    board.push_uci(m)
+                board = board_for(spec)
                 engine.new_game()
                 started = time.perf_counter()
                 result = engine.search(board, movetime=args.movetime)

@@ -12,11 +12,10 @@ import sys
 import threading
 import time
 
-import chess
 
 from lc0_rocm import native_core
 from lc0_rocm.backends.base import NativeSlot
-from lc0_rocm.bench import POSITIONS
+from lc0_rocm.bench import POSITIONS, board_for
 from lc0_rocm.engine import Engine
 from lc0_rocm.network import load_network
 
@@ -44,10 +43,7 @@ def nps(net, threads: int, movetime: float) -> float:
     engine = Engine(net, implementation="native", Threads=threads)
     nodes, wall = 0, 0.0
     for spec in POSITIONS[:4]:
-        fen, *moves = spec.split(" moves ")
-        board = chess.Board(fen)
-        for move in (moves[0].split() if moves else []):
-            board.push_uci(move)
+        board = board_for(spec)
         engine.new_game()
         started = time.perf_counter()
         nodes += engine.search(board, movetime=movetime).nodes
