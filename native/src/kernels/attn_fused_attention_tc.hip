@@ -245,34 +245,40 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
 #endif
 }
 
+// A property of the current device, asked once per device id: `ask(device)`
+// returns it (never 0, which marks "not asked yet"; -1 when the device cannot
+// say). Ids past the table are asked every time.
+constexpr int kCachedDevices = 64;
+template <typename Ask>
+int per_device(std::atomic<int>* cache, Ask ask) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return -1;
+  if (device >= kCachedDevices) return ask(device);
+  int value = cache[device].load(std::memory_order_relaxed);
+  if (value == 0) {
+    value = ask(device);
+    cache[device].store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+
 // Blocks that fit on the device at once (multiprocessors x resident blocks
-// of this kernel), asked once per device and depth: the kernel's blocks
-// stride over the items, so each overlaps its next item's loads with the
-// current one's products. 0 when the device cannot say.
+// of this kernel), per device and depth: the kernel's blocks stride over
+// the items, so each overlaps its next item's loads with the current one's
+// products. 0 when the device cannot say.
 template <int kDepth>
 int resident_blocks() {
-  constexpr int kDevices = 64;
-  static std::atomic<int> cached[kDevices];  // 0: not asked yet, -1: unknown
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return 0;
-  auto ask = [] {
-    int device_now = 0, sms = 0, per_sm = 0;
-    if (cudaGetDevice(&device_now) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_now) != cudaSuccess ||
+  static std::atomic<int> cached[kCachedDevices];
+  return std::max(0, per_device(cached, [](int device) {
+    int sms = 0, per_sm = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_attention_tc_kernel<kDepth>,
                                                       kTcWarps * 32, tc_shared_bytes<kDepth>()) !=
             cudaSuccess ||
         sms * per_sm <= 0)
       return -1;
     return sms * per_sm;
-  };
-  if (device >= kDevices) return std::max(0, ask());
-  int blocks = cached[device].load(std::memory_order_relaxed);
-  if (blocks == 0) {
-    blocks = ask();
-    cached[device].store(blocks, std::memory_order_relaxed);
-  }
-  return std::max(0, blocks);
+  }));
 }
 
 template <int kDepth>
@@ -287,24 +293,16 @@ void launch_tc(__half* out, const __half* qkv, const float* bias, const __half* 
   check_launch("fused_attention_tc");
 }
 
-// Whether the current device has tensor cores (compute capability 7.0 on);
-// asked once per device id.
+// Whether the current device has tensor cores (compute capability 7.0 on).
 bool has_tensor_cores() {
-  constexpr int kDevices = 64;
-  static std::atomic<int> major_of[kDevices];  // 0: not asked yet
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return false;
-  if (device >= kDevices) {
-    int major = 0;
-    return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-           major >= 7;
-  }
-  int major = major_of[device].load(std::memory_order_relaxed);
-  if (major == 0) {
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
-      return false;
-    major_of[device].store(major, std::memory_order_relaxed);
-  }
+  static std::atomic<int> major_of[kCachedDevices];
+  const int major = per_device(major_of, [](int device) {
+    int value = 0;
+    return cudaDeviceGetAttribute(&value, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                   value > 0
+               ? value
+               : -1;
+  });
   return major >= 7;
 }
 
