@@ -404,3 +404,64 @@ def test_demux_gives_the_search_slots_spanning_every_child(net):
         assert [(p.address, p.ctx) for p in slot.parts] == [(1000, 2 * k), (1001, 100 + k), (1000, 2 * k + 1)]
     dm.children[0].backend = Recorder()
     assert dm.native_slots(1) is None
+
+
+class CoreRandomChild:
+    """A child whose native slots are cffi callbacks running the native
+    core's random net (a GPU backend's slots run its GPU forward): records
+    the calls that reach it natively and through Python."""
+
+    def __init__(self, index, failing=False):
+        from lc0_rocm import native_core
+        self.ffi, self.lib = native_core.load()
+        self.random = self.ffi.new("lc0core_random_net*")
+        self.random.seed = 11
+        self.name, self.index, self.failing = f"core{index}", index, failing
+        self.native_rows, self.python_calls, self.callbacks = [], 0, []
+
+    def _forward(self, ctx, n, masks, values, policy, wdl, moves_left):
+        self.native_rows.append(n)
+        if self.failing:
+            return 3
+        return self.lib.lc0core_random_forward(self.random, n, masks, values, policy, wdl, moves_left)
+
+    def native_slots(self, count):
+        from lc0_rocm.backends.base import NativeSlot
+        for _ in range(count):
+            self.callbacks.append(self.ffi.callback("lc0core_forward_fn", self._forward))
+        return [NativeSlot(int(self.ffi.cast("uintptr_t", cb)), 0, 0) for cb in self.callbacks[-count:]]
+
+    def forward_packed(self, masks, values):
+        self.python_calls += 1
+        if self.failing:
+            raise BackendError("the device fell over")
+        return backends.create("random", None, seed=11).forward_packed(masks, values)
+
+    def close(self):
+        pass
+
+
+def test_demux_runs_packed_batches_through_the_native_core(net):
+    """With native slots in every child, a packed batch is cut in the core
+    (lc0's split) and each part written in place: no Python per part. A
+    failing part falls back to the Python path, whose error names the child."""
+    from lc0_rocm import native_core
+    if not native_core.available()[0]:
+        pytest.skip(f"native core unavailable: {native_core.available()[1]}")
+    weights, masks, values = net
+    dm = wrapper("demux", weights, "backend=cpu,(threads=1),(threads=2)")
+    try:
+        for i, child in enumerate(dm.children):
+            child.backend = CoreRandomChild(i)
+        want = backends.create("random", None, seed=11).forward_packed(masks, values)
+        assert_same(dm.forward_packed(masks, values), want)
+        first, second = (c.backend for c in dm.children)
+        # 41 rows over 3 workers: parts of 14, 14, 13; child 0 gets one, child 1 two.
+        assert sorted(first.native_rows + second.native_rows) == [13, 14, 14]
+        assert len(first.native_rows) == 1 and len(second.native_rows) == 2
+        assert first.python_calls == second.python_calls == 0
+        second.failing = True
+        with pytest.raises(BackendError, match=r"child 1 \(threads=2\): the device fell over"):
+            dm.forward_packed(masks, values)
+    finally:
+        dm.close()

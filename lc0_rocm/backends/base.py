@@ -30,6 +30,22 @@ class NativeSlot:
     minimum_split: int = 0
 
 
+def c_slot(ffi, lib, slot: NativeSlot, keep: list) -> tuple:
+    """(forward, ctx, max_batch) in the native core's C types (`ffi`, `lib`:
+    native_core.load()) for a NativeSlot; a slot with parts becomes a
+    core-side demux over them. What cffi allocates is appended to `keep`,
+    which must outlive every call through the slot."""
+    if not slot.parts:
+        return (ffi.cast("lc0core_forward_fn", slot.address), ffi.cast("void*", slot.ctx),
+                int(slot.max_batch))
+    demux = ffi.new("lc0core_demux*")
+    demux.count, demux.minimum_split = len(slot.parts), int(slot.minimum_split)
+    for i, part in enumerate(slot.parts):
+        demux.forward[i], demux.ctx[i], demux.max_batch[i] = c_slot(ffi, lib, part, keep)
+    keep.append(demux)
+    return ffi.addressof(lib, "lc0core_demux_forward"), demux, 0
+
+
 class Backend(abc.ABC):
     """One evaluator of one network.
 

@@ -12,16 +12,26 @@ run concurrently and no lock is shared between children. The outputs are
 the parts' outputs in order: each position's result is what its child
 computes for it.
 
+Packed inputs (the search's and backendbench's) go through the native
+core's demux (the same C function the native search's demux slots call)
+when every child has native slots: the parts run on native threads and
+write straight into the caller's outputs, with no Python per part and no
+copy to join them. Planes, children without native slots, a call made
+while another is in flight, and a failing call (for its error naming the
+child) take the Python path below.
+
 Options: `backend` and `threads` per child, `minimum-split-size` at the top.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import itertools
+import threading
 
-from lc0_rocm.backends.base import NativeSlot
+from lc0_rocm.backends.base import NativeSlot, c_slot, checked_packed
 from lc0_rocm.backends.children import (WrapperBackend, child_slots, close_children, concat_outputs,
-                                        create_children, int_setting, plan_children, slice_inputs)
+                                        create_children, empty_outputs, int_setting, plan_children,
+                                        slice_inputs)
 
 TAKES_CHILDREN = True
 CHILD_KEYS = ("threads",)
@@ -66,6 +76,8 @@ class DemuxBackend(WrapperBackend):
         self._pools = [concurrent.futures.ThreadPoolExecutor(t, thread_name_prefix=f"lc0-rocm-demux-{i}")
                        for i, t in enumerate(threads)]
         self._counter = itertools.count()
+        self._native = None            # (ffi, lib, demux, keep) once built; False: none to be had
+        self._native_lock = threading.Lock()
 
     @property
     def device_info(self):
@@ -77,6 +89,38 @@ class DemuxBackend(WrapperBackend):
             info["multiprocessors"] = sum(getattr(c.backend, "device_info", {}).get("multiprocessors", 0)
                                           for c in self.children)
         return info
+
+    def forward_packed(self, masks, values):
+        masks, values = checked_packed(masks, values)
+        n = len(masks)
+        native = self._native_demux() if n else None
+        if native and self._native_lock.acquire(blocking=False):
+            try:
+                ffi, lib, demux, _ = native
+                outputs = empty_outputs(n)
+                ptr = lambda t, a: ffi.cast(t, ffi.from_buffer(a))   # noqa: E731
+                status = lib.lc0core_demux_forward(demux, n, ptr("uint64_t*", masks), ptr("float*", values),
+                                                   *(ptr("float*", a) for a in outputs))
+                if status == 0:
+                    return outputs
+            finally:
+                self._native_lock.release()
+        return super().forward_packed(masks, values)
+
+    def _native_demux(self):
+        """The native core's demux over one native slot per child worker, made
+        on first use; None when the core or a child's native slots are missing."""
+        if self._native is None:
+            self._native = False
+            from lc0_rocm import native_core
+            if native_core.available()[0]:
+                slots = self.native_slots(1)
+                if slots:
+                    ffi, lib = native_core.load()
+                    keep: list = []
+                    _, demux, _ = c_slot(ffi, lib, slots[0], keep)
+                    self._native = (ffi, lib, demux, keep)
+        return self._native or None
 
     def _dispatch(self, method, inputs, n):
         sizes = split_sizes(n, sum(self.threads), self.minimum_split)

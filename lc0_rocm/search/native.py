@@ -18,7 +18,7 @@ from typing import Callable
 import chess
 import numpy as np
 
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE
+from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, c_slot
 from lc0_rocm.search import contempt
 from lc0_rocm.search.params import OPTIONS, SearchParams
 
@@ -176,18 +176,8 @@ class NativeSearch:
         ev.forward, ev.ctx, ev.max_batch = forward, ffi.NULL, 0
 
     def _c_slot(self, slot) -> tuple:
-        """(forward, ctx, max_batch) in C types for a backend's NativeSlot;
-        a slot with parts becomes a core-side demux over them."""
-        ffi = self.ffi
-        if not slot.parts:
-            return (ffi.cast("lc0core_forward_fn", slot.address), ffi.cast("void*", slot.ctx),
-                    int(slot.max_batch))
-        demux = ffi.new("lc0core_demux*")
-        demux.count, demux.minimum_split = len(slot.parts), int(slot.minimum_split)
-        for i, part in enumerate(slot.parts):
-            demux.forward[i], demux.ctx[i], demux.max_batch[i] = self._c_slot(part)
-        self._keep.append(demux)
-        return ffi.addressof(self.lib, "lc0core_demux_forward"), demux, 0
+        """(forward, ctx, max_batch) in C types for a backend's NativeSlot."""
+        return c_slot(self.ffi, self.lib, slot, self._keep)
 
     def _install_evaluator(self) -> None:
         """The evaluator, then one more slot per search thread beyond the
