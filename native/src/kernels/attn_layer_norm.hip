@@ -5,9 +5,10 @@
 // what it wrote), mean and two-pass variance reduce over the threads of the
 // row: one warp per row (shuffles only) for rows of up to kWarpRowMax values,
 // a whole block per row for wider ones (smolgen's, few rows of thousands).
-// Rows whose width and pointers allow it move 16 bytes per load and store;
-// those of up to kRegIters vectors per lane stay in registers instead
-// (layer_norm_regs_kernel).
+// Rows whose width and pointers allow it move 16 bytes per load and store
+// and stay in registers instead: those of up to kRegIters vectors per lane
+// one warp per row (layer_norm_regs_kernel), wider ones one block per row
+// with up to kBlockRegIters vectors per thread (layer_norm_block_regs_kernel).
 #include "../attention_device.h"
 
 namespace lc0rocm {
@@ -97,12 +98,22 @@ __device__ __forceinline__ void load_params(const float* p, int c, float* out) {
   }
 }
 constexpr int kRegRowsPerBlock = 4;
+// Loading the parameters up front as well (one round trip in all instead of
+// three) costs registers: ~112 instead of 68 per thread at 3 vectors per lane
+// (4 blocks per multiprocessor instead of 7). Measured on an H100 (t82,
+// fp16): +6 % at batch 1, +2 % at batch 64, even at 128, -4 % at 256; so
+// only for launches of at most kPreloadMaxRows rows (batch 64 of 64 squares),
+// and only rows of up to kPreloadIters vectors per lane.
+constexpr int kPreloadIters = 4;
+constexpr int kPreloadMaxRows = 4096;
 
-template <typename T, int kIters>
+template <typename T, int kIters, bool kPreloadWanted>
 __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
                                        const float* gammas, const float* betas, int rows,
                                        int cols, float alpha, float eps, Activation act) {
   constexpr int V = kVecWidth<T>;
+  constexpr bool kPreload = kPreloadWanted && kIters <= kPreloadIters;
+  constexpr int P = kPreload ? kIters : 1;
   const int lanes = warpSize;
   const int warp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
   const int row = blockIdx.x * (blockDim.x / lanes) + warp;
@@ -110,12 +121,18 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
   const long long base = static_cast<long long>(row) * cols;
 
   uint4 raw_in[kIters], raw_skip[kIters];
+  float pb[P][V], pg[P][V], pt[P][V];
 #pragma unroll
   for (int it = 0; it < kIters; ++it) {
     const int c = (lane + it * lanes) * V;
     if (c < cols) {
       raw_in[it] = *reinterpret_cast<const uint4*>(in + base + c);
       if (skip != nullptr) raw_skip[it] = *reinterpret_cast<const uint4*>(skip + base + c);
+      if constexpr (kPreload) {
+        load_params<V>(bias, c, pb[it]);
+        load_params<V>(gammas, c, pg[it]);
+        load_params<V>(betas, c, pt[it]);
+      }
     }
   }
   float x[kIters][V];
@@ -126,8 +143,9 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
     if (c < cols) {
       const T* e = reinterpret_cast<const T*>(&raw_in[it]);
       const T* r = reinterpret_cast<const T*>(&raw_skip[it]);
-      float b[V];
-      load_params<V>(bias, c, b);
+      float b_own[V];
+      if constexpr (!kPreload) load_params<V>(bias, c, b_own);
+      const float* b = kPreload ? pb[kPreload ? it : 0] : b_own;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         float v = to_float<T>(e[k]);
@@ -157,14 +175,109 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
   for (int it = 0; it < kIters; ++it) {
     const int c = (lane + it * lanes) * V;
     if (c < cols) {
-      float y[V], gm[V], bt[V];
-      load_params<V>(gammas, c, gm);
-      load_params<V>(betas, c, bt);
+      float y[V], gm_own[V], bt_own[V];
+      if constexpr (!kPreload) {
+        load_params<V>(gammas, c, gm_own);
+        load_params<V>(betas, c, bt_own);
+      }
+      const float* gm = kPreload ? pg[kPreload ? it : 0] : gm_own;
+      const float* bt = kPreload ? pt[kPreload ? it : 0] : bt_own;
 #pragma unroll
       for (int k = 0; k < V; ++k) y[k] = (x[it][k] - mean) * inv_std * gm[k] + bt[k];
       store_vec(out + base + c, y);
     }
   }
+}
+
+// A wide row (smolgen's: heads x 256 values, one row per position) over a
+// whole block, every thread holding kIters 16-byte vectors in registers.
+// The shared-memory kernel walked such a row in dependent steps (load,
+// cache, reduce, reread) and took ~10 us per call at any batch; here every
+// load (inputs and parameters) is issued at once, then two block sums, then
+// the stores. Same arithmetic as layer_norm_kernel; the conditions of
+// layer_norm_regs_kernel.
+constexpr int kBlockRegIters = 4;
+constexpr int kBlockRegMaxThreads = 1024;
+
+template <typename T, int kIters>
+__global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
+                                             const float* gammas, const float* betas, int rows,
+                                             int cols, float alpha, float eps, Activation act) {
+  constexpr int V = kVecWidth<T>;
+  __shared__ float partials[kBlockRegMaxThreads / 32];   // one per warp; warps are >= 32 wide
+  const int row = blockIdx.x;
+  const long long base = static_cast<long long>(row) * cols;
+  uint4 raw_in[kIters], raw_skip[kIters];
+  float b[kIters][V], gm[kIters][V], bt[kIters][V];
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (threadIdx.x + it * blockDim.x) * V;
+    if (c < cols) {
+      raw_in[it] = *reinterpret_cast<const uint4*>(in + base + c);
+      if (skip != nullptr) raw_skip[it] = *reinterpret_cast<const uint4*>(skip + base + c);
+      load_params<V>(bias, c, b[it]);
+      load_params<V>(gammas, c, gm[it]);
+      load_params<V>(betas, c, bt[it]);
+    }
+  }
+  float x[kIters][V];
+  float sum = 0.0f;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    if ((threadIdx.x + it * blockDim.x) * V < cols) {
+      const T* e = reinterpret_cast<const T*>(&raw_in[it]);
+      const T* r = reinterpret_cast<const T*>(&raw_skip[it]);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        float v = to_float<T>(e[k]);
+        if (bias != nullptr) v += b[it][k];
+        v = activate(v, act) * alpha;
+        if (skip != nullptr) v += to_float<T>(r[k]);
+        x[it][k] = v;
+        sum += v;
+      }
+    }
+  }
+  const float mean = block_sum(sum, partials) / cols;
+  float squares = 0.0f;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    if ((threadIdx.x + it * blockDim.x) * V < cols) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float d = x[it][k] - mean;
+        squares += d * d;
+      }
+    }
+  }
+  const float var = block_sum(squares, partials) / cols;
+  const float inv_std = rsqrtf(var + eps);
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (threadIdx.x + it * blockDim.x) * V;
+    if (c < cols) {
+      float y[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) y[k] = (x[it][k] - mean) * inv_std * gm[it][k] + bt[it][k];
+      store_vec(out + base + c, y);
+    }
+  }
+}
+
+template <typename T, int kIters>
+void launch_layer_norm_block_regs(int iters, int threads, hipStream_t stream, T* out, const T* in,
+                                  const float* bias, const T* skip, const float* gammas,
+                                  const float* betas, int rows, int cols, float alpha, float eps,
+                                  Activation act) {
+  if constexpr (kIters > 1) {
+    if (iters < kIters) {
+      launch_layer_norm_block_regs<T, kIters - 1>(iters, threads, stream, out, in, bias, skip, gammas,
+                                                  betas, rows, cols, alpha, eps, act);
+      return;
+    }
+  }
+  layer_norm_block_regs_kernel<T, kIters><<<rows, threads, 0, stream>>>(out, in, bias, skip, gammas,
+                                                                        betas, rows, cols, alpha, eps, act);
 }
 
 template <typename T, int kIters>
@@ -179,8 +292,12 @@ void launch_layer_norm_regs(int iters, int grid, int block, hipStream_t stream, 
       return;
     }
   }
-  layer_norm_regs_kernel<T, kIters><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas, betas,
-                                                                rows, cols, alpha, eps, act);
+  if (rows <= kPreloadMaxRows)
+    layer_norm_regs_kernel<T, kIters, true><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
+                                                                      betas, rows, cols, alpha, eps, act);
+  else
+    layer_norm_regs_kernel<T, kIters, false><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
+                                                                       betas, rows, cols, alpha, eps, act);
 }
 
 template <typename T, bool kWholeBlock>
@@ -211,10 +328,17 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
                       (skip == nullptr || aligned16(skip));
   const int row_vectors = div_up(cols, static_cast<long long>(warp_size) * kVecWidth<T>);
   const bool params16 = (bias == nullptr || aligned16(bias)) && aligned16(gammas) && aligned16(betas);
+  const int vectors = cols / kVecWidth<T>;
+  const int block_threads = static_cast<int>(std::min<long long>(kBlockRegMaxThreads,
+                                                                 div_up(vectors, warp_size) * warp_size));
+  const int block_iters = static_cast<int>(div_up(vectors, block_threads));
   if (vector && params16 && row_vectors <= kRegIters) {
     launch_layer_norm_regs<T, kRegIters>(row_vectors, div_up(rows, kRegRowsPerBlock),
                                          kRegRowsPerBlock * warp_size, stream, out, in, bias, skip,
                                          gammas, betas, rows, cols, alpha, eps, act);
+  } else if (vector && params16 && block_iters <= kBlockRegIters) {
+    launch_layer_norm_block_regs<T, kBlockRegIters>(block_iters, block_threads, stream, out, in, bias,
+                                                    skip, gammas, betas, rows, cols, alpha, eps, act);
   } else if (cols > kWarpRowMax) {
     const size_t shared = (cols + kBlockRowThreads / warp_size) * sizeof(float);
     launch_layer_norm<T, true>(vector, rows, kBlockRowThreads, shared, stream, out, in, bias, skip,
