@@ -465,3 +465,7 @@ def test_demux_runs_packed_batches_through_the_native_core(net):
             dm.forward_packed(masks, values)
     finally:
         dm.close()
+    calls = len(first.native_rows)
+    with pytest.raises(BackendError, match="the backend is closed"):
+        dm.forward_packed(masks, values)      # never through the closed children's slots
+    assert len(first.native_rows) == calls

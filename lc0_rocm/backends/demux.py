@@ -28,7 +28,7 @@ import concurrent.futures
 import itertools
 import threading
 
-from lc0_rocm.backends.base import NativeSlot, c_slot, checked_packed
+from lc0_rocm.backends.base import BackendError, NativeSlot, c_slot, checked_packed
 from lc0_rocm.backends.children import (WrapperBackend, child_slots, close_children, concat_outputs,
                                         create_children, empty_outputs, int_setting, plan_children,
                                         slice_inputs)
@@ -43,8 +43,6 @@ def is_available(name: str) -> tuple[bool, str]:
 
 
 def create(name: str, weights, **options) -> "DemuxBackend":
-    from lc0_rocm.backends.base import BackendError
-
     children, root = plan_children(name, options, CHILD_KEYS, ROOT_KEYS)
     threads = [int_setting(c, "threads", 1, 0) or 1 for c in children]
     text = root.get("minimum-split-size", 0)
@@ -123,6 +121,8 @@ class DemuxBackend(WrapperBackend):
         return self._native or None
 
     def _dispatch(self, method, inputs, n):
+        if all(c.backend is None for c in self.children):
+            raise BackendError(f"{self.name}: the backend is closed")
         sizes = split_sizes(n, sum(self.threads), self.minimum_split)
         start = next(self._counter)
         futures, offset = [], 0
@@ -158,6 +158,11 @@ class DemuxBackend(WrapperBackend):
         return slots
 
     def close(self):
+        # The native demux points at the children's streams: drop it first
+        # (waiting for a call in flight), so later calls take the Python path
+        # and its "backend is closed" error.
+        with self._native_lock:
+            self._native = False
         for pool in self._pools:
             pool.shutdown(wait=True)
         close_children(self.children)
