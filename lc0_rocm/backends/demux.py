@@ -91,23 +91,26 @@ class DemuxBackend(WrapperBackend):
     def forward_packed(self, masks, values):
         masks, values = checked_packed(masks, values)
         n = len(masks)
-        native = self._native_demux() if n else None
-        if native and self._native_lock.acquire(blocking=False):
+        if n and self._native_lock.acquire(blocking=False):
             try:
-                ffi, lib, demux, _ = native
-                outputs = empty_outputs(n)
-                ptr = lambda t, a: ffi.cast(t, ffi.from_buffer(a))   # noqa: E731
-                status = lib.lc0core_demux_forward(demux, n, ptr("uint64_t*", masks), ptr("float*", values),
-                                                   *(ptr("float*", a) for a in outputs))
-                if status == 0:
-                    return outputs
+                native = self._native_demux()
+                if native:
+                    ffi, lib, demux, _ = native
+                    outputs = empty_outputs(n)
+                    ptr = lambda t, a: ffi.cast(t, ffi.from_buffer(a))   # noqa: E731
+                    status = lib.lc0core_demux_forward(demux, n, ptr("uint64_t*", masks),
+                                                       ptr("float*", values),
+                                                       *(ptr("float*", a) for a in outputs))
+                    if status == 0:
+                        return outputs
             finally:
                 self._native_lock.release()
         return super().forward_packed(masks, values)
 
     def _native_demux(self):
         """The native core's demux over one native slot per child worker, made
-        on first use; None when the core or a child's native slots are missing."""
+        on first use (the caller holds _native_lock); None when the core or a
+        child's native slots are missing, or after close()."""
         if self._native is None:
             self._native = False
             from lc0_rocm import native_core
