@@ -249,38 +249,32 @@ def benchmark(results, paths, bnames, batches, boards_all, seconds=0.6, no_graph
 
 
 def profile(results, paths, bname, boards_all, out: pathlib.Path, batch=256, passes=10):
-    """GPU kernel time by kernel name over a few forward passes (PyTorch's
-    profiler records every kernel of the process through CUPTI, ours too)."""
+    """GPU kernel time by kernel name over a few forward passes
+    (scripts/kernel_profile.py's measurement, at one batch size)."""
     try:
         import torch
-        from torch.profiler import ProfilerActivity, profile as torch_profile
     except ImportError:
         log("  torch not available: no profile")
         return
+    from kernel_profile import kernel_times   # scripts/ is on sys.path when run as a script
     torch.zeros(1, device="cuda")  # one CUDA context, shared with the library
     for name, path in paths.items():
         weights = load_weights(path)
         masks, values = packed_inputs(weights, boards_all[:batch])
         be = backends.create(bname, weights, max_batch=batch)
-        be.forward_packed(masks, values)
-        t0 = time.perf_counter()
-        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(passes):
-                be.forward_packed(masks, values)
+        per_pass, launches = kernel_times(be, masks, values, [batch], passes)
+        t0 = time.perf_counter()           # wall time per pass without the profiler
+        for _ in range(passes):
+            be.forward_packed(masks, values)
         wall = (time.perf_counter() - t0) / passes
-        kernels = {}
-        for ev in prof.events():
-            if ev.device_type == torch.autograd.DeviceType.CUDA:
-                k = kernels.setdefault(ev.name, [0, 0.0])
-                k[0] += 1
-                k[1] += ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
-        total = sum(v[1] for v in kernels.values()) / passes
+        kernels = {k: (launches[k][batch], v[batch]) for k, v in per_pass.items()}   # count, us
+        total = sum(us for _, us in kernels.values())
         rows = sorted(kernels.items(), key=lambda kv: -kv[1][1])
         lines = [f"{name} {bname} batch {batch}: wall {wall * 1e3:.2f} ms/pass, kernels {total / 1e3:.2f} ms/pass"]
-        lines += [f"  {v[1] / passes / 1e3:8.3f} ms {v[0] // passes:5d}x  {k[:110]}" for k, v in rows[:25]]
+        lines += [f"  {us / 1e3:8.3f} ms {count:5d}x  {k[:110]}" for k, (count, us) in rows[:25]]
         text = "\n".join(lines)
         (out / f"profile_{name}.txt").write_text("\n".join(
-            [lines[0]] + [f"{v[1] / passes / 1e3:.4f} ms {v[0] // passes}x {k}" for k, v in rows]))
+            [lines[0]] + [f"{us / 1e3:.4f} ms {count}x {k}" for k, (count, us) in rows]))
         log(text)
         results.append(dict(step="profile", net=name, backend=bname, batch=batch, wall_ms=wall * 1e3,
                             kernel_ms=total / 1e3, status="OK"))

@@ -18,6 +18,36 @@ import collections
 import sys
 
 
+def kernel_times(backend, masks, values, batches, passes: int = 5):
+    """GPU kernel time by kernel name over `passes` forward passes of the
+    first `batch` rows of (masks, values), per batch size: (us per pass,
+    launches per pass), each a dict name -> batch -> value. Needs PyTorch
+    (ImportError otherwise) and a CUDA context."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    per_pass: dict[str, dict[int, float]] = collections.defaultdict(dict)
+    launches: dict[str, dict[int, int]] = collections.defaultdict(dict)
+    for batch in batches:
+        m, v = masks[:batch], values[:batch]
+        for _ in range(3):                 # warm-up: arena growth, graph capture
+            backend.forward_packed(m, v)
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(passes):
+                backend.forward_packed(m, v)
+                torch.cuda.synchronize()
+        counts: dict[str, int] = collections.Counter()
+        for event in prof.events():
+            if event.device_type != torch.autograd.DeviceType.CUDA:
+                continue
+            us = (event.time_range.end - event.time_range.start) / passes
+            per_pass[event.name][batch] = per_pass[event.name].get(batch, 0.0) + us
+            counts[event.name] += 1
+        for name, count in counts.items():
+            launches[name][batch] = count // passes
+    return per_pass, launches
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-w", "--weights", required=True)
@@ -28,7 +58,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         import torch
-        from torch.profiler import ProfilerActivity, profile
     except ImportError:
         print("kernel_profile: needs PyTorch (pip install torch)", file=sys.stderr)
         return 2
@@ -41,24 +70,8 @@ def main(argv=None) -> int:
     weights = load_weights(args.weights)
     masks, values = encode_pool(bench_positions(max(batches), 0), weights.format.input, packed=True)
     backend = backends.create(args.backend, weights)
-    per_pass: dict[str, dict[int, float]] = collections.defaultdict(dict)   # name -> batch -> us
-    launches: dict[str, dict[int, int]] = collections.defaultdict(dict)
     try:
-        for batch in batches:
-            m, v = masks[:batch], values[:batch]
-            for _ in range(3):             # warm-up: arena growth, graph capture
-                backend.forward_packed(m, v)
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(args.passes):
-                    backend.forward_packed(m, v)
-                    torch.cuda.synchronize()
-            for event in prof.events():
-                if event.device_type != torch.autograd.DeviceType.CUDA:
-                    continue
-                name = event.name
-                us = (event.time_range.end - event.time_range.start) / args.passes
-                per_pass[name][batch] = per_pass[name].get(batch, 0.0) + us
-                launches[name][batch] = launches[name].get(batch, 0) + 1
+        per_pass, launches = kernel_times(backend, masks, values, batches, args.passes)
     finally:
         backend.close()
     totals = {b: sum(r.get(b, 0.0) for r in per_pass.values()) for b in batches}
@@ -67,7 +80,7 @@ def main(argv=None) -> int:
     print("  " + " ".join(f"{'b' + str(b):>9}" for b in batches) + "  launches  kernel")
     rows = sorted(per_pass.items(), key=lambda kv: -max(kv[1].values()))
     for name, times in rows[:args.top]:
-        count = max(launches[name].values()) // args.passes
+        count = max(launches[name].values())
         print("  " + " ".join(f"{times.get(b, 0.0):9.1f}" for b in batches) + f"  {count:8d}  {name[:100]}")
     return 0
 

@@ -12,7 +12,6 @@ import argparse
 import sys
 import time
 
-
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
 
 
