@@ -238,7 +238,7 @@ int Search::collisions_left(long long nodes) const {
   return int(std::floor(1 + (p.MaxCollisionVisits - 1) * ratio + 0.5));
 }
 
-void Search::gather_batch(PositionHistory* leaf_history, TaskPool* tasks) {
+void Search::gather_batch(PositionHistory* leaf_history, TaskWorkers* tasks) {
   const auto started = Clock::now();
   Batch* batch = batch_;
   gather_into_batch(leaf_history, tasks);
@@ -246,7 +246,7 @@ void Search::gather_batch(PositionHistory* leaf_history, TaskPool* tasks) {
   gather_seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
 }
 
-void Search::gather_into_batch(PositionHistory* leaf_history, TaskPool* tasks) {
+void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks) {
   Batch* const batch = batch_;
   batch->clear();
   Tree& tree = *tree_;
@@ -308,7 +308,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskPool* tasks) {
   }
 }
 
-void Search::pick(int limit, TaskPool* tasks) {
+void Search::pick(int limit, TaskWorkers* tasks) {
   PickContext c{nullptr, batch_, INT_MAX, limit, tasks};   // picking needs no board
   root_allowed_on_ = !root_filter_.empty() || current_best_ != kNone;
   if (!root_allowed_on_) return pick_node(c, tree_->root(), limit, 1, true);
@@ -547,7 +547,7 @@ void Search::pick_children(PickContext& c, int depth, const int* to_perform,
     if (to_perform[idx] > 0) branches.push_back(Branch{idx, task[idx], spare_batch(), c.max_limit, nullptr});
   }
   {
-    TaskPool::Group group(c.tasks);
+    TaskPool::Group group(&c.tasks->pool);
     auto pick_branch = [this, &c, kid, to_perform, depth](Branch* branch) {
       try {
         PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks};
@@ -650,7 +650,7 @@ bool Search::being_expanded(uint32_t node) const {
   return n.n == 0 && n.n_in_flight > 0;
 }
 
-void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskPool* tasks) {
+void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskWorkers* tasks) {
   // lc0's ProcessPickedTask: the picked leaves get their boards, moves,
   // terminal checks, cache lookups and network inputs here, with the tree
   // unlocked in worker mode (a leaf in flight is its picker's alone; others
@@ -671,7 +671,7 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
   // lc0's split: at least two parts of MinimumPerTaskProcessing leaves or
   // more, one per task worker and one here (which takes the leftovers).
   const int parts = std::max(2, std::min(count / std::max(1, params_.MinimumPerTaskProcessing),
-                                         tasks->threads() + 1));
+                                         tasks->pool.threads() + 1));
   const int per_part = count / parts;
   struct Part {
     int begin, end;
@@ -685,10 +685,10 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
     work.push_back(Part{begin, end, spare_batch(), nullptr, nullptr});
   }
   {
-    TaskPool::Group group(tasks);
+    TaskPool::Group group(&tasks->pool);
     for (size_t p = 0; p + 1 < work.size(); ++p) {
       Part* part = &work[p];
-      part->history = part_history(tasks, p);
+      part->history = tasks->boards[p].get();
       expanding_tasks_.fetch_add(1, std::memory_order_relaxed);
       group.run([this, part, batch, &leaves] {
         try {
@@ -717,19 +717,6 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
     }
     return_batch(std::move(part.out));
   }
-}
-
-PositionHistory* Search::part_history(TaskPool* tasks, size_t part) {
-  return part_histories_.at(tasks).at(part).get();
-}
-
-void Search::add_task_pool() {
-  // A board per task worker for its parts of an expansion: copies of the
-  // root's history made now, before any thread runs (expand_range leaves a
-  // history at the root, so they are reused all search long).
-  task_pools_.emplace_back(new TaskPool(task_workers_));
-  auto& copies = part_histories_[task_pools_.back().get()];
-  for (int i = 0; i < task_workers_; ++i) copies.emplace_back(new PositionHistory(*history_));
 }
 
 void Search::expand_range(Batch* batch, const size_t* leaves, int count, Batch* out,

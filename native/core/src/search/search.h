@@ -10,7 +10,6 @@
 #include <exception>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <future>
 #include <mutex>
@@ -116,6 +115,17 @@ class TreeUnlocked {
   std::mutex* mutex_;
 };
 
+// A gathering worker's task workers (lc0's) and a board per task worker for
+// its parts of an expansion: copies of the root's history made with the
+// pool (expand_range leaves a board at the root, so they serve all search).
+struct TaskWorkers {
+  TaskWorkers(int threads, const PositionHistory& root) : pool(threads) {
+    for (int i = 0; i < threads; ++i) boards.emplace_back(new PositionHistory(root));
+  }
+  TaskPool pool;
+  std::vector<std::unique_ptr<PositionHistory>> boards;
+};
+
 // One picking task's state: its board history, its output (visits and
 // requests in the order one thread picking alone would produce them) and
 // lc0's max_limit (collisions' extra visits).
@@ -124,7 +134,7 @@ struct PickContext {
   Batch* out;
   int max_limit;
   int pick_limit;
-  TaskPool* tasks;                   // the gathering worker's task workers; null: none
+  TaskWorkers* tasks;                // the gathering worker's task workers; null: none
 };
 
 class Search {
@@ -174,10 +184,10 @@ class Search {
   // `leaf_history` (at the root) is the board the picked leaves are
   // expanded on: history_ itself, or a worker's own copy.
   // `tasks`: the worker's task workers (null: none).
-  void gather_batch(PositionHistory* leaf_history, TaskPool* tasks);   // timed: gather_into_batch
-  void gather_into_batch(PositionHistory* leaf_history, TaskPool* tasks);
+  void gather_batch(PositionHistory* leaf_history, TaskWorkers* tasks);   // timed: gather_into_batch
+  void gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks);
   int collisions_left(long long nodes) const;
-  void pick(int limit, TaskPool* tasks);
+  void pick(int limit, TaskWorkers* tasks);
   void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
   void pick_children(PickContext& c, int depth, const int* to_perform,
                      const uint32_t* kid, int count);
@@ -189,9 +199,7 @@ class Search {
   int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
   // Expanding the picked leaves (lc0's ProcessPickedTask).
   bool being_expanded(uint32_t node) const;
-  void expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskPool* tasks);
-  PositionHistory* part_history(TaskPool* tasks, size_t part);
-  void add_task_pool();
+  void expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskWorkers* tasks);
   void expand_range(Batch* batch, const size_t* leaves, int count, Batch* out, PositionHistory* history);
   void moves_from_root(uint32_t node, std::vector<uint16_t>* path) const;
   void expand_leaf(PickContext& c, Visit* v);
@@ -291,12 +299,10 @@ class Search {
   // Task workers (lc0's): each gathering worker has its own, which pick in
   // separate branches and expand leaves for it. [0]: the first worker's
   // (the only one outside worker mode).
-  int task_workers_ = 0;
-  std::vector<std::unique_ptr<TaskPool>> task_pools_;
-  TaskPool* task_pool(size_t worker) const { return worker < task_pools_.size() ? task_pools_[worker].get() : nullptr; }
-  // Boards for the task workers' parts of an expansion, per task pool (one
-  // per task worker): copies of the root's history made with the pool.
-  std::map<const TaskPool*, std::vector<std::unique_ptr<PositionHistory>>> part_histories_;
+  int task_workers_ = 0;               // threads per gathering worker's pool
+  std::vector<std::unique_ptr<TaskWorkers>> task_pools_;
+  TaskWorkers* task_pool(size_t worker) const { return worker < task_pools_.size() ? task_pools_[worker].get() : nullptr; }
+  void add_task_pool() { task_pools_.emplace_back(new TaskWorkers(task_workers_, *history_)); }
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
   std::mutex spare_mutex_;
   std::vector<std::unique_ptr<Batch>> spare_batches_;
