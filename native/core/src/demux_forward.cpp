@@ -3,11 +3,11 @@
 // different children (GPUs), so a search slot can span several GPUs with no
 // Python between the search and the GPU library.
 #include <algorithm>
-#include <thread>
 #include <vector>
 #include "../include/lc0core_eval.h"
 #include "encoder.h"
 #include "errors.h"
+#include "search/task_pool.h"
 
 namespace {
 
@@ -26,6 +26,16 @@ int run_part(const lc0core_demux& d, int entry, int first, int count, const uint
     if (status != 0) return status;
   }
   return 0;
+}
+
+// The threads that run the parts other than the first (the caller runs that
+// one). Kept for the process: starting and joining a thread per call cost
+// tens of microseconds on every batch. Parts are GPU calls that block for
+// milliseconds, so there are enough threads for several demuxes called at
+// once (a search's slots) with every entry busy; idle ones sleep.
+lc0core::search::TaskPool& part_pool() {
+  static lc0core::search::TaskPool pool(16);
+  return pool;
 }
 
 }  // namespace
@@ -49,19 +59,16 @@ LC0CORE_EXPORT int lc0core_demux_forward(void* ctx, int n, const uint64_t* masks
     const int start = d->start;
     d->start = (start + 1) % d->count;
     std::vector<int> status((n + size - 1) / size, 0);
-    std::vector<std::thread> threads;
-    for (int j = 1, first = size; first < n; ++j, first += size) {
-      const int entry = (start + j) % d->count, count = std::min(size, n - first);
-      try {
-        threads.emplace_back([=, &status] {
+    {
+      lc0core::search::TaskPool::Group parts(&part_pool());
+      for (int j = 1, first = size; first < n; ++j, first += size) {
+        const int entry = (start + j) % d->count, count = std::min(size, n - first);
+        parts.run([=, &status] {
           status[j] = run_part(*d, entry, first, count, masks, values, policy, wdl, moves_left);
         });
-      } catch (...) {          // no thread: run it here instead
-        status[j] = run_part(*d, entry, first, count, masks, values, policy, wdl, moves_left);
       }
-    }
-    status[0] = run_part(*d, start, 0, std::min(size, n), masks, values, policy, wdl, moves_left);
-    for (auto& t : threads) t.join();
+      status[0] = run_part(*d, start, 0, std::min(size, n), masks, values, policy, wdl, moves_left);
+    }                            // the group waits for its parts here
     for (int s : status) {
       if (s != 0) return s;      // the child's own status: its library holds the message
     }
