@@ -200,13 +200,13 @@ bool runs_fused(const EncoderParams& p, const Encoder& l) {
 // The tensor-core fused attention where it applies (half storage, NVIDIA);
 // false: the caller runs the scalar kernel.
 bool run_tensor_core_attention(const EncoderParams& p, half* out, const half* qkv, const float* bias,
-                               const half* gen, int n, int heads, int depth, int warp_size,
+                               const half* gen, int n, int heads, int depth, const DeviceInfo& device,
                                hipStream_t stream) {
   return p.tensor_cores &&
-         attn::fused_attention_tensor_cores(out, qkv, bias, gen, n, heads, depth, warp_size, stream);
+         attn::fused_attention_tensor_cores(out, qkv, bias, gen, n, heads, depth, device, stream);
 }
 bool run_tensor_core_attention(const EncoderParams&, float*, const float*, const float*, const float*,
-                               int, int, int, int, hipStream_t) {
+                               int, int, int, const DeviceInfo&, hipStream_t) {
   return false;
 }
 
@@ -314,7 +314,7 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   if (runs_fused(p, L)) {
     const T* gen = L.has_smolgen ? s.smolgen : nullptr;
     if (!run_tensor_core_attention(p, s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,
-                                   ctx.device.warp_size, stream))
+                                   ctx.device, stream))
       attn::fused_attention<T>(s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,
                                ctx.device.warp_size, stream);
   } else {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "device_info.h"
 #include "kernels/activation.h"
 #include "tensor/dtype.h"
 #include "tensor/errors.h"
@@ -75,7 +76,7 @@ void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, 
 // without tensor cores); the caller then runs fused_attention.
 bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth,
-                                  int warp_size, hipStream_t stream);
+                                  const DeviceInfo& device, hipStream_t stream);
 
 // in [batch][heads][64][depth] -> out [batch*64][heads*depth].
 template <typename T>

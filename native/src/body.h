@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "device_info.h"
 #include "gpu_compat.h"
 #include "kernels/activation.h"
 #include "tensor/device_buffer.h"
@@ -33,14 +34,6 @@ namespace lc0rocm {
 constexpr int kSquares = 64;
 constexpr int kInputPlanes = 112;
 constexpr int kPolicyOutputs = 1858;
-
-// Facts of the GPU, read from the device (never assumed).
-struct DeviceInfo {
-  int device = 0;
-  int warp_size = 0;
-  int multiprocessors = 0;
-  bool fast_fp16 = false;
-};
 
 // lc0rocm_config with enumerations kept as net.proto numbers and the
 // activations resolved.

@@ -26,7 +26,6 @@
 #include <mma.h>
 
 #include <algorithm>
-#include <atomic>
 #endif
 
 namespace lc0rocm {
@@ -245,82 +244,50 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
 #endif
 }
 
-// A property of the current device, asked once per device id: `ask(device)`
-// returns it (never 0, which marks "not asked yet"; -1 when the device cannot
-// say). Ids past the table are asked every time.
-constexpr int kCachedDevices = 64;
-template <typename Ask>
-int per_device(std::atomic<int>* cache, Ask ask) {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0) return -1;
-  if (device >= kCachedDevices) return ask(device);
-  int value = cache[device].load(std::memory_order_relaxed);
-  if (value == 0) {
-    value = ask(device);
-    cache[device].store(value, std::memory_order_relaxed);
-  }
-  return value;
-}
-
 // Blocks that fit on the device at once (multiprocessors x resident blocks
-// of this kernel), per device and depth: the kernel's blocks stride over
-// the items, so each overlaps its next item's loads with the current one's
-// products. 0 when the device cannot say.
+// of this kernel): the kernel's blocks stride over the items, so each
+// overlaps its next item's loads with the current one's products. 0 when
+// the runtime cannot say. Asked per launch: launches are recorded once into
+// the stream's graphs.
 template <int kDepth>
-int resident_blocks() {
-  static std::atomic<int> cached[kCachedDevices];
-  return std::max(0, per_device(cached, [](int device) {
-    int sms = 0, per_sm = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_attention_tc_kernel<kDepth>,
-                                                      kTcWarps * 32, tc_shared_bytes<kDepth>()) !=
-            cudaSuccess ||
-        sms * per_sm <= 0)
-      return -1;
-    return sms * per_sm;
-  }));
+int resident_blocks(int multiprocessors) {
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_attention_tc_kernel<kDepth>,
+                                                    kTcWarps * 32, tc_shared_bytes<kDepth>()) !=
+      cudaSuccess)
+    return 0;
+  return std::max(0, per_sm * multiprocessors);
 }
 
 template <int kDepth>
 void launch_tc(__half* out, const __half* qkv, const float* bias, const __half* smolgen, int batch,
-               int heads, int warp_size, hipStream_t stream) {
+               int heads, int warp_size, int multiprocessors, hipStream_t stream) {
   const float scale = 1.0f / sqrtf(static_cast<float>(kDepth));
   const int items = batch * heads;
-  const int resident = resident_blocks<kDepth>();
+  const int resident = resident_blocks<kDepth>(multiprocessors);
   const int grid = resident > 0 ? std::min(items, resident) : items;
   fused_attention_tc_kernel<kDepth><<<grid, kTcWarps * warp_size, tc_shared_bytes<kDepth>(), stream>>>(
       out, qkv, bias, smolgen, items, heads, scale);
   check_launch("fused_attention_tc");
 }
 
-// Whether the current device has tensor cores (compute capability 7.0 on).
-bool has_tensor_cores() {
-  static std::atomic<int> major_of[kCachedDevices];
-  const int major = per_device(major_of, [](int device) {
-    int value = 0;
-    return cudaDeviceGetAttribute(&value, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                   value > 0
-               ? value
-               : -1;
-  });
-  return major >= 7;
-}
-
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth,
-                                  int warp_size, hipStream_t stream) {
+                                  const DeviceInfo& device, hipStream_t stream) {
+  const int warp_size = device.warp_size;
   check_warp_size(warp_size);
   // The softmax gives each row to a lane pair: 32-lane warps (NVIDIA's) only.
   if (warp_size != 32 || depth % kTile != 0 || !aligned16(out) || !aligned16(qkv) ||
       !aligned16(bias) || (smolgen != nullptr && !aligned16(smolgen)))
     return false;
-  if (!has_tensor_cores()) return false;
+  if (!device.fast_fp16) return false;  // no tensor cores
+  const int sms = device.multiprocessors;
   switch (depth) {
-    case 16: launch_tc<16>(out, qkv, bias, smolgen, batch, heads, warp_size, stream); return true;
-    case 32: launch_tc<32>(out, qkv, bias, smolgen, batch, heads, warp_size, stream); return true;
-    case 48: launch_tc<48>(out, qkv, bias, smolgen, batch, heads, warp_size, stream); return true;
+    case 16: launch_tc<16>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 32: launch_tc<32>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 48: launch_tc<48>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
     default: return false;
   }
 }
@@ -328,7 +295,7 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* b
 #else  // AMD: no wmma here (see the header comment).
 
 bool fused_attention_tensor_cores(__half*, const __half*, const float*, const __half*, int, int, int,
-                                  int, hipStream_t) {
+                                  const DeviceInfo&, hipStream_t) {
   return false;
 }
 

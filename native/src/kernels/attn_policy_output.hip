@@ -18,6 +18,15 @@ constexpr int kPolicyThreads = 256;
 constexpr int kPolicyIters = (kPolicySize + kPolicyThreads - 1) / kPolicyThreads;
 constexpr int kPolicyDepthPerPass = 4 * kPolicyThreads;   // d values in flight per thread: 4
 
+// A promotion's slot past the 64*64 from-to block, decoded.
+struct PromotionSlot {
+  int from_file, to_file, piece;   // piece: 0 queen, 1 rook, 2 bishop
+};
+__device__ __forceinline__ PromotionSlot promotion_slot(int slot) {
+  const int p = slot - 64 * 64;
+  return {p / 24, (p % 24) / 3, p % 3};
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kPolicyThreads)
 attention_policy_output_kernel(float* out, const T* qk, const T* keys, int key_stride, const float* ppo,
@@ -73,10 +82,9 @@ attention_policy_output_kernel(float* out, const T* qk, const T* keys, int key_s
   }
 #pragma unroll
   for (int it = 0; it < kPolicyIters; ++it) {
-    const int p = slot[it] - 64 * 64;
-    const int from_file = p / 24, to_file = (p % 24) / 3;
+    const PromotionSlot promo = promotion_slot(slot[it]);
     v[it] = slot[it] < 64 * 64 ? load_f(qk, qk_base + slot[it])
-                               : load_f(qk, qk_base + (48 + from_file) * 64 + 56 + to_file);
+                               : load_f(qk, qk_base + (48 + promo.from_file) * 64 + 56 + promo.to_file);
   }
   __syncthreads();
   if (tid < 32) {
@@ -91,9 +99,8 @@ attention_policy_output_kernel(float* out, const T* qk, const T* keys, int key_s
     if (i >= kPolicySize) continue;
     float value = v[it];
     if (slot[it] >= 64 * 64) {
-      const int p = slot[it] - 64 * 64;
-      const int to_file = (p % 24) / 3, piece = p % 3;
-      value += offsets[piece][to_file] + offsets[3][to_file];
+      const PromotionSlot promo = promotion_slot(slot[it]);
+      value += offsets[promo.piece][promo.to_file] + offsets[3][promo.to_file];
     }
     out[n * kPolicySize + i] = value;
   }
