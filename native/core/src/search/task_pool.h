@@ -1,8 +1,9 @@
 // task_pool.h - a few threads that run the search's picking tasks (lc0's
-// task workers). The core has no third-party dependencies (C++17 has no
-// pool of its own), hence this small one. Picking tasks last microseconds,
-// so idle threads spin a little before sleeping, and a waiting caller runs
-// queued tasks itself (tasks may spawn tasks without deadlock).
+// task workers), and the demux's parts (demux_forward.cpp). The core has no
+// third-party dependencies (C++17 has no pool of its own), hence this small
+// one. Picking tasks last microseconds, so idle threads spin a little before
+// sleeping, and a waiting caller runs queued tasks itself (tasks may spawn
+// tasks without deadlock).
 #pragma once
 #include <atomic>
 #include <condition_variable>
