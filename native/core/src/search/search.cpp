@@ -323,12 +323,16 @@ void Search::pick(int limit, TaskWorkers* tasks) {
   }
   const double remaining = std::max(1.0, remaining_playouts_);
   root_allowed_.clear();
+  bool any_excluded = false;
   for (EdgeWalk w(tree, root); w.valid(); w.next()) {
     const double n = w.child() != kNone ? tree.node(w.child()).n : 0;
     bool ok = w.edge_id() == current_best_ || !(remaining < best_n - n);
     if (ok && !root_filter_.empty() && !root_allowed(move_of(tree.edge(w.edge_id()).move))) ok = false;
     root_allowed_.push_back(ok);
+    any_excluded = any_excluded || !ok;
   }
+  // Every edge allowed (the usual case): the root's selection needs no filter.
+  root_allowed_on_ = any_excluded;
   pick_node(c, root, limit, 1, true);
 }
 
@@ -444,28 +448,47 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   };
   const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
 
+  // The scan looks at edges up to the first unstarted one and one more: they
+  // are sorted by prior, so no later edge can beat those two. Without a root
+  // filter that end is known before the scan: `unstarted` is the first edge
+  // with nothing started (entries past `ready` have nothing started), and it
+  // only moves forward, as nstarted only grows.
+  int unstarted = 0;
   while (limit > 0) {
-    double best = kLowest, second = kLowest, best_without_u = kLowest;
+    // best >= second throughout, and second only ever takes values above
+    // kLowest, so "a second edge was seen" is second > kLowest.
+    double best = kLowest, second = kLowest;
     int best_idx = -1;
-    bool have_second = false, can_exit = false;
-    for (int idx = 0; idx < max_needed; ++idx) {
-      if (allowed && !allowed[idx]) continue;
-      if (idx >= ready) extend(idx + 1);
+    auto consider = [&](int idx) {
       const double s = score[idx];
-      if (s > best) {
-        if (best_idx >= 0) have_second = true;
-        second = best;
-        best = s;
-        best_idx = idx;
-        best_without_u = util[idx];
-      } else if (s > second) {
-        second = s;
-        have_second = true;
+      if (s > second) {               // most edges fail this one test
+        if (s > best) {
+          second = best;
+          best = s;
+          best_idx = idx;
+        } else {
+          second = s;
+        }
       }
-      if (can_exit) break;
-      if (nstarted[idx] == 0) can_exit = true;    // sorted by prior: one more suffices
+    };
+    if (!allowed) {
+      while (unstarted < ready && nstarted[unstarted] != 0) ++unstarted;
+      const int end = std::min(max_needed, unstarted + 2);
+      if (end > ready) extend(end);
+      for (int idx = 0; idx < end; ++idx) consider(idx);
+    } else {
+      bool can_exit = false;
+      for (int idx = 0; idx < max_needed; ++idx) {
+        if (!allowed[idx]) continue;
+        if (idx >= ready) extend(idx + 1);
+        consider(idx);
+        if (can_exit) break;
+        if (nstarted[idx] == 0) can_exit = true;    // sorted by prior: one more suffices
+      }
     }
     if (best_idx < 0) break;
+    const bool have_second = second > kLowest;
+    const double best_without_u = util[best_idx];
     int new_visits = limit;
     if (have_second) {
       long long estimated = INT_MAX;
