@@ -1,45 +1,71 @@
-// nn_cache.cpp - insertion and eviction of the NN cache.
+// nn_cache.cpp - lookup, insertion and eviction of the NN cache.
 #include "nn_cache.h"
 
 namespace lc0core {
 namespace search {
 
 bool NNCache::lookup(uint64_t key, CacheHit* hit) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return false;
+  Shard& s = shard(key);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const CacheBlock* entry = s.table.find(key);
+  if (!entry) return false;
   hits_.fetch_add(1, std::memory_order_relaxed);
-  const CacheEntry& entry = it->second;
-  hit->q = entry.q, hit->d = entry.d, hit->m = entry.m, hit->count = entry.count;
-  for (int i = 0; i < entry.count; ++i) hit->edges[i] = entry.edges[i];
+  hit->q = entry->q, hit->d = entry->d, hit->m = entry->m, hit->count = entry->count;
+  const uint32_t* edges = entry->edges();
+  for (int i = 0; i < entry->count; ++i) hit->edges[i] = edges[i];
   return true;
+}
+
+bool NNCache::contains(uint64_t key) const {
+  const Shard& s = shard(key);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.table.find(key) != nullptr;
 }
 
 void NNCache::put(uint64_t key, const Move* moves, const uint16_t* priors, int count, double q,
                   float d, float m) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> order_lock(order_mutex_);
   if (capacity_ <= 0) return;
-  auto found = entries_.find(key);
-  const bool fresh = found == entries_.end();
-  CacheEntry& entry = fresh ? entries_[key] : found->second;
-  entry.q = q, entry.d = d, entry.m = m, entry.count = count;
-  entry.edges.reset(count ? new uint32_t[count] : nullptr);
-  for (int i = 0; i < count; ++i) entry.edges[i] = uint32_t(moves[i].raw) | uint32_t(priors[i]) << 16;
-  if (!fresh) return;      // an update keeps its age, like the reference's OrderedDict
+  // The block is filled before a shard lock is taken.
+  CacheBlock* block = CacheBlock::create(count);
+  block->q = q, block->d = d, block->m = m;
+  uint32_t* edges = block->edges();
+  for (int i = 0; i < count; ++i) edges[i] = uint32_t(moves[i].raw) | uint32_t(priors[i]) << 16;
+  Shard& s = shard(key);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.table.find(key)) {
+      s.table.replace(key, block);     // an update keeps its age, like the reference's OrderedDict
+      return;
+    }
+    s.table.insert(key, block);
+  }
   order_.push_back(key);
   evict_over_capacity();
 }
 
+void NNCache::clear() {
+  std::lock_guard<std::mutex> order_lock(order_mutex_);
+  for (Shard& s : shards_) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.table.clear();
+  }
+  order_.clear();
+}
+
 void NNCache::set_capacity(long long capacity) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> order_lock(order_mutex_);
   capacity_ = capacity < 0 ? 0 : capacity;
   evict_over_capacity();
 }
 
 void NNCache::evict_over_capacity() {
-  while ((long long)entries_.size() > capacity_) {
-    entries_.erase(order_.front());
+  while ((long long)order_.size() > capacity_) {
+    const uint64_t oldest = order_.front();
     order_.pop_front();
+    Shard& s = shard(oldest);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.table.erase(oldest);
   }
 }
 

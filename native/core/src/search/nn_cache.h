@@ -3,28 +3,22 @@
 // An entry keeps the legal moves in edge order with their stored priors, so
 // a hit expands a node with no move generation and no network call.
 // Searches look entries up while others insert (leaves are expanded outside
-// the tree lock), so every access takes the cache's own lock and a lookup
-// copies the entry out.
+// the tree lock): entries live in shards, each an open-addressing table with
+// its own lock, so lookups of different positions rarely wait on each other;
+// a lookup copies the entry out. Insertions and evictions also take the lock
+// of the one age order (a queue of keys), which keeps "oldest first" exact.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <mutex>
-#include <unordered_map>
 #include "../position.h"
+#include "nn_cache_table.h"
 
 namespace lc0core {
 namespace search {
 
-struct CacheEntry {
-  double q = 0.0;          // W - L, side to move's view
-  float d = 0.0f, m = 0.0f;
-  int count = 0;
-  std::unique_ptr<uint32_t[]> edges;   // move | prior code << 16, edge order
-};
-
-// A copy of an entry, taken under the cache's lock.
+// A copy of an entry, taken under its shard's lock.
 struct CacheHit {
   double q = 0.0;
   float d = 0.0f, m = 0.0f;
@@ -40,30 +34,31 @@ class NNCache {
   }
   // Copies the entry into *hit and counts a hit; false when absent.
   bool lookup(uint64_t key, CacheHit* hit);
-  bool contains(uint64_t key) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return entries_.count(key) != 0;
-  }
+  bool contains(uint64_t key) const;
   void put(uint64_t key, const Move* moves, const uint16_t* priors, int count, double q,
            float d, float m);
-  void clear() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    entries_.clear();
-    order_.clear();
-  }
+  void clear();
   void set_capacity(long long capacity);
   size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return entries_.size();
+    std::lock_guard<std::mutex> lock(order_mutex_);
+    return order_.size();
   }
   uint64_t hits() const { return hits_.load(); }
 
  private:
-  void evict_over_capacity();
-  mutable std::mutex mutex_;
+  static constexpr int kShards = 16;
+  struct alignas(64) Shard {           // a cache line of its own: no false sharing of locks
+    mutable std::mutex mutex;
+    CacheTable table;
+  };
+  Shard& shard(uint64_t key) { return shards_[key & (kShards - 1)]; }
+  const Shard& shard(uint64_t key) const { return shards_[key & (kShards - 1)]; }
+  void evict_over_capacity();          // order_mutex_ held
+
+  Shard shards_[kShards];
+  mutable std::mutex order_mutex_;     // taken before a shard's, never after
   long long capacity_;
-  std::unordered_map<uint64_t, CacheEntry> entries_;
-  std::deque<uint64_t> order_;
+  std::deque<uint64_t> order_;         // every key, oldest first
   std::atomic<uint64_t> hits_{0};
 };
 

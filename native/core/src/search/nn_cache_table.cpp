@@ -1,0 +1,93 @@
+// nn_cache_table.cpp - probing, growth and backward-shift deletion of one
+// NN cache shard.
+#include "nn_cache_table.h"
+
+#include <new>
+
+namespace lc0core {
+namespace search {
+
+CacheBlock* CacheBlock::create(int count) {
+  void* raw = ::operator new(sizeof(CacheBlock) + size_t(count) * sizeof(uint32_t));
+  CacheBlock* block = static_cast<CacheBlock*>(raw);
+  block->count = count;
+  return block;
+}
+
+void CacheBlock::destroy(CacheBlock* block) { ::operator delete(static_cast<void*>(block)); }
+
+size_t CacheTable::find_slot(uint64_t key) const {
+  if (size_ == 0) return slots_.size();
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = home(key);; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (!s.block) return slots_.size();           // never full: a run ends
+    if (s.key == key) return i;
+  }
+}
+
+const CacheBlock* CacheTable::find(uint64_t key) const {
+  const size_t i = find_slot(key);
+  return i < slots_.size() ? slots_[i].block : nullptr;
+}
+
+void CacheTable::insert(uint64_t key, CacheBlock* block) {
+  if ((size_ + 1) * 4 > slots_.size() * 3) grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(key);
+  while (slots_[i].block) i = (i + 1) & mask;
+  slots_[i] = Slot{key, block};
+  ++size_;
+}
+
+void CacheTable::replace(uint64_t key, CacheBlock* block) {
+  const size_t i = find_slot(key);
+  CacheBlock::destroy(slots_[i].block);
+  slots_[i].block = block;
+}
+
+bool CacheTable::erase(uint64_t key) {
+  size_t hole = find_slot(key);
+  if (hole == slots_.size()) return false;
+  CacheBlock::destroy(slots_[hole].block);
+  --size_;
+  // Backward shift: later members of the run that may live in the hole (their
+  // home is not cyclically in (hole, j]) move up, so no tombstones are needed.
+  const size_t mask = slots_.size() - 1;
+  for (size_t j = (hole + 1) & mask; slots_[j].block; j = (j + 1) & mask) {
+    const size_t h = home(slots_[j].key);
+    const bool stays = hole < j ? (hole < h && h <= j) : (hole < h || h <= j);
+    if (stays) continue;
+    slots_[hole] = slots_[j];
+    hole = j;
+  }
+  slots_[hole] = Slot{0, nullptr};
+  return true;
+}
+
+void CacheTable::clear() {
+  for (Slot& s : slots_) {
+    if (s.block) CacheBlock::destroy(s.block);
+  }
+  std::vector<Slot>().swap(slots_);
+  shift_ = 64;
+  size_ = 0;
+}
+
+void CacheTable::grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  const size_t bigger = old.empty() ? 64 : old.size() * 2;
+  slots_.assign(bigger, Slot{0, nullptr});
+  shift_ = 64 - __builtin_ctzll(bigger);
+  const size_t mask = bigger - 1;
+  for (const Slot& s : old) {
+    if (!s.block) continue;
+    size_t i = home(s.key);
+    while (slots_[i].block) i = (i + 1) & mask;
+    slots_[i] = s;
+  }
+}
+
+}  // namespace search
+}  // namespace lc0core
