@@ -44,7 +44,19 @@ inline float fast_exp(float x) {
 // lc0's FastLog, in double like the reference.
 inline double fast_log(double a) {
   int exponent = 0;
-  const double mantissa = std::frexp(a, &exponent);
+  double mantissa;
+  uint64_t bits;
+  std::memcpy(&bits, &a, 8);
+  const int biased = int(bits >> 52) & 0x7FF;
+  if (biased != 0 && biased != 0x7FF) {
+    // frexp of a normal number, from its bits (frexp is a library call):
+    // mantissa in [0.5, 1) with the same sign and fraction.
+    exponent = biased - 1022;
+    bits = (bits & ~(uint64_t(0x7FF) << 52)) | (uint64_t(1022) << 52);
+    std::memcpy(&mantissa, &bits, 8);
+  } else {
+    mantissa = std::frexp(a, &exponent);   // zero, subnormal, inf, nan
+  }
   const double out = 2.0 * mantissa - 1.0;
   const double log2 = out * (1.3465552 - 0.34655523 * out) + double(exponent - 1);
   return 0.6931471805599453 * log2;
