@@ -679,7 +679,8 @@ void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, 
   // unlocked in worker mode (a leaf in flight is its picker's alone; others
   // see a collision there), split over the task workers when there are
   // enough of them. Requests keep the visits' order.
-  std::vector<size_t> leaves;
+  std::vector<size_t>& leaves = batch->leaves;
+  leaves.clear();
   for (size_t i = from; i < batch->visits.size(); ++i) {
     if (batch->visits[i].expand) leaves.push_back(i);
   }
@@ -746,8 +747,10 @@ void Search::expand_range(Batch* batch, const size_t* leaves, int count, Batch* 
                           PositionHistory* history) {
   // `history` is at the root on entry and exit; in between it follows the
   // leaves, which come in tree order, so consecutive ones share most moves.
-  std::vector<uint16_t> at;            // the moves `history` is at, from the root
-  std::vector<uint16_t> path;
+  // The moves `history` is at, from the root, and the next leaf's: a
+  // thread's own, kept between calls to spare allocations.
+  thread_local std::vector<uint16_t> at, path;
+  at.clear();
   PickContext c{history, out, INT_MAX, 0, nullptr};
   for (int i = 0; i < count; ++i) {
     Visit& v = batch->visits[leaves[i]];

@@ -91,6 +91,7 @@ struct Batch {
   std::vector<uint64_t> masks;       // 112 per request
   std::vector<float> values;
   std::vector<float> policy, wdl, moves_left;
+  std::vector<size_t> leaves;        // expand_leaves' scratch, kept to spare an allocation per pick
   int ooo = 0;
   double seconds = 0.0;
   void clear() {
