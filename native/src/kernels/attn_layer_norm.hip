@@ -198,6 +198,10 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
 // layer_norm_regs_kernel.
 constexpr int kBlockRegIters = 4;
 constexpr int kBlockRegMaxThreads = 1024;
+// Small launches (batch 1: 64 rows on a few multiprocessors) take this
+// kernel too: a row over a block of one vector per thread has a shorter
+// serial chain per thread than a row per warp of 3 vectors per lane.
+constexpr int kBlockPerRowMaxRows = 1024;
 
 template <typename T, int kIters>
 __global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
@@ -332,7 +336,10 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
   const int block_threads = static_cast<int>(std::min<long long>(kBlockRegMaxThreads,
                                                                  div_up(vectors, warp_size) * warp_size));
   const int block_iters = static_cast<int>(div_up(vectors, block_threads));
-  if (vector && params16 && row_vectors <= kRegIters) {
+  if (vector && params16 && rows <= kBlockPerRowMaxRows && block_iters <= kBlockRegIters) {
+    launch_layer_norm_block_regs<T, kBlockRegIters>(block_iters, block_threads, stream, out, in, bias,
+                                                    skip, gammas, betas, rows, cols, alpha, eps, act);
+  } else if (vector && params16 && row_vectors <= kRegIters) {
     launch_layer_norm_regs<T, kRegIters>(row_vectors, div_up(rows, kRegRowsPerBlock),
                                          kRegRowsPerBlock * warp_size, stream, out, in, bias, skip,
                                          gammas, betas, rows, cols, alpha, eps, act);
