@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from lc0_rocm import native_core
-from lc0_rocm.backends.base import NativeSlot
 from lc0_rocm.engine import Engine
 from lc0_rocm.search.native import NativeSearchError
+from native_slot_fakes import CoreRandomSlots
 
 pytestmark = pytest.mark.skipif(not native_core.available()[0],
                                 reason=f"native core unavailable: {native_core.available()[1]}")
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(not native_core.available()[0],
 POLICY = 1858
 
 
-class SlotNet:
+class SlotNet(CoreRandomSlots):
     """A network whose backend hands out native slots: callbacks that run the
     core's random net and record how calls overlap, per slot and in all."""
 
@@ -34,9 +34,7 @@ class SlotNet:
     has_moves_left = False
 
     def __init__(self, fail_after: int | None = None, delay_s: float = 0.001):
-        self.ffi, self.lib = native_core.load()
-        self.random = self.ffi.new("lc0core_random_net*")
-        self.random.seed, self.random.uniform = 7, 0
+        super().__init__(seed=7, uniform=0)
         self.delay_s = delay_s
         self.fail_after = fail_after
         self.lock = threading.Lock()
@@ -44,7 +42,6 @@ class SlotNet:
         self.calls: dict[int, int] = {}
         self.same_slot_overlaps = 0
         self.most_at_once = 0
-        self.callbacks = []
         self.backend = self
 
     name = "fake-gpu"
@@ -63,19 +60,10 @@ class SlotNet:
             time.sleep(self.delay_s)
             if failing:
                 return 3
-            return self.lib.lc0core_random_forward(self.random, n, masks, values, policy, wdl, moves_left)
+            return self.run_random(n, masks, values, policy, wdl, moves_left)
         finally:
             with self.lock:
                 self.active[slot] -= 1
-
-    def native_slots(self, count):
-        slots = []
-        for _ in range(count):
-            callback = self.ffi.callback("lc0core_forward_fn", self._forward)
-            self.callbacks.append(callback)
-            address = int(self.ffi.cast("uintptr_t", callback))
-            slots.append(NativeSlot(address, len(self.callbacks), 0))
-        return slots
 
     def forward_packed(self, masks, values):
         raise AssertionError("the native search must use the slots")

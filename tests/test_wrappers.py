@@ -13,6 +13,7 @@ from lc0_rocm.backends import children as children_mod
 from lc0_rocm.backends import native
 from lc0_rocm.backends.base import Backend, BackendError
 from lc0_rocm.backends.demux import split_sizes
+from native_slot_fakes import CoreRandomSlots
 from lc0_rocm.backends.multiplexing import MultiplexingBackend
 from lc0_rocm.backends.options import parse
 from lc0_rocm.weights import load_weights
@@ -406,30 +407,21 @@ def test_demux_gives_the_search_slots_spanning_every_child(net):
     assert dm.native_slots(1) is None
 
 
-class CoreRandomChild:
-    """A child whose native slots are cffi callbacks running the native
-    core's random net (a GPU backend's slots run its GPU forward): records
-    the calls that reach it natively and through Python."""
+class CoreRandomChild(CoreRandomSlots):
+    """A child whose native slots run the native core's random net (a GPU
+    backend's slots run its GPU forward): records the calls that reach it
+    natively and through Python."""
 
     def __init__(self, index, failing=False):
-        from lc0_rocm import native_core
-        self.ffi, self.lib = native_core.load()
-        self.random = self.ffi.new("lc0core_random_net*")
-        self.random.seed = 11
+        super().__init__(seed=11)
         self.name, self.index, self.failing = f"core{index}", index, failing
-        self.native_rows, self.python_calls, self.callbacks = [], 0, []
+        self.native_rows, self.python_calls = [], 0
 
     def _forward(self, ctx, n, masks, values, policy, wdl, moves_left):
         self.native_rows.append(n)
         if self.failing:
             return 3
-        return self.lib.lc0core_random_forward(self.random, n, masks, values, policy, wdl, moves_left)
-
-    def native_slots(self, count):
-        from lc0_rocm.backends.base import NativeSlot
-        for _ in range(count):
-            self.callbacks.append(self.ffi.callback("lc0core_forward_fn", self._forward))
-        return [NativeSlot(int(self.ffi.cast("uintptr_t", cb)), 0, 0) for cb in self.callbacks[-count:]]
+        return self.run_random(n, masks, values, policy, wdl, moves_left)
 
     def forward_packed(self, masks, values):
         self.python_calls += 1
