@@ -16,6 +16,8 @@ namespace search {
 namespace {
 
 constexpr double kLowest = -3.4028234663852886e38;
+// pick_node's mark of a utility not yet set: below any real one.
+constexpr double kNoUtil = -1e300;
 
 inline Move move_of(uint16_t raw) {
   Move m;
@@ -386,11 +388,8 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   }
   const double draw_score = depth % 2 == 0 ? draw_score_odd_ : draw_score_even_;
 
-  double pol[kMaxMoves], util[kMaxMoves], score[kMaxMoves];
-  long long nstarted[kMaxMoves];
-  int to_perform[kMaxMoves];
-  uint32_t kid[kMaxMoves];             // child node per edge (kNone: not spawned)
-  bool has_util[kMaxMoves];
+  PickEdge e[kMaxMoves];               // [0, ready) set up; the rest untouched
+  double score[kMaxMoves];             // likewise
   double visited_pol = 0.0;
   // lc0's MEvaluator: prefer shorter wins and longer losses.
   const bool m_on = evaluator_.has_moves_left && std::fabs(nd.wl) > params_.MovesLeftThreshold;
@@ -401,8 +400,9 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   int ready = 0;
   auto open = [&](int upto) {
     for (; ready < upto; ++ready) {
-      pol[ready] = tree.prior(first + ready);
-      nstarted[ready] = 0, has_util[ready] = false, to_perform[ready] = 0, kid[ready] = kNone;
+      PickEdge& x = e[ready];
+      x.pol = tree.prior(first + ready);
+      x.util = kNoUtil, x.nstarted = 0, x.kid = kNone, x.to_perform = 0;
     }
   };
   for (uint32_t ch = nd.first_child; ch != kNone; ch = tree.node(ch).next_sibling) {
@@ -410,7 +410,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     const int k = cn.edge_index;
     if (k < max_needed) {
       open(k + 1);
-      nstarted[k] = (long long)cn.n + cn.n_in_flight, kid[k] = ch;
+      e[k].nstarted = (long long)cn.n + cn.n_in_flight, e[k].kid = ch;
     }
     if (cn.n > 0) {
       visited_pol += tree.prior(first + k);
@@ -428,8 +428,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
           u += m * (p.MovesLeftConstantFactor + p.MovesLeftScaledFactor * std::fabs(q) +
                     p.MovesLeftQuadraticFactor * q * q);
         }
-        util[k] = u;
-        has_util[k] = true;
+        e[k].util = u;
       }
     }
   }
@@ -437,14 +436,15 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   const double puct_mult = cpuct(nd.n, is_root) * std::sqrt(double(std::max<uint32_t>(nd.n, 2) - 1));
   // x / 1 == x exactly, so unstarted edges skip the division.
   for (int k = 0; k < ready; ++k) {
-    if (!has_util[k]) util[k] = fpu_value;
-    score[k] = nstarted[k] == 0 ? pol[k] * puct_mult + util[k]
-                                : pol[k] * puct_mult / (1 + nstarted[k]) + util[k];
+    PickEdge& x = e[k];
+    if (x.util == kNoUtil) x.util = fpu_value;
+    score[k] = x.nstarted == 0 ? x.pol * puct_mult + x.util
+                              : x.pol * puct_mult / (1 + x.nstarted) + x.util;
   }
   auto extend = [&](int upto) {       // unvisited edges, on demand
     const int from = ready;
     open(upto);
-    for (int k = from; k < ready; ++k) util[k] = fpu_value, score[k] = pol[k] * puct_mult + fpu_value;
+    for (int k = from; k < ready; ++k) e[k].util = fpu_value, score[k] = e[k].pol * puct_mult + fpu_value;
   };
   const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
 
@@ -472,7 +472,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       }
     };
     if (!allowed) {
-      while (unstarted < ready && nstarted[unstarted] != 0) ++unstarted;
+      while (unstarted < ready && e[unstarted].nstarted != 0) ++unstarted;
       const int end = std::min(max_needed, unstarted + 2);
       if (end > ready) extend(end);
       for (int idx = 0; idx < end; ++idx) consider(idx);
@@ -483,53 +483,53 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
         if (idx >= ready) extend(idx + 1);
         consider(idx);
         if (can_exit) break;
-        if (nstarted[idx] == 0) can_exit = true;    // sorted by prior: one more suffices
+        if (e[idx].nstarted == 0) can_exit = true;    // sorted by prior: one more suffices
       }
     }
     if (best_idx < 0) break;
+    PickEdge& b = e[best_idx];
     const bool have_second = second > kLowest;
-    const double best_without_u = util[best_idx];
+    const double best_without_u = b.util;
     int new_visits = limit;
     if (have_second) {
       long long estimated = INT_MAX;
       if (best_without_u < second) {
-        const double n1 = double(nstarted[best_idx] + 1);
+        const double n1 = double(b.nstarted + 1);
         estimated = (long long)std::max(
-            1.0, std::min(pol[best_idx] * puct_mult / (second - best_without_u) - n1 + 1, 1e9));
+            1.0, std::min(b.pol * puct_mult / (second - best_without_u) - n1 + 1, 1e9));
       }
       if (estimated < c.max_limit) c.max_limit = int(estimated);
       new_visits = int(std::min<long long>(limit, estimated));
     }
-    to_perform[best_idx] += new_visits;
+    b.to_perform += new_visits;
     limit -= new_visits;
-    if (kid[best_idx] == kNone) kid[best_idx] = tree.child(node, best_idx);
-    const uint32_t child = kid[best_idx];
+    if (b.kid == kNone) b.kid = tree.child(node, best_idx);
+    const uint32_t child = b.kid;
     if (!being_expanded(child) && tree.node(child).terminal == kTwoFold) {
       ensure_two_fold_correct(child, depth);
     }
     bool started = false;
     if (try_start(child)) {
-      ++nstarted[best_idx];
+      ++b.nstarted;
       --new_visits;
       started = true;
       Node& cn = tree.node(child);
       if (cn.n > 0 && !cn.terminal) {
         cn.n_in_flight += new_visits;
-        nstarted[best_idx] += new_visits;
+        b.nstarted += new_visits;
       }
-      score[best_idx] = pol[best_idx] * puct_mult / (1 + nstarted[best_idx]) + util[best_idx];
+      score[best_idx] = b.pol * puct_mult / (1 + b.nstarted) + b.util;
     }
     const Node& cn = tree.node(child);
     if (started && (cn.n == 0 || cn.terminal)) {
-      --to_perform[best_idx];
+      --b.to_perform;
       visit(c, child, depth + 1);
     }
   }
-  pick_children(c, depth, to_perform, kid, ready);
+  pick_children(c, depth, e, ready);
 }
 
-void Search::pick_children(PickContext& c, int depth, const int* to_perform,
-                           const uint32_t* kid, int count) {
+void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int count) {
   Tree& tree = *tree_;
   // lc0's rule: a branch with more than MinimumPickingWork visits goes to a
   // task worker when MinimumRemainingPickingWork are left for those after it
@@ -538,19 +538,19 @@ void Search::pick_children(PickContext& c, int depth, const int* to_perform,
   bool any_task = false;
   if (c.tasks) {
     int remaining = 0;
-    for (int idx = 0; idx < count; ++idx) remaining += std::max(0, to_perform[idx]);
+    for (int idx = 0; idx < count; ++idx) remaining += std::max(0, e[idx].to_perform);
     for (int idx = 0; idx < count; ++idx) {
-      const int k = std::max(0, to_perform[idx]);
+      const int k = std::max(0, e[idx].to_perform);
       remaining -= k;
       // k > MinimumPickingWork >= 1: the child exists (kid is set).
       task[idx] = k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork &&
-                  tree.node(kid[idx]).n > 0 && !tree.node(kid[idx]).terminal;
+                  tree.node(e[idx].kid).n > 0 && !tree.node(e[idx].kid).terminal;
       any_task = any_task || task[idx];
     }
   }
   if (!any_task) {
     for (int idx = 0; idx < count; ++idx) {
-      if (to_perform[idx] > 0) pick_node(c, kid[idx], to_perform[idx], depth + 1, false);
+      if (e[idx].to_perform > 0) pick_node(c, e[idx].kid, e[idx].to_perform, depth + 1, false);
     }
     return;
   }
@@ -567,14 +567,14 @@ void Search::pick_children(PickContext& c, int depth, const int* to_perform,
   };
   std::vector<Branch> branches;
   for (int idx = 0; idx < count; ++idx) {
-    if (to_perform[idx] > 0) branches.push_back(Branch{idx, task[idx], spare_batch(), c.max_limit, nullptr});
+    if (e[idx].to_perform > 0) branches.push_back(Branch{idx, task[idx], spare_batch(), c.max_limit, nullptr});
   }
   {
     TaskPool::Group group(&c.tasks->pool);
-    auto pick_branch = [this, &c, kid, to_perform, depth](Branch* branch) {
+    auto pick_branch = [this, &c, e, depth](Branch* branch) {
       try {
         PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks};
-        pick_node(sub, kid[branch->idx], to_perform[branch->idx], depth + 1, false);
+        pick_node(sub, e[branch->idx].kid, e[branch->idx].to_perform, depth + 1, false);
         branch->max_limit = sub.max_limit;
       } catch (...) {
         branch->error = std::current_exception();
