@@ -198,10 +198,14 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
 // layer_norm_regs_kernel.
 constexpr int kBlockRegIters = 4;
 constexpr int kBlockRegMaxThreads = 1024;
-// Small launches (batch 1: 64 rows on a few multiprocessors) take this
+// Launches of up to kBlockPerRowMaxRows rows (batches up to 128) take this
 // kernel too: a row over a block of one vector per thread has a shorter
-// serial chain per thread than a row per warp of 3 vectors per lane.
-constexpr int kBlockPerRowMaxRows = 1024;
+// serial chain per thread than a row per warp of 3 vectors per lane, and
+// needs few registers, so more rows are in flight (the row-per-warp kernel
+// is latency-bound: ncu, native/LAYER_NORM_FUSED.md). H100, t82 / bt4 fp16
+// backendbench against a row per warp: b1 +9 / +16 %, b16 +5 / +12 %, b64
+// +4-5 / +10 %, b128 +3-4 %; b256 even, b512 -1 %, hence the limit.
+constexpr int kBlockPerRowMaxRows = 8192;
 
 template <typename T, int kIters>
 __global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
