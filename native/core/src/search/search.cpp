@@ -453,29 +453,54 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   // filter that end is known before the scan: `unstarted` is the first edge
   // with nothing started (entries past `ready` have nothing started), and it
   // only moves forward, as nstarted only grows.
-  int unstarted = 0;
-  while (limit > 0) {
-    // best >= second throughout, and second only ever takes values above
-    // kLowest, so "a second edge was seen" is second > kLowest.
-    double best = kLowest, second = kLowest;
-    int best_idx = -1;
-    auto consider = [&](int idx) {
-      const double s = score[idx];
-      if (s > second) {               // most edges fail this one test
-        if (s > best) {
-          second = best;
-          best = s;
-          best_idx = idx;
+  //
+  // The scan keeps the top three scores: best (the first edge at the
+  // highest score), second and third (values; second's edge too). A round
+  // changes one score only, the picked edge's (fpu, puct_mult and the other
+  // edges' entries are fixed for this call), so without a root filter the
+  // next round's result is often known without a rescan (see the end of
+  // the loop), and a range that grew needs only its new edges scanned.
+  // Invariant: score[best_idx] == best, score[second_idx] == second, every
+  // other scanned score is at most third (or ignored: NaN, <= kLowest).
+  int unstarted = 0, end = 0;
+  bool advance = true;                // e[unstarted] may have been started
+  double best = kLowest, second = kLowest, third = kLowest;
+  int best_idx = -1, second_idx = -1;
+  int scanned = 0;                    // scores [0, scanned) are in the state above
+  auto consider = [&](int idx) {
+    const double s = score[idx];
+    if (s > third) {                  // most edges fail this one test
+      if (s > second) {
+        third = second;
+        if (s > best) {               // `>`: on equal scores the first edge stays best
+          second = best, second_idx = best_idx;
+          best = s, best_idx = idx;
         } else {
-          second = s;
+          second = s, second_idx = idx;
         }
+      } else {
+        third = s;
       }
-    };
+    }
+  };
+  while (limit > 0) {
     if (!allowed) {
-      while (unstarted < ready && e[unstarted].nstarted != 0) ++unstarted;
-      const int end = std::min(max_needed, unstarted + 2);
-      if (end > ready) extend(end);
-      for (int idx = 0; idx < end; ++idx) consider(idx);
+      if (advance) {
+        while (unstarted < ready && e[unstarted].nstarted != 0) ++unstarted;
+        end = std::min(max_needed, unstarted + 2);
+        if (end > ready) extend(end);
+        advance = false;
+      }
+    } else {
+      scanned = 0;                    // the filtered scan finds its own end: always a full one
+    }
+    if (scanned == 0) {
+      best = second = third = kLowest;
+      best_idx = second_idx = -1;
+    }
+    if (!allowed) {
+      for (int idx = scanned; idx < end; ++idx) consider(idx);
+      scanned = end;
     } else {
       bool can_exit = false;
       for (int idx = 0; idx < max_needed; ++idx) {
@@ -488,6 +513,8 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     }
     if (best_idx < 0) break;
     PickEdge& b = e[best_idx];
+    // second only ever takes values above kLowest, so "a second edge was
+    // seen" is second > kLowest.
     const bool have_second = second > kLowest;
     const double best_without_u = b.util;
     int new_visits = limit;
@@ -508,22 +535,48 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     if (!being_expanded(child) && tree.node(child).terminal == kTwoFold) {
       ensure_two_fold_correct(child, depth);
     }
-    bool started = false;
-    if (try_start(child)) {
-      ++b.nstarted;
-      --new_visits;
-      started = true;
-      Node& cn = tree.node(child);
-      if (cn.n > 0 && !cn.terminal) {
-        cn.n_in_flight += new_visits;
-        b.nstarted += new_visits;
-      }
-      score[best_idx] = b.pol * puct_mult / (1 + b.nstarted) + b.util;
+    if (!try_start(child)) {
+      // A failed start changes nothing the rounds read (try_start fails
+      // without side effects, on a child being expanded, so no two-fold fix
+      // either): every later round would pick this edge again with the same
+      // estimate until the limit is spent. Give it the rest at once.
+      b.to_perform += limit;
+      limit = 0;
+      break;
     }
-    const Node& cn = tree.node(child);
-    if (started && (cn.n == 0 || cn.terminal)) {
+    ++b.nstarted;
+    --new_visits;
+    Node& cn = tree.node(child);
+    if (cn.n > 0 && !cn.terminal) {
+      cn.n_in_flight += new_visits;
+      b.nstarted += new_visits;
+    }
+    const double nb = b.pol * puct_mult / (1 + b.nstarted) + b.util;
+    score[best_idx] = nb;
+    if (cn.n == 0 || cn.terminal) {
       --b.to_perform;
       visit(c, child, depth + 1);
+    }
+    // The next round without a rescan. Only score[best_idx] changed (to nb),
+    // and of the range's end only `unstarted` could move, and only if this
+    // edge was it. Every other scanned score is at most second (the one at
+    // second_idx) or at most third, so:
+    // - nb > second: this edge is still the only one at the top;
+    // - third < nb <= second: the two top edges are these two, the first at
+    //   the higher score leading, the first index on a tie; third stays;
+    // - otherwise: rescan.
+    if (best_idx == unstarted) advance = true;
+    if (nb > second) {
+      best = nb;
+    } else if (nb > third) {
+      if (nb == second && best_idx < second_idx) {
+        best = nb;                    // a tie, and this edge comes first: it stays best
+      } else {
+        best = second, second = nb;
+        std::swap(best_idx, second_idx);
+      }
+    } else {
+      scanned = 0;
     }
   }
   pick_children(c, depth, e, ready);
