@@ -34,11 +34,8 @@ void NNCache::put(uint64_t key, const Move* moves, const uint16_t* priors, int c
   Shard& s = shard(key);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.table.find(key)) {
-      s.table.replace(key, block);     // an update keeps its age, like the reference's OrderedDict
-      return;
-    }
-    s.table.insert(key, block);
+    // An update keeps its age, like the reference's OrderedDict.
+    if (!s.table.put(key, block)) return;
   }
   order_.push_back(key);
   evict_over_capacity();

@@ -31,19 +31,24 @@ const CacheBlock* CacheTable::find(uint64_t key) const {
   return i < slots_.size() ? slots_[i].block : nullptr;
 }
 
-void CacheTable::insert(uint64_t key, CacheBlock* block) {
+bool CacheTable::put(uint64_t key, CacheBlock* block) {
+  const size_t i = find_slot(key);
+  if (i < slots_.size()) {
+    CacheBlock::destroy(slots_[i].block);
+    slots_[i].block = block;
+    return false;
+  }
   if ((size_ + 1) * 4 > slots_.size() * 3) grow();
-  const size_t mask = slots_.size() - 1;
-  size_t i = home(key);
-  while (slots_[i].block) i = (i + 1) & mask;
-  slots_[i] = Slot{key, block};
+  place(Slot{key, block});
   ++size_;
+  return true;
 }
 
-void CacheTable::replace(uint64_t key, CacheBlock* block) {
-  const size_t i = find_slot(key);
-  CacheBlock::destroy(slots_[i].block);
-  slots_[i].block = block;
+void CacheTable::place(const Slot& slot) {
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(slot.key);
+  while (slots_[i].block) i = (i + 1) & mask;
+  slots_[i] = slot;
 }
 
 bool CacheTable::erase(uint64_t key) {
@@ -80,12 +85,8 @@ void CacheTable::grow() {
   const size_t bigger = old.empty() ? 64 : old.size() * 2;
   slots_.assign(bigger, Slot{0, nullptr});
   shift_ = 64 - __builtin_ctzll(bigger);
-  const size_t mask = bigger - 1;
   for (const Slot& s : old) {
-    if (!s.block) continue;
-    size_t i = home(s.key);
-    while (slots_[i].block) i = (i + 1) & mask;
-    slots_[i] = s;
+    if (s.block) place(s);
   }
 }
 

@@ -32,11 +32,9 @@ class CacheTable {
 
   // The key's block, or null.
   const CacheBlock* find(uint64_t key) const;
-  CacheBlock* find(uint64_t key) { return const_cast<CacheBlock*>(static_cast<const CacheTable*>(this)->find(key)); }
-  // Stores a block for a key that is absent (the table takes ownership).
-  void insert(uint64_t key, CacheBlock* block);
-  // Replaces a present key's block (the old one is freed).
-  void replace(uint64_t key, CacheBlock* block);
+  // Stores the key's block (the table takes ownership), freeing the block
+  // it replaces; true when the key was absent.
+  bool put(uint64_t key, CacheBlock* block);
   // Drops a key and frees its block; false when absent.
   bool erase(uint64_t key);
   void clear();                        // frees every block and the slots
@@ -49,6 +47,7 @@ class CacheTable {
   };
   size_t home(uint64_t key) const { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_); }
   size_t find_slot(uint64_t key) const;   // the key's slot, or slots_.size()
+  void place(const Slot& slot);           // into the first empty slot of its run
   void grow();
 
   std::vector<Slot> slots_;            // a power of two, at most 3/4 full
