@@ -483,6 +483,10 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       }
     }
   };
+  auto restart_scan = [&] {
+    best = second = third = kLowest;
+    best_idx = second_idx = -1;
+  };
   while (limit > 0) {
     if (!allowed) {
       if (advance) {
@@ -491,17 +495,11 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
         if (end > ready) extend(end);
         advance = false;
       }
-    } else {
-      scanned = 0;                    // the filtered scan finds its own end: always a full one
-    }
-    if (scanned == 0) {
-      best = second = third = kLowest;
-      best_idx = second_idx = -1;
-    }
-    if (!allowed) {
+      if (scanned == 0) restart_scan();
       for (int idx = scanned; idx < end; ++idx) consider(idx);
       scanned = end;
     } else {
+      restart_scan();                 // the filtered scan finds its own end: always a full one
       bool can_exit = false;
       for (int idx = 0; idx < max_needed; ++idx) {
         if (!allowed[idx]) continue;
