@@ -47,3 +47,39 @@ def test_unpack_planes_puts_bit_i_on_square_i():
     bit = (int(masks[n, p]) >> sq) & 1
     assert planes[n, p, sq // 8, sq % 8] == np.float32(bit * values[n, p])
     assert planes.shape == (3, 112, 8, 8) and planes.dtype == np.float32
+
+
+def test_forward_into_writes_the_callers_arrays(maia_path):
+    """The base path (compute, then copy) of forward_into and
+    forward_packed_into: the same numbers as forward, in the given arrays."""
+    from lc0_rocm.backendbench import bench_positions, encode_pool
+    w = load_weights(maia_path)
+    backend = backends.create("cpu", w)
+    masks, values = encode_pool(bench_positions(5, seed=3), w.format.input, packed=True)
+    want = backend.forward_packed(masks, values)
+    out = (backend.host_empty((5, 1858)), backend.host_empty((5, 3)), backend.host_empty(5))
+    got = backend.forward_packed_into(masks, values, out)
+    assert all(g is o for g, o in zip(got, out))
+    for g, r in zip(got, want):
+        np.testing.assert_array_equal(g, r)
+    for a in out:
+        a[:] = np.nan
+    backend.forward_into(unpack_planes(masks, values), out)
+    for g, r in zip(out, want):
+        np.testing.assert_array_equal(g, r)
+
+
+@pytest.mark.parametrize("bad,match", [
+    ((np.zeros((2, 1858), np.float32), np.zeros((2, 3), np.float32)), "tuple"),
+    ((np.zeros((2, 1858), np.float64), np.zeros((2, 3), np.float32), np.zeros(2, np.float32)),
+     "policy must be a float32 array of shape"),
+    ((np.zeros((2, 1858), np.float32), np.zeros((3, 3), np.float32), np.zeros(2, np.float32)),
+     r"wdl must be a float32 array of shape \(2, 3\)"),
+    ((np.zeros((2, 1858), np.float32), np.zeros((2, 3), np.float32), np.zeros(4, np.float32)[::2]),
+     "moves_left must be C-contiguous"),
+])
+def test_forward_into_rejects_outputs_it_cannot_write_in_place(bad, match):
+    backend = backends.create("random", None)
+    masks, values = np.zeros((2, 112), np.uint64), np.zeros((2, 112), np.float32)
+    with pytest.raises(ValueError, match=match):
+        backend.forward_packed_into(masks, values, bad)

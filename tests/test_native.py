@@ -16,6 +16,7 @@ import pytest
 
 from lc0_rocm import backends
 from lc0_rocm.backends import native
+from lc0_rocm.backends.base import unpack_planes
 from lc0_rocm.backends.native import NativeError
 from lc0_rocm.weights import load_weights
 
@@ -38,11 +39,12 @@ def test_cdef_block_parses_and_declares_the_abi():
     ffi = cffi.FFI()
     ffi.cdef(native.cdef_text())
     libc = ffi.dlopen(None)
-    assert libc.LC0ROCM_ABI_VERSION == 1
+    assert libc.LC0ROCM_ABI_VERSION == 2
     assert libc.LC0ROCM_OK == 0 and libc.LC0ROCM_INVALID_ARGUMENT != 0
     for fn in ("lc0rocm_abi_version", "lc0rocm_last_error", "lc0rocm_get_device_info",
                "lc0rocm_create", "lc0rocm_destroy", "lc0rocm_stream_create",
-               "lc0rocm_stream_destroy", "lc0rocm_forward", "lc0rocm_forward_planes"):
+               "lc0rocm_stream_destroy", "lc0rocm_forward", "lc0rocm_forward_planes",
+               "lc0rocm_host_alloc", "lc0rocm_host_free"):
         assert fn in native.cdef_text()
     assert ffi.sizeof("lc0rocm_tensor") >= 8 + 8 + 8 + 4
 
@@ -492,6 +494,47 @@ def test_conv_body_with_attention_policy_gets_head_tensors(make_test_net):
     assert not any(k.startswith("resnet.policy") for k in t)
     assert {"policy_head.ip_pol_w", "policy_head.ip2_pol_w", "policy_head.ip3_pol_w",
             "policy_head.ip4_pol_w", "map.attention_policy_gather", "meta.pol_headcount"} <= set(t)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_gpu_pinned_inputs_and_outputs_equal_the_staged_path(precision, maia_path):
+    """Inputs and outputs in host_empty() memory move by one DMA each (blocks
+    of 64 KB and more), with no staging copy: bit for bit the staged path's
+    results, for every mix of pinned, plain and small blocks, slices at an
+    offset into a pinned pool, sizes padded to a graph bucket and full
+    planes; outputs outside the n rows are left alone."""
+    name = gpu_backend_or_skip(precision)
+    w = load_weights(maia_path)
+    total = 320
+    masks, values = random_packed(w, total, seed=9)
+    gpu = backends.create(name, w, max_batch=total)
+    pinned_masks, pinned_values = gpu.host_empty(masks.shape, np.uint64), gpu.host_empty(values.shape, np.float32)
+    pinned_masks[:], pinned_values[:] = masks, values
+    spare = 2
+    pinned_out = tuple(gpu.host_empty((total + spare, *shape)) for shape in ((1858,), (3,), ()))
+    # 100 rows: the masks go direct, the values (45 KB) are staged; 200 and 320: both direct
+    for n, start in ((1, 0), (7, 3), (13, 20), (100, 7), (200, 120), (320, 0)):
+        rows = slice(start, start + n)
+        want = gpu.forward_packed(masks[rows], values[rows])          # plain memory: staged
+        for in_masks, in_values in ((pinned_masks, values), (masks, pinned_values), (pinned_masks, pinned_values)):
+            for pin in ((True, True, True), (True, False, True), (False, True, False)):
+                for a in pinned_out:
+                    a[:] = -7.0
+                out = tuple(p[:n] if pinned else np.full(p[:n].shape, -7.0, np.float32)
+                            for p, pinned in zip(pinned_out, pin))
+                got = gpu.forward_packed_into(in_masks[rows], in_values[rows], out)
+                for g, r in zip(got, want):
+                    np.testing.assert_array_equal(g, r)
+                assert all((p[n:] == -7.0).all() for p in pinned_out)
+        planes = gpu.host_empty((n, 112, 8, 8))
+        planes[:] = unpack_planes(masks[rows], values[rows])
+        out = tuple(p[:n] for p in pinned_out)
+        for g, r in zip(gpu.forward_into(planes, out), gpu.forward(unpack_planes(masks[rows], values[rows]))):
+            np.testing.assert_array_equal(g, r)
+    ffi, lib = gpu.ffi, gpu.lib
+    assert lib.lc0rocm_host_free(ffi.cast("void*", pinned_masks.ctypes.data + 8)) == lib.LC0ROCM_INVALID_ARGUMENT
+    gpu.close()
 
 
 @pytest.mark.gpu

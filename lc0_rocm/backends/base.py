@@ -67,6 +67,24 @@ class Backend(abc.ABC):
         override this to send 1 KB per position instead of 28 KB."""
         return self.forward(unpack_planes(masks, values))
 
+    def host_empty(self, shape, dtype=np.float32) -> np.ndarray:
+        """An uninitialised array that this backend moves fastest as a
+        forward input or output: page-locked memory on GPU backends (one
+        DMA, no staging copy), plain memory here."""
+        return np.empty(shape, dtype)
+
+    def forward_into(self, planes: np.ndarray, out: tuple) -> tuple:
+        """forward() with the outputs written into `out` = (policy (N, 1858),
+        wdl (N, 3), moves_left (N,)), C-contiguous float32 arrays, e.g.
+        from host_empty() and reused from call to call; returns `out`."""
+        out = checked_outputs(out, len(planes))
+        return copy_outputs(self.forward(planes), out)
+
+    def forward_packed_into(self, masks: np.ndarray, values: np.ndarray, out: tuple) -> tuple:
+        """forward_packed() into `out`, as forward_into()."""
+        out = checked_outputs(out, len(masks))
+        return copy_outputs(self.forward_packed(masks, values), out)
+
     def native_slots(self, count: int) -> list[NativeSlot] | None:
         """`count` slots whose forward calls may run at the same time (each
         with its own stream and buffers), kept by the caller until this
@@ -95,6 +113,27 @@ def checked_packed(masks, values) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"masks and values must both have shape (N, {NUM_PLANES}), "
                          f"got {masks.shape} and {values.shape}")
     return masks, values
+
+
+def checked_outputs(out, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`out` as (policy (n, 1858), wdl (n, 3), moves_left (n,)), each a
+    writeable C-contiguous float32 array; ValueError otherwise (outputs are
+    written in place, so nothing is converted)."""
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise ValueError("out must be a tuple (policy, wdl, moves_left)")
+    for name, a, shape in zip(("policy", "wdl", "moves_left"), out, ((n, POLICY_SIZE), (n, 3), (n,))):
+        if not isinstance(a, np.ndarray) or a.dtype != np.float32 or a.shape != shape:
+            raise ValueError(f"out {name} must be a float32 array of shape {shape}, got "
+                             f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            raise ValueError(f"out {name} must be C-contiguous and writeable")
+    return tuple(out)
+
+
+def copy_outputs(outputs, out) -> tuple:
+    for dst, src in zip(out, outputs):
+        np.copyto(dst, src)
+    return out
 
 
 def unpack_planes(masks: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -153,6 +153,14 @@ class WrapperBackend(Backend):
         return next((dict(c.backend.device_info) for c in self.children
                      if getattr(c.backend, "device_info", None)), None)
 
+    def host_empty(self, shape, dtype=np.float32):
+        """The first child's fastest host memory (page-locked memory from the
+        native library serves every GPU)."""
+        backend = self.children[0].backend
+        if backend is None:
+            raise BackendError(f"{self.name}: the backend is closed")
+        return backend.host_empty(shape, dtype)
+
     def forward(self, planes):
         planes = checked_planes(planes)
         if len(planes) == 0:

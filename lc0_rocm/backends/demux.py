@@ -28,7 +28,7 @@ import concurrent.futures
 import itertools
 import threading
 
-from lc0_rocm.backends.base import BackendError, NativeSlot, c_slot, checked_packed
+from lc0_rocm.backends.base import BackendError, NativeSlot, c_slot, checked_outputs, checked_packed
 from lc0_rocm.backends.children import (WrapperBackend, child_slots, close_children, concat_outputs,
                                         create_children, empty_outputs, int_setting, plan_children,
                                         slice_inputs)
@@ -90,22 +90,36 @@ class DemuxBackend(WrapperBackend):
 
     def forward_packed(self, masks, values):
         masks, values = checked_packed(masks, values)
-        n = len(masks)
-        if n and self._native_lock.acquire(blocking=False):
-            try:
-                native = self._native_demux()
-                if native:
-                    ffi, lib, demux, _ = native
-                    outputs = empty_outputs(n)
-                    ptr = lambda t, a: ffi.cast(t, ffi.from_buffer(a))   # noqa: E731
-                    status = lib.lc0core_demux_forward(demux, n, ptr("uint64_t*", masks),
-                                                       ptr("float*", values),
-                                                       *(ptr("float*", a) for a in outputs))
-                    if status == 0:
-                        return outputs
-            finally:
-                self._native_lock.release()
+        outputs = empty_outputs(len(masks))
+        if self._native_forward(masks, values, outputs):
+            return outputs
         return super().forward_packed(masks, values)
+
+    def forward_packed_into(self, masks, values, out):
+        masks, values = checked_packed(masks, values)
+        out = checked_outputs(out, len(masks))
+        if self._native_forward(masks, values, out):
+            return out
+        return super().forward_packed_into(masks, values, out)
+
+    def _native_forward(self, masks, values, outputs) -> bool:
+        """The batch through the native core's demux, written into `outputs`;
+        False when that path is busy (another caller), missing or failed, so
+        the caller takes the Python path."""
+        n = len(masks)
+        if not n or not self._native_lock.acquire(blocking=False):
+            return False
+        try:
+            native = self._native_demux()
+            if not native:
+                return False
+            ffi, lib, demux, _ = native
+            ptr = lambda t, a: ffi.cast(t, ffi.from_buffer(a))   # noqa: E731
+            status = lib.lc0core_demux_forward(demux, n, ptr("uint64_t*", masks), ptr("float*", values),
+                                               *(ptr("float*", a) for a in outputs))
+            return status == 0
+        finally:
+            self._native_lock.release()
 
     def _native_demux(self):
         """The native core's demux over one native slot per child worker, made

@@ -40,8 +40,8 @@ import numpy as np
 from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
-from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, NativeSlot, checked_packed,
-                                    checked_planes)
+from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, NativeSlot, checked_outputs,
+                                    checked_packed, checked_planes)
 from lc0_rocm.progress import Progress
 
 NF = net_pb2.NetworkFormat
@@ -701,22 +701,48 @@ class NativeBackend(Backend):
         streams = [self._take_stream() for _ in range(count)]   # never given back: the caller keeps them
         return [NativeSlot(address, int(self.ffi.cast("uintptr_t", s)), self.max_batch) for s in streams]
 
+    def host_empty(self, shape, dtype=np.float32):
+        """An uninitialised array in page-locked host memory (from
+        lc0rocm_host_alloc): as a forward input or output, it and any slice
+        of it move by one DMA with no staging copy. Freed when the array
+        (and every view of it) is gone; usable by any backend of this
+        library, on any GPU."""
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        block = self.ffi.new("void**")
+        check(self.ffi, self.lib, self.lib.lc0rocm_host_alloc(max(1, nbytes), block),
+              f"{self.name}: pinned host allocation of {nbytes} bytes")
+        owned = self.ffi.gc(block[0], self.lib.lc0rocm_host_free, size=max(1, nbytes))
+        return np.frombuffer(self.ffi.buffer(owned, nbytes), dtype).reshape(shape)
+
     def _outputs(self, n):
         return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),
                 np.empty(n, np.float32))
 
     def forward(self, planes):
         planes = checked_planes(planes)
-        return self._run(self.lib.lc0rocm_forward_planes, planes.shape[0], ("float*", planes))
+        return self._run(self.lib.lc0rocm_forward_planes, self._outputs(len(planes)), ("float*", planes))
 
     def forward_packed(self, masks, values):
         masks, values = checked_packed(masks, values)
-        return self._run(self.lib.lc0rocm_forward, masks.shape[0], ("uint64_t*", masks), ("float*", values))
+        return self._run(self.lib.lc0rocm_forward, self._outputs(len(masks)),
+                         ("uint64_t*", masks), ("float*", values))
 
-    def _run(self, entry, n, *inputs):
+    def forward_into(self, planes, out):
+        planes = checked_planes(planes)
+        return self._run(self.lib.lc0rocm_forward_planes, checked_outputs(out, len(planes)), ("float*", planes))
+
+    def forward_packed_into(self, masks, values, out):
+        masks, values = checked_packed(masks, values)
+        return self._run(self.lib.lc0rocm_forward, checked_outputs(out, len(masks)),
+                         ("uint64_t*", masks), ("float*", values))
+
+    def _run(self, entry, outputs, *inputs):
         """One native forward call on a pooled stream: inputs are (C type,
-        array) pairs; outputs are fresh caller-owned arrays."""
-        outputs = self._outputs(n)
+        array) pairs; `outputs` (policy, wdl, moves_left) are written in
+        place and returned."""
+        n = len(outputs[1])
         if n == 0:
             return outputs
         ffi = self.ffi

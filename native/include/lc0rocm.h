@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* LC0ROCM_CDEF_BEGIN */
-enum { LC0ROCM_ABI_VERSION = 1 };
+enum { LC0ROCM_ABI_VERSION = 2 };
 
 typedef enum lc0rocm_status {
   LC0ROCM_OK = 0,
@@ -98,6 +98,13 @@ int lc0rocm_forward(lc0rocm_stream* stream, int n, const uint64_t* masks,
 /* Same with full planes, n x 112 x 64 float32. */
 int lc0rocm_forward_planes(lc0rocm_stream* stream, int n, const float* planes,
                            float* policy, float* wdl, float* moves_left);
+
+/* Page-locked host memory for forward inputs and outputs: an input or
+ * output that lies inside such a block (anywhere in it) moves with one DMA
+ * and no staging copy. Any device may use it. Free with lc0rocm_host_free
+ * (INVALID_ARGUMENT for a pointer that did not come from host_alloc). */
+int lc0rocm_host_alloc(size_t bytes, void** block);
+int lc0rocm_host_free(void* block);
 /* LC0ROCM_CDEF_END */
 
 #ifdef __cplusplus

@@ -5,6 +5,7 @@
 
 #include "../include/lc0rocm.h"
 #include "network.h"
+#include "pinned_host.h"
 
 namespace {
 
@@ -117,6 +118,21 @@ int lc0rocm_forward_planes(lc0rocm_stream* stream, int n, const float* planes, f
     require(stream != nullptr, "stream is NULL");
     require(n == 0 || planes, "planes must not be NULL");
     stream->stream.forward(n, nullptr, nullptr, planes, policy, wdl, moves_left);
+  });
+}
+
+int lc0rocm_host_alloc(size_t bytes, void** block) {
+  return guarded([&] {
+    require(block != nullptr, "block is NULL");
+    require(bytes > 0, "bytes must be positive");
+    *block = lc0rocm::pinned_alloc(bytes);
+  });
+}
+
+int lc0rocm_host_free(void* block) {
+  return guarded([&] {
+    require(block != nullptr, "block is NULL");
+    require(lc0rocm::pinned_free(block), "not a block from lc0rocm_host_alloc (or freed already)");
   });
 }
 
