@@ -4,7 +4,9 @@
 numpy backends run with one BLAS thread unless --threads says otherwise.
 For each batch size the backend runs repeated forward passes over encoded
 positions from varied games (a different slice of the pool each run) for
-about --seconds, after untimed warm-up runs, and the command reports
+about --seconds, after untimed warm-up runs (inputs and outputs in buffers
+allocated once, in the memory the backend moves fastest: page-locked on GPU
+backends, as lc0 keeps its own), and the command reports
 positions per second: mean (all positions / all time, lc0's figure), median
 and spread (standard deviation, min, max) over the runs.
 """
@@ -25,6 +27,7 @@ import time
 import chess
 import numpy as np
 
+from lc0_rocm.backends.base import POLICY_SIZE
 from lc0_rocm.buildcache import cpu_model
 
 DEFAULT_BATCHES = "1,16,32,64,128,256"
@@ -91,26 +94,34 @@ def encode_pool(boards, input_format: int, packed: bool = False) -> tuple[np.nda
     return (np.ascontiguousarray(encoder.encode_batch(boards, input_format), dtype=np.float32),)
 
 
-def time_batch_size(forward, pool, batch: int, seconds: float,
+def time_batch_size(forward_into, pool, batch: int, seconds: float, host_empty=np.empty,
                     min_runs: int = MIN_RUNS, warmup: int = WARMUP_RUNS) -> list[float]:
-    """Seconds per call forward(*inputs) on `batch` positions, over >= min_runs
-    runs lasting about `seconds` in all. `pool` is an array or a tuple of
-    arrays with one row per position; each run takes the next slice of rows."""
+    """Seconds per call forward_into(*inputs, out) on `batch` positions, over
+    >= min_runs runs lasting about `seconds` in all. `pool` is an array or a
+    tuple of arrays with one row per position, copied into `host_empty`
+    memory (the backend's fastest: page-locked on GPU backends); each run
+    takes the next slice of rows and writes every output into one reused
+    triple `out`, as lc0 and our search keep their buffers."""
     pool = pool if isinstance(pool, tuple) else (pool,)
     size = len(pool[0])
-    if size < batch:
-        repeat = -(-batch // size)
-        pool = tuple(np.concatenate([a] * repeat) for a in pool)
-        size *= repeat
-    slices = [tuple(a[s:s + batch] for a in pool) for s in range(0, size - batch + 1, batch)]
+    repeat = -(-batch // size) if size < batch else 1
+    held = []
+    for a in pool:
+        h = host_empty((size * repeat, *a.shape[1:]), a.dtype)
+        h[:] = np.concatenate([a] * repeat) if repeat > 1 else a
+        held.append(h)
+    size *= repeat
+    out = (host_empty((batch, POLICY_SIZE), np.float32), host_empty((batch, 3), np.float32),
+           host_empty(batch, np.float32))
+    slices = [tuple(a[s:s + batch] for a in held) for s in range(0, size - batch + 1, batch)]
     for i in range(warmup):
-        forward(*slices[i % len(slices)])
+        forward_into(*slices[i % len(slices)], out)
     times: list[float] = []
     deadline = time.perf_counter() + seconds
     while len(times) < min_runs or time.perf_counter() < deadline:
         inputs = slices[len(times) % len(slices)]
         t0 = time.perf_counter()
-        forward(*inputs)
+        forward_into(*inputs, out)
         times.append(time.perf_counter() - t0)
     return times
 
@@ -326,7 +337,7 @@ def run(args) -> list[dict]:
     try:
         input_format = getattr(backend, "input_format", None) or weights.format.input
         pool = encode_pool(bench_positions(args.positions, args.seed), input_format, args.packed)
-        forward = backend.forward_packed if args.packed else backend.forward
+        forward_into = backend.forward_packed_into if args.packed else backend.forward_into
         info = getattr(backend, "device_info", None) or {}
         meta = {"backend": backend.name, "net": net_path, "device": info.get("name") or cpu_model(),
                 "seconds": args.seconds, "positions": len(pool[0]), "packed": args.packed,
@@ -336,7 +347,8 @@ def run(args) -> list[dict]:
               f"~{args.seconds:g} s each, BLAS threads {meta['blas_threads']}", flush=True)
         rows = []
         for batch in batches:
-            row = summarize(batch, time_batch_size(forward, pool, batch, args.seconds))
+            row = summarize(batch, time_batch_size(forward_into, pool, batch, args.seconds,
+                                                   host_empty=backend.host_empty))
             rows.append(row)
             print(f"Benchmark batch size {batch} with inference average time {row['mean_ms']:.3f}ms"
                   f" - throughput {row['mean_nps']:.1f} nps.", flush=True)

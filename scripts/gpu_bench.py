@@ -109,8 +109,9 @@ def bench_ours(weights, backend_name: str, batches, seconds: float, mode: str) -
     pool = encode_pool(boards, weights.format.input, packed=not one_position)
     be = backends.create(backend_name, weights, max_batch=max(batches))
     try:
-        forward = be.forward if one_position else be.forward_packed
-        return {b: summarize(b, time_batch_size(forward, pool, b, seconds))["mean_nps"] for b in batches}
+        forward_into = be.forward_into if one_position else be.forward_packed_into
+        return {b: summarize(b, time_batch_size(forward_into, pool, b, seconds, host_empty=be.host_empty))["mean_nps"]
+                for b in batches}
     finally:
         be.close()
 

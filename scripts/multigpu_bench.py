@@ -167,7 +167,8 @@ def backendbench(results, weights, gpu_backend, pool, batches, seconds):
         backend = backends.create(name, weights, **options)
         try:
             for batch in sizes:
-                row = summarize(batch, time_batch_size(backend.forward_packed, pool, batch, seconds))
+                row = summarize(batch, time_batch_size(backend.forward_packed_into, pool, batch, seconds,
+                                                       host_empty=backend.host_empty))
                 nps[(label, batch)] = row["mean_nps"]
                 log(f"  {label:16s} batch {batch:5d}: {row['mean_nps']:10.0f} pos/s ({row['mean_ms']:.3f} ms)")
         finally:

@@ -48,19 +48,42 @@ def test_summarize_mean_is_total_positions_over_total_time():
 def test_time_batch_size_runs_at_least_min_runs_on_distinct_slices():
     pool = np.arange(10, dtype=np.float32).reshape(10, 1)
     seen = []
-    times = bb.time_batch_size(lambda x: seen.append(x[:, 0].tolist()), pool, 4,
+    times = bb.time_batch_size(lambda x, out: seen.append(x[:, 0].tolist()), pool, 4,
                                seconds=0.0, min_runs=3, warmup=1)
     assert len(times) == 3 and all(t >= 0 for t in times)
     # warm-up on slice 0, then slices 0, 1, 0 (two full slices of 4 fit in 10)
     assert seen == [[0, 1, 2, 3], [0, 1, 2, 3], [4, 5, 6, 7], [0, 1, 2, 3]]
     # A batch larger than the pool repeats the pool.
-    times = bb.time_batch_size(lambda x: seen.append(len(x)), pool, 25, seconds=0.0, warmup=0)
-    assert seen[-1] == 25
+    times = bb.time_batch_size(lambda x, out: seen.append(x[:, 0].tolist()), pool, 25, seconds=0.0, warmup=0)
+    assert seen[-1] == list(range(10)) * 2 + list(range(5))
     # Several inputs per position are sliced together.
     pairs = []
-    bb.time_batch_size(lambda a, b: pairs.append((a.tolist(), b.tolist())), (pool[:, 0], -pool[:, 0]),
+    bb.time_batch_size(lambda a, b, out: pairs.append((a.tolist(), b.tolist())), (pool[:, 0], -pool[:, 0]),
                        5, seconds=0.0, min_runs=2, warmup=0)
     assert pairs == [([0, 1, 2, 3, 4], [0, -1, -2, -3, -4]), ([5, 6, 7, 8, 9], [-5, -6, -7, -8, -9])]
+
+
+def test_time_batch_size_uses_the_backends_memory_and_one_output_triple():
+    pool = np.arange(12, dtype=np.float32).reshape(6, 2)
+    made, calls = [], []
+
+    def host_empty(shape, dtype=np.float32):
+        a = np.full(shape, np.nan, dtype)
+        made.append(a)
+        return a
+
+    def forward_into(x, out):
+        calls.append((x, out))
+        out[0][:] = 1.0
+
+    bb.time_batch_size(forward_into, pool, 3, seconds=0.0, min_runs=3, warmup=1, host_empty=host_empty)
+    pool_copy, policy, wdl, moves_left = made
+    assert policy.shape == (3, bb.POLICY_SIZE) and wdl.shape == (3, 3) and moves_left.shape == (3,)
+    np.testing.assert_array_equal(pool_copy, pool)
+    for x, out in calls:
+        assert x.base is pool_copy          # inputs are slices of the copy in the backend's memory
+        assert out[0] is policy and out[1] is wdl and out[2] is moves_left
+    assert (policy == 1.0).all()
 
 
 def test_bench_positions_are_varied_games():
