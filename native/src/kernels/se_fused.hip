@@ -138,6 +138,125 @@ se_fused_kernel(int channels, const T* x, const float* bias, SeWeights se, const
   }
 }
 
+// The same result for small positions (64 x C of at most kPer 16-byte
+// vectors per thread, C <= 64 in half), built so that one round trip to
+// memory serves the whole block: every load (this position's x and
+// residual into registers, SE weights and biases into shared memory) is
+// issued at the start, before anything waits on one; the pool reads the
+// registers, the dense layers read shared memory, and the output pass
+// writes from the registers with no second read of x. The generic kernel
+// above waits on a dozen dependent trips to L2 instead (SE_FUSED.md).
+namespace se_fused_detail {
+
+// Floats of shared memory: pooled [C], hidden [H], gates [2C], biases
+// (conv [C], b1 [H], b2 [2C]) and the pool's partial sums [threads * kVec],
+// then the weights as T: W1 [C][H], W2 [H][2C].
+template <typename T>
+inline size_t tile_shared_bytes(int channels, int hidden) {
+  const size_t floats = static_cast<size_t>(6 * channels + 2 * hidden + kThreads * Vec<T>::kVec);
+  const size_t weights = static_cast<size_t>(3 * channels * hidden) * sizeof(T);
+  return (floats * sizeof(float) + 15) / 16 * 16 + weights;
+}
+
+// Copies `count` elements global -> shared with the block, 16 bytes a step
+// when both ends allow it.
+template <typename E>
+__device__ void copy_to_shared(const E* from, E* to, int count) {
+  constexpr int kPerVec = 16 / sizeof(E);
+  if (count % kPerVec == 0 && (reinterpret_cast<uintptr_t>(from) & 15) == 0) {
+    const uint4* f = reinterpret_cast<const uint4*>(from);
+    uint4* t = reinterpret_cast<uint4*>(to);
+    for (int i = threadIdx.x; i < count / kPerVec; i += blockDim.x) t[i] = f[i];
+  } else {
+    for (int i = threadIdx.x; i < count; i += blockDim.x) to[i] = from[i];
+  }
+}
+
+}  // namespace se_fused_detail
+
+template <typename T, int kPer>
+__global__ void __launch_bounds__(se_fused_detail::kThreads)
+se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, const T* residual, T* y,
+                     Activation act) {
+  using namespace se_fused_detail;
+  constexpr int kVec = Vec<T>::kVec;
+  extern __shared__ float se_scratch[];
+  const int C = channels, H = se.hidden, tid = threadIdx.x;
+  float* pooled = se_scratch;
+  float* hidden = pooled + C;
+  float* gates = hidden + H;
+  float* conv_bias = gates + 2 * C;
+  float* b1 = conv_bias + C;
+  float* b2 = b1 + H;
+  float* partial = b2 + 2 * C;                       // [kThreads / groups][C]
+  const size_t floats = static_cast<size_t>(6 * C + 2 * H + kThreads * kVec);
+  T* w1 = reinterpret_cast<T*>(reinterpret_cast<char*>(se_scratch) + (floats * sizeof(float) + 15) / 16 * 16);
+  T* w2 = w1 + C * H;
+
+  // Every load first: this thread's vectors of x and residual (vector
+  // tid + k * kThreads; all of one thread's vectors hold the same channels,
+  // as kThreads is a multiple of the vectors per square), then the weights.
+  const long long base = static_cast<long long>(blockIdx.x) * 64 * C;
+  const uint4* xv = reinterpret_cast<const uint4*>(x + base);
+  const uint4* rv = residual ? reinterpret_cast<const uint4*>(residual + base) : nullptr;
+  typename Vec<T>::Pack in[kPer], res[kPer];
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) in[k].raw = xv[tid + k * kThreads];
+  if (rv) {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) res[k].raw = rv[tid + k * kThreads];
+  }
+  copy_to_shared(static_cast<const T*>(se.w1), w1, C * H);
+  copy_to_shared(static_cast<const T*>(se.w2), w2, 2 * C * H);
+  for (int i = tid; i < C; i += kThreads) conv_bias[i] = bias ? bias[i] : 0.0f;
+  for (int i = tid; i < H; i += kThreads) b1[i] = se.b1[i];
+  for (int i = tid; i < 2 * C; i += kThreads) b2[i] = se.b2[i];
+
+  // Pool: this thread's channels summed over its squares, then the
+  // kThreads / groups rows of partial sums added in a fixed order.
+  const int groups = C / kVec;                       // vectors per square
+  const int c0 = (tid % groups) * kVec, row = tid / groups;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) sum += to_float(in[k].v[j]);
+    partial[row * C + c0 + j] = sum;
+  }
+  __syncthreads();
+  const int rows = kThreads / groups;
+  for (int c = tid; c < C; c += kThreads) {
+    float sum = 0.0f;
+    for (int r = 0; r < rows; ++r) sum += partial[r * C + c];
+    pooled[c] = sum * (1.0f / 64.0f) + conv_bias[c];
+  }
+  __syncthreads();
+
+  block_matvec(pooled, w1, C, H, partial, hidden);
+  for (int j = tid; j < H; j += kThreads) hidden[j] = activate(hidden[j] + b1[j], act);
+  __syncthreads();
+  block_matvec(hidden, w2, H, 2 * C, partial, gates);
+  for (int g = tid; g < 2 * C; g += kThreads) {
+    const float v = gates[g] + b2[g];
+    gates[g] = g < C ? 1.0f / (1.0f + expf(-v)) : v;
+  }
+  __syncthreads();
+
+  uint4* yv = reinterpret_cast<uint4*>(y + base);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    typename Vec<T>::Pack out;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      const int c = c0 + j;
+      float v = (to_float(in[k].v[j]) + conv_bias[c]) * gates[c] + gates[C + c];
+      if (rv) v += to_float(res[k].v[j]);
+      out.v[j] = from_float<T>(activate(v, act));
+    }
+    yv[tid + k * kThreads] = out.raw;
+  }
+}
+
 static bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 bool se_fused_supported(int channels, int hidden) {
@@ -145,11 +264,38 @@ bool se_fused_supported(int channels, int hidden) {
          se_fused_detail::shared_floats(channels, hidden) * sizeof(float) <= 48 * 1024;
 }
 
+// kPer, the vectors per thread of the tile kernel for this shape, or 0 when
+// it does not apply: whole vectors per square, a block's threads a multiple
+// of them, at most 4 per thread, shared memory within 48 KB.
+template <typename T>
+static int tile_vectors_per_thread(int channels, int hidden) {
+  using namespace se_fused_detail;
+  constexpr int kVec = Vec<T>::kVec;
+  if (channels % kVec != 0 || kThreads % (channels / kVec) != 0) return 0;
+  const int vectors = 64 * channels / kVec;
+  if (vectors % kThreads != 0) return 0;
+  const int per = vectors / kThreads;
+  if (per != 1 && per != 2 && per != 4) return 0;
+  return tile_shared_bytes<T>(channels, hidden) <= 48 * 1024 ? per : 0;
+}
+
 template <typename T>
 static void launch_se_fused(hipStream_t stream, int n, int channels, const T* x, const float* bias,
                             const SeWeights& se, const T* residual, T* y, Activation act) {
   const bool vectorized = channels % se_fused_detail::Vec<T>::kVec == 0 && aligned16(x) && aligned16(y) &&
                           (residual == nullptr || aligned16(residual));
+  const int per = vectorized ? tile_vectors_per_thread<T>(channels, se.hidden) : 0;
+  if (per > 0) {
+    const size_t tile_shared = se_fused_detail::tile_shared_bytes<T>(channels, se.hidden);
+    constexpr int kThreads = se_fused_detail::kThreads;
+    if (per == 1)
+      se_fused_tile_kernel<T, 1><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y, act);
+    else if (per == 2)
+      se_fused_tile_kernel<T, 2><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y, act);
+    else
+      se_fused_tile_kernel<T, 4><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y, act);
+    return;
+  }
   const size_t shared = se_fused_detail::shared_floats(channels, se.hidden) * sizeof(float);
   se_fused_kernel<T><<<n, se_fused_detail::kThreads, shared, stream>>>(channels, x, bias, se, residual, y,
                                                                        act, vectorized);
