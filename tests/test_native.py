@@ -386,11 +386,13 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{"LC0ROCM_FUSED_SE": "0"}, {"LC0ROCM_FUSED_SE": "1"},
-                                 {"LC0ROCM_FUSED_CONV": "1"}])
+                                 {"LC0ROCM_FUSED_CONV": "1"}, {"LC0ROCM_WINOGRAD": "0"},
+                                 {"LC0ROCM_WINOGRAD": "1"}, {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_FUSED_SE": "0"}])
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical"])
 def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, make_test_net, monkeypatch):
     """Every implementation of a convolution layer (native/src/conv3x3.h):
-    SE fused or in 7 launches at any width, the fused convolution kernel."""
+    SE fused or in 7 launches at any width, the fused convolution kernel,
+    Winograd F(4x4, 3x3) or im2col + GEMM at every batch size."""
     name = gpu_backend_or_skip(precision)
     for key, value in env.items():
         monkeypatch.setenv(key, value)  # read when the network is created

@@ -52,6 +52,8 @@ class Conv3x3 {
   bool fused() const { return fused_; }
   // Scratch forward() needs in `columns` for n positions (0 when fused).
   size_t columns_bytes(int n) const;
+  // Whether a call on n positions runs Winograd F(4x4, 3x3).
+  bool uses_winograd(int n) const;
 
   // y [n][64][out] = act(SE(conv(x) + b) + residual); x [n][64][in].
   // residual and se may be null; residual may alias y, x may not.
@@ -59,11 +61,18 @@ class Conv3x3 {
                const void* residual = nullptr, const SqueezeExcite* se = nullptr) const;
 
  private:
+  // After the product: bias + SE (+ residual) + activation into y.
+  void se_epilogue(ForwardContext& ctx, int n, void* product, const float* bias, const SqueezeExcite* se,
+                   const SeWeights& se_weights, const void* residual, void* y, Activation act) const;
+
   DType dt_ = DType::F32;
   int in_ = 0, out_ = 0, ldw_ = 0;  // ldw_: the weight row length (padded when fused)
   bool fused_ = false;     // conv3x3_fused.hip
   bool fused_se_ = false;  // se_fused.hip after im2col + GEMM (with an SE unit)
+  bool winograd_ = false;  // winograd_input + 36 GEMMs + winograd_output instead of im2col + GEMM,
+  bool winograd_always_ = false;  // at every batch size, or only from kWinogradMinBatchHalf on
   DeviceBuffer w_, b_;
+  DeviceBuffer winograd_w_;  // U [36][in][out] = G g G^T per (in, out)
 };
 
 }  // namespace lc0rocm

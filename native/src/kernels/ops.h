@@ -25,6 +25,15 @@ void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const 
 // tap = (dy+1)*3 + (dx+1); zero outside the board.
 void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns);
 
+// winograd_input.hip: x [n][64][C] -> v [36][n * 4][C], each 4x4 output
+// tile's 6x6 input window (zero off the board) as B^T d B (F(4x4, 3x3)).
+void winograd_input(hipStream_t stream, DType dt, int n, int channels, const void* x, void* v);
+// winograd_output.hip: m [36][n * 4][C] (the products V_t . U_t) ->
+// y [n][64][C] = act(A^T M A + bias + residual); bias and residual may be
+// null, residual may alias y.
+void winograd_output(hipStream_t stream, DType dt, int n, int channels, const void* m, const float* bias,
+                     const void* residual, void* y, Activation act);
+
 // A squeeze-excitation unit's weights for the fused kernels: w1 [C][hidden],
 // w2 [hidden][2C] in the storage type, float biases; the gates are
 // y = sigmoid(g[c]) * x + g[C + c]. In conv3x3_fused, w1 == nullptr: no SE.

@@ -1,0 +1,85 @@
+// winograd_input: the input transform of a 3x3 convolution by Winograd
+// F(4x4, 3x3). The 8x8 board is 2 x 2 tiles of 4x4 outputs; tile (ty, tx)
+// reads the 6x6 window of rows 4ty-1 .. 4ty+4 (files likewise), zero off the
+// board, and becomes V = B^T d B (36 values). Layout of v:
+// [36][n * 4][C], element (t, position * 4 + ty * 2 + tx, c), t = 6 xi + nu,
+// so that the 36 products V_t . U_t are one strided-batched GEMM. One thread
+// per (position, tile, channel): neighbouring threads read and write
+// neighbouring channels. Design note: native/WINOGRAD.md.
+#include "../gpu_compat.h"
+#include "ops.h"
+
+namespace lc0rocm {
+namespace winograd_detail {
+
+// o = B^T d for one column of six values (Lavin and Gray's F(4, 3), points
+// 0, +-1, +-2 and infinity).
+__device__ __forceinline__ void input_1d(const float d[6], float o[6]) {
+  o[0] = 4.0f * d[0] - 5.0f * d[2] + d[4];
+  o[1] = -4.0f * d[1] - 4.0f * d[2] + d[3] + d[4];
+  o[2] = 4.0f * d[1] - 4.0f * d[2] - d[3] + d[4];
+  o[3] = -2.0f * d[1] - d[2] + 2.0f * d[3] + d[4];
+  o[4] = 2.0f * d[1] - d[2] - 2.0f * d[3] + d[4];
+  o[5] = 4.0f * d[1] - 5.0f * d[3] + d[5];
+}
+
+}  // namespace winograd_detail
+
+template <typename T>
+__global__ void winograd_input_kernel(long long total, int channels, const T* x, T* v) {
+  using namespace winograd_detail;
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= total) return;
+  const int c = static_cast<int>(i % channels);
+  const long long row = i / channels;                 // position * 4 + tile
+  const int tile = static_cast<int>(row % 4);
+  const long long pos = row / 4;
+  const int rank0 = (tile / 2) * 4 - 1, file0 = (tile % 2) * 4 - 1;
+  const T* xp = x + pos * 64 * channels + c;
+
+  float d[6][6];
+#pragma unroll
+  for (int a = 0; a < 6; ++a) {
+    const int rank = rank0 + a;
+#pragma unroll
+    for (int b = 0; b < 6; ++b) {
+      const int file = file0 + b;
+      const bool on = rank >= 0 && rank < 8 && file >= 0 && file < 8;
+      d[a][b] = on ? to_float(xp[(rank * 8 + file) * channels]) : 0.0f;
+    }
+  }
+  // Columns first (t1 = B^T d), then rows (V = t1 B).
+  float t1[6][6];
+#pragma unroll
+  for (int b = 0; b < 6; ++b) {
+    float col[6], out[6];
+#pragma unroll
+    for (int a = 0; a < 6; ++a) col[a] = d[a][b];
+    input_1d(col, out);
+#pragma unroll
+    for (int a = 0; a < 6; ++a) t1[a][b] = out[a];
+  }
+  const long long plane = total;                      // elements per t: n * 4 * C
+  T* vp = v + row * channels + c;
+#pragma unroll
+  for (int a = 0; a < 6; ++a) {
+    float out[6];
+    input_1d(t1[a], out);
+#pragma unroll
+    for (int b = 0; b < 6; ++b) vp[(a * 6 + b) * plane] = from_float<T>(out[b]);
+  }
+}
+
+void winograd_input(hipStream_t stream, DType dt, int n, int channels, const void* x, void* v) {
+  const long long total = static_cast<long long>(n) * 4 * channels;
+  if (total == 0) return;
+  if (dt == DType::F32)
+    winograd_input_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+        total, channels, static_cast<const float*>(x), static_cast<float*>(v));
+  else
+    winograd_input_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+        total, channels, static_cast<const half*>(x), static_cast<half*>(v));
+  GPU_CHECK_LAUNCH();
+}
+
+}  // namespace lc0rocm
