@@ -53,10 +53,10 @@ bool use_fused_se(int channels) {
 
 // Winograd F(4x4, 3x3) against im2col + GEMM (H100, maia-1900,
 // native/WINOGRAD.md): in float it is even at batches 1-16 and far ahead
-// from 64 (+34 % at 64, +75 % at 256); in half the transforms' latency
-// loses up to 64 (-17..-20 %), is about even at 128-192 and the smaller
-// GEMM wins from 256 on (+6 % at 256, +25-30 % at 512).
-constexpr int kWinogradMinBatchHalf = 256;
+// from 64 (+34 % at 64, +75 % at 256); in half, with the transforms spread
+// over six threads per item below batch 256, it is about even up to 16 and
+// ahead from 64 on.
+constexpr int kWinogradMinBatchHalf = 64;
 
 // LC0ROCM_WINOGRAD=1 / 0 forces Winograd on / off at every batch size;
 // unset, the rule above.

@@ -2,8 +2,8 @@
 // F(4x4, 3x3), with the layer's epilogue. m [36][n * 4][C] holds the 36
 // products M_t = V_t . U_t (winograd_input.hip's layout); each tile's 4x4
 // outputs are Y = A^T M A, then y = act(Y + bias + residual) in the library's
-// [n][64][C]. One thread per (position, tile, channel). Design note:
-// native/WINOGRAD.md.
+// [n][64][C]. Six threads per (position, tile, channel) below batch 256, one
+// from there on. Design note: native/WINOGRAD.md.
 #include "../gpu_compat.h"
 #include "ops.h"
 
@@ -20,8 +20,61 @@ __device__ __forceinline__ void output_1d(const float m[6], float o[4]) {
 
 }  // namespace winograd_detail
 
+// A block takes kGroup consecutive (position, tile, channel) items with six
+// groups of kGroup threads: thread (w, k) handles item k and, first, row w
+// of M (six loads, t1 = M A for that row, to shared memory), then, for
+// w < 4, output column w (four outputs with the epilogue). Six times the
+// threads of one per item keep six times the loads in flight.
+constexpr int kGroup = 32;
+constexpr int kSpreadThreads = 6 * kGroup;
+
 template <typename T>
-__global__ void winograd_output_kernel(long long total, int channels, const T* m, const float* bias,
+__global__ void __launch_bounds__(kSpreadThreads)
+winograd_output_spread_kernel(long long total, int channels, const T* m, const float* bias, const T* residual,
+                              T* y,
+                       Activation act) {
+  using namespace winograd_detail;
+  __shared__ float t1[6][4][kGroup];                 // [row a][column j][item]
+  const int k = threadIdx.x % kGroup, w = threadIdx.x / kGroup;
+  const long long i = blockIdx.x * static_cast<long long>(kGroup) + k;
+  const bool live = i < total;
+  const int c = live ? static_cast<int>(i % channels) : 0;
+  const long long row = live ? i / channels : 0;     // position * 4 + tile
+  const long long plane = total;                     // elements per t: n * 4 * C
+
+  if (live) {                                        // row w of M
+    const T* mp = m + row * channels + c;
+    float r[6], out[4];
+#pragma unroll
+    for (int b = 0; b < 6; ++b) r[b] = to_float(mp[(w * 6 + b) * plane]);
+    output_1d(r, out);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) t1[w][j][k] = out[j];
+  }
+  __syncthreads();
+  if (!live || w >= 4) return;
+  const int j = w;                                   // output column j = Y's file within the tile
+  float col[6], out[4];
+#pragma unroll
+  for (int a = 0; a < 6; ++a) col[a] = t1[a][j][k];
+  output_1d(col, out);
+  const int tile = static_cast<int>(row % 4);
+  const long long pos = row / 4;
+  const int rank0 = (tile / 2) * 4, file0 = (tile % 2) * 4;
+  const float b = bias ? bias[c] : 0.0f;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const long long at = (pos * 64 + (rank0 + q) * 8 + file0 + j) * channels + c;
+    float v = out[q] + b;
+    if (residual) v += to_float(residual[at]);
+    y[at] = from_float<T>(activate(v, act));
+  }
+}
+
+// One thread per item: enough loads in flight from batch 256 on, where
+// the spread kernel above measured even (256) or slower (512).
+template <typename T>
+__global__ void winograd_output_item_kernel(long long total, int channels, const T* m, const float* bias,
                                        const T* residual, T* y, Activation act) {
   using namespace winograd_detail;
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -61,18 +114,31 @@ __global__ void winograd_output_kernel(long long total, int channels, const T* m
   }
 }
 
+// The spread kernel below batch 256, one thread per item from there on
+// (H100, maia-1900 fp16, Winograd forced; native/WINOGRAD.md).
+constexpr int kSpreadMaxBatch = 255;
+
+template <typename T>
+static void launch_winograd_output(hipStream_t stream, int n, int channels, const T* m, const float* bias,
+                                   const T* residual, T* y, Activation act) {
+  const long long total = static_cast<long long>(n) * 4 * channels;
+  if (n <= kSpreadMaxBatch)
+    winograd_output_spread_kernel<T><<<blocks_for(total, kGroup), kSpreadThreads, 0, stream>>>(
+        total, channels, m, bias, residual, y, act);
+  else
+    winograd_output_item_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+        total, channels, m, bias, residual, y, act);
+}
+
 void winograd_output(hipStream_t stream, DType dt, int n, int channels, const void* m, const float* bias,
                      const void* residual, void* y, Activation act) {
-  const long long total = static_cast<long long>(n) * 4 * channels;
-  if (total == 0) return;
+  if (n == 0 || channels == 0) return;
   if (dt == DType::F32)
-    winograd_output_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        total, channels, static_cast<const float*>(m), bias, static_cast<const float*>(residual),
-        static_cast<float*>(y), act);
+    launch_winograd_output<float>(stream, n, channels, static_cast<const float*>(m), bias,
+                                  static_cast<const float*>(residual), static_cast<float*>(y), act);
   else
-    winograd_output_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        total, channels, static_cast<const half*>(m), bias, static_cast<const half*>(residual),
-        static_cast<half*>(y), act);
+    launch_winograd_output<half>(stream, n, channels, static_cast<const half*>(m), bias,
+                                 static_cast<const half*>(residual), static_cast<half*>(y), act);
   GPU_CHECK_LAUNCH();
 }
 
