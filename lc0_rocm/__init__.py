@@ -12,7 +12,9 @@ Public API (each has its own help()):
       directory, then the cache `lc0-rocm fetch-net` fills); None: the
       default net. Backends: "auto", "cpu", "rocm", "rocm-fp16", "cuda", ...
   Network        .evaluate(board) -> Evaluation, .evaluate_batch(boards),
-                 .forward(planes), .close(); a context manager
+                 .forward(planes), .forward_packed(masks, values), their
+                 *_into(..., out) forms with .host_empty(shape) buffers,
+                 .close(); a context manager
   Evaluation     policy (dict chess.Move -> probability), wdl, q, moves_left
   Engine         Engine(network, **lc0_options).search(board, nodes=...,
                  movetime=SECONDS, ...) -> SearchResult

@@ -23,7 +23,7 @@ import chess
 import numpy as np
 
 from lc0_rocm import encoder
-from lc0_rocm.backends.base import POLICY_SIZE, Backend, checked_packed, checked_planes
+from lc0_rocm.backends.base import POLICY_SIZE, Backend, checked_outputs, checked_packed, checked_planes
 from lc0_rocm.weights import Weights, WeightsError, load_weights
 
 if TYPE_CHECKING:
@@ -150,6 +150,27 @@ class Network:
         self._check_open()
         masks, values = checked_packed(masks, values)
         return self._checked(self.backend.forward_packed(masks, values), len(masks))
+
+    def host_empty(self, shape, dtype=np.float32) -> np.ndarray:
+        """An uninitialised array in the memory this network's backend moves
+        fastest (page-locked on GPU backends): inputs and outputs kept there
+        and reused skip a host copy per call (forward_packed_into)."""
+        self._check_open()
+        return self.backend.host_empty(shape, dtype)
+
+    def forward_into(self, planes: np.ndarray, out: tuple) -> tuple:
+        """forward() with the outputs written into `out` = (policy (N, 1858),
+        wdl (N, 3), moves_left (N,)), C-contiguous float32 arrays, e.g. from
+        host_empty() and reused from call to call; returns `out`."""
+        self._check_open()
+        planes = checked_planes(planes)
+        return self.backend.forward_into(planes, checked_outputs(out, len(planes)))
+
+    def forward_packed_into(self, masks: np.ndarray, values: np.ndarray, out: tuple) -> tuple:
+        """forward_packed() into `out`, as forward_into()."""
+        self._check_open()
+        masks, values = checked_packed(masks, values)
+        return self.backend.forward_packed_into(masks, values, checked_outputs(out, len(masks)))
 
     def _check_open(self) -> None:
         if self.closed:

@@ -165,6 +165,32 @@ def test_forward_rejects_bad_shapes(maia_path):
         net.forward_packed(np.zeros((2, 112), np.uint64), np.zeros((3, 112), np.float32))
 
 
+def test_forward_into_fills_reused_buffers(maia_path):
+    """The *_into forms write the same numbers as forward / forward_packed
+    into the caller's arrays, call after call; bad buffers are refused."""
+    net = load_network(maia_path, backend="cpu")
+    boards = BOARDS[:5]
+    masks, values, _ = encoder.encode_batch_packed(boards, net.input_format)
+    want = net.forward_packed(masks, values)
+    out = (net.host_empty((5, 1858)), net.host_empty((5, 3)), net.host_empty(5))
+    for _ in range(2):
+        for a in out:
+            a[:] = np.nan
+        assert net.forward_packed_into(masks, values, out) is not None
+        for g, r in zip(out, want):
+            np.testing.assert_array_equal(g, r)
+    for a in out:
+        a[:] = np.nan
+    net.forward_into(encoder.encode_batch(boards, net.input_format), out)
+    for g, r in zip(out, net.forward(encoder.encode_batch(boards, net.input_format))):
+        np.testing.assert_array_equal(g, r)
+    with pytest.raises(ValueError, match="policy must be a float32 array of shape"):
+        net.forward_packed_into(masks, values, (np.zeros((4, 1858), np.float32), out[1], out[2]))
+    net.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        net.forward_packed_into(masks, values, out)
+
+
 def test_autodiscovered_net(maia_path, tmp_path, monkeypatch):
     (tmp_path / "networks").mkdir()
     (tmp_path / "networks" / "net.pb.gz").write_bytes(maia_path.read_bytes())
