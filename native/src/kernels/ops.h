@@ -25,6 +25,15 @@ void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const 
 // tap = (dy+1)*3 + (dx+1); zero outside the board.
 void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns);
 
+// Both Winograd transforms: below kWinogradSpreadMaxBatch + 1 positions a
+// block takes kWinogradGroup (position, tile, channel) items with six
+// threads each (more loads in flight); from there on one thread per item
+// (H100, maia-1900 fp16: spread +34 % at batch 1, even at 256, -9 % at 512;
+// native/WINOGRAD.md).
+constexpr int kWinogradGroup = 32;
+constexpr int kWinogradSpreadThreads = 6 * kWinogradGroup;
+constexpr int kWinogradSpreadMaxBatch = 255;
+
 // winograd_input.hip: x [n][64][C] -> v [36][n * 4][C], each 4x4 output
 // tile's 6x6 input window (zero off the board) as B^T d B (F(4x4, 3x3)).
 void winograd_input(hipStream_t stream, DType dt, int n, int channels, const void* x, void* v);

@@ -25,21 +25,19 @@ __device__ __forceinline__ void input_1d(const float d[6], float o[6]) {
 
 }  // namespace winograd_detail
 
-// A block takes kGroup consecutive (position, tile, channel) items with six
-// groups of kGroup threads: thread (w, k) handles item k and, first, window
-// column w (six loads, t1 = B^T d for that column, to shared memory), then
+// A block takes kWinogradGroup consecutive (position, tile, channel) items
+// with six groups of kWinogradGroup threads: thread (w, k) handles item k
+// and, first, window column w (six loads, t1 = B^T d for that column, to shared memory), then
 // row w (V's row from t1, six stores). Six times the threads of one per
 // item keep six times the loads in flight: the transform is bound by them.
-constexpr int kGroup = 32;
-constexpr int kSpreadThreads = 6 * kGroup;
 
 template <typename T>
-__global__ void __launch_bounds__(kSpreadThreads)
+__global__ void __launch_bounds__(kWinogradSpreadThreads)
 winograd_input_spread_kernel(long long total, int channels, const T* x, T* v) {
   using namespace winograd_detail;
-  __shared__ float t1[6][6][kGroup];                 // [row a][column b][item]
-  const int k = threadIdx.x % kGroup, w = threadIdx.x / kGroup;
-  const long long i = blockIdx.x * static_cast<long long>(kGroup) + k;
+  __shared__ float t1[6][6][kWinogradGroup];   // [row a][column b][item]
+  const int k = threadIdx.x % kWinogradGroup, w = threadIdx.x / kWinogradGroup;
+  const long long i = blockIdx.x * static_cast<long long>(kWinogradGroup) + k;
   const bool live = i < total;
   const int c = live ? static_cast<int>(i % channels) : 0;
   const long long row = live ? i / channels : 0;     // position * 4 + tile
@@ -120,16 +118,12 @@ __global__ void winograd_input_item_kernel(long long total, int channels, const 
   }
 }
 
-// The spread kernel below batch 256, one thread per item from there on
-// (H100, maia-1900 fp16, Winograd forced: spread +34 % at batch 1, +12 % at
-// 128, even at 256, -9 % at 512; native/WINOGRAD.md).
-constexpr int kSpreadMaxBatch = 255;
-
 template <typename T>
 static void launch_winograd_input(hipStream_t stream, int n, int channels, const T* x, T* v) {
   const long long total = static_cast<long long>(n) * 4 * channels;
-  if (n <= kSpreadMaxBatch)
-    winograd_input_spread_kernel<T><<<blocks_for(total, kGroup), kSpreadThreads, 0, stream>>>(total, channels, x, v);
+  if (n <= kWinogradSpreadMaxBatch)
+    winograd_input_spread_kernel<T><<<blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0, stream>>>(
+        total, channels, x, v);
   else
     winograd_input_item_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, v);
 }

@@ -20,23 +20,22 @@ __device__ __forceinline__ void output_1d(const float m[6], float o[4]) {
 
 }  // namespace winograd_detail
 
-// A block takes kGroup consecutive (position, tile, channel) items with six
-// groups of kGroup threads: thread (w, k) handles item k and, first, row w
-// of M (six loads, t1 = M A for that row, to shared memory), then, for
-// w < 4, output column w (four outputs with the epilogue). Six times the
-// threads of one per item keep six times the loads in flight.
-constexpr int kGroup = 32;
-constexpr int kSpreadThreads = 6 * kGroup;
+// A block takes kWinogradGroup consecutive (position, tile, channel) items
+// with six groups of kWinogradGroup threads: thread (w, k) handles item k
+// and, first, row w of M (six loads, t1 = M A for that row, to shared
+// memory), then, for w < 4, output column w (four outputs with the
+// epilogue). Six times the threads of one per item keep six times the loads
+// in flight.
 
 template <typename T>
-__global__ void __launch_bounds__(kSpreadThreads)
+__global__ void __launch_bounds__(kWinogradSpreadThreads)
 winograd_output_spread_kernel(long long total, int channels, const T* m, const float* bias, const T* residual,
                               T* y,
                        Activation act) {
   using namespace winograd_detail;
-  __shared__ float t1[6][4][kGroup];                 // [row a][column j][item]
-  const int k = threadIdx.x % kGroup, w = threadIdx.x / kGroup;
-  const long long i = blockIdx.x * static_cast<long long>(kGroup) + k;
+  __shared__ float t1[6][4][kWinogradGroup];   // [row a][column j][item]
+  const int k = threadIdx.x % kWinogradGroup, w = threadIdx.x / kWinogradGroup;
+  const long long i = blockIdx.x * static_cast<long long>(kWinogradGroup) + k;
   const bool live = i < total;
   const int c = live ? static_cast<int>(i % channels) : 0;
   const long long row = live ? i / channels : 0;     // position * 4 + tile
@@ -114,16 +113,12 @@ __global__ void winograd_output_item_kernel(long long total, int channels, const
   }
 }
 
-// The spread kernel below batch 256, one thread per item from there on
-// (H100, maia-1900 fp16, Winograd forced; native/WINOGRAD.md).
-constexpr int kSpreadMaxBatch = 255;
-
 template <typename T>
 static void launch_winograd_output(hipStream_t stream, int n, int channels, const T* m, const float* bias,
                                    const T* residual, T* y, Activation act) {
   const long long total = static_cast<long long>(n) * 4 * channels;
-  if (n <= kSpreadMaxBatch)
-    winograd_output_spread_kernel<T><<<blocks_for(total, kGroup), kSpreadThreads, 0, stream>>>(
+  if (n <= kWinogradSpreadMaxBatch)
+    winograd_output_spread_kernel<T><<<blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0, stream>>>(
         total, channels, m, bias, residual, y, act);
   else
     winograd_output_item_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(
