@@ -387,12 +387,14 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{"LC0ROCM_FUSED_SE": "0"}, {"LC0ROCM_FUSED_SE": "1"},
                                  {"LC0ROCM_FUSED_CONV": "1"}, {"LC0ROCM_WINOGRAD": "0"},
-                                 {"LC0ROCM_WINOGRAD": "1"}, {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_FUSED_SE": "0"}])
+                                 {"LC0ROCM_WINOGRAD": "1"}, {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_FUSED_SE": "0"},
+                                 {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_WINOGRAD_CHAIN": "0"}])
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical"])
 def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, make_test_net, monkeypatch):
     """Every implementation of a convolution layer (native/src/conv3x3.h):
     SE fused or in 7 launches at any width, the fused convolution kernel,
-    Winograd F(4x4, 3x3) or im2col + GEMM at every batch size."""
+    Winograd F(4x4, 3x3) or im2col + GEMM at every batch size, the residual
+    tower's Winograd chain (winograd_output_input.hip) or a layer at a time."""
     name = gpu_backend_or_skip(precision)
     for key, value in env.items():
         monkeypatch.setenv(key, value)  # read when the network is created
@@ -403,6 +405,29 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     # conv3x3_fused keeps all 9 taps' weights in flight up to a block per
     # multiprocessor, 3 beyond (200 > any current GPU's count)
     for n in (1, 200):
+        got = gpu.forward_packed(masks[:n], values[:n])
+        for g, r in zip(got, ref):
+            assert not np.isnan(g).any()
+            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
+    gpu.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+@pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"}])
+@pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
+def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
+    """Every implementation of the attention body's attention
+    (native/src/attention.cpp): the fused kernel, tensor-core or scalar, or
+    split heads + batched GEMMs + softmax + merge."""
+    name = gpu_backend_or_skip(precision)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)  # read when the network is created
+    w = load_weights(make_test_net(net))
+    masks, values = random_packed(w, 70)
+    ref = backends.create("cpu", w).forward_packed(masks, values)
+    gpu = backends.create(name, w, max_batch=70)
+    for n in (1, 70):
         got = gpu.forward_packed(masks[:n], values[:n])
         for g, r in zip(got, ref):
             assert not np.isnan(g).any()

@@ -133,14 +133,7 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
                       const void* residual, const SqueezeExcite* se) const {
   const long long rows = static_cast<long long>(n) * kSquares;
   const size_t es = dtype_size(dt_);
-  SeWeights se_weights;
-  if (se) {
-    se_weights.w1 = se->fc1.w.get();
-    se_weights.b1 = se->fc1.b.as<float>();
-    se_weights.w2 = se->fc2.w.get();
-    se_weights.b2 = se->fc2.b.as<float>();
-    se_weights.hidden = se->fc1.out;
-  }
+  const SeWeights se_weights = se_weights_of(se);
   if (fused_ && (!se || conv3x3_fused_supported(dt_, in_, out_, ldw_, se->fc1.out))) {
     // the whole layer in one launch
     if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), residual,
@@ -153,14 +146,10 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
     // v = B^T d B per tile, m_t = v_t . U_t (36 GEMMs in one call), then
     // y = A^T m A with the epilogue (without an SE unit) or the raw product.
     if (!columns) columns = ctx.arena.take(columns_bytes(n));
-    const int tiles = 4 * n;
     void* v = columns;
-    void* m = static_cast<char*>(columns) + static_cast<size_t>(36) * tiles * in_ * es;
+    void* m = static_cast<char*>(columns) + static_cast<size_t>(36) * 4 * n * in_ * es;
     winograd_input(ctx.stream, dt_, n, in_, x, v);
-    ctx.blas.gemm_strided_batched(dt_, false, false, tiles, out_, in_, v, in_,
-                                  static_cast<long long>(tiles) * in_, winograd_w_.get(), out_,
-                                  static_cast<long long>(in_) * out_, m, out_,
-                                  static_cast<long long>(tiles) * out_, 36);
+    winograd_product(ctx, n, v, m);
     if (!se) {
       winograd_output(ctx.stream, dt_, n, out_, m, b_.as<float>(), residual, y, act);
       return;
@@ -210,6 +199,40 @@ void Conv3x3::se_epilogue(ForwardContext& ctx, int n, void* product, const float
   dense_forward(ctx, n, se->fc1, pooled, hidden, act);
   dense_forward(ctx, n, se->fc2, hidden, gates, Activation::None);
   se_apply(ctx.stream, dt_, n, out_, product, gates, residual, y, act);
+}
+
+SeWeights Conv3x3::se_weights_of(const SqueezeExcite* se) {
+  SeWeights w;
+  if (se) {
+    w.w1 = se->fc1.w.get();
+    w.b1 = se->fc1.b.as<float>();
+    w.w2 = se->fc2.w.get();
+    w.b2 = se->fc2.b.as<float>();
+    w.hidden = se->fc1.out;
+  }
+  return w;
+}
+
+bool Conv3x3::chains(int n, int se_hidden) const {
+  return uses_winograd(n) && winograd_output_input_supported(dt_, out_, se_hidden);
+}
+
+void Conv3x3::winograd_transform_input(ForwardContext& ctx, int n, const void* x, void* v) const {
+  winograd_input(ctx.stream, dt_, n, in_, x, v);
+}
+
+void Conv3x3::winograd_product(ForwardContext& ctx, int n, const void* v, void* m) const {
+  const int tiles = 4 * n;
+  ctx.blas.gemm_strided_batched(dt_, false, false, tiles, out_, in_, v, in_, static_cast<long long>(tiles) * in_,
+                                winograd_w_.get(), out_, static_cast<long long>(in_) * out_, m, out_,
+                                static_cast<long long>(tiles) * out_, 36);
+}
+
+void Conv3x3::winograd_output_next(ForwardContext& ctx, int n, const void* m, void* y, void* v_next,
+                                   Activation act, const void* residual, const SqueezeExcite* se) const {
+  const SeWeights weights = se_weights_of(se);
+  winograd_output_input(ctx.stream, dt_, n, out_, m, b_.as<float>(), se ? &weights : nullptr, residual, y,
+                        v_next, act);
 }
 
 }  // namespace lc0rocm

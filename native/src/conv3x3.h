@@ -60,10 +60,27 @@ class Conv3x3 {
   void forward(ForwardContext& ctx, int n, const void* x, void* columns, void* y, Activation act,
                const void* residual = nullptr, const SqueezeExcite* se = nullptr) const;
 
+  // Winograd towers (resnet.cpp): a layer whose input comes already
+  // transformed from the layer before and whose output goes on transformed
+  // to the next (winograd_output_input.hip), so no activation between two
+  // of them makes a round trip through device memory for its transforms.
+  // Whether that applies at n positions with an SE unit of se_hidden (0: none):
+  bool chains(int n, int se_hidden) const;
+  // v [36][4n][in]: x's input transform (the tower's first layer).
+  void winograd_transform_input(ForwardContext& ctx, int n, const void* x, void* v) const;
+  // m [36][4n][out] = v_t . U_t for the 36 t, one strided-batched GEMM.
+  void winograd_product(ForwardContext& ctx, int n, const void* v, void* m) const;
+  // After winograd_product: y = act(SE(A^T m A + b) + residual) and, when
+  // v_next is given, y's input transform for the next layer. y, residual
+  // and se may be null; residual may alias y.
+  void winograd_output_next(ForwardContext& ctx, int n, const void* m, void* y, void* v_next, Activation act,
+                            const void* residual = nullptr, const SqueezeExcite* se = nullptr) const;
+
  private:
   // After the product: bias + SE (+ residual) + activation into y.
   void se_epilogue(ForwardContext& ctx, int n, void* product, const float* bias, const SqueezeExcite* se,
                    const SeWeights& se_weights, const void* residual, void* y, Activation act) const;
+  static SeWeights se_weights_of(const SqueezeExcite* se);
 
   DType dt_ = DType::F32;
   int in_ = 0, out_ = 0, ldw_ = 0;  // ldw_: the weight row length (padded when fused)

@@ -1,10 +1,12 @@
 // resnet.cpp - forward pass of convolution-body nets: 3x3 convolutions with
-// their SE units and residual adds (conv3x3.h: one fused launch per layer, or
-// im2col + GEMM), convolution/classical/attention policy, value and
-// moves-left heads.
+// their SE units and residual adds (conv3x3.h), the residual tower as one
+// Winograd chain where every layer allows it, convolution/classical/attention
+// policy, value and moves-left heads.
 #include "resnet.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "conv3x3.h"
@@ -25,6 +27,11 @@ class ResNetBody : public Body {
   void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const override;
 
  private:
+  // The residual tower, input convolution included, into flow.
+  void tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const;
+  // The same as one Winograd tower (Conv3x3::chains), when every layer can.
+  bool chains(int n) const;
+  void tower_chained(ForwardContext& ctx, int n, const void* planes, void* flow) const;
   void policy_head(ForwardContext& ctx, int n, const void* flow, void* columns, float* policy) const;
   void value_head(ForwardContext& ctx, int n, const void* flow, float* wdl) const;
   void moves_left_head(ForwardContext& ctx, int n, const void* flow, float* moves_left) const;
@@ -42,6 +49,7 @@ class ResNetBody : public Body {
   Dense value_, value_ip1_, value_ip2_;
   Dense mlh_, mlh_ip1_, mlh_ip2_;
   std::vector<const Conv3x3*> convs_;  // all of them, to size the im2col scratch
+  bool chain_enabled_ = true;          // LC0ROCM_WINOGRAD_CHAIN=0 turns Winograd towers off
 };
 
 ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
@@ -103,6 +111,9 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     if (mlh_ip2_.out != 1) fail(LC0ROCM_INVALID_ARGUMENT, "resnet.mlh_ip2 must have 1 output");
   }
 
+  const char* chain = std::getenv("LC0ROCM_WINOGRAD_CHAIN");
+  chain_enabled_ = !(chain && *chain && std::strcmp(chain, "0") == 0);
+
   convs_.push_back(&input_);
   for (const Block& b : blocks_) {
     convs_.push_back(&b.conv1);
@@ -122,18 +133,52 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
   for (const Conv3x3* conv : convs_) columns_bytes = std::max(columns_bytes, conv->columns_bytes(n));
   void* columns = columns_bytes ? ctx.arena.take(columns_bytes) : nullptr;
   void* flow = ctx.arena.take(rows * c * es);
-  void* mid = ctx.arena.take(rows * c * es);
+  if (chains(n)) tower_chained(ctx, n, planes, flow);
+  else tower(ctx, n, planes, columns, flow);
 
+  policy_head(ctx, n, flow, columns, out.policy);
+  value_head(ctx, n, flow, out.wdl);
+  if (cfg_.moves_left) moves_left_head(ctx, n, flow, out.moves_left);
+}
+
+void ResNetBody::tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const {
+  void* mid = ctx.arena.take(static_cast<size_t>(n) * kSquares * channels_ * dtype_size(dt_));
   input_.forward(ctx, n, planes, columns, flow, act_);
   for (const Block& b : blocks_) {
     b.conv1.forward(ctx, n, flow, columns, mid, act_);
     // flow = act(SE(conv2(mid) + b) + flow)
     b.conv2.forward(ctx, n, mid, columns, flow, act_, flow, b.has_se ? &b.se : nullptr);
   }
+}
 
-  policy_head(ctx, n, flow, columns, out.policy);
-  value_head(ctx, n, flow, out.wdl);
-  if (cfg_.moves_left) moves_left_head(ctx, n, flow, out.moves_left);
+bool ResNetBody::chains(int n) const {
+  if (!chain_enabled_ || !input_.chains(n, 0)) return false;
+  for (const Block& b : blocks_)
+    if (!b.conv1.chains(n, 0) || !b.conv2.chains(n, b.has_se ? b.se.fc1.out : 0)) return false;
+  return true;
+}
+
+// v holds each layer's transformed input, m its products: the output
+// transform of one layer writes the next one's v (the GEMM that read v has
+// run by then). Only the block outputs reach flow (the residuals and the
+// heads' input); the first convolution of a block writes no output at all.
+void ResNetBody::tower_chained(ForwardContext& ctx, int n, const void* planes, void* flow) const {
+  const size_t es = dtype_size(dt_);
+  const size_t tile_rows = static_cast<size_t>(36) * 4 * n;
+  void* v = ctx.arena.take(tile_rows * std::max(input_.in(), channels_) * es);
+  void* m = ctx.arena.take(tile_rows * channels_ * es);
+  input_.winograd_transform_input(ctx, n, planes, v);
+  input_.winograd_product(ctx, n, v, m);
+  input_.winograd_output_next(ctx, n, m, flow, blocks_.empty() ? nullptr : v, act_);
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const Block& b = blocks_[i];
+    b.conv1.winograd_product(ctx, n, v, m);
+    b.conv1.winograd_output_next(ctx, n, m, nullptr, v, act_);
+    b.conv2.winograd_product(ctx, n, v, m);
+    const bool last = i + 1 == blocks_.size();
+    b.conv2.winograd_output_next(ctx, n, m, flow, last ? nullptr : v, act_, flow,
+                                 b.has_se ? &b.se : nullptr);
+  }
 }
 
 void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, void* columns,

@@ -54,6 +54,17 @@ struct SeWeights {
   int hidden = 0;
 };
 
+// winograd_output_input.hip: for a tower of convolutions that all run
+// Winograd, one layer's output transform and epilogue fused with the next
+// layer's input transform: z = act(SE(A^T M A + bias) + residual) into y
+// [n][64][C] and, transformed, into v_next [36][n * 4][C] (se, residual, y,
+// v_next may each be null; residual may alias y). One block of 4C threads per
+// position, so at most kWinogradChainMaxChannels channels.
+constexpr int kWinogradChainMaxChannels = 128;
+bool winograd_output_input_supported(DType dt, int channels, int se_hidden);
+void winograd_output_input(hipStream_t stream, DType dt, int n, int channels, const void* m, const float* bias,
+                           const SeWeights* se, const void* residual, void* y, void* v_next, Activation act);
+
 // se_fused.hip: y [n][64][C] = act(SE(x + bias) + residual) in one launch
 // (bias and residual may be null; residual may alias y, x may not).
 bool se_fused_supported(int channels, int hidden);

@@ -8,22 +8,9 @@
 // neighbouring threads read and write neighbouring channels. Design note: native/WINOGRAD.md.
 #include "../gpu_compat.h"
 #include "ops.h"
+#include "winograd_transforms.h"
 
 namespace lc0rocm {
-namespace winograd_detail {
-
-// o = B^T d for one column of six values (Lavin and Gray's F(4, 3), points
-// 0, +-1, +-2 and infinity).
-__device__ __forceinline__ void input_1d(const float d[6], float o[6]) {
-  o[0] = 4.0f * d[0] - 5.0f * d[2] + d[4];
-  o[1] = -4.0f * d[1] - 4.0f * d[2] + d[3] + d[4];
-  o[2] = 4.0f * d[1] - 4.0f * d[2] - d[3] + d[4];
-  o[3] = -2.0f * d[1] - d[2] + 2.0f * d[3] + d[4];
-  o[4] = 2.0f * d[1] - d[2] - 2.0f * d[3] + d[4];
-  o[5] = 4.0f * d[1] - 5.0f * d[3] + d[5];
-}
-
-}  // namespace winograd_detail
 
 // A block takes kWinogradGroup consecutive (position, tile, channel) items
 // with six groups of kWinogradGroup threads: thread (w, k) handles item k

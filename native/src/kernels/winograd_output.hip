@@ -6,19 +6,9 @@
 // from there on. Design note: native/WINOGRAD.md.
 #include "../gpu_compat.h"
 #include "ops.h"
+#include "winograd_transforms.h"
 
 namespace lc0rocm {
-namespace winograd_detail {
-
-// o = A^T m for six values.
-__device__ __forceinline__ void output_1d(const float m[6], float o[4]) {
-  o[0] = m[0] + m[1] + m[2] + m[3] + m[4];
-  o[1] = m[1] - m[2] + 2.0f * (m[3] - m[4]);
-  o[2] = m[1] + m[2] + 4.0f * (m[3] + m[4]);
-  o[3] = m[1] - m[2] + 8.0f * (m[3] - m[4]) + m[5];
-}
-
-}  // namespace winograd_detail
 
 // A block takes kWinogradGroup consecutive (position, tile, channel) items
 // with six groups of kWinogradGroup threads: thread (w, k) handles item k
