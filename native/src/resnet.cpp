@@ -29,10 +29,15 @@ class ResNetBody : public Body {
  private:
   // The residual tower, input convolution included, into flow.
   void tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const;
-  // The same as one Winograd tower (Conv3x3::chains), when every layer can.
+  // The same as one Winograd chain (Conv3x3::chains), when every layer can;
+  // the convolution policy head may continue it.
   bool chains(int n) const;
-  void tower_chained(ForwardContext& ctx, int n, const void* planes, void* flow) const;
-  void policy_head(ForwardContext& ctx, int n, const void* flow, void* columns, float* policy) const;
+  bool policy_chains(int n) const;
+  void tower_chained(ForwardContext& ctx, int n, const void* planes, void* v, void* m, void* flow,
+                     bool hand_on) const;
+  void policy_head_chained(ForwardContext& ctx, int n, void* v, void* m, float* policy) const;
+  void policy_head(ForwardContext& ctx, int n, const void* flow, float* policy) const;
+  void* columns(ForwardContext& ctx, int n) const;
   void value_head(ForwardContext& ctx, int n, const void* flow, float* wdl) const;
   void moves_left_head(ForwardContext& ctx, int n, const void* flow, float* moves_left) const;
 
@@ -129,16 +134,34 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
   const size_t es = dtype_size(dt_);
   const long long rows = static_cast<long long>(n) * kSquares;
   const int c = channels_;
-  size_t columns_bytes = 0;
-  for (const Conv3x3* conv : convs_) columns_bytes = std::max(columns_bytes, conv->columns_bytes(n));
-  void* columns = columns_bytes ? ctx.arena.take(columns_bytes) : nullptr;
   void* flow = ctx.arena.take(rows * c * es);
-  if (chains(n)) tower_chained(ctx, n, planes, flow);
-  else tower(ctx, n, planes, columns, flow);
-
-  policy_head(ctx, n, flow, columns, out.policy);
+  if (chains(n)) {
+    // v: each layer's transformed input, m: its products, for the whole chain.
+    const bool policy_chained = policy_chains(n);
+    int widest_in = std::max(input_.in(), c), widest_out = c;
+    if (policy_chained) {
+      widest_in = std::max(widest_in, policy_conv1_.out());
+      widest_out = std::max({widest_out, policy_conv1_.out(), policy_conv_.out()});
+    }
+    const size_t tile_bytes = static_cast<size_t>(36) * 4 * n * es;
+    void* v = ctx.arena.take(tile_bytes * widest_in);
+    void* m = ctx.arena.take(tile_bytes * widest_out);
+    tower_chained(ctx, n, planes, v, m, flow, policy_chained);
+    if (policy_chained) policy_head_chained(ctx, n, v, m, out.policy);
+    else policy_head(ctx, n, flow, out.policy);
+  } else {
+    tower(ctx, n, planes, columns(ctx, n), flow);
+    policy_head(ctx, n, flow, out.policy);
+  }
   value_head(ctx, n, flow, out.wdl);
   if (cfg_.moves_left) moves_left_head(ctx, n, flow, out.moves_left);
+}
+
+// Scratch for the largest convolution's im2col or Winograd buffers.
+void* ResNetBody::columns(ForwardContext& ctx, int n) const {
+  size_t bytes = 0;
+  for (const Conv3x3* conv : convs_) bytes = std::max(bytes, conv->columns_bytes(n));
+  return bytes ? ctx.arena.take(bytes) : nullptr;
 }
 
 void ResNetBody::tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const {
@@ -158,31 +181,44 @@ bool ResNetBody::chains(int n) const {
   return true;
 }
 
+bool ResNetBody::policy_chains(int n) const {
+  return cfg_.policy == 2 && policy_conv1_.chains(n, 0) && policy_conv_.chains(n, 0);
+}
+
 // v holds each layer's transformed input, m its products: the output
 // transform of one layer writes the next one's v (the GEMM that read v has
 // run by then). Only the block outputs reach flow (the residuals and the
 // heads' input); the first convolution of a block writes no output at all.
-void ResNetBody::tower_chained(ForwardContext& ctx, int n, const void* planes, void* flow) const {
-  const size_t es = dtype_size(dt_);
-  const size_t tile_rows = static_cast<size_t>(36) * 4 * n;
-  void* v = ctx.arena.take(tile_rows * std::max(input_.in(), channels_) * es);
-  void* m = ctx.arena.take(tile_rows * channels_ * es);
+// hand_on: the tower's output also goes on into v, transformed.
+void ResNetBody::tower_chained(ForwardContext& ctx, int n, const void* planes, void* v, void* m, void* flow,
+                               bool hand_on) const {
   input_.winograd_transform_input(ctx, n, planes, v);
   input_.winograd_product(ctx, n, v, m);
-  input_.winograd_output_next(ctx, n, m, flow, blocks_.empty() ? nullptr : v, act_);
+  input_.winograd_output_next(ctx, n, m, flow, blocks_.empty() && !hand_on ? nullptr : v, act_);
   for (size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = blocks_[i];
     b.conv1.winograd_product(ctx, n, v, m);
     b.conv1.winograd_output_next(ctx, n, m, nullptr, v, act_);
     b.conv2.winograd_product(ctx, n, v, m);
     const bool last = i + 1 == blocks_.size();
-    b.conv2.winograd_output_next(ctx, n, m, flow, last ? nullptr : v, act_, flow,
+    b.conv2.winograd_output_next(ctx, n, m, flow, last && !hand_on ? nullptr : v, act_, flow,
                                  b.has_se ? &b.se : nullptr);
   }
 }
 
-void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, void* columns,
-                             float* policy) const {
+// The convolution policy continuing the chain: v holds the tower's output,
+// transformed; only the 80 planes the gather reads reach device memory.
+void ResNetBody::policy_head_chained(ForwardContext& ctx, int n, void* v, void* m, float* policy) const {
+  void* planes = ctx.arena.take(static_cast<size_t>(n) * kSquares * policy_conv_.out() * dtype_size(dt_));
+  policy_conv1_.winograd_product(ctx, n, v, m);
+  policy_conv1_.winograd_output_next(ctx, n, m, nullptr, v, act_);
+  policy_conv_.winograd_product(ctx, n, v, m);
+  policy_conv_.winograd_output_next(ctx, n, m, planes, nullptr, Activation::None);
+  policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
+                policy_gather_.as<int32_t>(), policy);
+}
+
+void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, float* policy) const {
   const size_t es = dtype_size(dt_);
   const long long rows = static_cast<long long>(n) * kSquares;
   if (attention_policy_) {
@@ -190,8 +226,9 @@ void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, void*
   } else if (cfg_.policy == 2) {
     void* hidden = ctx.arena.take(rows * policy_conv1_.out() * es);
     void* planes = ctx.arena.take(rows * policy_conv_.out() * es);
-    policy_conv1_.forward(ctx, n, flow, columns, hidden, act_);
-    policy_conv_.forward(ctx, n, hidden, columns, planes, Activation::None);
+    void* scratch = columns(ctx, n);
+    policy_conv1_.forward(ctx, n, flow, scratch, hidden, act_);
+    policy_conv_.forward(ctx, n, hidden, scratch, planes, Activation::None);
     policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
                   policy_gather_.as<int32_t>(), policy);
   } else {

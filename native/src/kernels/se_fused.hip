@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "../gpu_compat.h"
-#include "block_matvec.h"
+#include "block_ops.h"
 #include "ops.h"
 
 namespace lc0rocm {
@@ -134,20 +134,6 @@ inline size_t tile_shared_bytes(int channels, int hidden) {
   const size_t floats = static_cast<size_t>(6 * channels + 2 * hidden + kThreads * Vec<T>::kVec);
   const size_t weights = static_cast<size_t>(3 * channels * hidden) * sizeof(T);
   return (floats * sizeof(float) + 15) / 16 * 16 + weights;
-}
-
-// Copies `count` elements global -> shared with the block, 16 bytes a step
-// when both ends allow it.
-template <typename E>
-__device__ void copy_to_shared(const E* from, E* to, int count) {
-  constexpr int kPerVec = 16 / sizeof(E);
-  if (count % kPerVec == 0 && (reinterpret_cast<uintptr_t>(from) & 15) == 0) {
-    const uint4* f = reinterpret_cast<const uint4*>(from);
-    uint4* t = reinterpret_cast<uint4*>(to);
-    for (int i = threadIdx.x; i < count / kPerVec; i += blockDim.x) t[i] = f[i];
-  } else {
-    for (int i = threadIdx.x; i < count; i += blockDim.x) to[i] = from[i];
-  }
 }
 
 }  // namespace se_fused_detail

@@ -14,7 +14,7 @@
 // activations. Plain arithmetic, no warp-width assumption: the same source
 // for AMD (wave32 and wave64) and NVIDIA. Design note: native/WINOGRAD.md.
 #include "../gpu_compat.h"
-#include "block_matvec.h"
+#include "block_ops.h"
 #include "ops.h"
 #include "winograd_transforms.h"
 

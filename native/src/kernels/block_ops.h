@@ -1,7 +1,9 @@
-// block_matvec.h - a small dense layer computed by a whole thread block, for
-// kernels that run an SE unit per position (se_fused.hip,
-// winograd_output_input.hip).
+// block_ops.h - work shared by a whole thread block, for the kernels that
+// run an SE unit per position (se_fused.hip, winograd_output_input.hip): a
+// small dense layer, a copy into shared memory.
 #pragma once
+#include <cstdint>
+
 #include "../gpu_compat.h"
 #include "../tensor/dtype.h"
 
@@ -29,6 +31,21 @@ __device__ void block_matvec(const float* in, const T* w, int ins, int outs, flo
     out[o] = sum;
   }
   __syncthreads();
+}
+
+// Copies `count` elements global -> shared with the block, 16 bytes a step
+// when both ends allow it. No barrier: the caller's next one publishes it.
+template <typename E>
+__device__ void copy_to_shared(const E* from, E* to, int count) {
+  constexpr int kPerVec = 16 / sizeof(E);
+  if (count % kPerVec == 0 && (reinterpret_cast<uintptr_t>(from) & 15) == 0 &&
+      (reinterpret_cast<uintptr_t>(to) & 15) == 0) {
+    const uint4* f = reinterpret_cast<const uint4*>(from);
+    uint4* t = reinterpret_cast<uint4*>(to);
+    for (int i = threadIdx.x; i < count / kPerVec; i += blockDim.x) t[i] = f[i];
+  } else {
+    for (int i = threadIdx.x; i < count; i += blockDim.x) to[i] = from[i];
+  }
 }
 
 }  // namespace lc0rocm
