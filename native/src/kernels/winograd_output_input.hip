@@ -36,13 +36,14 @@ inline size_t shared_bytes(int channels, int hidden, size_t element) {
 
 }  // namespace winograd_chain_detail
 
-template <typename T>
+// kSe: with an SE unit (the layers without one compile without its code).
+template <typename T, bool kSe>
 __global__ void __launch_bounds__(winograd_chain_detail::kMaxThreads)
 winograd_output_input_kernel(int channels, const T* m, const float* bias, SeWeights se, const T* residual,
                              T* y, T* v_next, Activation act) {
   using namespace winograd_detail;
   extern __shared__ float chain_scratch[];
-  const int C = channels, H = se.w1 ? se.hidden : 0, tid = threadIdx.x;
+  const int C = channels, H = kSe ? se.hidden : 0, tid = threadIdx.x;
   const int tile = tid / C, c = tid % C;
   const long long pos = blockIdx.x;
   const long long row = pos * 4 + tile;
@@ -85,7 +86,7 @@ winograd_output_input_kernel(int channels, const T* m, const float* bias, SeWeig
     for (int k = 0; k < 4; ++k) z[k][j] = out[k] + b;
   }
 
-  if (H > 0) {
+  if (kSe) {
     // SE: the channel's mean over its 4 tiles, two dense layers, then a
     // sigmoid scale and a shift per channel (se_fused.hip's arithmetic).
     float sum = 0.0f;
@@ -163,6 +164,18 @@ winograd_output_input_kernel(int channels, const T* m, const float* bias, SeWeig
   }
 }
 
+template <typename T>
+static void launch_output_input(hipStream_t stream, int n, int threads, size_t shared, bool with_se, int channels,
+                                const T* m, const float* bias, const SeWeights& se, const T* residual, T* y,
+                                T* v_next, Activation act) {
+  if (with_se)
+    winograd_output_input_kernel<T, true><<<n, threads, shared, stream>>>(channels, m, bias, se, residual, y,
+                                                                           v_next, act);
+  else
+    winograd_output_input_kernel<T, false><<<n, threads, shared, stream>>>(channels, m, bias, se, residual, y,
+                                                                            v_next, act);
+}
+
 bool winograd_output_input_supported(DType dt, int channels, int se_hidden) {
   return channels > 0 && channels <= kWinogradChainMaxChannels && se_hidden >= 0 &&
          winograd_chain_detail::shared_bytes(channels, se_hidden, dtype_size(dt)) <= 48 * 1024;
@@ -179,13 +192,13 @@ void winograd_output_input(hipStream_t stream, DType dt, int n, int channels, co
   const size_t shared = winograd_chain_detail::shared_bytes(channels, hidden, dtype_size(dt));
   const int threads = 4 * channels;
   if (dt == DType::F32)
-    winograd_output_input_kernel<float><<<n, threads, shared, stream>>>(
-        channels, static_cast<const float*>(m), bias, weights, static_cast<const float*>(residual),
-        static_cast<float*>(y), static_cast<float*>(v_next), act);
+    launch_output_input<float>(stream, n, threads, shared, se != nullptr, channels,
+                               static_cast<const float*>(m), bias, weights, static_cast<const float*>(residual),
+                               static_cast<float*>(y), static_cast<float*>(v_next), act);
   else
-    winograd_output_input_kernel<half><<<n, threads, shared, stream>>>(
-        channels, static_cast<const half*>(m), bias, weights, static_cast<const half*>(residual),
-        static_cast<half*>(y), static_cast<half*>(v_next), act);
+    launch_output_input<half>(stream, n, threads, shared, se != nullptr, channels,
+                              static_cast<const half*>(m), bias, weights, static_cast<const half*>(residual),
+                              static_cast<half*>(y), static_cast<half*>(v_next), act);
   GPU_CHECK_LAUNCH();
 }
 
