@@ -104,8 +104,9 @@ Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int e
   winograd_always_ = mode == WinogradMode::kAlways || dt == DType::F32;
   if (winograd_) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt);
   b_ = std::move(plain.b);
+  ldw_ = out_;
+  if (winograd_ && winograd_always_) return;  // im2col never runs: U is the only weight copy kept
   if (!fused_ || padded == out_) {
-    ldw_ = out_;
     w_ = std::move(plain.w);
     return;
   }

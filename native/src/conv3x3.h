@@ -88,7 +88,7 @@ class Conv3x3 {
   bool fused_se_ = false;  // se_fused.hip after im2col + GEMM (with an SE unit)
   bool winograd_ = false;  // winograd_input + 36 GEMMs + winograd_output instead of im2col + GEMM,
   bool winograd_always_ = false;  // at every batch size, or only from kWinogradMinBatchHalf on
-  DeviceBuffer w_, b_;
+  DeviceBuffer w_, b_;       // w_ [9 * in][ldw_]: im2col / fused weights, empty when Winograd always runs
   DeviceBuffer winograd_w_;  // U [36][in][out] = G g G^T per (in, out)
 };
 
