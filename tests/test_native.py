@@ -383,6 +383,22 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
     gpu.close()
 
 
+def check_paths_match_cpu(w, name, env, count, tol, monkeypatch):
+    """GPU backend `name` with the library's `env` (read when a network is
+    created) against the cpu backend, at batch 1 and `count`."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    masks, values = random_packed(w, count)
+    ref = backends.create("cpu", w).forward_packed(masks, values)
+    gpu = backends.create(name, w, max_batch=count)
+    for n in (1, count):
+        got = gpu.forward_packed(masks[:n], values[:n])
+        for g, r in zip(got, ref):
+            assert not np.isnan(g).any()
+            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
+    gpu.close()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{"LC0ROCM_FUSED_SE": "0"}, {"LC0ROCM_FUSED_SE": "1"},
@@ -396,20 +412,10 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     Winograd F(4x4, 3x3) or im2col + GEMM at every batch size, the residual
     tower's Winograd chain (winograd_output_input.hip) or a layer at a time."""
     name = gpu_backend_or_skip(precision)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)  # read when the network is created
     w = load_weights(maia_path if net == "maia" else make_test_net(net))
-    masks, values = random_packed(w, 200)
-    ref = backends.create("cpu", w).forward_packed(masks, values)
-    gpu = backends.create(name, w, max_batch=200)
     # conv3x3_fused keeps all 9 taps' weights in flight up to a block per
     # multiprocessor, 3 beyond (200 > any current GPU's count)
-    for n in (1, 200):
-        got = gpu.forward_packed(masks[:n], values[:n])
-        for g, r in zip(got, ref):
-            assert not np.isnan(g).any()
-            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
-    gpu.close()
+    check_paths_match_cpu(w, name, env, 200, tol, monkeypatch)
 
 
 @pytest.mark.gpu
@@ -421,18 +427,7 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     (native/src/attention.cpp): the fused kernel, tensor-core or scalar, or
     split heads + batched GEMMs + softmax + merge."""
     name = gpu_backend_or_skip(precision)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)  # read when the network is created
-    w = load_weights(make_test_net(net))
-    masks, values = random_packed(w, 70)
-    ref = backends.create("cpu", w).forward_packed(masks, values)
-    gpu = backends.create(name, w, max_batch=70)
-    for n in (1, 70):
-        got = gpu.forward_packed(masks[:n], values[:n])
-        for g, r in zip(got, ref):
-            assert not np.isnan(g).any()
-            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
-    gpu.close()
+    check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch)
 
 
 @pytest.mark.gpu
