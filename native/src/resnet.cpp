@@ -37,7 +37,7 @@ class ResNetBody : public Body {
                      bool hand_on) const;
   void policy_head_chained(ForwardContext& ctx, int n, void* v, void* m, float* policy) const;
   void policy_head(ForwardContext& ctx, int n, const void* flow, float* policy) const;
-  void* columns(ForwardContext& ctx, int n) const;
+  void* conv_scratch(ForwardContext& ctx, int n) const;
   void value_head(ForwardContext& ctx, int n, const void* flow, float* wdl) const;
   void moves_left_head(ForwardContext& ctx, int n, const void* flow, float* moves_left) const;
 
@@ -150,7 +150,7 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
     if (policy_chained) policy_head_chained(ctx, n, v, m, out.policy);
     else policy_head(ctx, n, flow, out.policy);
   } else {
-    tower(ctx, n, planes, columns(ctx, n), flow);
+    tower(ctx, n, planes, conv_scratch(ctx, n), flow);
     policy_head(ctx, n, flow, out.policy);
   }
   value_head(ctx, n, flow, out.wdl);
@@ -158,7 +158,7 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
 }
 
 // Scratch for the largest convolution's im2col or Winograd buffers.
-void* ResNetBody::columns(ForwardContext& ctx, int n) const {
+void* ResNetBody::conv_scratch(ForwardContext& ctx, int n) const {
   size_t bytes = 0;
   for (const Conv3x3* conv : convs_) bytes = std::max(bytes, conv->columns_bytes(n));
   return bytes ? ctx.arena.take(bytes) : nullptr;
@@ -207,7 +207,7 @@ void ResNetBody::tower_chained(ForwardContext& ctx, int n, const void* planes, v
 }
 
 // The convolution policy continuing the chain: v holds the tower's output,
-// transformed; only the 80 planes the gather reads reach device memory.
+// transformed; only the policy planes the gather reads reach device memory.
 void ResNetBody::policy_head_chained(ForwardContext& ctx, int n, void* v, void* m, float* policy) const {
   void* planes = ctx.arena.take(static_cast<size_t>(n) * kSquares * policy_conv_.out() * dtype_size(dt_));
   policy_conv1_.winograd_product(ctx, n, v, m);
@@ -226,7 +226,7 @@ void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, float
   } else if (cfg_.policy == 2) {
     void* hidden = ctx.arena.take(rows * policy_conv1_.out() * es);
     void* planes = ctx.arena.take(rows * policy_conv_.out() * es);
-    void* scratch = columns(ctx, n);
+    void* scratch = conv_scratch(ctx, n);
     policy_conv1_.forward(ctx, n, flow, scratch, hidden, act_);
     policy_conv_.forward(ctx, n, hidden, scratch, planes, Activation::None);
     policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
