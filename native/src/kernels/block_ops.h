@@ -1,11 +1,13 @@
 // block_ops.h - work shared by a whole thread block, for the kernels that
-// run an SE unit per position (se_fused.hip, winograd_output_input.hip): a
-// small dense layer, a copy into shared memory.
+// run an SE unit per position (se_fused.hip, winograd_output_input.hip,
+// conv3x3_fused.hip): a small dense layer, the SE unit's two, a copy into
+// shared memory.
 #pragma once
 #include <cstdint>
 
 #include "../gpu_compat.h"
 #include "../tensor/dtype.h"
+#include "activation.h"
 
 namespace lc0rocm {
 
@@ -29,6 +31,26 @@ __device__ void block_matvec(const float* in, const T* w, int ins, int outs, flo
     float sum = 0.0f;
     for (int p = 0; p < parts; ++p) sum += partial[p * outs + o];
     out[o] = sum;
+  }
+  __syncthreads();
+}
+
+// An SE unit's dense layers from the channel means pooled [C]: hidden [H] =
+// act(pooled . w1 + b1), then gates [2C] = hidden . w2 + b2, the first C
+// through a sigmoid (the scales; the rest are the shifts). pooled, partial
+// (block_matvec's), hidden and gates in shared memory. Every thread of the
+// block must call it; it ends with a barrier.
+template <typename T>
+__device__ void block_se_gates(const float* pooled, const T* w1, const float* b1, const T* w2, const float* b2,
+                               int channels, int hidden_width, Activation act, float* partial, float* hidden,
+                               float* gates) {
+  block_matvec(pooled, w1, channels, hidden_width, partial, hidden);
+  for (int j = threadIdx.x; j < hidden_width; j += blockDim.x) hidden[j] = activate(hidden[j] + b1[j], act);
+  __syncthreads();
+  block_matvec(hidden, w2, hidden_width, 2 * channels, partial, gates);
+  for (int g = threadIdx.x; g < 2 * channels; g += blockDim.x) {
+    const float v = gates[g] + b2[g];
+    gates[g] = g < channels ? 1.0f / (1.0f + expf(-v)) : v;
   }
   __syncthreads();
 }

@@ -30,6 +30,7 @@
 #include <mutex>
 
 #include "../gpu_compat.h"
+#include "block_ops.h"
 #include "ops.h"
 
 #if defined(LC0ROCM_VENDOR_NVIDIA)
@@ -113,27 +114,6 @@ __device__ __forceinline__ void copy_rows_async(half* dst, int dst_pitch, const 
     const int r = i / vecs, v = i - r * vecs;
     copy16_async(dst + r * dst_pitch + v * 8, src + static_cast<long long>(r) * src_pitch + v * 8);
   }
-}
-
-// out[o] = sum_i in[i] * w[i * outs + o] over i < ins, for o < outs, with the
-// whole block: `parts` threads per output sum strided slices of i into
-// `partial`, then one thread per output adds them in order (deterministic).
-__device__ __forceinline__ void block_matvec(const float* in, const half* w, int ins, int outs,
-                                             float* partial, float* out) {
-  const int parts = blockDim.x > outs ? blockDim.x / outs : 1;
-  for (int t = threadIdx.x; t < parts * outs; t += blockDim.x) {
-    const int o = t % outs, p = t / outs;
-    float sum = 0.0f;
-    for (int i = p; i < ins; i += parts) sum += in[i] * __half2float(w[i * outs + o]);
-    partial[p * outs + o] = sum;
-  }
-  __syncthreads();
-  for (int o = threadIdx.x; o < outs; o += blockDim.x) {
-    float sum = 0.0f;
-    for (int p = 0; p < parts; ++p) sum += partial[p * outs + o];
-    out[o] = sum;
-  }
-  __syncthreads();
 }
 
 __global__ void __launch_bounds__(conv_fused_detail::kThreads)
@@ -241,15 +221,7 @@ conv3x3_fused_kernel(int cin, int cout, int ldw, int stages, const half* __restr
       pooled[c] = sum * (1.0f / 64.0f) + bias[c];
     }
     __syncthreads();
-    block_matvec(pooled, se_w1, cout, se_hidden, partial, hidden);
-    for (int j = tid; j < se_hidden; j += threads) hidden[j] = activate(hidden[j] + se.b1[j], act);
-    __syncthreads();
-    block_matvec(hidden, se_w2, se_hidden, 2 * cout, partial, gates);
-    for (int g = tid; g < 2 * cout; g += threads) {
-      const float v = gates[g] + se.b2[g];
-      gates[g] = g < cout ? 1.0f / (1.0f + expf(-v)) : v;
-    }
-    __syncthreads();
+    block_se_gates(pooled, se_w1, se.b1, se_w2, se.b2, cout, se_hidden, act, partial, hidden, gates);
   }
 
   // 5. y = act(scale * (result + bias) + shift + residual), 16 bytes per

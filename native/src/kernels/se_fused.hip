@@ -75,15 +75,8 @@ se_fused_kernel(int channels, const T* x, const float* bias, SeWeights se, const
   }
   __syncthreads();
 
-  block_matvec(pooled, static_cast<const T*>(se.w1), C, H, partial, hidden);
-  for (int j = tid; j < H; j += threads) hidden[j] = activate(hidden[j] + se.b1[j], act);
-  __syncthreads();
-  block_matvec(hidden, static_cast<const T*>(se.w2), H, 2 * C, partial, gates);
-  for (int g = tid; g < 2 * C; g += threads) {
-    const float v = gates[g] + se.b2[g];
-    gates[g] = g < C ? 1.0f / (1.0f + expf(-v)) : v;
-  }
-  __syncthreads();
+  block_se_gates(pooled, static_cast<const T*>(se.w1), se.b1, static_cast<const T*>(se.w2), se.b2, C, H, act,
+                 partial, hidden, gates);
 
   // y, 16 bytes per step where rows split into whole vectors; each element's
   // residual is read before y's same element is written (they may alias).
@@ -196,15 +189,7 @@ se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, 
   }
   __syncthreads();
 
-  block_matvec(pooled, w1, C, H, partial, hidden);
-  for (int j = tid; j < H; j += kThreads) hidden[j] = activate(hidden[j] + b1[j], act);
-  __syncthreads();
-  block_matvec(hidden, w2, H, 2 * C, partial, gates);
-  for (int g = tid; g < 2 * C; g += kThreads) {
-    const float v = gates[g] + b2[g];
-    gates[g] = g < C ? 1.0f / (1.0f + expf(-v)) : v;
-  }
-  __syncthreads();
+  block_se_gates(pooled, w1, b1, w2, b2, C, H, act, partial, hidden, gates);
 
   uint4* yv = reinterpret_cast<uint4*>(y + base);
 #pragma unroll

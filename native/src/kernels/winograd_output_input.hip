@@ -99,15 +99,8 @@ winograd_output_input_kernel(int channels, const T* m, const float* bias, SeWeig
     if (tid < C) pooled[tid] = (partial[tid] + partial[C + tid] + partial[2 * C + tid] + partial[3 * C + tid]) *
                                (1.0f / 64.0f);
     __syncthreads();
-    block_matvec(pooled, static_cast<const T*>(se.w1), C, H, partial, hidden);
-    for (int j = tid; j < H; j += blockDim.x) hidden[j] = activate(hidden[j] + se.b1[j], act);
-    __syncthreads();
-    block_matvec(hidden, static_cast<const T*>(se.w2), H, 2 * C, partial, gates);
-    for (int g = tid; g < 2 * C; g += blockDim.x) {
-      const float v = gates[g] + se.b2[g];
-      gates[g] = g < C ? 1.0f / (1.0f + expf(-v)) : v;
-    }
-    __syncthreads();
+    block_se_gates(pooled, static_cast<const T*>(se.w1), se.b1, static_cast<const T*>(se.w2), se.b2, C, H, act,
+                   partial, hidden, gates);
     const float scale = gates[c], shift = gates[C + c];
 #pragma unroll
     for (int k = 0; k < 4; ++k)
