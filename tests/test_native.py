@@ -431,6 +431,29 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-attnpolicy"])
+def test_gpu_side_lane_matches_one_stream(net, maia_path, make_test_net, monkeypatch):
+    """The value and moves-left heads on the side lane (native/SIDE_LANE.md)
+    give the same bits as everything on one stream, on the plain first pass,
+    the captured second and the replays after it; every pass gets new
+    positions, so outputs copied before the side lane joined would show."""
+    name = gpu_backend_or_skip("fp16")
+    w = load_weights(maia_path if net == "maia" else make_test_net(net))
+    masks, values = random_packed(w, 4 * 24)
+    results = {}
+    for side in ("1", "0"):
+        monkeypatch.setenv("LC0ROCM_SIDE_STREAM", side)
+        gpu = backends.create(name, w, max_batch=24)
+        results[side] = [gpu.forward_packed(masks[i * 24:(i + 1) * 24], values[i * 24:(i + 1) * 24])
+                         for i in range(4)]
+        gpu.close()
+    for with_side, alone in zip(results["1"], results["0"]):
+        for a, b in zip(with_side, alone):
+            assert not np.isnan(a).any()
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.gpu
 def test_gpu_threads_match_one_thread(maia_path):
     name = gpu_backend_or_skip("fp16")
     w = load_weights(maia_path)

@@ -287,29 +287,33 @@ void run_attention_unfused(ForwardContext& ctx, const Encoder& L, int n, const E
   attn::merge_heads<T>(s.merged, s.q, n, L.heads, L.depth, stream);
 }
 
+// Smolgen's per-position attention logit offsets, [n*H][64 query][64 key],
+// into s.smolgen; reads x and writes only smolgen's own scratch.
+template <typename T>
+void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, const T* x,
+                 const EncoderScratch<T>& s) {
+  const long long rows = static_cast<long long>(n) * kSquares;
+  const Smolgen& g = L.smolgen;
+  run_dense(ctx, g.compress, rows, x, s.sg_small);                 // [n][64*hc]
+  run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
+  attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
+                      f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act,
+                      ctx.device.warp_size, ctx.stream);
+  run_dense(ctx, g.dense2, n, s.sg_small2, s.sg_small);            // [n][H*gen]
+  attn::layer_norm<T>(s.sg_small, s.sg_small, f32(g.dense2.b), nullptr, f32(g.ln2.gammas),
+                      f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act,
+                      ctx.device.warp_size, ctx.stream);
+  run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
+}
+
 // One post-LN encoder layer on x [n*64][E], in place.
 template <typename T>
 void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, T* x,
                  const EncoderScratch<T>& s) {
   const long long rows = static_cast<long long>(n) * kSquares;
-  const int batch_heads = n * L.heads;
   hipStream_t stream = ctx.stream;
 
-  if (L.has_smolgen) {
-    // Per-position attention logit offsets, [n*H][64 query][64 key].
-    const Smolgen& g = L.smolgen;
-    run_dense(ctx, g.compress, rows, x, s.sg_small);                 // [n][64*hc]
-    run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
-    attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
-                        f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act,
-                        ctx.device.warp_size, stream);
-    run_dense(ctx, g.dense2, n, s.sg_small2, s.sg_small);            // [n][H*gen]
-    attn::layer_norm<T>(s.sg_small, s.sg_small, f32(g.dense2.b), nullptr, f32(g.ln2.gammas),
-                        f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act,
-                        ctx.device.warp_size, stream);
-    run_dense(ctx, *p.smolgen_global, batch_heads, s.sg_small, s.smolgen);  // [n*H][4096]
-  }
-
+  if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s);
   run_dense(ctx, L.qkv, rows, x, s.qkv);
   if (runs_fused(p, L)) {
     const T* gen = L.has_smolgen ? s.smolgen : nullptr;
@@ -538,6 +542,9 @@ class AttentionBody final : public Body {
     T* flow = ctx.arena.take<T>(static_cast<long long>(n) * kSquares * embedding_);
     embed<T>(ctx, n, planes, flow);
     run_encoders<T>(ctx, encoders_, params_, n, flow);
+    // All on one stream: the value head on the side lane, beside the policy
+    // head, measured -1..-6 % on t82 and bt4 at batches 1-64 (H100), and so
+    // did smolgen beside Q|K|V (-1..-3 % at 16-256); native/SIDE_LANE.md.
     policy_->forward(ctx, n, flow, out.policy);
     const T* v = value_.run<T>(ctx, n, flow, cfg_.default_act);
     value_output(ctx.stream, ctx.dtype, n, v, cfg_.value == kValueWdl, out.wdl);

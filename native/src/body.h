@@ -51,6 +51,19 @@ struct NetConfig {
   DeviceInfo device;
 };
 
+// A second stream for the branches of a pass that do not depend on each
+// other (smolgen beside the Q|K|V product, the value head beside the policy
+// head): small launches of two branches then run side by side instead of one
+// after the other. In a captured graph the fork and the join become edges.
+// Owned by the stream that runs the pass, with its own BLAS handle (a
+// handle's workspace must not serve two GEMMs at once).
+struct SideLane {
+  hipStream_t stream = nullptr;
+  Blas* blas = nullptr;
+  hipEvent_t forked = nullptr, done = nullptr;
+  bool open = false;  // forked and not joined yet
+};
+
 // What one forward pass runs on: one stream, its BLAS handle, its scratch.
 // Scratch from arena is valid until the pass ends; it is never zeroed.
 struct ForwardContext {
@@ -59,7 +72,32 @@ struct ForwardContext {
   Arena& arena;
   DType dtype;
   const DeviceInfo& device;
+  SideLane* side = nullptr;  // null: every branch runs on stream
 };
+
+// A context for work that may run beside whatever ctx's stream does next:
+// the side lane, once it has waited for everything issued on ctx.stream so
+// far; ctx itself without a side lane. Both branches may take arena scratch
+// (the arena never hands out the same bytes twice in a pass).
+inline ForwardContext fork_side(ForwardContext& ctx) {
+  SideLane* side = ctx.side;
+  if (side == nullptr) return ctx;
+  GPU_CHECK(hipEventRecord(side->forked, ctx.stream));
+  GPU_CHECK(hipStreamWaitEvent(side->stream, side->forked, 0));
+  side->open = true;
+  return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr};
+}
+
+// ctx.stream waits for everything issued on the side lane since the fork
+// (nothing when nothing was forked: a capture must not wait on a stream
+// outside it).
+inline void join_side(ForwardContext& ctx) {
+  SideLane* side = ctx.side;
+  if (side == nullptr || !side->open) return;
+  GPU_CHECK(hipEventRecord(side->done, side->stream));
+  GPU_CHECK(hipStreamWaitEvent(ctx.stream, side->done, 0));
+  side->open = false;
+}
 
 struct NetOutputs {
   float* policy;      // [n][1858]

@@ -68,6 +68,12 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
 #define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipStreamDestroy cudaStreamDestroy
 #define hipStreamSynchronize cudaStreamSynchronize
+#define hipEvent_t cudaEvent_t
+#define hipEventCreateWithFlags cudaEventCreateWithFlags
+#define hipEventDisableTiming cudaEventDisableTiming
+#define hipEventRecord cudaEventRecord
+#define hipEventDestroy cudaEventDestroy
+#define hipStreamWaitEvent cudaStreamWaitEvent
 #define hipGraph_t cudaGraph_t
 #define hipGraphExec_t cudaGraphExec_t
 #define hipStreamBeginCapture cudaStreamBeginCapture

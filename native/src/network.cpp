@@ -144,8 +144,17 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   graphs_enabled_ = !(no_graphs && *no_graphs && std::strcmp(no_graphs, "0") != 0);
   GPU_CHECK(hipSetDevice(net.config().device.device));
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
+  const char* side = std::getenv("LC0ROCM_SIDE_STREAM");
+  side_enabled_ = !(side && *side && std::strcmp(side, "0") == 0);
   try {
     blas_ = std::make_unique<Blas>(stream_);
+    if (side_enabled_) {
+      GPU_CHECK(hipStreamCreateWithFlags(&side_.stream, hipStreamNonBlocking));
+      side_blas_ = std::make_unique<Blas>(side_.stream);
+      side_.blas = side_blas_.get();
+      GPU_CHECK(hipEventCreateWithFlags(&side_.forked, hipEventDisableTiming));
+      GPU_CHECK(hipEventCreateWithFlags(&side_.done, hipEventDisableTiming));
+    }
     size_t in_bytes = input_bytes_per_position() * max_batch_;
     size_t out_bytes = kOutFloats * sizeof(float) * max_batch_;
     GPU_CHECK(hipHostMalloc(&host_in_, in_bytes, hipHostMallocDefault));
@@ -155,15 +164,26 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   } catch (...) {
     if (host_in_) hipHostFree(host_in_);
     if (host_out_) hipHostFree(host_out_);
+    destroy_side_lane();
     blas_.reset();
     hipStreamDestroy(stream_);
     throw;
   }
 }
 
+void Stream::destroy_side_lane() {
+  if (side_.stream) hipStreamSynchronize(side_.stream);
+  side_blas_.reset();
+  if (side_.forked) hipEventDestroy(side_.forked);
+  if (side_.done) hipEventDestroy(side_.done);
+  if (side_.stream) hipStreamDestroy(side_.stream);
+  side_ = SideLane{};
+}
+
 Stream::~Stream() {
   if (stream_) hipStreamSynchronize(stream_);
   for (auto& kv : graphs_) hipGraphExecDestroy(kv.second);
+  destroy_side_lane();
   blas_.reset();
   if (host_in_) hipHostFree(host_in_);
   if (host_out_) hipHostFree(host_out_);
@@ -304,8 +324,10 @@ void Stream::run_device(int n, bool from_planes) {
   float* d_wdl = d_policy + static_cast<size_t>(n) * kPolicyOutputs;
   float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
   if (!cfg.moves_left) GPU_CHECK(hipMemsetAsync(d_mlh, 0, n * sizeof(float), stream_));
-  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device};
+  side_.open = false;  // a pass that failed midway may have left it open
+  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr};
   net_.body().forward(ctx, n, input, NetOutputs{d_policy, d_wdl, d_mlh});
+  join_side(ctx);  // a body that forked and did not join: the outputs must wait for it
 }
 
 void Stream::run_device_graphed(int n, bool from_planes) {

@@ -43,10 +43,16 @@ class Stream {
   int padded_size(int n) const;
   // Same, through a graph captured on the second pass of each (n, input kind).
   void run_device_graphed(int n, bool from_planes);
+  void destroy_side_lane();
 
   const Network& net_;
   hipStream_t stream_ = nullptr;
   std::unique_ptr<Blas> blas_;
+  // The side lane (body.h): its stream, BLAS handle and fork/join events.
+  // Off (every branch on stream_) with LC0ROCM_SIDE_STREAM=0.
+  SideLane side_;
+  std::unique_ptr<Blas> side_blas_;
+  bool side_enabled_ = true;
   Arena arena_;
   int max_batch_;
   // pinned host staging: input, then outputs (policy, wdl, moves_left)

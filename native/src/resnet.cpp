@@ -135,6 +135,13 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
   const long long rows = static_cast<long long>(n) * kSquares;
   const int c = channels_;
   void* flow = ctx.arena.take(rows * c * es);
+  // The value and moves-left heads go on the side lane once the tower is
+  // done, beside the policy head.
+  auto heads_beside = [&] {
+    ForwardContext side = fork_side(ctx);
+    value_head(side, n, flow, out.wdl);
+    if (cfg_.moves_left) moves_left_head(side, n, flow, out.moves_left);
+  };
   if (chains(n)) {
     // v: each layer's transformed input, m: its products, for the whole chain.
     const bool policy_chained = policy_chains(n);
@@ -147,14 +154,15 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
     void* v = ctx.arena.take(tile_bytes * widest_in);
     void* m = ctx.arena.take(tile_bytes * widest_out);
     tower_chained(ctx, n, planes, v, m, flow, policy_chained);
+    heads_beside();
     if (policy_chained) policy_head_chained(ctx, n, v, m, out.policy);
     else policy_head(ctx, n, flow, out.policy);
   } else {
     tower(ctx, n, planes, conv_scratch(ctx, n), flow);
+    heads_beside();
     policy_head(ctx, n, flow, out.policy);
   }
-  value_head(ctx, n, flow, out.wdl);
-  if (cfg_.moves_left) moves_left_head(ctx, n, flow, out.moves_left);
+  join_side(ctx);
 }
 
 // Scratch for the largest convolution's im2col or Winograd buffers.
