@@ -112,6 +112,8 @@ class Body {
   virtual ~Body() = default;
   // planes: [n][64][112] in ctx.dtype, n <= config.max_batch.
   virtual void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const = 0;
+  // Whether forward() forks onto ctx.side (a stream then creates one for it).
+  virtual bool uses_side_lane() const { return false; }
 };
 
 // A policy head that a body of another kind can borrow, e.g. the attention

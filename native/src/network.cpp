@@ -145,7 +145,7 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   GPU_CHECK(hipSetDevice(net.config().device.device));
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   const char* side = std::getenv("LC0ROCM_SIDE_STREAM");
-  side_enabled_ = !(side && *side && std::strcmp(side, "0") == 0);
+  side_enabled_ = net.body().uses_side_lane() && !(side && *side && std::strcmp(side, "0") == 0);
   try {
     blas_ = std::make_unique<Blas>(stream_);
     if (side_enabled_) {

@@ -48,8 +48,9 @@ class Stream {
   const Network& net_;
   hipStream_t stream_ = nullptr;
   std::unique_ptr<Blas> blas_;
-  // The side lane (body.h): its stream, BLAS handle and fork/join events.
-  // Off (every branch on stream_) with LC0ROCM_SIDE_STREAM=0.
+  // The side lane (body.h): its stream, BLAS handle and fork/join events,
+  // for bodies that use one. Off (every branch on stream_) with
+  // LC0ROCM_SIDE_STREAM=0.
   SideLane side_;
   std::unique_ptr<Blas> side_blas_;
   bool side_enabled_ = true;

@@ -25,6 +25,7 @@ class ResNetBody : public Body {
  public:
   ResNetBody(const NetConfig& config, const WeightStore& ws);
   void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const override;
+  bool uses_side_lane() const override { return true; }  // the value head beside the policy head
 
  private:
   // The residual tower, input convolution included, into flow.
