@@ -130,11 +130,21 @@ size_t Conv3x3::columns_bytes(int n) const {
   return static_cast<size_t>(n) * kSquares * 9 * in_ * dtype_size(dt_);
 }
 
+PendingEpilogue Conv3x3::forward_deferred(ForwardContext& ctx, int n, const void* x, void* columns, void* y,
+                                          Activation act) const {
+  if (!uses_im2col(n)) fail(LC0ROCM_INTERNAL_ERROR, "deferred epilogue without im2col");
+  if (!columns) columns = ctx.arena.take(columns_bytes(n));
+  im2col3x3(ctx.stream, dt_, n, in_, x, columns);
+  ctx.blas.gemm(dt_, false, false, n * kSquares, out_, 9 * in_, columns, 9 * in_, w_.get(), ldw_, y, out_);
+  return PendingEpilogue{b_.as<float>(), act};
+}
+
 void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, void* y, Activation act,
-                      const void* residual, const SqueezeExcite* se) const {
+                      const void* residual, const SqueezeExcite* se, const PendingEpilogue* x_pending) const {
   const long long rows = static_cast<long long>(n) * kSquares;
   const size_t es = dtype_size(dt_);
   const SeWeights se_weights = se_weights_of(se);
+  if (x_pending && !uses_im2col(n)) fail(LC0ROCM_INTERNAL_ERROR, "pending epilogue without im2col");
   if (fused_ && (!se || conv3x3_fused_supported(dt_, in_, out_, ldw_, se->fc1.out))) {
     // the whole layer in one launch
     if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), residual,
@@ -170,7 +180,8 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
       fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
   } else {
     if (!columns) columns = ctx.arena.take(columns_bytes(n));
-    im2col3x3(ctx.stream, dt_, n, in_, x, columns);
+    if (x_pending) im2col3x3(ctx.stream, dt_, n, in_, x, columns, x_pending->bias, x_pending->act);
+    else im2col3x3(ctx.stream, dt_, n, in_, x, columns);
     ctx.blas.gemm(dt_, false, false, static_cast<int>(rows), out_, 9 * in_, columns, 9 * in_, w_.get(),
                   ldw_, product, out_);
   }

@@ -41,6 +41,13 @@ struct SqueezeExcite {
   Dense fc1, fc2;
 };
 
+// A layer's bias and activation left for the next layer to apply as it
+// reads the raw product (Conv3x3::forward_deferred).
+struct PendingEpilogue {
+  const float* bias = nullptr;
+  Activation act = Activation::None;
+};
+
 class Conv3x3 {
  public:
   Conv3x3() = default;
@@ -57,8 +64,19 @@ class Conv3x3 {
 
   // y [n][64][out] = act(SE(conv(x) + b) + residual); x [n][64][in].
   // residual and se may be null; residual may alias y, x may not.
+  // x_pending: x is the raw product of a forward_deferred layer, finished
+  // here on the way into the im2col columns (only when im2col runs at n).
   void forward(ForwardContext& ctx, int n, const void* x, void* columns, void* y, Activation act,
-               const void* residual = nullptr, const SqueezeExcite* se = nullptr) const;
+               const void* residual = nullptr, const SqueezeExcite* se = nullptr,
+               const PendingEpilogue* x_pending = nullptr) const;
+
+  // At n positions: im2col + GEMM, whose input can carry a pending epilogue.
+  bool uses_im2col(int n) const { return !fused_ && !uses_winograd(n); }
+  // y = conv(x) only, the bias and activation returned for the next layer
+  // (one launch fewer: its im2col applies them). Only when uses_im2col(n),
+  // and only for a y that nothing but that next layer reads.
+  PendingEpilogue forward_deferred(ForwardContext& ctx, int n, const void* x, void* columns, void* y,
+                                   Activation act) const;
 
   // Winograd towers (resnet.cpp): a layer whose input comes already
   // transformed from the layer before and whose output goes on transformed

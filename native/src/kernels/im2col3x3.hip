@@ -1,4 +1,8 @@
-// im2col3x3: the 3x3 neighbourhoods of every square, as GEMM columns.
+// im2col3x3: the 3x3 neighbourhoods of every square, as GEMM columns,
+// optionally finishing the layer before on the way: columns get
+// act(x + bias) (rounded to the storage type, as bias_act would have stored
+// it), so that layer's own bias_act launch is not needed (Conv3x3's deferred
+// epilogue). Off the board stays 0: the padding is of the finished tensor.
 #include <cstdint>
 
 #include "../gpu_compat.h"
@@ -9,8 +13,15 @@ namespace im2col_detail {
 
 // Element i of columns [n*64][9*C] (column = tap*C + c): x at the tap's
 // neighbour square, or 0 off the board.
+// x's value at channel c, finished (bias added, activated) when bias is given.
 template <typename T>
-__host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, T* columns) {
+__host__ __device__ __forceinline__ T finish(T v, int c, const float* bias, Activation act) {
+  return bias ? from_float<T>(activate(to_float(v) + bias[c], act)) : v;
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, T* columns,
+                                             const float* bias, Activation act) {
   int c = static_cast<int>(i % channels);
   int tap = static_cast<int>((i / channels) % 9);
   long long row = i / (9LL * channels);  // position * 64 + square
@@ -20,7 +31,7 @@ __host__ __device__ __forceinline__ void one(long long i, int channels, const T*
   int file = square % 8 + tap % 3 - 1;
   T v = from_float<T>(0.0f);
   if (rank >= 0 && rank < 8 && file >= 0 && file < 8)
-    v = x[(pos * 64 + rank * 8 + file) * channels + c];
+    v = finish(x[(pos * 64 + rank * 8 + file) * channels + c], c, bias, act);
   columns[i] = v;
 }
 
@@ -32,7 +43,8 @@ struct Vec {
 };
 
 template <typename T>
-__host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, T* columns) {
+__host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, T* columns,
+                                                const float* bias, Activation act) {
   constexpr int kVec = Vec<T>::kVec;
   const int vecs_per_tap = channels / kVec;
   int cv = static_cast<int>(vi % vecs_per_tap);
@@ -43,8 +55,14 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
   int rank = square / 8 + tap / 3 - 1;
   int file = square % 8 + tap % 3 - 1;
   uint4 v = make_uint4(0, 0, 0, 0);  // all-zero bits are 0.0 in float and half
-  if (rank >= 0 && rank < 8 && file >= 0 && file < 8)
+  if (rank >= 0 && rank < 8 && file >= 0 && file < 8) {
     v = reinterpret_cast<const uint4*>(x + (pos * 64 + rank * 8 + file) * channels)[cv];
+    if (bias) {
+      T* e = reinterpret_cast<T*>(&v);
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) e[k] = finish(e[k], cv * kVec + k, bias, act);
+    }
+  }
   reinterpret_cast<uint4*>(columns)[vi] = v;
 }
 
@@ -58,34 +76,39 @@ bool can_vectorize(int channels, const void* x, const void* columns) {
 }  // namespace im2col_detail
 
 template <typename T>
-__global__ void im2col3x3_kernel(long long total, int channels, const T* x, T* columns) {
+__global__ void im2col3x3_kernel(long long total, int channels, const T* x, T* columns, const float* bias,
+                                 Activation act) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < total) im2col_detail::one(i, channels, x, columns);
+  if (i < total) im2col_detail::one(i, channels, x, columns, bias, act);
 }
 
 template <typename T>
-__global__ void im2col3x3_vec_kernel(long long vectors, int channels, const T* x, T* columns) {
+__global__ void im2col3x3_vec_kernel(long long vectors, int channels, const T* x, T* columns,
+                                     const float* bias, Activation act) {
   long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (vi < vectors) im2col_detail::vector(vi, channels, x, columns);
+  if (vi < vectors) im2col_detail::vector(vi, channels, x, columns, bias, act);
 }
 
 template <typename T>
-static void launch_im2col(hipStream_t stream, int n, int channels, const T* x, T* columns) {
+static void launch_im2col(hipStream_t stream, int n, int channels, const T* x, T* columns, const float* bias,
+                          Activation act) {
   long long total = (long long)n * 64 * 9 * channels;
   if (im2col_detail::can_vectorize<T>(channels, x, columns)) {
     long long vectors = total / im2col_detail::Vec<T>::kVec;
-    im2col3x3_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(vectors, channels, x, columns);
+    im2col3x3_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(vectors, channels, x, columns,
+                                                                               bias, act);
   } else {
-    im2col3x3_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, columns);
+    im2col3x3_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, columns, bias, act);
   }
 }
 
-void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns) {
+void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns,
+               const float* bias, Activation act) {
   if ((long long)n * channels == 0) return;
   if (dt == DType::F32)
-    launch_im2col<float>(stream, n, channels, (const float*)x, (float*)columns);
+    launch_im2col<float>(stream, n, channels, (const float*)x, (float*)columns, bias, act);
   else
-    launch_im2col<half>(stream, n, channels, (const half*)x, (half*)columns);
+    launch_im2col<half>(stream, n, channels, (const half*)x, (half*)columns, bias, act);
   GPU_CHECK_LAUNCH();
 }
 

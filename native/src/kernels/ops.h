@@ -22,8 +22,10 @@ void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const 
               const float* bias, const void* residual, void* y, Activation act);
 
 // im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
-// tap = (dy+1)*3 + (dx+1); zero outside the board.
-void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns);
+// tap = (dy+1)*3 + (dx+1); zero outside the board. With a bias, x is a raw
+// product whose epilogue is still to do: columns get act(x + bias).
+void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns,
+               const float* bias = nullptr, Activation act = Activation::None);
 
 // Both Winograd transforms: below kWinogradSpreadMaxBatch + 1 positions a
 // block takes kWinogradGroup (position, tile, channel) items with six
