@@ -36,7 +36,11 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
   typename Vec<T>::Pack in, res, out;
   in.raw = reinterpret_cast<const uint4*>(x)[vi];
   if (residual) res.raw = reinterpret_cast<const uint4*>(residual)[vi];
-  const int c0 = static_cast<int>((vi * kVec) % channels);
+  // 64-bit division is a long instruction sequence: the 32-bit one whenever
+  // the element index fits (every launch below ~2^31 elements).
+  const long long element = vi * kVec;
+  const int c0 = element < 0x7fffffffLL ? static_cast<int>(static_cast<unsigned>(element) % channels)
+                                        : static_cast<int>(element % channels);
   // The bias 16 bytes at a time (the launcher checked its alignment; c0 is
   // a multiple of kVec, itself a multiple of 4): neighbouring threads' biases
   // are kVec floats apart, so scalar loads would touch several cache lines
