@@ -1,5 +1,6 @@
 // Host-side check of the kernels with a 16-byte vector path (bias_act,
-// im2col3x3, se_apply): the vector path must give exactly what the
+// im2col3x3 with and without the layer before's pending epilogue,
+// se_apply): the vector path must give exactly what the
 // one-element path gives, for float and half, with and without optional
 // inputs, in place or not. Runs on the CPU (no GPU needed): the per-thread
 // functions are __host__ __device__. Built by tests/test_native.py.
@@ -25,21 +26,34 @@ static bool same(T a, T b) {
   return std::memcmp(&fa, &fb, sizeof(float)) == 0;
 }
 
+// With a bias, im2col finishes the layer before on the way (act(x + bias));
+// the reference finishes x first and then takes plain neighbourhoods, so off
+// the board must stay 0, not act(bias).
 template <typename T>
-static int check_im2col(int n, int channels, std::mt19937& rng) {
+static int check_im2col(int n, int channels, bool with_bias, Activation act, std::mt19937& rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const long long in = (long long)n * 64 * channels, out = in * 9;
-  std::vector<T> x(in + 16), ref(out), got(out + 16);
+  std::vector<T> x(in + 16), finished(in), ref(out), one_path(out), got(out + 16);
+  std::vector<float> b(channels + 4);
+  float* ba = reinterpret_cast<float*>(align16(b));
   T* xa = align16(x);
   T* ga = align16(got);
-  for (long long i = 0; i < in; ++i) xa[i] = from_float<T>(normal(rng));
+  for (int c = 0; c < channels; ++c) ba[c] = normal(rng);
+  for (long long i = 0; i < in; ++i) {
+    xa[i] = from_float<T>(normal(rng));
+    finished[i] = with_bias ? from_float<T>(activate(to_float(xa[i]) + ba[i % channels], act)) : xa[i];
+  }
+  const float* bias = with_bias ? ba : nullptr;
   for (long long i = 0; i < out; ++i) { ref[i] = from_float<T>(7.0f); ga[i] = from_float<T>(-7.0f); }
-  for (long long i = 0; i < out; ++i) im2col_detail::one(i, channels, xa, ref.data());
+  for (long long i = 0; i < out; ++i) im2col_detail::one(i, channels, finished.data(), ref.data(), nullptr, act);
+  for (long long i = 0; i < out; ++i) im2col_detail::one(i, channels, xa, one_path.data(), bias, act);
   if (!im2col_detail::can_vectorize<T>(channels, xa, ga)) { std::printf("im2col not vectorizable\n"); return 1; }
-  for (long long v = 0; v < out / im2col_detail::Vec<T>::kVec; ++v) im2col_detail::vector(v, channels, xa, ga);
+  for (long long v = 0; v < out / im2col_detail::Vec<T>::kVec; ++v)
+    im2col_detail::vector(v, channels, xa, ga, bias, act);
   for (long long i = 0; i < out; ++i)
-    if (!same(ref[i], ga[i])) {
-      std::printf("MISMATCH im2col %s n %d channels %d at %lld\n", sizeof(T) == 4 ? "float" : "half", n, channels, i);
+    if (!same(ref[i], one_path[i]) || !same(ref[i], ga[i])) {
+      std::printf("MISMATCH im2col %s n %d channels %d bias %d at %lld\n", sizeof(T) == 4 ? "float" : "half", n,
+                  channels, int(with_bias), i);
       return 1;
     }
   return 0;
@@ -121,8 +135,12 @@ int main() {
         }
   for (int channels : {8, 16, 64, 112, 128})
     for (int n : {1, 3}) {
-      failures += check_im2col<float>(n, channels, rng) + check_im2col<half>(n, channels, rng);
-      cases += 2;
+      for (bool with_bias : {false, true})
+        for (Activation act : {Activation::Relu, Activation::Mish}) {
+          failures += check_im2col<float>(n, channels, with_bias, act, rng);
+          failures += check_im2col<half>(n, channels, with_bias, act, rng);
+          cases += 2;
+        }
       for (int mask = 0; mask < 4; ++mask)
         for (Activation act : {Activation::Relu, Activation::Mish}) {
           failures += check_se<float>(n, channels, mask & 1, mask & 2, act, rng);
