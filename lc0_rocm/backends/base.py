@@ -115,6 +115,12 @@ def checked_packed(masks, values) -> tuple[np.ndarray, np.ndarray]:
     return masks, values
 
 
+def empty_outputs(n: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Uninitialised (policy (n, 1858), wdl (n, 3), moves_left (n,)) float32 arrays."""
+    return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),
+            np.empty(n, np.float32))
+
+
 def checked_outputs(out, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`out` as (policy (n, 1858), wdl (n, 3), moves_left (n,)), each a
     writeable C-contiguous float32 array; ValueError otherwise (outputs are

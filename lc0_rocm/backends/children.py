@@ -18,7 +18,8 @@ import dataclasses
 import numpy as np
 
 from lc0_rocm.backends import options as opts
-from lc0_rocm.backends.base import POLICY_SIZE, Backend, BackendError, NativeSlot, checked_packed, checked_planes
+from lc0_rocm.backends.base import (Backend, BackendError, NativeSlot, checked_packed, checked_planes,
+                                    empty_outputs)
 
 
 @dataclasses.dataclass
@@ -114,11 +115,6 @@ def int_setting(child: Child, key: str, default: int, minimum: int) -> int:
     if number < minimum:
         raise BackendError(f"{child.label}: {key} must be an integer >= {minimum}, got {value!r}")
     return number
-
-
-def empty_outputs(n: int = 0):
-    return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),
-            np.empty(n, np.float32))
 
 
 def child_slots(child: Child, count: int) -> list[NativeSlot] | None:

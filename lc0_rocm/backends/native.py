@@ -40,8 +40,8 @@ import numpy as np
 from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
-from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, NativeSlot, checked_outputs,
-                                    checked_packed, checked_planes)
+from lc0_rocm.backends.base import (NUM_PLANES, Backend, BackendError, NativeSlot, checked_outputs,
+                                    checked_packed, checked_planes, empty_outputs)
 from lc0_rocm.progress import Progress
 
 NF = net_pb2.NetworkFormat
@@ -717,8 +717,8 @@ class NativeBackend(Backend):
         return np.frombuffer(self.ffi.buffer(owned, nbytes), dtype).reshape(shape)
 
     def _outputs(self, n):
-        return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),
-                np.empty(n, np.float32))
+        # a method, so that the parity checks can hand in NaN-poisoned buffers
+        return empty_outputs(n)
 
     def forward(self, planes):
         planes = checked_planes(planes)
