@@ -11,14 +11,14 @@
 namespace lc0rocm {
 namespace im2col_detail {
 
-// Element i of columns [n*64][9*C] (column = tap*C + c): x at the tap's
-// neighbour square, or 0 off the board.
 // x's value at channel c, finished (bias added, activated) when bias is given.
 template <typename T>
 __host__ __device__ __forceinline__ T finish(T v, int c, const float* bias, Activation act) {
   return bias ? from_float<T>(activate(to_float(v) + bias[c], act)) : v;
 }
 
+// Element i of columns [n*64][9*C] (column = tap*C + c): x at the tap's
+// neighbour square, or 0 off the board.
 template <typename T>
 __host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, T* columns,
                                              const float* bias, Activation act) {
