@@ -130,13 +130,30 @@ size_t Conv3x3::columns_bytes(int n) const {
   return static_cast<size_t>(n) * kSquares * 9 * in_ * dtype_size(dt_);
 }
 
+void Conv3x3::im2col_product(ForwardContext& ctx, int n, const void* x, void* columns, void* product,
+                             const PendingEpilogue& x_pending) const {
+  if (!columns) columns = ctx.arena.take(columns_bytes(n));
+  im2col3x3(ctx.stream, dt_, n, in_, x, columns, x_pending.bias, x_pending.act);
+  ctx.blas.gemm(dt_, false, false, n * kSquares, out_, 9 * in_, columns, 9 * in_, w_.get(), ldw_, product, out_);
+}
+
 PendingEpilogue Conv3x3::forward_deferred(ForwardContext& ctx, int n, const void* x, void* columns, void* y,
                                           Activation act) const {
   if (!uses_im2col(n)) fail(LC0ROCM_INTERNAL_ERROR, "deferred epilogue without im2col");
-  if (!columns) columns = ctx.arena.take(columns_bytes(n));
-  im2col3x3(ctx.stream, dt_, n, in_, x, columns);
-  ctx.blas.gemm(dt_, false, false, n * kSquares, out_, 9 * in_, columns, 9 * in_, w_.get(), ldw_, y, out_);
+  im2col_product(ctx, n, x, columns, y, PendingEpilogue{});
   return PendingEpilogue{b_.as<float>(), act};
+}
+
+void forward_two(ForwardContext& ctx, int n, const Conv3x3& first, const Conv3x3& second, const void* x,
+                 void* columns, void* mid, void* y, Activation first_act, Activation second_act,
+                 const void* residual, const SqueezeExcite* se) {
+  if (first.uses_im2col(n) && second.uses_im2col(n)) {
+    const PendingEpilogue pending = first.forward_deferred(ctx, n, x, columns, mid, first_act);
+    second.forward(ctx, n, mid, columns, y, second_act, residual, se, &pending);
+    return;
+  }
+  first.forward(ctx, n, x, columns, mid, first_act);
+  second.forward(ctx, n, mid, columns, y, second_act, residual, se);
 }
 
 void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, void* y, Activation act,
@@ -179,11 +196,7 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
                        SeWeights{}, product, Activation::None, ctx.device.multiprocessors))
       fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
   } else {
-    if (!columns) columns = ctx.arena.take(columns_bytes(n));
-    if (x_pending) im2col3x3(ctx.stream, dt_, n, in_, x, columns, x_pending->bias, x_pending->act);
-    else im2col3x3(ctx.stream, dt_, n, in_, x, columns);
-    ctx.blas.gemm(dt_, false, false, static_cast<int>(rows), out_, 9 * in_, columns, 9 * in_, w_.get(),
-                  ldw_, product, out_);
+    im2col_product(ctx, n, x, columns, product, x_pending ? *x_pending : PendingEpilogue{});
   }
   const float* bias = fused_ ? nullptr : b_.as<float>();
   if (!se) {

@@ -95,6 +95,9 @@ class Conv3x3 {
                             const void* residual = nullptr, const SqueezeExcite* se = nullptr) const;
 
  private:
+  // product = conv(x) by im2col + GEMM, x finished on the way when pending.
+  void im2col_product(ForwardContext& ctx, int n, const void* x, void* columns, void* product,
+                      const PendingEpilogue& x_pending) const;
   // After the product: bias + SE (+ residual) + activation into y.
   void se_epilogue(ForwardContext& ctx, int n, void* product, const float* bias, const SqueezeExcite* se,
                    const SeWeights& se_weights, const void* residual, void* y, Activation act) const;
@@ -109,5 +112,13 @@ class Conv3x3 {
   DeviceBuffer w_, b_;       // w_ [9 * in][ldw_]: im2col / fused weights, empty when Winograd always runs
   DeviceBuffer winograd_w_;  // U [36][in][out] = G g G^T per (in, out)
 };
+
+// y = act2(SE(second(mid) + b2) + residual) with mid = act1(first(x) + b1)
+// [n][64][first.out()]; where both run im2col at n, mid stays first's raw
+// product and second's im2col finishes it (one launch fewer). columns is
+// shared scratch (or null); residual may alias y.
+void forward_two(ForwardContext& ctx, int n, const Conv3x3& first, const Conv3x3& second, const void* x,
+                 void* columns, void* mid, void* y, Activation first_act, Activation second_act,
+                 const void* residual = nullptr, const SqueezeExcite* se = nullptr);
 
 }  // namespace lc0rocm

@@ -176,18 +176,9 @@ void* ResNetBody::conv_scratch(ForwardContext& ctx, int n) const {
 void ResNetBody::tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const {
   void* mid = ctx.arena.take(static_cast<size_t>(n) * kSquares * channels_ * dtype_size(dt_));
   input_.forward(ctx, n, planes, columns, flow, act_);
-  for (const Block& b : blocks_) {
-    const SqueezeExcite* se = b.has_se ? &b.se : nullptr;
-    if (b.conv1.uses_im2col(n) && b.conv2.uses_im2col(n)) {
-      // mid stays the raw product: conv2's im2col adds conv1's bias and activation
-      const PendingEpilogue pending = b.conv1.forward_deferred(ctx, n, flow, columns, mid, act_);
-      b.conv2.forward(ctx, n, mid, columns, flow, act_, flow, se, &pending);
-      continue;
-    }
-    b.conv1.forward(ctx, n, flow, columns, mid, act_);
-    // flow = act(SE(conv2(mid) + b) + flow)
-    b.conv2.forward(ctx, n, mid, columns, flow, act_, flow, se);
-  }
+  // flow = act(SE(conv2(act(conv1(flow) + b1)) + b2) + flow)
+  for (const Block& b : blocks_)
+    forward_two(ctx, n, b.conv1, b.conv2, flow, columns, mid, flow, act_, act_, flow, b.has_se ? &b.se : nullptr);
 }
 
 bool ResNetBody::chains(int n) const {
@@ -243,13 +234,7 @@ void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, float
     void* hidden = ctx.arena.take(rows * policy_conv1_.out() * es);
     void* planes = ctx.arena.take(rows * policy_conv_.out() * es);
     void* scratch = conv_scratch(ctx, n);
-    if (policy_conv1_.uses_im2col(n) && policy_conv_.uses_im2col(n)) {
-      const PendingEpilogue pending = policy_conv1_.forward_deferred(ctx, n, flow, scratch, hidden, act_);
-      policy_conv_.forward(ctx, n, hidden, scratch, planes, Activation::None, nullptr, nullptr, &pending);
-    } else {
-      policy_conv1_.forward(ctx, n, flow, scratch, hidden, act_);
-      policy_conv_.forward(ctx, n, hidden, scratch, planes, Activation::None);
-    }
+    forward_two(ctx, n, policy_conv1_, policy_conv_, flow, scratch, hidden, planes, act_, Activation::None);
     policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
                   policy_gather_.as<int32_t>(), policy);
   } else {
