@@ -48,8 +48,10 @@ static int check_im2col(int n, int channels, bool with_bias, Activation act, std
   for (long long i = 0; i < out; ++i) im2col_detail::one(i, channels, finished.data(), ref.data(), nullptr, act);
   for (long long i = 0; i < out; ++i) im2col_detail::one(i, channels, xa, one_path.data(), bias, act);
   if (!im2col_detail::can_vectorize<T>(channels, xa, ga)) { std::printf("im2col not vectorizable\n"); return 1; }
-  for (long long v = 0; v < out / im2col_detail::Vec<T>::kVec; ++v)
-    im2col_detail::vector(v, channels, xa, ga, bias, act);
+  with_activation(act, [&](auto tag) {
+    for (long long v = 0; v < out / im2col_detail::Vec<T>::kVec; ++v)
+      im2col_detail::vector<T, decltype(tag)::value>(v, channels, xa, ga, bias, act);
+  });
   for (long long i = 0; i < out; ++i)
     if (!same(ref[i], one_path[i]) || !same(ref[i], ga[i])) {
       std::printf("MISMATCH im2col %s n %d channels %d bias %d at %lld\n", sizeof(T) == 4 ? "float" : "half", n,
@@ -106,7 +108,12 @@ static int check(int rows, int channels, bool with_bias, bool with_residual, boo
     return 1;
   }
   const long long vectors = total / bias_act_detail::Vec<T>::kVec;
-  for (long long v = 0; v < vectors; ++v) bias_act_detail::vector(v, channels, xa, b, r, out, act);
+  // The vector path as the kernels run it: the activation fixed at compile
+  // time (ReLU, none, Mish) against the reference's run-time switch.
+  with_activation(act, [&](auto tag) {
+    for (long long v = 0; v < vectors; ++v)
+      bias_act_detail::vector<T, decltype(tag)::value>(v, channels, xa, b, r, out, act);
+  });
   for (long long i = 0; i < total; ++i) {
     float want = to_float(y_ref[i]), got = to_float(out[i]);
     if (std::memcmp(&want, &got, sizeof(float)) != 0) {

@@ -108,7 +108,8 @@ constexpr int kRegRowsPerBlock = 4;
 constexpr int kPreloadIters = 4;
 constexpr int kPreloadMaxRows = 4096;
 
-template <typename T, int kIters, bool kPreloadWanted>
+// kAct: the activation fixed at compile time, or kAnyActivation for act.
+template <typename T, int kIters, bool kPreloadWanted, Activation kAct>
 __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
                                        const float* gammas, const float* betas, int rows,
                                        int cols, float alpha, float eps, Activation act) {
@@ -151,7 +152,7 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
       for (int k = 0; k < V; ++k) {
         float v = to_float<T>(e[k]);
         if (bias != nullptr) v += b[k];
-        v = activate(v, act) * alpha;
+        v = activate_as<kAct>(v, act) * alpha;
         if (skip != nullptr) v += to_float<T>(r[k]);
         x[it][k] = v;
         sum += v;
@@ -208,7 +209,7 @@ constexpr int kBlockRegMaxThreads = 1024;
 // +4-5 / +10 %, b128 +3-4 %; b256 even, b512 -1 %, hence the limit.
 constexpr int kBlockPerRowMaxRows = 8192;
 
-template <typename T, int kIters>
+template <typename T, int kIters, Activation kAct>
 __global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
                                              const float* gammas, const float* betas, int rows,
                                              int cols, float alpha, float eps, Activation act) {
@@ -240,7 +241,7 @@ __global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* b
       for (int k = 0; k < V; ++k) {
         float v = to_float<T>(e[k]);
         if (bias != nullptr) v += b[it][k];
-        v = activate(v, act) * alpha;
+        v = activate_as<kAct>(v, act) * alpha;
         if (skip != nullptr) v += to_float<T>(r[k]);
         x[it][k] = v;
         sum += v;
@@ -273,40 +274,40 @@ __global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* b
   }
 }
 
-template <typename T, int kIters>
+template <typename T, int kIters, Activation kAct>
 void launch_layer_norm_block_regs(int iters, int threads, hipStream_t stream, T* out, const T* in,
                                   const float* bias, const T* skip, const float* gammas,
                                   const float* betas, int rows, int cols, float alpha, float eps,
                                   Activation act) {
   if constexpr (kIters > 1) {
     if (iters < kIters) {
-      launch_layer_norm_block_regs<T, kIters - 1>(iters, threads, stream, out, in, bias, skip, gammas,
+      launch_layer_norm_block_regs<T, kIters - 1, kAct>(iters, threads, stream, out, in, bias, skip, gammas,
                                                   betas, rows, cols, alpha, eps, act);
       return;
     }
   }
-  layer_norm_block_regs_kernel<T, kIters><<<rows, threads, 0, stream>>>(out, in, bias, skip, gammas,
-                                                                        betas, rows, cols, alpha, eps, act);
+  layer_norm_block_regs_kernel<T, kIters, kAct><<<rows, threads, 0, stream>>>(out, in, bias, skip, gammas,
+                                                                              betas, rows, cols, alpha, eps, act);
 }
 
-template <typename T, int kIters>
+template <typename T, int kIters, Activation kAct>
 void launch_layer_norm_regs(int iters, int grid, int block, hipStream_t stream, T* out, const T* in,
                             const float* bias, const T* skip, const float* gammas,
                             const float* betas, int rows, int cols, float alpha, float eps,
                             Activation act) {
   if constexpr (kIters > 1) {
     if (iters < kIters) {
-      launch_layer_norm_regs<T, kIters - 1>(iters, grid, block, stream, out, in, bias, skip, gammas,
+      launch_layer_norm_regs<T, kIters - 1, kAct>(iters, grid, block, stream, out, in, bias, skip, gammas,
                                             betas, rows, cols, alpha, eps, act);
       return;
     }
   }
   if (rows <= kPreloadMaxRows)
-    layer_norm_regs_kernel<T, kIters, true><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
-                                                                      betas, rows, cols, alpha, eps, act);
+    layer_norm_regs_kernel<T, kIters, true, kAct><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
+                                                                            betas, rows, cols, alpha, eps, act);
   else
-    layer_norm_regs_kernel<T, kIters, false><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
-                                                                       betas, rows, cols, alpha, eps, act);
+    layer_norm_regs_kernel<T, kIters, false, kAct><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
+                                                                             betas, rows, cols, alpha, eps, act);
 }
 
 template <typename T, bool kWholeBlock>
@@ -341,16 +342,24 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
   const int block_threads = static_cast<int>(std::min<long long>(kBlockRegMaxThreads,
                                                                  div_up(vectors, warp_size) * warp_size));
   const int block_iters = static_cast<int>(div_up(vectors, block_threads));
+  // The register kernels (every hot call) with "none" fixed at compile time
+  // where the caller passes it (the encoder layers' norms).
+  const auto block_regs = [&] {
+    with_activation_none_fixed(act, [&](auto tag) {
+      launch_layer_norm_block_regs<T, kBlockRegIters, decltype(tag)::value>(
+          block_iters, block_threads, stream, out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+    });
+  };
   if (vector && params16 && rows <= kBlockPerRowMaxRows && block_iters <= kBlockRegIters) {
-    launch_layer_norm_block_regs<T, kBlockRegIters>(block_iters, block_threads, stream, out, in, bias,
-                                                    skip, gammas, betas, rows, cols, alpha, eps, act);
+    block_regs();
   } else if (vector && params16 && row_vectors <= kRegIters) {
-    launch_layer_norm_regs<T, kRegIters>(row_vectors, div_up(rows, kRegRowsPerBlock),
-                                         kRegRowsPerBlock * warp_size, stream, out, in, bias, skip,
-                                         gammas, betas, rows, cols, alpha, eps, act);
+    with_activation_none_fixed(act, [&](auto tag) {
+      launch_layer_norm_regs<T, kRegIters, decltype(tag)::value>(
+          row_vectors, div_up(rows, kRegRowsPerBlock), kRegRowsPerBlock * warp_size, stream, out, in, bias, skip,
+          gammas, betas, rows, cols, alpha, eps, act);
+    });
   } else if (vector && params16 && block_iters <= kBlockRegIters) {
-    launch_layer_norm_block_regs<T, kBlockRegIters>(block_iters, block_threads, stream, out, in, bias,
-                                                    skip, gammas, betas, rows, cols, alpha, eps, act);
+    block_regs();
   } else if (cols > kWarpRowMax) {
     const size_t shared = (cols + kBlockRowThreads / warp_size) * sizeof(float);
     launch_layer_norm<T, true>(vector, rows, kBlockRowThreads, shared, stream, out, in, bias, skip,

@@ -7,14 +7,16 @@
 namespace lc0rocm {
 namespace bias_act_detail {
 
-// One element: the reference the vector path must equal.
-template <typename T>
+// One element: the reference the vector path must equal. kAct: the
+// activation fixed at compile time, or kAnyActivation for act
+// (activation.h).
+template <typename T, Activation kAct = kAnyActivation>
 __host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, const float* bias,
                                              const T* residual, T* y, Activation act) {
   float v = to_float(x[i]);
   if (bias) v += bias[i % channels];
   if (residual) v += to_float(residual[i]);
-  y[i] = from_float<T>(activate(v, act));
+  y[i] = from_float<T>(activate_as<kAct>(v, act));
 }
 
 // 16 bytes per thread: kVec elements of one row (channels % kVec == 0), read
@@ -29,7 +31,7 @@ struct Vec {
   };
 };
 
-template <typename T>
+template <typename T, Activation kAct = kAnyActivation>
 __host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, const float* bias,
                                                 const T* residual, T* y, Activation act) {
   constexpr int kVec = Vec<T>::kVec;
@@ -61,7 +63,7 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
     float v = to_float(in.v[k]);
     if (bias) v += b[k];
     if (residual) v += to_float(res.v[k]);
-    out.v[k] = from_float<T>(activate(v, act));
+    out.v[k] = from_float<T>(activate_as<kAct>(v, act));
   }
   reinterpret_cast<uint4*>(y)[vi] = out.raw;
 }
@@ -79,32 +81,36 @@ bool can_vectorize(int channels, const void* x, const void* residual, const void
 
 }  // namespace bias_act_detail
 
-template <typename T>
+template <typename T, Activation kAct>
 __global__ void bias_act_kernel(long long total, int channels, const T* x, const float* bias,
                                 const T* residual, T* y, Activation act) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < total) bias_act_detail::one(i, channels, x, bias, residual, y, act);
+  if (i < total) bias_act_detail::one<T, kAct>(i, channels, x, bias, residual, y, act);
 }
 
-template <typename T>
+template <typename T, Activation kAct>
 __global__ void bias_act_vec_kernel(long long vectors, int channels, const T* x, const float* bias,
                                     const T* residual, T* y, Activation act) {
   long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (vi < vectors) bias_act_detail::vector(vi, channels, x, bias, residual, y, act);
+  if (vi < vectors) bias_act_detail::vector<T, kAct>(vi, channels, x, bias, residual, y, act);
 }
 
 template <typename T>
 static void launch_bias_act(hipStream_t stream, long long total, int channels, const T* x,
                             const float* bias, const T* residual, T* y, Activation act) {
-  if (bias_act_detail::can_vectorize<T>(channels, x, residual, y) &&
-      (bias == nullptr || bias_act_detail::aligned16(bias))) {
-    long long vectors = total / bias_act_detail::Vec<T>::kVec;
-    bias_act_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
-        vectors, channels, x, bias, residual, y, act);
-  } else {
-    bias_act_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        total, channels, x, bias, residual, y, act);
-  }
+  const bool vectorized = bias_act_detail::can_vectorize<T>(channels, x, residual, y) &&
+                          (bias == nullptr || bias_act_detail::aligned16(bias));
+  with_activation(act, [&](auto tag) {
+    constexpr Activation kAct = decltype(tag)::value;
+    if (vectorized) {
+      long long vectors = total / bias_act_detail::Vec<T>::kVec;
+      bias_act_vec_kernel<T, kAct><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
+          vectors, channels, x, bias, residual, y, act);
+    } else {
+      bias_act_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+          total, channels, x, bias, residual, y, act);
+    }
+  });
 }
 
 void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const void* x,

@@ -12,14 +12,15 @@ namespace lc0rocm {
 namespace im2col_detail {
 
 // x's value at channel c, finished (bias added, activated) when bias is given.
-template <typename T>
+// kAct: the activation fixed at compile time, or kAnyActivation for act.
+template <typename T, Activation kAct>
 __host__ __device__ __forceinline__ T finish(T v, int c, const float* bias, Activation act) {
-  return bias ? from_float<T>(activate(to_float(v) + bias[c], act)) : v;
+  return bias ? from_float<T>(activate_as<kAct>(to_float(v) + bias[c], act)) : v;
 }
 
 // Element i of columns [n*64][9*C] (column = tap*C + c): x at the tap's
 // neighbour square, or 0 off the board.
-template <typename T>
+template <typename T, Activation kAct = kAnyActivation>
 __host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, T* columns,
                                              const float* bias, Activation act) {
   int c = static_cast<int>(i % channels);
@@ -31,7 +32,7 @@ __host__ __device__ __forceinline__ void one(long long i, int channels, const T*
   int file = square % 8 + tap % 3 - 1;
   T v = from_float<T>(0.0f);
   if (rank >= 0 && rank < 8 && file >= 0 && file < 8)
-    v = finish(x[(pos * 64 + rank * 8 + file) * channels + c], c, bias, act);
+    v = finish<T, kAct>(x[(pos * 64 + rank * 8 + file) * channels + c], c, bias, act);
   columns[i] = v;
 }
 
@@ -42,7 +43,7 @@ struct Vec {
   static constexpr int kVec = 16 / sizeof(T);
 };
 
-template <typename T>
+template <typename T, Activation kAct = kAnyActivation>
 __host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, T* columns,
                                                 const float* bias, Activation act) {
   constexpr int kVec = Vec<T>::kVec;
@@ -60,7 +61,7 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
     if (bias) {
       T* e = reinterpret_cast<T*>(&v);
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) e[k] = finish(e[k], cv * kVec + k, bias, act);
+      for (int k = 0; k < kVec; ++k) e[k] = finish<T, kAct>(e[k], cv * kVec + k, bias, act);
     }
   }
   reinterpret_cast<uint4*>(columns)[vi] = v;
@@ -75,31 +76,37 @@ bool can_vectorize(int channels, const void* x, const void* columns) {
 
 }  // namespace im2col_detail
 
-template <typename T>
+template <typename T, Activation kAct>
 __global__ void im2col3x3_kernel(long long total, int channels, const T* x, T* columns, const float* bias,
                                  Activation act) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < total) im2col_detail::one(i, channels, x, columns, bias, act);
+  if (i < total) im2col_detail::one<T, kAct>(i, channels, x, columns, bias, act);
 }
 
-template <typename T>
+template <typename T, Activation kAct>
 __global__ void im2col3x3_vec_kernel(long long vectors, int channels, const T* x, T* columns,
                                      const float* bias, Activation act) {
   long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (vi < vectors) im2col_detail::vector(vi, channels, x, columns, bias, act);
+  if (vi < vectors) im2col_detail::vector<T, kAct>(vi, channels, x, columns, bias, act);
 }
 
 template <typename T>
 static void launch_im2col(hipStream_t stream, int n, int channels, const T* x, T* columns, const float* bias,
                           Activation act) {
   long long total = (long long)n * 64 * 9 * channels;
-  if (im2col_detail::can_vectorize<T>(channels, x, columns)) {
-    long long vectors = total / im2col_detail::Vec<T>::kVec;
-    im2col3x3_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(vectors, channels, x, columns,
-                                                                               bias, act);
-  } else {
-    im2col3x3_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, columns, bias, act);
-  }
+  const bool vectorized = im2col_detail::can_vectorize<T>(channels, x, columns);
+  // Without a pending epilogue there is nothing to activate: one variant.
+  with_activation(bias ? act : Activation::None, [&](auto tag) {
+    constexpr Activation kAct = decltype(tag)::value;
+    if (vectorized) {
+      long long vectors = total / im2col_detail::Vec<T>::kVec;
+      im2col3x3_vec_kernel<T, kAct><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(vectors, channels, x,
+                                                                                       columns, bias, act);
+    } else {
+      im2col3x3_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, columns,
+                                                                                 bias, act);
+    }
+  });
 }
 
 void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x, void* columns,

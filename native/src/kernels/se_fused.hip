@@ -42,7 +42,10 @@ struct Vec {
 
 }  // namespace se_fused_detail
 
-template <typename T>
+// kAct: the output's activation fixed at compile time, or kAnyActivation
+// for act (the SE unit's hidden layer takes act at run time: one value per
+// thread).
+template <typename T, Activation kAct>
 __global__ void __launch_bounds__(se_fused_detail::kThreads)
 se_fused_kernel(int channels, const T* x, const float* bias, SeWeights se, const T* residual, T* y,
                 Activation act, bool vectorized) {
@@ -95,7 +98,7 @@ se_fused_kernel(int channels, const T* x, const float* bias, SeWeights se, const
         const int c = c0 + k;
         float v = (to_float(in.v[k]) + (bias ? bias[c] : 0.0f)) * gates[c] + gates[C + c];
         if (rp) v += to_float(res.v[k]);
-        out.v[k] = from_float<T>(activate(v, act));
+        out.v[k] = from_float<T>(activate_as<kAct>(v, act));
       }
       reinterpret_cast<uint4*>(yp)[vi] = out.raw;
     }
@@ -104,7 +107,7 @@ se_fused_kernel(int channels, const T* x, const float* bias, SeWeights se, const
       const int c = i % C;
       float v = (to_float(xp[i]) + (bias ? bias[c] : 0.0f)) * gates[c] + gates[C + c];
       if (rp) v += to_float(rp[i]);
-      yp[i] = from_float<T>(activate(v, act));
+      yp[i] = from_float<T>(activate_as<kAct>(v, act));
     }
   }
 }
@@ -131,7 +134,7 @@ inline size_t tile_shared_bytes(int channels, int hidden) {
 
 }  // namespace se_fused_detail
 
-template <typename T, int kPer>
+template <typename T, int kPer, Activation kAct>
 __global__ void __launch_bounds__(se_fused_detail::kThreads)
 se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, const T* residual, T* y,
                      Activation act) {
@@ -200,7 +203,7 @@ se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, 
       const int c = c0 + j;
       float v = (to_float(in[k].v[j]) + conv_bias[c]) * gates[c] + gates[C + c];
       if (rv) v += to_float(res[k].v[j]);
-      out.v[j] = from_float<T>(activate(v, act));
+      out.v[j] = from_float<T>(activate_as<kAct>(v, act));
     }
     yv[tid + k * kThreads] = out.raw;
   }
@@ -234,20 +237,26 @@ static void launch_se_fused(hipStream_t stream, int n, int channels, const T* x,
   const bool vectorized = channels % se_fused_detail::Vec<T>::kVec == 0 && aligned16(x) && aligned16(y) &&
                           (residual == nullptr || aligned16(residual));
   const int per = vectorized ? tile_vectors_per_thread<T>(channels, se.hidden) : 0;
-  if (per > 0) {
-    const size_t tile_shared = se_fused_detail::tile_shared_bytes<T>(channels, se.hidden);
-    constexpr int kThreads = se_fused_detail::kThreads;
-    if (per == 1)
-      se_fused_tile_kernel<T, 1><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y, act);
-    else if (per == 2)
-      se_fused_tile_kernel<T, 2><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y, act);
-    else
-      se_fused_tile_kernel<T, 4><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y, act);
-    return;
-  }
-  const size_t shared = se_fused_detail::shared_floats(channels, se.hidden) * sizeof(float);
-  se_fused_kernel<T><<<n, se_fused_detail::kThreads, shared, stream>>>(channels, x, bias, se, residual, y,
-                                                                       act, vectorized);
+  constexpr int kThreads = se_fused_detail::kThreads;
+  with_activation(act, [&](auto tag) {
+    constexpr Activation kAct = decltype(tag)::value;
+    if (per > 0) {
+      const size_t tile_shared = se_fused_detail::tile_shared_bytes<T>(channels, se.hidden);
+      if (per == 1)
+        se_fused_tile_kernel<T, 1, kAct><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y,
+                                                                              act);
+      else if (per == 2)
+        se_fused_tile_kernel<T, 2, kAct><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y,
+                                                                              act);
+      else
+        se_fused_tile_kernel<T, 4, kAct><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y,
+                                                                              act);
+      return;
+    }
+    const size_t shared = se_fused_detail::shared_floats(channels, se.hidden) * sizeof(float);
+    se_fused_kernel<T, kAct><<<n, kThreads, shared, stream>>>(channels, x, bias, se, residual, y, act,
+                                                              vectorized);
+  });
 }
 
 void se_fused(hipStream_t stream, DType dt, int n, int channels, const void* x, const float* bias,

@@ -17,7 +17,8 @@ namespace lc0rocm {
 // epilogue). Six times the threads of one per item keep six times the loads
 // in flight.
 
-template <typename T>
+// kAct: the activation fixed at compile time, or kAnyActivation for act.
+template <typename T, Activation kAct>
 __global__ void __launch_bounds__(kWinogradSpreadThreads)
 winograd_output_spread_kernel(long long total, int channels, const T* m, const float* bias, const T* residual,
                               T* y,
@@ -56,13 +57,13 @@ winograd_output_spread_kernel(long long total, int channels, const T* m, const f
     const long long at = (pos * 64 + (rank0 + q) * 8 + file0 + j) * channels + c;
     float v = out[q] + b;
     if (residual) v += to_float(residual[at]);
-    y[at] = from_float<T>(activate(v, act));
+    y[at] = from_float<T>(activate_as<kAct>(v, act));
   }
 }
 
 // One thread per item: enough loads in flight from batch 256 on, where
 // the spread kernel above measured even (256) or slower (512).
-template <typename T>
+template <typename T, Activation kAct>
 __global__ void winograd_output_item_kernel(long long total, int channels, const T* m, const float* bias,
                                        const T* residual, T* y, Activation act) {
   using namespace winograd_detail;
@@ -98,7 +99,7 @@ __global__ void winograd_output_item_kernel(long long total, int channels, const
       const long long at = (base + (rank0 + k) * 8 + file0 + j) * channels + c;
       float v = out[k] + b;
       if (residual) v += to_float(residual[at]);
-      y[at] = from_float<T>(activate(v, act));
+      y[at] = from_float<T>(activate_as<kAct>(v, act));
     }
   }
 }
@@ -107,12 +108,16 @@ template <typename T>
 static void launch_winograd_output(hipStream_t stream, int n, int channels, const T* m, const float* bias,
                                    const T* residual, T* y, Activation act) {
   const long long total = static_cast<long long>(n) * 4 * channels;
-  if (n <= kWinogradSpreadMaxBatch)
-    winograd_output_spread_kernel<T><<<blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0, stream>>>(
-        total, channels, m, bias, residual, y, act);
-  else
-    winograd_output_item_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        total, channels, m, bias, residual, y, act);
+  with_activation(act, [&](auto tag) {
+    constexpr Activation kAct = decltype(tag)::value;
+    if (n <= kWinogradSpreadMaxBatch)
+      winograd_output_spread_kernel<T, kAct>
+          <<<blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0, stream>>>(total, channels, m, bias,
+                                                                                      residual, y, act);
+    else
+      winograd_output_item_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+          total, channels, m, bias, residual, y, act);
+  });
 }
 
 void winograd_output(hipStream_t stream, DType dt, int n, int channels, const void* m, const float* bias,

@@ -36,8 +36,9 @@ inline size_t shared_bytes(int channels, int hidden, size_t element) {
 
 }  // namespace winograd_chain_detail
 
-// kSe: with an SE unit (the layers without one compile without its code).
-template <typename T, bool kSe>
+// kSe: with an SE unit (the layers without one compile without its code);
+// kAct: the activation, or kAnyActivation to take act at run time.
+template <typename T, bool kSe, Activation kAct>
 __global__ void __launch_bounds__(winograd_chain_detail::kMaxThreads)
 winograd_output_input_kernel(int channels, const T* m, const float* bias, SeWeights se, const T* residual,
                              T* y, T* v_next, Activation act) {
@@ -116,7 +117,7 @@ winograd_output_input_kernel(int channels, const T* m, const float* bias, SeWeig
       const int square = (rank0 + k) * 8 + file0 + j;
       float v = z[k][j];
       if (residual) v += res[k][j];
-      const T out = from_float<T>(activate(v, act));
+      const T out = from_float<T>(activate_as<kAct>(v, act));
       if (y) y[(pos * 64 + square) * C + c] = out;
       board[square * C + c] = out;
     }
@@ -161,12 +162,15 @@ template <typename T>
 static void launch_output_input(hipStream_t stream, int n, int threads, size_t shared, bool with_se, int channels,
                                 const T* m, const float* bias, const SeWeights& se, const T* residual, T* y,
                                 T* v_next, Activation act) {
-  if (with_se)
-    winograd_output_input_kernel<T, true><<<n, threads, shared, stream>>>(channels, m, bias, se, residual, y,
-                                                                           v_next, act);
-  else
-    winograd_output_input_kernel<T, false><<<n, threads, shared, stream>>>(channels, m, bias, se, residual, y,
-                                                                            v_next, act);
+  with_activation(act, [&](auto tag) {
+    constexpr Activation kAct = decltype(tag)::value;
+    if (with_se)
+      winograd_output_input_kernel<T, true, kAct><<<n, threads, shared, stream>>>(channels, m, bias, se, residual,
+                                                                                  y, v_next, act);
+    else
+      winograd_output_input_kernel<T, false, kAct><<<n, threads, shared, stream>>>(channels, m, bias, se,
+                                                                                   residual, y, v_next, act);
+  });
 }
 
 bool winograd_output_input_supported(DType dt, int channels, int se_hidden) {
