@@ -54,9 +54,10 @@ bool use_fused_se(int channels) {
 // Winograd F(4x4, 3x3) against im2col + GEMM (H100, maia-1900,
 // native/WINOGRAD.md): in float it is even at batches 1-16 and far ahead
 // from 64 (+34 % at 64, +75 % at 256); in half, with the transforms spread
-// over six threads per item below batch 256, it is about even up to 16 and
-// ahead from 64 on.
-constexpr int kWinogradMinBatchHalf = 64;
+// over six threads per item below batch 256 and the activation fixed at
+// compile time, it is even up to 8 and ahead from 16 on (16 +2..5 %, 48
+// +3..33 %; 24-32 even).
+constexpr int kWinogradMinBatchHalf = 16;
 
 // LC0ROCM_WINOGRAD=1 / 0 forces Winograd on / off at every batch size;
 // unset, the rule above.
