@@ -60,27 +60,22 @@ __host__ __device__ __forceinline__ float activate_as(float x, Activation act) {
 template <Activation kAct>
 using ActivationConstant = std::integral_constant<Activation, kAct>;
 
-// Calls launch(ActivationConstant<A>{}) with A = act for the activations of
-// real nets' hot paths (ReLU, none, Mish) and kAnyActivation for the rest;
-// launch instantiates its kernel with decltype(tag)::value.
-template <typename Launch>
-void with_activation(Activation act, Launch&& launch) {
-  switch (act) {
-    case Activation::Relu: launch(ActivationConstant<Activation::Relu>{}); return;
-    case Activation::None: launch(ActivationConstant<Activation::None>{}); return;
-    case Activation::Mish: launch(ActivationConstant<Activation::Mish>{}); return;
-    default: launch(ActivationConstant<kAnyActivation>{}); return;
-  }
+// Calls launch(ActivationConstant<A>{}) with A = act when act is one of
+// kFixed, else with A = kAnyActivation; launch instantiates its kernel with
+// decltype(tag)::value.
+template <Activation... kFixed, typename Launch>
+void with_activation_among(Activation act, Launch&& launch) {
+  const bool fixed = ((act == kFixed && (launch(ActivationConstant<kFixed>{}), true)) || ...);
+  if (!fixed) launch(ActivationConstant<kAnyActivation>{});
 }
 
-// The same with only "none" fixed (kernels that have many template variants
-// already and whose hot callers pass no activation: the encoder layer norms).
+// The activations of real nets' hot paths fixed: ReLU and none (classic
+// nets, heads), Mish (bt4-like FFNs), ReLU² (t82-like FFNs), Swish
+// (smolgen).
 template <typename Launch>
-void with_activation_none_fixed(Activation act, Launch&& launch) {
-  if (act == Activation::None)
-    launch(ActivationConstant<Activation::None>{});
-  else
-    launch(ActivationConstant<kAnyActivation>{});
+void with_activation(Activation act, Launch&& launch) {
+  with_activation_among<Activation::Relu, Activation::None, Activation::Mish, Activation::Relu2,
+                        Activation::Swish>(act, launch);
 }
 
 }  // namespace lc0rocm
