@@ -402,15 +402,22 @@ def check_paths_match_cpu(w, name, env, count, tol, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{"LC0ROCM_FUSED_SE": "0"}, {"LC0ROCM_FUSED_SE": "1"},
-                                 {"LC0ROCM_FUSED_CONV": "1"}, {"LC0ROCM_WINOGRAD": "0"},
+                                 {"LC0ROCM_FUSED_CONV": "1"},
+                                 {"LC0ROCM_WINOGRAD": "0", "LC0ROCM_IMPLICIT_CONV": "0"},
+                                 {"LC0ROCM_IMPLICIT_CONV": "0"},
+                                 {"LC0ROCM_IMPLICIT_CONV": "1"},
+                                 {"LC0ROCM_IMPLICIT_CONV": "1", "LC0ROCM_FUSED_SE": "0"},
                                  {"LC0ROCM_WINOGRAD": "1"}, {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_FUSED_SE": "0"},
                                  {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_WINOGRAD_CHAIN": "0"}])
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical"])
 def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, make_test_net, monkeypatch):
     """Every implementation of a convolution layer (native/src/conv3x3.h):
     SE fused or in 7 launches at any width, the fused convolution kernel,
-    Winograd F(4x4, 3x3) or im2col + GEMM at every batch size, the residual
-    tower's Winograd chain (winograd_output_input.hip) or a layer at a time."""
+    im2col + GEMM at every batch size (and below Winograd's threshold, with
+    the deferred epilogue), the implicit-GEMM tensor-core kernel at every
+    batch size (a no-op where the device has none), Winograd F(4x4, 3x3) at
+    every batch size, the residual tower's Winograd chain
+    (winograd_output_input.hip) or a layer at a time."""
     name = gpu_backend_or_skip(precision)
     w = load_weights(maia_path if net == "maia" else make_test_net(net))
     # conv3x3_fused keeps all 9 taps' weights in flight up to a block per

@@ -59,6 +59,21 @@ bool use_fused_se(int channels) {
 // +3..33 %; 24-32 even).
 constexpr int kWinogradMinBatchHalf = 16;
 
+// The implicit-GEMM kernel (conv3x3_implicit.hip, NVIDIA sm_80+, half),
+// measured on H100s (native/CONV3X3_IMPLICIT.md): against im2col + GEMM
+// b1 +1..9 %, b8 +2..15 %; against Winograd with its chain b16 -1..+10 %,
+// b24 -2..+16 %, b32 -1..+4 %, b48 -15..+9 % (two hosts disagree), so it
+// takes batches 1-31 where it is supported; elsewhere the Winograd
+// threshold above holds. LC0ROCM_IMPLICIT_CONV=1 / 0 forces it on at every
+// batch size / off.
+constexpr int kImplicitMaxBatch = 31;
+enum class ImplicitMode { kByBatch, kAlways, kNever };
+ImplicitMode implicit_mode() {
+  const char* v = std::getenv("LC0ROCM_IMPLICIT_CONV");
+  if (!v || !*v) return ImplicitMode::kByBatch;
+  return std::strcmp(v, "0") != 0 ? ImplicitMode::kAlways : ImplicitMode::kNever;
+}
+
 // LC0ROCM_WINOGRAD=1 / 0 forces Winograd on / off at every batch size;
 // unset, the rule above.
 enum class WinogradMode { kByBatch, kAlways, kNever };
@@ -91,6 +106,14 @@ std::vector<float> winograd_weights(const std::vector<float>& w, int in, int out
   }
   return u;
 }
+
+// m [rows][cols] -> [cols][rows].
+std::vector<float> transposed(const std::vector<float>& m, int rows, int cols) {
+  std::vector<float> t(m.size());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) t[static_cast<size_t>(c) * rows + r] = m[static_cast<size_t>(r) * cols + c];
+  return t;
+}
 }  // namespace
 
 Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in) : dt_(dt) {
@@ -104,6 +127,14 @@ Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int e
   winograd_ = !fused_ && mode != WinogradMode::kNever;
   winograd_always_ = mode == WinogradMode::kAlways || dt == DType::F32;
   if (winograd_) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt);
+  const ImplicitMode implicit = implicit_mode();
+  // LC0ROCM_WINOGRAD=1 asks for Winograd at every batch size: that wins
+  // unless the implicit kernel is forced too.
+  implicit_ = !fused_ && implicit != ImplicitMode::kNever &&
+              (mode != WinogradMode::kAlways || implicit == ImplicitMode::kAlways) &&
+              conv3x3_implicit_supported(dt, in_, out_);
+  implicit_always_ = implicit_ && implicit == ImplicitMode::kAlways;
+  if (implicit_) implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt);
   b_ = std::move(plain.b);
   ldw_ = out_;
   if (winograd_ && winograd_always_) return;  // im2col never runs: U is the only weight copy kept
@@ -120,12 +151,16 @@ Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int e
   w_ = upload_floats(wide, dt);
 }
 
+bool Conv3x3::uses_implicit(int n) const {
+  return implicit_ && (implicit_always_ || n <= kImplicitMaxBatch);
+}
+
 bool Conv3x3::uses_winograd(int n) const {
-  return winograd_ && (winograd_always_ || n >= kWinogradMinBatchHalf);
+  return winograd_ && !uses_implicit(n) && (winograd_always_ || n >= kWinogradMinBatchHalf);
 }
 
 size_t Conv3x3::columns_bytes(int n) const {
-  if (fused_) return 0;
+  if (fused_ || uses_implicit(n)) return 0;
   // Winograd: v [36][4n][in] and m [36][4n][out]; im2col: [64n][9 in].
   if (uses_winograd(n)) return static_cast<size_t>(36) * 4 * n * (in_ + out_) * dtype_size(dt_);
   return static_cast<size_t>(n) * kSquares * 9 * in_ * dtype_size(dt_);
@@ -168,6 +203,19 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
     if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), residual,
                        se_weights, y, act, ctx.device.multiprocessors))
       fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
+    return;
+  }
+
+  if (uses_implicit(n)) {
+    // conv(x) in one launch, with the epilogue when no SE unit follows.
+    if (!se) {
+      conv3x3_implicit(ctx.stream, dt_, n, in_, out_, x, implicit_w_.get(), b_.as<float>(), residual, y, act);
+      return;
+    }
+    void* product = ctx.arena.take(rows * out_ * es);
+    conv3x3_implicit(ctx.stream, dt_, n, in_, out_, x, implicit_w_.get(), nullptr, nullptr, product,
+                     Activation::None);
+    se_epilogue(ctx, n, product, b_.as<float>(), se, se_weights, residual, y, act);
     return;
   }
 

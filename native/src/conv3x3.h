@@ -1,20 +1,29 @@
 // conv3x3.h - the layers of convolution bodies: dense (1x1) layers and 3x3
 // convolutions with their epilogue y = act(SE(conv(x) + b) + residual).
 //
-// A Conv3x3 picks its implementation once, when loaded:
-//   im2col (default) - im2col + one GEMM (hipBLAS / cuBLAS), then the
-//            epilogue: bias + residual + activation in one launch; with an
-//            SE unit, kernels/se_fused.hip (bias, SE, residual, activation in
-//            one launch) up to 64 channels, where it was measured faster,
-//            else 7 launches (pool, two dense layers, se_apply). An MIOpen
-//            convolution would slot in here on AMD, behind the same forward().
+// A Conv3x3 picks its implementation per batch size n:
+//   implicit - kernels/conv3x3_implicit.hip, in half on NVIDIA sm_80+ below
+//            batch 32: the convolution as an implicit GEMM on tensor cores
+//            with its epilogue, one launch (native/CONV3X3_IMPLICIT.md).
+//   Winograd - F(4x4, 3x3) transforms around 36 GEMMs (native/WINOGRAD.md):
+//            in float always, in half from batch 16 where the implicit
+//            kernel does not run (from 32 where it does).
+//   im2col - elsewhere (AMD half below batch 16): im2col + one GEMM
+//            (hipBLAS / cuBLAS), then the epilogue: bias + residual +
+//            activation in one launch. An MIOpen convolution would slot in
+//            here on AMD, behind the same forward().
+// With an SE unit, the product then goes through kernels/se_fused.hip
+// (bias, SE, residual, activation in one launch) up to 64 channels, where
+// it was measured faster, else 7 launches (pool, two dense layers,
+// se_apply).
 //   fused  - kernels/conv3x3_fused.hip: the whole layer in one launch, SE
 //            included (NVIDIA, half storage, <= 128 channels). Correct, but
 //            measured slower than im2col + cuBLAS on an H100 at every batch
 //            size (native/CONV3X3_FUSED.md), so only on request:
 //            LC0ROCM_FUSED_CONV=1.
 // LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off at any width,
-// to compare. Both variables are read when a network is created.
+// LC0ROCM_WINOGRAD and LC0ROCM_IMPLICIT_CONV (1 / 0) their paths at every
+// batch size / never, to compare. All are read when a network is created.
 #pragma once
 #include <string>
 
@@ -61,6 +70,8 @@ class Conv3x3 {
   size_t columns_bytes(int n) const;
   // Whether a call on n positions runs Winograd F(4x4, 3x3).
   bool uses_winograd(int n) const;
+  // Whether it runs the implicit-GEMM tensor-core kernel (conv3x3_implicit.hip).
+  bool uses_implicit(int n) const;
 
   // y [n][64][out] = act(SE(conv(x) + b) + residual); x [n][64][in].
   // residual and se may be null; residual may alias y, x may not.
@@ -71,7 +82,7 @@ class Conv3x3 {
                const PendingEpilogue* x_pending = nullptr) const;
 
   // At n positions: im2col + GEMM, whose input can carry a pending epilogue.
-  bool uses_im2col(int n) const { return !fused_ && !uses_winograd(n); }
+  bool uses_im2col(int n) const { return !fused_ && !uses_winograd(n) && !uses_implicit(n); }
   // y = conv(x) only, the bias and activation returned for the next layer
   // (one launch fewer: its im2col applies them). Only when uses_im2col(n),
   // and only for a y that nothing but that next layer reads.
@@ -109,8 +120,11 @@ class Conv3x3 {
   bool fused_se_ = false;  // se_fused.hip after im2col + GEMM (with an SE unit)
   bool winograd_ = false;  // winograd_input + 36 GEMMs + winograd_output instead of im2col + GEMM,
   bool winograd_always_ = false;  // at every batch size, or only from kWinogradMinBatchHalf on
+  bool implicit_ = false;         // conv3x3_implicit.hip below kImplicitMaxBatch + 1
+  bool implicit_always_ = false;  // at every batch size (LC0ROCM_IMPLICIT_CONV=1)
   DeviceBuffer w_, b_;       // w_ [9 * in][ldw_]: im2col / fused weights, empty when Winograd always runs
   DeviceBuffer winograd_w_;  // U [36][in][out] = G g G^T per (in, out)
+  DeviceBuffer implicit_w_;  // [out][9 * in]: w_ transposed, for conv3x3_implicit
 };
 
 // y = act2(SE(second(mid) + b2) + residual) with mid = act1(first(x) + b1)

@@ -30,6 +30,7 @@
 #include <mutex>
 
 #include "../gpu_compat.h"
+#include "async_copy.h"
 #include "block_ops.h"
 #include "ops.h"
 
@@ -84,26 +85,6 @@ union HalfVec8 {
   uint4 raw;
   half h[8];
 };
-
-__device__ __forceinline__ void copy16_async(void* shared_dst, const void* global_src) {
-  unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src) : "memory");
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Wait until at most `pending` of this thread's copy groups are in flight.
-__device__ __forceinline__ void wait_copies(int pending) {
-  switch (pending) {
-    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-    case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
-    case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
-    case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
-    case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
-    case 7: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 8;\n" ::: "memory"); break;
-  }
-}
 
 // rows x row_halves (a multiple of 8) from global (row pitch src_pitch) to
 // shared (row pitch dst_pitch), 16 bytes per copy, spread over the block.

@@ -85,6 +85,16 @@ bool conv3x3_fused(hipStream_t stream, DType dt, int n, int cin, int cout, int l
                    const void* w, const float* bias, const void* residual, const SeWeights& se,
                    void* y, Activation act, int multiprocessors);
 
+// conv3x3_implicit.hip: y [n][64][cout] = act(conv3x3(x) + bias + residual)
+// in one launch for a few positions (implicit GEMM on tensor cores; bias and
+// residual may be null, residual may alias y, x may not). wt [cout][9 * cin]:
+// the weights transposed (column tap * cin + c). Supported: half storage,
+// NVIDIA sm_80+ (asks the current device once), cin % 16 == 0 and <= 128,
+// cout % 8 == 0; elsewhere (AMD included) the caller runs im2col + GEMM.
+bool conv3x3_implicit_supported(DType dt, int cin, int cout);
+void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, const void* x, const void* wt,
+                      const float* bias, const void* residual, void* y, Activation act);
+
 // global_avg_pool.hip: x [n][64][C] -> mean over squares [n][C].
 void global_avg_pool(hipStream_t stream, DType dt, int n, int channels, const void* x, void* out);
 
