@@ -2,7 +2,9 @@
 # Compile checks of the native GPU library (and the chess core) on a machine without a GPU.
 #
 # AMD:    every kernel file (native/src/**/*.hip) with Debian's hipcc for a
-#         wave32 (gfx1030) and a wave64 (gfx90a) target, device code and the
+#         wave32 (gfx1030) and two wave64 targets (gfx90a, and gfx940 for the
+#         MI300 family: Debian's HIP 5.2 knows no gfx942 and ships no device
+#         library for gfx1100), device code and the
 #         HIP runtime only (-DLC0ROCM_KERNELS_ONLY). Debian 12 ships no
 #         rocBLAS/hipBLAS/MIOpen, so host code that needs hipBLAS is NOT
 #         compiled for AMD here; it is checked through the same vendor header
@@ -21,10 +23,10 @@ trap 'rm -rf "$OUT"' EXIT
 ran=0
 
 if command -v hipcc >/dev/null; then
-  echo "-- AMD: hipcc $(hipcc --version 2>/dev/null | grep -m1 -o 'HIP version: [0-9.]*' || true), gfx1030 + gfx90a, kernels"
+  echo "-- AMD: hipcc $(hipcc --version 2>/dev/null | grep -m1 -o 'HIP version: [0-9.]*' || true), gfx1030 + gfx90a + gfx940, kernels"
   find "$SRC" -name '*.hip' -print0 | sort -z | xargs -0 -P "$JOBS" -I{} sh -c '
     f="$1"; o="$2/amd_$(echo "$f" | tr / _).o"
-    HIP_PLATFORM=amd hipcc --offload-arch=gfx1030 --offload-arch=gfx90a -std=c++17 -O2 -fPIC \
+    HIP_PLATFORM=amd hipcc --offload-arch=gfx1030 --offload-arch=gfx90a --offload-arch=gfx940 -std=c++17 -O2 -fPIC \
       -DLC0ROCM_KERNELS_ONLY -c "$f" -o "$o" || { echo "FAILED (amd): $f"; exit 255; }' _ {} "$OUT"
   echo "   $(find "$SRC" -name '*.hip' | wc -l) kernel files OK"
   ran=1
