@@ -52,9 +52,10 @@ struct NetConfig {
 };
 
 // A second stream for the branches of a pass that do not depend on each
-// other (smolgen beside the Q|K|V product, the value head beside the policy
-// head): small launches of two branches then run side by side instead of one
-// after the other. In a captured graph the fork and the join become edges.
+// other (convolution bodies' value and moves-left heads beside the policy
+// head; on attention bodies it measured slower, native/SIDE_LANE.md): small
+// launches of two branches then run side by side instead of one after the
+// other. In a captured graph the fork and the join become edges.
 // Owned by the stream that runs the pass, with its own BLAS handle (a
 // handle's workspace must not serve two GEMMs at once).
 struct SideLane {
