@@ -75,8 +75,10 @@ static int check_se(int n, int channels, bool with_residual, bool in_place, Acti
   for (long long i = 0; i < total; ++i) se_apply_detail::one(i, channels, xa, g.data(), r, ref.data(), act);
   T* out = in_place ? xa : ga;
   if (!se_apply_detail::can_vectorize<T>(channels, xa, r, out)) { std::printf("se not vectorizable\n"); return 1; }
-  for (long long v = 0; v < total / se_apply_detail::Vec<T>::kVec; ++v)
-    se_apply_detail::vector(v, channels, xa, g.data(), r, out, act);
+  with_activation(act, [&](auto tag) {
+    for (long long v = 0; v < total / se_apply_detail::Vec<T>::kVec; ++v)
+      se_apply_detail::vector<T, decltype(tag)::value>(v, channels, xa, g.data(), r, out, act);
+  });
   for (long long i = 0; i < total; ++i)
     if (!same(ref[i], out[i])) {
       std::printf("MISMATCH se_apply %s n %d channels %d res %d inplace %d at %lld\n",

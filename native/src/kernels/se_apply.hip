@@ -8,7 +8,8 @@ namespace lc0rocm {
 namespace se_apply_detail {
 
 // Element i of [n][64][C]: act(sigmoid(g[pos][c]) * x + g[pos][C + c] + residual).
-template <typename T>
+// kAct: the activation fixed at compile time, or kAnyActivation for act.
+template <typename T, Activation kAct = kAnyActivation>
 __host__ __device__ __forceinline__ void one(long long i, int channels, const T* x, const T* g,
                                              const T* residual, T* y, Activation act) {
   int c = static_cast<int>(i % channels);
@@ -17,7 +18,7 @@ __host__ __device__ __forceinline__ void one(long long i, int channels, const T*
   float scale = 1.0f / (1.0f + expf(-to_float(gp[c])));
   float v = scale * to_float(x[i]) + to_float(gp[channels + c]);
   if (residual) v += to_float(residual[i]);
-  y[i] = from_float<T>(activate(v, act));
+  y[i] = from_float<T>(activate_as<kAct>(v, act));
 }
 
 template <typename T>
@@ -32,7 +33,7 @@ struct Vec {
 
 // 16 bytes of one row per call, read whole before written (y may alias x or
 // residual); needs channels % kVec == 0 and aligned x, residual, y.
-template <typename T>
+template <typename T, Activation kAct = kAnyActivation>
 __host__ __device__ __forceinline__ void vector(long long vi, int channels, const T* x, const T* g,
                                                 const T* residual, T* y, Activation act) {
   constexpr int kVec = Vec<T>::kVec;
@@ -47,7 +48,7 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
     float scale = 1.0f / (1.0f + expf(-to_float(gp[c0 + k])));
     float v = scale * to_float(in.v[k]) + to_float(gp[channels + c0 + k]);
     if (residual) v += to_float(res.v[k]);
-    out.v[k] = from_float<T>(activate(v, act));
+    out.v[k] = from_float<T>(activate_as<kAct>(v, act));
   }
   reinterpret_cast<uint4*>(y)[vi] = out.raw;
 }
@@ -62,32 +63,36 @@ bool can_vectorize(int channels, const void* x, const void* residual, const void
 
 }  // namespace se_apply_detail
 
-template <typename T>
+template <typename T, Activation kAct>
 __global__ void se_apply_kernel(long long total, int channels, const T* x, const T* g, const T* residual,
                                 T* y, Activation act) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < total) se_apply_detail::one(i, channels, x, g, residual, y, act);
+  if (i < total) se_apply_detail::one<T, kAct>(i, channels, x, g, residual, y, act);
 }
 
-template <typename T>
+template <typename T, Activation kAct>
 __global__ void se_apply_vec_kernel(long long vectors, int channels, const T* x, const T* g,
                                     const T* residual, T* y, Activation act) {
   long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (vi < vectors) se_apply_detail::vector(vi, channels, x, g, residual, y, act);
+  if (vi < vectors) se_apply_detail::vector<T, kAct>(vi, channels, x, g, residual, y, act);
 }
 
 template <typename T>
 static void launch_se_apply(hipStream_t stream, int n, int channels, const T* x, const T* g,
                             const T* residual, T* y, Activation act) {
   long long total = (long long)n * 64 * channels;
-  if (se_apply_detail::can_vectorize<T>(channels, x, residual, y)) {
-    long long vectors = total / se_apply_detail::Vec<T>::kVec;
-    se_apply_vec_kernel<T><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
-        vectors, channels, x, g, residual, y, act);
-  } else {
-    se_apply_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-        total, channels, x, g, residual, y, act);
-  }
+  const bool vectorized = se_apply_detail::can_vectorize<T>(channels, x, residual, y);
+  with_activation(act, [&](auto tag) {
+    constexpr Activation kAct = decltype(tag)::value;
+    if (vectorized) {
+      long long vectors = total / se_apply_detail::Vec<T>::kVec;
+      se_apply_vec_kernel<T, kAct><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
+          vectors, channels, x, g, residual, y, act);
+    } else {
+      se_apply_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(
+          total, channels, x, g, residual, y, act);
+    }
+  });
 }
 
 void se_apply(hipStream_t stream, DType dt, int n, int channels, const void* x, const void* g,
