@@ -385,13 +385,15 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
 
 def check_paths_match_cpu(w, name, env, count, tol, monkeypatch):
     """GPU backend `name` with the library's `env` (read when a network is
-    created) against the cpu backend, at batch 1 and `count`."""
+    created) against the cpu backend, at batch 1, 17 and `count`; the small
+    sizes three times each: a plain pass, a captured graph's first launch
+    and its replay."""
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     masks, values = random_packed(w, count)
     ref = backends.create("cpu", w).forward_packed(masks, values)
     gpu = backends.create(name, w, max_batch=count)
-    for n in (1, count):
+    for n in (1, 1, 1, 17, 17, 17, count):
         got = gpu.forward_packed(masks[:n], values[:n])
         for g, r in zip(got, ref):
             assert not np.isnan(g).any()
@@ -408,7 +410,8 @@ def check_paths_match_cpu(w, name, env, count, tol, monkeypatch):
                                  {"LC0ROCM_IMPLICIT_CONV": "1"},
                                  {"LC0ROCM_IMPLICIT_CONV": "1", "LC0ROCM_FUSED_SE": "0"},
                                  {"LC0ROCM_WINOGRAD": "1"}, {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_FUSED_SE": "0"},
-                                 {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_WINOGRAD_CHAIN": "0"}])
+                                 {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_WINOGRAD_CHAIN": "0"},
+                                 {"LC0ROCM_PDL": "0"}])
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical"])
 def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, make_test_net, monkeypatch):
     """Every implementation of a convolution layer (native/src/conv3x3.h):

@@ -113,10 +113,84 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 #endif
 #endif
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace lc0rocm {
+
+// ---------------------------------------------------------------- dependent launch
+// On NVIDIA sm_90+ a kernel launched by gpu_launch may start before the
+// kernel ahead of it in its stream has finished (programmatic dependent
+// launch): its blocks load what no earlier kernel writes (weights) and then
+// wait in gpu_wait_for_prior_grid() until the prior grid has completed and
+// its writes are visible. At small batches, where a kernel is mostly launch
+// latency and weight loads, that hides them behind the tail of the last one.
+// The rule for every kernel launched by gpu_launch: call
+// gpu_wait_for_prior_grid() before reading activations or writing global
+// memory. gpu_release_next_grid() lets the next kernel's blocks be scheduled
+// (they still wait for this grid's completion). Elsewhere (AMD, older
+// NVIDIA, LC0ROCM_PDL=0) both are no-ops and gpu_launch is a plain launch.
+__device__ __forceinline__ void gpu_wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void gpu_release_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+#ifdef LC0ROCM_VENDOR_NVIDIA
+// Whether the current device takes dependent launches: compute capability 9
+// on, unless LC0ROCM_PDL=0. Asked once per device.
+inline bool gpu_dependent_launch_enabled() {
+  static std::atomic<int> known[64];  // by device ordinal: 0 = not asked, 1 = yes, 2 = no
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
+  int state = known[device].load(std::memory_order_relaxed);
+  if (state == 0) {
+    int major = 0;
+    const char* env = std::getenv("LC0ROCM_PDL");
+    const bool off = env && std::strcmp(env, "0") == 0;
+    state = !off && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                    major >= 9 ? 1 : 2;
+    known[device].store(state, std::memory_order_relaxed);
+  }
+  return state == 1;
+}
+#endif
+
+// kernel<<<grid, block, shared, stream>>>(args...), as a dependent launch
+// where the device takes them (see above). Errors are read as after any
+// launch, by GPU_CHECK_LAUNCH().
+template <typename... Params, typename... Args>
+inline void gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, hipStream_t stream,
+                       Args&&... args) {
+#ifdef LC0ROCM_VENDOR_NVIDIA
+  if (gpu_dependent_launch_enabled()) {
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = shared;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+    return;
+  }
+  kernel<<<grid, block, shared, stream>>>(std::forward<Args>(args)...);
+#else
+  hipLaunchKernelGGL(kernel, grid, block, shared, stream, std::forward<Args>(args)...);
+#endif
+}
 
 // Architecture name of a device ("gfx90a", "sm_90") and whether its fp16
 // matrix math is faster than fp32 (the `-auto` backends' choice).

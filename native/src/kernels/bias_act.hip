@@ -84,6 +84,7 @@ bool can_vectorize(int channels, const void* x, const void* residual, const void
 template <typename T, Activation kAct>
 __global__ void bias_act_kernel(long long total, int channels, const T* x, const float* bias,
                                 const T* residual, T* y, Activation act) {
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < total) bias_act_detail::one<T, kAct>(i, channels, x, bias, residual, y, act);
 }
@@ -91,6 +92,7 @@ __global__ void bias_act_kernel(long long total, int channels, const T* x, const
 template <typename T, Activation kAct>
 __global__ void bias_act_vec_kernel(long long vectors, int channels, const T* x, const float* bias,
                                     const T* residual, T* y, Activation act) {
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (vi < vectors) bias_act_detail::vector<T, kAct>(vi, channels, x, bias, residual, y, act);
 }
@@ -104,11 +106,11 @@ static void launch_bias_act(hipStream_t stream, long long total, int channels, c
     constexpr Activation kAct = decltype(tag)::value;
     if (vectorized) {
       long long vectors = total / bias_act_detail::Vec<T>::kVec;
-      bias_act_vec_kernel<T, kAct><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
-          vectors, channels, x, bias, residual, y, act);
+      gpu_launch(bias_act_vec_kernel<T, kAct>, blocks_for(vectors), kBlockThreads, 0, stream, vectors, channels, x,
+                 bias, residual, y, act);
     } else {
-      bias_act_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-          total, channels, x, bias, residual, y, act);
+      gpu_launch(bias_act_kernel<T, kAct>, blocks_for(total), kBlockThreads, 0, stream, total, channels, x, bias,
+                 residual, y, act);
     }
   });
 }

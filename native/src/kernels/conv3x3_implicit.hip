@@ -64,24 +64,29 @@ conv3x3_implicit_kernel(int cin, int cout, const half* __restrict__ x, const hal
 
   // Every load first, as asynchronous 16-byte copies all in flight at once
   // (a load-then-store loop measured ~5.5 us per launch at batch 1, one
-  // round trip per iteration): the board (zero off the board; the padding
-  // columns are never read) and the block's weight rows.
-  const int square_vecs = cin / 8;
-  const half* xp = x + pos * 64 * cin;
-  for (int i = tid; i < 100 * square_vecs; i += blockDim.x) {
-    const int p = i / square_vecs, v = i - p * square_vecs;
-    const int rank = p / 10 - 1, file = p % 10 - 1;
-    half* dst = board + p * ldb + v * 8;
-    if (rank >= 0 && rank < 8 && file >= 0 && file < 8)
-      copy16_async(dst, xp + (rank * 8 + file) * cin + v * 8);
-    else
-      *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
-  }
+  // round trip per iteration). The block's weight rows and the board's zero
+  // border need nothing from the prior kernel, so they go before the wait
+  // for it (gpu_compat.h's dependent launch); the board's squares after.
+  gpu_release_next_grid();
   const int row_vecs = k_total / 8;
   const half* wp = wt + static_cast<long long>(o0) * k_total;
   for (int i = tid; i < kOutPerBlock * row_vecs; i += blockDim.x) {
     const int r = i / row_vecs, v = i - r * row_vecs;
     copy16_async(weights + r * ldk + v * 8, wp + r * k_total + v * 8);
+  }
+  const int square_vecs = cin / 8;
+  for (int i = tid; i < 100 * square_vecs; i += blockDim.x) {  // the border (the padding columns are never read)
+    const int p = i / square_vecs, v = i - p * square_vecs;
+    const int rank = p / 10 - 1, file = p % 10 - 1;
+    if (rank < 0 || rank >= 8 || file < 0 || file >= 8)
+      *reinterpret_cast<uint4*>(board + p * ldb + v * 8) = make_uint4(0, 0, 0, 0);
+  }
+  gpu_wait_for_prior_grid();
+  const half* xp = x + pos * 64 * cin;
+  for (int i = tid; i < 64 * square_vecs; i += blockDim.x) {  // the squares
+    const int s = i / square_vecs, v = i - s * square_vecs;
+    const int p = (s / 8 + 1) * 10 + s % 8 + 1;
+    copy16_async(board + p * ldb + v * 8, xp + s * cin + v * 8);
   }
   commit_copies();
   wait_copies(0);
@@ -175,9 +180,9 @@ void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, co
   const dim3 grid(n, cout / kOutPerBlock);
   const size_t shared = shared_bytes(cin);
   with_activation(act, [&](auto tag) {
-    conv3x3_implicit_kernel<decltype(tag)::value><<<grid, kThreads, shared, stream>>>(
-        cin, cout, static_cast<const half*>(x), static_cast<const half*>(wt), bias,
-        static_cast<const half*>(residual), static_cast<half*>(y), act);
+    gpu_launch(conv3x3_implicit_kernel<decltype(tag)::value>, grid, kThreads, shared, stream, cin, cout,
+               static_cast<const half*>(x), static_cast<const half*>(wt), bias,
+               static_cast<const half*>(residual), static_cast<half*>(y), act);
   });
   GPU_CHECK_LAUNCH();
 }

@@ -59,6 +59,8 @@ se_fused_kernel(int channels, const T* x, const float* bias, SeWeights se, const
   const long long base = static_cast<long long>(blockIdx.x) * 64 * C;
   const T* xp = x + base;
   const int tid = threadIdx.x, threads = blockDim.x;
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch: the prior kernel's output is read from here on
 
   // Mean over squares: `parts` threads per channel, neighbouring threads on
   // neighbouring channels (contiguous reads).
@@ -153,9 +155,18 @@ se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, 
   T* w1 = reinterpret_cast<T*>(reinterpret_cast<char*>(se_scratch) + (floats * sizeof(float) + 15) / 16 * 16);
   T* w2 = w1 + C * H;
 
-  // Every load first: this thread's vectors of x and residual (vector
+  // Every load first. The weights and biases need nothing from the prior
+  // kernel, so they go before the wait for it (gpu_compat.h's dependent
+  // launch); then this thread's vectors of x and residual (vector
   // tid + k * kThreads; all of one thread's vectors hold the same channels,
-  // as kThreads is a multiple of the vectors per square), then the weights.
+  // as kThreads is a multiple of the vectors per square).
+  gpu_release_next_grid();
+  copy_to_shared(static_cast<const T*>(se.w1), w1, C * H);
+  copy_to_shared(static_cast<const T*>(se.w2), w2, 2 * C * H);
+  for (int i = tid; i < C; i += kThreads) conv_bias[i] = bias ? bias[i] : 0.0f;
+  for (int i = tid; i < H; i += kThreads) b1[i] = se.b1[i];
+  for (int i = tid; i < 2 * C; i += kThreads) b2[i] = se.b2[i];
+  gpu_wait_for_prior_grid();
   const long long base = static_cast<long long>(blockIdx.x) * 64 * C;
   const uint4* xv = reinterpret_cast<const uint4*>(x + base);
   const uint4* rv = residual ? reinterpret_cast<const uint4*>(residual + base) : nullptr;
@@ -166,11 +177,6 @@ se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, 
 #pragma unroll
     for (int k = 0; k < kPer; ++k) res[k].raw = rv[tid + k * kThreads];
   }
-  copy_to_shared(static_cast<const T*>(se.w1), w1, C * H);
-  copy_to_shared(static_cast<const T*>(se.w2), w2, 2 * C * H);
-  for (int i = tid; i < C; i += kThreads) conv_bias[i] = bias ? bias[i] : 0.0f;
-  for (int i = tid; i < H; i += kThreads) b1[i] = se.b1[i];
-  for (int i = tid; i < 2 * C; i += kThreads) b2[i] = se.b2[i];
 
   // Pool: this thread's channels summed over its squares, then the
   // kThreads / groups rows of partial sums added in a fixed order.
@@ -242,20 +248,14 @@ static void launch_se_fused(hipStream_t stream, int n, int channels, const T* x,
     constexpr Activation kAct = decltype(tag)::value;
     if (per > 0) {
       const size_t tile_shared = se_fused_detail::tile_shared_bytes<T>(channels, se.hidden);
-      if (per == 1)
-        se_fused_tile_kernel<T, 1, kAct><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y,
-                                                                              act);
-      else if (per == 2)
-        se_fused_tile_kernel<T, 2, kAct><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y,
-                                                                              act);
-      else
-        se_fused_tile_kernel<T, 4, kAct><<<n, kThreads, tile_shared, stream>>>(channels, x, bias, se, residual, y,
-                                                                              act);
+      auto kernel = per == 1 ? se_fused_tile_kernel<T, 1, kAct>
+                    : per == 2 ? se_fused_tile_kernel<T, 2, kAct> : se_fused_tile_kernel<T, 4, kAct>;
+      gpu_launch(kernel, n, kThreads, tile_shared, stream, channels, x, bias, se, residual, y, act);
       return;
     }
     const size_t shared = se_fused_detail::shared_floats(channels, se.hidden) * sizeof(float);
-    se_fused_kernel<T, kAct><<<n, kThreads, shared, stream>>>(channels, x, bias, se, residual, y, act,
-                                                              vectorized);
+    gpu_launch(se_fused_kernel<T, kAct>, n, kThreads, shared, stream, channels, x, bias, se, residual, y, act,
+               vectorized);
   });
 }
 
