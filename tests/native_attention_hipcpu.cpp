@@ -1,8 +1,9 @@
 // CPU check of the attention kernels' warp-level code under HIP-CPU, whose
 // warps are 64 wide (AMD CDNA's width; the GPU runs check 32). Built and run
 // by tests/test_native_attention.py::test_kernels_under_hip_cpu, which first
-// rewrites the kernel sources into HIP-CPU's dialect (launches through
-// hipLaunchKernelGGL, dynamic shared memory through HIP_DYNAMIC_SHARED).
+// rewrites the kernel sources into HIP-CPU's dialect (dynamic shared memory
+// through HIP_DYNAMIC_SHARED; launches go through gpu_launch's
+// hipLaunchKernelGGL).
 // Each kernel is compared with a plain C++ reference; exit status 0 = all OK.
 #include <cmath>
 // HIP-CPU has no rsqrtf.

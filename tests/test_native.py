@@ -5,6 +5,7 @@ skip with a reason when no GPU backend is usable here."""
 from __future__ import annotations
 
 import pathlib
+import re
 import shutil
 import stat
 import subprocess
@@ -70,6 +71,34 @@ def test_no_literal_warp_width_in_kernels():
         if path.suffix in (".h", ".cpp", ".hip") and path.name != "gpu_compat.h":
             text = path.read_text()
             assert not any(p in text for p in pattern), path
+
+
+def test_every_kernel_waits_for_the_prior_grid():
+    """gpu_launch may start a kernel before the one ahead of it ends
+    (dependent launch, gpu_compat.h), so every kernel calls
+    gpu_wait_for_prior_grid() (before it reads activations: review's part)
+    and every launch goes through gpu_launch."""
+    missing, plain = [], []
+    for path in (ROOT / "native" / "src").rglob("*"):
+        if path.suffix not in (".h", ".cpp", ".hip") or path.name == "gpu_compat.h":
+            continue
+        text = path.read_text()
+        if "<<<" in text:
+            plain.append(path.name)
+        for found in re.finditer(r"__global__", text):
+            body_start = text.index("{", found.start())
+            header = text[found.start():body_start]
+            name = [n for n in re.findall(r"(\w+)\s*\(", header) if n != "__launch_bounds__"][0]
+            depth, end = 0, body_start
+            while True:
+                depth += {"{": 1, "}": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+                end += 1
+            if "gpu_wait_for_prior_grid();" not in text[body_start:end]:
+                missing.append(f"{path.name}: {name}")
+    assert not plain, f"launches not through gpu_launch: {plain}"
+    assert not missing, f"kernels that do not wait for the prior grid: {missing}"
 
 
 # ---------------------------------------------------------------- names
@@ -420,7 +449,8 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     the deferred epilogue), the implicit-GEMM tensor-core kernel at every
     batch size (a no-op where the device has none), Winograd F(4x4, 3x3) at
     every batch size, the residual tower's Winograd chain
-    (winograd_output_input.hip) or a layer at a time."""
+    (winograd_output_input.hip) or a layer at a time; kernels launched as
+    dependent launches (gpu_compat.h; where the GPU has them) or plainly."""
     name = gpu_backend_or_skip(precision)
     w = load_weights(maia_path if net == "maia" else make_test_net(net))
     # conv3x3_fused keeps all 9 taps' weights in flight up to a block per
@@ -430,12 +460,14 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
-@pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"}])
+@pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"},
+                                 {"LC0ROCM_PDL": "1"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
     (native/src/attention.cpp): the fused kernel, tensor-core or scalar, or
-    split heads + batched GEMMs + softmax + merge."""
+    split heads + batched GEMMs + softmax + merge; kernels launched plainly
+    or (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch)
 

@@ -115,6 +115,9 @@ class Body {
   virtual void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const = 0;
   // Whether forward() forks onto ctx.side (a stream then creates one for it).
   virtual bool uses_side_lane() const { return false; }
+  // Whether its kernels launch as dependent launches (gpu_compat.h) by
+  // default: a gain only where our kernels follow each other.
+  virtual bool uses_dependent_launch() const { return false; }
 };
 
 // A policy head that a body of another kind can borrow, e.g. the attention

@@ -115,7 +115,6 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -132,7 +131,8 @@ namespace lc0rocm {
 // gpu_wait_for_prior_grid() before reading activations or writing global
 // memory. gpu_release_next_grid() lets the next kernel's blocks be scheduled
 // (they still wait for this grid's completion). Elsewhere (AMD, older
-// NVIDIA, LC0ROCM_PDL=0) both are no-ops and gpu_launch is a plain launch.
+// NVIDIA, a pass that does not want them: see below) both are no-ops and
+// gpu_launch is a plain launch.
 __device__ __forceinline__ void gpu_wait_for_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -145,19 +145,40 @@ __device__ __forceinline__ void gpu_release_next_grid() {
 #endif
 }
 
+// Whether the pass running on this thread wants dependent launches: set by
+// DependentLaunchScope around a forward pass (network.cpp: the body's choice,
+// or LC0ROCM_PDL=1 / 0); kernels launched outside one (at network creation)
+// launch plainly.
+inline bool& gpu_dependent_launch_wanted() {
+  static thread_local bool wanted = false;
+  return wanted;
+}
+
+class DependentLaunchScope {
+ public:
+  explicit DependentLaunchScope(bool wanted) : saved_(gpu_dependent_launch_wanted()) {
+    gpu_dependent_launch_wanted() = wanted;
+  }
+  ~DependentLaunchScope() { gpu_dependent_launch_wanted() = saved_; }
+  DependentLaunchScope(const DependentLaunchScope&) = delete;
+  DependentLaunchScope& operator=(const DependentLaunchScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 #ifdef LC0ROCM_VENDOR_NVIDIA
-// Whether the current device takes dependent launches: compute capability 9
-// on, unless LC0ROCM_PDL=0. Asked once per device.
+// Whether this launch is a dependent one: the pass wants it and the current
+// device has compute capability 9 or more (asked once per device).
 inline bool gpu_dependent_launch_enabled() {
+  if (!gpu_dependent_launch_wanted()) return false;
   static std::atomic<int> known[64];  // by device ordinal: 0 = not asked, 1 = yes, 2 = no
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
   int state = known[device].load(std::memory_order_relaxed);
   if (state == 0) {
     int major = 0;
-    const char* env = std::getenv("LC0ROCM_PDL");
-    const bool off = env && std::strcmp(env, "0") == 0;
-    state = !off && cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+    state = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
                     major >= 9 ? 1 : 2;
     known[device].store(state, std::memory_order_relaxed);
   }

@@ -146,6 +146,10 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   const char* side = std::getenv("LC0ROCM_SIDE_STREAM");
   side_enabled_ = net.body().uses_side_lane() && !(side && *side && std::strcmp(side, "0") == 0);
+  const char* pdl = std::getenv("LC0ROCM_PDL");  // 1 / 0: dependent launches on / off whatever the body says
+  dependent_launch_ = pdl && std::strcmp(pdl, "1") == 0   ? true
+                      : pdl && std::strcmp(pdl, "0") == 0 ? false
+                                                          : net.body().uses_dependent_launch();
   try {
     blas_ = std::make_unique<Blas>(stream_);
     if (side_enabled_) {
@@ -311,6 +315,7 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
 
 void Stream::run_device(int n, bool from_planes) {
   const NetConfig& cfg = net_.config();
+  DependentLaunchScope dependent(dependent_launch_);
   arena_.reset();
   void* input = arena_.take(static_cast<size_t>(n) * kSquares * kInputPlanes * dtype_size(cfg.dtype));
   if (from_planes) {

@@ -21,6 +21,8 @@ constexpr int kRowsPerPass = 4;
 template <typename T, bool kDepthBy4>
 __global__ void fused_attention_kernel(T* out, const T* qkv, const float* bias, const T* smolgen,
                                        int heads, int depth, float scale) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   extern __shared__ float shared[];
   const int lanes = warpSize;
   const int warps = blockDim.x / lanes;
@@ -153,11 +155,11 @@ void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, 
   // memory (64 * (2 * depth + 1) and 64 * (3 * depth + 1) floats); Q rows
   // stay aligned when depth is a multiple of 4.
   if (depth % 4 == 0)
-    fused_attention_kernel<T, true><<<batch * heads, kFusedThreads, shared, stream>>>(
-        out, qkv, bias, smolgen, heads, depth, scale);
+    gpu_launch(fused_attention_kernel<T, true>, batch * heads, kFusedThreads, shared, stream, out, qkv, bias, smolgen,
+               heads, depth, scale);
   else
-    fused_attention_kernel<T, false><<<batch * heads, kFusedThreads, shared, stream>>>(
-        out, qkv, bias, smolgen, heads, depth, scale);
+    gpu_launch(fused_attention_kernel<T, false>, batch * heads, kFusedThreads, shared, stream, out, qkv, bias,
+               smolgen, heads, depth, scale);
   check_launch("fused_attention");
 }
 

@@ -65,6 +65,8 @@ union Half8 {
 template <int kDepth>
 __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const float* bias,
                                           const __half* smolgen, int items, int heads, float scale) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
   extern __shared__ __align__(128) unsigned char shared_raw[];
   constexpr int P = tc_pitch<kDepth>();
@@ -266,8 +268,8 @@ void launch_tc(__half* out, const __half* qkv, const float* bias, const __half* 
   const int items = batch * heads;
   const int resident = resident_blocks<kDepth>(multiprocessors);
   const int grid = resident > 0 ? std::min(items, resident) : items;
-  fused_attention_tc_kernel<kDepth><<<grid, kTcWarps * warp_size, tc_shared_bytes<kDepth>(), stream>>>(
-      out, qkv, bias, smolgen, items, heads, scale);
+  gpu_launch(fused_attention_tc_kernel<kDepth>, grid, kTcWarps * warp_size, tc_shared_bytes<kDepth>(), stream, out,
+             qkv, bias, smolgen, items, heads, scale);
   check_launch("fused_attention_tc");
 }
 

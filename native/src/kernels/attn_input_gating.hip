@@ -9,6 +9,8 @@ namespace attn {
 
 template <typename T>
 __global__ void input_gating_kernel(T* x, const float* mult, const float* add, int channels) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   const int row = blockIdx.x;  // batch * 64 + square
   const int square = row % 64;
   T* r = x + static_cast<long long>(row) * channels;
@@ -22,7 +24,7 @@ template <typename T>
 void input_gating(T* x, const float* mult, const float* add, int batch, int channels,
                   hipStream_t stream) {
   if (batch == 0) return;
-  input_gating_kernel<T><<<batch * 64, kRowThreads, 0, stream>>>(x, mult, add, channels);
+  gpu_launch(input_gating_kernel<T>, batch * 64, kRowThreads, 0, stream, x, mult, add, channels);
   check_launch("input_gating");
 }
 

@@ -23,6 +23,8 @@ template <typename T, bool kWholeBlock, bool kVector>
 __global__ void layer_norm_kernel(T* out, const T* in, const float* bias, const T* skip,
                                   const float* gammas, const float* betas, int rows, int cols,
                                   float alpha, float eps, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   extern __shared__ float shared[];
   constexpr int V = kVector ? kVecWidth<T> : 1;  // values per load
   const int lanes = warpSize;
@@ -113,6 +115,8 @@ template <typename T, int kIters, bool kPreloadWanted, Activation kAct>
 __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
                                        const float* gammas, const float* betas, int rows,
                                        int cols, float alpha, float eps, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   constexpr int V = kVecWidth<T>;
   constexpr bool kPreload = kPreloadWanted && kIters <= kPreloadIters;
   constexpr int P = kPreload ? kIters : 1;
@@ -213,6 +217,8 @@ template <typename T, int kIters, Activation kAct>
 __global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
                                              const float* gammas, const float* betas, int rows,
                                              int cols, float alpha, float eps, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   constexpr int V = kVecWidth<T>;
   __shared__ float partials[kBlockRegMaxThreads / 32];   // one per warp; warps are >= 32 wide
   const int row = blockIdx.x;
@@ -286,8 +292,8 @@ void launch_layer_norm_block_regs(int iters, int threads, hipStream_t stream, T*
       return;
     }
   }
-  layer_norm_block_regs_kernel<T, kIters, kAct><<<rows, threads, 0, stream>>>(out, in, bias, skip, gammas,
-                                                                              betas, rows, cols, alpha, eps, act);
+  gpu_launch(layer_norm_block_regs_kernel<T, kIters, kAct>, rows, threads, 0, stream, out, in, bias, skip, gammas,
+             betas, rows, cols, alpha, eps, act);
 }
 
 template <typename T, int kIters, Activation kAct>
@@ -303,11 +309,11 @@ void launch_layer_norm_regs(int iters, int grid, int block, hipStream_t stream, 
     }
   }
   if (rows <= kPreloadMaxRows)
-    layer_norm_regs_kernel<T, kIters, true, kAct><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
-                                                                            betas, rows, cols, alpha, eps, act);
+    gpu_launch(layer_norm_regs_kernel<T, kIters, true, kAct>, grid, block, 0, stream, out, in, bias, skip, gammas,
+               betas, rows, cols, alpha, eps, act);
   else
-    layer_norm_regs_kernel<T, kIters, false, kAct><<<grid, block, 0, stream>>>(out, in, bias, skip, gammas,
-                                                                             betas, rows, cols, alpha, eps, act);
+    gpu_launch(layer_norm_regs_kernel<T, kIters, false, kAct>, grid, block, 0, stream, out, in, bias, skip, gammas,
+               betas, rows, cols, alpha, eps, act);
 }
 
 template <typename T, bool kWholeBlock>
@@ -316,11 +322,11 @@ void launch_layer_norm(bool vector, int grid, int block, size_t shared, hipStrea
                        const float* betas, int rows, int cols, float alpha, float eps,
                        Activation act) {
   if (vector)
-    layer_norm_kernel<T, kWholeBlock, true><<<grid, block, shared, stream>>>(
-        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+    gpu_launch(layer_norm_kernel<T, kWholeBlock, true>, grid, block, shared, stream, out, in, bias, skip, gammas,
+               betas, rows, cols, alpha, eps, act);
   else
-    layer_norm_kernel<T, kWholeBlock, false><<<grid, block, shared, stream>>>(
-        out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
+    gpu_launch(layer_norm_kernel<T, kWholeBlock, false>, grid, block, shared, stream, out, in, bias, skip, gammas,
+               betas, rows, cols, alpha, eps, act);
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }

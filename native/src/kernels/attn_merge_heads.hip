@@ -7,6 +7,8 @@ namespace attn {
 
 template <typename T>
 __global__ void merge_heads_kernel(T* out, const T* in, int heads, int depth) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   const int row = blockIdx.x;  // batch * 64 + square
   const int n = row / 64, square = row % 64;
   const int d_model = heads * depth;
@@ -20,7 +22,7 @@ __global__ void merge_heads_kernel(T* out, const T* in, int heads, int depth) {
 template <typename T>
 void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream_t stream) {
   if (batch == 0) return;
-  merge_heads_kernel<T><<<batch * 64, kRowThreads, 0, stream>>>(out, in, heads, depth);
+  gpu_launch(merge_heads_kernel<T>, batch * 64, kRowThreads, 0, stream, out, in, heads, depth);
   check_launch("merge_heads");
 }
 

@@ -10,6 +10,8 @@ namespace attn {
 template <typename T>
 __global__ void pe_dense_input_kernel(T* out, const T* planes, const T* pre, const float* pre_bias,
                                       int pre_size) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   const int width = kInputPlanes + pre_size;
   const int row = blockIdx.x;  // batch * 64 + square; pre's row too ([batch][64][pre_size])
   const int square = row % 64;
@@ -29,8 +31,7 @@ template <typename T>
 void pe_dense_input(T* out, const T* planes, const T* pre, const float* pre_bias, int batch,
                     int pre_size, hipStream_t stream) {
   if (batch == 0) return;
-  pe_dense_input_kernel<T><<<batch * 64, kRowThreads, 0, stream>>>(out, planes, pre, pre_bias,
-                                                                    pre_size);
+  gpu_launch(pe_dense_input_kernel<T>, batch * 64, kRowThreads, 0, stream, out, planes, pre, pre_bias, pre_size);
   check_launch("pe_dense_input");
 }
 

@@ -8,6 +8,8 @@ namespace attn {
 
 template <typename T>
 __global__ void pe_dense_pieces_kernel(T* out, const T* planes, int total) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   const int i = blockIdx.x * blockDim.x + threadIdx.x;  // index in out
   if (i >= total) return;
   const int plane = i % 12, row = i / 12;  // row = batch * 64 + square
@@ -18,8 +20,7 @@ template <typename T>
 void pe_dense_pieces(T* out, const T* planes, int batch, hipStream_t stream) {
   const int total = batch * 64 * 12;
   if (total == 0) return;
-  pe_dense_pieces_kernel<T><<<div_up(total, kRowThreads), kRowThreads, 0, stream>>>(out, planes,
-                                                                                     total);
+  gpu_launch(pe_dense_pieces_kernel<T>, div_up(total, kRowThreads), kRowThreads, 0, stream, out, planes, total);
   check_launch("pe_dense_pieces");
 }
 

@@ -18,6 +18,8 @@ __device__ __forceinline__ float positional_encoding(int from, int to) {
 
 template <typename T>
 __global__ void pe_map_input_kernel(T* out, const T* planes) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   constexpr int width = kInputPlanes + kPosEncodingChannels;
   const int row = blockIdx.x;  // batch * 64 + square
   const int square = row % 64;
@@ -32,7 +34,7 @@ template <typename T>
 void pe_map_input(T* out, const T* planes, int batch, hipStream_t stream) {
   if (batch == 0) return;
   // 176 values per row: one thread each (a multiple of 64 and of 32).
-  pe_map_input_kernel<T><<<batch * 64, 192, 0, stream>>>(out, planes);
+  gpu_launch(pe_map_input_kernel<T>, batch * 64, 192, 0, stream, out, planes);
   check_launch("pe_map_input");
 }
 

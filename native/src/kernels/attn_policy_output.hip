@@ -31,6 +31,8 @@ template <typename T>
 __global__ void __launch_bounds__(kPolicyThreads)
 attention_policy_output_kernel(float* out, const T* qk, const T* keys, int key_stride, const float* ppo,
                                const int32_t* gather, int d) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   __shared__ float partials[kPolicyThreads / 32][32];   // [warp][piece * 8 + file]; warps >= 32 wide
   __shared__ float offsets[4][8];                        // [piece q r b n][to file]
   const long long n = blockIdx.x;
@@ -110,8 +112,8 @@ template <typename T>
 void attention_policy_output(float* out, const T* qk, const T* keys, int key_stride, const float* ppo,
                              const int32_t* gather, int batch, int d, hipStream_t stream) {
   if (batch == 0) return;
-  attention_policy_output_kernel<T><<<batch, kPolicyThreads, 0, stream>>>(out, qk, keys, key_stride, ppo,
-                                                                    gather, d);
+  gpu_launch(attention_policy_output_kernel<T>, batch, kPolicyThreads, 0, stream, out, qk, keys, key_stride, ppo,
+             gather, d);
   check_launch("attention_policy_output");
 }
 

@@ -11,6 +11,8 @@ constexpr int kSoftmaxThreads = 256;
 
 template <typename T>
 __global__ void softmax64_kernel(T* out, const T* in, const T* add, int rows) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   const int lanes = warpSize;
   const int per_lane = 64 / lanes;  // 1 or 2
   const int warp = threadIdx.x / lanes, lane = threadIdx.x % lanes;
@@ -40,8 +42,7 @@ void softmax64(T* out, const T* in, const T* add, int rows, int warp_size, hipSt
   if (rows == 0) return;
   check_warp_size(warp_size);
   const int rows_per_block = kSoftmaxThreads / warp_size;
-  softmax64_kernel<T><<<div_up(rows, rows_per_block), kSoftmaxThreads, 0, stream>>>(out, in, add,
-                                                                                   rows);
+  gpu_launch(softmax64_kernel<T>, div_up(rows, rows_per_block), kSoftmaxThreads, 0, stream, out, in, add, rows);
   check_launch("softmax64");
 }
 

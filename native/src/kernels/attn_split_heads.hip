@@ -10,6 +10,8 @@ namespace attn {
 template <typename T>
 __global__ void split_heads_kernel(T* q, T* k, T* v, const T* qkv, const float* bias, int heads,
                                    int depth) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   const int row = blockIdx.x;  // batch * 64 + square
   const int n = row / 64, square = row % 64;
   const int d_model = heads * depth;
@@ -28,7 +30,7 @@ template <typename T>
 void split_heads(T* q, T* k, T* v, const T* qkv, const float* bias, int batch, int heads,
                  int depth, hipStream_t stream) {
   if (batch == 0) return;
-  split_heads_kernel<T><<<batch * 64, kRowThreads, 0, stream>>>(q, k, v, qkv, bias, heads, depth);
+  gpu_launch(split_heads_kernel<T>, batch * 64, kRowThreads, 0, stream, q, k, v, qkv, bias, heads, depth);
   check_launch("split_heads");
 }
 

@@ -101,6 +101,8 @@ __global__ void __launch_bounds__(conv_fused_detail::kThreads)
 conv3x3_fused_kernel(int cin, int cout, int ldw, int stages, const half* __restrict__ x,
                      const half* __restrict__ w, const float* __restrict__ bias,
                      const half* residual, SeWeights se, half* y, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace conv_fused_detail;
   extern __shared__ __align__(128) unsigned char shared_raw[];
@@ -277,9 +279,8 @@ bool conv3x3_fused(hipStream_t stream, DType dt, int n, int cin, int cout, int l
   int stages = n <= multiprocessors ? kTaps : 3;
   while (stages > 1 && plan(cin, cout, ldw, se_hidden, stages).bytes() > limit) --stages;
   const size_t shared = plan(cin, cout, ldw, se_hidden, stages).bytes();
-  conv3x3_fused_kernel<<<n, kThreads, shared, stream>>>(
-      cin, cout, ldw, stages, static_cast<const half*>(x), static_cast<const half*>(w), bias,
-      static_cast<const half*>(residual), se, static_cast<half*>(y), act);
+  gpu_launch(conv3x3_fused_kernel, n, kThreads, shared, stream, cin, cout, ldw, stages, static_cast<const half*>(x),
+             static_cast<const half*>(w), bias, static_cast<const half*>(residual), se, static_cast<half*>(y), act);
   GPU_CHECK_LAUNCH();
   return true;
 }

@@ -8,6 +8,8 @@ namespace lc0rocm {
 // writes are contiguous in the square-major layout.
 template <typename T>
 __global__ void expand_planes_kernel(int n, const uint64_t* masks, const float* values, T* out) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   long long total = (long long)n * 64 * 112;
   if (i >= total) return;
@@ -21,6 +23,8 @@ __global__ void expand_planes_kernel(int n, const uint64_t* masks, const float* 
 
 template <typename T>
 __global__ void transpose_planes_kernel(int n, const float* in, T* out) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   long long total = (long long)n * 64 * 112;
   if (i >= total) return;
@@ -35,9 +39,11 @@ void expand_planes(hipStream_t stream, DType dt, int n, const uint64_t* masks,
   long long total = (long long)n * 64 * 112;
   if (total == 0) return;
   if (dt == DType::F32)
-    expand_planes_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, masks, values, (float*)planes);
+    gpu_launch(expand_planes_kernel<float>, blocks_for(total), kBlockThreads, 0, stream, n, masks, values,
+               (float*)planes);
   else
-    expand_planes_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, masks, values, (half*)planes);
+    gpu_launch(expand_planes_kernel<half>, blocks_for(total), kBlockThreads, 0, stream, n, masks, values,
+               (half*)planes);
   GPU_CHECK_LAUNCH();
 }
 
@@ -45,9 +51,11 @@ void transpose_planes(hipStream_t stream, DType dt, int n, const float* planes_i
   long long total = (long long)n * 64 * 112;
   if (total == 0) return;
   if (dt == DType::F32)
-    transpose_planes_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, planes_in, (float*)planes);
+    gpu_launch(transpose_planes_kernel<float>, blocks_for(total), kBlockThreads, 0, stream, n, planes_in,
+               (float*)planes);
   else
-    transpose_planes_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, planes_in, (half*)planes);
+    gpu_launch(transpose_planes_kernel<half>, blocks_for(total), kBlockThreads, 0, stream, n, planes_in,
+               (half*)planes);
   GPU_CHECK_LAUNCH();
 }
 

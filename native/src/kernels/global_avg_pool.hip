@@ -8,6 +8,8 @@ namespace lc0rocm {
 // channels, so every step of the loop is a contiguous row read.
 template <typename T>
 __global__ void global_avg_pool_kernel(int n, int channels, const T* x, T* out) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= (long long)n * channels) return;
   int c = i % channels;
@@ -22,9 +24,11 @@ void global_avg_pool(hipStream_t stream, DType dt, int n, int channels, const vo
   long long total = (long long)n * channels;
   if (total == 0) return;
   if (dt == DType::F32)
-    global_avg_pool_kernel<float><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, channels, (const float*)x, (float*)out);
+    gpu_launch(global_avg_pool_kernel<float>, blocks_for(total), kBlockThreads, 0, stream, n, channels,
+               (const float*)x, (float*)out);
   else
-    global_avg_pool_kernel<half><<<blocks_for(total), kBlockThreads, 0, stream>>>(n, channels, (const half*)x, (half*)out);
+    gpu_launch(global_avg_pool_kernel<half>, blocks_for(total), kBlockThreads, 0, stream, n, channels, (const half*)x,
+               (half*)out);
   GPU_CHECK_LAUNCH();
 }
 

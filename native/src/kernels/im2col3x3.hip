@@ -79,6 +79,8 @@ bool can_vectorize(int channels, const void* x, const void* columns) {
 template <typename T, Activation kAct>
 __global__ void im2col3x3_kernel(long long total, int channels, const T* x, T* columns, const float* bias,
                                  Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < total) im2col_detail::one<T, kAct>(i, channels, x, columns, bias, act);
 }
@@ -86,6 +88,8 @@ __global__ void im2col3x3_kernel(long long total, int channels, const T* x, T* c
 template <typename T, Activation kAct>
 __global__ void im2col3x3_vec_kernel(long long vectors, int channels, const T* x, T* columns,
                                      const float* bias, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (vi < vectors) im2col_detail::vector<T, kAct>(vi, channels, x, columns, bias, act);
 }
@@ -100,11 +104,11 @@ static void launch_im2col(hipStream_t stream, int n, int channels, const T* x, T
     constexpr Activation kAct = decltype(tag)::value;
     if (vectorized) {
       long long vectors = total / im2col_detail::Vec<T>::kVec;
-      im2col3x3_vec_kernel<T, kAct><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(vectors, channels, x,
-                                                                                       columns, bias, act);
+      gpu_launch(im2col3x3_vec_kernel<T, kAct>, blocks_for(vectors), kBlockThreads, 0, stream, vectors, channels, x,
+                 columns, bias, act);
     } else {
-      im2col3x3_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, columns,
-                                                                                 bias, act);
+      gpu_launch(im2col3x3_kernel<T, kAct>, blocks_for(total), kBlockThreads, 0, stream, total, channels, x, columns,
+                 bias, act);
     }
   });
 }

@@ -66,6 +66,8 @@ bool can_vectorize(int channels, const void* x, const void* residual, const void
 template <typename T, Activation kAct>
 __global__ void se_apply_kernel(long long total, int channels, const T* x, const T* g, const T* residual,
                                 T* y, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i < total) se_apply_detail::one<T, kAct>(i, channels, x, g, residual, y, act);
 }
@@ -73,6 +75,8 @@ __global__ void se_apply_kernel(long long total, int channels, const T* x, const
 template <typename T, Activation kAct>
 __global__ void se_apply_vec_kernel(long long vectors, int channels, const T* x, const T* g,
                                     const T* residual, T* y, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   long long vi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (vi < vectors) se_apply_detail::vector<T, kAct>(vi, channels, x, g, residual, y, act);
 }
@@ -86,11 +90,11 @@ static void launch_se_apply(hipStream_t stream, int n, int channels, const T* x,
     constexpr Activation kAct = decltype(tag)::value;
     if (vectorized) {
       long long vectors = total / se_apply_detail::Vec<T>::kVec;
-      se_apply_vec_kernel<T, kAct><<<blocks_for(vectors), kBlockThreads, 0, stream>>>(
-          vectors, channels, x, g, residual, y, act);
+      gpu_launch(se_apply_vec_kernel<T, kAct>, blocks_for(vectors), kBlockThreads, 0, stream, vectors, channels, x, g,
+                 residual, y, act);
     } else {
-      se_apply_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-          total, channels, x, g, residual, y, act);
+      gpu_launch(se_apply_kernel<T, kAct>, blocks_for(total), kBlockThreads, 0, stream, total, channels, x, g,
+                 residual, y, act);
     }
   });
 }

@@ -28,7 +28,8 @@ __global__ void value_output_kernel(int n, const T* logits, bool wdl, float* out
 void value_output(hipStream_t stream, DType dt, int n, const void* logits, bool wdl, float* out) {
   if (n == 0) return;
   if (dt == DType::F32)
-    gpu_launch(value_output_kernel<float>, blocks_for(n), kBlockThreads, 0, stream, n, (const float*)logits, wdl, out);
+    gpu_launch(value_output_kernel<float>, blocks_for(n), kBlockThreads, 0, stream, n, (const float*)logits, wdl,
+               out);
   else
     gpu_launch(value_output_kernel<half>, blocks_for(n), kBlockThreads, 0, stream, n, (const half*)logits, wdl, out);
   GPU_CHECK_LAUNCH();

@@ -21,6 +21,8 @@ namespace lc0rocm {
 template <typename T>
 __global__ void __launch_bounds__(kWinogradSpreadThreads)
 winograd_input_spread_kernel(long long total, int channels, const T* x, T* v) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   using namespace winograd_detail;
   __shared__ float t1[6][6][kWinogradGroup];   // [row a][column b][item]
   const int k = threadIdx.x % kWinogradGroup, w = threadIdx.x / kWinogradGroup;
@@ -62,6 +64,8 @@ winograd_input_spread_kernel(long long total, int channels, const T* x, T* v) {
 // the spread kernel above measured even (256) or slower (512).
 template <typename T>
 __global__ void winograd_input_item_kernel(long long total, int channels, const T* x, T* v) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   using namespace winograd_detail;
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
@@ -109,10 +113,10 @@ template <typename T>
 static void launch_winograd_input(hipStream_t stream, int n, int channels, const T* x, T* v) {
   const long long total = static_cast<long long>(n) * 4 * channels;
   if (n <= kWinogradSpreadMaxBatch)
-    winograd_input_spread_kernel<T><<<blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0, stream>>>(
-        total, channels, x, v);
+    gpu_launch(winograd_input_spread_kernel<T>, blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0, stream,
+               total, channels, x, v);
   else
-    winograd_input_item_kernel<T><<<blocks_for(total), kBlockThreads, 0, stream>>>(total, channels, x, v);
+    gpu_launch(winograd_input_item_kernel<T>, blocks_for(total), kBlockThreads, 0, stream, total, channels, x, v);
 }
 
 void winograd_input(hipStream_t stream, DType dt, int n, int channels, const void* x, void* v) {

@@ -23,6 +23,8 @@ __global__ void __launch_bounds__(kWinogradSpreadThreads)
 winograd_output_spread_kernel(long long total, int channels, const T* m, const float* bias, const T* residual,
                               T* y,
                        Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   using namespace winograd_detail;
   __shared__ float t1[6][4][kWinogradGroup];   // [row a][column j][item]
   const int k = threadIdx.x % kWinogradGroup, w = threadIdx.x / kWinogradGroup;
@@ -66,6 +68,8 @@ winograd_output_spread_kernel(long long total, int channels, const T* m, const f
 template <typename T, Activation kAct>
 __global__ void winograd_output_item_kernel(long long total, int channels, const T* m, const float* bias,
                                        const T* residual, T* y, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   using namespace winograd_detail;
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (i >= total) return;
@@ -111,12 +115,11 @@ static void launch_winograd_output(hipStream_t stream, int n, int channels, cons
   with_activation(act, [&](auto tag) {
     constexpr Activation kAct = decltype(tag)::value;
     if (n <= kWinogradSpreadMaxBatch)
-      winograd_output_spread_kernel<T, kAct>
-          <<<blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0, stream>>>(total, channels, m, bias,
-                                                                                      residual, y, act);
+      gpu_launch(winograd_output_spread_kernel<T, kAct>, blocks_for(total, kWinogradGroup), kWinogradSpreadThreads, 0,
+                 stream, total, channels, m, bias, residual, y, act);
     else
-      winograd_output_item_kernel<T, kAct><<<blocks_for(total), kBlockThreads, 0, stream>>>(
-          total, channels, m, bias, residual, y, act);
+      gpu_launch(winograd_output_item_kernel<T, kAct>, blocks_for(total), kBlockThreads, 0, stream, total, channels,
+                 m, bias, residual, y, act);
   });
 }
 

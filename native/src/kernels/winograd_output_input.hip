@@ -42,6 +42,8 @@ template <typename T, bool kSe, Activation kAct>
 __global__ void __launch_bounds__(winograd_chain_detail::kMaxThreads)
 winograd_output_input_kernel(int channels, const T* m, const float* bias, SeWeights se, const T* residual,
                              T* y, T* v_next, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
   using namespace winograd_detail;
   extern __shared__ float chain_scratch[];
   const int C = channels, H = kSe ? se.hidden : 0, tid = threadIdx.x;
@@ -165,11 +167,11 @@ static void launch_output_input(hipStream_t stream, int n, int threads, size_t s
   with_activation(act, [&](auto tag) {
     constexpr Activation kAct = decltype(tag)::value;
     if (with_se)
-      winograd_output_input_kernel<T, true, kAct><<<n, threads, shared, stream>>>(channels, m, bias, se, residual,
-                                                                                  y, v_next, act);
+      gpu_launch(winograd_output_input_kernel<T, true, kAct>, n, threads, shared, stream, channels, m, bias, se,
+                 residual, y, v_next, act);
     else
-      winograd_output_input_kernel<T, false, kAct><<<n, threads, shared, stream>>>(channels, m, bias, se,
-                                                                                   residual, y, v_next, act);
+      gpu_launch(winograd_output_input_kernel<T, false, kAct>, n, threads, shared, stream, channels, m, bias, se,
+                 residual, y, v_next, act);
   });
 }
 
