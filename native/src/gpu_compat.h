@@ -113,7 +113,6 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 #endif
 #endif
 
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -145,10 +144,10 @@ __device__ __forceinline__ void gpu_release_next_grid() {
 #endif
 }
 
-// Whether the pass running on this thread wants dependent launches: set by
+// Whether the pass running on this thread launches dependently: set by
 // DependentLaunchScope around a forward pass (network.cpp: the body's choice,
-// or LC0ROCM_PDL=1 / 0); kernels launched outside one (at network creation)
-// launch plainly.
+// or LC0ROCM_PDL=1 / 0, on a device where gpu_has_dependent_launch); kernels
+// launched outside one (at network creation) launch plainly.
 inline bool& gpu_dependent_launch_wanted() {
   static thread_local bool wanted = false;
   return wanted;
@@ -167,33 +166,15 @@ class DependentLaunchScope {
   bool saved_;
 };
 
-#ifdef LC0ROCM_VENDOR_NVIDIA
-// Whether this launch is a dependent one: the pass wants it and the current
-// device has compute capability 9 or more (asked once per device).
-inline bool gpu_dependent_launch_enabled() {
-  if (!gpu_dependent_launch_wanted()) return false;
-  static std::atomic<int> known[64];  // by device ordinal: 0 = not asked, 1 = yes, 2 = no
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
-  int state = known[device].load(std::memory_order_relaxed);
-  if (state == 0) {
-    int major = 0;
-    state = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                    major >= 9 ? 1 : 2;
-    known[device].store(state, std::memory_order_relaxed);
-  }
-  return state == 1;
-}
-#endif
 
 // kernel<<<grid, block, shared, stream>>>(args...), as a dependent launch
-// where the device takes them (see above). Errors are read as after any
+// inside a DependentLaunchScope that wants them (see above). Errors are read as after any
 // launch, by GPU_CHECK_LAUNCH().
 template <typename... Params, typename... Args>
 inline void gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, hipStream_t stream,
                        Args&&... args) {
 #ifdef LC0ROCM_VENDOR_NVIDIA
-  if (gpu_dependent_launch_enabled()) {
+  if (gpu_dependent_launch_wanted()) {
     cudaLaunchAttribute attribute[1];
     attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attribute[0].val.programmaticStreamSerializationAllowed = 1;
@@ -236,6 +217,17 @@ inline bool gpu_fast_fp16(const hipDeviceProp_t& prop) {
   return false;
 #else
   return prop.major >= 7;  // tensor cores from Volta on
+#endif
+}
+
+// Whether kernels may launch before the prior one ends (programmatic
+// dependent launch: NVIDIA compute capability 9.0 on; AMD has none).
+inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) {
+#ifdef LC0ROCM_VENDOR_AMD
+  (void)prop;
+  return false;
+#else
+  return prop.major >= 9;
 #endif
 }
 

@@ -63,6 +63,7 @@ DeviceInfo query_device(int device) {
   info.warp_size = prop.warpSize;
   info.multiprocessors = prop.multiProcessorCount;
   info.fast_fp16 = gpu_fast_fp16(prop);
+  info.dependent_launch = gpu_has_dependent_launch(prop);
   return info;
 }
 
@@ -147,9 +148,10 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   const char* side = std::getenv("LC0ROCM_SIDE_STREAM");
   side_enabled_ = net.body().uses_side_lane() && !(side && *side && std::strcmp(side, "0") == 0);
   const char* pdl = std::getenv("LC0ROCM_PDL");  // 1 / 0: dependent launches on / off whatever the body says
-  dependent_launch_ = pdl && std::strcmp(pdl, "1") == 0   ? true
-                      : pdl && std::strcmp(pdl, "0") == 0 ? false
-                                                          : net.body().uses_dependent_launch();
+  dependent_launch_ = net.config().device.dependent_launch &&
+                      (pdl && std::strcmp(pdl, "1") == 0   ? true
+                       : pdl && std::strcmp(pdl, "0") == 0 ? false
+                                                           : net.body().uses_dependent_launch());
   try {
     blas_ = std::make_unique<Blas>(stream_);
     if (side_enabled_) {

@@ -54,7 +54,7 @@ class Stream {
   SideLane side_;
   std::unique_ptr<Blas> side_blas_;
   bool side_enabled_ = true;
-  bool dependent_launch_ = false;  // kernels as dependent launches (gpu_compat.h) where the GPU has them
+  bool dependent_launch_ = false;  // kernels as dependent launches (gpu_compat.h): device and body agree
   Arena arena_;
   int max_batch_;
   // pinned host staging: input, then outputs (policy, wdl, moves_left)
