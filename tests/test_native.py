@@ -414,15 +414,15 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
 
 def check_paths_match_cpu(w, name, env, count, tol, monkeypatch):
     """GPU backend `name` with the library's `env` (read when a network is
-    created) against the cpu backend, at batch 1, 17 and `count`; the small
-    sizes three times each: a plain pass, a captured graph's first launch
-    and its replay."""
+    created) against the cpu backend, at batch 1, 2, 17 and `count`; the
+    small sizes three times each: a plain pass, a captured graph's first
+    launch and its replay."""
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     masks, values = random_packed(w, count)
     ref = backends.create("cpu", w).forward_packed(masks, values)
     gpu = backends.create(name, w, max_batch=count)
-    for n in (1, 1, 1, 17, 17, 17, count):
+    for n in (1, 1, 1, 2, 2, 2, 17, 17, 17, count):
         got = gpu.forward_packed(masks[:n], values[:n])
         for g, r in zip(got, ref):
             assert not np.isnan(g).any()
@@ -461,13 +461,16 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"},
-                                 {"LC0ROCM_PDL": "1"}])
+                                 {"LC0ROCM_PDL": "1"}, {"LC0ROCM_SMALL_GEMM_ROWS": "128"},
+                                 {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
     (native/src/attention.cpp): the fused kernel, tensor-core or scalar, or
-    split heads + batched GEMMs + softmax + merge; kernels launched plainly
-    or (forced) as dependent launches."""
+    split heads + batched GEMMs + softmax + merge; dense layers all on BLAS
+    (the default) or, up to 128 rows (batch 1 and 2, smolgen's per-position
+    layers at 17), on gemm_small_rows where the GPU has mma.sync; kernels
+    launched plainly or (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch)
 

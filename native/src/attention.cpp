@@ -158,8 +158,18 @@ std::vector<Encoder> load_encoders(const WeightStore& ws, DType dt, const std::s
 
 // ------------------------------------------------------------------ running
 
+// Few rows (batch 1-2, smolgen's per-position layers) on our own product,
+// which fetches its weights while the kernel before it finishes; false:
+// the caller runs BLAS (gemm_small_rows in kernels/ops.h says where).
+bool run_dense_small(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
+                     const float* bias, Activation act) {
+  return ctx.dtype == DType::F16 && rows <= ctx.small_gemm_max_rows &&
+         gemm_small_rows(ctx.stream, ctx.device, static_cast<int>(rows), d.out, d.in, x, d.w.get(), bias, act, y);
+}
+
 // y [rows][out] = x [rows][in] . W^T (bias not added).
 void run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y) {
+  if (run_dense_small(ctx, d, rows, x, y, nullptr, Activation::None)) return;
   ctx.blas.gemm(ctx.dtype, false, true, static_cast<int>(rows), d.out, d.in, x, d.in, d.w.get(), d.in,
                 y, d.out);
 }
@@ -167,6 +177,7 @@ void run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* 
 // y = act(x . W^T + b).
 void run_dense_act(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                    Activation act) {
+  if (run_dense_small(ctx, d, rows, x, y, f32(d.b), act)) return;
   run_dense(ctx, d, rows, x, y);
   bias_act(ctx.stream, ctx.dtype, rows, d.out, y, f32(d.b), nullptr, y, act);
 }

@@ -74,6 +74,9 @@ struct ForwardContext {
   DType dtype;
   const DeviceInfo& device;
   SideLane* side = nullptr;  // null: every branch runs on stream
+  // Dense layers of up to this many rows run on gemm_small_rows (kernels/
+  // ops.h) instead of BLAS where it applies; 0: always BLAS.
+  int small_gemm_max_rows = 0;
 };
 
 // A context for work that may run beside whatever ctx's stream does next:
@@ -86,7 +89,8 @@ inline ForwardContext fork_side(ForwardContext& ctx) {
   GPU_CHECK(hipEventRecord(side->forked, ctx.stream));
   GPU_CHECK(hipStreamWaitEvent(side->stream, side->forked, 0));
   side->open = true;
-  return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr};
+  return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr,
+                        ctx.small_gemm_max_rows};
 }
 
 // ctx.stream waits for everything issued on the side lane since the fork

@@ -10,6 +10,7 @@ struct DeviceInfo {
   int warp_size = 0;
   int multiprocessors = 0;
   bool fast_fp16 = false;     // packed/matrix fp16 (NVIDIA: tensor cores, compute capability 7.0 on)
+  bool mma_fp16 = false;      // mma.sync m16n8k16 on half (NVIDIA compute capability 8.0 on)
   bool dependent_launch = false;  // kernels may start before the prior one ends (gpu_compat.h)
 };
 

@@ -220,6 +220,17 @@ inline bool gpu_fast_fp16(const hipDeviceProp_t& prop) {
 #endif
 }
 
+// Whether half tensor-core tiles of mma.sync m16n8k16 exist (NVIDIA compute
+// capability 8.0 on; AMD has other matrix instructions).
+inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) {
+#ifdef LC0ROCM_VENDOR_AMD
+  (void)prop;
+  return false;
+#else
+  return prop.major >= 8;
+#endif
+}
+
 // Whether kernels may launch before the prior one ends (programmatic
 // dependent launch: NVIDIA compute capability 9.0 on; AMD has none).
 inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) {

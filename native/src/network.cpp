@@ -1,6 +1,7 @@
 // network.cpp - builds a Body from the config and runs forward passes.
 #include "network.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +64,7 @@ DeviceInfo query_device(int device) {
   info.warp_size = prop.warpSize;
   info.multiprocessors = prop.multiProcessorCount;
   info.fast_fp16 = gpu_fast_fp16(prop);
+  info.mma_fp16 = gpu_has_mma_fp16(prop);
   info.dependent_launch = gpu_has_dependent_launch(prop);
   return info;
 }
@@ -140,6 +142,16 @@ size_t input_bytes_per_position() {
 }
 }  // namespace
 
+// LC0ROCM_SMALL_GEMM_ROWS: dense layers of up to this many rows on
+// gemm_small_rows (capped at kSmallGemmMaxRows); unset or 0: none. Off by
+// default: on an H100 it is still slower than cuBLAS (t82 fp16 b1 788-821
+// against 1,197-1,199 positions/s; native/GEMM_SMALL_ROWS.md).
+static int small_gemm_rows_from_environment() {
+  const char* v = std::getenv("LC0ROCM_SMALL_GEMM_ROWS");
+  if (v == nullptr || *v == '\0') return 0;
+  return std::clamp(std::atoi(v), 0, kSmallGemmMaxRows);
+}
+
 Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
   const char* no_graphs = std::getenv("LC0ROCM_NO_GRAPHS");
   graphs_enabled_ = !(no_graphs && *no_graphs && std::strcmp(no_graphs, "0") != 0);
@@ -152,6 +164,7 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
                       (pdl && std::strcmp(pdl, "1") == 0   ? true
                        : pdl && std::strcmp(pdl, "0") == 0 ? false
                                                            : net.body().uses_dependent_launch());
+  small_gemm_max_rows_ = small_gemm_rows_from_environment();
   try {
     blas_ = std::make_unique<Blas>(stream_);
     if (side_enabled_) {
@@ -332,7 +345,8 @@ void Stream::run_device(int n, bool from_planes) {
   float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
   if (!cfg.moves_left) GPU_CHECK(hipMemsetAsync(d_mlh, 0, n * sizeof(float), stream_));
   side_.open = false;  // a pass that failed midway may have left it open
-  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr};
+  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr,
+                     small_gemm_max_rows_};
   net_.body().forward(ctx, n, input, NetOutputs{d_policy, d_wdl, d_mlh});
   join_side(ctx);  // a body that forked and did not join: the outputs must wait for it
 }

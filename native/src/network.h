@@ -55,6 +55,7 @@ class Stream {
   std::unique_ptr<Blas> side_blas_;
   bool side_enabled_ = true;
   bool dependent_launch_ = false;  // kernels as dependent launches (gpu_compat.h): device and body agree
+  int small_gemm_max_rows_ = 0;    // ForwardContext::small_gemm_max_rows (LC0ROCM_SMALL_GEMM_ROWS)
   Arena arena_;
   int max_batch_;
   // pinned host staging: input, then outputs (policy, wdl, moves_left)

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "../device_info.h"
 #include "../tensor/dtype.h"
 #include "../tensor/errors.h"
 #include "activation.h"
@@ -20,6 +21,16 @@ void transpose_planes(hipStream_t stream, DType dt, int n, const float* planes_i
 // bias and residual may be null; y may alias x (in place).
 void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const void* x,
               const float* bias, const void* residual, void* y, Activation act);
+
+// gemm_small_rows.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
+// storage (float accumulation), bias may be null, for M up to
+// kSmallGemmMaxRows (a dense layer at batch 1-2, smolgen's per-position
+// layers). Returns false, launching nothing, where it does not apply (AMD,
+// no mma.sync m16n8k16, N not a multiple of 8, K of 16, unaligned pointers,
+// K too deep for shared memory); the caller then runs its BLAS product.
+constexpr int kSmallGemmMaxRows = 128;
+bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x,
+                     const void* w, const float* bias, Activation act, void* y);
 
 // im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
 // tap = (dy+1)*3 + (dx+1); zero outside the board. With a bias, x is a raw
