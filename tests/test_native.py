@@ -459,6 +459,24 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("env", [{"LC0ROCM_RESNET_TOWER": "1"}, {"LC0ROCM_RESNET_TOWER": "1", "LC0ROCM_PDL": "0"},
+                                 {"LC0ROCM_RESNET_TOWER": "1", "LC0ROCM_RESNET_TOWER_POSITIONS": "1"},
+                                 {"LC0ROCM_RESNET_TOWER": "1", "LC0ROCM_RESNET_TOWER_POSITIONS": "2"},
+                                 {"LC0ROCM_RESNET_TOWER": "0"}])
+@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish"])
+def test_gpu_resnet_tower_matches_cpu(net, env, maia_path, make_test_net, monkeypatch):
+    """The residual tower in one launch (native/src/kernels/resnet_tower.hip:
+    64 channels, half, where the GPU has mma.sync) forced at every batch size
+    or off, a position or a pair of positions per block at a time, against
+    the cpu backend: with SE and ReLU (maia-1900), without SE (classical
+    heads), with mish and convolution biases; batches 1 and 17 leave a pair
+    short, 200 gives blocks more than one turn on any current GPU."""
+    name = gpu_backend_or_skip("fp16")
+    path = maia_path if net == "maia" else make_test_net(net, blocks=3, filters=64)
+    check_paths_match_cpu(load_weights(path), name, env, 200, 1e-2, monkeypatch)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"},
                                  {"LC0ROCM_PDL": "1"}, {"LC0ROCM_SMALL_GEMM_ROWS": "128"},

@@ -116,7 +116,8 @@ std::vector<float> transposed(const std::vector<float>& m, int rows, int cols) {
 }
 }  // namespace
 
-Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in) : dt_(dt) {
+Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in, bool keep_transposed)
+    : dt_(dt) {
   Dense plain = load_dense(ws, name, dt, 9, expected_in);
   in_ = plain.in;
   out_ = plain.out;
@@ -134,7 +135,8 @@ Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int e
               (mode != WinogradMode::kAlways || implicit == ImplicitMode::kAlways) &&
               conv3x3_implicit_supported(dt, in_, out_);
   implicit_always_ = implicit_ && implicit == ImplicitMode::kAlways;
-  if (implicit_) implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt);
+  if (implicit_ || keep_transposed)
+    implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt);
   b_ = std::move(plain.b);
   ldw_ = out_;
   if (winograd_ && winograd_always_) return;  // im2col never runs: U is the only weight copy kept

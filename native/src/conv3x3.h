@@ -61,7 +61,11 @@ class Conv3x3 {
  public:
   Conv3x3() = default;
   // name.w [9 * in][out] (row tap * in + c), name.b [out].
-  Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in = -1);
+  // keep_transposed: keep the [out][9 * in] copy of the weights (the
+  // implicit kernel's) even where that kernel does not run, for
+  // resnet_tower (kernels/ops.h).
+  Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in = -1,
+          bool keep_transposed = false);
 
   int in() const { return in_; }
   int out() const { return out_; }
@@ -72,6 +76,12 @@ class Conv3x3 {
   bool uses_winograd(int n) const;
   // Whether it runs the implicit-GEMM tensor-core kernel (conv3x3_implicit.hip).
   bool uses_implicit(int n) const;
+  // The weights [out][9 * in] (column tap * in + c) in the storage type;
+  // null unless the implicit kernel runs or keep_transposed was asked.
+  const void* transposed_weights() const { return implicit_w_.get(); }
+  const float* bias() const { return b_.as<float>(); }
+  // A SqueezeExcite's weights as the fused kernels take them (none: se null).
+  static SeWeights se_weights_of(const SqueezeExcite* se);
 
   // y [n][64][out] = act(SE(conv(x) + b) + residual); x [n][64][in].
   // residual and se may be null; residual may alias y, x may not.
@@ -112,7 +122,6 @@ class Conv3x3 {
   // After the product: bias + SE (+ residual) + activation into y.
   void se_epilogue(ForwardContext& ctx, int n, void* product, const float* bias, const SqueezeExcite* se,
                    const SeWeights& se_weights, const void* residual, void* y, Activation act) const;
-  static SeWeights se_weights_of(const SqueezeExcite* se);
 
   DType dt_ = DType::F32;
   int in_ = 0, out_ = 0, ldw_ = 0;  // ldw_: the weight row length (padded when fused)

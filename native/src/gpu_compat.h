@@ -242,6 +242,17 @@ inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) {
 #endif
 }
 
+// The most shared memory (LDS) one block may use, where NVIDIA lets a
+// kernel opt in to more than the 48 KB default (hipFuncSetAttribute).
+inline size_t gpu_shared_per_block(const hipDeviceProp_t& prop) {
+#ifdef LC0ROCM_VENDOR_AMD
+  return prop.sharedMemPerBlock;
+#else
+  return prop.sharedMemPerBlockOptin > prop.sharedMemPerBlock ? prop.sharedMemPerBlockOptin
+                                                               : prop.sharedMemPerBlock;
+#endif
+}
+
 inline int gpu_vendor_id() {
 #ifdef LC0ROCM_VENDOR_AMD
   return 1;

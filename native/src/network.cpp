@@ -66,6 +66,7 @@ DeviceInfo query_device(int device) {
   info.fast_fp16 = gpu_fast_fp16(prop);
   info.mma_fp16 = gpu_has_mma_fp16(prop);
   info.dependent_launch = gpu_has_dependent_launch(prop);
+  info.shared_per_block = gpu_shared_per_block(prop);
   return info;
 }
 

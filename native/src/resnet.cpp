@@ -1,7 +1,8 @@
 // resnet.cpp - forward pass of convolution-body nets: 3x3 convolutions with
-// their SE units and residual adds (conv3x3.h), the residual tower as one
-// Winograd chain where every layer allows it, convolution/classical/attention
-// policy, value and moves-left heads.
+// their SE units and residual adds (conv3x3.h), the residual tower in one
+// launch (kernels/resnet_tower.hip) or as one Winograd chain where the
+// layers allow it, convolution/classical/attention policy, value and
+// moves-left heads.
 #include "resnet.h"
 
 #include <algorithm>
@@ -14,6 +15,21 @@
 
 namespace lc0rocm {
 namespace {
+
+// The residual tower in one launch (resnet_tower.hip: 64 channels, half,
+// NVIDIA sm_80+) for batches 16-256, where it measured faster than a launch
+// per layer on an H100 (maia-1900 fp16, two rounds: b16 +5..10 %, b32-48
+// +25 %, b64 +5..25 %, b128 +40 %, b256 +8..10 %; b1 -13 %, b384-512 even
+// or slower; native/RESNET_TOWER.md). LC0ROCM_RESNET_TOWER=1 / 0 forces it
+// at every batch size / never. Read when a network is created.
+constexpr int kResnetTowerMinBatch = 16;
+constexpr int kResnetTowerMaxBatch = 256;
+enum class TowerMode { kByBatch, kAlways, kNever };
+TowerMode tower_mode() {
+  const char* v = std::getenv("LC0ROCM_RESNET_TOWER");
+  if (!v || !*v) return TowerMode::kByBatch;
+  return std::strcmp(v, "0") != 0 ? TowerMode::kAlways : TowerMode::kNever;
+}
 
 struct Block {
   Conv3x3 conv1, conv2;
@@ -32,6 +48,8 @@ class ResNetBody : public Body {
   bool uses_dependent_launch() const override { return true; }
 
  private:
+  // Whether the residual tower runs as one launch at n positions.
+  bool uses_tower(int n) const;
   // The residual tower, input convolution included, into flow.
   void tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const;
   // The same as one Winograd chain (Conv3x3::chains), when every layer can;
@@ -60,6 +78,9 @@ class ResNetBody : public Body {
   Dense mlh_, mlh_ip1_, mlh_ip2_;
   std::vector<const Conv3x3*> convs_;  // all of them, to size the im2col scratch
   bool chain_enabled_ = true;          // LC0ROCM_WINOGRAD_CHAIN=0 turns Winograd towers off
+  TowerMode tower_mode_ = TowerMode::kByBatch;
+  bool tower_ = false;        // resnet_tower runs here (device, precision and shapes allow it)
+  DeviceBuffer tower_blocks_;  // ResidualBlockWeights [blocks_.size()] for it
 };
 
 ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
@@ -67,12 +88,15 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
   input_ = Conv3x3(ws, "resnet.input", dt_, kInputPlanes);
   channels_ = input_.out();
   const int c = channels_;
+  tower_mode_ = tower_mode();
+  // Worth keeping the tower kernel's weight layout for (its own checks follow).
+  const bool tower_candidate = tower_mode_ != TowerMode::kNever && dt_ == DType::F16 && config.device.mma_fp16;
   for (int i = 0;; ++i) {
     std::string p = "resnet.block." + std::to_string(i);
     if (!ws.has(p + ".conv1.w")) break;
     Block b;
-    b.conv1 = Conv3x3(ws, p + ".conv1", dt_, c);
-    b.conv2 = Conv3x3(ws, p + ".conv2", dt_, c);
+    b.conv1 = Conv3x3(ws, p + ".conv1", dt_, c, tower_candidate);
+    b.conv2 = Conv3x3(ws, p + ".conv2", dt_, c, tower_candidate);
     if (b.conv1.out() != c || b.conv2.out() != c)
       fail(LC0ROCM_INVALID_ARGUMENT, p + ": filters differ from the body's " + std::to_string(c));
     b.has_se = ws.has(p + ".se1.w");
@@ -121,6 +145,24 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     if (mlh_ip2_.out != 1) fail(LC0ROCM_INVALID_ARGUMENT, "resnet.mlh_ip2 must have 1 output");
   }
 
+  int max_se_hidden = 0;
+  for (const Block& b : blocks_)
+    if (b.has_se) max_se_hidden = std::max(max_se_hidden, b.se.fc1.out);
+  tower_ = tower_candidate && !blocks_.empty() && resnet_tower_prepare(config.device, dt_, c, max_se_hidden);
+  if (tower_) {
+    std::vector<ResidualBlockWeights> host(blocks_.size());
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      const Block& b = blocks_[i];
+      host[i].conv1_w = b.conv1.transposed_weights();
+      host[i].conv1_b = b.conv1.bias();
+      host[i].conv2_w = b.conv2.transposed_weights();
+      host[i].conv2_b = b.conv2.bias();
+      host[i].se = Conv3x3::se_weights_of(b.has_se ? &b.se : nullptr);
+    }
+    tower_blocks_ = DeviceBuffer(sizeof(ResidualBlockWeights) * host.size());
+    GPU_CHECK(hipMemcpy(tower_blocks_.get(), host.data(), tower_blocks_.bytes(), hipMemcpyHostToDevice));
+  }
+
   const char* chain = std::getenv("LC0ROCM_WINOGRAD_CHAIN");
   chain_enabled_ = !(chain && *chain && std::strcmp(chain, "0") == 0);
 
@@ -147,7 +189,13 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
     value_head(side, n, flow, out.wdl);
     if (cfg_.moves_left) moves_left_head(side, n, flow, out.moves_left);
   };
-  if (chains(n)) {
+  if (uses_tower(n)) {
+    input_.forward(ctx, n, planes, conv_scratch(ctx, n), flow, act_);
+    resnet_tower(ctx.stream, ctx.device, n, static_cast<int>(blocks_.size()),
+                 tower_blocks_.as<ResidualBlockWeights>(), flow, flow, act_);
+    heads_beside();
+    policy_head(ctx, n, flow, out.policy);
+  } else if (chains(n)) {
     // v: each layer's transformed input, m: its products, for the whole chain.
     const bool policy_chained = policy_chains(n);
     int widest_in = std::max(input_.in(), c), widest_out = c;
@@ -183,6 +231,10 @@ void ResNetBody::tower(ForwardContext& ctx, int n, const void* planes, void* col
   // flow = act(SE(conv2(act(conv1(flow) + b1)) + b2) + flow)
   for (const Block& b : blocks_)
     forward_two(ctx, n, b.conv1, b.conv2, flow, columns, mid, flow, act_, act_, flow, b.has_se ? &b.se : nullptr);
+}
+
+bool ResNetBody::uses_tower(int n) const {
+  return tower_ && (tower_mode_ == TowerMode::kAlways || (n >= kResnetTowerMinBatch && n <= kResnetTowerMaxBatch));
 }
 
 bool ResNetBody::chains(int n) const {

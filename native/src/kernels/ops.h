@@ -106,6 +106,27 @@ bool conv3x3_implicit_supported(DType dt, int cin, int cout);
 void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, const void* x, const void* wt,
                       const float* bias, const void* residual, void* y, Activation act);
 
+// resnet_tower.hip: a 64-channel residual tower in one launch, x [n][64][64]
+// -> y (may alias x): for each block flow = act(SE(conv2(act(conv1(flow) +
+// b1)) + b2) + flow), the activations kept in shared memory between
+// layers. blocks: `count` ResidualBlockWeights in device memory, conv
+// weights in conv3x3_implicit's [64][9 * 64] layout; se.w1 null: no SE.
+// resnet_tower_prepare says whether it runs here (half storage, NVIDIA
+// sm_80+ with the shared memory, 64 channels, SE hidden widths up to
+// kResnetTowerMaxSeHidden) and, where it does, lets the kernel have its
+// shared memory: call it once per network, outside a graph capture.
+struct ResidualBlockWeights {
+  const void* conv1_w = nullptr;
+  const float* conv1_b = nullptr;
+  const void* conv2_w = nullptr;
+  const float* conv2_b = nullptr;
+  SeWeights se;
+};
+constexpr int kResnetTowerMaxSeHidden = 128;
+bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int max_se_hidden);
+void resnet_tower(hipStream_t stream, const DeviceInfo& device, int n, int count,
+                  const ResidualBlockWeights* blocks, const void* x, void* y, Activation act);
+
 // global_avg_pool.hip: x [n][64][C] -> mean over squares [n][C].
 void global_avg_pool(hipStream_t stream, DType dt, int n, int channels, const void* x, void* out);
 

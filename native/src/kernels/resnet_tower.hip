@@ -1,0 +1,385 @@
+// resnet_tower: a convolution net's whole residual tower in one launch.
+// Each block takes one position at a time through every residual block,
+//   mid  = act(conv1(flow) + b1)
+//   v    = conv2(mid) + b2
+//   flow = act(SE(v) + flow)            (SE optional: se_fused.hip's unit)
+// with flow and mid kept in shared memory between layers: nothing between
+// the tower's input and its output touches device memory but the weights.
+// NVIDIA sm_80+ (mma.sync m16n8k16), half storage, float accumulation,
+// 64 channels. Design and measurements: native/RESNET_TOWER.md.
+//
+// Why: below a few hundred positions a 64-channel tower is ~20 launches
+// (two convolutions and an SE tail per block) of 2-5 us each, all latency
+// for a few MFLOP per position (maia-1900's pass at batch 1: ~100 us).
+//
+// Layout:
+//   x, y     [n][64][64] half: the tower's input and output (may alias:
+//            a block reads its position before it writes it)
+//   blocks   ResidualBlockWeights per residual block, in device memory;
+//            conv weights [64][9 * 64] half (conv3x3_implicit's layout:
+//            column tap * 64 + c, tap = 3 ky + kx)
+// Shared memory: the current and the next layer's weights [2][64][584]
+// half (cp.async: the next layer's copy runs under this one's products),
+// the position as two zero-bordered 10 x 10 boards [100][72] half (flow and
+// mid: under tap (ky, kx) square (r, f) reads padded square (r + ky) * 10 +
+// f + kx, so the im2col is in the addressing, as in conv3x3_implicit.hip),
+// and the SE unit's floats. The 8-half paddings put the 8 rows a fragment
+// load touches on distinct banks. One block per multiprocessor (178 KB for
+// one position at a time, 208 KB for a pair). Eight warps: warp w computes
+// squares 16 (w % 4) .. + 15 (ranks 2 (w % 4) and + 1) against output
+// channels 32 (w / 4) .. + 31, four 16 x 8 tiles that share each A
+// fragment (and, for a pair, each B fragment serves both positions).
+//
+// AMD: mma.sync is NVIDIA's; this file then defines a stub that reports no
+// support, and the caller keeps the per-layer path.
+#include <cstdint>
+#include <cstdlib>
+
+#include "../gpu_compat.h"
+#include "block_ops.h"
+#include "ops.h"
+
+#if defined(LC0ROCM_VENDOR_NVIDIA)
+#include "async_copy.h"
+#endif
+
+namespace lc0rocm {
+
+#if defined(LC0ROCM_VENDOR_NVIDIA)
+
+namespace tower_detail {
+constexpr int kC = 64;                   // channels
+constexpr int kThreads = 256;            // 8 warps of 32 lanes (mma.sync's width)
+constexpr int kPad = 8;                  // halves after each board square and weight row
+constexpr int kLdb = kC + kPad;          // board square pitch, halves
+constexpr int kK = 9 * kC;               // a layer's reduction: 9 taps x 64 channels
+constexpr int kLdk = kK + kPad;          // weight row pitch, halves
+constexpr int kBoardHalves = 100 * kLdb;
+constexpr int kWeightHalves = kC * kLdk;
+constexpr int kPartialFloats = kThreads > 2 * kC ? kThreads : 2 * kC;  // block_matvec's scratch
+
+// Two weight buffers, two boards per position, then floats: per position
+// the row tiles' channel sums [4][C], pooled [C], gates [2C] and hidden
+// [max hidden]; block_matvec's partial sums.
+constexpr size_t kSeFloats = 4 * kC + kC + 2 * kC + kResnetTowerMaxSeHidden;
+constexpr size_t shared_bytes(int positions) {
+  return sizeof(half) * (2 * static_cast<size_t>(kWeightHalves) + 2 * positions * static_cast<size_t>(kBoardHalves)) +
+         sizeof(float) * (positions * kSeFloats + kPartialFloats);
+}
+
+__device__ __forceinline__ uint32_t load32(const half* p) { return *reinterpret_cast<const uint32_t*>(p); }
+
+// d += a . b on one 16 x 8 x 16 tile (PTX ISA "mma.m16n8k16" fragments).
+__device__ __forceinline__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                            uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+// Padded board index of square s (rank s / 8, file s % 8).
+__device__ __forceinline__ int padded(int s) { return (s / 8 + 1) * 10 + s % 8 + 1; }
+}  // namespace tower_detail
+
+// kP positions at a time per block (1 or 2): a pair shares every weight
+// fragment load, halving the shared-memory reads per product and the
+// weight traffic from L2 per position.
+template <int kP, Activation kAct>
+__global__ void __launch_bounds__(tower_detail::kThreads, 1)
+resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ layers, const half* x, half* y,
+                    Activation act) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace tower_detail;
+  extern __shared__ __align__(16) unsigned char tower_shared[];
+  half* weights = reinterpret_cast<half*>(tower_shared);  // [2][kC][kLdk]
+  half* boards = weights + 2 * kWeightHalves;              // flow [kP][100][kLdb], then mid likewise
+  float* se_floats = reinterpret_cast<float*>(boards + 2 * kP * kBoardHalves);  // [kP][kSeFloats]
+  float* partial = se_floats + kP * kSeFloats;
+  auto flow = [&](int p) { return boards + p * kBoardHalves; };
+  auto mid = [&](int p) { return boards + (kP + p) * kBoardHalves; };
+
+  const int tid = threadIdx.x;
+  // A step is one convolution; this block's steps run over its groups of
+  // kP positions (group blockIdx.x, + gridDim.x, ...) and, within each,
+  // over every layer.
+  const int groups = (n + kP - 1) / kP;
+  const int steps_per_group = 2 * blocks;
+  const int my_groups = static_cast<int>(blockIdx.x) < groups ? (groups - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  const int steps = my_groups * steps_per_group;
+  // Step s's weights into buffer s % 2, as one copy group (empty past the
+  // last step, so that every step waits on the same group count).
+  auto fetch_weights = [&](int step) {
+    if (step < steps) {
+      const int layer = step % steps_per_group;
+      const ResidualBlockWeights& b = layers[layer / 2];
+      const half* from = static_cast<const half*>(layer % 2 ? b.conv2_w : b.conv1_w);
+      half* to = weights + (step % 2) * kWeightHalves;
+      constexpr int kVecs = kK / 8;  // 16-byte copies per weight row
+      for (int i = tid; i < kC * kVecs; i += kThreads) {
+        const int r = i / kVecs, v = i - r * kVecs;
+        copy16_async(to + r * kLdk + v * 8, from + r * kK + v * 8);
+      }
+    }
+    commit_copies();
+  };
+
+  // The weights and the boards' zero borders need nothing from the prior
+  // kernel: before the wait for it (gpu_compat.h's dependent launch).
+  gpu_release_next_grid();
+  fetch_weights(0);
+  constexpr int kSquareVecs = kC / 8;
+  for (int i = tid; i < 2 * kP * 100 * kSquareVecs; i += kThreads) {
+    const int board = i / (100 * kSquareVecs), rest = i - board * 100 * kSquareVecs;
+    const int p = rest / kSquareVecs, v = rest - p * kSquareVecs;
+    const int rank = p / 10 - 1, file = p % 10 - 1;
+    if (rank < 0 || rank >= 8 || file < 0 || file >= 8)
+      *reinterpret_cast<uint4*>(boards + board * kBoardHalves + p * kLdb + v * 8) = make_uint4(0, 0, 0, 0);
+  }
+  gpu_wait_for_prior_grid();
+
+  // Lane (g, q): A rows g and g + 8 (file g of each of the warp's ranks),
+  // B column g of each tile, k pairs 2q and 2q + 8 of each 16 (PTX's
+  // m16n8k16 layout); its outputs: those squares, channels 2q and 2q + 1 of
+  // each tile, in each of the group's positions.
+  const int lane = tid % 32, warp = tid / 32;
+  const int g = lane / 4, q = lane % 4;
+  const int row_tile = warp % 4, col_half = warp / 4;
+  const int rank_lo = 2 * row_tile, rank_hi = rank_lo + 1;
+  const int out_lo = padded(rank_lo * 8 + g), out_hi = padded(rank_hi * 8 + g);
+  int step = 0;
+  for (int group = blockIdx.x; group < groups; group += gridDim.x) {
+    const int first = group * kP;
+    const int count = n - first < kP ? n - first : kP;  // positions in this group (the last may be short)
+    for (int p = 0; p < count; ++p) {
+      const half* xp = x + static_cast<long long>(first + p) * 64 * kC;
+      for (int i = tid; i < 64 * kSquareVecs; i += kThreads) {
+        const int sq = i / kSquareVecs, v = i - sq * kSquareVecs;
+        copy16_async(flow(p) + padded(sq) * kLdb + v * 8, xp + sq * kC + v * 8);
+      }
+    }
+    commit_copies();
+    for (int blk = 0; blk < blocks; ++blk) {
+      const ResidualBlockWeights& layer = layers[blk];
+      for (int conv = 0; conv < 2; ++conv, ++step) {
+        // This step's weights (and the boards) are in; every warp is past
+        // the step before, so its buffer takes the next step's weights.
+        wait_copies(0);
+        __syncthreads();
+        fetch_weights(step + 1);
+
+        const half* w = weights + (step % 2) * kWeightHalves;
+        float acc[kP][4][4] = {};
+        const half* b_row = w + (col_half * 32 + g) * kLdk + 2 * q;
+#pragma unroll
+        for (int tap = 0; tap < 9; ++tap) {
+          const int ky = tap / 3, kx = tap % 3;
+          const int a_lo = ((rank_lo + ky) * 10 + g + kx) * kLdb + 2 * q;
+          const int a_hi = ((rank_hi + ky) * 10 + g + kx) * kLdb + 2 * q;
+#pragma unroll
+          for (int c0 = 0; c0 < kC; c0 += 16) {
+            uint32_t b[4][2];
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+              const half* bp = b_row + nt * 8 * kLdk + tap * kC + c0;
+              b[nt][0] = load32(bp);
+              b[nt][1] = load32(bp + 8);
+            }
+#pragma unroll
+            for (int p = 0; p < kP; ++p) {
+              if (p >= count) break;  // the same for the whole block
+              const half* in = conv ? mid(p) : flow(p);
+              const uint32_t a0 = load32(in + a_lo + c0), a1 = load32(in + a_hi + c0);
+              const uint32_t a2 = load32(in + a_lo + c0 + 8), a3 = load32(in + a_hi + c0 + 8);
+#pragma unroll
+              for (int nt = 0; nt < 4; ++nt) mma_16x8x16(acc[p][nt], a0, a1, a2, a3, b[nt][0], b[nt][1]);
+            }
+          }
+        }
+
+        const float* bias = conv ? layer.conv2_b : layer.conv1_b;
+        if (conv == 0) {
+          // mid = act(conv1 + b1); conv2 reads it after the next step's barrier.
+#pragma unroll
+          for (int p = 0; p < kP; ++p) {
+            if (p >= count) break;
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+              const int o = col_half * 32 + nt * 8 + 2 * q;
+              const float b0 = bias[o], b1 = bias[o + 1];
+              *reinterpret_cast<half2*>(mid(p) + out_lo * kLdb + o) = __floats2half2_rn(
+                  activate_as<kAct>(acc[p][nt][0] + b0, act), activate_as<kAct>(acc[p][nt][1] + b1, act));
+              *reinterpret_cast<half2*>(mid(p) + out_hi * kLdb + o) = __floats2half2_rn(
+                  activate_as<kAct>(acc[p][nt][2] + b0, act), activate_as<kAct>(acc[p][nt][3] + b1, act));
+            }
+          }
+          continue;
+        }
+
+        // v = conv2 + b2, kept in float.
+#pragma unroll
+        for (int p = 0; p < kP; ++p) {
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) {
+            const int o = col_half * 32 + nt * 8 + 2 * q;
+            acc[p][nt][0] += bias[o];
+            acc[p][nt][1] += bias[o + 1];
+            acc[p][nt][2] += bias[o];
+            acc[p][nt][3] += bias[o + 1];
+          }
+        }
+        const bool has_se = layer.se.w1 != nullptr;  // the same for the whole block
+        if (has_se) {
+          // Channel means: each warp sums its 16 squares (the 8 lanes of a
+          // column differ in g: lane bits 2-4), then the four row tiles'
+          // sums are added in a fixed order.
+#pragma unroll
+          for (int p = 0; p < kP; ++p) {
+            float* row_sums = se_floats + p * kSeFloats;
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+              float s0 = acc[p][nt][0] + acc[p][nt][2], s1 = acc[p][nt][1] + acc[p][nt][3];
+#pragma unroll
+              for (int m = 4; m < 32; m *= 2) {
+                s0 += __shfl_xor_sync(0xffffffffu, s0, m);
+                s1 += __shfl_xor_sync(0xffffffffu, s1, m);
+              }
+              if (g == 0) {
+                const int o = col_half * 32 + nt * 8 + 2 * q;
+                row_sums[row_tile * kC + o] = s0;
+                row_sums[row_tile * kC + o + 1] = s1;
+              }
+            }
+          }
+          __syncthreads();
+          for (int i = tid; i < kP * kC; i += kThreads) {
+            const int p = i / kC, c = i - p * kC;
+            const float* row_sums = se_floats + p * kSeFloats;
+            float* pooled = se_floats + p * kSeFloats + 4 * kC;
+            pooled[c] = (row_sums[c] + row_sums[kC + c] + row_sums[2 * kC + c] + row_sums[3 * kC + c]) * (1.0f / 64.0f);
+          }
+          __syncthreads();
+          for (int p = 0; p < count; ++p) {
+            float* pooled = se_floats + p * kSeFloats + 4 * kC;
+            block_se_gates(pooled, static_cast<const half*>(layer.se.w1), layer.se.b1,
+                           static_cast<const half*>(layer.se.w2), layer.se.b2, kC, layer.se.hidden, act, partial,
+                           pooled + 3 * kC, pooled + kC);
+          }
+        }
+        // flow = act(SE(v) + flow): each element's residual is read by the
+        // thread that then writes it; no warp reads flow during conv2.
+#pragma unroll
+        for (int p = 0; p < kP; ++p) {
+          if (p >= count) break;
+          const float* gates = se_floats + p * kSeFloats + 5 * kC;
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) {
+            const int o = col_half * 32 + nt * 8 + 2 * q;
+            const float scale0 = has_se ? gates[o] : 1.0f, scale1 = has_se ? gates[o + 1] : 1.0f;
+            const float shift0 = has_se ? gates[kC + o] : 0.0f, shift1 = has_se ? gates[kC + o + 1] : 0.0f;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              half2* at = reinterpret_cast<half2*>(flow(p) + (h ? out_hi : out_lo) * kLdb + o);
+              const half2 r = *at;
+              const float v0 = acc[p][nt][2 * h] * scale0 + shift0 + __low2float(r);
+              const float v1 = acc[p][nt][2 * h + 1] * scale1 + shift1 + __high2float(r);
+              *at = __floats2half2_rn(activate_as<kAct>(v0, act), activate_as<kAct>(v1, act));
+            }
+          }
+        }
+      }
+    }
+    // The tower's output for these positions, then the boards are free again.
+    __syncthreads();
+    for (int i = tid; i < count * 64 * kSquareVecs; i += kThreads) {
+      const int p = i / (64 * kSquareVecs), rest = i - p * 64 * kSquareVecs;
+      const int sq = rest / kSquareVecs, v = rest - sq * kSquareVecs;
+      half* yp = y + static_cast<long long>(first + p) * 64 * kC;
+      *reinterpret_cast<uint4*>(yp + sq * kC + v * 8) =
+          *reinterpret_cast<const uint4*>(flow(p) + padded(sq) * kLdb + v * 8);
+    }
+    __syncthreads();
+  }
+  wait_copies(0);  // the last (empty) group: nothing is left in flight at exit
+#endif
+}
+
+namespace tower_detail {
+// Every instantiation with_activation may launch gets the shared memory it
+// needs above the 48 KB default (at network creation, not inside a capture).
+template <int kP>
+void allow_shared() {
+  const int bytes = static_cast<int>(shared_bytes(kP));
+  auto allow = [&](const void* kernel) {
+    GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  };
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Relu>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::None>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Mish>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Relu2>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Swish>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kAnyActivation>));
+}
+
+// Positions per block at a time: one while every position can have a
+// multiprocessor of its own, two beyond (the pair shares its weight
+// fragments and halves the weights' L2 traffic per position); where the
+// device lacks the shared memory for a pair, one.
+int positions_per_block(const DeviceInfo& device, int n) {
+  const char* v = std::getenv("LC0ROCM_RESNET_TOWER_POSITIONS");
+  const int forced = v && *v ? std::atoi(v) : 0;
+  const int wanted = forced == 1 || forced == 2 ? forced : n > device.multiprocessors ? 2 : 1;
+  return wanted == 2 && device.shared_per_block >= shared_bytes(2) ? 2 : 1;
+}
+
+template <int kP>
+void launch(hipStream_t stream, const DeviceInfo& device, int n, int blocks, const ResidualBlockWeights* layers,
+            const half* x, half* y, Activation act) {
+  // One resident block per multiprocessor (the shared memory allows no
+  // more); each takes groups blockIdx.x, + grid, ...
+  const int groups = (n + kP - 1) / kP;
+  const int grid = groups < device.multiprocessors ? groups : device.multiprocessors;
+  with_activation(act, [&](auto tag) {
+    gpu_launch(resnet_tower_kernel<kP, decltype(tag)::value>, grid, kThreads, shared_bytes(kP), stream, n, blocks,
+               layers, x, y, act);
+  });
+  GPU_CHECK_LAUNCH();
+}
+}  // namespace tower_detail
+
+bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int max_se_hidden) {
+  using namespace tower_detail;
+  if (dt != DType::F16 || !device.mma_fp16 || device.warp_size != 32 || channels != kC ||
+      max_se_hidden > kResnetTowerMaxSeHidden || device.shared_per_block < shared_bytes(1))
+    return false;
+  allow_shared<1>();
+  if (device.shared_per_block >= shared_bytes(2)) allow_shared<2>();
+  return true;
+}
+
+void resnet_tower(hipStream_t stream, const DeviceInfo& device, int n, int blocks,
+                  const ResidualBlockWeights* layers, const void* x, void* y, Activation act) {
+  using namespace tower_detail;
+  if ((reinterpret_cast<uintptr_t>(x) & 15) || (reinterpret_cast<uintptr_t>(y) & 15))
+    fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: misaligned buffers");
+  if (n == 0 || blocks == 0) return;
+  const half* xh = static_cast<const half*>(x);
+  half* yh = static_cast<half*>(y);
+  if (positions_per_block(device, n) == 2) launch<2>(stream, device, n, blocks, layers, xh, yh, act);
+  else launch<1>(stream, device, n, blocks, layers, xh, yh, act);
+}
+
+#else  // AMD: no mma.sync; the caller keeps the per-layer path.
+
+bool resnet_tower_prepare(const DeviceInfo&, DType, int, int) { return false; }
+
+void resnet_tower(hipStream_t, const DeviceInfo&, int, int, const ResidualBlockWeights*, const void*, void*,
+                  Activation) {
+  fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no tensor-core tower in this build");
+}
+
+#endif
+
+}  // namespace lc0rocm
