@@ -17,18 +17,14 @@ namespace lc0rocm {
 namespace {
 
 // The residual tower in one launch (resnet_tower.hip: 64 channels, half,
-// NVIDIA sm_80+) for batches 16-256, where it measured faster than a launch
-// per layer on an H100 (maia-1900 fp16, two rounds: b16 +5..10 %, b32-48
-// +25 %, b64 +5..25 %, b128 +40 %, b256 +8..10 %; b1 -13 %, b384-512 even
-// or slower; native/RESNET_TOWER.md). LC0ROCM_RESNET_TOWER=1 / 0 forces it
-// at every batch size / never. Read when a network is created.
-constexpr int kResnetTowerMinBatch = 16;
-constexpr int kResnetTowerMaxBatch = 256;
-enum class TowerMode { kByBatch, kAlways, kNever };
-TowerMode tower_mode() {
+// NVIDIA sm_80+) at every batch size where it runs: on an H100 (maia-1900
+// fp16, two rounds in turns with a launch per layer) b1 even, b16 +6..10 %,
+// b32 +31..39 %, b64 +28..31 %, b128 +29..34 %, b256 +20 %, b384 even,
+// b512 +4..5 % (native/RESNET_TOWER.md). LC0ROCM_RESNET_TOWER=0 turns it off
+// (to compare; 1 or unset: on). Read when a network is created.
+bool tower_wanted() {
   const char* v = std::getenv("LC0ROCM_RESNET_TOWER");
-  if (!v || !*v) return TowerMode::kByBatch;
-  return std::strcmp(v, "0") != 0 ? TowerMode::kAlways : TowerMode::kNever;
+  return !(v && *v && std::strcmp(v, "0") == 0);
 }
 
 struct Block {
@@ -48,8 +44,6 @@ class ResNetBody : public Body {
   bool uses_dependent_launch() const override { return true; }
 
  private:
-  // Whether the residual tower runs as one launch at n positions.
-  bool uses_tower(int n) const;
   // The residual tower, input convolution included, into flow.
   void tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const;
   // The same as one Winograd chain (Conv3x3::chains), when every layer can;
@@ -78,8 +72,8 @@ class ResNetBody : public Body {
   Dense mlh_, mlh_ip1_, mlh_ip2_;
   std::vector<const Conv3x3*> convs_;  // all of them, to size the im2col scratch
   bool chain_enabled_ = true;          // LC0ROCM_WINOGRAD_CHAIN=0 turns Winograd towers off
-  TowerMode tower_mode_ = TowerMode::kByBatch;
-  bool tower_ = false;        // resnet_tower runs here (device, precision and shapes allow it)
+  bool tower_ = false;         // resnet_tower runs here (wanted; device, precision and shapes allow it)
+  ResnetTower tower_shape_;    // its launch facts
   DeviceBuffer tower_blocks_;  // ResidualBlockWeights [blocks_.size()] for it
 };
 
@@ -88,9 +82,8 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
   input_ = Conv3x3(ws, "resnet.input", dt_, kInputPlanes);
   channels_ = input_.out();
   const int c = channels_;
-  tower_mode_ = tower_mode();
   // Worth keeping the tower kernel's weight layout for (its own checks follow).
-  const bool tower_candidate = tower_mode_ != TowerMode::kNever && dt_ == DType::F16 && config.device.mma_fp16;
+  const bool tower_candidate = tower_wanted() && dt_ == DType::F16 && config.device.mma_fp16;
   for (int i = 0;; ++i) {
     std::string p = "resnet.block." + std::to_string(i);
     if (!ws.has(p + ".conv1.w")) break;
@@ -148,7 +141,8 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
   int max_se_hidden = 0;
   for (const Block& b : blocks_)
     if (b.has_se) max_se_hidden = std::max(max_se_hidden, b.se.fc1.out);
-  tower_ = tower_candidate && !blocks_.empty() && resnet_tower_prepare(config.device, dt_, c, max_se_hidden);
+  tower_ = tower_candidate && resnet_tower_prepare(config.device, dt_, c, static_cast<int>(blocks_.size()),
+                                                   max_se_hidden, &tower_shape_);
   if (tower_) {
     std::vector<ResidualBlockWeights> host(blocks_.size());
     for (size_t i = 0; i < blocks_.size(); ++i) {
@@ -161,6 +155,7 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     }
     tower_blocks_ = DeviceBuffer(sizeof(ResidualBlockWeights) * host.size());
     GPU_CHECK(hipMemcpy(tower_blocks_.get(), host.data(), tower_blocks_.bytes(), hipMemcpyHostToDevice));
+    tower_shape_.layers = tower_blocks_.as<ResidualBlockWeights>();
   }
 
   const char* chain = std::getenv("LC0ROCM_WINOGRAD_CHAIN");
@@ -189,10 +184,9 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
     value_head(side, n, flow, out.wdl);
     if (cfg_.moves_left) moves_left_head(side, n, flow, out.moves_left);
   };
-  if (uses_tower(n)) {
+  if (tower_) {
     input_.forward(ctx, n, planes, conv_scratch(ctx, n), flow, act_);
-    resnet_tower(ctx.stream, ctx.device, n, static_cast<int>(blocks_.size()),
-                 tower_blocks_.as<ResidualBlockWeights>(), flow, flow, act_);
+    resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_);
     heads_beside();
     policy_head(ctx, n, flow, out.policy);
   } else if (chains(n)) {
@@ -231,10 +225,6 @@ void ResNetBody::tower(ForwardContext& ctx, int n, const void* planes, void* col
   // flow = act(SE(conv2(act(conv1(flow) + b1)) + b2) + flow)
   for (const Block& b : blocks_)
     forward_two(ctx, n, b.conv1, b.conv2, flow, columns, mid, flow, act_, act_, flow, b.has_se ? &b.se : nullptr);
-}
-
-bool ResNetBody::uses_tower(int n) const {
-  return tower_ && (tower_mode_ == TowerMode::kAlways || (n >= kResnetTowerMinBatch && n <= kResnetTowerMaxBatch));
 }
 
 bool ResNetBody::chains(int n) const {

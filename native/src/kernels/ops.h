@@ -109,12 +109,14 @@ void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, co
 // resnet_tower.hip: a 64-channel residual tower in one launch, x [n][64][64]
 // -> y (may alias x): for each block flow = act(SE(conv2(act(conv1(flow) +
 // b1)) + b2) + flow), the activations kept in shared memory between
-// layers. blocks: `count` ResidualBlockWeights in device memory, conv
-// weights in conv3x3_implicit's [64][9 * 64] layout; se.w1 null: no SE.
-// resnet_tower_prepare says whether it runs here (half storage, NVIDIA
-// sm_80+ with the shared memory, 64 channels, SE hidden widths up to
-// kResnetTowerMaxSeHidden) and, where it does, lets the kernel have its
-// shared memory: call it once per network, outside a graph capture.
+// layers. A tower's blocks: ResidualBlockWeights in device memory (16-byte
+// aligned), conv weights in conv3x3_implicit's [64][9 * 64] layout; se.w1
+// null: no SE. resnet_tower_prepare says whether it runs here (half
+// storage, NVIDIA sm_80+ with the shared memory, 64 channels, up to
+// kResnetTowerMaxBlocks blocks, SE hidden widths a multiple of 4 up to
+// kResnetTowerMaxSeHidden) and, where it does, fills `tower` (but its
+// layers) and lets the kernel have its shared memory: once per network,
+// outside a graph capture.
 struct ResidualBlockWeights {
   const void* conv1_w = nullptr;
   const float* conv1_b = nullptr;
@@ -122,10 +124,18 @@ struct ResidualBlockWeights {
   const float* conv2_b = nullptr;
   SeWeights se;
 };
-constexpr int kResnetTowerMaxSeHidden = 128;
-bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int max_se_hidden);
-void resnet_tower(hipStream_t stream, const DeviceInfo& device, int n, int count,
-                  const ResidualBlockWeights* blocks, const void* x, void* y, Activation act);
+struct ResnetTower {
+  const ResidualBlockWeights* layers = nullptr;  // [blocks], device memory
+  int blocks = 0;
+  int se_hidden = 0;   // the widest SE unit's hidden width (0: none)
+  bool pairs = false;  // the device has the shared memory for two positions per block
+};
+constexpr int kResnetTowerMaxBlocks = 64;
+constexpr int kResnetTowerMaxSeHidden = 64;
+bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int blocks, int se_hidden,
+                          ResnetTower* tower);
+void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
+                  void* y, Activation act);
 
 // global_avg_pool.hip: x [n][64][C] -> mean over squares [n][C].
 void global_avg_pool(hipStream_t stream, DType dt, int n, int channels, const void* x, void* out);

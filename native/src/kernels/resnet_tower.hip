@@ -36,7 +36,6 @@
 #include <cstdlib>
 
 #include "../gpu_compat.h"
-#include "block_ops.h"
 #include "ops.h"
 
 #if defined(LC0ROCM_VENDOR_NVIDIA)
@@ -54,17 +53,29 @@ constexpr int kPad = 8;                  // halves after each board square and w
 constexpr int kLdb = kC + kPad;          // board square pitch, halves
 constexpr int kK = 9 * kC;               // a layer's reduction: 9 taps x 64 channels
 constexpr int kLdk = kK + kPad;          // weight row pitch, halves
-constexpr int kBoardHalves = 100 * kLdb;
-constexpr int kWeightHalves = kC * kLdk;
-constexpr int kPartialFloats = kThreads > 2 * kC ? kThreads : 2 * kC;  // block_matvec's scratch
+constexpr int kBoardBytes = 100 * kLdb * 2;
+// A layer's weights [kC][kLdk] half, then its bias [kC] float.
+constexpr int kWeightBytes = kC * kLdk * 2 + kC * 4;
 
-// Two weight buffers, two boards per position, then floats: per position
-// the row tiles' channel sums [4][C], pooled [C], gates [2C] and hidden
-// [max hidden]; block_matvec's partial sums.
-constexpr size_t kSeFloats = 4 * kC + kC + 2 * kC + kResnetTowerMaxSeHidden;
-constexpr size_t shared_bytes(int positions) {
-  return sizeof(half) * (2 * static_cast<size_t>(kWeightHalves) + 2 * positions * static_cast<size_t>(kBoardHalves)) +
-         sizeof(float) * (positions * kSeFloats + kPartialFloats);
+// An SE unit of `hidden` in shared memory: w1 [C][h] half, w2 [h][2C] half,
+// b1 [h] float, b2 [2C] float (hidden % 4 == 0: every part whole 16-byte
+// copies).
+__host__ __device__ constexpr size_t se_bytes(int hidden) {
+  return static_cast<size_t>(kC) * hidden * 2 + static_cast<size_t>(hidden) * 2 * kC * 2 + hidden * 4 + 2 * kC * 4;
+}
+// Per position: the row tiles' channel sums [4][C], pooled [C], gates [2C],
+// hidden [h] floats.
+__host__ __device__ constexpr size_t se_floats(int hidden) { return 4 * kC + kC + 2 * kC + hidden; }
+
+// Shared memory of a block taking `positions` at a time: the layer table,
+// two weight buffers, one SE unit, two boards (flow, mid) per position and
+// the SE floats per position.
+__host__ __device__ constexpr size_t table_bytes(int blocks) {
+  return (sizeof(ResidualBlockWeights) * blocks + 15) / 16 * 16;
+}
+__host__ __device__ constexpr size_t shared_bytes(int positions, int hidden, int blocks) {
+  return table_bytes(blocks) + 2 * static_cast<size_t>(kWeightBytes) + se_bytes(hidden) +
+         2 * static_cast<size_t>(positions) * kBoardBytes + sizeof(float) * positions * se_floats(hidden);
 }
 
 __device__ __forceinline__ uint32_t load32(const half* p) { return *reinterpret_cast<const uint32_t*>(p); }
@@ -85,21 +96,25 @@ __device__ __forceinline__ int padded(int s) { return (s / 8 + 1) * 10 + s % 8 +
 }  // namespace tower_detail
 
 // kP positions at a time per block (1 or 2): a pair shares every weight
-// fragment load, halving the shared-memory reads per product and the
-// weight traffic from L2 per position.
+// fragment load. hidden: the widest SE unit's (the shared layout's).
 template <int kP, Activation kAct>
 __global__ void __launch_bounds__(tower_detail::kThreads, 1)
-resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ layers, const half* x, half* y,
-                    Activation act) {
+resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* __restrict__ layers, const half* x,
+                    half* y, Activation act) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace tower_detail;
   extern __shared__ __align__(16) unsigned char tower_shared[];
-  half* weights = reinterpret_cast<half*>(tower_shared);  // [2][kC][kLdk]
-  half* boards = weights + 2 * kWeightHalves;              // flow [kP][100][kLdb], then mid likewise
-  float* se_floats = reinterpret_cast<float*>(boards + 2 * kP * kBoardHalves);  // [kP][kSeFloats]
-  float* partial = se_floats + kP * kSeFloats;
-  auto flow = [&](int p) { return boards + p * kBoardHalves; };
-  auto mid = [&](int p) { return boards + (kP + p) * kBoardHalves; };
+  ResidualBlockWeights* table = reinterpret_cast<ResidualBlockWeights*>(tower_shared);
+  unsigned char* weight_buffers = tower_shared + table_bytes(blocks);  // [2][kWeightBytes]
+  unsigned char* se_unit = weight_buffers + 2 * kWeightBytes;          // se_bytes(hidden)
+  half* boards = reinterpret_cast<half*>(se_unit + se_bytes(hidden));   // flow [kP], then mid [kP]
+  float* se_scratch = reinterpret_cast<float*>(boards + 2 * kP * (kBoardBytes / 2));  // [kP][se_floats]
+  auto flow = [&](int p) { return boards + p * (kBoardBytes / 2); };
+  auto mid = [&](int p) { return boards + (kP + p) * (kBoardBytes / 2); };
+  auto layer_weights = [&](int step) { return reinterpret_cast<half*>(weight_buffers + (step % 2) * kWeightBytes); };
+  auto layer_bias = [&](int step) {
+    return reinterpret_cast<float*>(weight_buffers + (step % 2) * kWeightBytes + kC * kLdk * 2);
+  };
 
   const int tid = threadIdx.x;
   // A step is one convolution; this block's steps run over its groups of
@@ -109,35 +124,63 @@ resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ 
   const int steps_per_group = 2 * blocks;
   const int my_groups = static_cast<int>(blockIdx.x) < groups ? (groups - 1 - blockIdx.x) / gridDim.x + 1 : 0;
   const int steps = my_groups * steps_per_group;
-  // Step s's weights into buffer s % 2, as one copy group (empty past the
-  // last step, so that every step waits on the same group count).
-  auto fetch_weights = [&](int step) {
+  // Step s's weights and bias into buffer s % 2 and, for a block's second
+  // convolution, its SE unit (whose last reader, the step before's
+  // epilogue, is done by then), as one copy group: empty past the last
+  // step, so that every step waits on the same group count.
+  auto fetch_step = [&](int step) {
     if (step < steps) {
       const int layer = step % steps_per_group;
-      const ResidualBlockWeights& b = layers[layer / 2];
-      const half* from = static_cast<const half*>(layer % 2 ? b.conv2_w : b.conv1_w);
-      half* to = weights + (step % 2) * kWeightHalves;
+      const ResidualBlockWeights& b = table[layer / 2];
+      const bool second = layer % 2 == 1;
+      const half* from = static_cast<const half*>(second ? b.conv2_w : b.conv1_w);
+      half* to = layer_weights(step);
       constexpr int kVecs = kK / 8;  // 16-byte copies per weight row
       for (int i = tid; i < kC * kVecs; i += kThreads) {
         const int r = i / kVecs, v = i - r * kVecs;
         copy16_async(to + r * kLdk + v * 8, from + r * kK + v * 8);
       }
+      const float* bias = second ? b.conv2_b : b.conv1_b;
+      if (tid < kC / 4) copy16_async(layer_bias(step) + tid * 4, bias + tid * 4);
+      if (second && b.se.w1) {
+        const int h = b.se.hidden;
+        const int w1_vecs = kC * h / 8, w2_vecs = h * 2 * kC / 8, b1_vecs = h / 4, b2_vecs = 2 * kC / 4;
+        for (int i = tid; i < w1_vecs + w2_vecs + b1_vecs + b2_vecs; i += kThreads) {
+          unsigned char* dst = se_unit + 16 * i;
+          const void* src = i < w1_vecs ? static_cast<const void*>(static_cast<const half*>(b.se.w1) + 8 * i)
+                            : i < w1_vecs + w2_vecs
+                                ? static_cast<const void*>(static_cast<const half*>(b.se.w2) + 8 * (i - w1_vecs))
+                            : i < w1_vecs + w2_vecs + b1_vecs
+                                ? static_cast<const void*>(b.se.b1 + 4 * (i - w1_vecs - w2_vecs))
+                                : static_cast<const void*>(b.se.b2 + 4 * (i - w1_vecs - w2_vecs - b1_vecs));
+          copy16_async(dst, src);
+        }
+      }
     }
     commit_copies();
   };
 
-  // The weights and the boards' zero borders need nothing from the prior
-  // kernel: before the wait for it (gpu_compat.h's dependent launch).
+  // The layer table, the first step's copies and the boards' zero borders
+  // need nothing from the prior kernel: before the wait for it
+  // (gpu_compat.h's dependent launch).
   gpu_release_next_grid();
-  fetch_weights(0);
+  {
+    constexpr int kWords = sizeof(ResidualBlockWeights) / sizeof(unsigned long long);
+    static_assert(sizeof(ResidualBlockWeights) % sizeof(unsigned long long) == 0, "the table copies by words");
+    const unsigned long long* from = reinterpret_cast<const unsigned long long*>(layers);
+    unsigned long long* to = reinterpret_cast<unsigned long long*>(table);
+    for (int i = tid; i < blocks * kWords; i += kThreads) to[i] = from[i];
+  }
   constexpr int kSquareVecs = kC / 8;
   for (int i = tid; i < 2 * kP * 100 * kSquareVecs; i += kThreads) {
     const int board = i / (100 * kSquareVecs), rest = i - board * 100 * kSquareVecs;
     const int p = rest / kSquareVecs, v = rest - p * kSquareVecs;
     const int rank = p / 10 - 1, file = p % 10 - 1;
     if (rank < 0 || rank >= 8 || file < 0 || file >= 8)
-      *reinterpret_cast<uint4*>(boards + board * kBoardHalves + p * kLdb + v * 8) = make_uint4(0, 0, 0, 0);
+      *reinterpret_cast<uint4*>(boards + board * (kBoardBytes / 2) + p * kLdb + v * 8) = make_uint4(0, 0, 0, 0);
   }
+  __syncthreads();  // the table
+  fetch_step(0);
   gpu_wait_for_prior_grid();
 
   // Lane (g, q): A rows g and g + 8 (file g of each of the warp's ranks),
@@ -149,6 +192,7 @@ resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ 
   const int row_tile = warp % 4, col_half = warp / 4;
   const int rank_lo = 2 * row_tile, rank_hi = rank_lo + 1;
   const int out_lo = padded(rank_lo * 8 + g), out_hi = padded(rank_hi * 8 + g);
+  const int floats_per_position = static_cast<int>(se_floats(hidden));
   int step = 0;
   for (int group = blockIdx.x; group < groups; group += gridDim.x) {
     const int first = group * kP;
@@ -162,17 +206,15 @@ resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ 
     }
     commit_copies();
     for (int blk = 0; blk < blocks; ++blk) {
-      const ResidualBlockWeights& layer = layers[blk];
       for (int conv = 0; conv < 2; ++conv, ++step) {
-        // This step's weights (and the boards) are in; every warp is past
-        // the step before, so its buffer takes the next step's weights.
+        // This step's copies (and the boards) are in; every warp is past
+        // the step before, so its buffer takes the next step's copies.
         wait_copies(0);
         __syncthreads();
-        fetch_weights(step + 1);
+        fetch_step(step + 1);
 
-        const half* w = weights + (step % 2) * kWeightHalves;
         float acc[kP][4][4] = {};
-        const half* b_row = w + (col_half * 32 + g) * kLdk + 2 * q;
+        const half* b_row = layer_weights(step) + (col_half * 32 + g) * kLdk + 2 * q;
 #pragma unroll
         for (int tap = 0; tap < 9; ++tap) {
           const int ky = tap / 3, kx = tap % 3;
@@ -199,7 +241,7 @@ resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ 
           }
         }
 
-        const float* bias = conv ? layer.conv2_b : layer.conv1_b;
+        const float* bias = layer_bias(step);
         if (conv == 0) {
           // mid = act(conv1 + b1); conv2 reads it after the next step's barrier.
 #pragma unroll
@@ -230,21 +272,22 @@ resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ 
             acc[p][nt][3] += bias[o + 1];
           }
         }
-        const bool has_se = layer.se.w1 != nullptr;  // the same for the whole block
+        const SeWeights& se = table[blk].se;
+        const bool has_se = se.w1 != nullptr;  // the same for the whole block
         if (has_se) {
           // Channel means: each warp sums its 16 squares (the 8 lanes of a
           // column differ in g: lane bits 2-4), then the four row tiles'
           // sums are added in a fixed order.
 #pragma unroll
           for (int p = 0; p < kP; ++p) {
-            float* row_sums = se_floats + p * kSeFloats;
+            float* row_sums = se_scratch + p * floats_per_position;
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) {
               float s0 = acc[p][nt][0] + acc[p][nt][2], s1 = acc[p][nt][1] + acc[p][nt][3];
 #pragma unroll
               for (int m = 4; m < 32; m *= 2) {
-                s0 += __shfl_xor_sync(0xffffffffu, s0, m);
-                s1 += __shfl_xor_sync(0xffffffffu, s1, m);
+                s0 += gpu_shfl_xor(s0, m);
+                s1 += gpu_shfl_xor(s1, m);
               }
               if (g == 0) {
                 const int o = col_half * 32 + nt * 8 + 2 * q;
@@ -254,37 +297,54 @@ resnet_tower_kernel(int n, int blocks, const ResidualBlockWeights* __restrict__ 
             }
           }
           __syncthreads();
-          for (int i = tid; i < kP * kC; i += kThreads) {
+          // The SE unit from shared memory: pooled, hidden, gates, a
+          // barrier after each (SE_FUSED.md's arithmetic, float throughout).
+          const int h = se.hidden;
+          const half* w1 = reinterpret_cast<const half*>(se_unit);
+          const half* w2 = w1 + kC * h;
+          const float* b1 = reinterpret_cast<const float*>(w2 + h * 2 * kC);
+          const float* b2 = b1 + h;
+          for (int i = tid; i < count * kC; i += kThreads) {
             const int p = i / kC, c = i - p * kC;
-            const float* row_sums = se_floats + p * kSeFloats;
-            float* pooled = se_floats + p * kSeFloats + 4 * kC;
-            pooled[c] = (row_sums[c] + row_sums[kC + c] + row_sums[2 * kC + c] + row_sums[3 * kC + c]) * (1.0f / 64.0f);
+            float* f = se_scratch + p * floats_per_position;
+            f[4 * kC + c] = (f[c] + f[kC + c] + f[2 * kC + c] + f[3 * kC + c]) * (1.0f / 64.0f);
           }
           __syncthreads();
-          for (int p = 0; p < count; ++p) {
-            float* pooled = se_floats + p * kSeFloats + 4 * kC;
-            block_se_gates(pooled, static_cast<const half*>(layer.se.w1), layer.se.b1,
-                           static_cast<const half*>(layer.se.w2), layer.se.b2, kC, layer.se.hidden, act, partial,
-                           pooled + 3 * kC, pooled + kC);
+          for (int i = tid; i < count * h; i += kThreads) {
+            const int p = i / h, j = i - p * h;
+            float* f = se_scratch + p * floats_per_position;
+            float sum = b1[j];
+#pragma unroll 8
+            for (int c = 0; c < kC; ++c) sum += f[4 * kC + c] * __half2float(w1[c * h + j]);
+            f[7 * kC + j] = activate(sum, act);
           }
+          __syncthreads();
+          for (int i = tid; i < count * 2 * kC; i += kThreads) {
+            const int p = i / (2 * kC), k = i - p * 2 * kC;
+            float* f = se_scratch + p * floats_per_position;
+            float sum = b2[k];
+            for (int j = 0; j < h; ++j) sum += f[7 * kC + j] * __half2float(w2[j * 2 * kC + k]);
+            f[5 * kC + k] = k < kC ? 1.0f / (1.0f + expf(-sum)) : sum;
+          }
+          __syncthreads();
         }
         // flow = act(SE(v) + flow): each element's residual is read by the
         // thread that then writes it; no warp reads flow during conv2.
 #pragma unroll
         for (int p = 0; p < kP; ++p) {
           if (p >= count) break;
-          const float* gates = se_floats + p * kSeFloats + 5 * kC;
+          const float* gates = se_scratch + p * floats_per_position + 5 * kC;
 #pragma unroll
           for (int nt = 0; nt < 4; ++nt) {
             const int o = col_half * 32 + nt * 8 + 2 * q;
             const float scale0 = has_se ? gates[o] : 1.0f, scale1 = has_se ? gates[o + 1] : 1.0f;
             const float shift0 = has_se ? gates[kC + o] : 0.0f, shift1 = has_se ? gates[kC + o + 1] : 0.0f;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              half2* at = reinterpret_cast<half2*>(flow(p) + (h ? out_hi : out_lo) * kLdb + o);
+            for (int hh = 0; hh < 2; ++hh) {
+              half2* at = reinterpret_cast<half2*>(flow(p) + (hh ? out_hi : out_lo) * kLdb + o);
               const half2 r = *at;
-              const float v0 = acc[p][nt][2 * h] * scale0 + shift0 + __low2float(r);
-              const float v1 = acc[p][nt][2 * h + 1] * scale1 + shift1 + __high2float(r);
+              const float v0 = acc[p][nt][2 * hh] * scale0 + shift0 + __low2float(r);
+              const float v1 = acc[p][nt][2 * hh + 1] * scale1 + shift1 + __high2float(r);
               *at = __floats2half2_rn(activate_as<kAct>(v0, act), activate_as<kAct>(v1, act));
             }
           }
@@ -310,10 +370,9 @@ namespace tower_detail {
 // Every instantiation with_activation may launch gets the shared memory it
 // needs above the 48 KB default (at network creation, not inside a capture).
 template <int kP>
-void allow_shared() {
-  const int bytes = static_cast<int>(shared_bytes(kP));
+void allow_shared(size_t bytes) {
   auto allow = [&](const void* kernel) {
-    GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   };
   allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Relu>));
   allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::None>));
@@ -325,58 +384,64 @@ void allow_shared() {
 
 // Positions per block at a time: one while every position can have a
 // multiprocessor of its own, two beyond (the pair shares its weight
-// fragments and halves the weights' L2 traffic per position); where the
-// device lacks the shared memory for a pair, one.
-int positions_per_block(const DeviceInfo& device, int n) {
+// fragments); one where the device lacks the shared memory for a pair.
+// LC0ROCM_RESNET_TOWER_POSITIONS=1 / 2 forces either (to compare).
+int positions_per_block(const ResnetTower& tower, const DeviceInfo& device, int n) {
   const char* v = std::getenv("LC0ROCM_RESNET_TOWER_POSITIONS");
   const int forced = v && *v ? std::atoi(v) : 0;
   const int wanted = forced == 1 || forced == 2 ? forced : n > device.multiprocessors ? 2 : 1;
-  return wanted == 2 && device.shared_per_block >= shared_bytes(2) ? 2 : 1;
+  return wanted == 2 && tower.pairs ? 2 : 1;
 }
 
 template <int kP>
-void launch(hipStream_t stream, const DeviceInfo& device, int n, int blocks, const ResidualBlockWeights* layers,
-            const half* x, half* y, Activation act) {
+void launch(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const half* x, half* y,
+            Activation act) {
   // One resident block per multiprocessor (the shared memory allows no
   // more); each takes groups blockIdx.x, + grid, ...
   const int groups = (n + kP - 1) / kP;
   const int grid = groups < device.multiprocessors ? groups : device.multiprocessors;
   with_activation(act, [&](auto tag) {
-    gpu_launch(resnet_tower_kernel<kP, decltype(tag)::value>, grid, kThreads, shared_bytes(kP), stream, n, blocks,
-               layers, x, y, act);
+    gpu_launch(resnet_tower_kernel<kP, decltype(tag)::value>, grid, kThreads,
+               shared_bytes(kP, tower.se_hidden, tower.blocks), stream, n, tower.blocks, tower.se_hidden,
+               tower.layers, x, y, act);
   });
   GPU_CHECK_LAUNCH();
 }
 }  // namespace tower_detail
 
-bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int max_se_hidden) {
+bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int blocks, int se_hidden,
+                          ResnetTower* tower) {
   using namespace tower_detail;
-  if (dt != DType::F16 || !device.mma_fp16 || device.warp_size != 32 || channels != kC ||
-      max_se_hidden > kResnetTowerMaxSeHidden || device.shared_per_block < shared_bytes(1))
+  if (dt != DType::F16 || !device.mma_fp16 || device.warp_size != 32 || channels != kC || blocks < 1 ||
+      blocks > kResnetTowerMaxBlocks || se_hidden < 0 || se_hidden > kResnetTowerMaxSeHidden || se_hidden % 4 != 0 ||
+      device.shared_per_block < shared_bytes(1, se_hidden, blocks))
     return false;
-  allow_shared<1>();
-  if (device.shared_per_block >= shared_bytes(2)) allow_shared<2>();
+  tower->blocks = blocks;
+  tower->se_hidden = se_hidden;
+  tower->pairs = device.shared_per_block >= shared_bytes(2, se_hidden, blocks);
+  allow_shared<1>(shared_bytes(1, se_hidden, blocks));
+  if (tower->pairs) allow_shared<2>(shared_bytes(2, se_hidden, blocks));
   return true;
 }
 
-void resnet_tower(hipStream_t stream, const DeviceInfo& device, int n, int blocks,
-                  const ResidualBlockWeights* layers, const void* x, void* y, Activation act) {
+void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
+                  void* y, Activation act) {
   using namespace tower_detail;
-  if ((reinterpret_cast<uintptr_t>(x) & 15) || (reinterpret_cast<uintptr_t>(y) & 15))
+  if ((reinterpret_cast<uintptr_t>(x) & 15) || (reinterpret_cast<uintptr_t>(y) & 15) ||
+      (reinterpret_cast<uintptr_t>(tower.layers) & 15))
     fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: misaligned buffers");
-  if (n == 0 || blocks == 0) return;
+  if (n == 0) return;
   const half* xh = static_cast<const half*>(x);
   half* yh = static_cast<half*>(y);
-  if (positions_per_block(device, n) == 2) launch<2>(stream, device, n, blocks, layers, xh, yh, act);
-  else launch<1>(stream, device, n, blocks, layers, xh, yh, act);
+  if (positions_per_block(tower, device, n) == 2) launch<2>(stream, device, tower, n, xh, yh, act);
+  else launch<1>(stream, device, tower, n, xh, yh, act);
 }
 
 #else  // AMD: no mma.sync; the caller keeps the per-layer path.
 
-bool resnet_tower_prepare(const DeviceInfo&, DType, int, int) { return false; }
+bool resnet_tower_prepare(const DeviceInfo&, DType, int, int, int, ResnetTower*) { return false; }
 
-void resnet_tower(hipStream_t, const DeviceInfo&, int, int, const ResidualBlockWeights*, const void*, void*,
-                  Activation) {
+void resnet_tower(hipStream_t, const DeviceInfo&, const ResnetTower&, int, const void*, void*, Activation) {
   fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no tensor-core tower in this build");
 }
 
