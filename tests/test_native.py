@@ -464,12 +464,14 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("env", [{}, {"LC0ROCM_PDL": "0"}, {"LC0ROCM_RESNET_TOWER_POSITIONS": "1"},
+                                 {"LC0ROCM_RESNET_TOWER_POSITIONS": "1", "LC0ROCM_RESNET_TOWER_SPLIT": "0"},
                                  {"LC0ROCM_RESNET_TOWER_POSITIONS": "2"}, {"LC0ROCM_RESNET_TOWER": "0"}])
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish"])
 def test_gpu_resnet_tower_matches_cpu(net, env, maia_path, make_test_net, monkeypatch):
     """The residual tower in one launch (native/src/kernels/resnet_tower.hip:
     64 channels, half, where the GPU has mma.sync; the default there) or
-    off, a position or a pair of positions per block at a time, against
+    off, a position (K split over two warp groups or not) or a pair of
+    positions per block at a time, against
     the cpu backend: with SE and ReLU (maia-1900), without SE (classical
     heads), with mish and convolution biases; batches 1 and 17 leave a pair
     short, 200 gives blocks more than one turn on any current GPU."""

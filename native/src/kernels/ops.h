@@ -128,6 +128,7 @@ struct ResnetTower {
   const ResidualBlockWeights* layers = nullptr;  // [blocks], device memory
   int blocks = 0;
   int se_hidden = 0;   // the widest SE unit's hidden width (0: none)
+  bool split = false;  // the device has the shared memory for K split over two warp groups
   bool pairs = false;  // the device has the shared memory for two positions per block
 };
 constexpr int kResnetTowerMaxBlocks = 64;

@@ -24,16 +24,20 @@
 // mid: under tap (ky, kx) square (r, f) reads padded square (r + ky) * 10 +
 // f + kx, so the im2col is in the addressing, as in conv3x3_implicit.hip),
 // and the SE unit's floats. The 8-half paddings put the 8 rows a fragment
-// load touches on distinct banks. One block per multiprocessor (178 KB for
-// one position at a time, 208 KB for a pair). Eight warps: warp w computes
-// squares 16 (w % 4) .. + 15 (ranks 2 (w % 4) and + 1) against output
-// channels 32 (w / 4) .. + 31, four 16 x 8 tiles that share each A
-// fragment (and, for a pair, each B fragment serves both positions).
+// load touches on distinct banks. One block per multiprocessor (~200 KB
+// with maia's shapes, 215 KB for a pair). Eight warps. One position at a
+// time: two groups of four split K (channels 0-31 / 32-63 of every tap),
+// each warp a 32-square x 32-channel tile (2 x 4 m16n8k16 tiles: A
+// fragments shared over 4 column tiles, B over 2 row tiles), the second
+// group's sums added to the first's through shared memory. A pair: warp w
+// computes squares 16 (w % 4) .. + 15 against channels 32 (w / 4) .. + 31
+// of both positions (each B fragment serves both).
 //
 // AMD: mma.sync is NVIDIA's; this file then defines a stub that reports no
 // support, and the caller keeps the per-layer path.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "../gpu_compat.h"
 #include "ops.h"
@@ -73,9 +77,16 @@ __host__ __device__ constexpr size_t se_floats(int hidden) { return 4 * kC + kC 
 __host__ __device__ constexpr size_t table_bytes(int blocks) {
   return (sizeof(ResidualBlockWeights) * blocks + 15) / 16 * 16;
 }
-__host__ __device__ constexpr size_t shared_bytes(int positions, int hidden, int blocks) {
+// Split K (two warp groups, each half of every tap's channels): the second
+// group's partial sums [4 warps][tiles x 4 values x 4 n-tiles][32 lanes].
+__host__ __device__ constexpr size_t reduce_bytes(int k_groups, int tiles) {
+  return k_groups == 2 ? sizeof(float) * 4 * tiles * 16 * 32 : 0;
+}
+__host__ __device__ constexpr size_t shared_bytes(int positions, int hidden, int blocks, int m_tiles = 1,
+                                                  int k_groups = 1) {
   return table_bytes(blocks) + 2 * static_cast<size_t>(kWeightBytes) + se_bytes(hidden) +
-         2 * static_cast<size_t>(positions) * kBoardBytes + sizeof(float) * positions * se_floats(hidden);
+         2 * static_cast<size_t>(positions) * kBoardBytes + sizeof(float) * positions * se_floats(hidden) +
+         reduce_bytes(k_groups, positions * m_tiles);
 }
 
 __device__ __forceinline__ uint32_t load32(const half* p) { return *reinterpret_cast<const uint32_t*>(p); }
@@ -96,8 +107,13 @@ __device__ __forceinline__ int padded(int s) { return (s / 8 + 1) * 10 + s % 8 +
 }  // namespace tower_detail
 
 // kP positions at a time per block (1 or 2): a pair shares every weight
-// fragment load. hidden: the widest SE unit's (the shared layout's).
-template <int kP, Activation kAct>
+// fragment load. kMT: 16-row tiles per warp (1 or 2), kKGroups: warp groups
+// splitting K (1 or 2); with kMT = kKGroups = 2 each warp's 32 x 32 tile
+// shares its A fragments over 4 column tiles and its B fragments over 2
+// row tiles (8 fragment loads per 4 products instead of 12), and the second
+// group's partial sums meet the first's through shared memory. hidden: the
+// widest SE unit's (the shared layout's).
+template <int kP, int kMT, int kKGroups, Activation kAct>
 __global__ void __launch_bounds__(tower_detail::kThreads, 1)
 resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* __restrict__ layers, const half* x,
                     half* y, Activation act) {
@@ -109,6 +125,7 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
   unsigned char* se_unit = weight_buffers + 2 * kWeightBytes;          // se_bytes(hidden)
   half* boards = reinterpret_cast<half*>(se_unit + se_bytes(hidden));   // flow [kP], then mid [kP]
   float* se_scratch = reinterpret_cast<float*>(boards + 2 * kP * (kBoardBytes / 2));  // [kP][se_floats]
+  float* partials = se_scratch + kP * se_floats(hidden);  // reduce_bytes(kKGroups, kP * kMT)
   auto flow = [&](int p) { return boards + p * (kBoardBytes / 2); };
   auto mid = [&](int p) { return boards + (kP + p) * (kBoardBytes / 2); };
   auto layer_weights = [&](int step) { return reinterpret_cast<half*>(weight_buffers + (step % 2) * kWeightBytes); };
@@ -187,11 +204,17 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
   // B column g of each tile, k pairs 2q and 2q + 8 of each 16 (PTX's
   // m16n8k16 layout); its outputs: those squares, channels 2q and 2q + 1 of
   // each tile, in each of the group's positions.
+  static_assert(kMT == kKGroups && (kMT == 1 || kMT == 2), "8 warps = 4 / kMT row groups x 2 column halves x kKGroups");
+  constexpr int kRowGroups = 4 / kMT;
+  constexpr int kSlots = kP * kMT;               // the warp's 16-row tiles: position p, tile mt at p * kMT + mt
+  constexpr int kKSpan = kC / kKGroups;          // channels of each tap this warp's group takes
   const int lane = tid % 32, warp = tid / 32;
   const int g = lane / 4, q = lane % 4;
-  const int row_tile = warp % 4, col_half = warp / 4;
-  const int rank_lo = 2 * row_tile, rank_hi = rank_lo + 1;
-  const int out_lo = padded(rank_lo * 8 + g), out_hi = padded(rank_hi * 8 + g);
+  const int k_group = warp / (2 * kRowGroups), tile_warp = warp % (2 * kRowGroups);
+  const int row_group = tile_warp % kRowGroups, col_half = tile_warp / kRowGroups;
+  const bool finishes = k_group == 0;  // the warps that hold the sums and write the outputs
+  // Row tile of the warp's tile mt: ranks 2 rt and 2 rt + 1.
+  auto row_tile = [&](int mt) { return row_group * kMT + mt; };
   const int floats_per_position = static_cast<int>(se_floats(hidden));
   int step = 0;
   for (int group = blockIdx.x; group < groups; group += gridDim.x) {
@@ -213,15 +236,13 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
         __syncthreads();
         fetch_step(step + 1);
 
-        float acc[kP][4][4] = {};
+        float acc[kSlots][4][4] = {};
         const half* b_row = layer_weights(step) + (col_half * 32 + g) * kLdk + 2 * q;
 #pragma unroll
         for (int tap = 0; tap < 9; ++tap) {
           const int ky = tap / 3, kx = tap % 3;
-          const int a_lo = ((rank_lo + ky) * 10 + g + kx) * kLdb + 2 * q;
-          const int a_hi = ((rank_hi + ky) * 10 + g + kx) * kLdb + 2 * q;
 #pragma unroll
-          for (int c0 = 0; c0 < kC; c0 += 16) {
+          for (int c0 = k_group * kKSpan; c0 < (k_group + 1) * kKSpan; c0 += 16) {
             uint32_t b[4][2];
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) {
@@ -230,31 +251,60 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
               b[nt][1] = load32(bp + 8);
             }
 #pragma unroll
-            for (int p = 0; p < kP; ++p) {
+            for (int slot = 0; slot < kSlots; ++slot) {
+              const int p = slot / kMT, rt = row_tile(slot % kMT);
               if (p >= count) break;  // the same for the whole block
               const half* in = conv ? mid(p) : flow(p);
-              const uint32_t a0 = load32(in + a_lo + c0), a1 = load32(in + a_hi + c0);
-              const uint32_t a2 = load32(in + a_lo + c0 + 8), a3 = load32(in + a_hi + c0 + 8);
+              const int a_lo = ((2 * rt + ky) * 10 + g + kx) * kLdb + 2 * q + c0;
+              const int a_hi = a_lo + 10 * kLdb;  // the next rank
+              const uint32_t a0 = load32(in + a_lo), a1 = load32(in + a_hi);
+              const uint32_t a2 = load32(in + a_lo + 8), a3 = load32(in + a_hi + 8);
 #pragma unroll
-              for (int nt = 0; nt < 4; ++nt) mma_16x8x16(acc[p][nt], a0, a1, a2, a3, b[nt][0], b[nt][1]);
+              for (int nt = 0; nt < 4; ++nt) mma_16x8x16(acc[slot][nt], a0, a1, a2, a3, b[nt][0], b[nt][1]);
             }
+          }
+        }
+        if (kKGroups == 2) {
+          // The second group's partial sums to the first (lane-major: no
+          // bank conflicts), added in a fixed order.
+          float* mine = partials + tile_warp * (kSlots * 16 * 32) + lane;
+          if (!finishes) {
+#pragma unroll
+            for (int slot = 0; slot < kSlots; ++slot)
+#pragma unroll
+              for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) mine[((slot * 4 + nt) * 4 + e) * 32] = acc[slot][nt][e];
+          }
+          __syncthreads();
+          if (finishes) {
+#pragma unroll
+            for (int slot = 0; slot < kSlots; ++slot)
+#pragma unroll
+              for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[slot][nt][e] += mine[((slot * 4 + nt) * 4 + e) * 32];
           }
         }
 
         const float* bias = layer_bias(step);
         if (conv == 0) {
           // mid = act(conv1 + b1); conv2 reads it after the next step's barrier.
+          if (finishes) {
 #pragma unroll
-          for (int p = 0; p < kP; ++p) {
-            if (p >= count) break;
+            for (int slot = 0; slot < kSlots; ++slot) {
+              const int p = slot / kMT, rt = row_tile(slot % kMT);
+              if (p >= count) break;
+              const int out_lo = padded(2 * rt * 8 + g), out_hi = padded((2 * rt + 1) * 8 + g);
 #pragma unroll
-            for (int nt = 0; nt < 4; ++nt) {
-              const int o = col_half * 32 + nt * 8 + 2 * q;
-              const float b0 = bias[o], b1 = bias[o + 1];
-              *reinterpret_cast<half2*>(mid(p) + out_lo * kLdb + o) = __floats2half2_rn(
-                  activate_as<kAct>(acc[p][nt][0] + b0, act), activate_as<kAct>(acc[p][nt][1] + b1, act));
-              *reinterpret_cast<half2*>(mid(p) + out_hi * kLdb + o) = __floats2half2_rn(
-                  activate_as<kAct>(acc[p][nt][2] + b0, act), activate_as<kAct>(acc[p][nt][3] + b1, act));
+              for (int nt = 0; nt < 4; ++nt) {
+                const int o = col_half * 32 + nt * 8 + 2 * q;
+                const float b0 = bias[o], b1 = bias[o + 1];
+                *reinterpret_cast<half2*>(mid(p) + out_lo * kLdb + o) = __floats2half2_rn(
+                    activate_as<kAct>(acc[slot][nt][0] + b0, act), activate_as<kAct>(acc[slot][nt][1] + b1, act));
+                *reinterpret_cast<half2*>(mid(p) + out_hi * kLdb + o) = __floats2half2_rn(
+                    activate_as<kAct>(acc[slot][nt][2] + b0, act), activate_as<kAct>(acc[slot][nt][3] + b1, act));
+              }
             }
           }
           continue;
@@ -262,37 +312,40 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
 
         // v = conv2 + b2, kept in float.
 #pragma unroll
-        for (int p = 0; p < kP; ++p) {
+        for (int slot = 0; slot < kSlots; ++slot) {
 #pragma unroll
           for (int nt = 0; nt < 4; ++nt) {
             const int o = col_half * 32 + nt * 8 + 2 * q;
-            acc[p][nt][0] += bias[o];
-            acc[p][nt][1] += bias[o + 1];
-            acc[p][nt][2] += bias[o];
-            acc[p][nt][3] += bias[o + 1];
+            acc[slot][nt][0] += bias[o];
+            acc[slot][nt][1] += bias[o + 1];
+            acc[slot][nt][2] += bias[o];
+            acc[slot][nt][3] += bias[o + 1];
           }
         }
         const SeWeights& se = table[blk].se;
         const bool has_se = se.w1 != nullptr;  // the same for the whole block
         if (has_se) {
-          // Channel means: each warp sums its 16 squares (the 8 lanes of a
-          // column differ in g: lane bits 2-4), then the four row tiles'
-          // sums are added in a fixed order.
+          // Channel means: each warp sums its 16-square tiles (the 8 lanes
+          // of a column differ in g: lane bits 2-4), then the four row
+          // tiles' sums are added in a fixed order.
+          if (finishes) {
 #pragma unroll
-          for (int p = 0; p < kP; ++p) {
-            float* row_sums = se_scratch + p * floats_per_position;
+            for (int slot = 0; slot < kSlots; ++slot) {
+              const int p = slot / kMT, rt = row_tile(slot % kMT);
+              float* row_sums = se_scratch + p * floats_per_position;
 #pragma unroll
-            for (int nt = 0; nt < 4; ++nt) {
-              float s0 = acc[p][nt][0] + acc[p][nt][2], s1 = acc[p][nt][1] + acc[p][nt][3];
+              for (int nt = 0; nt < 4; ++nt) {
+                float s0 = acc[slot][nt][0] + acc[slot][nt][2], s1 = acc[slot][nt][1] + acc[slot][nt][3];
 #pragma unroll
-              for (int m = 4; m < 32; m *= 2) {
-                s0 += gpu_shfl_xor(s0, m);
-                s1 += gpu_shfl_xor(s1, m);
-              }
-              if (g == 0) {
-                const int o = col_half * 32 + nt * 8 + 2 * q;
-                row_sums[row_tile * kC + o] = s0;
-                row_sums[row_tile * kC + o + 1] = s1;
+                for (int m = 4; m < 32; m *= 2) {
+                  s0 += gpu_shfl_xor(s0, m);
+                  s1 += gpu_shfl_xor(s1, m);
+                }
+                if (g == 0) {
+                  const int o = col_half * 32 + nt * 8 + 2 * q;
+                  row_sums[rt * kC + o] = s0;
+                  row_sums[rt * kC + o + 1] = s1;
+                }
               }
             }
           }
@@ -330,22 +383,26 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
         }
         // flow = act(SE(v) + flow): each element's residual is read by the
         // thread that then writes it; no warp reads flow during conv2.
+        if (finishes) {
 #pragma unroll
-        for (int p = 0; p < kP; ++p) {
-          if (p >= count) break;
-          const float* gates = se_scratch + p * floats_per_position + 5 * kC;
+          for (int slot = 0; slot < kSlots; ++slot) {
+            const int p = slot / kMT, rt = row_tile(slot % kMT);
+            if (p >= count) break;
+            const float* gates = se_scratch + p * floats_per_position + 5 * kC;
+            const int out_lo = padded(2 * rt * 8 + g), out_hi = padded((2 * rt + 1) * 8 + g);
 #pragma unroll
-          for (int nt = 0; nt < 4; ++nt) {
-            const int o = col_half * 32 + nt * 8 + 2 * q;
-            const float scale0 = has_se ? gates[o] : 1.0f, scale1 = has_se ? gates[o + 1] : 1.0f;
-            const float shift0 = has_se ? gates[kC + o] : 0.0f, shift1 = has_se ? gates[kC + o + 1] : 0.0f;
+            for (int nt = 0; nt < 4; ++nt) {
+              const int o = col_half * 32 + nt * 8 + 2 * q;
+              const float scale0 = has_se ? gates[o] : 1.0f, scale1 = has_se ? gates[o + 1] : 1.0f;
+              const float shift0 = has_se ? gates[kC + o] : 0.0f, shift1 = has_se ? gates[kC + o + 1] : 0.0f;
 #pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {
-              half2* at = reinterpret_cast<half2*>(flow(p) + (hh ? out_hi : out_lo) * kLdb + o);
-              const half2 r = *at;
-              const float v0 = acc[p][nt][2 * hh] * scale0 + shift0 + __low2float(r);
-              const float v1 = acc[p][nt][2 * hh + 1] * scale1 + shift1 + __high2float(r);
-              *at = __floats2half2_rn(activate_as<kAct>(v0, act), activate_as<kAct>(v1, act));
+              for (int hh = 0; hh < 2; ++hh) {
+                half2* at = reinterpret_cast<half2*>(flow(p) + (hh ? out_hi : out_lo) * kLdb + o);
+                const half2 r = *at;
+                const float v0 = acc[slot][nt][2 * hh] * scale0 + shift0 + __low2float(r);
+                const float v1 = acc[slot][nt][2 * hh + 1] * scale1 + shift1 + __high2float(r);
+                *at = __floats2half2_rn(activate_as<kAct>(v0, act), activate_as<kAct>(v1, act));
+              }
             }
           }
         }
@@ -367,43 +424,61 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
 }
 
 namespace tower_detail {
+// A kernel variant: positions per block at a time, row tiles per warp,
+// warp groups splitting K.
+struct Variant {
+  int positions, m_tiles, k_groups;
+};
+constexpr Variant kSingle{1, 1, 1};  // one position, 16 x 32 per warp
+constexpr Variant kSplit{1, 2, 2};   // one position, 32 x 32 per warp, K split in two
+constexpr Variant kPair{2, 1, 1};    // two positions, 16 x 32 of each per warp
+
+size_t variant_bytes(const Variant& v, const ResnetTower& tower) {
+  return shared_bytes(v.positions, tower.se_hidden, tower.blocks, v.m_tiles, v.k_groups);
+}
+
 // Every instantiation with_activation may launch gets the shared memory it
 // needs above the 48 KB default (at network creation, not inside a capture).
-template <int kP>
+template <int kP, int kMT, int kKGroups>
 void allow_shared(size_t bytes) {
   auto allow = [&](const void* kernel) {
     GPU_CHECK(hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   };
-  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Relu>));
-  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::None>));
-  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Mish>));
-  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Relu2>));
-  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, Activation::Swish>));
-  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kAnyActivation>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kMT, kKGroups, Activation::Relu>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kMT, kKGroups, Activation::None>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kMT, kKGroups, Activation::Mish>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kMT, kKGroups, Activation::Relu2>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kMT, kKGroups, Activation::Swish>));
+  allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kMT, kKGroups, kAnyActivation>));
 }
 
 // Positions per block at a time: one while every position can have a
 // multiprocessor of its own, two beyond (the pair shares its weight
 // fragments); one where the device lacks the shared memory for a pair.
-// LC0ROCM_RESNET_TOWER_POSITIONS=1 / 2 forces either (to compare).
-int positions_per_block(const ResnetTower& tower, const DeviceInfo& device, int n) {
+// LC0ROCM_RESNET_TOWER_POSITIONS=1 / 2 forces either (to compare). One
+// position runs with K split over two warp groups unless
+// LC0ROCM_RESNET_TOWER_SPLIT=0 (or the shared memory is short).
+Variant variant_for(const ResnetTower& tower, const DeviceInfo& device, int n) {
   const char* v = std::getenv("LC0ROCM_RESNET_TOWER_POSITIONS");
   const int forced = v && *v ? std::atoi(v) : 0;
   const int wanted = forced == 1 || forced == 2 ? forced : n > device.multiprocessors ? 2 : 1;
-  return wanted == 2 && tower.pairs ? 2 : 1;
+  if (wanted == 2 && tower.pairs) return kPair;
+  const char* split = std::getenv("LC0ROCM_RESNET_TOWER_SPLIT");
+  const bool split_off = split && *split && std::strcmp(split, "0") == 0;
+  return tower.split && !split_off ? kSplit : kSingle;
 }
 
-template <int kP>
+template <int kP, int kMT, int kKGroups>
 void launch(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const half* x, half* y,
             Activation act) {
   // One resident block per multiprocessor (the shared memory allows no
   // more); each takes groups blockIdx.x, + grid, ...
   const int groups = (n + kP - 1) / kP;
   const int grid = groups < device.multiprocessors ? groups : device.multiprocessors;
+  const size_t bytes = variant_bytes(Variant{kP, kMT, kKGroups}, tower);
   with_activation(act, [&](auto tag) {
-    gpu_launch(resnet_tower_kernel<kP, decltype(tag)::value>, grid, kThreads,
-               shared_bytes(kP, tower.se_hidden, tower.blocks), stream, n, tower.blocks, tower.se_hidden,
-               tower.layers, x, y, act);
+    gpu_launch(resnet_tower_kernel<kP, kMT, kKGroups, decltype(tag)::value>, grid, kThreads, bytes, stream, n,
+               tower.blocks, tower.se_hidden, tower.layers, x, y, act);
   });
   GPU_CHECK_LAUNCH();
 }
@@ -413,14 +488,16 @@ bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int 
                           ResnetTower* tower) {
   using namespace tower_detail;
   if (dt != DType::F16 || !device.mma_fp16 || device.warp_size != 32 || channels != kC || blocks < 1 ||
-      blocks > kResnetTowerMaxBlocks || se_hidden < 0 || se_hidden > kResnetTowerMaxSeHidden || se_hidden % 4 != 0 ||
-      device.shared_per_block < shared_bytes(1, se_hidden, blocks))
+      blocks > kResnetTowerMaxBlocks || se_hidden < 0 || se_hidden > kResnetTowerMaxSeHidden || se_hidden % 4 != 0)
     return false;
   tower->blocks = blocks;
   tower->se_hidden = se_hidden;
-  tower->pairs = device.shared_per_block >= shared_bytes(2, se_hidden, blocks);
-  allow_shared<1>(shared_bytes(1, se_hidden, blocks));
-  if (tower->pairs) allow_shared<2>(shared_bytes(2, se_hidden, blocks));
+  if (device.shared_per_block < variant_bytes(kSingle, *tower)) return false;
+  tower->split = device.shared_per_block >= variant_bytes(kSplit, *tower);
+  tower->pairs = device.shared_per_block >= variant_bytes(kPair, *tower);
+  allow_shared<1, 1, 1>(variant_bytes(kSingle, *tower));
+  if (tower->split) allow_shared<1, 2, 2>(variant_bytes(kSplit, *tower));
+  if (tower->pairs) allow_shared<2, 1, 1>(variant_bytes(kPair, *tower));
   return true;
 }
 
@@ -433,8 +510,10 @@ void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTowe
   if (n == 0) return;
   const half* xh = static_cast<const half*>(x);
   half* yh = static_cast<half*>(y);
-  if (positions_per_block(tower, device, n) == 2) launch<2>(stream, device, tower, n, xh, yh, act);
-  else launch<1>(stream, device, tower, n, xh, yh, act);
+  const Variant v = variant_for(tower, device, n);
+  if (v.positions == 2) launch<2, 1, 1>(stream, device, tower, n, xh, yh, act);
+  else if (v.k_groups == 2) launch<1, 2, 2>(stream, device, tower, n, xh, yh, act);
+  else launch<1, 1, 1>(stream, device, tower, n, xh, yh, act);
 }
 
 #else  // AMD: no mma.sync; the caller keeps the per-layer path.
