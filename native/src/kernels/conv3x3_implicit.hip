@@ -29,6 +29,7 @@
 
 #include "../gpu_compat.h"
 #include "async_copy.h"
+#include "mma_tile.h"
 #include "ops.h"
 
 namespace lc0rocm {
@@ -45,7 +46,6 @@ __host__ __device__ inline size_t shared_bytes(int cin) {
   return sizeof(half) * (static_cast<size_t>(100) * (cin + kPad) + static_cast<size_t>(kOutPerBlock) * (9 * cin + kPad));
 }
 
-__device__ __forceinline__ uint32_t load32(const half* p) { return *reinterpret_cast<const uint32_t*>(p); }
 }  // namespace conv_implicit_detail
 
 template <Activation kAct>
@@ -104,20 +104,17 @@ conv3x3_implicit_kernel(int cin, int cout, const half* __restrict__ x, const hal
   const half* b_row = weights + g * ldk + 2 * q;
 #pragma unroll
   for (int tap = 0; tap < 9; ++tap) {
-    float* d = acc[tap & 1];
+    float (&d)[4] = acc[tap & 1];
     const int ky = tap / 3, kx = tap % 3;
     const half* a_lo = board + ((rank_lo + ky) * 10 + g + kx) * ldb + 2 * q;
     const half* a_hi = board + ((rank_hi + ky) * 10 + g + kx) * ldb + 2 * q;
     const half* b = b_row + tap * cin;
 #pragma unroll 4
     for (int c0 = 0; c0 < cin; c0 += 16) {
-      const uint32_t a0 = load32(a_lo + c0), a1 = load32(a_hi + c0);
-      const uint32_t a2 = load32(a_lo + c0 + 8), a3 = load32(a_hi + c0 + 8);
-      const uint32_t b0 = load32(b + c0), b1 = load32(b + c0 + 8);
-      asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-          "{%0, %1, %2, %3};\n"
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-          : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+      const uint32_t a0 = load_half_pair(a_lo + c0), a1 = load_half_pair(a_hi + c0);
+      const uint32_t a2 = load_half_pair(a_lo + c0 + 8), a3 = load_half_pair(a_hi + c0 + 8);
+      const uint32_t b0 = load_half_pair(b + c0), b1 = load_half_pair(b + c0 + 8);
+      mma_16x8x16(d, a0, a1, a2, a3, b0, b1);
     }
   }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "async_copy.h"
+#include "mma_tile.h"
 #endif
 
 namespace lc0rocm {
@@ -47,23 +48,6 @@ inline size_t shared_bytes(int m_tiles, int n_tiles, int K) {
   const size_t strip = sizeof(__half) * 8 * n_tiles * (K + kPad);
   const size_t sums = sizeof(float) * warps_for(m_tiles) * 16 * m_tiles * kSumPitch;
   return strip > sums ? strip : sums;
-}
-
-__device__ __forceinline__ uint32_t load_pair(const __half* p) {
-  return *reinterpret_cast<const uint32_t*>(p);
-}
-
-// d += a . b on one 16x8x16 tile (PTX ISA "mma.m16n8k16" fragments: lane
-// l = 4g + t holds A rows g and g+8 at columns 2t, 2t+1 and 2t+8, 2t+9; B
-// column g at rows 2t, 2t+1 and 2t+8, 2t+9; D rows g and g+8 at columns 2t,
-// 2t+1).
-__device__ __forceinline__ void mma_16x8x16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
 }
 
 // One block: columns [blockIdx.x * 8 * kNTiles, + 8 * kNTiles) of every row.
@@ -110,8 +94,8 @@ __global__ void __launch_bounds__(warps_for(kMTiles) * 32)
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt) {
         const __half* row = strip + (nt * 8 + g) * pitch + k;
-        b[gi][nt][0] = in ? load_pair(row) : 0u;
-        b[gi][nt][1] = in ? load_pair(row + 8) : 0u;
+        b[gi][nt][0] = in ? load_half_pair(row) : 0u;
+        b[gi][nt][1] = in ? load_half_pair(row + 8) : 0u;
       }
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
@@ -119,10 +103,10 @@ __global__ void __launch_bounds__(warps_for(kMTiles) * 32)
         const bool in0 = in && r0 < M, in1 = in && r1 < M;
         const __half* x0 = x + static_cast<size_t>(r0) * K + k;
         const __half* x1 = x + static_cast<size_t>(r1) * K + k;
-        a[gi][mt][0] = in0 ? load_pair(x0) : 0u;
-        a[gi][mt][1] = in1 ? load_pair(x1) : 0u;
-        a[gi][mt][2] = in0 ? load_pair(x0 + 8) : 0u;
-        a[gi][mt][3] = in1 ? load_pair(x1 + 8) : 0u;
+        a[gi][mt][0] = in0 ? load_half_pair(x0) : 0u;
+        a[gi][mt][1] = in1 ? load_half_pair(x1) : 0u;
+        a[gi][mt][2] = in0 ? load_half_pair(x0 + 8) : 0u;
+        a[gi][mt][3] = in1 ? load_half_pair(x1 + 8) : 0u;
       }
     }
 #pragma unroll
@@ -132,7 +116,9 @@ __global__ void __launch_bounds__(warps_for(kMTiles) * 32)
       for (int mt = 0; mt < kMTiles; ++mt) {
         if (mt >= m_tiles) break;
 #pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt) mma_16x8x16(acc[mt][nt], a[gi][mt], b[gi][nt]);
+        for (int nt = 0; nt < kNTiles; ++nt)
+          mma_16x8x16(acc[mt][nt], a[gi][mt][0], a[gi][mt][1], a[gi][mt][2], a[gi][mt][3], b[gi][nt][0],
+                      b[gi][nt][1]);
       }
     }
   }

@@ -18,8 +18,9 @@
 //   blocks   ResidualBlockWeights per residual block, in device memory;
 //            conv weights [64][9 * 64] half (conv3x3_implicit's layout:
 //            column tap * 64 + c, tap = 3 ky + kx)
-// Shared memory: the current and the next layer's weights [2][64][584]
-// half (cp.async: the next layer's copy runs under this one's products),
+// Shared memory: the layer table; the current and the next layer's weights
+// [2][64][584] half with their biases, and the next SE unit (cp.async, a
+// step ahead: the next layer's copy runs under this one's products);
 // the position as two zero-bordered 10 x 10 boards [100][72] half (flow and
 // mid: under tap (ky, kx) square (r, f) reads padded square (r + ky) * 10 +
 // f + kx, so the im2col is in the addressing, as in conv3x3_implicit.hip),
@@ -44,6 +45,7 @@
 
 #if defined(LC0ROCM_VENDOR_NVIDIA)
 #include "async_copy.h"
+#include "mma_tile.h"
 #endif
 
 namespace lc0rocm {
@@ -87,19 +89,6 @@ __host__ __device__ constexpr size_t shared_bytes(int positions, int hidden, int
   return table_bytes(blocks) + 2 * static_cast<size_t>(kWeightBytes) + se_bytes(hidden) +
          2 * static_cast<size_t>(positions) * kBoardBytes + sizeof(float) * positions * se_floats(hidden) +
          reduce_bytes(k_groups, positions * m_tiles);
-}
-
-__device__ __forceinline__ uint32_t load32(const half* p) { return *reinterpret_cast<const uint32_t*>(p); }
-
-// d += a . b on one 16 x 8 x 16 tile (PTX ISA "mma.m16n8k16" fragments).
-__device__ __forceinline__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                            uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-#endif
 }
 
 // Padded board index of square s (rank s / 8, file s % 8).
@@ -247,8 +236,8 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) {
               const half* bp = b_row + nt * 8 * kLdk + tap * kC + c0;
-              b[nt][0] = load32(bp);
-              b[nt][1] = load32(bp + 8);
+              b[nt][0] = load_half_pair(bp);
+              b[nt][1] = load_half_pair(bp + 8);
             }
 #pragma unroll
             for (int slot = 0; slot < kSlots; ++slot) {
@@ -257,8 +246,8 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
               const half* in = conv ? mid(p) : flow(p);
               const int a_lo = ((2 * rt + ky) * 10 + g + kx) * kLdb + 2 * q + c0;
               const int a_hi = a_lo + 10 * kLdb;  // the next rank
-              const uint32_t a0 = load32(in + a_lo), a1 = load32(in + a_hi);
-              const uint32_t a2 = load32(in + a_lo + 8), a3 = load32(in + a_hi + 8);
+              const uint32_t a0 = load_half_pair(in + a_lo), a1 = load_half_pair(in + a_hi);
+              const uint32_t a2 = load_half_pair(in + a_lo + 8), a3 = load_half_pair(in + a_hi + 8);
 #pragma unroll
               for (int nt = 0; nt < 4; ++nt) mma_16x8x16(acc[slot][nt], a0, a1, a2, a3, b[nt][0], b[nt][1]);
             }

@@ -1,0 +1,32 @@
+// mma_tile.h - NVIDIA's mma.sync m16n8k16 tensor-core tile on half with
+// float accumulation, for the kernels that load its fragments by hand
+// (conv3x3_implicit, gemm_small_rows, resnet_tower). Device code of NVIDIA
+// builds only (sm_80+; below that the product is left out).
+#pragma once
+#include <cstdint>
+
+#include "../gpu_compat.h"
+
+#if defined(LC0ROCM_VENDOR_NVIDIA)
+namespace lc0rocm {
+
+// Two neighbouring halves as one 32-bit fragment register.
+__device__ __forceinline__ uint32_t load_half_pair(const half* p) { return *reinterpret_cast<const uint32_t*>(p); }
+
+// d += a . b on one 16 x 8 x 16 tile. PTX ISA "mma.m16n8k16" fragments:
+// lane l = 4g + t holds A rows g and g + 8 at columns 2t, 2t + 1 (a0, a1)
+// and 2t + 8, 2t + 9 (a2, a3); B column g at rows 2t, 2t + 1 (b0) and
+// 2t + 8, 2t + 9 (b1); D rows g (d0, d1) and g + 8 (d2, d3) at columns 2t,
+// 2t + 1.
+__device__ __forceinline__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                            uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+}  // namespace lc0rocm
+#endif
