@@ -83,7 +83,8 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
   channels_ = input_.out();
   const int c = channels_;
   // Worth keeping the tower kernel's weight layout for (its own checks follow).
-  const bool tower_candidate = tower_wanted() && dt_ == DType::F16 && config.device.mma_fp16;
+  const bool tower_candidate =
+      tower_wanted() && dt_ == DType::F16 && config.device.mma_fp16 && c == kResnetTowerChannels;
   for (int i = 0;; ++i) {
     std::string p = "resnet.block." + std::to_string(i);
     if (!ws.has(p + ".conv1.w")) break;

@@ -131,6 +131,7 @@ struct ResnetTower {
   bool split = false;  // the device has the shared memory for K split over two warp groups
   bool pairs = false;  // the device has the shared memory for two positions per block
 };
+constexpr int kResnetTowerChannels = 64;
 constexpr int kResnetTowerMaxBlocks = 64;
 constexpr int kResnetTowerMaxSeHidden = 64;
 bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int blocks, int se_hidden,

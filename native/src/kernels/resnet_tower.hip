@@ -53,7 +53,7 @@ namespace lc0rocm {
 #if defined(LC0ROCM_VENDOR_NVIDIA)
 
 namespace tower_detail {
-constexpr int kC = 64;                   // channels
+constexpr int kC = kResnetTowerChannels;  // channels
 constexpr int kThreads = 256;            // 8 warps of 32 lanes (mma.sync's width)
 constexpr int kPad = 8;                  // halves after each board square and weight row
 constexpr int kLdb = kC + kPad;          // board square pitch, halves
