@@ -128,7 +128,8 @@ struct ResnetTower {
   const ResidualBlockWeights* layers = nullptr;  // [blocks], device memory
   int blocks = 0;
   int se_hidden = 0;   // the widest SE unit's hidden width (0: none)
-  bool split = false;  // the device has the shared memory for K split over two warp groups
+  bool split = false;  // K split over two warp groups: wanted, and the device has the shared memory
+  int forced_positions = 0;  // positions per block forced (1 or 2; 0: by batch size)
   bool pairs = false;  // the device has the shared memory for two positions per block
 };
 constexpr int kResnetTowerChannels = 64;

@@ -443,18 +443,14 @@ void allow_shared(size_t bytes) {
 
 // Positions per block at a time: one while every position can have a
 // multiprocessor of its own, two beyond (the pair shares its weight
-// fragments); one where the device lacks the shared memory for a pair.
-// LC0ROCM_RESNET_TOWER_POSITIONS=1 / 2 forces either (to compare). One
-// position runs with K split over two warp groups unless
-// LC0ROCM_RESNET_TOWER_SPLIT=0 (or the shared memory is short).
+// fragments); one where the device lacks the shared memory for a pair, or
+// as forced. One position runs with K split over two warp groups where the
+// shared memory allows and it is not turned off (resnet_tower_prepare
+// reads the switches).
 Variant variant_for(const ResnetTower& tower, const DeviceInfo& device, int n) {
-  const char* v = std::getenv("LC0ROCM_RESNET_TOWER_POSITIONS");
-  const int forced = v && *v ? std::atoi(v) : 0;
-  const int wanted = forced == 1 || forced == 2 ? forced : n > device.multiprocessors ? 2 : 1;
+  const int wanted = tower.forced_positions ? tower.forced_positions : n > device.multiprocessors ? 2 : 1;
   if (wanted == 2 && tower.pairs) return kPair;
-  const char* split = std::getenv("LC0ROCM_RESNET_TOWER_SPLIT");
-  const bool split_off = split && *split && std::strcmp(split, "0") == 0;
-  return tower.split && !split_off ? kSplit : kSingle;
+  return tower.split ? kSplit : kSingle;
 }
 
 template <int kP, int kMT, int kKGroups>
@@ -482,7 +478,14 @@ bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int 
   tower->blocks = blocks;
   tower->se_hidden = se_hidden;
   if (device.shared_per_block < variant_bytes(kSingle, *tower)) return false;
-  tower->split = device.shared_per_block >= variant_bytes(kSplit, *tower);
+  // LC0ROCM_RESNET_TOWER_POSITIONS=1 / 2 forces the positions per block,
+  // LC0ROCM_RESNET_TOWER_SPLIT=0 turns the K split off (to compare).
+  const char* positions = std::getenv("LC0ROCM_RESNET_TOWER_POSITIONS");
+  const int forced = positions && *positions ? std::atoi(positions) : 0;
+  tower->forced_positions = forced == 1 || forced == 2 ? forced : 0;
+  const char* split = std::getenv("LC0ROCM_RESNET_TOWER_SPLIT");
+  const bool split_off = split && *split && std::strcmp(split, "0") == 0;
+  tower->split = !split_off && device.shared_per_block >= variant_bytes(kSplit, *tower);
   tower->pairs = device.shared_per_block >= variant_bytes(kPair, *tower);
   allow_shared<1, 1, 1>(variant_bytes(kSingle, *tower));
   if (tower->split) allow_shared<1, 2, 2>(variant_bytes(kSplit, *tower));
