@@ -40,12 +40,12 @@ def test_cdef_block_parses_and_declares_the_abi():
     ffi = cffi.FFI()
     ffi.cdef(native.cdef_text())
     libc = ffi.dlopen(None)
-    assert libc.LC0ROCM_ABI_VERSION == 2
+    assert libc.LC0ROCM_ABI_VERSION == 3
     assert libc.LC0ROCM_OK == 0 and libc.LC0ROCM_INVALID_ARGUMENT != 0
     for fn in ("lc0rocm_abi_version", "lc0rocm_last_error", "lc0rocm_get_device_info",
                "lc0rocm_create", "lc0rocm_destroy", "lc0rocm_stream_create",
                "lc0rocm_stream_destroy", "lc0rocm_forward", "lc0rocm_forward_planes",
-               "lc0rocm_host_alloc", "lc0rocm_host_free"):
+               "lc0rocm_stream_describe", "lc0rocm_host_alloc", "lc0rocm_host_free"):
         assert fn in native.cdef_text()
     assert ffi.sizeof("lc0rocm_tensor") >= 8 + 8 + 8 + 4
 
@@ -412,16 +412,22 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
     gpu.close()
 
 
-def check_paths_match_cpu(w, name, env, count, tol, monkeypatch):
+def check_paths_match_cpu(w, name, env, count, tol, monkeypatch, expect_path=None):
     """GPU backend `name` with the library's `env` (read when a network is
     created) against the cpu backend, at batch 1, 2, 17 and `count`; the
     small sizes three times each: a plain pass, a captured graph's first
-    launch and its replay."""
+    launch and its replay. expect_path(device_info, batch): a pattern the
+    backend's describe() must match at that (graph-padded) batch, or None."""
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     masks, values = random_packed(w, count)
     ref = backends.create("cpu", w).forward_packed(masks, values)
     gpu = backends.create(name, w, max_batch=count)
+    for n in (1, 2, 17, count):
+        described = gpu.describe(n)
+        padded = int(re.search(r"\(batch (\d+)\)", described).group(1))
+        wanted = expect_path(gpu.device_info, padded) if expect_path else None
+        assert wanted is None or re.search(wanted, described), (n, described, wanted)
     for n in (1, 1, 1, 2, 2, 2, 17, 17, 17, count):
         got = gpu.forward_packed(masks[:n], values[:n])
         for g, r in zip(got, ref):
@@ -462,22 +468,68 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     check_paths_match_cpu(w, name, env, 200, tol, monkeypatch)
 
 
+def resnet_tower_path(env):
+    """expect_path for the residual tower in one launch under `env`: which
+    layout resnet_tower.hip / resnet_tower_cluster.hip must take on an
+    sm_90 GPU (H100, H200: 227 KB of shared memory per block, clusters),
+    None elsewhere (other GPUs have other shared memory and no clusters;
+    there only the parity is checked)."""
+    def expect(info, n):
+        if info["vendor"] != "nvidia" or info["arch"] != "sm_90":
+            return None
+        if env.get("LC0ROCM_RESNET_TOWER") == "0":
+            return r"residual tower (a layer at a time|as one Winograd chain) \(batch"
+        forced = int(env.get("LC0ROCM_RESNET_TOWER_POSITIONS", "0"))
+        clusters = info["multiprocessors"] // 4
+        if "LC0ROCM_RESNET_TOWER_CLUSTER" in env:
+            clusters = min(clusters, int(env["LC0ROCM_RESNET_TOWER_CLUSTER"]))
+        if not forced and n <= clusters:
+            path = "a position per cluster of 4 blocks"
+        elif (forced or (2 if n > info["multiprocessors"] else 1)) == 2:
+            path = "two positions per block"
+        else:
+            path = "a position per block" + ("" if env.get("LC0ROCM_RESNET_TOWER_SPLIT") == "0" else ", K split")
+        return re.escape(f"residual tower in one launch, {path} (batch {n})")
+    return expect
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("env", [{}, {"LC0ROCM_PDL": "0"}, {"LC0ROCM_RESNET_TOWER_POSITIONS": "1"},
+@pytest.mark.parametrize("env", [{}, {"LC0ROCM_PDL": "0"}, {"LC0ROCM_RESNET_TOWER_CLUSTER": "0"},
+                                 {"LC0ROCM_RESNET_TOWER_CLUSTER": "2"},
+                                 {"LC0ROCM_RESNET_TOWER_CLUSTER": "0", "LC0ROCM_PDL": "0"},
+                                 {"LC0ROCM_RESNET_TOWER_POSITIONS": "1"},
                                  {"LC0ROCM_RESNET_TOWER_POSITIONS": "1", "LC0ROCM_RESNET_TOWER_SPLIT": "0"},
                                  {"LC0ROCM_RESNET_TOWER_POSITIONS": "2"}, {"LC0ROCM_RESNET_TOWER": "0"}])
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish"])
 def test_gpu_resnet_tower_matches_cpu(net, env, maia_path, make_test_net, monkeypatch):
     """The residual tower in one launch (native/src/kernels/resnet_tower.hip:
     64 channels, half, where the GPU has mma.sync; the default there) or
-    off, a position (K split over two warp groups or not) or a pair of
-    positions per block at a time, against
-    the cpu backend: with SE and ReLU (maia-1900), without SE (classical
-    heads), with mish and convolution biases; batches 1 and 17 leave a pair
-    short, 200 gives blocks more than one turn on any current GPU."""
+    off: a position per cluster of 4 blocks (resnet_tower_cluster.hip,
+    small batches on sm_90), a position (K split over two warp groups or
+    not) or a pair of positions per block at a time, against the cpu
+    backend: with SE and ReLU (maia-1900), without SE (classical heads),
+    with mish and convolution biases; batches 1 and 17 leave a pair short,
+    200 gives blocks more than one turn on any current GPU. On an sm_90 GPU
+    the backend's describe() must name the layout asked for."""
     name = gpu_backend_or_skip("fp16")
     path = maia_path if net == "maia" else make_test_net(net, blocks=3, filters=64)
-    check_paths_match_cpu(load_weights(path), name, env, 200, 1e-2, monkeypatch)
+    check_paths_match_cpu(load_weights(path), name, env, 200, 1e-2, monkeypatch,
+                          expect_path=resnet_tower_path(env))
+
+
+@pytest.mark.gpu
+def test_gpu_describe_names_the_body(maia_path, make_test_net):
+    """describe() says what kind of body runs, at any batch (clamped to
+    max_batch), on every GPU."""
+    name = gpu_backend_or_skip("fp16")
+    conv = backends.create(name, load_weights(maia_path), max_batch=32)
+    attn = backends.create(name, load_weights(make_test_net("tiny-attn")), max_batch=32)
+    assert conv.describe(1).startswith("convolution body, 64 channels: ")
+    assert conv.describe(1000).endswith("(batch 32)")
+    assert conv.describe(0).endswith("(batch 1)")
+    assert attn.describe(5).startswith("attention body, ")
+    conv.close()
+    attn.close()
 
 
 @pytest.mark.gpu

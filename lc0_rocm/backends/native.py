@@ -716,6 +716,19 @@ class NativeBackend(Backend):
         owned = self.ffi.gc(block[0], self.lib.lc0rocm_host_free, size=max(1, nbytes))
         return np.frombuffer(self.ffi.buffer(owned, nbytes), dtype).reshape(shape)
 
+    def describe(self, n: int = 1) -> str:
+        """How a forward of n positions runs: the paths the network's
+        kernels take at the batch size the pass runs at (n padded for
+        graphs, at most max_batch), in words. For tests and diagnostics."""
+        text = self.ffi.new("char[]", 512)
+        stream = self._take_stream()
+        try:
+            check(self.ffi, self.lib, self.lib.lc0rocm_stream_describe(stream, int(n), text, 512),
+                  f"{self.name}: describe")
+        finally:
+            self._give_stream(stream)
+        return self.ffi.string(text).decode()
+
     def _outputs(self, n):
         # a method, so that the parity checks can hand in NaN-poisoned buffers
         return empty_outputs(n)

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* LC0ROCM_CDEF_BEGIN */
-enum { LC0ROCM_ABI_VERSION = 2 };
+enum { LC0ROCM_ABI_VERSION = 3 };
 
 typedef enum lc0rocm_status {
   LC0ROCM_OK = 0,
@@ -98,6 +98,12 @@ int lc0rocm_forward(lc0rocm_stream* stream, int n, const uint64_t* masks,
 /* Same with full planes, n x 112 x 64 float32. */
 int lc0rocm_forward_planes(lc0rocm_stream* stream, int n, const float* planes,
                            float* policy, float* wdl, float* moves_left);
+
+/* How a forward of n positions on this stream runs, in words: the paths
+ * the network's kernels take at the batch size the pass runs at (n padded
+ * for graphs, at most max_batch). NUL-terminated, cut to size bytes. For
+ * tests and diagnostics; the wording is not a stable interface. */
+int lc0rocm_stream_describe(lc0rocm_stream* stream, int n, char* text, size_t size);
 
 /* Page-locked host memory for forward inputs and outputs: an input or
  * output that lies inside such a block (anywhere in it) moves with one DMA

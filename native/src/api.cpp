@@ -1,5 +1,6 @@
 // api.cpp - the C ABI: every entry point catches everything and returns a
 // status code; the message goes to a thread-local last error.
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -118,6 +119,16 @@ int lc0rocm_forward_planes(lc0rocm_stream* stream, int n, const float* planes, f
     require(stream != nullptr, "stream is NULL");
     require(n == 0 || planes, "planes must not be NULL");
     stream->stream.forward(n, nullptr, nullptr, planes, policy, wdl, moves_left);
+  });
+}
+
+int lc0rocm_stream_describe(lc0rocm_stream* stream, int n, char* text, size_t size) {
+  return guarded([&] {
+    require(stream != nullptr && text != nullptr && size > 0, "stream and text must not be NULL, size positive");
+    const std::string d = stream->stream.describe(n);
+    const size_t len = d.size() < size - 1 ? d.size() : size - 1;
+    std::memcpy(text, d.data(), len);
+    text[len] = 0;
   });
 }
 

@@ -546,6 +546,11 @@ class AttentionBody final : public Body {
     else run<half>(ctx, n, static_cast<const half*>(planes), out);
   }
 
+  std::string describe(int) const override {
+    return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
+           (pe_dense_ ? ", PE_DENSE embedding" : "");
+  }
+
  private:
   template <typename T>
   void run(ForwardContext& ctx, int n, const T* planes, NetOutputs out) const {

@@ -122,6 +122,9 @@ class Body {
   // Whether its kernels launch as dependent launches (gpu_compat.h) by
   // default: a gain only where our kernels follow each other.
   virtual bool uses_dependent_launch() const { return false; }
+  // How a pass of n positions runs, in words (which of the body's paths it
+  // takes): for tests and diagnostics (lc0rocm_stream_describe).
+  virtual std::string describe(int n) const = 0;
 };
 
 // A policy head that a body of another kind can borrow, e.g. the attention

@@ -194,6 +194,98 @@ inline void gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
 #endif
 }
 
+// ---------------------------------------------------------------- thread block clusters
+// NVIDIA sm_90 on: a launch's blocks grouped in clusters that are scheduled
+// together and reach each other's shared memory (distributed shared
+// memory). AMD has none: gpu_has_clusters says no there, and the callers
+// keep their other paths (the device helpers below are NVIDIA-only).
+#ifdef LC0ROCM_VENDOR_NVIDIA
+// This block's rank in its cluster, and its cluster's index in the grid (x).
+__device__ __forceinline__ unsigned gpu_cluster_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return __clusterRelativeBlockRank();
+#else
+  return 0;
+#endif
+}
+__device__ __forceinline__ unsigned gpu_cluster_index() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return __clusterIdx().x;
+#else
+  return blockIdx.x;
+#endif
+}
+// The address of `p` (this block's shared memory) in block `rank`'s.
+template <typename T>
+__device__ __forceinline__ T* gpu_cluster_map(T* p, unsigned rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return static_cast<T*>(__cluster_map_shared_rank(static_cast<void*>(p), rank));
+#else
+  (void)rank;
+  return p;
+#endif
+}
+// Every thread of every block of the cluster: the writes before (to any
+// block's shared memory) are seen by all after.
+__device__ __forceinline__ void gpu_cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __cluster_barrier_arrive();  // release
+  __cluster_barrier_wait();    // acquire
+#endif
+}
+
+// gpu_launch with the grid's blocks in clusters of `cluster` (grid.x a
+// multiple of it), dependent inside a DependentLaunchScope that wants it.
+template <typename... Params, typename... Args>
+inline void gpu_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, hipStream_t stream,
+                               unsigned cluster, Args&&... args) {
+  cudaLaunchAttribute attribute[2];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = cluster;
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  attribute[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[1].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = gpu_dependent_launch_wanted() ? 2 : 1;
+  (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+// How many clusters of `cluster` blocks of this kernel (block threads,
+// `shared` bytes each) the device runs at once; 0 where it runs none or
+// the kernel's machine code predates clusters (built for below sm_90).
+template <typename... Params>
+inline int gpu_max_active_clusters(void (*kernel)(Params...), dim3 block, size_t shared, unsigned cluster) {
+  cudaFuncAttributes attributes;
+  if (cudaFuncGetAttributes(&attributes, kernel) != cudaSuccess || attributes.binaryVersion < 90) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = cluster;
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(cluster);
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  int count = 0;
+  if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+#endif
+
 // Architecture name of a device ("gfx90a", "sm_90") and whether its fp16
 // matrix math is faster than fp32 (the `-auto` backends' choice).
 inline void gpu_arch_name(const hipDeviceProp_t& prop, char* out, size_t size) {
@@ -234,6 +326,17 @@ inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) {
 // Whether kernels may launch before the prior one ends (programmatic
 // dependent launch: NVIDIA compute capability 9.0 on; AMD has none).
 inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) {
+#ifdef LC0ROCM_VENDOR_AMD
+  (void)prop;
+  return false;
+#else
+  return prop.major >= 9;
+#endif
+}
+
+// Whether thread block clusters exist (see above: NVIDIA compute
+// capability 9.0 on; AMD has none).
+inline bool gpu_has_clusters(const hipDeviceProp_t& prop) {
 #ifdef LC0ROCM_VENDOR_AMD
   (void)prop;
   return false;

@@ -66,6 +66,7 @@ DeviceInfo query_device(int device) {
   info.fast_fp16 = gpu_fast_fp16(prop);
   info.mma_fp16 = gpu_has_mma_fp16(prop);
   info.dependent_launch = gpu_has_dependent_launch(prop);
+  info.clusters = gpu_has_clusters(prop);
   info.shared_per_block = gpu_shared_per_block(prop);
   return info;
 }
@@ -224,6 +225,12 @@ void Stream::forward(int n, const uint64_t* masks, const float* values, const fl
                   planes ? planes + p * kInputPlanes * kSquares : nullptr,
                   policy + p * kPolicyOutputs, wdl + p * 3, moves_left ? moves_left + p : nullptr);
   }
+}
+
+std::string Stream::describe(int n) const {
+  const int pass = n < 1 ? 1 : n > max_batch_ ? max_batch_ : n;
+  const int g = padded_size(pass);
+  return net_.body().describe(g) + " (batch " + std::to_string(g) + ")";
 }
 
 int Stream::padded_size(int n) const {

@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <string>
 
 #include "body.h"
 
@@ -32,6 +33,9 @@ class Stream {
   // Exactly one of (masks, values) or planes is given. moves_left may be null.
   void forward(int n, const uint64_t* masks, const float* values, const float* planes,
                float* policy, float* wdl, float* moves_left);
+  // How a forward of n positions runs: the body's paths at the batch size
+  // the pass takes (n padded for graphs, at most max_batch).
+  std::string describe(int n) const;
 
  private:
   void forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,

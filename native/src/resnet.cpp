@@ -42,6 +42,7 @@ class ResNetBody : public Body {
   // b1 +20..40 %, b16 +20..29 % on an H100. (Attention bodies: their kernels
   // sit between cuBLAS GEMMs; t82 measured -6..-8 % at b16, bt4 even.)
   bool uses_dependent_launch() const override { return true; }
+  std::string describe(int n) const override;
 
  private:
   // The residual tower, input convolution included, into flow.
@@ -211,6 +212,14 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
     policy_head(ctx, n, flow, out.policy);
   }
   join_side(ctx);
+}
+
+std::string ResNetBody::describe(int n) const {
+  std::string tower = tower_ ? std::string("residual tower in one launch, ") +
+                                   resnet_tower_path(cfg_.device, tower_shape_, n)
+                      : chains(n) ? "residual tower as one Winograd chain"
+                                  : "residual tower a layer at a time";
+  return "convolution body, " + std::to_string(channels_) + " channels: " + tower;
 }
 
 // Scratch for the largest convolution's im2col or Winograd buffers.

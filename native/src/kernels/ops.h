@@ -131,6 +131,7 @@ struct ResnetTower {
   bool split = false;  // K split over two warp groups: wanted, and the device has the shared memory
   int forced_positions = 0;  // positions per block forced (1 or 2; 0: by batch size)
   bool pairs = false;  // the device has the shared memory for two positions per block
+  int cluster_positions = 0;  // batches up to this size run a position per cluster (0: never)
 };
 constexpr int kResnetTowerChannels = 64;
 constexpr int kResnetTowerMaxBlocks = 64;
@@ -139,6 +140,19 @@ bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int 
                           ResnetTower* tower);
 void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
                   void* y, Activation act);
+// Which layout resnet_tower takes for n positions, in words (describe calls).
+const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower, int n);
+
+// resnet_tower_cluster.hip: the same tower for small batches, each position
+// over a cluster of kResnetTowerClusterBlocks blocks (on as many
+// multiprocessors), each block a quarter of every layer's output channels
+// (NVIDIA sm_90 on: distributed shared memory). resnet_tower_cluster_prepare
+// (called by resnet_tower_prepare, tower's shapes filled in) returns the
+// most positions one launch takes at once, 0 where it cannot run here.
+constexpr int kResnetTowerClusterBlocks = 4;
+int resnet_tower_cluster_prepare(const DeviceInfo& device, const ResnetTower& tower);
+void resnet_tower_cluster(hipStream_t stream, const ResnetTower& tower, int n, const void* x, void* y,
+                          Activation act);
 
 // global_avg_pool.hip: x [n][64][C] -> mean over squares [n][C].
 void global_avg_pool(hipStream_t stream, DType dt, int n, int channels, const void* x, void* out);

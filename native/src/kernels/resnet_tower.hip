@@ -46,6 +46,7 @@
 #if defined(LC0ROCM_VENDOR_NVIDIA)
 #include "async_copy.h"
 #include "mma_tile.h"
+#include "resnet_tower_layout.h"
 #endif
 
 namespace lc0rocm {
@@ -53,46 +54,28 @@ namespace lc0rocm {
 #if defined(LC0ROCM_VENDOR_NVIDIA)
 
 namespace tower_detail {
-constexpr int kC = kResnetTowerChannels;  // channels
-constexpr int kThreads = 256;            // 8 warps of 32 lanes (mma.sync's width)
-constexpr int kPad = 8;                  // halves after each board square and weight row
-constexpr int kLdb = kC + kPad;          // board square pitch, halves
-constexpr int kK = 9 * kC;               // a layer's reduction: 9 taps x 64 channels
-constexpr int kLdk = kK + kPad;          // weight row pitch, halves
-constexpr int kBoardBytes = 100 * kLdb * 2;
+constexpr int kThreads = 256;  // 8 warps of 32 lanes (mma.sync's width)
 // A layer's weights [kC][kLdk] half, then its bias [kC] float.
 constexpr int kWeightBytes = kC * kLdk * 2 + kC * 4;
 
-// An SE unit of `hidden` in shared memory: w1 [C][h] half, w2 [h][2C] half,
-// b1 [h] float, b2 [2C] float (hidden % 4 == 0: every part whole 16-byte
-// copies).
-__host__ __device__ constexpr size_t se_bytes(int hidden) {
-  return static_cast<size_t>(kC) * hidden * 2 + static_cast<size_t>(hidden) * 2 * kC * 2 + hidden * 4 + 2 * kC * 4;
-}
 // Per position: the row tiles' channel sums [4][C], pooled [C], gates [2C],
 // hidden [h] floats.
 __host__ __device__ constexpr size_t se_floats(int hidden) { return 4 * kC + kC + 2 * kC + hidden; }
 
-// Shared memory of a block taking `positions` at a time: the layer table,
-// two weight buffers, one SE unit, two boards (flow, mid) per position and
-// the SE floats per position.
-__host__ __device__ constexpr size_t table_bytes(int blocks) {
-  return (sizeof(ResidualBlockWeights) * blocks + 15) / 16 * 16;
-}
 // Split K (two warp groups, each half of every tap's channels): the second
 // group's partial sums [4 warps][tiles x 4 values x 4 n-tiles][32 lanes].
 __host__ __device__ constexpr size_t reduce_bytes(int k_groups, int tiles) {
   return k_groups == 2 ? sizeof(float) * 4 * tiles * 16 * 32 : 0;
 }
+// Shared memory of a block taking `positions` at a time: the layer table,
+// two weight buffers, one SE unit, two boards (flow, mid) per position, the
+// SE floats per position and the split's partial sums.
 __host__ __device__ constexpr size_t shared_bytes(int positions, int hidden, int blocks, int m_tiles = 1,
                                                   int k_groups = 1) {
   return table_bytes(blocks) + 2 * static_cast<size_t>(kWeightBytes) + se_bytes(hidden) +
          2 * static_cast<size_t>(positions) * kBoardBytes + sizeof(float) * positions * se_floats(hidden) +
          reduce_bytes(k_groups, positions * m_tiles);
 }
-
-// Padded board index of square s (rank s / 8, file s % 8).
-__device__ __forceinline__ int padded(int s) { return (s / 8 + 1) * 10 + s % 8 + 1; }
 }  // namespace tower_detail
 
 // kP positions at a time per block (1 or 2): a pair shares every weight
@@ -139,29 +122,10 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
       const int layer = step % steps_per_group;
       const ResidualBlockWeights& b = table[layer / 2];
       const bool second = layer % 2 == 1;
-      const half* from = static_cast<const half*>(second ? b.conv2_w : b.conv1_w);
-      half* to = layer_weights(step);
-      constexpr int kVecs = kK / 8;  // 16-byte copies per weight row
-      for (int i = tid; i < kC * kVecs; i += kThreads) {
-        const int r = i / kVecs, v = i - r * kVecs;
-        copy16_async(to + r * kLdk + v * 8, from + r * kK + v * 8);
-      }
-      const float* bias = second ? b.conv2_b : b.conv1_b;
-      if (tid < kC / 4) copy16_async(layer_bias(step) + tid * 4, bias + tid * 4);
-      if (second && b.se.w1) {
-        const int h = b.se.hidden;
-        const int w1_vecs = kC * h / 8, w2_vecs = h * 2 * kC / 8, b1_vecs = h / 4, b2_vecs = 2 * kC / 4;
-        for (int i = tid; i < w1_vecs + w2_vecs + b1_vecs + b2_vecs; i += kThreads) {
-          unsigned char* dst = se_unit + 16 * i;
-          const void* src = i < w1_vecs ? static_cast<const void*>(static_cast<const half*>(b.se.w1) + 8 * i)
-                            : i < w1_vecs + w2_vecs
-                                ? static_cast<const void*>(static_cast<const half*>(b.se.w2) + 8 * (i - w1_vecs))
-                            : i < w1_vecs + w2_vecs + b1_vecs
-                                ? static_cast<const void*>(b.se.b1 + 4 * (i - w1_vecs - w2_vecs))
-                                : static_cast<const void*>(b.se.b2 + 4 * (i - w1_vecs - w2_vecs - b1_vecs));
-          copy16_async(dst, src);
-        }
-      }
+      fetch_weight_rows(layer_weights(step), layer_bias(step),
+                        static_cast<const half*>(second ? b.conv2_w : b.conv1_w), second ? b.conv2_b : b.conv1_b, kC,
+                        tid, kThreads);
+      if (second && b.se.w1) fetch_se_unit(se_unit, b.se, tid, kThreads);
     }
     commit_copies();
   };
@@ -170,21 +134,8 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
   // need nothing from the prior kernel: before the wait for it
   // (gpu_compat.h's dependent launch).
   gpu_release_next_grid();
-  {
-    constexpr int kWords = sizeof(ResidualBlockWeights) / sizeof(unsigned long long);
-    static_assert(sizeof(ResidualBlockWeights) % sizeof(unsigned long long) == 0, "the table copies by words");
-    const unsigned long long* from = reinterpret_cast<const unsigned long long*>(layers);
-    unsigned long long* to = reinterpret_cast<unsigned long long*>(table);
-    for (int i = tid; i < blocks * kWords; i += kThreads) to[i] = from[i];
-  }
-  constexpr int kSquareVecs = kC / 8;
-  for (int i = tid; i < 2 * kP * 100 * kSquareVecs; i += kThreads) {
-    const int board = i / (100 * kSquareVecs), rest = i - board * 100 * kSquareVecs;
-    const int p = rest / kSquareVecs, v = rest - p * kSquareVecs;
-    const int rank = p / 10 - 1, file = p % 10 - 1;
-    if (rank < 0 || rank >= 8 || file < 0 || file >= 8)
-      *reinterpret_cast<uint4*>(boards + board * (kBoardBytes / 2) + p * kLdb + v * 8) = make_uint4(0, 0, 0, 0);
-  }
+  copy_layer_table(table, layers, blocks, tid, kThreads);
+  zero_board_borders(boards, 2 * kP, tid, kThreads);
   __syncthreads();  // the table
   fetch_step(0);
   gpu_wait_for_prior_grid();
@@ -453,6 +404,10 @@ Variant variant_for(const ResnetTower& tower, const DeviceInfo& device, int n) {
   return tower.split ? kSplit : kSingle;
 }
 
+// Small batches run a position per cluster (resnet_tower_cluster.hip),
+// unless the positions per block are forced.
+bool clustered(const ResnetTower& tower, int n) { return !tower.forced_positions && n <= tower.cluster_positions; }
+
 template <int kP, int kMT, int kKGroups>
 void launch(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const half* x, half* y,
             Activation act) {
@@ -490,6 +445,7 @@ bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int 
   allow_shared<1, 1, 1>(variant_bytes(kSingle, *tower));
   if (tower->split) allow_shared<1, 2, 2>(variant_bytes(kSplit, *tower));
   if (tower->pairs) allow_shared<2, 1, 1>(variant_bytes(kPair, *tower));
+  tower->cluster_positions = resnet_tower_cluster_prepare(device, *tower);
   return true;
 }
 
@@ -500,12 +456,24 @@ void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTowe
       (reinterpret_cast<uintptr_t>(tower.layers) & 15))
     fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: misaligned buffers");
   if (n == 0) return;
+  if (clustered(tower, n)) {
+    resnet_tower_cluster(stream, tower, n, x, y, act);
+    return;
+  }
   const half* xh = static_cast<const half*>(x);
   half* yh = static_cast<half*>(y);
   const Variant v = variant_for(tower, device, n);
   if (v.positions == 2) launch<2, 1, 1>(stream, device, tower, n, xh, yh, act);
   else if (v.k_groups == 2) launch<1, 2, 2>(stream, device, tower, n, xh, yh, act);
   else launch<1, 1, 1>(stream, device, tower, n, xh, yh, act);
+}
+
+const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower, int n) {
+  using namespace tower_detail;
+  if (clustered(tower, n)) return "a position per cluster of 4 blocks";
+  const Variant v = variant_for(tower, device, n);
+  if (v.positions == 2) return "two positions per block";
+  return v.k_groups == 2 ? "a position per block, K split" : "a position per block";
 }
 
 #else  // AMD: no mma.sync; the caller keeps the per-layer path.
@@ -515,6 +483,8 @@ bool resnet_tower_prepare(const DeviceInfo&, DType, int, int, int, ResnetTower*)
 void resnet_tower(hipStream_t, const DeviceInfo&, const ResnetTower&, int, const void*, void*, Activation) {
   fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no tensor-core tower in this build");
 }
+
+const char* resnet_tower_path(const DeviceInfo&, const ResnetTower&, int) { return "none"; }
 
 #endif
 
