@@ -167,6 +167,38 @@ class DependentLaunchScope {
 };
 
 
+#ifdef LC0ROCM_VENDOR_NVIDIA
+// The pieces of a cudaLaunchKernelEx call (gpu_launch, gpu_launch_cluster,
+// gpu_max_active_clusters).
+namespace gpu_launch_detail {
+inline cudaLaunchAttribute dependent_attribute() {
+  cudaLaunchAttribute a = {};
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+  return a;
+}
+inline cudaLaunchAttribute cluster_attribute(unsigned cluster) {
+  cudaLaunchAttribute a = {};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = cluster;
+  a.val.clusterDim.y = 1;
+  a.val.clusterDim.z = 1;
+  return a;
+}
+inline cudaLaunchConfig_t config(dim3 grid, dim3 block, size_t shared, hipStream_t stream,
+                                 cudaLaunchAttribute* attributes, unsigned count) {
+  cudaLaunchConfig_t c = {};
+  c.gridDim = grid;
+  c.blockDim = block;
+  c.dynamicSmemBytes = shared;
+  c.stream = stream;
+  c.attrs = attributes;
+  c.numAttrs = count;
+  return c;
+}
+}  // namespace gpu_launch_detail
+#endif
+
 // kernel<<<grid, block, shared, stream>>>(args...), as a dependent launch
 // inside a DependentLaunchScope that wants them (see above). Errors are read as after any
 // launch, by GPU_CHECK_LAUNCH().
@@ -175,16 +207,8 @@ inline void gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
                        Args&&... args) {
 #ifdef LC0ROCM_VENDOR_NVIDIA
   if (gpu_dependent_launch_wanted()) {
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = block;
-    config.dynamicSmemBytes = shared;
-    config.stream = stream;
-    config.attrs = attribute;
-    config.numAttrs = 1;
+    cudaLaunchAttribute attribute[1] = {gpu_launch_detail::dependent_attribute()};
+    const cudaLaunchConfig_t config = gpu_launch_detail::config(grid, block, shared, stream, attribute, 1);
     (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
     return;
   }
@@ -239,20 +263,10 @@ __device__ __forceinline__ void gpu_cluster_sync() {
 template <typename... Params, typename... Args>
 inline void gpu_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, hipStream_t stream,
                                unsigned cluster, Args&&... args) {
-  cudaLaunchAttribute attribute[2];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = cluster;
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  attribute[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[1].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared;
-  config.stream = stream;
-  config.attrs = attribute;
-  config.numAttrs = gpu_dependent_launch_wanted() ? 2 : 1;
+  cudaLaunchAttribute attributes[2] = {gpu_launch_detail::cluster_attribute(cluster),
+                                       gpu_launch_detail::dependent_attribute()};
+  const cudaLaunchConfig_t config =
+      gpu_launch_detail::config(grid, block, shared, stream, attributes, gpu_dependent_launch_wanted() ? 2 : 1);
   (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
@@ -266,17 +280,8 @@ inline int gpu_max_active_clusters(void (*kernel)(Params...), dim3 block, size_t
     (void)cudaGetLastError();
     return 0;
   }
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = cluster;
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(cluster);
-  config.blockDim = block;
-  config.dynamicSmemBytes = shared;
-  config.attrs = attribute;
-  config.numAttrs = 1;
+  cudaLaunchAttribute attribute[1] = {gpu_launch_detail::cluster_attribute(cluster)};
+  const cudaLaunchConfig_t config = gpu_launch_detail::config(dim3(cluster), block, shared, nullptr, attribute, 1);
   int count = 0;
   if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -312,38 +317,29 @@ inline bool gpu_fast_fp16(const hipDeviceProp_t& prop) {
 #endif
 }
 
-// Whether half tensor-core tiles of mma.sync m16n8k16 exist (NVIDIA compute
-// capability 8.0 on; AMD has other matrix instructions).
-inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) {
+// Whether the device is NVIDIA's of compute capability `major`.0 or later
+// (false on AMD): the features below.
+inline bool gpu_nvidia_from(const hipDeviceProp_t& prop, int major) {
 #ifdef LC0ROCM_VENDOR_AMD
   (void)prop;
+  (void)major;
   return false;
 #else
-  return prop.major >= 8;
+  return prop.major >= major;
 #endif
 }
+
+// Whether half tensor-core tiles of mma.sync m16n8k16 exist (NVIDIA compute
+// capability 8.0 on; AMD has other matrix instructions).
+inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
 
 // Whether kernels may launch before the prior one ends (programmatic
 // dependent launch: NVIDIA compute capability 9.0 on; AMD has none).
-inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) {
-#ifdef LC0ROCM_VENDOR_AMD
-  (void)prop;
-  return false;
-#else
-  return prop.major >= 9;
-#endif
-}
+inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 9); }
 
 // Whether thread block clusters exist (see above: NVIDIA compute
 // capability 9.0 on; AMD has none).
-inline bool gpu_has_clusters(const hipDeviceProp_t& prop) {
-#ifdef LC0ROCM_VENDOR_AMD
-  (void)prop;
-  return false;
-#else
-  return prop.major >= 9;
-#endif
-}
+inline bool gpu_has_clusters(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 9); }
 
 // The most shared memory (LDS) one block may use, where NVIDIA lets a
 // kernel opt in to more than the 48 KB default (hipFuncSetAttribute).
