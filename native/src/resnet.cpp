@@ -215,11 +215,11 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
 }
 
 std::string ResNetBody::describe(int n) const {
-  std::string tower = tower_ ? std::string("residual tower in one launch, ") +
-                                   resnet_tower_path(cfg_.device, tower_shape_, n)
-                      : chains(n) ? "residual tower as one Winograd chain"
-                                  : "residual tower a layer at a time";
-  return "convolution body, " + std::to_string(channels_) + " channels: " + tower;
+  const std::string path = tower_ ? std::string("residual tower in one launch, ") +
+                                        resnet_tower_path(cfg_.device, tower_shape_, n)
+                           : chains(n) ? "residual tower as one Winograd chain"
+                                       : "residual tower a layer at a time";
+  return "convolution body, " + std::to_string(channels_) + " channels: " + path;
 }
 
 // Scratch for the largest convolution's im2col or Winograd buffers.
