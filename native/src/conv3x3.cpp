@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "env_switch.h"
+
 namespace lc0rocm {
 
 Dense load_dense(const WeightStore& ws, const std::string& name, DType dt, int taps, int expected_in) {
@@ -33,11 +35,6 @@ void dense_forward(ForwardContext& ctx, long long rows, const Dense& l, const vo
 }
 
 namespace {
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
 // se_fused.hip is bound by the latency of each position's few dependent
 // steps: measured faster than the 7-launch SE unit at 64 channels
 // (maia-1900, fp16 +7..19 %, fp32 +6..16 %) and slower at 128 (resnet-se
@@ -45,11 +42,7 @@ bool env_flag(const char* name) {
 constexpr int kFusedSeMaxChannels = 64;
 
 // LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off.
-bool use_fused_se(int channels) {
-  const char* v = std::getenv("LC0ROCM_FUSED_SE");
-  if (v && *v) return std::strcmp(v, "0") != 0;
-  return channels <= kFusedSeMaxChannels;
-}
+bool use_fused_se(int channels) { return env_switch("LC0ROCM_FUSED_SE", channels <= kFusedSeMaxChannels); }
 
 // Winograd F(4x4, 3x3) against im2col + GEMM (H100, maia-1900,
 // native/WINOGRAD.md): in float it is even at batches 1-16 and far ahead
@@ -122,7 +115,7 @@ Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int e
   in_ = plain.in;
   out_ = plain.out;
   const int padded = (out_ + 31) / 32 * 32;  // the fused kernel's 32-wide output tiles
-  fused_ = env_flag("LC0ROCM_FUSED_CONV") && conv3x3_fused_supported(dt, in_, out_, padded, 0);
+  fused_ = env_switch("LC0ROCM_FUSED_CONV", false) && conv3x3_fused_supported(dt, in_, out_, padded, 0);
   fused_se_ = use_fused_se(out_);
   const WinogradMode mode = winograd_mode();
   winograd_ = !fused_ && mode != WinogradMode::kNever;

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "env_switch.h"
 #include "kernels/ops.h"
 #include "pinned_host.h"
 
@@ -149,18 +150,14 @@ size_t input_bytes_per_position() {
 // default: on an H100 it is still slower than cuBLAS (t82 fp16 b1 788-821
 // against 1,197-1,199 positions/s; native/GEMM_SMALL_ROWS.md).
 static int small_gemm_rows_from_environment() {
-  const char* v = std::getenv("LC0ROCM_SMALL_GEMM_ROWS");
-  if (v == nullptr || *v == '\0') return 0;
-  return std::clamp(std::atoi(v), 0, kSmallGemmMaxRows);
+  return std::clamp(env_int("LC0ROCM_SMALL_GEMM_ROWS", 0), 0, kSmallGemmMaxRows);
 }
 
 Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
-  const char* no_graphs = std::getenv("LC0ROCM_NO_GRAPHS");
-  graphs_enabled_ = !(no_graphs && *no_graphs && std::strcmp(no_graphs, "0") != 0);
+  graphs_enabled_ = !env_switch("LC0ROCM_NO_GRAPHS", false);
   GPU_CHECK(hipSetDevice(net.config().device.device));
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
-  const char* side = std::getenv("LC0ROCM_SIDE_STREAM");
-  side_enabled_ = net.body().uses_side_lane() && !(side && *side && std::strcmp(side, "0") == 0);
+  side_enabled_ = net.body().uses_side_lane() && env_switch("LC0ROCM_SIDE_STREAM", true);
   const char* pdl = std::getenv("LC0ROCM_PDL");  // 1 / 0: dependent launches on / off whatever the body says
   dependent_launch_ = net.config().device.dependent_launch &&
                       (pdl && std::strcmp(pdl, "1") == 0   ? true

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conv3x3.h"
+#include "env_switch.h"
 #include "kernels/ops.h"
 
 namespace lc0rocm {
@@ -22,10 +23,7 @@ namespace {
 // b32 +31..39 %, b64 +28..31 %, b128 +29..34 %, b256 +20 %, b384 even,
 // b512 +4..5 % (native/RESNET_TOWER.md). LC0ROCM_RESNET_TOWER=0 turns it off
 // (to compare; 1 or unset: on). Read when a network is created.
-bool tower_wanted() {
-  const char* v = std::getenv("LC0ROCM_RESNET_TOWER");
-  return !(v && *v && std::strcmp(v, "0") == 0);
-}
+bool tower_wanted() { return env_switch("LC0ROCM_RESNET_TOWER", true); }
 
 struct Block {
   Conv3x3 conv1, conv2;
@@ -160,8 +158,7 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     tower_shape_.layers = tower_blocks_.as<ResidualBlockWeights>();
   }
 
-  const char* chain = std::getenv("LC0ROCM_WINOGRAD_CHAIN");
-  chain_enabled_ = !(chain && *chain && std::strcmp(chain, "0") == 0);
+  chain_enabled_ = env_switch("LC0ROCM_WINOGRAD_CHAIN", true);
 
   convs_.push_back(&input_);
   for (const Block& b : blocks_) {

@@ -40,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../env_switch.h"
 #include "../gpu_compat.h"
 #include "ops.h"
 
@@ -435,12 +436,10 @@ bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int 
   if (device.shared_per_block < variant_bytes(kSingle, *tower)) return false;
   // LC0ROCM_RESNET_TOWER_POSITIONS=1 / 2 forces the positions per block,
   // LC0ROCM_RESNET_TOWER_SPLIT=0 turns the K split off (to compare).
-  const char* positions = std::getenv("LC0ROCM_RESNET_TOWER_POSITIONS");
-  const int forced = positions && *positions ? std::atoi(positions) : 0;
+  const int forced = env_int("LC0ROCM_RESNET_TOWER_POSITIONS", 0);
   tower->forced_positions = forced == 1 || forced == 2 ? forced : 0;
-  const char* split = std::getenv("LC0ROCM_RESNET_TOWER_SPLIT");
-  const bool split_off = split && *split && std::strcmp(split, "0") == 0;
-  tower->split = !split_off && device.shared_per_block >= variant_bytes(kSplit, *tower);
+  tower->split = env_switch("LC0ROCM_RESNET_TOWER_SPLIT", true) &&
+                 device.shared_per_block >= variant_bytes(kSplit, *tower);
   tower->pairs = device.shared_per_block >= variant_bytes(kPair, *tower);
   allow_shared<1, 1, 1>(variant_bytes(kSingle, *tower));
   if (tower->split) allow_shared<1, 2, 2>(variant_bytes(kSplit, *tower));

@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../env_switch.h"
 #include "../gpu_compat.h"
 #include "ops.h"
 
@@ -342,11 +343,8 @@ int resnet_tower_cluster_prepare(const DeviceInfo& device, const ResnetTower& to
   // takes those batches); LC0ROCM_RESNET_TOWER_CLUSTER=0 turns clusters
   // off, =N caps the positions at N (to compare).
   int positions = device.multiprocessors / kCluster;
-  const char* wanted = std::getenv("LC0ROCM_RESNET_TOWER_CLUSTER");
-  if (wanted && *wanted) {
-    const int cap = std::atoi(wanted);
-    if (cap >= 0 && cap < positions) positions = cap;
-  }
+  const int cap = env_int("LC0ROCM_RESNET_TOWER_CLUSTER", -1);
+  if (cap >= 0 && cap < positions) positions = cap;
   if (positions == 0) return 0;
   const int active = allow_shared(bytes);
   return active < positions ? active : positions;
