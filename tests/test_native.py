@@ -532,21 +532,42 @@ def test_gpu_describe_names_the_body(maia_path, make_test_net):
     attn.close()
 
 
+def smolgen_path(env, precision):
+    """expect_path for smolgen's chain under `env`: in one launch over
+    clusters (attn_smolgen_cluster.hip) or a layer at a time, on an sm_90
+    GPU (H100, H200: clusters of 16 blocks); None elsewhere."""
+    def expect(info, n):
+        if info["vendor"] != "nvidia" or info["arch"] != "sm_90":
+            return None
+        cluster = int(env.get("LC0ROCM_SMOLGEN_CLUSTER_BLOCKS", "16"))
+        positions = 0 if precision == "fp32" else info["multiprocessors"] // cluster
+        positions = min(positions, int(env.get("LC0ROCM_SMOLGEN_CLUSTER", "0")))  # off unless asked
+        path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
+                else "smolgen a layer at a time")
+        return re.escape(f"{path} (batch {n})")
+    return expect
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"},
                                  {"LC0ROCM_PDL": "1"}, {"LC0ROCM_SMALL_GEMM_ROWS": "128"},
-                                 {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"}])
+                                 {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"},
+                                 {"LC0ROCM_SMOLGEN_CLUSTER": "1"}, {"LC0ROCM_SMOLGEN_CLUSTER": "2"},
+                                 {"LC0ROCM_SMOLGEN_CLUSTER": "2", "LC0ROCM_SMOLGEN_CLUSTER_BLOCKS": "8"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
     (native/src/attention.cpp): the fused kernel, tensor-core or scalar, or
     split heads + batched GEMMs + softmax + merge; dense layers all on BLAS
     (the default) or, up to 128 rows (batch 1 and 2, smolgen's per-position
-    layers at 17), on gemm_small_rows where the GPU has mma.sync; kernels
+    layers at 17), on gemm_small_rows where the GPU has mma.sync; smolgen's
+    chain a layer at a time (the default) or, when asked, in one launch over
+    clusters of 16 or 8 blocks (small batches, half, sm_90); kernels
     launched plainly or (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
-    check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch)
+    check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
+                          expect_path=smolgen_path(env, precision))
 
 
 @pytest.mark.gpu

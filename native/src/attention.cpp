@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 #include <vector>
 
 #include "attention_kernels.h"
@@ -75,6 +76,7 @@ struct Smolgen {
   Dense compress, dense1, dense2;
   Norm ln1, ln2;
   int hidden_channels = 0, gen = 0;
+  attn::SmolgenClusterPlan cluster;  // batches that take the one-launch chain (half only)
 };
 
 struct Encoder {
@@ -145,6 +147,24 @@ Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int 
                                          std::to_string(smolgen_gen_width));
   }
   return e;
+}
+
+// Smolgen's chain up to the shared generator, as the one-launch kernel reads it.
+attn::SmolgenChain smolgen_chain(const Smolgen& g) {
+  return attn::SmolgenChain{g.compress.w.as<__half>(), g.dense1.w.as<__half>(), g.dense2.w.as<__half>(),
+                            f32(g.dense1.b),            f32(g.ln1.gammas),      f32(g.ln1.betas),
+                            f32(g.dense2.b),            f32(g.ln2.gammas),      f32(g.ln2.betas),
+                            g.compress.in,              g.hidden_channels,      g.dense1.out,
+                            g.dense2.out,               kEpsHead};
+}
+
+// Which batches of each layer take smolgen's chain in one launch
+// (attn_smolgen_cluster.hip): half storage on a device with clusters.
+void plan_smolgen_clusters(std::vector<Encoder>& layers, const NetConfig& cfg) {
+  if (cfg.dtype != DType::F16) return;
+  for (Encoder& l : layers)
+    if (l.has_smolgen) l.smolgen.cluster = attn::smolgen_cluster_prepare(cfg.device, smolgen_chain(l.smolgen),
+                                                                         cfg.smolgen_act);
 }
 
 std::vector<Encoder> load_encoders(const WeightStore& ws, DType dt, const std::string& prefix,
@@ -305,6 +325,13 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
                  const EncoderScratch<T>& s) {
   const long long rows = static_cast<long long>(n) * kSquares;
   const Smolgen& g = L.smolgen;
+  if constexpr (std::is_same<T, half>::value) {
+    if (n <= g.cluster.positions) {
+      attn::smolgen_cluster(g.cluster, smolgen_chain(g), n, x, s.sg_small, p.smolgen_act, ctx.stream);
+      run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
+      return;
+    }
+  }
   run_dense(ctx, g.compress, rows, x, s.sg_small);                 // [n][64*hc]
   run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
   attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
@@ -384,6 +411,7 @@ class AttentionPolicy final : public PolicyHead {
     encoders_ = load_encoders(ws, dtype_, prefix + "pol_encoder.", width,
                               load_count(ws, prefix, "pol_headcount"),
                               smolgen_global ? smolgen_global->in : 0);
+    plan_smolgen_clusters(encoders_, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled()};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
@@ -514,6 +542,7 @@ class AttentionBody final : public Body {
     const Dense* global = ws.has("smolgen_w") ? &smolgen_global_ : nullptr;
     encoders_ = load_encoders(ws, dt, "encoder.", e, load_count(ws, "", "headcount"),
                               global ? global->in : 0);
+    plan_smolgen_clusters(encoders_, cfg);
     const float alpha =
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
@@ -546,9 +575,9 @@ class AttentionBody final : public Body {
     else run<half>(ctx, n, static_cast<const half*>(planes), out);
   }
 
-  std::string describe(int) const override {
+  std::string describe(int n) const override {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
-           (pe_dense_ ? ", PE_DENSE embedding" : "");
+           (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n);
   }
 
  private:
@@ -568,6 +597,18 @@ class AttentionBody final : public Body {
       const T* m = moves_left_.run<T>(ctx, n, flow, cfg_.default_act);
       cast_to_float(ctx.stream, ctx.dtype, n, m, out.moves_left, Activation::Relu);
     }
+  }
+
+  // How smolgen's chain runs at batch n ("" without smolgen).
+  std::string smolgen_path(int n) const {
+    for (const Encoder& l : encoders_) {
+      if (!l.has_smolgen) continue;
+      const attn::SmolgenClusterPlan& plan = l.smolgen.cluster;
+      return n <= plan.positions ? ", smolgen in one launch, a position per cluster of " +
+                                       std::to_string(plan.cluster) + " blocks"
+                                 : ", smolgen a layer at a time";
+    }
+    return "";
   }
 
   // Input planes [n][64][112] -> flow [n*64][embedding].

@@ -78,6 +78,33 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* b
                                   const __half* smolgen, int batch, int heads, int depth,
                                   const DeviceInfo& device, hipStream_t stream);
 
+// Smolgen's chain per position up to the shared generator, in one launch for
+// small batches (attn_smolgen_cluster.hip; native/SMOLGEN_CLUSTER.md):
+//   out [n][out] = LN2(act(LN1(act(flat(x . compress^T) . w1^T + b1)) . w2^T + b2))
+// with x [n*64][embedding], compress [hidden_channels][embedding], w1
+// [hidden][64 * hidden_channels], w2 [out][hidden] half; biases, gammas and
+// betas float32; both layer norms with epsilon eps.
+struct SmolgenChain {
+  const __half *compress, *w1, *w2;
+  const float *b1, *gammas1, *betas1, *b2, *gammas2, *betas2;
+  int embedding, hidden_channels, hidden, out;
+  float eps;
+};
+// What a device takes: batches up to `positions`, each over a cluster of
+// `cluster` blocks (positions 0: never).
+struct SmolgenClusterPlan {
+  int positions = 0;
+  int cluster = 0;
+  int stages = 0;           // chunks of dense2's weight rows a block has in flight
+  size_t shared_bytes = 0;  // per block
+};
+// Sets the kernels' attributes, so call it at network creation (outside a
+// capture). NVIDIA sm_90 on, 32-lane warps, shapes within the kernel's
+// limits; elsewhere (AMD) positions 0 and the caller keeps the BLAS path.
+SmolgenClusterPlan smolgen_cluster_prepare(const DeviceInfo& device, const SmolgenChain& chain, Activation act);
+void smolgen_cluster(const SmolgenClusterPlan& plan, const SmolgenChain& chain, int n, const __half* x, __half* out,
+                     Activation act, hipStream_t stream);
+
 // in [batch][heads][64][depth] -> out [batch*64][heads*depth].
 template <typename T>
 void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream_t stream);

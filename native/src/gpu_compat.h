@@ -257,6 +257,19 @@ __device__ __forceinline__ void gpu_cluster_sync() {
   __cluster_barrier_wait();    // acquire
 #endif
 }
+// The same barrier in two halves, for work between them that touches only
+// this block: arrive once done with the other blocks' shared memory, wait
+// before leaving (a block's shared memory must outlive the others' reads).
+__device__ __forceinline__ void gpu_cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __cluster_barrier_arrive();
+#endif
+}
+__device__ __forceinline__ void gpu_cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __cluster_barrier_wait();
+#endif
+}
 
 // gpu_launch with the grid's blocks in clusters of `cluster` (grid.x a
 // multiple of it), dependent inside a DependentLaunchScope that wants it.
@@ -268,6 +281,18 @@ inline void gpu_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block,
   const cudaLaunchConfig_t config =
       gpu_launch_detail::config(grid, block, shared, stream, attributes, gpu_dependent_launch_wanted() ? 2 : 1);
   (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+// Lets `kernel` run in clusters of more than 8 blocks (an H100 runs up to
+// 16, beyond the portable 8); false where the device refuses. At network
+// creation, not inside a capture.
+template <typename... Params>
+inline bool gpu_allow_nonportable_clusters(void (*kernel)(Params...)) {
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
 }
 
 // How many clusters of `cluster` blocks of this kernel (block threads,
