@@ -77,6 +77,7 @@ struct Smolgen {
   Norm ln1, ln2;
   int hidden_channels = 0, gen = 0;
   attn::SmolgenClusterPlan cluster;  // batches that take the one-launch chain (half only)
+  attn::SmolgenChain chain{};        // what that kernel reads, set with the plan
 };
 
 struct Encoder {
@@ -163,8 +164,10 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 void plan_smolgen_clusters(std::vector<Encoder>& layers, const NetConfig& cfg) {
   if (cfg.dtype != DType::F16) return;
   for (Encoder& l : layers)
-    if (l.has_smolgen) l.smolgen.cluster = attn::smolgen_cluster_prepare(cfg.device, smolgen_chain(l.smolgen),
-                                                                         cfg.smolgen_act);
+    if (l.has_smolgen) {
+      l.smolgen.chain = smolgen_chain(l.smolgen);
+      l.smolgen.cluster = attn::smolgen_cluster_prepare(cfg.device, l.smolgen.chain, cfg.smolgen_act);
+    }
 }
 
 std::vector<Encoder> load_encoders(const WeightStore& ws, DType dt, const std::string& prefix,
@@ -327,7 +330,7 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   const Smolgen& g = L.smolgen;
   if constexpr (std::is_same<T, half>::value) {
     if (n <= g.cluster.positions) {
-      attn::smolgen_cluster(g.cluster, smolgen_chain(g), n, x, s.sg_small, p.smolgen_act, ctx.stream);
+      attn::smolgen_cluster(g.cluster, g.chain, n, x, s.sg_small, p.smolgen_act, ctx.stream);
       run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
       return;
     }

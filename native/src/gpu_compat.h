@@ -249,17 +249,10 @@ __device__ __forceinline__ T* gpu_cluster_map(T* p, unsigned rank) {
   return p;
 #endif
 }
-// Every thread of every block of the cluster: the writes before (to any
-// block's shared memory) are seen by all after.
-__device__ __forceinline__ void gpu_cluster_sync() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  __cluster_barrier_arrive();  // release
-  __cluster_barrier_wait();    // acquire
-#endif
-}
-// The same barrier in two halves, for work between them that touches only
-// this block: arrive once done with the other blocks' shared memory, wait
-// before leaving (a block's shared memory must outlive the others' reads).
+// The cluster barrier in two halves, for work between them that touches
+// only this block: arrive (release) once done with the other blocks' shared
+// memory, wait (acquire) before reading theirs again or leaving (a block's
+// shared memory must outlive the others' reads).
 __device__ __forceinline__ void gpu_cluster_arrive() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   __cluster_barrier_arrive();
@@ -269,6 +262,12 @@ __device__ __forceinline__ void gpu_cluster_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   __cluster_barrier_wait();
 #endif
+}
+// Every thread of every block of the cluster: the writes before (to any
+// block's shared memory) are seen by all after.
+__device__ __forceinline__ void gpu_cluster_sync() {
+  gpu_cluster_arrive();
+  gpu_cluster_wait();
 }
 
 // gpu_launch with the grid's blocks in clusters of `cluster` (grid.x a

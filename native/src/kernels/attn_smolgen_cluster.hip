@@ -40,7 +40,7 @@
 // AMD (no clusters): a stub that reports no support.
 #include <cstdint>
 
-#include "../attention_kernels.h"
+#include "../attention_device.h"
 #include "../env_switch.h"
 #include "../gpu_compat.h"
 
@@ -65,25 +65,6 @@ constexpr int kMaxHidden = 256;         // dense1 outputs, LN1 width (every smol
 constexpr int kMaxShare = 1024;         // dense2 outputs per block
 constexpr int kChunkRows = 64;          // dense2: weight rows per bulk copy
 constexpr int kMaxStages = 16;          // ring slots
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int m = 16; m > 0; m >>= 1) v += gpu_shfl_xor(v, m);
-  return v;
-}
-
-// Sum over the block; `scratch` [kWarps] floats; every thread gets it.
-__device__ float block_sum(float v, float* scratch) {
-  v = warp_sum(v);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();  // scratch free from the previous call
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float total = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) total += scratch[w];
-  return total;
-}
 
 // Dot product of 8 halves with 8 halves, in float.
 __device__ __forceinline__ float dot8(const uint4& a, const uint4& b) {
@@ -125,15 +106,13 @@ __device__ __forceinline__ void prefetch_l2(const void* p, unsigned bytes) {
 // Shared memory of a block, in floats from the start: the dense2 weight
 // ring first (half rows), then the parameters and the working vectors.
 struct Layout {
-  int stages;                 // chunks of dense2's rows in flight at once
-  int ring_halves;            // stages * kChunkRows * hidden
+  int stages;  // chunks of dense2's rows in flight at once
   int b1, g1, be1, b2, g2, be2, flat, partial, hidden, share, stats, gathered, scratch, floats;
 
   __host__ __device__ Layout(const SmolgenChain& c, int cluster, int stage_count) {
     const int R = c.out / cluster, H = c.hidden;
     stages = stage_count;
-    ring_halves = stages * kChunkRows * H;
-    int at = ring_halves / 2;  // floats (H is a multiple of 8)
+    int at = stages * kChunkRows * H / 2;  // floats after the ring's halves (H is a multiple of 8)
     auto take = [&](int count) {
       const int here = at;
       at += (count + 3) / 4 * 4;  // 16-byte aligned pieces
