@@ -532,20 +532,30 @@ def test_gpu_describe_names_the_body(maia_path, make_test_net):
     attn.close()
 
 
-def smolgen_path(env, precision):
-    """expect_path for smolgen's chain under `env`: in one launch over
-    clusters (attn_smolgen_cluster.hip) or a layer at a time, on an sm_90
-    GPU (H100, H200: clusters of 16 blocks); None elsewhere."""
+def attention_path(env, precision):
+    """expect_path for an attention body under `env`, on NVIDIA GPUs; None
+    elsewhere. Smolgen's chain in one launch over clusters
+    (attn_smolgen_cluster.hip; half on sm_90: clusters of 16 blocks) or a
+    layer at a time; float products as split tf32 (native/TF32_SPLIT.md;
+    compute capability 8.0 on) unless LC0ROCM_TF32_SPLIT_ROWS=0."""
     def expect(info, n):
-        if info["vendor"] != "nvidia" or info["arch"] != "sm_90":
+        if info["vendor"] != "nvidia":
             return None
+        sm90 = info["arch"] == "sm_90"
         cluster = int(env.get("LC0ROCM_SMOLGEN_CLUSTER_BLOCKS", "16"))
-        positions = 0 if precision == "fp32" else info["multiprocessors"] // cluster
+        positions = 0 if precision == "fp32" or not sm90 else info["multiprocessors"] // cluster
         positions = min(positions, int(env.get("LC0ROCM_SMOLGEN_CLUSTER", "0")))  # off unless asked
         path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
                 else "smolgen a layer at a time")
+        split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
+        if precision == "fp32" and int(info["arch"][3:]) >= 80 and split_rows > 0:
+            path += f", float products from {split_rows} rows as split tf32 (3 passes)"
         return re.escape(f"{path} (batch {n})")
     return expect
+
+
+# kTf32SplitFromRows in native/src/attention.cpp.
+TF32_SPLIT_DEFAULT_ROWS = 128
 
 
 @pytest.mark.gpu
@@ -554,20 +564,54 @@ def smolgen_path(env, precision):
                                  {"LC0ROCM_PDL": "1"}, {"LC0ROCM_SMALL_GEMM_ROWS": "128"},
                                  {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_CLUSTER": "1"}, {"LC0ROCM_SMOLGEN_CLUSTER": "2"},
-                                 {"LC0ROCM_SMOLGEN_CLUSTER": "2", "LC0ROCM_SMOLGEN_CLUSTER_BLOCKS": "8"}])
+                                 {"LC0ROCM_SMOLGEN_CLUSTER": "2", "LC0ROCM_SMOLGEN_CLUSTER_BLOCKS": "8"},
+                                 {"LC0ROCM_TF32_SPLIT_ROWS": "0"}, {"LC0ROCM_TF32_SPLIT_ROWS": "1"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
     (native/src/attention.cpp): the fused kernel, tensor-core or scalar, or
     split heads + batched GEMMs + softmax + merge; dense layers all on BLAS
     (the default) or, up to 128 rows (batch 1 and 2, smolgen's per-position
-    layers at 17), on gemm_small_rows where the GPU has mma.sync; smolgen's
-    chain a layer at a time (the default) or, when asked, in one launch over
-    clusters of 16 or 8 blocks (small batches, half, sm_90); kernels
-    launched plainly or (forced) as dependent launches."""
+    layers at 17), on gemm_small_rows where the GPU has mma.sync; float
+    dense layers as split tf32 products from 128 rows (the default: batch 1
+    plain, per-square layers split from batch 2, smolgen's per-position
+    ones from 128), at every size, or never; smolgen's chain a layer at a
+    time (the default) or, when asked, in one launch over clusters of 16 or
+    8 blocks (small batches, half, sm_90); kernels launched plainly or
+    (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
-                          expect_path=smolgen_path(env, precision))
+                          expect_path=attention_path(env, precision))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt", "tiny-resnet-attnpolicy"])
+def test_gpu_tf32_split_keeps_float_precision(net, make_test_net, monkeypatch):
+    """Float products as split tf32 (native/TF32_SPLIT.md) stay within a
+    few float roundings of the cpu reference: 2e-5 relative, where plain
+    tf32 products (10 mantissa bits) are off by ~3e-4 in every GEMM. On
+    attention bodies and on the attention policy head of a convolution
+    body. Skips where the GPU has no tf32 products."""
+    name = gpu_backend_or_skip("fp32")
+    monkeypatch.setenv("LC0ROCM_TF32_SPLIT_ROWS", "1")
+    w = load_weights(make_test_net(net))
+    masks, values = random_packed(w, 64)
+    ref = backends.create("cpu", w).forward_packed(masks, values)
+    gpu = backends.create(name, w, max_batch=64)
+    try:
+        info = gpu.device_info
+        if info["vendor"] != "nvidia" or int(info["arch"][3:]) < 80:
+            pytest.skip(f"no tf32 products on {info['arch']} (NVIDIA compute capability 8.0 on)")
+        if net != "tiny-resnet-attnpolicy":
+            assert "split tf32" in gpu.describe(64)
+        got = gpu.forward_packed(masks, values)
+    finally:
+        gpu.close()
+    for g, r in zip(got, ref):
+        assert not np.isnan(g).any()
+        err = np.linalg.norm(g.astype(np.float64) - r) / max(np.linalg.norm(r), 1e-6)
+        print(net, f"relative error {err:.2e}")
+        assert err <= 2e-5, err
 
 
 @pytest.mark.gpu

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attention_kernels.h"
+#include "env_switch.h"
 #include "kernels/ops.h"
 
 namespace lc0rocm {
@@ -36,6 +37,10 @@ constexpr float kEpsHead = 1e-3f;        // embedding and smolgen layer norms
 struct Dense {
   DeviceBuffer w, b;
   int in = 0, out = 0;
+  // Float nets on tf32 tensor cores: the weights split head | rest | head
+  // ([out][3*in], kernels/tf32_split.h), used from split_from_rows rows on.
+  DeviceBuffer w3;
+  int split_from_rows = 0;
 };
 
 Dense load_dense(const WeightStore& ws, DType dt, const std::string& w_name,
@@ -179,6 +184,69 @@ std::vector<Encoder> load_encoders(const WeightStore& ws, DType dt, const std::s
   return layers;
 }
 
+// LC0ROCM_TF32_SPLIT_ROWS: float dense layers of at least this many rows run
+// as one tf32 product of split operands (native/TF32_SPLIT.md); 0: plain
+// float products everywhere. Unset: kTf32SplitFromRows, where it started
+// to pay on an H100 (t82 fp32: at batch 1, 64 rows a layer, split 542 against
+// plain 637 positions/s; batch 2 within the spread; from batch 4 on it gains).
+constexpr int kTf32SplitFromRows = 128;
+
+// Splits a float net's dense weights for tf32 products (on devices that
+// have them) and keeps the largest split input one position brings, which
+// sizes the scratch of a pass.
+class Tf32Splitter {
+ public:
+  explicit Tf32Splitter(const NetConfig& cfg)
+      : from_rows_(cfg.dtype == DType::F32 && cfg.device.tf32_products
+                       ? std::max(env_int("LC0ROCM_TF32_SPLIT_ROWS", kTf32SplitFromRows), 0)
+                       : 0) {}
+
+  // d runs on rows_per_position rows per position.
+  void split(Dense& d, int rows_per_position) {
+    if (from_rows_ == 0 || !d.w) return;
+    DeviceBuffer w3(3 * d.w.bytes());
+    if (!tf32_split(nullptr, d.out, d.in, d.w.as<float>(), w3.as<float>(), Tf32SplitOrder::Weights)) return;
+    GPU_CHECK(hipStreamSynchronize(nullptr));
+    d.w3 = std::move(w3);
+    d.split_from_rows = from_rows_;
+    floats_per_position_ = std::max(floats_per_position_, size_t(3) * rows_per_position * d.in);
+  }
+
+  void split(std::vector<Encoder>& layers) {
+    for (Encoder& l : layers) {
+      for (Dense* d : {&l.qkv, &l.out, &l.ffn1, &l.ffn2}) split(*d, kSquares);
+      if (l.has_smolgen) {
+        split(l.smolgen.compress, kSquares);
+        split(l.smolgen.dense1, 1);
+        split(l.smolgen.dense2, 1);
+      }
+    }
+  }
+
+  int from_rows() const { return from_rows_; }
+  size_t floats_per_position() const { return floats_per_position_; }
+
+ private:
+  int from_rows_;
+  size_t floats_per_position_ = 0;
+};
+
+// Scratch for the split inputs of a pass of n positions (nothing where the
+// body splits nothing or ctx already has enough).
+void reserve_tf32_scratch(ForwardContext& ctx, size_t floats_per_position, int n) {
+  const size_t floats = floats_per_position * static_cast<size_t>(n);
+  if (floats == 0 || ctx.tf32_scratch_floats >= floats) return;
+  ctx.tf32_scratch = ctx.arena.take<float>(floats);
+  ctx.tf32_scratch_floats = floats;
+}
+
+// ", float products ..." for describe(): which products run split.
+std::string tf32_path(int from_rows) {
+  return from_rows == 0 ? ""
+                        : ", float products from " + std::to_string(from_rows) +
+                              " rows as split tf32 (3 passes)";
+}
+
 // ------------------------------------------------------------------ running
 
 // Few rows (batch 1-2, smolgen's per-position layers) on our own product,
@@ -190,9 +258,25 @@ bool run_dense_small(ForwardContext& ctx, const Dense& d, long long rows, const 
          gemm_small_rows(ctx.stream, ctx.device, static_cast<int>(rows), d.out, d.in, x, d.w.get(), bias, act, y);
 }
 
+// A float product of enough rows as one tf32 product over 3 * in columns:
+// the input split rest | head | head against the weights' head | rest | head
+// (tf32_split.h). false: the caller runs the float product.
+bool run_dense_tf32(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y) {
+  if (d.split_from_rows == 0 || rows < d.split_from_rows ||
+      static_cast<size_t>(3 * rows * d.in) > ctx.tf32_scratch_floats)
+    return false;
+  if (!tf32_split(ctx.stream, rows, d.in, static_cast<const float*>(x), ctx.tf32_scratch,
+                  Tf32SplitOrder::Activations))
+    return false;
+  ctx.blas.gemm_tf32(false, true, static_cast<int>(rows), d.out, 3 * d.in, ctx.tf32_scratch, 3 * d.in,
+                     d.w3.as<float>(), 3 * d.in, static_cast<float*>(y), d.out);
+  return true;
+}
+
 // y [rows][out] = x [rows][in] . W^T (bias not added).
 void run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y) {
   if (run_dense_small(ctx, d, rows, x, y, nullptr, Activation::None)) return;
+  if (run_dense_tf32(ctx, d, rows, x, y)) return;
   ctx.blas.gemm(ctx.dtype, false, true, static_cast<int>(rows), d.out, d.in, x, d.in, d.w.get(), d.in,
                 y, d.out);
 }
@@ -438,6 +522,11 @@ class AttentionPolicy final : public PolicyHead {
       fail(LC0ROCM_INTERNAL_ERROR, "attention policy map differs from the one generated here");
     slots_ = DeviceBuffer(slots.size() * sizeof(int32_t));
     GPU_CHECK(hipMemcpy(slots_.get(), slots.data(), slots_.bytes(), hipMemcpyHostToDevice));
+    Tf32Splitter splitter(cfg);
+    splitter.split(embed_, kSquares);
+    splitter.split(encoders_);
+    splitter.split(qk_, kSquares);
+    tf32_floats_per_position_ = splitter.floats_per_position();
   }
 
   void forward(ForwardContext& ctx, int n, const void* x, float* policy) const override {
@@ -449,6 +538,7 @@ class AttentionPolicy final : public PolicyHead {
   template <typename T>
   void run(ForwardContext& ctx, int n, const void* x, float* policy) const {
     const long long rows = static_cast<long long>(n) * kSquares;
+    reserve_tf32_scratch(ctx, tf32_floats_per_position_, n);
     T* flow = ctx.arena.take<T>(rows * embed_.out);
     run_dense_act(ctx, embed_, rows, x, flow, embed_act_);
     run_encoders<T>(ctx, encoders_, params_, n, flow);
@@ -469,6 +559,7 @@ class AttentionPolicy final : public PolicyHead {
   EncoderParams params_{};
   DeviceBuffer promotion_, slots_;
   int d_ = 0;
+  size_t tf32_floats_per_position_ = 0;  // Tf32Splitter's
 };
 
 // ------------------------------------------------------------------ value / moves left
@@ -482,6 +573,12 @@ struct FlatHead {
     embed = load_dense(ws, dt, embed_name + "_w", embed_name + "_b", channels);
     dense1 = load_dense(ws, dt, d1 + "_w", d1 + "_b", kSquares * embed.out);
     dense2 = load_dense(ws, dt, d2 + "_w", d2 + "_b", dense1.out);
+  }
+
+  void split(Tf32Splitter& splitter) {
+    splitter.split(embed, kSquares);
+    splitter.split(dense1, 1);
+    splitter.split(dense2, 1);
   }
 
   // Raw outputs [n][dense2.out] (bias added, no activation).
@@ -571,6 +668,19 @@ class AttentionBody final : public Body {
         fail(LC0ROCM_INVALID_ARGUMENT, "attention net: ip2_mov has " +
                                            std::to_string(moves_left_.dense2.out) + " outputs, expected 1");
     }
+    Tf32Splitter splitter(cfg);
+    if (pe_dense_) {
+      splitter.split(preproc_, 1);
+      splitter.split(embed_ffn1_, kSquares);
+      splitter.split(embed_ffn2_, kSquares);
+    }
+    splitter.split(embed_, kSquares);
+    splitter.split(encoders_);
+    if (global && !encoders_.empty()) splitter.split(smolgen_global_, encoders_.front().heads);
+    value_.split(splitter);
+    if (cfg.moves_left) moves_left_.split(splitter);
+    tf32_floats_per_position_ = splitter.floats_per_position();
+    tf32_from_rows_ = splitter.from_rows();
   }
 
   void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const override {
@@ -580,13 +690,15 @@ class AttentionBody final : public Body {
 
   std::string describe(int n) const override {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
-           (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n);
+           (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) +
+           tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0);
   }
 
  private:
   template <typename T>
   void run(ForwardContext& ctx, int n, const T* planes, NetOutputs out) const {
     if (n == 0) return;
+    reserve_tf32_scratch(ctx, tf32_floats_per_position_, n);
     T* flow = ctx.arena.take<T>(static_cast<long long>(n) * kSquares * embedding_);
     embed<T>(ctx, n, planes, flow);
     run_encoders<T>(ctx, encoders_, params_, n, flow);
@@ -655,6 +767,8 @@ class AttentionBody final : public Body {
   EncoderParams params_{};
   std::unique_ptr<AttentionPolicy> policy_;
   FlatHead value_, moves_left_;
+  size_t tf32_floats_per_position_ = 0;  // Tf32Splitter's
+  int tf32_from_rows_ = 0;
 };
 
 std::unique_ptr<Body> make_body(const NetConfig& config, const WeightStore& weights) {

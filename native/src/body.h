@@ -77,6 +77,11 @@ struct ForwardContext {
   // Dense layers of up to this many rows run on gemm_small_rows (kernels/
   // ops.h) instead of BLAS where it applies; 0: always BLAS.
   int small_gemm_max_rows = 0;
+  // Room for a float dense layer's input split for tf32 products
+  // (kernels/tf32_split.h, native/TF32_SPLIT.md), taken by the body that
+  // runs them (null: none yet). Never shared between streams.
+  float* tf32_scratch = nullptr;
+  size_t tf32_scratch_floats = 0;
 };
 
 // A context for work that may run beside whatever ctx's stream does next:
@@ -89,6 +94,7 @@ inline ForwardContext fork_side(ForwardContext& ctx) {
   GPU_CHECK(hipEventRecord(side->forked, ctx.stream));
   GPU_CHECK(hipStreamWaitEvent(side->stream, side->forked, 0));
   side->open = true;
+  // The side lane takes its own tf32 scratch: the main stream's may be in use.
   return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr,
                         ctx.small_gemm_max_rows};
 }

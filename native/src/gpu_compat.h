@@ -102,6 +102,7 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
 #define hipblasGemmStridedBatchedEx cublasGemmStridedBatchedEx
 #define hipblasComputeType_t cublasComputeType_t
 #define HIPBLAS_COMPUTE_32F CUBLAS_COMPUTE_32F
+#define HIPBLAS_COMPUTE_32F_FAST_TF32 CUBLAS_COMPUTE_32F_FAST_TF32
 #define HIPBLAS_GEMM_DEFAULT CUBLAS_GEMM_DEFAULT
 #define hipDataType cudaDataType
 #define HIP_R_32F CUDA_R_32F
@@ -356,6 +357,10 @@ inline bool gpu_nvidia_from(const hipDeviceProp_t& prop, int major) {
 // Whether half tensor-core tiles of mma.sync m16n8k16 exist (NVIDIA compute
 // capability 8.0 on; AMD has other matrix instructions).
 inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
+
+// Whether BLAS runs float products on tf32 tensor cores when asked
+// (NVIDIA compute capability 8.0 on; AMD's xf32 of gfx942 is untested here).
+inline bool gpu_has_tf32_products(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
 
 // Whether kernels may launch before the prior one ends (programmatic
 // dependent launch: NVIDIA compute capability 9.0 on; AMD has none).

@@ -175,4 +175,15 @@ void value_output(hipStream_t stream, DType dt, int n, const void* logits, bool 
 void cast_to_float(hipStream_t stream, DType dt, long long count, const void* x, float* out,
                    Activation act);
 
+// tf32_split.hip: x [rows][cols] float -> out [rows][3*cols], each row as
+// tf32 heads and float remainders (tf32_split.h) in blocks ordered so that
+// a tf32 product of activations by weights, both split, is float-accurate:
+// rest | head | head for activations, head | rest | head for weights
+// (the small products first: tf32_split.hip says why).
+// Returns false, launching nothing, unless cols is a multiple of 4 and both
+// pointers are 16-byte aligned.
+enum class Tf32SplitOrder { Activations, Weights };
+bool tf32_split(hipStream_t stream, long long rows, int cols, const float* x, float* out,
+                Tf32SplitOrder order);
+
 }  // namespace lc0rocm

@@ -40,6 +40,17 @@ void Blas::gemm(DType dtype, bool trans_a, bool trans_b, int M, int N, int K,
              "gemm");
 }
 
+void Blas::gemm_tf32(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda,
+                     const float* B, int ldb, float* C, int ldc) {
+  if (M == 0 || N == 0) return;
+  const float alpha = 1.0f, beta = 0.0f;
+  check_blas(hipblasGemmEx(handle_, trans_b ? HIPBLAS_OP_T : HIPBLAS_OP_N,
+                           trans_a ? HIPBLAS_OP_T : HIPBLAS_OP_N, N, M, K, &alpha,
+                           B, HIP_R_32F, ldb, A, HIP_R_32F, lda, &beta, C, HIP_R_32F, ldc,
+                           HIPBLAS_COMPUTE_32F_FAST_TF32, HIPBLAS_GEMM_DEFAULT),
+             "tf32 gemm");
+}
+
 void Blas::gemm_strided_batched(DType dtype, bool trans_a, bool trans_b, int M, int N, int K,
                                 const void* A, int lda, long long stride_a,
                                 const void* B, int ldb, long long stride_b,

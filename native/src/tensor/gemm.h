@@ -26,6 +26,12 @@ class Blas {
             const void* A, int lda, const void* B, int ldb, void* C, int ldc,
             float alpha = 1.0f, float beta = 0.0f);
 
+  // The same in float storage on tf32 tensor cores: each input keeps 10
+  // mantissa bits. Float-accurate only on operands split by tf32_split
+  // (kernels/ops.h), which the caller arranges.
+  void gemm_tf32(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda,
+                 const float* B, int ldb, float* C, int ldc);
+
   // `batch` independent products; stride_* are in elements (0 reuses one matrix).
   void gemm_strided_batched(DType dtype, bool trans_a, bool trans_b, int M, int N, int K,
                             const void* A, int lda, long long stride_a,
