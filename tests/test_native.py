@@ -532,6 +532,12 @@ def test_gpu_describe_names_the_body(maia_path, make_test_net):
     attn.close()
 
 
+def has_tf32_products(info):
+    """NVIDIA compute capability 8.0 on (DeviceInfo::tf32_products)."""
+    found = re.match(r"sm_(\d+)", info["arch"])
+    return info["vendor"] == "nvidia" and found is not None and int(found.group(1)) >= 80
+
+
 def attention_path(env, precision):
     """expect_path for an attention body under `env`, on NVIDIA GPUs; None
     elsewhere. Smolgen's chain in one launch over clusters
@@ -548,7 +554,7 @@ def attention_path(env, precision):
         path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
                 else "smolgen a layer at a time")
         split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
-        if precision == "fp32" and int(info["arch"][3:]) >= 80 and split_rows > 0:
+        if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
             path += f", float products from {split_rows} rows as split tf32 (3 passes)"
         return re.escape(f"{path} (batch {n})")
     return expect
@@ -600,7 +606,7 @@ def test_gpu_tf32_split_keeps_float_precision(net, make_test_net, monkeypatch):
     gpu = backends.create(name, w, max_batch=64)
     try:
         info = gpu.device_info
-        if info["vendor"] != "nvidia" or int(info["arch"][3:]) < 80:
+        if not has_tf32_products(info):
             pytest.skip(f"no tf32 products on {info['arch']} (NVIDIA compute capability 8.0 on)")
         if net != "tiny-resnet-attnpolicy":
             assert "split tf32" in gpu.describe(64)
