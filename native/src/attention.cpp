@@ -38,7 +38,7 @@ struct Dense {
   DeviceBuffer w, b;
   int in = 0, out = 0;
   // Float nets on tf32 tensor cores: the weights split head | rest | head
-  // ([out][3*in], kernels/tf32_split.h), used from split_from_rows rows on.
+  // ([out][3*in], kernels/tf32_split.hip), used from split_from_rows rows on.
   DeviceBuffer w3;
   int split_from_rows = 0;
 };
@@ -260,25 +260,32 @@ bool run_dense_small(ForwardContext& ctx, const Dense& d, long long rows, const 
 
 // A float product of enough rows as one tf32 product over 3 * in columns:
 // the input split rest | head | head against the weights' head | rest | head
-// (tf32_split.h). false: the caller runs the float product.
-bool run_dense_tf32(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y) {
+// (kernels/tf32_split.hip). x_split: ctx's scratch already holds x split (the
+// product just before took the same x of as many rows and columns). false:
+// the caller runs the float product.
+bool run_dense_tf32(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
+                    bool x_split) {
   if (d.split_from_rows == 0 || rows < d.split_from_rows ||
       static_cast<size_t>(3 * rows * d.in) > ctx.tf32_scratch_floats)
     return false;
-  if (!tf32_split(ctx.stream, rows, d.in, static_cast<const float*>(x), ctx.tf32_scratch,
-                  Tf32SplitOrder::Activations))
+  if (!x_split && !tf32_split(ctx.stream, rows, d.in, static_cast<const float*>(x), ctx.tf32_scratch,
+                              Tf32SplitOrder::Activations))
     return false;
   ctx.blas.gemm_tf32(false, true, static_cast<int>(rows), d.out, 3 * d.in, ctx.tf32_scratch, 3 * d.in,
                      d.w3.as<float>(), 3 * d.in, static_cast<float*>(y), d.out);
   return true;
 }
 
-// y [rows][out] = x [rows][in] . W^T (bias not added).
-void run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y) {
-  if (run_dense_small(ctx, d, rows, x, y, nullptr, Activation::None)) return;
-  if (run_dense_tf32(ctx, d, rows, x, y)) return;
+// y [rows][out] = x [rows][in] . W^T (bias not added). Returns whether it
+// ran as a split tf32 product, leaving x split in ctx's scratch for a next
+// product of the same x (x_split there).
+bool run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
+               bool x_split = false) {
+  if (run_dense_small(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
+  if (run_dense_tf32(ctx, d, rows, x, y, x_split)) return true;
   ctx.blas.gemm(ctx.dtype, false, true, static_cast<int>(rows), d.out, d.in, x, d.in, d.w.get(), d.in,
                 y, d.out);
+  return false;
 }
 
 // y = act(x . W^T + b).
@@ -407,9 +414,10 @@ void run_attention_unfused(ForwardContext& ctx, const Encoder& L, int n, const E
 
 // Smolgen's per-position attention logit offsets, [n*H][64 query][64 key],
 // into s.smolgen; reads x and writes only smolgen's own scratch.
+// x_split: ctx's tf32 scratch holds x split (run_dense).
 template <typename T>
 void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, const T* x,
-                 const EncoderScratch<T>& s) {
+                 const EncoderScratch<T>& s, bool x_split) {
   const long long rows = static_cast<long long>(n) * kSquares;
   const Smolgen& g = L.smolgen;
   if constexpr (std::is_same<T, half>::value) {
@@ -419,7 +427,7 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
       return;
     }
   }
-  run_dense(ctx, g.compress, rows, x, s.sg_small);                 // [n][64*hc]
+  run_dense(ctx, g.compress, rows, x, s.sg_small, x_split);        // [n][64*hc]
   run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
   attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
                       f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act,
@@ -438,8 +446,10 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   const long long rows = static_cast<long long>(n) * kSquares;
   hipStream_t stream = ctx.stream;
 
-  if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s);
-  run_dense(ctx, L.qkv, rows, x, s.qkv);
+  // Q|K|V before smolgen: a float net's split of x then serves smolgen's
+  // compress product too (both read x over the embedding width).
+  const bool x_split = run_dense(ctx, L.qkv, rows, x, s.qkv);
+  if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s, x_split && L.smolgen.compress.in == L.qkv.in);
   if (runs_fused(p, L)) {
     const T* gen = L.has_smolgen ? s.smolgen : nullptr;
     if (!run_tensor_core_attention(p, s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,

@@ -78,7 +78,7 @@ struct ForwardContext {
   // ops.h) instead of BLAS where it applies; 0: always BLAS.
   int small_gemm_max_rows = 0;
   // Room for a float dense layer's input split for tf32 products
-  // (kernels/tf32_split.h, native/TF32_SPLIT.md), taken by the body that
+  // (kernels/tf32_split.hip, native/TF32_SPLIT.md), taken by the body that
   // runs them (null: none yet). Never shared between streams.
   float* tf32_scratch = nullptr;
   size_t tf32_scratch_floats = 0;

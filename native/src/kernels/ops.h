@@ -176,7 +176,7 @@ void cast_to_float(hipStream_t stream, DType dt, long long count, const void* x,
                    Activation act);
 
 // tf32_split.hip: x [rows][cols] float -> out [rows][3*cols], each row as
-// tf32 heads and float remainders (tf32_split.h) in blocks ordered so that
+// tf32 heads and float remainders in blocks ordered so that
 // a tf32 product of activations by weights, both split, is float-accurate:
 // rest | head | head for activations, head | rest | head for weights
 // (the small products first: tf32_split.hip says why).

@@ -1,11 +1,32 @@
 // tf32_split: float rows -> three blocks per row of tf32 heads and float
 // remainders, so that one tf32 product over 3K columns equals the float32
-// product over K to float32's precision (tf32_split.h; native/TF32_SPLIT.md).
+// product over K to float32's precision: head.head + rest.head + head.rest,
+// the rests' own product (~2^-22 of the result) dropped (native/TF32_SPLIT.md).
+#include <cstdint>
+
 #include "../gpu_compat.h"
 #include "ops.h"
-#include "tf32_split.h"
 
 namespace lc0rocm {
+
+// x rounded to tf32 (10 mantissa bits), to nearest, ties to even: the
+// tensor cores then take it exactly. Infinities and NaN pass unchanged.
+__device__ inline float tf32_head(float x) {
+  uint32_t u = __float_as_uint(x);
+  if ((u & 0x7f800000u) != 0x7f800000u) {  // finite: carry may reach the exponent, as rounding should
+    u += 0xfffu + ((u >> 13) & 1u);
+    u &= 0xffffe000u;
+  }
+  return __uint_as_float(u);
+}
+
+// What tf32_head leaves out (exact in float): with the head, x = head + rest
+// and |rest| <= 2^-11 |x|. 0 where the head is not finite, so an infinity
+// stays an infinity instead of turning into NaN.
+__device__ inline float tf32_rest(float x, float head) {
+  const float rest = x - head;
+  return rest - rest == 0.0f ? rest : 0.0f;
+}
 
 // out [rows][3*cols]: a row's rest | head | head (activations) or
 // head | rest | head (weights); against each other they pair rest.head,

@@ -28,27 +28,27 @@ static hipDataType data_type(DType t) { return t == DType::F32 ? HIP_R_32F : HIP
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so BLAS
 // gets B first, then A, with M and N swapped.
+void Blas::product(hipDataType t, hipblasComputeType_t compute, bool trans_a, bool trans_b, int M,
+                   int N, int K, const void* A, int lda, const void* B, int ldb, void* C, int ldc,
+                   float alpha, float beta) {
+  if (M == 0 || N == 0) return;
+  check_blas(hipblasGemmEx(handle_, trans_b ? HIPBLAS_OP_T : HIPBLAS_OP_N,
+                           trans_a ? HIPBLAS_OP_T : HIPBLAS_OP_N, N, M, K, &alpha,
+                           B, t, ldb, A, t, lda, &beta, C, t, ldc, compute, HIPBLAS_GEMM_DEFAULT),
+             "gemm");
+}
+
 void Blas::gemm(DType dtype, bool trans_a, bool trans_b, int M, int N, int K,
                 const void* A, int lda, const void* B, int ldb, void* C, int ldc,
                 float alpha, float beta) {
-  if (M == 0 || N == 0) return;
-  hipDataType t = data_type(dtype);
-  check_blas(hipblasGemmEx(handle_, trans_b ? HIPBLAS_OP_T : HIPBLAS_OP_N,
-                           trans_a ? HIPBLAS_OP_T : HIPBLAS_OP_N, N, M, K, &alpha,
-                           B, t, ldb, A, t, lda, &beta, C, t, ldc,
-                           HIPBLAS_COMPUTE_32F, HIPBLAS_GEMM_DEFAULT),
-             "gemm");
+  product(data_type(dtype), HIPBLAS_COMPUTE_32F, trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
+          alpha, beta);
 }
 
 void Blas::gemm_tf32(bool trans_a, bool trans_b, int M, int N, int K, const float* A, int lda,
                      const float* B, int ldb, float* C, int ldc) {
-  if (M == 0 || N == 0) return;
-  const float alpha = 1.0f, beta = 0.0f;
-  check_blas(hipblasGemmEx(handle_, trans_b ? HIPBLAS_OP_T : HIPBLAS_OP_N,
-                           trans_a ? HIPBLAS_OP_T : HIPBLAS_OP_N, N, M, K, &alpha,
-                           B, HIP_R_32F, ldb, A, HIP_R_32F, lda, &beta, C, HIP_R_32F, ldc,
-                           HIPBLAS_COMPUTE_32F_FAST_TF32, HIPBLAS_GEMM_DEFAULT),
-             "tf32 gemm");
+  product(HIP_R_32F, HIPBLAS_COMPUTE_32F_FAST_TF32, trans_a, trans_b, M, N, K, A, lda, B, ldb, C, ldc,
+          1.0f, 0.0f);
 }
 
 void Blas::gemm_strided_batched(DType dtype, bool trans_a, bool trans_b, int M, int N, int K,

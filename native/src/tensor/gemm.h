@@ -40,6 +40,11 @@ class Blas {
                             float alpha = 1.0f, float beta = 0.0f);
 
  private:
+  // Both gemm()s: storage type t, accumulation `compute`.
+  void product(hipDataType t, hipblasComputeType_t compute, bool trans_a, bool trans_b, int M, int N,
+               int K, const void* A, int lda, const void* B, int ldb, void* C, int ldc, float alpha,
+               float beta);
+
   hipblasHandle_t handle_ = nullptr;
   DeviceBuffer workspace_;  // fixed, so GEMMs can be captured in graphs
 };
