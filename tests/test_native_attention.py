@@ -207,6 +207,37 @@ def test_parity_with_numpy_reference(make_test_net, preset, precision):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("preset", ["tiny-attn", "t82"])
+def test_mma_attention_matches_wmma(make_test_net, preset, monkeypatch):
+    """The fused attention on mma.sync fragments (head depth 16: tiny-attn,
+    32: t82; native/ATTENTION_FUSED.md) against the wmma kernel it replaces:
+    both within the fp16 bound of the float reference, and not the same
+    bits (float sums in another order round some probabilities the other
+    way), which shows LC0ROCM_ATTN_WMMA switches the kernel that runs."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
+    n = 64
+    got = {}
+    for wmma in ("0", "1"):
+        monkeypatch.setenv("LC0ROCM_ATTN_WMMA", wmma)
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=n)
+        try:
+            poison(backend)
+            got[wmma] = backend.forward(planes[:n])
+        finally:
+            backend.close()
+    for label, mma, wmma, r in zip(("policy", "wdl", "moves_left"), got["0"], got["1"], ref):
+        for kernel, out in (("mma", mma), ("wmma", wmma)):
+            assert not np.isnan(out).any(), f"{preset} {kernel}: NaN in {label}"
+            err = rel_error(out, r[:n])
+            print(preset, kernel, label, f"error {err:.2e}")
+            assert err <= TOLERANCE["fp16"], f"{preset} {kernel} {label}: error {err:.2e}"
+    assert not np.array_equal(got["0"][0], got["1"][0]), f"{preset}: the same policy bits from both kernels"
+
+
+@pytest.mark.gpu
 def test_packed_input_matches_planes(make_test_net):
     from lc0_rocm import backends
     from lc0_rocm.backends.base import unpack_planes

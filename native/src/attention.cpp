@@ -302,6 +302,7 @@ struct EncoderParams {
   const Dense* smolgen_global;  // [4096][gen], shared by all layers
   bool fused;                   // fused attention kernel where the head depth allows
   bool tensor_cores;            // its tensor-core version where that applies
+  bool mma_attention;           // that on mma.sync fragments where it applies, else wmma
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -318,6 +319,10 @@ bool tensor_core_attention_enabled() {
   return v == nullptr || v[0] == '\0' || v[0] == '0';
 }
 
+// LC0ROCM_ATTN_WMMA=1 keeps the tensor-core attention on its wmma kernel
+// (the mma.sync one runs otherwise where it applies), to compare.
+bool mma_attention_enabled() { return !env_switch("LC0ROCM_ATTN_WMMA", false); }
+
 bool runs_fused(const EncoderParams& p, const Encoder& l) {
   return p.fused && l.depth <= attn::kFusedMaxDepth;
 }
@@ -328,7 +333,7 @@ bool run_tensor_core_attention(const EncoderParams& p, half* out, const half* qk
                                const half* gen, int n, int heads, int depth, const DeviceInfo& device,
                                hipStream_t stream) {
   return p.tensor_cores &&
-         attn::fused_attention_tensor_cores(out, qkv, bias, gen, n, heads, depth, device, stream);
+         attn::fused_attention_tensor_cores(out, qkv, bias, gen, n, heads, depth, device, p.mma_attention, stream);
 }
 bool run_tensor_core_attention(const EncoderParams&, float*, const float*, const float*, const float*,
                                int, int, int, const DeviceInfo&, hipStream_t) {
@@ -510,7 +515,7 @@ class AttentionPolicy final : public PolicyHead {
                               smolgen_global ? smolgen_global->in : 0);
     plan_smolgen_clusters(encoders_, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
-                            fused_attention_enabled(), tensor_core_attention_enabled()};
+                            fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled()};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -656,7 +661,8 @@ class AttentionBody final : public Body {
     const float alpha =
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
-                            global, fused_attention_enabled(), tensor_core_attention_enabled()};
+                            global, fused_attention_enabled(), tensor_core_attention_enabled(),
+                            mma_attention_enabled()};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);

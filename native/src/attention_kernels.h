@@ -71,12 +71,14 @@ void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, 
 
 // The same op on tensor cores (attn_fused_attention_tc.hip): half storage,
 // Q, K, V (bias added) and the probabilities rounded to half, products
-// accumulated in float. Returns false, launching nothing, where it does not
-// apply (AMD builds, depth not 16, 32 or 48, unaligned pointers, a GPU
-// without tensor cores); the caller then runs fused_attention.
+// accumulated in float. mma: the mma.sync kernel where it applies (sm_80 on,
+// depth 16 or 32), else the wmma one. Returns false, launching nothing,
+// where neither applies (AMD builds, depth not 16, 32 or 48, unaligned
+// pointers, a GPU without tensor cores); the caller then runs
+// fused_attention.
 bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth,
-                                  const DeviceInfo& device, hipStream_t stream);
+                                  const DeviceInfo& device, bool mma, hipStream_t stream);
 
 // Smolgen's chain per position up to the shared generator, in one launch for
 // small batches (attn_smolgen_cluster.hip; native/SMOLGEN_CLUSTER.md):

@@ -25,6 +25,9 @@
 #if defined(LC0ROCM_VENDOR_NVIDIA)
 #include <mma.h>
 
+#include "async_copy.h"
+#include "mma_tile.h"
+
 #include <algorithm>
 #endif
 
@@ -246,50 +249,298 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
 #endif
 }
 
-// Blocks that fit on the device at once (multiprocessors x resident blocks
-// of this kernel): the kernel's blocks stride over the items, so each
-// overlaps its next item's loads with the current one's products. 0 when
+// The same op as fused_attention_tc_kernel on mma.sync tiles whose fragments
+// stay in registers (sm_80 on, head depth 16 or 32): the scores never go
+// through shared memory, softmax works on the accumulator fragments (a
+// row's values sit in the 4 lanes of a quad: two shuffles per reduction),
+// the probabilities become the A fragments of P.V as they are, and every
+// tile comes from shared memory by ldmatrix. An item's Q|K|V and smolgen
+// logits move to shared memory by cp.async (no registers), kStages - 1
+// items ahead of the one being computed; the projection's bias is then
+// added in place (float, rounded to half, as in the wmma kernel). The
+// output goes through the warp's own Q rows to 16-byte stores.
+// native/ATTENTION_FUSED.md, "mma.sync version".
+constexpr int kGenPitch = 64 + kPadHalf;  // smolgen logits row in shared memory (halves)
+constexpr int kMmaStages = 2;             // items in shared memory: the current one + 1 ahead
+
+template <int kDepth>
+__host__ __device__ constexpr int mma_stage_halves() {
+  return 3 * 64 * tc_pitch<kDepth>() + 64 * kGenPitch;
+}
+template <int kDepth>
+constexpr size_t mma_shared_bytes() {
+  return sizeof(__half) * kMmaStages * mma_stage_halves<kDepth>();
+}
+
+template <int kDepth>
+__global__ void __launch_bounds__(kTcWarps * 32)
+    fused_attention_mma_kernel(__half* out, const __half* qkv, const float* bias, const __half* smolgen,
+                               int items, int heads, float scale) {
+  static_assert(kDepth == 16 || kDepth == 32, "the K fragment loads assume 2 or 4 depth blocks of 8");
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  extern __shared__ __align__(128) unsigned char shared_raw[];
+  constexpr int P = tc_pitch<kDepth>();
+  constexpr int kBlocks = kDepth / 8;        // 16-byte depth blocks per row
+  constexpr int kSteps = kDepth / 16;        // k steps of Q.K^T
+  constexpr int kQkvVecs = 3 * 64 * kBlocks; // 16-byte pieces of an item's Q|K|V
+  constexpr int kGenVecs = 64 * 8;           // and of its smolgen logits
+  constexpr int kThreads = kTcWarps * 32;
+  __half* stages = reinterpret_cast<__half*>(shared_raw);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int quad_row = lane / 4, quad_col = 2 * (lane % 4);  // fragment layout, mma_tile.h
+  const int row0 = warp * kTile;
+  const int d_model = heads * kDepth, width = 3 * d_model;
+  const bool has_gen = smolgen != nullptr;
+  // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
+  const int ld_row = lane % 8, ld_matrix = lane / 8;
+
+  // One copy group per item (empty past the last), so that waiting for
+  // "all but kMmaStages - 1 groups" always means "this item's".
+  auto issue = [&](int step, int item) {
+    if (item < items) {
+      __half* s = stages + (step % kMmaStages) * mma_stage_halves<kDepth>();
+      const int n = item / heads, h = item - n * heads;
+      const __half* rows = qkv + static_cast<long long>(n) * 64 * width + h * kDepth;
+#pragma unroll
+      for (int u = 0; u < (kQkvVecs + kThreads - 1) / kThreads; ++u) {
+        const int i = threadIdx.x + u * kThreads;
+        if (i < kQkvVecs) {
+          const int m = i / (64 * kBlocks), rest = i - m * 64 * kBlocks;
+          const int r = rest / kBlocks, v = rest - r * kBlocks;
+          copy16_async(s + (m * 64 + r) * P + v * 8, rows + static_cast<long long>(r) * width + m * d_model + v * 8);
+        }
+      }
+      if (has_gen) {
+        const __half* gen = smolgen + static_cast<long long>(item) * 4096;
+        __half* gs = s + 3 * 64 * P;
+#pragma unroll
+        for (int u = 0; u < kGenVecs / kThreads; ++u) {
+          const int i = threadIdx.x + u * kThreads;
+          copy16_async(gs + (i / 8) * kGenPitch + (i % 8) * 8, gen + i * 8);
+        }
+      }
+    }
+    commit_copies();
+  };
+
+  const int first = blockIdx.x, stride = gridDim.x;
+  if (first >= items) return;
+  for (int step = 0; step < kMmaStages - 1; ++step) issue(step, first + step * stride);
+  for (int step = 0;; ++step) {
+    const int item = first + step * stride;
+    if (item >= items) break;
+    // The stage this fills was last read by the step before (which ended
+    // in a barrier).
+    issue(step + kMmaStages - 1, item + (kMmaStages - 1) * stride);
+    wait_copies(kMmaStages - 1);
+    __syncthreads();
+    __half* qs = stages + (step % kMmaStages) * mma_stage_halves<kDepth>();
+    __half* ks = qs + 64 * P;
+    __half* vs = ks + 64 * P;
+    const __half* gs = vs + 64 * P;
+    const int n = item / heads, h = item - n * heads;
+
+    // Q, K, V += bias, in place (float, rounded to half).
+#pragma unroll
+    for (int u = 0; u < (kQkvVecs + kThreads - 1) / kThreads; ++u) {
+      const int i = threadIdx.x + u * kThreads;
+      if (i < kQkvVecs) {
+        const int m = i / (64 * kBlocks), rest = i - m * 64 * kBlocks;
+        const int r = rest / kBlocks, v = rest - r * kBlocks;
+        const int col = m * d_model + h * kDepth + v * 8;
+        const float4 b0 = *reinterpret_cast<const float4*>(bias + col);
+        const float4 b1 = *reinterpret_cast<const float4*>(bias + col + 4);
+        const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+        Half8* x = reinterpret_cast<Half8*>(qs + (m * 64 + r) * P + v * 8);
+        Half8 y = *x;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) y.h[k] = __float2half(__half2float(y.h[k]) + b[k]);
+        *x = y;
+      }
+    }
+    __syncthreads();
+
+    // scores [16][64] = Q rows . K^T: acc[j] is the 16 x 8 tile of keys
+    // [8j, 8j + 8).
+    uint32_t qa[kSteps][4];
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk)
+      ldmatrix_x4(qa[kk], qs + (row0 + ld_row + 8 * (ld_matrix % 2)) * P + 16 * kk + 8 * (ld_matrix / 2));
+    float acc[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+    constexpr int kTilesPerLoad = 4 / kBlocks;  // key tiles per ldmatrix_x4 of K (1 at depth 32)
+#pragma unroll
+    for (int j = 0; j < 8; j += kTilesPerLoad) {
+      uint32_t kb[4];  // matrix i: keys 8 (j + i / kBlocks) .., depth 8 (i % kBlocks) ..
+      ldmatrix_x4(kb, ks + (8 * (j + ld_matrix / kBlocks) + ld_row) * P + 8 * (ld_matrix % kBlocks));
+#pragma unroll
+      for (int tt = 0; tt < kTilesPerLoad; ++tt)
+#pragma unroll
+        for (int kk = 0; kk < kSteps; ++kk)
+          mma_16x8x16(acc[j + tt], qa[kk][0], qa[kk][1], qa[kk][2], qa[kk][3], kb[tt * kBlocks + 2 * kk],
+                      kb[tt * kBlocks + 2 * kk + 1]);
+    }
+
+    // s = scores * scale + smolgen; lane 4g + t holds rows g (acc[j][0..1])
+    // and g + 8 (acc[j][2..3]) at keys 8j + 2t, 8j + 2t + 1.
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[j][e] *= scale;
+    if (has_gen) {
+#pragma unroll
+      for (int j = 0; j < 8; j += 2) {
+        uint32_t gb[4];  // tile j rows g, g + 8; tile j + 1 rows g, g + 8
+        ldmatrix_x4(gb, gs + (row0 + ld_row + 8 * (ld_matrix % 2)) * kGenPitch + 8 * (j + ld_matrix / 2));
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&gb[q]));
+          float* a = acc[j + q / 2] + 2 * (q % 2);
+          a[0] += f.x;
+          a[1] += f.y;
+        }
+      }
+    }
+    // softmax over each row: its 64 values are in the 4 lanes of a quad.
+    float top[2] = {acc[0][0], acc[0][2]};
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) top[e / 2] = fmaxf(top[e / 2], acc[j][e]);
+    float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int half_row = 0; half_row < 2; ++half_row) {
+      top[half_row] = fmaxf(top[half_row], gpu_shfl_xor(top[half_row], 1));
+      top[half_row] = fmaxf(top[half_row], gpu_shfl_xor(top[half_row], 2));
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        acc[j][e] = expf(acc[j][e] - top[e / 2]);
+        sum[e / 2] += acc[j][e];
+      }
+    float inv[2];
+#pragma unroll
+    for (int half_row = 0; half_row < 2; ++half_row) {
+      sum[half_row] += gpu_shfl_xor(sum[half_row], 1);
+      sum[half_row] += gpu_shfl_xor(sum[half_row], 2);
+      inv[half_row] = 1.0f / sum[half_row];
+    }
+
+    // out [16][depth] = P . V: the probabilities of keys [16kk, 16kk + 16)
+    // are the A fragment as they lie (tiles 2kk and 2kk + 1), rounded to half.
+    float o[kBlocks][4];
+#pragma unroll
+    for (int dt = 0; dt < kBlocks; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      uint32_t pa[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float* a = acc[2 * kk + q / 2] + 2 * (q % 2);  // a0: tile 2kk row g, a1: row g + 8, a2, a3: tile 2kk + 1
+        const float r = inv[q % 2];
+        const __half2 p2 = __floats2half2_rn(a[0] * r, a[1] * r);
+        pa[q] = *reinterpret_cast<const uint32_t*>(&p2);
+      }
+#pragma unroll
+      for (int dt = 0; dt < kBlocks; dt += 2) {
+        uint32_t vb[4];  // depth tile dt keys 16kk + 0..7, + 8..15; then depth tile dt + 1
+        ldmatrix_x4_trans(vb, vs + (16 * kk + ld_row + 8 * (ld_matrix % 2)) * P + 8 * (dt + ld_matrix / 2));
+        mma_16x8x16(o[dt], pa[0], pa[1], pa[2], pa[3], vb[0], vb[1]);
+        mma_16x8x16(o[dt + 1], pa[0], pa[1], pa[2], pa[3], vb[2], vb[3]);
+      }
+    }
+
+    // The output, rounded to half, over the warp's own Q rows (only this warp
+    // reads them), then 16-byte stores of whole rows.
+    __half* own = qs + row0 * P;
+#pragma unroll
+    for (int dt = 0; dt < kBlocks; ++dt) {
+      *reinterpret_cast<__half2*>(own + quad_row * P + 8 * dt + quad_col) = __floats2half2_rn(o[dt][0], o[dt][1]);
+      *reinterpret_cast<__half2*>(own + (quad_row + 8) * P + 8 * dt + quad_col) =
+          __floats2half2_rn(o[dt][2], o[dt][3]);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < kTile * kBlocks / 32; ++u) {
+      const int i = lane + 32 * u;
+      const int r = i / kBlocks, v = i - r * kBlocks;
+      *reinterpret_cast<uint4*>(out + static_cast<long long>(n * 64 + row0 + r) * d_model + h * kDepth + v * 8) =
+          *reinterpret_cast<const uint4*>(own + r * P + v * 8);
+    }
+    __syncthreads();  // every warp is done with this stage before it is refilled
+  }
+  wait_copies(0);  // no copy outlives the block (the groups left are empty)
+#endif
+}
+
+// Blocks of `kernel` that fit on the device at once (multiprocessors x
+// resident blocks): the kernels' blocks stride over the items, so each
+// overlaps its next items' loads with the current one's products. 0 when
 // the runtime cannot say. Asked per launch: launches are recorded once into
 // the stream's graphs.
-template <int kDepth>
-int resident_blocks(int multiprocessors) {
+template <typename Kernel>
+int resident_blocks(Kernel kernel, size_t shared_bytes, int multiprocessors) {
   int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fused_attention_tc_kernel<kDepth>,
-                                                    kTcWarps * 32, tc_shared_bytes<kDepth>()) !=
-      cudaSuccess)
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTcWarps * 32, shared_bytes) != cudaSuccess)
     return 0;
   return std::max(0, per_sm * multiprocessors);
 }
 
-template <int kDepth>
-void launch_tc(__half* out, const __half* qkv, const float* bias, const __half* smolgen, int batch,
-               int heads, int warp_size, int multiprocessors, hipStream_t stream) {
-  const float scale = 1.0f / sqrtf(static_cast<float>(kDepth));
+template <typename Kernel>
+void launch_persistent(Kernel kernel, size_t shared_bytes, __half* out, const __half* qkv, const float* bias,
+                       const __half* smolgen, int batch, int heads, int depth, int warp_size, int multiprocessors,
+                       hipStream_t stream) {
+  const float scale = 1.0f / sqrtf(static_cast<float>(depth));
   const int items = batch * heads;
-  const int resident = resident_blocks<kDepth>(multiprocessors);
+  const int resident = resident_blocks(kernel, shared_bytes, multiprocessors);
   const int grid = resident > 0 ? std::min(items, resident) : items;
-  gpu_launch(fused_attention_tc_kernel<kDepth>, grid, kTcWarps * warp_size, tc_shared_bytes<kDepth>(), stream, out,
-             qkv, bias, smolgen, items, heads, scale);
+  gpu_launch(kernel, grid, kTcWarps * warp_size, shared_bytes, stream, out, qkv, bias, smolgen, items, heads, scale);
   check_launch("fused_attention_tc");
+}
+
+template <int kDepth>
+void launch_wmma(__half* out, const __half* qkv, const float* bias, const __half* smolgen, int batch, int heads,
+                 int warp_size, int multiprocessors, hipStream_t stream) {
+  launch_persistent(fused_attention_tc_kernel<kDepth>, tc_shared_bytes<kDepth>(), out, qkv, bias, smolgen, batch,
+                    heads, kDepth, warp_size, multiprocessors, stream);
+}
+
+template <int kDepth>
+void launch_mma(__half* out, const __half* qkv, const float* bias, const __half* smolgen, int batch, int heads,
+                int warp_size, int multiprocessors, hipStream_t stream) {
+  static_assert(mma_shared_bytes<kDepth>() <= 48 * 1024, "within the default limit: no opt-in inside a capture");
+  launch_persistent(fused_attention_mma_kernel<kDepth>, mma_shared_bytes<kDepth>(), out, qkv, bias, smolgen, batch,
+                    heads, kDepth, warp_size, multiprocessors, stream);
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth,
-                                  const DeviceInfo& device, hipStream_t stream) {
+                                  const DeviceInfo& device, bool mma, hipStream_t stream) {
   const int warp_size = device.warp_size;
   check_warp_size(warp_size);
-  // The softmax gives each row to a lane pair: 32-lane warps (NVIDIA's) only.
+  // The softmax gives each row to a lane pair (wmma) or a quad (mma):
+  // 32-lane warps (NVIDIA's) only.
   if (warp_size != 32 || depth % kTile != 0 || !aligned16(out) || !aligned16(qkv) ||
       !aligned16(bias) || (smolgen != nullptr && !aligned16(smolgen)))
     return false;
   if (!device.fast_fp16) return false;  // no tensor cores
   const int sms = device.multiprocessors;
+  if (mma && device.mma_fp16 && (depth == 16 || depth == 32)) {
+    if (depth == 16) launch_mma<16>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream);
+    else launch_mma<32>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream);
+    return true;
+  }
   switch (depth) {
-    case 16: launch_tc<16>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 32: launch_tc<32>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 48: launch_tc<48>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 16: launch_wmma<16>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 32: launch_wmma<32>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 48: launch_wmma<48>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
     default: return false;
   }
 }
@@ -297,7 +548,7 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* b
 #else  // AMD: no wmma here (see the header comment).
 
 bool fused_attention_tensor_cores(__half*, const __half*, const float*, const __half*, int, int, int,
-                                  const DeviceInfo&, hipStream_t) {
+                                  const DeviceInfo&, bool, hipStream_t) {
   return false;
 }
 

@@ -1,6 +1,6 @@
 // mma_tile.h - NVIDIA's mma.sync m16n8k16 tensor-core tile on half with
 // float accumulation, for the kernels that load its fragments by hand
-// (conv3x3_implicit, gemm_small_rows, resnet_tower). Device code of NVIDIA
+// (conv3x3_implicit, gemm_small_rows, resnet_tower, the fused attention). Device code of NVIDIA
 // builds only (sm_80+; below that the product is left out).
 #pragma once
 #include <cstdint>
@@ -25,6 +25,30 @@ __device__ __forceinline__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t
       "{%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+// Four 8 x 8 half matrices from shared memory in mma fragment order
+// (ldmatrix): lanes 8i .. 8i + 7 give the row addresses (16 bytes each) of
+// matrix i, and lane l = 4g + t gets r[i] = matrix i's row g, columns 2t and
+// 2t + 1 (the A, B and D fragments' pair layout above). _trans gets the
+// transposed matrices: r[i] = column g, rows 2t and 2t + 1.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a)
+               : "memory");
 #endif
 }
 
