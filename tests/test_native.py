@@ -567,6 +567,7 @@ TF32_SPLIT_DEFAULT_ROWS = 128
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"},
+                                 {"LC0ROCM_ATTN_WMMA": "1"}, {"LC0ROCM_GEMM_TUNE": "0"},
                                  {"LC0ROCM_PDL": "1"}, {"LC0ROCM_SMALL_GEMM_ROWS": "128"},
                                  {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_CLUSTER": "1"}, {"LC0ROCM_SMOLGEN_CLUSTER": "2"},
@@ -575,10 +576,13 @@ TF32_SPLIT_DEFAULT_ROWS = 128
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
-    (native/src/attention.cpp): the fused kernel, tensor-core or scalar, or
+    (native/src/attention.cpp): the fused kernel, tensor-core (mma.sync
+    fragments or wmma) or scalar, or
     split heads + batched GEMMs + softmax + merge; dense layers all on BLAS
-    (the default) or, up to 128 rows (batch 1 and 2, smolgen's per-position
-    layers at 17), on gemm_small_rows where the GPU has mma.sync; float
+    (the default; half products on the algorithm that timed fastest per
+    shape, or with LC0ROCM_GEMM_TUNE=0 on cublasGemmEx's own choice) or, up
+    to 128 rows (batch 1 and 2, smolgen's per-position layers at 17), on
+    gemm_small_rows where the GPU has mma.sync; float
     dense layers as split tf32 products from 128 rows (the default: batch 1
     plain, per-square layers split from batch 2, smolgen's per-position
     ones from 128), at every size, or never; smolgen's chain a layer at a

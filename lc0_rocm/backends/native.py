@@ -155,8 +155,17 @@ def _cuda_roots(nvcc: str) -> list[pathlib.Path]:
     return roots
 
 
-def find_cublas(nvcc: str) -> tuple[str, str, str]:
-    """(include dir, library dir, -l argument) of cuBLAS, or NativeError."""
+def _link_argument(libdir: pathlib.Path, name: str) -> str | None:
+    """-l argument for lib<name>.so in libdir (or its first versioned file)."""
+    if (libdir / f"lib{name}.so").exists():
+        return f"-l{name}"
+    versioned = sorted(libdir.glob(f"lib{name}.so.*"))
+    return f"-l:{versioned[0].name}" if versioned else None
+
+
+def find_cublas(nvcc: str) -> tuple[str, str, tuple[str, str]]:
+    """(include dir, library dir, -l arguments of cuBLAS and cuBLASLt), or
+    NativeError."""
     for root in _cuda_roots(nvcc):
         inc = root / "include"
         if not (inc / "cublas_v2.h").is_file():
@@ -164,12 +173,10 @@ def find_cublas(nvcc: str) -> tuple[str, str, str]:
             if not (inc / "cublas_v2.h").is_file():
                 continue
         for libdir in (root / "lib64", root / "lib", root / "targets" / "x86_64-linux" / "lib"):
-            if (libdir / "libcublas.so").exists():
-                return str(inc), str(libdir), "-lcublas"
-            versioned = sorted(libdir.glob("libcublas.so.*"))
-            if versioned:
-                return str(inc), str(libdir), f"-l:{versioned[0].name}"
-    raise NativeError("cuBLAS not found (need cublas_v2.h and libcublas.so under "
+            blas, lt = _link_argument(libdir, "cublas"), _link_argument(libdir, "cublasLt")
+            if blas and lt:
+                return str(inc), str(libdir), (blas, lt)
+    raise NativeError("cuBLAS not found (need cublas_v2.h, libcublas.so and libcublasLt.so under "
                       "CUDA_HOME, /usr/local/cuda or a pip nvidia-cublas package)")
 
 
@@ -202,8 +209,8 @@ def _toolchain_for(vendor: str) -> Toolchain:
     nvcc = _which("nvcc", ["/usr/local/cuda/bin"])
     if not nvcc:
         raise NativeError("nvcc not found (PATH, /usr/local/cuda/bin)")
-    inc, libdir, lib = find_cublas(nvcc)
-    return Toolchain("nvidia", nvcc, (inc,), (libdir,), (lib,))
+    inc, libdir, libs = find_cublas(nvcc)
+    return Toolchain("nvidia", nvcc, (inc,), (libdir,), libs)
 
 
 def _wanted_vendors(vendor: str | None, arch: str | None = None) -> tuple[str, ...]:

@@ -30,6 +30,10 @@
 inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
   return HIPBLAS_STATUS_SUCCESS;
 }
+// LC0ROCM_HAS_BLASLT (timed algorithm choice, tensor/gemm_tuner.h) stays
+// undefined: the tuner is written with hipBLASLt's names, so it slots in
+// here with <hipblaslt/hipblaslt.h> and -lhipblaslt once a toolchain that
+// has them is at hand (Debian's HIP 5.2 has not).
 #endif
 
 #else
@@ -85,6 +89,12 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
 #define hipGraphExecDestroy cudaGraphExecDestroy
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipEventCreate cudaEventCreate
+#define hipEventSynchronize cudaEventSynchronize
+#define hipEventElapsedTime cudaEventElapsedTime
+#define hipStreamIsCapturing cudaStreamIsCapturing
+#define hipStreamCaptureStatus cudaStreamCaptureStatus
+#define hipStreamCaptureStatusNone cudaStreamCaptureStatusNone
 
 #ifndef LC0ROCM_KERNELS_ONLY
 #include <cublas_v2.h>
@@ -111,6 +121,30 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
 inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_t bytes) {
   return cublasSetWorkspace(h, ws, bytes);
 }
+// blasLt (tensor/gemm_tuner.h): hipBLASLt's names for cuBLASLt.
+#include <cublasLt.h>
+#define LC0ROCM_HAS_BLASLT 1
+#define hipblasLtHandle_t cublasLtHandle_t
+#define hipblasLtCreate cublasLtCreate
+#define hipblasLtDestroy cublasLtDestroy
+#define hipblasLtMatmulDesc_t cublasLtMatmulDesc_t
+#define hipblasLtMatmulDescCreate cublasLtMatmulDescCreate
+#define hipblasLtMatmulDescDestroy cublasLtMatmulDescDestroy
+#define hipblasLtMatmulDescSetAttribute cublasLtMatmulDescSetAttribute
+#define HIPBLASLT_MATMUL_DESC_TRANSA CUBLASLT_MATMUL_DESC_TRANSA
+#define HIPBLASLT_MATMUL_DESC_TRANSB CUBLASLT_MATMUL_DESC_TRANSB
+#define hipblasLtMatrixLayout_t cublasLtMatrixLayout_t
+#define hipblasLtMatrixLayoutCreate cublasLtMatrixLayoutCreate
+#define hipblasLtMatrixLayoutDestroy cublasLtMatrixLayoutDestroy
+#define hipblasLtMatmulPreference_t cublasLtMatmulPreference_t
+#define hipblasLtMatmulPreferenceCreate cublasLtMatmulPreferenceCreate
+#define hipblasLtMatmulPreferenceDestroy cublasLtMatmulPreferenceDestroy
+#define hipblasLtMatmulPreferenceSetAttribute cublasLtMatmulPreferenceSetAttribute
+#define HIPBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+#define hipblasLtMatmulAlgo_t cublasLtMatmulAlgo_t
+#define hipblasLtMatmulHeuristicResult_t cublasLtMatmulHeuristicResult_t
+#define hipblasLtMatmulAlgoGetHeuristic cublasLtMatmulAlgoGetHeuristic
+#define hipblasLtMatmul cublasLtMatmul
 #endif
 #endif
 

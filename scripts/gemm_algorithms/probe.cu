@@ -90,7 +90,11 @@ int main(int argc, char** argv) {
   std::vector<int> batches; for (char* b = strtok(argv[3], ","); b; b = strtok(nullptr, ",")) batches.push_back(atoi(b));
   cublasHandle_t h; cublasCreate(&h);
   cublasLtHandle_t lt; cublasLtCreate(&lt);
-  size_t wsb = size_t(32) << 20; void* ws; cudaMalloc(&ws, wsb);
+  // The workspace both APIs may use: 32 MB, or LC0ROCM_BLAS_WORKSPACE_KB
+  // as the library reads it (0: no workspace, so no split products).
+  const char* kb = getenv("LC0ROCM_BLAS_WORKSPACE_KB");
+  size_t wsb = (kb && *kb ? size_t(atol(kb)) : size_t(32) << 10) << 10;
+  void* ws = nullptr; if (wsb) cudaMalloc(&ws, wsb);
   cublasSetWorkspace(h, ws, wsb);
   std::vector<Shape> shapes;
   if (strcmp(net, "t82") == 0)

@@ -14,6 +14,7 @@ Blas::Blas(hipStream_t stream) : workspace_(size_t(32) << 20) {
   try {
     check_blas(hipblasSetStream(handle_, stream), "blas set stream");
     check_blas(gpu_blas_set_workspace(handle_, workspace_.get(), workspace_.bytes()), "blas workspace");
+    tuner_ = GemmTuner::create(handle_, stream);
   } catch (...) {
     hipblasDestroy(handle_);
     throw;
@@ -21,6 +22,7 @@ Blas::Blas(hipStream_t stream) : workspace_(size_t(32) << 20) {
 }
 
 Blas::~Blas() {
+  tuner_.reset();  // before the handle it times hipblasGemmEx on
   if (handle_) hipblasDestroy(handle_);
 }
 
@@ -32,6 +34,9 @@ void Blas::product(hipDataType t, hipblasComputeType_t compute, bool trans_a, bo
                    int N, int K, const void* A, int lda, const void* B, int ldb, void* C, int ldc,
                    float alpha, float beta) {
   if (M == 0 || N == 0) return;
+  if (tuner_ && t == HIP_R_16F && compute == HIPBLAS_COMPUTE_32F &&
+      tuner_->product(trans_b, trans_a, N, M, K, B, ldb, A, lda, C, ldc, alpha, beta))
+    return;
   check_blas(hipblasGemmEx(handle_, trans_b ? HIPBLAS_OP_T : HIPBLAS_OP_N,
                            trans_a ? HIPBLAS_OP_T : HIPBLAS_OP_N, N, M, K, &alpha,
                            B, t, ldb, A, t, lda, &beta, C, t, ldc, compute, HIPBLAS_GEMM_DEFAULT),

@@ -4,9 +4,12 @@
 // column-major call. Storage is float or half (DType), accumulation is always
 // float32 (tensor cores for half on NVIDIA, matrix cores on AMD).
 #pragma once
+#include <memory>
+
 #include "device_buffer.h"
 #include "dtype.h"
 #include "errors.h"
+#include "gemm_tuner.h"
 
 namespace lc0rocm {
 
@@ -47,6 +50,7 @@ class Blas {
 
   hipblasHandle_t handle_ = nullptr;
   DeviceBuffer workspace_;  // fixed, so GEMMs can be captured in graphs
+  std::unique_ptr<GemmTuner> tuner_;  // half products by timed algorithm; null: hipblasGemmEx's own choice
 };
 
 }  // namespace lc0rocm
