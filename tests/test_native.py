@@ -170,9 +170,10 @@ def test_nvcc_without_cublas_is_a_clear_error(bare_env, tmp_path, monkeypatch):
     (cuda / "include" / "cublas_v2.h").write_text("")
     (cuda / "lib64").mkdir()
     (cuda / "lib64" / "libcublas.so.13").write_text("")
+    (cuda / "lib64" / "libcublasLt.so.13").write_text("")
     tc = native.detect_toolchain("nvidia")
     assert tc.include_dirs == (str(cuda / "include"),)
-    assert tc.libraries == ("-l:libcublas.so.13",)
+    assert tc.libraries == ("-l:libcublas.so.13", "-l:libcublasLt.so.13")
 
 
 def test_arch_from_rocm_agent_enumerator(bare_env):
@@ -719,6 +720,7 @@ def test_auto_picks_the_gpu_backend_when_a_gpu_is_present(bare_env, tmp_path, mo
     (cuda / "include" / "cublas_v2.h").write_text("")
     (cuda / "lib64").mkdir()
     (cuda / "lib64" / "libcublas.so").write_text("")
+    (cuda / "lib64" / "libcublasLt.so").write_text("")
     monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
     fake_tool(bare_env, "nvidia-smi", "echo 9.0\n")
     monkeypatch.setenv("PATH", f"{cuda / 'bin'}:{bare_env}")

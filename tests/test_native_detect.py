@@ -30,6 +30,7 @@ def fake_cuda(tmp_path, monkeypatch, bin_dir):
     (cuda / "include" / "cublas_v2.h").write_text("")
     (cuda / "lib64").mkdir()
     (cuda / "lib64" / "libcublas.so").write_text("")
+    (cuda / "lib64" / "libcublasLt.so").write_text("")
     tool(bin_dir, "nvcc", "exit 0\n")
     monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
 
