@@ -307,17 +307,11 @@ struct EncoderParams {
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
 // softmax + merge (the path for deep heads) everywhere, to compare.
-bool fused_attention_enabled() {
-  const char* v = std::getenv("LC0ROCM_ATTN_UNFUSED");
-  return v == nullptr || v[0] == '\0' || v[0] == '0';
-}
+bool fused_attention_enabled() { return !env_switch("LC0ROCM_ATTN_UNFUSED", false); }
 
 // LC0ROCM_ATTN_NO_TC=1 keeps the fused attention on the scalar kernel (fp16
 // on NVIDIA otherwise runs the tensor-core one), to compare.
-bool tensor_core_attention_enabled() {
-  const char* v = std::getenv("LC0ROCM_ATTN_NO_TC");
-  return v == nullptr || v[0] == '\0' || v[0] == '0';
-}
+bool tensor_core_attention_enabled() { return !env_switch("LC0ROCM_ATTN_NO_TC", false); }
 
 // LC0ROCM_ATTN_WMMA=1 keeps the tensor-core attention on its wmma kernel
 // (the mma.sync one runs otherwise where it applies), to compare.
