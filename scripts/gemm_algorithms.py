@@ -27,6 +27,8 @@ def main() -> int:
     ap.add_argument("--precision", choices=["fp16", "fp32"], default="fp16")
     ap.add_argument("--batches", default="1,16,64,256")
     ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--workspace-kb", type=int, default=32 << 10,
+                    help="workspace both APIs may use (the library's: 32 MB; 0: none)")
     args = ap.parse_args()
     nvcc = _which("nvcc", ["/usr/local/cuda/bin"])
     if nvcc is None:
@@ -41,7 +43,8 @@ def main() -> int:
         exe = pathlib.Path(tmp) / "probe"
         subprocess.run([nvcc, "-O2", f"-arch={args.arch}", f"-I{inc}", str(source), "-o", str(exe),
                         f"-L{lib}", f"-l:{lt}", f"-l:{blas}", "-Xlinker", f"-rpath={lib}"], check=True)
-        return subprocess.run([str(exe), args.net, args.precision, args.batches]).returncode
+        return subprocess.run([str(exe), args.net, args.precision, args.batches,
+                               str(args.workspace_kb)]).returncode
 
 
 if __name__ == "__main__":

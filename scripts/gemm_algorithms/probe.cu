@@ -82,18 +82,17 @@ double run(cublasHandle_t h, cublasLtHandle_t lt, void* ws, size_t wsb, int n, S
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: probe t82|bt4 fp16|fp32 BATCHES (e.g. 1,16,64)\n");
+  if (argc != 5) {
+    fprintf(stderr, "usage: probe t82|bt4 fp16|fp32 BATCHES (e.g. 1,16,64) WORKSPACE_KB\n");
     return 2;
   }
   const char* net = argv[1]; bool half = strcmp(argv[2], "fp16") == 0;
   std::vector<int> batches; for (char* b = strtok(argv[3], ","); b; b = strtok(nullptr, ",")) batches.push_back(atoi(b));
   cublasHandle_t h; cublasCreate(&h);
   cublasLtHandle_t lt; cublasLtCreate(&lt);
-  // The workspace both APIs may use: 32 MB, or LC0ROCM_BLAS_WORKSPACE_KB
-  // as the library reads it (0: no workspace, so no split products).
-  const char* kb = getenv("LC0ROCM_BLAS_WORKSPACE_KB");
-  size_t wsb = (kb && *kb ? size_t(atol(kb)) : size_t(32) << 10) << 10;
+  // The workspace both APIs may use, in KB (the library gives cuBLAS 32 MB;
+  // 0: no workspace, so no split products and no counters to zero).
+  size_t wsb = size_t(atol(argv[4])) << 10;
   void* ws = nullptr; if (wsb) cudaMalloc(&ws, wsb);
   cublasSetWorkspace(h, ws, wsb);
   std::vector<Shape> shapes;
