@@ -245,6 +245,43 @@ def test_mma_attention_matches_wmma(make_test_net, preset, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["mma", "wmma"])
+@pytest.mark.parametrize("preset", ["tiny-attn", "t82"])
+def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
+    """Q|K|V projection biases far above make-net's (~0.07): the mma.sync
+    attention leaves K's bias out (it shifts a query row's scores by one
+    amount, which softmax cancels) and adds V's to the output (each row of
+    probabilities sums to one), where the wmma kernel adds both to K and V.
+    Both stay within the fp16 bound of the float reference, which adds
+    every bias where the net says."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights = load_weights(make_test_net(preset, seed=1))
+    rng = np.random.default_rng(5)
+    for layer in weights.net.encoder:
+        mha = layer.mha
+        mha.q_b = (mha.q_b + 0.5 * rng.standard_normal(mha.q_b.shape)).astype(np.float32)
+        mha.k_b = (mha.k_b + 4.0 * rng.standard_normal(mha.k_b.shape)).astype(np.float32)
+        mha.v_b = (mha.v_b + 2.0 * rng.standard_normal(mha.v_b.shape)).astype(np.float32)
+    n = 64
+    planes = random_planes(n, seed=3)
+    ref = backends.create("cpu", weights).forward(planes)
+    monkeypatch.setenv("LC0ROCM_ATTN_WMMA", "1" if kernel == "wmma" else "0")
+    backend = backends.create(f"{vendor}-fp16", weights, max_batch=n)
+    try:
+        poison(backend)
+        got = backend.forward(planes)
+    finally:
+        backend.close()
+    for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
+        assert not np.isnan(g).any(), f"{preset} {kernel}: NaN in {label}"
+        err = rel_error(g, r)
+        print(preset, kernel, label, f"error {err:.2e}")
+        assert err <= TOLERANCE["fp16"], f"{preset} {kernel} {label}: error {err:.2e}"
+
+
+@pytest.mark.gpu
 def test_packed_input_matches_planes(make_test_net):
     from lc0_rocm import backends
     from lc0_rocm.backends.base import unpack_planes

@@ -255,13 +255,18 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
 // row's values sit in the 4 lanes of a quad: two shuffles per reduction),
 // the probabilities become the A fragments of P.V as they are, and every
 // tile comes from shared memory by ldmatrix. An item's Q|K|V and smolgen
-// logits move to shared memory by cp.async (no registers), kStages - 1
-// items ahead of the one being computed; the projection's bias is then
-// added in place (float, rounded to half, as in the wmma kernel). The
-// output goes through the warp's own Q rows to 16-byte stores.
+// logits move to shared memory by cp.async (no registers), kMmaStages - 1
+// items ahead of the one being computed. The projection's bias never
+// touches shared memory: Q's is added to the Q fragments (float, rounded to
+// half); K's adds q.b_k to every score of a query row, which softmax
+// cancels, so it is left out; V's adds b_v to every output row, because
+// each row of probabilities sums to one, so it is added to the output.
+// The output goes through the warp's own Q rows to 16-byte stores.
 // native/ATTENTION_FUSED.md, "mma.sync version".
 constexpr int kGenPitch = 64 + kPadHalf;  // smolgen logits row in shared memory (halves)
-constexpr int kMmaStages = 2;             // items in shared memory: the current one + 1 ahead
+// Items in shared memory: the current one + 1 ahead (a third stage, two
+// ahead, measured no faster: 136 registers, 3 blocks per multiprocessor).
+constexpr int kMmaStages = 2;
 
 template <int kDepth>
 __host__ __device__ constexpr int mma_stage_halves() {
@@ -270,6 +275,20 @@ __host__ __device__ constexpr int mma_stage_halves() {
 template <int kDepth>
 constexpr size_t mma_shared_bytes() {
   return sizeof(__half) * kMmaStages * mma_stage_halves<kDepth>();
+}
+
+// 2^x (ex2.approx: 2 ulp; the probabilities are rounded to half after).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// a + b on a pair of halves in float, rounded back to half.
+__device__ __forceinline__ uint32_t add_pair(uint32_t a, float2 b) {
+  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&a));
+  const __half2 r = __floats2half2_rn(f.x + b.x, f.y + b.y);
+  return *reinterpret_cast<const uint32_t*>(&r);
 }
 
 template <int kDepth>
@@ -287,12 +306,15 @@ __global__ void __launch_bounds__(kTcWarps * 32)
   constexpr int kQkvVecs = 3 * 64 * kBlocks; // 16-byte pieces of an item's Q|K|V
   constexpr int kGenVecs = 64 * 8;           // and of its smolgen logits
   constexpr int kThreads = kTcWarps * 32;
+  constexpr float kLog2e = 1.4426950408889634f;
   __half* stages = reinterpret_cast<__half*>(shared_raw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int quad_row = lane / 4, quad_col = 2 * (lane % 4);  // fragment layout, mma_tile.h
   const int row0 = warp * kTile;
   const int d_model = heads * kDepth, width = 3 * d_model;
   const bool has_gen = smolgen != nullptr;
+  // Softmax in base 2: exp(s - max) = 2^(s log2 e - max log2 e).
+  const float score_scale = scale * kLog2e;
   // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
   const int ld_row = lane % 8, ld_matrix = lane / 8;
 
@@ -341,33 +363,20 @@ __global__ void __launch_bounds__(kTcWarps * 32)
     __half* vs = ks + 64 * P;
     const __half* gs = vs + 64 * P;
     const int n = item / heads, h = item - n * heads;
+    const float* q_bias = bias + h * kDepth;
+    const float* v_bias = bias + 2 * d_model + h * kDepth;
 
-    // Q, K, V += bias, in place (float, rounded to half).
-#pragma unroll
-    for (int u = 0; u < (kQkvVecs + kThreads - 1) / kThreads; ++u) {
-      const int i = threadIdx.x + u * kThreads;
-      if (i < kQkvVecs) {
-        const int m = i / (64 * kBlocks), rest = i - m * 64 * kBlocks;
-        const int r = rest / kBlocks, v = rest - r * kBlocks;
-        const int col = m * d_model + h * kDepth + v * 8;
-        const float4 b0 = *reinterpret_cast<const float4*>(bias + col);
-        const float4 b1 = *reinterpret_cast<const float4*>(bias + col + 4);
-        const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-        Half8* x = reinterpret_cast<Half8*>(qs + (m * 64 + r) * P + v * 8);
-        Half8 y = *x;
-#pragma unroll
-        for (int k = 0; k < 8; ++k) y.h[k] = __float2half(__half2float(y.h[k]) + b[k]);
-        *x = y;
-      }
-    }
-    __syncthreads();
-
-    // scores [16][64] = Q rows . K^T: acc[j] is the 16 x 8 tile of keys
-    // [8j, 8j + 8).
+    // scores [16][64] = (Q rows + b_q) . K^T: acc[j] is the 16 x 8 tile of
+    // keys [8j, 8j + 8). Register qa[kk][q] holds depth columns
+    // 16kk + 8 (q / 2) + quad_col, + 1.
     uint32_t qa[kSteps][4];
 #pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk)
+    for (int kk = 0; kk < kSteps; ++kk) {
       ldmatrix_x4(qa[kk], qs + (row0 + ld_row + 8 * (ld_matrix % 2)) * P + 16 * kk + 8 * (ld_matrix / 2));
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        qa[kk][q] = add_pair(qa[kk][q], *reinterpret_cast<const float2*>(q_bias + 16 * kk + 8 * (q / 2) + quad_col));
+    }
     float acc[8][4];
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
@@ -384,12 +393,8 @@ __global__ void __launch_bounds__(kTcWarps * 32)
                       kb[tt * kBlocks + 2 * kk + 1]);
     }
 
-    // s = scores * scale + smolgen; lane 4g + t holds rows g (acc[j][0..1])
-    // and g + 8 (acc[j][2..3]) at keys 8j + 2t, 8j + 2t + 1.
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[j][e] *= scale;
+    // s = (scores * scale + smolgen) log2 e; lane 4g + t holds rows g
+    // (acc[j][0..1]) and g + 8 (acc[j][2..3]) at keys 8j + 2t, 8j + 2t + 1.
     if (has_gen) {
 #pragma unroll
       for (int j = 0; j < 8; j += 2) {
@@ -399,10 +404,15 @@ __global__ void __launch_bounds__(kTcWarps * 32)
         for (int q = 0; q < 4; ++q) {
           const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&gb[q]));
           float* a = acc[j + q / 2] + 2 * (q % 2);
-          a[0] += f.x;
-          a[1] += f.y;
+          a[0] = fmaf(a[0], score_scale, f.x * kLog2e);
+          a[1] = fmaf(a[1], score_scale, f.y * kLog2e);
         }
       }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[j][e] *= score_scale;
     }
     // softmax over each row: its 64 values are in the 4 lanes of a quad.
     float top[2] = {acc[0][0], acc[0][2]};
@@ -420,7 +430,7 @@ __global__ void __launch_bounds__(kTcWarps * 32)
     for (int j = 0; j < 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        acc[j][e] = expf(acc[j][e] - top[e / 2]);
+        acc[j][e] = fast_exp2(acc[j][e] - top[e / 2]);
         sum[e / 2] += acc[j][e];
       }
     float inv[2];
@@ -431,11 +441,15 @@ __global__ void __launch_bounds__(kTcWarps * 32)
       inv[half_row] = 1.0f / sum[half_row];
     }
 
-    // out [16][depth] = P . V: the probabilities of keys [16kk, 16kk + 16)
+    // out [16][depth] = P . V + b_v: the probabilities of keys [16kk, 16kk + 16)
     // are the A fragment as they lie (tiles 2kk and 2kk + 1), rounded to half.
     float o[kBlocks][4];
 #pragma unroll
-    for (int dt = 0; dt < kBlocks; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.0f;
+    for (int dt = 0; dt < kBlocks; ++dt) {
+      const float2 b = *reinterpret_cast<const float2*>(v_bias + 8 * dt + quad_col);
+      o[dt][0] = o[dt][2] = b.x;
+      o[dt][1] = o[dt][3] = b.y;
+    }
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       uint32_t pa[4];
@@ -458,6 +472,7 @@ __global__ void __launch_bounds__(kTcWarps * 32)
     // The output, rounded to half, over the warp's own Q rows (only this warp
     // reads them), then 16-byte stores of whole rows.
     __half* own = qs + row0 * P;
+    __syncwarp();  // every lane's Q fragments are loaded before they are overwritten
 #pragma unroll
     for (int dt = 0; dt < kBlocks; ++dt) {
       *reinterpret_cast<__half2*>(own + quad_row * P + 8 * dt + quad_col) = __floats2half2_rn(o[dt][0], o[dt][1]);
