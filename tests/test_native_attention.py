@@ -251,7 +251,8 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
     """Q|K|V projection biases far above make-net's (~0.07): the mma.sync
     attention leaves K's bias out (it shifts a query row's scores by one
     amount, which softmax cancels) and adds V's to the output (each row of
-    probabilities sums to one), where the wmma kernel adds both to K and V.
+    probabilities sums to one), where the wmma kernel adds all three to Q,
+    K and V in shared memory.
     Both stay within the fp16 bound of the float reference, which adds
     every bias where the net says."""
     from lc0_rocm import backends
