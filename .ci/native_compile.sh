@@ -9,7 +9,8 @@
 #         rocBLAS/hipBLAS/MIOpen, so host code that needs hipBLAS is NOT
 #         compiled for AMD here; it is checked through the same vendor header
 #         (native/src/gpu_compat.h) by the nvcc pass below.
-# NVIDIA: the whole library (every .cpp and .hip) with nvcc for sm_90 and a
+# NVIDIA: the whole library (every .cpp and .hip) with nvcc for sm_90a (as
+#         the build compiles sm_90: lc0_rocm/backends/native.py) and a
 #         shared-library link. cuBLAS headers come from the CUDA install, a pip
 #         nvidia-cublas package, or are fetched once into ~/.cache (pip).
 # Either compiler missing: that half is skipped with a message; both missing
@@ -64,10 +65,10 @@ PY
 
 if command -v nvcc >/dev/null; then
   CUBLAS_INC=$(find_cublas_include)
-  echo "-- NVIDIA: $(nvcc --version | tail -1), sm_90, whole library (cuBLAS headers: $CUBLAS_INC)"
+  echo "-- NVIDIA: $(nvcc --version | tail -1), sm_90a, whole library (cuBLAS headers: $CUBLAS_INC)"
   find "$SRC" \( -name '*.hip' -o -name '*.cpp' \) -print0 | sort -z | xargs -0 -P "$JOBS" -I{} sh -c '
     f="$1"; o="$2/nv_$(echo "$f" | tr / _).o"
-    nvcc -x cu -arch=sm_90 -std=c++17 -O2 -Xcompiler -fPIC -I"$3" -c "$f" -o "$o" \
+    nvcc -x cu -arch=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -Xcompiler -fPIC -I"$3" -c "$f" -o "$o" \
       || { echo "FAILED (nvidia): $f"; exit 255; }' _ {} "$OUT" "$CUBLAS_INC"
   # Link without cuBLAS's library (headers only here): undefined cuBLAS symbols
   # are allowed in a shared library; everything of ours must resolve.

@@ -247,6 +247,23 @@ def test_build_compiles_every_file_and_caches_by_hash_and_arch(fake_hip, tmp_pat
     assert other != lib and other.parent.name.endswith("-gfx1030")
 
 
+def test_nvcc_builds_sm90_as_sm90a_for_wgmma(tmp_path):
+    """sm_90 (H100, H200) compiles as sm_90a, whose warpgroup products the
+    library's own GEMM needs (native/src/kernels/gemm_sm90.hip), and says so
+    to the code (LC0ROCM_SM90A); other architectures keep their own name
+    and never see the define."""
+    tc = native.Toolchain("nvidia", "nvcc")
+    src = tmp_path / "a.hip"
+
+    def flags(arch):
+        return native.compile_command(tc, arch, tmp_path, src, tmp_path / "a.o")
+
+    assert "-arch=sm_90a" in flags("sm_90") and "-DLC0ROCM_SM90A" in flags("sm_90")
+    for arch in ("sm_80", "sm_89", "sm_100"):
+        cmd = flags(arch)
+        assert f"-arch={arch}" in cmd and not any("SM90A" in a for a in cmd)
+
+
 def test_build_failure_names_the_file_and_the_compiler_message(fake_hip, monkeypatch):
     monkeypatch.setenv("FAKE_FAIL", "bad kernel")
     with pytest.raises(NativeError, match=r"compiling src/.* failed:\n.*boom: bad kernel"):

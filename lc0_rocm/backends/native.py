@@ -297,11 +297,20 @@ def detect_arch(vendor: str) -> str:
 
 
 # ---------------------------------------------------------------- build
+def nvidia_arch_flags(arch: str) -> list[str]:
+    """nvcc's target flags. sm_90 (H100, H200) builds as sm_90a, whose
+    warpgroup products (wgmma) the library's own GEMM uses
+    (native/src/kernels/gemm_sm90.hip); LC0ROCM_SM90A tells the code so."""
+    if arch == "sm_90":
+        return ["-arch=sm_90a", "-DLC0ROCM_SM90A"]
+    return [f"-arch={arch}"]
+
+
 def compile_command(tc: Toolchain, arch: str, src: pathlib.Path, source: pathlib.Path,
                     obj: pathlib.Path) -> list[str]:
     incs = [f"-I{d}" for d in tc.include_dirs]
     if tc.vendor == "nvidia":
-        return [tc.compiler, "-x", "cu", f"-arch={arch}", CXX_STD, "-O3", "-Xcompiler", "-fPIC",
+        return [tc.compiler, "-x", "cu", *nvidia_arch_flags(arch), CXX_STD, "-O3", "-Xcompiler", "-fPIC",
                 *incs, "-c", str(source), "-o", str(obj)]
     return [tc.compiler, "-x", "hip", f"--offload-arch={arch}", CXX_STD, "-O3", "-fPIC",
             *incs, "-c", str(source), "-o", str(obj)]

@@ -41,6 +41,10 @@ struct Dense {
   // ([out][3*in], kernels/tf32_split.hip), used from split_from_rows rows on.
   DeviceBuffer w3;
   int split_from_rows = 0;
+  // Half nets on sm_90: our own product (kernels/gemm_sm90.hip) from this
+  // many rows on, bias and activation in its epilogue; 0: never.
+  int sm90_from_rows = 0;
+  int sm90_tile = 128;  // its schedule: tiles of y 128 (ping-pong) or 256 (cooperative) wide
 };
 
 Dense load_dense(const WeightStore& ws, DType dt, const std::string& w_name,
@@ -164,6 +168,49 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
                             g.dense2.out,               kEpsHead};
 }
 
+// LC0ROCM_GEMM_SM90: which encoder products of a half net run on our own
+// sm_90 product (kernels/gemm_sm90.hip, native/GEMM_SM90.md): 0 none, 1
+// the FFN's first (its bias and activation in the product's epilogue, no
+// bias_act pass), 2 all four (Q|K|V, output, FFN). LC0ROCM_GEMM_SM90_ROWS:
+// from how many rows (64 a position). LC0ROCM_GEMM_SM90_TILE: 256 for the
+// cooperative schedule, else ping-pong. Off unless asked while it is measured.
+constexpr int kSm90FromRows = 4096;
+
+// What runs there, for describe(): from which rows (0: nothing), and
+// whether every encoder product or the FFN's first only.
+struct Sm90Plan {
+  int from_rows = 0;
+  bool all_products = false;
+};
+
+Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, const NetConfig& cfg) {
+  const int mode = env_int("LC0ROCM_GEMM_SM90", 0);
+  const int from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
+  const int tile = env_int("LC0ROCM_GEMM_SM90_TILE", 128) == 256 ? 256 : 128;
+  if (mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) return {};
+  Sm90Plan planned;
+  for (Encoder& l : layers) {
+    auto plan = [&](Dense& d) {
+      if (!gemm_sm90_fits(d.out, d.in)) return;
+      d.sm90_from_rows = from_rows;
+      d.sm90_tile = tile;
+    };
+    plan(l.ffn1);
+    if (l.ffn1.sm90_from_rows) planned = Sm90Plan{from_rows, mode >= 2};
+    if (mode >= 2)
+      for (Dense* d : {&l.qkv, &l.out, &l.ffn2}) plan(*d);
+  }
+  return planned;
+}
+
+// ", ... on sm_90 wgmma" for describe() of a batch of n: whether products
+// run on our sm_90 one.
+std::string sm90_path(const Sm90Plan& plan, int n) {
+  if (plan.from_rows == 0 || static_cast<long long>(n) * kSquares < plan.from_rows) return "";
+  return std::string(plan.all_products ? ", encoder products" : ", the FFN's first products") +
+         " on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows";
+}
+
 // Which batches of each layer take smolgen's chain in one launch
 // (attn_smolgen_cluster.hip): half storage on a device with clusters.
 void plan_smolgen_clusters(std::vector<Encoder>& layers, const NetConfig& cfg) {
@@ -258,6 +305,14 @@ bool run_dense_small(ForwardContext& ctx, const Dense& d, long long rows, const 
          gemm_small_rows(ctx.stream, ctx.device, static_cast<int>(rows), d.out, d.in, x, d.w.get(), bias, act, y);
 }
 
+// Half products planned for our sm_90 product (plan_sm90_products) from
+// enough rows; false: the caller runs BLAS.
+bool run_dense_sm90(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
+                    const float* bias, Activation act) {
+  return d.sm90_from_rows > 0 && rows >= d.sm90_from_rows && ctx.dtype == DType::F16 &&
+         gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_tile);
+}
+
 // A float product of enough rows as one tf32 product over 3 * in columns:
 // the input split rest | head | head against the weights' head | rest | head
 // (kernels/tf32_split.hip). x_split: ctx's scratch already holds x split (the
@@ -282,6 +337,7 @@ bool run_dense_tf32(ForwardContext& ctx, const Dense& d, long long rows, const v
 bool run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                bool x_split = false) {
   if (run_dense_small(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
+  if (run_dense_sm90(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
   if (run_dense_tf32(ctx, d, rows, x, y, x_split)) return true;
   ctx.blas.gemm(ctx.dtype, false, true, static_cast<int>(rows), d.out, d.in, x, d.in, d.w.get(), d.in,
                 y, d.out);
@@ -292,6 +348,7 @@ bool run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* 
 void run_dense_act(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                    Activation act) {
   if (run_dense_small(ctx, d, rows, x, y, f32(d.b), act)) return;
+  if (run_dense_sm90(ctx, d, rows, x, y, f32(d.b), act)) return;
   run_dense(ctx, d, rows, x, y);
   bias_act(ctx.stream, ctx.dtype, rows, d.out, y, f32(d.b), nullptr, y, act);
 }
@@ -652,6 +709,7 @@ class AttentionBody final : public Body {
     encoders_ = load_encoders(ws, dt, "encoder.", e, load_count(ws, "", "headcount"),
                               global ? global->in : 0);
     plan_smolgen_clusters(encoders_, cfg);
+    sm90_plan_ = plan_sm90_products(encoders_, cfg);
     const float alpha =
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
@@ -701,7 +759,7 @@ class AttentionBody final : public Body {
   std::string describe(int n) const override {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
            (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) +
-           tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0);
+           tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0) + sm90_path(sm90_plan_, n);
   }
 
  private:
@@ -779,6 +837,7 @@ class AttentionBody final : public Body {
   FlatHead value_, moves_left_;
   size_t tf32_floats_per_position_ = 0;  // Tf32Splitter's
   int tf32_from_rows_ = 0;
+  Sm90Plan sm90_plan_;  // which products run on our sm_90 one
 };
 
 std::unique_ptr<Body> make_body(const NetConfig& config, const WeightStore& weights) {

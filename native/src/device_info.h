@@ -15,6 +15,7 @@ struct DeviceInfo {
   bool tf32_products = false; // BLAS float products on tf32 tensor cores (NVIDIA 8.0 on)
   bool dependent_launch = false;  // kernels may start before the prior one ends (gpu_compat.h)
   bool clusters = false;          // thread block clusters with distributed shared memory (gpu_compat.h)
+  bool wgmma = false;             // warpgroup products and TMA, built for them (sm_90a; gpu_compat.h)
   size_t shared_per_block = 0;  // bytes of shared memory a block may have, opted in
 };
 

@@ -404,6 +404,19 @@ inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) { return gpu_n
 // capability 9.0 on; AMD has none).
 inline bool gpu_has_clusters(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 9); }
 
+// Whether warpgroup products (wgmma) and the tensor memory accelerator's
+// tiled copies run here: NVIDIA compute capability 9.0 exactly, in a build
+// for sm_90a (LC0ROCM_SM90A: the build's arch sm_90 compiles as sm_90a, whose
+// wgmma later chips lack). kernels/wgmma_tile.h.
+inline bool gpu_has_wgmma(const hipDeviceProp_t& prop) {
+#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+  return prop.major == 9 && prop.minor == 0;
+#else
+  (void)prop;
+  return false;
+#endif
+}
+
 // The most shared memory (LDS) one block may use, where NVIDIA lets a
 // kernel opt in to more than the 48 KB default (hipFuncSetAttribute).
 inline size_t gpu_shared_per_block(const hipDeviceProp_t& prop) {

@@ -69,6 +69,7 @@ DeviceInfo query_device(int device) {
   info.tf32_products = gpu_has_tf32_products(prop);
   info.dependent_launch = gpu_has_dependent_launch(prop);
   info.clusters = gpu_has_clusters(prop);
+  info.wgmma = gpu_has_wgmma(prop);
   info.shared_per_block = gpu_shared_per_block(prop);
   return info;
 }

@@ -32,6 +32,20 @@ constexpr int kSmallGemmMaxRows = 128;
 bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x,
                      const void* w, const float* bias, Activation act, void* y);
 
+// gemm_sm90.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
+// storage (float accumulation, one rounding), bias may be null, on sm_90's
+// warpgroup products fed by TMA (native/GEMM_SM90.md). gemm_sm90_fits: the
+// shapes it takes (N a multiple of 128, K of 64). gemm_sm90_prepare once per
+// device at network creation (not in a capture): whether it runs there.
+// gemm_sm90 returns false, launching nothing, where it does not apply (AMD,
+// builds not for sm_90a, other shapes, unaligned operands). tile_n: 128 for
+// the ping-pong schedule, 256 for the cooperative one (where N allows;
+// kernels/gemm_sm90.hip's Schedule).
+bool gemm_sm90_fits(int N, int K);
+bool gemm_sm90_prepare(const DeviceInfo& device);
+bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
+               const void* w, const float* bias, Activation act, void* y, int tile_n);
+
 // im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
 // tap = (dy+1)*3 + (dx+1); zero outside the board. With a bias, x is a raw
 // product whose epilogue is still to do: columns get act(x + bias).

@@ -1,0 +1,313 @@
+// gemm_sm90: y[M][N] = act(x[M][K] . W[N][K]^T + b), half storage, float
+// accumulation, on Hopper's warpgroup tensor-core products (wgmma) fed by
+// the tensor memory accelerator (TMA). Design and measurements:
+// native/GEMM_SM90.md.
+//
+// Why it exists: cuBLAS's products are near the tensor cores' peak, but their
+// output goes back to memory as is and a second kernel reads it again for
+// the bias and activation (bias_act: ~40 us a layer for bt4's FFN at batch
+// 256, half as long as the product). Here the bias and activation are
+// applied to the accumulators before the one rounding to half and the one
+// write.
+//
+// Persistent blocks of three warpgroups, one per multiprocessor: one thread
+// of the first issues the TMA copies of x's and W's 64-column slices into a
+// ring of kStages stages; the other two take the block's 128 x 128 tiles of
+// y in turns, each running wgmma over its tile and handing each stage back
+// once its products are done, so that one's epilogue overlaps the other's
+// products.
+//
+// Other devices: under hipcc, and in NVIDIA builds not for sm_90a, this file
+// defines stubs that return false, and the caller runs its BLAS product.
+#include "../gpu_compat.h"
+#include "ops.h"
+
+#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#define LC0ROCM_GEMM_SM90_BUILT 1
+#include <algorithm>
+#include <cstdint>
+
+#include "wgmma_tile.h"
+#endif
+
+namespace lc0rocm {
+
+#if defined(LC0ROCM_GEMM_SM90_BUILT)
+
+namespace sm90_gemm {
+
+// Two schedules, by the width of a block's tile of y (kTileN):
+// - 128 ("ping-pong"): the consumers take the block's 128 x 128 tiles in
+//   turns, each running both 64-row halves; one's epilogue (bias,
+//   activation, stores) overlaps the other's products.
+// - 256 ("cooperative"): both consumers work on every 128 x 256 tile, 64
+//   rows each; a tile's operands serve twice the products (half the
+//   shared-memory traffic per product), and the epilogues do not overlap.
+constexpr int kTileM = 128, kTileK = 64;  // kTileK: one 128-byte swizzle row of halves
+constexpr int kConsumers = 2;              // warpgroups running products
+constexpr int kThreads = (1 + kConsumers) * 128;  // and one producer warpgroup
+constexpr int kAccumulators = 128;         // floats per consumer thread: 128 x 128 or 64 x 256 over 128 threads
+
+template <int kTileN>
+struct Schedule {
+  static constexpr bool kPingPong = kTileN == 128;
+  static constexpr int kStages = kPingPong ? 6 : 4;
+  static constexpr unsigned kStageABytes = kTileM * kTileK * sizeof(__half);
+  static constexpr unsigned kStageBBytes = kTileN * kTileK * sizeof(__half);
+  // The stages, 1,024-byte aligned for the swizzle (hence the slack), then
+  // the full and empty barriers of each stage and the consumers' turn
+  // barriers.
+  static constexpr size_t kSharedBytes =
+      1024 + kStages * (kStageABytes + kStageBBytes) + (2 * kStages + kConsumers) * sizeof(uint64_t);
+};
+static_assert(kTileM * 128 / 128 == kAccumulators && 64 * 256 / 128 == kAccumulators,
+              "both schedules hold 128 accumulators a consumer thread");
+
+// Stores 64 rows x kCols columns of a warpgroup's accumulators (PTX ISA,
+// wgmma .m64nNk16 D fragments: warp w holds rows 16w + g and 16w + g + 8, g
+// = lane / 4; d[4j], d[4j + 1] are columns 8j + 2t, + 1 of the first row, t
+// = lane % 4, d[4j + 2], d[4j + 3] those of the second) at y's rows from
+// row0 and columns from col0, bias and activation applied; rows from M on
+// are left out.
+template <int kCols, Activation kAct>
+__device__ __forceinline__ void store_accumulators(const float* d, __half* y, const float* bias, int row0, int col0,
+                                                   int M, int N, Activation act) {
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+  const int row = row0 + warp * 16 + lane / 4;
+  const bool row_in = row < M, row8_in = row + 8 < M;
+  __half* y0 = y + static_cast<size_t>(row) * N;
+  __half* y8 = y0 + static_cast<size_t>(8) * N;
+#pragma unroll
+  for (int j = 0; j < kCols / 8; ++j) {
+    const int col = col0 + 8 * j + 2 * (lane % 4);
+    const float2 b = bias ? *reinterpret_cast<const float2*>(bias + col) : make_float2(0.0f, 0.0f);
+    if (row_in)
+      *reinterpret_cast<__half2*>(y0 + col) = __floats2half2_rn(activate_as<kAct>(d[4 * j] + b.x, act),
+                                                                activate_as<kAct>(d[4 * j + 1] + b.y, act));
+    if (row8_in)
+      *reinterpret_cast<__half2*>(y8 + col) = __floats2half2_rn(activate_as<kAct>(d[4 * j + 2] + b.x, act),
+                                                                activate_as<kAct>(d[4 * j + 3] + b.y, act));
+  }
+}
+
+// Persistent: block b takes tiles b, b + gridDim.x, ... (row tile t / n_tiles,
+// column tile t % n_tiles). The producer fills the stage ring in tile order:
+// the block's i-th tile, k-tile kt is fill seq = i * k_tiles + kt, in stage
+// seq % kStages, after the release of fill seq - kStages there. Ping-pong:
+// tile i goes to consumer i % 2, which starts its products only once the
+// other has issued those of tile i - 1 (its turn barrier): the product loops
+// take turns, and every wait on a stage's barrier stays within one phase of
+// it, which a parity wait needs.
+template <int kTileN, Activation kAct>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_sm90_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
+                     __half* y, const float* bias, int M, int N, int K, Activation act) {
+  // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
+  // is empty there (gpu_has_wgmma never lets that code run).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace wgmma;
+  using S = Schedule<kTileN>;
+  constexpr int kStages = S::kStages;
+  extern __shared__ unsigned char shared_raw[];
+  unsigned char* base = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~static_cast<uintptr_t>(1023));
+  __half* stage_x = reinterpret_cast<__half*>(base);
+  __half* stage_w = reinterpret_cast<__half*>(base + kStages * S::kStageABytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + kStages * (S::kStageABytes + S::kStageBBytes));
+  uint64_t* empty = full + kStages;
+  uint64_t* turn = empty + kStages;  // ping-pong: turn[c], the other consumer issued its tile's products
+
+  const int warpgroup = threadIdx.x / 128;
+  const int k_tiles = K / kTileK;
+  const int n_tiles = N / kTileN;
+  const int tiles = ((M + kTileM - 1) / kTileM) * n_tiles;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(&full[s], 1);                             // the producer's arrival, with the bytes
+      barrier_init(&empty[s], S::kPingPong ? 1 : kConsumers);  // the consumers of the stage's tile
+    }
+    for (int c = 0; c < kConsumers; ++c) barrier_init(&turn[c], 1);
+    barrier_init_fence();
+  }
+  __syncthreads();
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // x is the prior kernel's output; y may be its input
+
+  if (warpgroup == 0) {
+    if (threadIdx.x != 0) return;
+    int seq = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      const int m0 = (t / n_tiles) * kTileM, n0 = (t % n_tiles) * kTileN;
+      for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
+        const int s = seq % kStages;
+        if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
+        barrier_arrive_expect_bytes(&full[s], S::kStageABytes + S::kStageBBytes);
+        tma_load_2d(stage_x + s * (S::kStageABytes / sizeof(__half)), &x_map, kt * kTileK, m0, &full[s]);
+        tma_load_2d(stage_w + s * (S::kStageBBytes / sizeof(__half)), &w_map, kt * kTileK, n0, &full[s]);
+      }
+    }
+    return;
+  }
+
+  const int consumer = warpgroup - 1;
+  const int first = S::kPingPong ? consumer : 0;       // the consumer's first tile of the block's
+  const int stride = S::kPingPong ? kConsumers : 1;    // and every how many
+  for (int i = first, t = blockIdx.x + first * gridDim.x; t < tiles; i += stride, t += stride * gridDim.x) {
+    // Ping-pong: tile i - 1 is the other consumer's (i / 2 - 1)-th for
+    // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
+    if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
+    const int m0 = (t / n_tiles) * kTileM, n0 = (t % n_tiles) * kTileN;
+    float acc[kAccumulators];
+#pragma unroll
+    for (int a = 0; a < kAccumulators; ++a) acc[a] = 0.0f;
+    int seq = i * k_tiles;
+    for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
+      const int s = seq % kStages;
+      barrier_wait(&full[s], (seq / kStages) & 1);
+      const __half* xs = stage_x + s * (S::kStageABytes / sizeof(__half));
+      const __half* ws = stage_w + s * (S::kStageBBytes / sizeof(__half));
+      fence_accumulators(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kTileK / 16; ++k) {
+        const uint64_t w_desc = operand_descriptor(ws + 16 * k);
+        if constexpr (S::kPingPong) {
+          wgmma_64x128x16(acc, operand_descriptor(xs + 16 * k), w_desc);                    // rows 0-63
+          wgmma_64x128x16(acc + 64, operand_descriptor(xs + 64 * kTileK + 16 * k), w_desc);  // rows 64-127
+        } else {
+          wgmma_64x256x16(acc, operand_descriptor(xs + consumer * 64 * kTileK + 16 * k), w_desc);
+        }
+      }
+      wgmma_commit();
+      // The products of the k-tile before are done: its stage may be refilled
+      // while this one's run.
+      wgmma_wait<1>();
+      fence_accumulators(acc);
+      if (kt > 0 && threadIdx.x % 128 == 0) barrier_arrive(&empty[(seq - 1) % kStages]);
+    }
+    if (S::kPingPong && threadIdx.x % 128 == 0) barrier_arrive(&turn[1 - consumer]);
+    wgmma_wait<0>();
+    fence_accumulators(acc);
+    if (threadIdx.x % 128 == 0) barrier_arrive(&empty[(seq - 1) % kStages]);
+
+    if constexpr (S::kPingPong) {
+      store_accumulators<128, kAct>(acc, y, bias, m0, n0, M, N, act);
+      store_accumulators<128, kAct>(acc + 64, y, bias, m0 + 64, n0, M, N, act);
+    } else {
+      store_accumulators<256, kAct>(acc, y, bias, m0 + consumer * 64, n0, M, N, act);
+    }
+  }
+#endif
+}
+
+// cuTensorMapEncodeTiled from the driver (through the runtime: no -lcuda);
+// null where the driver has none.
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+EncodeTiled tensor_map_encoder() {
+  static const EncodeTiled encoder = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return static_cast<EncodeTiled>(nullptr);
+    }
+    return reinterpret_cast<EncodeTiled>(fn);
+  }();
+  return encoder;
+}
+
+// A row-major half matrix [rows][cols] read in boxes of box_rows x kTileK,
+// 128-byte swizzled (what operand_descriptor expects); rows past the end
+// read as zeros.
+bool tile_map(CUtensorMap* map, const void* matrix, long long rows, int cols, int box_rows) {
+  const EncodeTiled encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * sizeof(__half)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kTileK), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t steps[2] = {1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(matrix), dims, strides, box, steps,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+inline bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }
+
+// Every instantiation with_activation may launch, each given the shared
+// memory it needs above the 48 KB default.
+template <int kTileN, Activation kAct>
+bool allow_shared() {
+  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kAct>),
+                          hipFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(Schedule<kTileN>::kSharedBytes)) != hipSuccess) {
+    (void)hipGetLastError();
+    return false;
+  }
+  return true;
+}
+
+template <int kTileN>
+bool allow_shared_all() {
+  return allow_shared<kTileN, Activation::Relu>() && allow_shared<kTileN, Activation::None>() &&
+         allow_shared<kTileN, Activation::Mish>() && allow_shared<kTileN, Activation::Relu2>() &&
+         allow_shared<kTileN, Activation::Swish>() && allow_shared<kTileN, kAnyActivation>();
+}
+
+template <int kTileN>
+void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_map, const CUtensorMap& w_map,
+            long long M, int N, int K, const float* bias, Activation act, void* y) {
+  const long long tiles = (M + kTileM - 1) / kTileM * (N / kTileN);
+  const dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, device.multiprocessors)));
+  with_activation(act, [&](auto tag) {
+    constexpr Activation kAct = decltype(tag)::value;
+    gpu_launch(gemm_sm90_kernel<kTileN, kAct>, grid, dim3(kThreads), Schedule<kTileN>::kSharedBytes, stream,
+               x_map, w_map, static_cast<__half*>(y), bias, static_cast<int>(M), N, K, act);
+  });
+  GPU_CHECK_LAUNCH();
+}
+
+}  // namespace sm90_gemm
+
+bool gemm_sm90_fits(int N, int K) {
+  using namespace sm90_gemm;
+  return N >= 128 && N % 128 == 0 && K >= kTileK && K % kTileK == 0;
+}
+
+bool gemm_sm90_prepare(const DeviceInfo& device) {
+  using namespace sm90_gemm;
+  if (!device.wgmma || device.shared_per_block < std::max(Schedule<128>::kSharedBytes, Schedule<256>::kSharedBytes) ||
+      tensor_map_encoder() == nullptr)
+    return false;
+  return allow_shared_all<128>() && allow_shared_all<256>();
+}
+
+bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
+               const void* w, const float* bias, Activation act, void* y, int tile_n) {
+  using namespace sm90_gemm;
+  if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_fits(N, K)) return false;
+  if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 4) || (bias && !aligned(bias, 8))) return false;
+  CUtensorMap x_map, w_map;
+  if (tile_n != 256 || N % 256 != 0) tile_n = 128;
+  if (!tile_map(&x_map, x, M, K, kTileM) || !tile_map(&w_map, w, N, K, tile_n)) return false;
+  if (tile_n == 256) launch<256>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+  else launch<128>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+  return true;
+}
+
+#else
+
+bool gemm_sm90_fits(int, int) { return false; }
+bool gemm_sm90_prepare(const DeviceInfo&) { return false; }
+bool gemm_sm90(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*, const float*, Activation,
+               void*, int) {
+  return false;
+}
+
+#endif
+
+}  // namespace lc0rocm
