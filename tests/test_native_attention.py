@@ -283,16 +283,19 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode,tile", [("1", "128"), ("2", "128"), ("2", "256")])
+@pytest.mark.parametrize("mode,tile,cluster", [("1", "128", "1"), ("2", "128", "1"), ("2", "256", "1"),
+                                               ("2", "128", "2"), ("2", "256", "2")])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_products_match_reference(make_test_net, preset, mode, tile, monkeypatch):
+def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, monkeypatch):
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
     TMA, bias and activation in its epilogue) for the FFN's first product
     (LC0ROCM_GEMM_SM90=1) or all four encoder products (2), on its ping-pong
-    (tiles 128 wide) or cooperative schedule (256), from 64 rows on so that
-    every batch takes it; batch 7 (448 rows) leaves the last 128-row tile
-    part empty (TMA reads zeros past the end, the stores stop there), and
-    from batch 64 on a block takes several tiles. Within the fp16 bound of
+    (tiles 128 wide) or cooperative schedule (256), alone or in pairs of
+    blocks sharing W's fetches (cluster 2), from 64 rows on so that every
+    batch takes it; batch 7 (448 rows) leaves the last 128-row tile part
+    empty (TMA reads zeros past the end, the stores stop there), at batch 1
+    a pair's second tile lies wholly past the end, and from batch 64 on a
+    block takes several tiles. Within the fp16 bound of
     the float reference at every batch, NaN-poisoned outputs; describe()
     shows the product ran. Skips off sm_90."""
     from lc0_rocm import backends
@@ -302,6 +305,7 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, monkey
     monkeypatch.setenv("LC0ROCM_GEMM_SM90", mode)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_TILE", tile)
+    monkeypatch.setenv("LC0ROCM_GEMM_SM90_CLUSTER", cluster)
     backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
     try:
         arch = backend.device_info["arch"]
@@ -315,8 +319,9 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, monkey
             for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
                 assert not np.isnan(g).any(), f"{preset} mode {mode} n={n}: NaN in {label}"
                 err = rel_error(g, r[:n])
-                print(preset, mode, tile, n, label, f"error {err:.2e}")
-                assert err <= TOLERANCE["fp16"], f"{preset} mode {mode} tile {tile} n={n}: {label} error {err:.2e}"
+                print(preset, mode, tile, cluster, n, label, f"error {err:.2e}")
+                assert err <= TOLERANCE["fp16"], \
+                    f"{preset} mode {mode} tile {tile} cluster {cluster} n={n}: {label} error {err:.2e}"
     finally:
         backend.close()
 

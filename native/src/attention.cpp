@@ -44,7 +44,8 @@ struct Dense {
   // Half nets on sm_90: our own product (kernels/gemm_sm90.hip) from this
   // many rows on, bias and activation in its epilogue; 0: never.
   int sm90_from_rows = 0;
-  int sm90_tile = 128;  // its schedule: tiles of y 128 (ping-pong) or 256 (cooperative) wide
+  int sm90_tile = 128;    // its schedule: tiles of y 128 (ping-pong) or 256 (cooperative) wide
+  int sm90_cluster = 1;  // 2: blocks in pairs sharing W's fetches
 };
 
 Dense load_dense(const WeightStore& ws, DType dt, const std::string& w_name,
@@ -173,7 +174,8 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // the FFN's first (its bias and activation in the product's epilogue, no
 // bias_act pass), 2 all four (Q|K|V, output, FFN). LC0ROCM_GEMM_SM90_ROWS:
 // from how many rows (64 a position). LC0ROCM_GEMM_SM90_TILE: 256 for the
-// cooperative schedule, else ping-pong. Off unless asked while it is measured.
+// cooperative schedule, else ping-pong. LC0ROCM_GEMM_SM90_CLUSTER=2: blocks
+// in pairs that share W's fetches. Off unless asked while it is measured.
 constexpr int kSm90FromRows = 4096;
 
 // What runs there, for describe(): from which rows (0: nothing), and
@@ -187,6 +189,7 @@ Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, const NetConfig& cfg) 
   const int mode = env_int("LC0ROCM_GEMM_SM90", 0);
   const int from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
   const int tile = env_int("LC0ROCM_GEMM_SM90_TILE", 128) == 256 ? 256 : 128;
+  const int cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
   if (mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) return {};
   Sm90Plan planned;
   for (Encoder& l : layers) {
@@ -194,6 +197,7 @@ Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, const NetConfig& cfg) 
       if (!gemm_sm90_fits(d.out, d.in)) return;
       d.sm90_from_rows = from_rows;
       d.sm90_tile = tile;
+      d.sm90_cluster = cluster;
     };
     plan(l.ffn1);
     if (l.ffn1.sm90_from_rows) planned = Sm90Plan{from_rows, mode >= 2};
@@ -310,7 +314,7 @@ bool run_dense_small(ForwardContext& ctx, const Dense& d, long long rows, const 
 bool run_dense_sm90(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                     const float* bias, Activation act) {
   return d.sm90_from_rows > 0 && rows >= d.sm90_from_rows && ctx.dtype == DType::F16 &&
-         gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_tile);
+         gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_tile, d.sm90_cluster);
 }
 
 // A float product of enough rows as one tf32 product over 3 * in columns:

@@ -25,6 +25,7 @@
 #if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
 #define LC0ROCM_GEMM_SM90_BUILT 1
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "wgmma_tile.h"
@@ -98,7 +99,14 @@ __device__ __forceinline__ void store_accumulators(const float* d, __half* y, co
 // other has issued those of tile i - 1 (its turn barrier): the product loops
 // take turns, and every wait on a stage's barrier stays within one phase of
 // it, which a parity wait needs.
-template <int kTileN, Activation kAct>
+//
+// kCluster 2: blocks in clusters of two along M. The pair takes tile
+// groups g = cluster, cluster + clusters, ... (column tile g % n_tiles, row
+// tiles 2 (g / n_tiles) and + 1, one each; past M they read zeros and store
+// nothing), so both run the same fills; each block's producer fetches half
+// of W's slice once from L2 and multicasts it into both blocks' stage, and a
+// stage is refilled only after the consumers of both blocks released it.
+template <int kTileN, int kCluster, Activation kAct>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      __half* y, const float* bias, int M, int N, int K, Activation act) {
@@ -120,84 +128,107 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   const int k_tiles = K / kTileK;
   const int n_tiles = N / kTileN;
-  const int tiles = ((M + kTileM - 1) / kTileM) * n_tiles;
+  // Tile groups: kCluster row tiles of one column tile, a block's each.
+  const int groups = ((M + kCluster * kTileM - 1) / (kCluster * kTileM)) * n_tiles;
+  const int rank = kCluster > 1 ? static_cast<int>(gpu_cluster_rank()) : 0;
+  const int cluster = blockIdx.x / kCluster, clusters = gridDim.x / kCluster;
+  constexpr int kReleases = (S::kPingPong ? 1 : kConsumers) * kCluster;  // of each fill of a stage
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      barrier_init(&full[s], 1);                             // the producer's arrival, with the bytes
-      barrier_init(&empty[s], S::kPingPong ? 1 : kConsumers);  // the consumers of the stage's tile
+      barrier_init(&full[s], 1);           // the producer's arrival, with the bytes
+      barrier_init(&empty[s], kReleases);  // the consumers of the stage's tile, in every block of the cluster
     }
     for (int c = 0; c < kConsumers; ++c) barrier_init(&turn[c], 1);
     barrier_init_fence();
   }
   __syncthreads();
+  if constexpr (kCluster > 1) gpu_cluster_sync();  // the other block's barriers are ready before it is written to
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // x is the prior kernel's output; y may be its input
 
   if (warpgroup == 0) {
-    if (threadIdx.x != 0) return;
-    int seq = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      const int m0 = (t / n_tiles) * kTileM, n0 = (t % n_tiles) * kTileN;
-      for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
-        const int s = seq % kStages;
-        if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
-        barrier_arrive_expect_bytes(&full[s], S::kStageABytes + S::kStageBBytes);
-        tma_load_2d(stage_x + s * (S::kStageABytes / sizeof(__half)), &x_map, kt * kTileK, m0, &full[s]);
-        tma_load_2d(stage_w + s * (S::kStageBBytes / sizeof(__half)), &w_map, kt * kTileK, n0, &full[s]);
-      }
-    }
-    return;
-  }
-
-  const int consumer = warpgroup - 1;
-  const int first = S::kPingPong ? consumer : 0;       // the consumer's first tile of the block's
-  const int stride = S::kPingPong ? kConsumers : 1;    // and every how many
-  for (int i = first, t = blockIdx.x + first * gridDim.x; t < tiles; i += stride, t += stride * gridDim.x) {
-    // Ping-pong: tile i - 1 is the other consumer's (i / 2 - 1)-th for
-    // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
-    if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
-    const int m0 = (t / n_tiles) * kTileM, n0 = (t % n_tiles) * kTileN;
-    float acc[kAccumulators];
-#pragma unroll
-    for (int a = 0; a < kAccumulators; ++a) acc[a] = 0.0f;
-    int seq = i * k_tiles;
-    for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
-      const int s = seq % kStages;
-      barrier_wait(&full[s], (seq / kStages) & 1);
-      const __half* xs = stage_x + s * (S::kStageABytes / sizeof(__half));
-      const __half* ws = stage_w + s * (S::kStageBBytes / sizeof(__half));
-      fence_accumulators(acc);
-      wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < kTileK / 16; ++k) {
-        const uint64_t w_desc = operand_descriptor(ws + 16 * k);
-        if constexpr (S::kPingPong) {
-          wgmma_64x128x16(acc, operand_descriptor(xs + 16 * k), w_desc);                    // rows 0-63
-          wgmma_64x128x16(acc + 64, operand_descriptor(xs + 64 * kTileK + 16 * k), w_desc);  // rows 64-127
-        } else {
-          wgmma_64x256x16(acc, operand_descriptor(xs + consumer * 64 * kTileK + 16 * k), w_desc);
+    if (threadIdx.x == 0) {
+      constexpr int kSliceRows = kTileN / kCluster;  // of W's slice, fetched by this block for all
+      int seq = 0;
+      for (int g = cluster; g < groups; g += clusters) {
+        const int m0 = ((g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
+        for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
+          const int s = seq % kStages;
+          if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
+          barrier_arrive_expect_bytes(&full[s], S::kStageABytes + S::kStageBBytes);
+          tma_load_2d(stage_x + s * (S::kStageABytes / sizeof(__half)), &x_map, kt * kTileK, m0, &full[s]);
+          __half* w_slice = stage_w + s * (S::kStageBBytes / sizeof(__half)) + rank * kSliceRows * kTileK;
+          if constexpr (kCluster > 1)
+            tma_load_2d_multicast(w_slice, &w_map, kt * kTileK, n0 + rank * kSliceRows, &full[s],
+                                  static_cast<uint16_t>((1u << kCluster) - 1));
+          else
+            tma_load_2d(w_slice, &w_map, kt * kTileK, n0, &full[s]);
         }
       }
-      wgmma_commit();
-      // The products of the k-tile before are done: its stage may be refilled
-      // while this one's run.
-      wgmma_wait<1>();
-      fence_accumulators(acc);
-      if (kt > 0 && threadIdx.x % 128 == 0) barrier_arrive(&empty[(seq - 1) % kStages]);
     }
-    if (S::kPingPong && threadIdx.x % 128 == 0) barrier_arrive(&turn[1 - consumer]);
-    wgmma_wait<0>();
-    fence_accumulators(acc);
-    if (threadIdx.x % 128 == 0) barrier_arrive(&empty[(seq - 1) % kStages]);
+  } else {
+    const int consumer = warpgroup - 1;
+    const int first = S::kPingPong ? consumer : 0;     // the consumer's first tile of the block's
+    const int stride = S::kPingPong ? kConsumers : 1;  // and every how many
+    // A stage's release goes to its empty barrier in every block of the cluster.
+    auto release = [&](int stage) {
+      if (threadIdx.x % 128 != 0) return;
+      if constexpr (kCluster > 1) {
+        for (int r = 0; r < kCluster; ++r) barrier_arrive_in_block(&empty[stage], r);
+      } else {
+        barrier_arrive(&empty[stage]);
+      }
+    };
+    for (int i = first, g = cluster + first * clusters; g < groups; i += stride, g += stride * clusters) {
+      // Ping-pong: tile i - 1 is the other consumer's (i / 2 - 1)-th for
+      // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
+      if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
+      const int m0 = ((g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
+      float acc[kAccumulators];
+#pragma unroll
+      for (int a = 0; a < kAccumulators; ++a) acc[a] = 0.0f;
+      int seq = i * k_tiles;
+      for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
+        const int s = seq % kStages;
+        barrier_wait(&full[s], (seq / kStages) & 1);
+        const __half* xs = stage_x + s * (S::kStageABytes / sizeof(__half));
+        const __half* ws = stage_w + s * (S::kStageBBytes / sizeof(__half));
+        fence_accumulators(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kTileK / 16; ++k) {
+          const uint64_t w_desc = operand_descriptor(ws + 16 * k);
+          if constexpr (S::kPingPong) {
+            wgmma_64x128x16(acc, operand_descriptor(xs + 16 * k), w_desc);                    // rows 0-63
+            wgmma_64x128x16(acc + 64, operand_descriptor(xs + 64 * kTileK + 16 * k), w_desc);  // rows 64-127
+          } else {
+            wgmma_64x256x16(acc, operand_descriptor(xs + consumer * 64 * kTileK + 16 * k), w_desc);
+          }
+        }
+        wgmma_commit();
+        // The products of the k-tile before are done: its stage may be refilled
+        // while this one's run.
+        wgmma_wait<1>();
+        fence_accumulators(acc);
+        if (kt > 0) release((seq - 1) % kStages);
+      }
+      if (S::kPingPong && threadIdx.x % 128 == 0) barrier_arrive(&turn[1 - consumer]);
+      wgmma_wait<0>();
+      fence_accumulators(acc);
+      release((seq - 1) % kStages);
 
-    if constexpr (S::kPingPong) {
-      store_accumulators<128, kAct>(acc, y, bias, m0, n0, M, N, act);
-      store_accumulators<128, kAct>(acc + 64, y, bias, m0 + 64, n0, M, N, act);
-    } else {
-      store_accumulators<256, kAct>(acc, y, bias, m0 + consumer * 64, n0, M, N, act);
+      if constexpr (S::kPingPong) {
+        store_accumulators<128, kAct>(acc, y, bias, m0, n0, M, N, act);
+        store_accumulators<128, kAct>(acc + 64, y, bias, m0 + 64, n0, M, N, act);
+      } else {
+        store_accumulators<256, kAct>(acc, y, bias, m0 + consumer * 64, n0, M, N, act);
+      }
     }
   }
+  // A block leaves only once the other's multicasts into it and releases to
+  // it are done.
+  if constexpr (kCluster > 1) gpu_cluster_sync();
 #endif
 }
 
@@ -240,9 +271,9 @@ inline bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<u
 
 // Every instantiation with_activation may launch, each given the shared
 // memory it needs above the 48 KB default.
-template <int kTileN, Activation kAct>
+template <int kTileN, int kCluster, Activation kAct>
 bool allow_shared() {
-  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kAct>),
+  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kCluster, kAct>),
                           hipFuncAttributeMaxDynamicSharedMemorySize,
                           static_cast<int>(Schedule<kTileN>::kSharedBytes)) != hipSuccess) {
     (void)hipGetLastError();
@@ -251,22 +282,32 @@ bool allow_shared() {
   return true;
 }
 
-template <int kTileN>
+template <int kTileN, int kCluster>
 bool allow_shared_all() {
-  return allow_shared<kTileN, Activation::Relu>() && allow_shared<kTileN, Activation::None>() &&
-         allow_shared<kTileN, Activation::Mish>() && allow_shared<kTileN, Activation::Relu2>() &&
-         allow_shared<kTileN, Activation::Swish>() && allow_shared<kTileN, kAnyActivation>();
+  return allow_shared<kTileN, kCluster, Activation::Relu>() && allow_shared<kTileN, kCluster, Activation::None>() &&
+         allow_shared<kTileN, kCluster, Activation::Mish>() && allow_shared<kTileN, kCluster, Activation::Relu2>() &&
+         allow_shared<kTileN, kCluster, Activation::Swish>() && allow_shared<kTileN, kCluster, kAnyActivation>();
 }
 
-template <int kTileN>
+// Clusters of two blocks the device runs at once, per schedule (index
+// kTileN / 256), set by gemm_sm90_prepare (0: none).
+std::atomic<int> pair_clusters[2] = {0, 0};
+
+template <int kTileN, int kCluster>
 void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_map, const CUtensorMap& w_map,
             long long M, int N, int K, const float* bias, Activation act, void* y) {
-  const long long tiles = (M + kTileM - 1) / kTileM * (N / kTileN);
-  const dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, device.multiprocessors)));
+  const long long groups = (M + kCluster * kTileM - 1) / (kCluster * kTileM) * (N / kTileN);
+  const int resident = kCluster > 1 ? pair_clusters[kTileN / 256].load() : device.multiprocessors;
+  const dim3 grid(static_cast<unsigned>(std::min<long long>(groups, resident) * kCluster));
   with_activation(act, [&](auto tag) {
     constexpr Activation kAct = decltype(tag)::value;
-    gpu_launch(gemm_sm90_kernel<kTileN, kAct>, grid, dim3(kThreads), Schedule<kTileN>::kSharedBytes, stream,
-               x_map, w_map, static_cast<__half*>(y), bias, static_cast<int>(M), N, K, act);
+    if constexpr (kCluster > 1)
+      gpu_launch_cluster(gemm_sm90_kernel<kTileN, kCluster, kAct>, grid, dim3(kThreads),
+                         Schedule<kTileN>::kSharedBytes, stream, kCluster, x_map, w_map, static_cast<__half*>(y),
+                         bias, static_cast<int>(M), N, K, act);
+    else
+      gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct>, grid, dim3(kThreads), Schedule<kTileN>::kSharedBytes,
+                 stream, x_map, w_map, static_cast<__half*>(y), bias, static_cast<int>(M), N, K, act);
   });
   GPU_CHECK_LAUNCH();
 }
@@ -283,19 +324,33 @@ bool gemm_sm90_prepare(const DeviceInfo& device) {
   if (!device.wgmma || device.shared_per_block < std::max(Schedule<128>::kSharedBytes, Schedule<256>::kSharedBytes) ||
       tensor_map_encoder() == nullptr)
     return false;
-  return allow_shared_all<128>() && allow_shared_all<256>();
+  if (!allow_shared_all<128, 1>() || !allow_shared_all<256, 1>() || !allow_shared_all<128, 2>() ||
+      !allow_shared_all<256, 2>())
+    return false;
+  pair_clusters[0] = gpu_max_active_clusters(gemm_sm90_kernel<128, 2, Activation::None>, dim3(kThreads),
+                                             Schedule<128>::kSharedBytes, 2);
+  pair_clusters[1] = gpu_max_active_clusters(gemm_sm90_kernel<256, 2, Activation::None>, dim3(kThreads),
+                                             Schedule<256>::kSharedBytes, 2);
+  // (the same for every GPU of a process: gemm_sm90 runs on sm_90 only)
+  return true;
 }
 
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n) {
+               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster) {
   using namespace sm90_gemm;
   if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_fits(N, K)) return false;
   if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 4) || (bias && !aligned(bias, 8))) return false;
   CUtensorMap x_map, w_map;
   if (tile_n != 256 || N % 256 != 0) tile_n = 128;
-  if (!tile_map(&x_map, x, M, K, kTileM) || !tile_map(&w_map, w, N, K, tile_n)) return false;
-  if (tile_n == 256) launch<256>(stream, device, x_map, w_map, M, N, K, bias, act, y);
-  else launch<128>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+  if (cluster != 2 || pair_clusters[tile_n / 256].load() == 0) cluster = 1;
+  if (!tile_map(&x_map, x, M, K, kTileM) || !tile_map(&w_map, w, N, K, tile_n / cluster)) return false;
+  if (tile_n == 256) {
+    if (cluster == 2) launch<256, 2>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+    else launch<256, 1>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+  } else {
+    if (cluster == 2) launch<128, 2>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+    else launch<128, 1>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+  }
   return true;
 }
 
@@ -304,7 +359,7 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 bool gemm_sm90_fits(int, int) { return false; }
 bool gemm_sm90_prepare(const DeviceInfo&) { return false; }
 bool gemm_sm90(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*, const float*, Activation,
-               void*, int) {
+               void*, int, int) {
   return false;
 }
 

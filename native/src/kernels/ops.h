@@ -40,11 +40,12 @@ bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N,
 // gemm_sm90 returns false, launching nothing, where it does not apply (AMD,
 // builds not for sm_90a, other shapes, unaligned operands). tile_n: 128 for
 // the ping-pong schedule, 256 for the cooperative one (where N allows;
-// kernels/gemm_sm90.hip's Schedule).
+// kernels/gemm_sm90.hip's Schedule); cluster 2: blocks in pairs sharing
+// W's fetches (TMA multicast) where the device runs such clusters, else 1.
 bool gemm_sm90_fits(int N, int K);
 bool gemm_sm90_prepare(const DeviceInfo& device);
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n);
+               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster);
 
 // im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
 // tap = (dy+1)*3 + (dx+1); zero outside the board. With a bias, x is a raw

@@ -63,6 +63,26 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// The same box into shared memory at dst in every block of the cluster
+// whose bit is set in `blocks` (TMA multicast), each counted on its own
+// barrier at bar's offset: one fetch from L2 for all of them.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int inner, int outer,
+                                                      uint64_t* bar, uint16_t blocks) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_address(bar)), "h"(blocks)
+      : "memory");
+}
+
+// One arrival on the barrier at bar's offset in block `rank` of the cluster
+// (this block's own included), released to the cluster.
+__device__ __forceinline__ void barrier_arrive_in_block(uint64_t* bar, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
 // ---------------------------------------------------------------- wgmma
 // The shared-memory operand of a wgmma: a K-major tile whose rows are 64
 // halves (128 bytes) as TMA's 128-byte swizzle lays them out, eight rows a
