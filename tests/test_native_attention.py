@@ -166,6 +166,20 @@ def rel_error(got, ref) -> float:
     return float(np.linalg.norm(got - ref) / denom) if denom > 0 else float(np.linalg.norm(got))
 
 
+def check_batches(backend, planes, ref, what: str, tolerance: float) -> None:
+    """Every batch of BATCHES through `backend` against the reference: no
+    NaN (the outputs are poisoned first), policy, WDL and moves-left within
+    `tolerance`; `what` names the case in a failure."""
+    poison(backend)
+    for n in BATCHES:
+        got = backend.forward(planes[:n])
+        for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
+            assert not np.isnan(g).any(), f"{what} n={n}: NaN in {label}"
+            err = rel_error(g, r[:n])
+            print(what, n, label, f"error {err:.2e}")
+            assert err <= tolerance, f"{what} n={n}: {label} error {err:.2e}"
+
+
 _REFERENCE: dict = {}
 
 
@@ -196,13 +210,7 @@ def test_parity_with_numpy_reference(make_test_net, preset, precision):
     name = vendor if precision == "fp32" else f"{vendor}-fp16"
     backend = backends.create(name, weights, max_batch=max(BATCHES))
     try:
-        poison(backend)
-        for n in BATCHES:
-            got = backend.forward(planes[:n])
-            for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
-                assert not np.isnan(g).any(), f"{preset} {name} n={n}: NaN in {label}"
-                err = rel_error(g, r[:n])
-                assert err <= TOLERANCE[precision], f"{preset} {name} n={n}: {label} error {err:.2e}"
+        check_batches(backend, planes, ref, f"{preset} {name}", TOLERANCE[precision])
     finally:
         backend.close()
 
@@ -313,15 +321,8 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
             pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
         which = "encoder products" if mode == "2" else "the FFN's first products"
         assert f"{which} on sm_90 wgmma from 64 rows" in backend.describe(1)
-        poison(backend)
-        for n in BATCHES:
-            got = backend.forward(planes[:n])
-            for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
-                assert not np.isnan(g).any(), f"{preset} mode {mode} n={n}: NaN in {label}"
-                err = rel_error(g, r[:n])
-                print(preset, mode, tile, cluster, n, label, f"error {err:.2e}")
-                assert err <= TOLERANCE["fp16"], \
-                    f"{preset} mode {mode} tile {tile} cluster {cluster} n={n}: {label} error {err:.2e}"
+        check_batches(backend, planes, ref, f"{preset} mode {mode} tile {tile} cluster {cluster}",
+                      TOLERANCE["fp16"])
     finally:
         backend.close()
 

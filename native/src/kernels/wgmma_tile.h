@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "../gpu_compat.h"
+#include "async_copy.h"
 
 #if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
 #include <cuda.h>  // CUtensorMap
@@ -39,15 +40,7 @@ __device__ __forceinline__ void barrier_arrive_expect_bytes(uint64_t* bar, unsig
                : "memory");
 }
 __device__ __forceinline__ void barrier_wait(uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n"
-      "}\n" ::"r"(shared_address(bar)),
-      "r"(parity)
-      : "memory");
+  bulk_copy_wait(reinterpret_cast<unsigned long long*>(bar), parity);  // async_copy.h: the same try_wait loop
 }
 
 // ---------------------------------------------------------------- TMA
