@@ -12,10 +12,11 @@
 //
 // Persistent blocks of three warpgroups, one per multiprocessor: one thread
 // of the first issues the TMA copies of x's and W's 64-column slices into a
-// ring of kStages stages; the other two take the block's 128 x 128 tiles of
-// y in turns, each running wgmma over its tile and handing each stage back
-// once its products are done, so that one's epilogue overlaps the other's
-// products.
+// ring of stages; the other two run wgmma on the stages and hand each back
+// once its products are done, either taking 128 x 128 tiles of y in turns
+// (ping-pong: one's epilogue overlaps the other's products) or sharing each
+// 128 x 256 tile (cooperative); optionally in pairs of blocks that share
+// W's fetches (TMA multicast). See Schedule and the kernel below.
 //
 // Other devices: under hipcc, and in NVIDIA builds not for sm_90a, this file
 // defines stubs that return false, and the caller runs its BLAS product.
@@ -61,8 +62,9 @@ struct Schedule {
   static constexpr size_t kSharedBytes =
       1024 + kStages * (kStageABytes + kStageBBytes) + (2 * kStages + kConsumers) * sizeof(uint64_t);
 };
-static_assert(kTileM * 128 / 128 == kAccumulators && 64 * 256 / 128 == kAccumulators,
-              "both schedules hold 128 accumulators a consumer thread");
+static_assert(kTileM * 128 / 128 == kAccumulators, "ping-pong: a consumer's 128 threads hold a 128 x 128 tile");
+static_assert(kTileM / kConsumers * 256 / 128 == kAccumulators,
+              "cooperative: each consumer's 128 threads hold its 64 x 256 share of a 128 x 256 tile");
 
 // Stores 64 rows x kCols columns of a warpgroup's accumulators (PTX ISA,
 // wgmma .m64nNk16 D fragments: warp w holds rows 16w + g and 16w + g + 8, g
