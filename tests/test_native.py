@@ -561,7 +561,9 @@ def attention_path(env, precision):
     elsewhere. Smolgen's chain in one launch over clusters
     (attn_smolgen_cluster.hip; half on sm_90: clusters of 16 blocks) or a
     layer at a time; float products as split tf32 (native/TF32_SPLIT.md;
-    compute capability 8.0 on) unless LC0ROCM_TF32_SPLIT_ROWS=0."""
+    compute capability 8.0 on) unless LC0ROCM_TF32_SPLIT_ROWS=0; half
+    layers of one row on gemv_rows (native/GEMV_ROWS.md) at batch 1 unless
+    LC0ROCM_GEMV_ROWS says otherwise."""
     def expect(info, n):
         if info["vendor"] != "nvidia":
             return None
@@ -574,12 +576,15 @@ def attention_path(env, precision):
         split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
         if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
             path += f", float products from {split_rows} rows as split tf32 (3 passes)"
+        if precision == "fp16" and n <= int(env.get("LC0ROCM_GEMV_ROWS", GEMV_DEFAULT_ROWS)):
+            path += ", per-position layers on gemv_rows"
         return re.escape(f"{path} (batch {n})")
     return expect
 
 
-# kTf32SplitFromRows in native/src/attention.cpp.
+# kTf32SplitFromRows and kGemvDefaultRows in native/src/attention.cpp.
 TF32_SPLIT_DEFAULT_ROWS = 128
+GEMV_DEFAULT_ROWS = 1
 
 
 @pytest.mark.gpu
@@ -590,7 +595,8 @@ TF32_SPLIT_DEFAULT_ROWS = 128
                                  {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_CLUSTER": "1"}, {"LC0ROCM_SMOLGEN_CLUSTER": "2"},
                                  {"LC0ROCM_SMOLGEN_CLUSTER": "2", "LC0ROCM_SMOLGEN_CLUSTER_BLOCKS": "8"},
-                                 {"LC0ROCM_TF32_SPLIT_ROWS": "0"}, {"LC0ROCM_TF32_SPLIT_ROWS": "1"}])
+                                 {"LC0ROCM_TF32_SPLIT_ROWS": "0"}, {"LC0ROCM_TF32_SPLIT_ROWS": "1"},
+                                 {"LC0ROCM_GEMV_ROWS": "0"}, {"LC0ROCM_GEMV_ROWS": "4", "LC0ROCM_PDL": "1"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
@@ -605,8 +611,9 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     plain, per-square layers split from batch 2, smolgen's per-position
     ones from 128), at every size, or never; smolgen's chain a layer at a
     time (the default) or, when asked, in one launch over clusters of 16 or
-    8 blocks (small batches, half, sm_90); kernels launched plainly or
-    (forced) as dependent launches."""
+    8 blocks (small batches, half, sm_90); half layers of one row (batch
+    1) on gemv_rows, or of up to 4 rows, or none; kernels launched plainly
+    or (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
                           expect_path=attention_path(env, precision))

@@ -328,6 +328,37 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
+def test_gemv_rows_match_reference(make_test_net, preset, monkeypatch):
+    """Dense layers of up to 4 rows on gemv_rows (native/GEMV_ROWS.md:
+    smolgen's per-position layers and the heads' flat layers) at batches 1-4,
+    batch 5 back on BLAS, and all on BLAS with LC0ROCM_GEMV_ROWS=0: within
+    the fp16 bound of the float reference, NaN-poisoned outputs; describe()
+    says which batches take it."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
+    for rows in ("4", "0"):
+        monkeypatch.setenv("LC0ROCM_GEMV_ROWS", rows)
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
+        try:
+            for n in (1, 4, 5):
+                described = "on gemv_rows" in backend.describe(n)
+                assert described == (rows == "4" and n <= 4), backend.describe(n)
+            poison(backend)
+            for n in (1, 2, 3, 4, 5):
+                got = backend.forward(planes[:n])
+                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
+                    assert not np.isnan(g).any(), f"{preset} rows {rows} n={n}: NaN in {label}"
+                    err = rel_error(g, r[:n])
+                    print(preset, "gemv", rows, n, label, f"error {err:.2e}")
+                    assert err <= TOLERANCE["fp16"], f"{preset} rows {rows} n={n}: {label} error {err:.2e}"
+        finally:
+            backend.close()
+
+
+@pytest.mark.gpu
 def test_packed_input_matches_planes(make_test_net):
     from lc0_rocm import backends
     from lc0_rocm.backends.base import unpack_planes

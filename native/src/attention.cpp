@@ -300,6 +300,11 @@ std::string tf32_path(int from_rows) {
 
 // ------------------------------------------------------------------ running
 
+// Passes of up to this many positions run their layers of as many rows on
+// gemv_rows unless LC0ROCM_GEMV_ROWS says otherwise: it gains at batch 1 and
+// is even at 2, slower at 4 (H100; native/GEMV_ROWS.md).
+constexpr int kGemvDefaultRows = 1;
+
 // Few rows (batch 1-2, smolgen's per-position layers) on our own product,
 // which fetches its weights while the kernel before it finishes; false:
 // the caller runs BLAS (gemm_small_rows in kernels/ops.h says where).
@@ -307,6 +312,14 @@ bool run_dense_small(ForwardContext& ctx, const Dense& d, long long rows, const 
                      const float* bias, Activation act) {
   return ctx.dtype == DType::F16 && rows <= ctx.small_gemm_max_rows &&
          gemm_small_rows(ctx.stream, ctx.device, static_cast<int>(rows), d.out, d.in, x, d.w.get(), bias, act, y);
+}
+
+// A few rows (smolgen's per-position layers and the heads' at batches up to
+// ctx.gemv_max_rows) on gemv_rows; false: the caller runs BLAS.
+bool run_dense_gemv(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
+                    const float* bias, Activation act) {
+  return ctx.dtype == DType::F16 && rows <= ctx.gemv_max_rows &&
+         gemv_rows(ctx.stream, ctx.device, static_cast<int>(rows), d.out, d.in, x, d.w.get(), bias, act, y);
 }
 
 // Half products planned for our sm_90 product (plan_sm90_products) from
@@ -340,6 +353,7 @@ bool run_dense_tf32(ForwardContext& ctx, const Dense& d, long long rows, const v
 // product of the same x (x_split there).
 bool run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                bool x_split = false) {
+  if (run_dense_gemv(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
   if (run_dense_small(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
   if (run_dense_sm90(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
   if (run_dense_tf32(ctx, d, rows, x, y, x_split)) return true;
@@ -351,6 +365,7 @@ bool run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* 
 // y = act(x . W^T + b).
 void run_dense_act(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                    Activation act) {
+  if (run_dense_gemv(ctx, d, rows, x, y, f32(d.b), act)) return;
   if (run_dense_small(ctx, d, rows, x, y, f32(d.b), act)) return;
   if (run_dense_sm90(ctx, d, rows, x, y, f32(d.b), act)) return;
   run_dense(ctx, d, rows, x, y);
@@ -751,6 +766,8 @@ class AttentionBody final : public Body {
     if (global && !encoders_.empty()) splitter.split(smolgen_global_, encoders_.front().heads);
     value_.split(splitter);
     if (cfg.moves_left) moves_left_.split(splitter);
+    gemv_max_rows_ =
+        cfg.dtype == DType::F16 ? std::clamp(env_int("LC0ROCM_GEMV_ROWS", kGemvDefaultRows), 0, kGemvMaxRows) : 0;
     tf32_floats_per_position_ = splitter.floats_per_position();
     tf32_from_rows_ = splitter.from_rows();
   }
@@ -763,13 +780,15 @@ class AttentionBody final : public Body {
   std::string describe(int n) const override {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
            (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) +
-           tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0) + sm90_path(sm90_plan_, n);
+           tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0) + sm90_path(sm90_plan_, n) +
+           (n <= gemv_max_rows_ ? ", per-position layers on gemv_rows" : "");
   }
 
  private:
   template <typename T>
   void run(ForwardContext& ctx, int n, const T* planes, NetOutputs out) const {
     if (n == 0) return;
+    ctx.gemv_max_rows = gemv_max_rows_;
     reserve_tf32_scratch(ctx, tf32_floats_per_position_, n);
     T* flow = ctx.arena.take<T>(static_cast<long long>(n) * kSquares * embedding_);
     embed<T>(ctx, n, planes, flow);
@@ -840,6 +859,9 @@ class AttentionBody final : public Body {
   std::unique_ptr<AttentionPolicy> policy_;
   FlatHead value_, moves_left_;
   size_t tf32_floats_per_position_ = 0;  // Tf32Splitter's
+  // LC0ROCM_GEMV_ROWS: passes of up to this many positions (half nets) run
+  // their layers of as many rows on gemv_rows (native/GEMV_ROWS.md); 0: never.
+  int gemv_max_rows_ = 0;
   int tf32_from_rows_ = 0;
   Sm90Plan sm90_plan_;  // which products run on our sm_90 one
 };

@@ -22,6 +22,16 @@ void transpose_planes(hipStream_t stream, DType dt, int n, const float* planes_i
 void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const void* x,
               const float* bias, const void* residual, void* y, Activation act);
 
+// gemv_rows.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
+// storage (float accumulation, one rounding) for M up to kGemvMaxRows (the
+// per-position layers of smolgen and the heads at small batches), bias may
+// be null. Returns false, launching nothing, where it does not apply (K not
+// a multiple of 8, unaligned x or w, x over 48 KB); the caller then runs its
+// BLAS product.
+constexpr int kGemvMaxRows = 4;
+bool gemv_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x, const void* w,
+               const float* bias, Activation act, void* y);
+
 // gemm_small_rows.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
 // storage (float accumulation), bias may be null, for M up to
 // kSmallGemmMaxRows (a dense layer at batch 1-2, smolgen's per-position
