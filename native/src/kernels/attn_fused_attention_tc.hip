@@ -21,6 +21,7 @@
 // the caller runs the scalar kernel (attn_fused_attention.hip). Likewise for
 // float storage and head depths that are not a multiple of 16.
 #include "../attention_device.h"
+#include "aligned.h"
 
 #if defined(LC0ROCM_VENDOR_NVIDIA)
 #include <mma.h>
@@ -532,8 +533,6 @@ void launch_mma(__half* out, const __half* qkv, const float* bias, const __half*
   launch_persistent(fused_attention_mma_kernel<kDepth>, mma_shared_bytes<kDepth>(), out, qkv, bias, smolgen, batch,
                     heads, kDepth, warp_size, multiprocessors, stream);
 }
-
-inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth,

@@ -11,6 +11,7 @@
 // rows and for launches of up to kBlockPerRowMaxRows rows, else one warp per
 // row of up to kRegIters vectors per lane (layer_norm_regs_kernel).
 #include "../attention_device.h"
+#include "aligned.h"
 
 namespace lc0rocm {
 namespace attn {
@@ -328,8 +329,6 @@ void launch_layer_norm(bool vector, int grid, int block, size_t shared, hipStrea
     gpu_launch(layer_norm_kernel<T, kWholeBlock, false>, grid, block, shared, stream, out, in, bias, skip, gammas,
                betas, rows, cols, alpha, eps, act);
 }
-
-inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 template <typename T>
 void layer_norm(T* out, const T* in, const float* bias, const T* skip, const float* gammas,

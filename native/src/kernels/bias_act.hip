@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "ops.h"
 
 namespace lc0rocm {
@@ -68,8 +69,6 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
   reinterpret_cast<uint4*>(y)[vi] = out.raw;
 }
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
-
 // The vector path applies when rows split into whole 16-byte vectors (and,
 // checked by the launcher, the bias is 16-byte aligned: it is read 4 floats
 // at a time).
@@ -101,7 +100,7 @@ template <typename T>
 static void launch_bias_act(hipStream_t stream, long long total, int channels, const T* x,
                             const float* bias, const T* residual, T* y, Activation act) {
   const bool vectorized = bias_act_detail::can_vectorize<T>(channels, x, residual, y) &&
-                          (bias == nullptr || bias_act_detail::aligned16(bias));
+                          (bias == nullptr || aligned16(bias));
   with_activation(act, [&](auto tag) {
     constexpr Activation kAct = decltype(tag)::value;
     if (vectorized) {

@@ -30,6 +30,7 @@
 #include <mutex>
 
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "async_copy.h"
 #include "block_ops.h"
 #include "ops.h"
@@ -249,10 +250,6 @@ size_t shared_limit() {
   return limit[device];
 }
 }  // namespace conv_fused_detail
-
-static bool aligned(const void* p, uintptr_t bytes) {
-  return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0;
-}
 
 bool conv3x3_fused_supported(DType dt, int cin, int cout, int ldw, int se_hidden) {
   using namespace conv_fused_detail;

@@ -28,6 +28,7 @@
 #include <mutex>
 
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "async_copy.h"
 #include "mma_tile.h"
 #include "ops.h"
@@ -155,7 +156,6 @@ bool device_supported() {
   return known[device] == 1;
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 }  // namespace conv_implicit_detail
 
 bool conv3x3_implicit_supported(DType dt, int cin, int cout) {

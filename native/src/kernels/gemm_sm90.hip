@@ -21,6 +21,7 @@
 // Other devices: under hipcc, and in NVIDIA builds not for sm_90a, this file
 // defines stubs that return false, and the caller runs its BLAS product.
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "ops.h"
 
 #if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
@@ -268,8 +269,6 @@ bool tile_map(CUtensorMap* map, const void* matrix, long long rows, int cols, in
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
-
-inline bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }
 
 // Every instantiation with_activation may launch, each given the shared
 // memory it needs above the 48 KB default.

@@ -16,6 +16,7 @@
 // AMD: no mma.sync there, so under hipcc this file defines only a stub that
 // returns false and the caller runs its BLAS product.
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "ops.h"
 
 #if defined(LC0ROCM_VENDOR_NVIDIA)
@@ -181,8 +182,6 @@ void launch_rows(hipStream_t stream, int M, int N, int K, const __half* x, const
   else if (M <= 64) launch<4, kNTiles>(stream, M, N, K, x, w, bias, act, y);
   else launch<8, kNTiles>(stream, M, N, K, x, w, bias, act, y);
 }
-
-inline bool aligned(const void* p, uintptr_t bytes) { return (reinterpret_cast<uintptr_t>(p) & (bytes - 1)) == 0; }
 
 }  // namespace small_gemm
 

@@ -13,6 +13,7 @@
 
 #include "../attention_device.h"
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "ops.h"
 
 namespace lc0rocm {
@@ -89,8 +90,6 @@ __global__ void __launch_bounds__(kThreads)
     if (lane == r) y[static_cast<size_t>(r) * N + col] = __float2half_rn(activate(sum + b, act));
   }
 }
-
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 }  // namespace gemv
 

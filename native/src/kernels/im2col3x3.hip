@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "ops.h"
 
 namespace lc0rocm {
@@ -66,8 +67,6 @@ __host__ __device__ __forceinline__ void vector(long long vi, int channels, cons
   }
   reinterpret_cast<uint4*>(columns)[vi] = v;
 }
-
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 template <typename T>
 bool can_vectorize(int channels, const void* x, const void* columns) {

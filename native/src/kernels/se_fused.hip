@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "block_ops.h"
 #include "ops.h"
 
@@ -214,8 +215,6 @@ se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, 
     yv[tid + k * kThreads] = out.raw;
   }
 }
-
-static bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 bool se_fused_supported(int channels, int hidden) {
   return channels > 0 && hidden > 0 &&
