@@ -36,14 +36,26 @@ __device__ __forceinline__ void wait_copies(int pending) {
 // bulk_copy_barrier_init once (one thread, then a __syncthreads), then per
 // use one thread calls bulk_copy_to_shared and every thread waits with the
 // use's parity (0, 1, 0, ...).
-__device__ __forceinline__ void bulk_copy_barrier_init(unsigned long long* barrier) {
+// A barrier whose phase completes after `count` arrivals (and, where an
+// arrival announced bytes, once they have landed).
+__device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsigned count) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(barrier));
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(b) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
 #else
-  (void)barrier;
+  (void)barrier, (void)count;
 #endif
+}
+// After a block's barrier inits, before any thread uses them (with a
+// __syncthreads): the tensor memory accelerator must see them initialised.
+__device__ __forceinline__ void mbarrier_init_fence() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_copy_barrier_init(unsigned long long* barrier) {
+  mbarrier_init(barrier, 1);
+  mbarrier_init_fence();
 }
 // bytes: a multiple of 16; both ends 16-byte aligned.
 __device__ __forceinline__ void bulk_copy_to_shared(void* shared_dst, const void* global_src, unsigned bytes,

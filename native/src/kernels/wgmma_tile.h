@@ -23,14 +23,11 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 // A shared-memory barrier (mbarrier) whose phase completes after `count`
 // arrivals and, where one arrival announced bytes, once that many bytes
 // have landed. Waiters pass the parity of the phase they wait for (0, 1, 0, ...).
+// Init and wait are async_copy.h's (its barriers are unsigned long long).
 __device__ __forceinline__ void barrier_init(uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count) : "memory");
+  mbarrier_init(reinterpret_cast<unsigned long long*>(bar), count);
 }
-// After every barrier_init of a block, before any thread uses them (with a
-// __syncthreads): the tensor memory accelerator must see them initialised.
-__device__ __forceinline__ void barrier_init_fence() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
+__device__ __forceinline__ void barrier_init_fence() { mbarrier_init_fence(); }
 __device__ __forceinline__ void barrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
 }
@@ -40,7 +37,7 @@ __device__ __forceinline__ void barrier_arrive_expect_bytes(uint64_t* bar, unsig
                : "memory");
 }
 __device__ __forceinline__ void barrier_wait(uint64_t* bar, unsigned parity) {
-  bulk_copy_wait(reinterpret_cast<unsigned long long*>(bar), parity);  // async_copy.h: the same try_wait loop
+  bulk_copy_wait(reinterpret_cast<unsigned long long*>(bar), parity);
 }
 
 // ---------------------------------------------------------------- TMA
