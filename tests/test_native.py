@@ -563,7 +563,9 @@ def attention_path(env, precision):
     layer at a time; float products as split tf32 (native/TF32_SPLIT.md;
     compute capability 8.0 on) unless LC0ROCM_TF32_SPLIT_ROWS=0; half
     layers of one row on gemv_rows (native/GEMV_ROWS.md) at batch 1 unless
-    LC0ROCM_GEMV_ROWS says otherwise."""
+    LC0ROCM_GEMV_ROWS says otherwise; half encoder products fused with
+    their layer norms on sm_90 (native/DENSE_LAYER_NORM.md) up to
+    LC0ROCM_DENSE_NORM_ROWS rows (off unless asked)."""
     def expect(info, n):
         if info["vendor"] != "nvidia":
             return None
@@ -576,15 +578,19 @@ def attention_path(env, precision):
         split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
         if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
             path += f", float products from {split_rows} rows as split tf32 (3 passes)"
+        norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
+        if precision == "fp16" and sm90 and 64 * n <= norm_rows:
+            path += ", output and FFN products with their layer norms"
         if precision == "fp16" and n <= int(env.get("LC0ROCM_GEMV_ROWS", GEMV_DEFAULT_ROWS)):
             path += ", per-position layers on gemv_rows"
         return re.escape(f"{path} (batch {n})")
     return expect
 
 
-# kTf32SplitFromRows and kGemvDefaultRows in native/src/attention.cpp.
+# kTf32SplitFromRows, kGemvDefaultRows and kDenseNormDefaultRows in native/src/attention.cpp.
 TF32_SPLIT_DEFAULT_ROWS = 128
 GEMV_DEFAULT_ROWS = 1
+DENSE_NORM_DEFAULT_ROWS = 0
 
 
 @pytest.mark.gpu
@@ -596,7 +602,9 @@ GEMV_DEFAULT_ROWS = 1
                                  {"LC0ROCM_SMOLGEN_CLUSTER": "1"}, {"LC0ROCM_SMOLGEN_CLUSTER": "2"},
                                  {"LC0ROCM_SMOLGEN_CLUSTER": "2", "LC0ROCM_SMOLGEN_CLUSTER_BLOCKS": "8"},
                                  {"LC0ROCM_TF32_SPLIT_ROWS": "0"}, {"LC0ROCM_TF32_SPLIT_ROWS": "1"},
-                                 {"LC0ROCM_GEMV_ROWS": "0"}, {"LC0ROCM_GEMV_ROWS": "4", "LC0ROCM_PDL": "1"}])
+                                 {"LC0ROCM_GEMV_ROWS": "0"}, {"LC0ROCM_GEMV_ROWS": "4", "LC0ROCM_PDL": "1"},
+                                 {"LC0ROCM_DENSE_NORM_ROWS": "64"},
+                                 {"LC0ROCM_DENSE_NORM_ROWS": "256", "LC0ROCM_PDL": "1"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
@@ -612,8 +620,10 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     ones from 128), at every size, or never; smolgen's chain a layer at a
     time (the default) or, when asked, in one launch over clusters of 16 or
     8 blocks (small batches, half, sm_90); half layers of one row (batch
-    1) on gemv_rows, or of up to 4 rows, or none; kernels launched plainly
-    or (forced) as dependent launches."""
+    1) on gemv_rows, or of up to 4 rows, or none; the output and FFN
+    products fused with their layer norms at batch 1, up to batch 4, or
+    never (the default); kernels launched plainly or (forced) as dependent
+    launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
                           expect_path=attention_path(env, precision))

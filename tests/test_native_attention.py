@@ -359,6 +359,46 @@ def test_gemv_rows_match_reference(make_test_net, preset, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
+def test_dense_layer_norm_match_reference(make_test_net, preset, monkeypatch):
+    """The encoder layers' output and FFN second products fused with their
+    layer norms (native/DENSE_LAYER_NORM.md) up to 128 rows: batches 1-2
+    fused, 3 back on BLAS + layer_norm; over clusters of the default size
+    (16 blocks where N allows), of 8, and off: within the fp16 bound of the
+    float reference, NaN-poisoned outputs; describe() says which batches
+    take it. Skips off sm_90."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
+    for rows, cluster in (("128", ""), ("128", "8"), ("0", "")):
+        monkeypatch.setenv("LC0ROCM_DENSE_NORM_ROWS", rows)
+        monkeypatch.setenv("LC0ROCM_DENSE_NORM_CLUSTER", cluster)
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
+        try:
+            arch = backend.device_info["arch"]
+            if arch != "sm_90":
+                pytest.skip(f"no thread block clusters on {arch} (NVIDIA compute capability 9.0)")
+            # bt4's share of weight rows for a block of 8 (128 rows of up to
+            # 1,536 halves) is more than shared memory holds: no fusion there.
+            fused = rows == "128" and not (preset == "bt4" and cluster == "8")
+            for n in (1, 2, 3):
+                described = "with their layer norms" in backend.describe(n)
+                assert described == (fused and n <= 2), backend.describe(n)
+            poison(backend)
+            for n in (1, 2, 3):
+                got = backend.forward(planes[:n])
+                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
+                    assert not np.isnan(g).any(), f"{preset} rows {rows} cluster {cluster} n={n}: NaN in {label}"
+                    err = rel_error(g, r[:n])
+                    print(preset, "dense_norm", rows, cluster, n, label, f"error {err:.2e}")
+                    assert err <= TOLERANCE["fp16"], \
+                        f"{preset} rows {rows} cluster {cluster} n={n}: {label} error {err:.2e}"
+        finally:
+            backend.close()
+
+
+@pytest.mark.gpu
 def test_packed_input_matches_planes(make_test_net):
     from lc0_rocm import backends
     from lc0_rocm.backends.base import unpack_planes

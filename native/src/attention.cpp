@@ -98,6 +98,9 @@ struct Encoder {
   bool has_smolgen = false;
   Smolgen smolgen;
   int heads = 0, d_model = 0, depth = 0, embedding = 0;
+  // Rows whose output / FFN second product runs with its layer norm in one
+  // launch (attn_dense_layer_norm.hip; half only).
+  attn::DenseNormPlan out_norm, ffn2_norm;
 };
 
 std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts) {
@@ -224,6 +227,37 @@ void plan_smolgen_clusters(std::vector<Encoder>& layers, const NetConfig& cfg) {
       l.smolgen.chain = smolgen_chain(l.smolgen);
       l.smolgen.cluster = attn::smolgen_cluster_prepare(cfg.device, l.smolgen.chain, cfg.smolgen_act);
     }
+}
+
+// LC0ROCM_DENSE_NORM_ROWS: encoder products followed by a layer norm (the
+// output and the FFN's second) of up to this many rows run fused with it
+// (native/DENSE_LAYER_NORM.md). Off by default (0): slower than the BLAS
+// product and layer_norm at batch 1 (H100: 7.3 against 6.2 us a pair; the
+// cluster's exchange of statistics alone costs ~2 us).
+// LC0ROCM_DENSE_NORM_CLUSTER=N: clusters of N blocks only, to compare.
+constexpr int kDenseNormDefaultRows = 0;
+constexpr int kDenseNormMaxRows = 1024;
+
+void plan_dense_norms(std::vector<Encoder>& layers, const NetConfig& cfg) {
+  if (cfg.dtype != DType::F16) return;
+  const int rows = std::clamp(env_int("LC0ROCM_DENSE_NORM_ROWS", kDenseNormDefaultRows), 0, kDenseNormMaxRows);
+  const int cluster = env_int("LC0ROCM_DENSE_NORM_CLUSTER", 0);
+  for (Encoder& l : layers) {
+    l.out_norm = attn::dense_layer_norm_prepare(cfg.device, l.out.out, l.out.in, rows, cluster);
+    l.ffn2_norm = attn::dense_layer_norm_prepare(cfg.device, l.ffn2.out, l.ffn2.in, rows, cluster);
+  }
+}
+
+// ", ... layer norms" for describe() of a batch of n: whether the encoder
+// layers' products run fused with their layer norms.
+std::string dense_norm_path(const std::vector<Encoder>& layers, int n) {
+  if (layers.empty()) return "";
+  const Encoder& l = layers.front();
+  const long long rows = static_cast<long long>(n) * kSquares;
+  const bool out = rows <= l.out_norm.max_rows, ffn2 = rows <= l.ffn2_norm.max_rows;
+  if (!out && !ffn2) return "";
+  return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
+         " with their layer norms";
 }
 
 std::vector<Encoder> load_encoders(const WeightStore& ws, DType dt, const std::string& prefix,
@@ -514,6 +548,20 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
 }
 
+// y = LN(alpha * (x . W^T + b) + skip) in one launch where the plan takes
+// this many rows (half only); false: the caller runs the product and
+// layer_norm.
+template <typename T>
+bool run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
+                    const EncoderParams& p, long long rows, const T* x, const T* skip, T* y) {
+  if constexpr (std::is_same<T, half>::value) {
+    return rows <= plan.max_rows &&
+           attn::dense_layer_norm(plan, ctx.stream, static_cast<int>(rows), d.out, d.in, x, d.w.as<half>(),
+                                  f32(d.b), skip, f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y);
+  }
+  return false;
+}
+
 // One post-LN encoder layer on x [n*64][E], in place.
 template <typename T>
 void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, T* x,
@@ -534,14 +582,18 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   } else {
     run_attention_unfused<T>(ctx, L, n, s);
   }
-  run_dense(ctx, L.out, rows, s.merged, s.branch);
-  attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
-                      L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
+  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p, rows, s.merged, x, s.x1)) {
+    run_dense(ctx, L.out, rows, s.merged, s.branch);
+    attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
+                        L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
+  }
 
   run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
-  run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
-  attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
-                      L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
+  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p, rows, s.qkv, s.x1, x)) {
+    run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
+    attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
+                        L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
+  }
 }
 
 template <typename T>
@@ -584,6 +636,7 @@ class AttentionPolicy final : public PolicyHead {
                               load_count(ws, prefix, "pol_headcount"),
                               smolgen_global ? smolgen_global->in : 0);
     plan_smolgen_clusters(encoders_, cfg);
+    plan_dense_norms(encoders_, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled()};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
@@ -728,6 +781,7 @@ class AttentionBody final : public Body {
     encoders_ = load_encoders(ws, dt, "encoder.", e, load_count(ws, "", "headcount"),
                               global ? global->in : 0);
     plan_smolgen_clusters(encoders_, cfg);
+    plan_dense_norms(encoders_, cfg);
     sm90_plan_ = plan_sm90_products(encoders_, cfg);
     const float alpha =
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
@@ -781,6 +835,7 @@ class AttentionBody final : public Body {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
            (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) +
            tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0) + sm90_path(sm90_plan_, n) +
+           dense_norm_path(encoders_, n) +
            (n <= gemv_max_rows_ ? ", per-position layers on gemv_rows" : "");
   }
 

@@ -107,6 +107,29 @@ SmolgenClusterPlan smolgen_cluster_prepare(const DeviceInfo& device, const Smolg
 void smolgen_cluster(const SmolgenClusterPlan& plan, const SmolgenChain& chain, int n, const __half* x, __half* out,
                      Activation act, hipStream_t stream);
 
+// An encoder layer's dense product and the layer norm after it in one
+// launch, for few rows (attn_dense_layer_norm.hip; native/DENSE_LAYER_NORM.md):
+//   y [M][N] = LN(alpha * (x [M][K] . w [N][K]^T + bias) + skip [M][N]) * gammas + betas
+// half x, w, skip, y; float bias, gammas, betas.
+// What a device takes: up to max_rows rows, each group of 16 over a cluster
+// of `cluster` blocks (cluster 0: never).
+struct DenseNormPlan {
+  int max_rows = 0;
+  int cluster = 0;
+  size_t shared_bytes = 0;  // per block
+};
+// Sets the kernel's attributes, so call it at network creation (outside a
+// capture). NVIDIA sm_90 on, 32-lane warps, K a multiple of 32 up to 2,048,
+// N split over a cluster of 1-16 blocks in 8-column tiles the kernel is
+// built for; elsewhere (AMD) cluster 0. forced_cluster > 0: that size only.
+DenseNormPlan dense_layer_norm_prepare(const DeviceInfo& device, int N, int K, int max_rows, int forced_cluster);
+// false, launching nothing, where the plan does not take M rows (or the
+// pointers are not 16-byte aligned): the caller runs the product and
+// layer_norm.
+bool dense_layer_norm(const DenseNormPlan& plan, hipStream_t stream, int M, int N, int K, const __half* x,
+                      const __half* w, const float* bias, const __half* skip, const float* gammas,
+                      const float* betas, float alpha, float eps, __half* y);
+
 // in [batch][heads][64][depth] -> out [batch*64][heads*depth].
 template <typename T>
 void merge_heads(T* out, const T* in, int batch, int heads, int depth, hipStream_t stream);
