@@ -360,6 +360,41 @@ def test_gemv_rows_match_reference(make_test_net, preset, monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", ATTENTION_PRESETS)
+def test_smolgen_generate_match_reference(make_test_net, preset, monkeypatch):
+    """Smolgen's second layer norm inside its generator product
+    (native/SMOLGEN_GENERATE.md) at batches up to 4 (1-4 take it, 5 does
+    not), and never with LC0ROCM_SMOLGEN_GENERATE=0: within the fp16 bound
+    of the float reference, NaN-poisoned outputs; describe() says which
+    batches take it. The tiny presets' generator (16 inputs a head) is
+    below the kernel's chunk of 32: they never take it."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
+    for positions in ("4", "0"):
+        monkeypatch.setenv("LC0ROCM_SMOLGEN_GENERATE", positions)
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
+        try:
+            if backend.device_info["vendor"] != "nvidia":
+                pytest.skip("no mma.sync on this GPU (NVIDIA compute capability 8.0 on)")
+            fits = preset in ("t82", "bt4")
+            for n in (1, 4, 5):
+                described = "its second layer norm in the generator" in backend.describe(n)
+                assert described == (fits and positions == "4" and n <= 4), backend.describe(n)
+            poison(backend)
+            for n in (1, 2, 4, 5):
+                got = backend.forward(planes[:n])
+                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
+                    assert not np.isnan(g).any(), f"{preset} positions {positions} n={n}: NaN in {label}"
+                    err = rel_error(g, r[:n])
+                    print(preset, "generate", positions, n, label, f"error {err:.2e}")
+                    assert err <= TOLERANCE["fp16"], f"{preset} positions {positions} n={n}: {label} error {err:.2e}"
+        finally:
+            backend.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
 def test_dense_layer_norm_match_reference(make_test_net, preset, monkeypatch):
     """The encoder layers' output and FFN second products fused with their
     layer norms (native/DENSE_LAYER_NORM.md) up to 128 rows: batches 1-2

@@ -413,6 +413,7 @@ struct EncoderParams {
   bool fused;                   // fused attention kernel where the head depth allows
   bool tensor_cores;            // its tensor-core version where that applies
   bool mma_attention;           // that on mma.sync fragments where it applies, else wmma
+  int generate_positions;       // smolgen's LN2 + generator in one launch up to this batch (half)
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -426,6 +427,18 @@ bool tensor_core_attention_enabled() { return !env_switch("LC0ROCM_ATTN_NO_TC", 
 // LC0ROCM_ATTN_WMMA=1 keeps the tensor-core attention on its wmma kernel
 // (the mma.sync one runs otherwise where it applies), to compare.
 bool mma_attention_enabled() { return !env_switch("LC0ROCM_ATTN_WMMA", false); }
+
+// LC0ROCM_SMOLGEN_GENERATE: batches up to this size run smolgen's second
+// layer norm inside its generator product (attn_smolgen_generate.hip,
+// native/SMOLGEN_GENERATE.md); 0: never. Half nets only.
+constexpr int kSmolgenGenerateDefaultPositions = 1;
+constexpr int kSmolgenGenerateMaxPositions = 64;
+
+int smolgen_generate_positions(const NetConfig& cfg) {
+  if (cfg.dtype != DType::F16) return 0;
+  return std::clamp(env_int("LC0ROCM_SMOLGEN_GENERATE", kSmolgenGenerateDefaultPositions), 0,
+                    kSmolgenGenerateMaxPositions);
+}
 
 bool runs_fused(const EncoderParams& p, const Encoder& l) {
   return p.fused && l.depth <= attn::kFusedMaxDepth;
@@ -541,6 +554,16 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
                       f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act,
                       ctx.device.warp_size, ctx.stream);
+  if constexpr (std::is_same<T, half>::value) {
+    const Dense& global = *p.smolgen_global;
+    if (n <= p.generate_positions && attn::smolgen_generate_fits(ctx.device, L.heads, g.gen, global.out)) {
+      run_dense_act(ctx, g.dense2, n, s.sg_small2, s.sg_small, p.smolgen_act);  // [n][H*gen]
+      if (!attn::smolgen_generate(ctx.stream, ctx.device, n, L.heads, g.gen, s.sg_small, f32(g.ln2.gammas),
+                                  f32(g.ln2.betas), kEpsHead, global.w.as<half>(), global.out, s.smolgen))
+        fail(LC0ROCM_INTERNAL_ERROR, "smolgen_generate: buffers not aligned as planned");
+      return;
+    }
+  }
   run_dense(ctx, g.dense2, n, s.sg_small2, s.sg_small);            // [n][H*gen]
   attn::layer_norm<T>(s.sg_small, s.sg_small, f32(g.dense2.b), nullptr, f32(g.ln2.gammas),
                       f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act,
@@ -638,7 +661,8 @@ class AttentionPolicy final : public PolicyHead {
     plan_smolgen_clusters(encoders_, cfg);
     plan_dense_norms(encoders_, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
-                            fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled()};
+                            fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
+                            smolgen_generate_positions(cfg)};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -787,7 +811,7 @@ class AttentionBody final : public Body {
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
-                            mma_attention_enabled()};
+                            mma_attention_enabled(), smolgen_generate_positions(cfg)};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
@@ -865,9 +889,11 @@ class AttentionBody final : public Body {
     for (const Encoder& l : encoders_) {
       if (!l.has_smolgen) continue;
       const attn::SmolgenClusterPlan& plan = l.smolgen.cluster;
-      return n <= plan.positions ? ", smolgen in one launch, a position per cluster of " +
-                                       std::to_string(plan.cluster) + " blocks"
-                                 : ", smolgen a layer at a time";
+      if (n <= plan.positions)
+        return ", smolgen in one launch, a position per cluster of " + std::to_string(plan.cluster) + " blocks";
+      const bool generate = n <= params_.generate_positions && smolgen_global_.out > 0 &&
+                            attn::smolgen_generate_fits(cfg_.device, l.heads, l.smolgen.gen, smolgen_global_.out);
+      return std::string(", smolgen a layer at a time") + (generate ? ", its second layer norm in the generator" : "");
     }
     return "";
   }

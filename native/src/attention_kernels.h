@@ -107,6 +107,20 @@ SmolgenClusterPlan smolgen_cluster_prepare(const DeviceInfo& device, const Smolg
 void smolgen_cluster(const SmolgenClusterPlan& plan, const SmolgenChain& chain, int n, const __half* x, __half* out,
                      Activation act, hipStream_t stream);
 
+// Smolgen's second layer norm and its shared generator product in one
+// launch (attn_smolgen_generate.hip; native/SMOLGEN_GENERATE.md):
+//   out [n*heads][outputs] = (LN(v [n][heads*gen]) * gammas + betas) viewed
+//                            [n*heads][gen], . w [outputs][gen]^T
+// v (dense2's output, bias and activation applied), w, out half; gammas,
+// betas float. fits: NVIDIA mma.sync, 32-lane warps, outputs 4096, heads up
+// to 32, gen a multiple of 32 up to 256, heads * gen up to 8,192. false,
+// launching nothing, where it does not fit (or the pointers are not
+// aligned): the caller runs layer_norm and the BLAS product.
+bool smolgen_generate_fits(const DeviceInfo& device, int heads, int gen, int outputs);
+bool smolgen_generate(hipStream_t stream, const DeviceInfo& device, int n, int heads, int gen, const __half* v,
+                      const float* gammas, const float* betas, float eps, const __half* w, int outputs,
+                      __half* out);
+
 // An encoder layer's dense product and the layer norm after it in one
 // launch, for few rows (attn_dense_layer_norm.hip; native/DENSE_LAYER_NORM.md):
 //   y [M][N] = LN(alpha * (x [M][K] . w [N][K]^T + bias) + skip [M][N]) * gammas + betas
