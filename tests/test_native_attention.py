@@ -327,6 +327,39 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
         backend.close()
 
 
+def check_small_batch_path(make_test_net, preset, monkeypatch, variants, marker, taken, batches,
+                           skip_reason=lambda info: None):
+    """A small-batch path under each env of `variants` (dicts of variables;
+    the library reads "" as unset): describe(n) names it (contains `marker`) exactly where
+    taken(env, n) says so, and the forward passes of `batches` stay within
+    the fp16 bound of the float reference, no NaN in NaN-poisoned outputs.
+    skip_reason(device_info): why this GPU cannot run the path, or None."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
+    for env in variants:
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
+        try:
+            reason = skip_reason(backend.device_info)
+            if reason:
+                pytest.skip(reason)
+            for n in batches:
+                assert (marker in backend.describe(n)) == taken(env, n), (env, backend.describe(n))
+            poison(backend)
+            for n in batches:
+                got = backend.forward(planes[:n])
+                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
+                    assert not np.isnan(g).any(), f"{preset} {env} n={n}: NaN in {label}"
+                    err = rel_error(g, r[:n])
+                    print(preset, env, n, label, f"error {err:.2e}")
+                    assert err <= TOLERANCE["fp16"], f"{preset} {env} n={n}: {label} error {err:.2e}"
+        finally:
+            backend.close()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", ATTENTION_PRESETS)
 def test_gemv_rows_match_reference(make_test_net, preset, monkeypatch):
@@ -335,27 +368,9 @@ def test_gemv_rows_match_reference(make_test_net, preset, monkeypatch):
     batch 5 back on BLAS, and all on BLAS with LC0ROCM_GEMV_ROWS=0: within
     the fp16 bound of the float reference, NaN-poisoned outputs; describe()
     says which batches take it."""
-    from lc0_rocm import backends
-
-    vendor = gpu_vendor()
-    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    for rows in ("4", "0"):
-        monkeypatch.setenv("LC0ROCM_GEMV_ROWS", rows)
-        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
-        try:
-            for n in (1, 4, 5):
-                described = "on gemv_rows" in backend.describe(n)
-                assert described == (rows == "4" and n <= 4), backend.describe(n)
-            poison(backend)
-            for n in (1, 2, 3, 4, 5):
-                got = backend.forward(planes[:n])
-                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
-                    assert not np.isnan(g).any(), f"{preset} rows {rows} n={n}: NaN in {label}"
-                    err = rel_error(g, r[:n])
-                    print(preset, "gemv", rows, n, label, f"error {err:.2e}")
-                    assert err <= TOLERANCE["fp16"], f"{preset} rows {rows} n={n}: {label} error {err:.2e}"
-        finally:
-            backend.close()
+    check_small_batch_path(make_test_net, preset, monkeypatch,
+                           [{"LC0ROCM_GEMV_ROWS": "4"}, {"LC0ROCM_GEMV_ROWS": "0"}], "on gemv_rows",
+                           lambda env, n: env["LC0ROCM_GEMV_ROWS"] == "4" and n <= 4, (1, 2, 3, 4, 5))
 
 
 @pytest.mark.gpu
@@ -367,30 +382,13 @@ def test_smolgen_generate_match_reference(make_test_net, preset, monkeypatch):
     of the float reference, NaN-poisoned outputs; describe() says which
     batches take it. The tiny presets' generator (16 inputs a head) is
     below the kernel's chunk of 32: they never take it."""
-    from lc0_rocm import backends
-
-    vendor = gpu_vendor()
-    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    for positions in ("4", "0"):
-        monkeypatch.setenv("LC0ROCM_SMOLGEN_GENERATE", positions)
-        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
-        try:
-            if backend.device_info["vendor"] != "nvidia":
-                pytest.skip("no mma.sync on this GPU (NVIDIA compute capability 8.0 on)")
-            fits = preset in ("t82", "bt4")
-            for n in (1, 4, 5):
-                described = "its second layer norm in the generator" in backend.describe(n)
-                assert described == (fits and positions == "4" and n <= 4), backend.describe(n)
-            poison(backend)
-            for n in (1, 2, 4, 5):
-                got = backend.forward(planes[:n])
-                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
-                    assert not np.isnan(g).any(), f"{preset} positions {positions} n={n}: NaN in {label}"
-                    err = rel_error(g, r[:n])
-                    print(preset, "generate", positions, n, label, f"error {err:.2e}")
-                    assert err <= TOLERANCE["fp16"], f"{preset} positions {positions} n={n}: {label} error {err:.2e}"
-        finally:
-            backend.close()
+    fits = preset in ("t82", "bt4")
+    check_small_batch_path(
+        make_test_net, preset, monkeypatch,
+        [{"LC0ROCM_SMOLGEN_GENERATE": "4"}, {"LC0ROCM_SMOLGEN_GENERATE": "0"}],
+        "its second layer norm in the generator",
+        lambda env, n: fits and env["LC0ROCM_SMOLGEN_GENERATE"] == "4" and n <= 4, (1, 2, 4, 5),
+        lambda info: None if info["vendor"] == "nvidia" else "no mma.sync on this GPU (NVIDIA 8.0 on)")
 
 
 @pytest.mark.gpu
@@ -402,35 +400,19 @@ def test_dense_layer_norm_match_reference(make_test_net, preset, monkeypatch):
     (16 blocks where N allows), of 8, and off: within the fp16 bound of the
     float reference, NaN-poisoned outputs; describe() says which batches
     take it. Skips off sm_90."""
-    from lc0_rocm import backends
+    def taken(env, n):
+        # bt4's share of weight rows for a block of 8 (128 rows of up to
+        # 1,536 halves) is more than shared memory holds: no fusion there.
+        too_big = preset == "bt4" and env["LC0ROCM_DENSE_NORM_CLUSTER"] == "8"
+        return env["LC0ROCM_DENSE_NORM_ROWS"] == "128" and not too_big and n <= 2
 
-    vendor = gpu_vendor()
-    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    for rows, cluster in (("128", ""), ("128", "8"), ("0", "")):
-        monkeypatch.setenv("LC0ROCM_DENSE_NORM_ROWS", rows)
-        monkeypatch.setenv("LC0ROCM_DENSE_NORM_CLUSTER", cluster)
-        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
-        try:
-            arch = backend.device_info["arch"]
-            if arch != "sm_90":
-                pytest.skip(f"no thread block clusters on {arch} (NVIDIA compute capability 9.0)")
-            # bt4's share of weight rows for a block of 8 (128 rows of up to
-            # 1,536 halves) is more than shared memory holds: no fusion there.
-            fused = rows == "128" and not (preset == "bt4" and cluster == "8")
-            for n in (1, 2, 3):
-                described = "with their layer norms" in backend.describe(n)
-                assert described == (fused and n <= 2), backend.describe(n)
-            poison(backend)
-            for n in (1, 2, 3):
-                got = backend.forward(planes[:n])
-                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
-                    assert not np.isnan(g).any(), f"{preset} rows {rows} cluster {cluster} n={n}: NaN in {label}"
-                    err = rel_error(g, r[:n])
-                    print(preset, "dense_norm", rows, cluster, n, label, f"error {err:.2e}")
-                    assert err <= TOLERANCE["fp16"], \
-                        f"{preset} rows {rows} cluster {cluster} n={n}: {label} error {err:.2e}"
-        finally:
-            backend.close()
+    check_small_batch_path(
+        make_test_net, preset, monkeypatch,
+        [{"LC0ROCM_DENSE_NORM_ROWS": rows, "LC0ROCM_DENSE_NORM_CLUSTER": cluster}
+         for rows, cluster in (("128", ""), ("128", "8"), ("0", ""))],
+        "with their layer norms", taken, (1, 2, 3),
+        lambda info: None if info["arch"] == "sm_90" else
+        f"no thread block clusters on {info['arch']} (NVIDIA compute capability 9.0)")
 
 
 @pytest.mark.gpu
