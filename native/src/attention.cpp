@@ -440,6 +440,12 @@ int smolgen_generate_positions(const NetConfig& cfg) {
                     kSmolgenGenerateMaxPositions);
 }
 
+// Whether a batch of n runs layer l's smolgen LN2 inside its generator.
+bool runs_generate(const DeviceInfo& device, const EncoderParams& p, const Encoder& l, int n) {
+  return l.has_smolgen && p.smolgen_global != nullptr && n <= p.generate_positions &&
+         attn::smolgen_generate_fits(device, l.heads, l.smolgen.gen, p.smolgen_global->out);
+}
+
 bool runs_fused(const EncoderParams& p, const Encoder& l) {
   return p.fused && l.depth <= attn::kFusedMaxDepth;
 }
@@ -555,8 +561,8 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
                       f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act,
                       ctx.device.warp_size, ctx.stream);
   if constexpr (std::is_same<T, half>::value) {
-    const Dense& global = *p.smolgen_global;
-    if (n <= p.generate_positions && attn::smolgen_generate_fits(ctx.device, L.heads, g.gen, global.out)) {
+    if (runs_generate(ctx.device, p, L, n)) {
+      const Dense& global = *p.smolgen_global;
       run_dense_act(ctx, g.dense2, n, s.sg_small2, s.sg_small, p.smolgen_act);  // [n][H*gen]
       if (!attn::smolgen_generate(ctx.stream, ctx.device, n, L.heads, g.gen, s.sg_small, f32(g.ln2.gammas),
                                   f32(g.ln2.betas), kEpsHead, global.w.as<half>(), global.out, s.smolgen))
@@ -891,9 +897,8 @@ class AttentionBody final : public Body {
       const attn::SmolgenClusterPlan& plan = l.smolgen.cluster;
       if (n <= plan.positions)
         return ", smolgen in one launch, a position per cluster of " + std::to_string(plan.cluster) + " blocks";
-      const bool generate = n <= params_.generate_positions && smolgen_global_.out > 0 &&
-                            attn::smolgen_generate_fits(cfg_.device, l.heads, l.smolgen.gen, smolgen_global_.out);
-      return std::string(", smolgen a layer at a time") + (generate ? ", its second layer norm in the generator" : "");
+      return std::string(", smolgen a layer at a time") +
+             (runs_generate(cfg_.device, params_, l, n) ? ", its second layer norm in the generator" : "");
     }
     return "";
   }
