@@ -166,12 +166,12 @@ def rel_error(got, ref) -> float:
     return float(np.linalg.norm(got - ref) / denom) if denom > 0 else float(np.linalg.norm(got))
 
 
-def check_batches(backend, planes, ref, what: str, tolerance: float) -> None:
-    """Every batch of BATCHES through `backend` against the reference: no
+def check_batches(backend, planes, ref, what: str, tolerance: float, batches=BATCHES) -> None:
+    """Every batch of `batches` through `backend` against the reference: no
     NaN (the outputs are poisoned first), policy, WDL and moves-left within
     `tolerance`; `what` names the case in a failure."""
     poison(backend)
-    for n in BATCHES:
+    for n in batches:
         got = backend.forward(planes[:n])
         for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
             assert not np.isnan(g).any(), f"{what} n={n}: NaN in {label}"
@@ -348,14 +348,7 @@ def check_small_batch_path(make_test_net, preset, monkeypatch, variants, marker,
                 pytest.skip(reason)
             for n in batches:
                 assert (marker in backend.describe(n)) == taken(env, n), (env, backend.describe(n))
-            poison(backend)
-            for n in batches:
-                got = backend.forward(planes[:n])
-                for label, g, r in zip(("policy", "wdl", "moves_left"), got, ref):
-                    assert not np.isnan(g).any(), f"{preset} {env} n={n}: NaN in {label}"
-                    err = rel_error(g, r[:n])
-                    print(preset, env, n, label, f"error {err:.2e}")
-                    assert err <= TOLERANCE["fp16"], f"{preset} {env} n={n}: {label} error {err:.2e}"
+            check_batches(backend, planes, ref, f"{preset} {env}", TOLERANCE["fp16"], batches)
         finally:
             backend.close()
 

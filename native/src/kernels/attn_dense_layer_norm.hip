@@ -20,10 +20,8 @@
 //  - Its 8 warps split K in chunks of 32. Per chunk each lane loads 16
 //    bytes of x's rows g and g + 8 (lane = 4g + t: columns 8t .. 8t + 7),
 //    all chunks at once, and reads the same 16 bytes of each weight row
-//    from shared memory. mma.sync m16n8k16 does not care which k a
-//    fragment slot holds as long as x and W agree, so those 8 columns serve
-//    as lane t's slots {2t, 2t + 1, 2t + 8, 2t + 9} of both k-steps (4 each):
-//    whole 16-byte loads, no ldmatrix, no shuffles.
+//    from shared memory: whole vectors as mma fragments
+//    (mma_16x8x32_vectors, mma_tile.h).
 //  - Partial sums meet in shared memory (fixed order: replays give the same
 //    bits); 16 threads per row add bias, scale, add skip and take the mean
 //    and centred sum of squares over the block's Nc columns. After a cluster
@@ -59,16 +57,8 @@ constexpr int kMaxChunksPerWarp = 8;                    // K up to 8 * 8 * 32 = 
 constexpr int kThreadsPerRow = kThreads / kGroupRows;  // the epilogue's
 constexpr int kMaxCluster = 16;
 
-// A weight row in shared memory, in halves: 16-byte reads of rows g and
-// g + 1 at one column (a phase of 8 lanes) land on distinct banks when the
-// stride is 64 bytes past a multiple of 128.
-__host__ __device__ constexpr int row_stride(int K) {
-  const int bytes = 2 * K;
-  return (bytes + ((64 - bytes % 128) + 128) % 128) / 2;
-}
-
 __host__ __device__ constexpr size_t shared_bytes(int cols, int K) {
-  const size_t weights = sizeof(__half) * static_cast<size_t>(cols) * row_stride(K);
+  const size_t weights = sizeof(__half) * static_cast<size_t>(cols) * vector_row_stride(K);
   const size_t partials = sizeof(float) * kWarps * kGroupRows * cols;  // reuse the weights' space
   return weights > partials ? weights : partials;
 }
@@ -92,7 +82,7 @@ __global__ void __launch_bounds__(kThreads)
   const int col0 = rank * kCols, row0 = blockIdx.y * kGroupRows;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int g = lane / 4, t = lane % 4;
-  const int stride = row_stride(K);
+  const int stride = vector_row_stride(K);
 
   if (tid == 0) {
     mbarrier_init(&weights_ready, kCols);
@@ -145,8 +135,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int n = 0; n < kTiles; ++n) {
       const uint4 wv = *reinterpret_cast<const uint4*>(ws + (8 * n + g) * stride + chunk * kChunk + 8 * t);
-      mma_16x8x16(acc[n], xa[i].x, xb[i].x, xa[i].y, xb[i].y, wv.x, wv.y);
-      mma_16x8x16(acc[n], xa[i].z, xb[i].z, xa[i].w, xb[i].w, wv.z, wv.w);
+      mma_16x8x32_vectors(acc[n], xa[i], xb[i], wv);
     }
   }
   __syncthreads();  // every warp is done with the weights: partials take their place

@@ -22,11 +22,9 @@
 //  - Then the block loads the position's v (16 bytes a thread per step),
 //    takes mean and variance by two block sums (two passes, as layer_norm),
 //    and writes the normalised rows to shared memory in half.
-//  - mma.sync m16n8k16 over one or two row tiles (heads up to 32): lane t's
-//    8 columns serve as its k slots {2t, 2t + 1, 2t + 8, 2t + 9} of both
-//    k-steps of a chunk, for the normalised rows and the weights alike
-//    (the products do not care which k a slot holds as long as both
-//    agree), so every load is a whole 16 bytes.
+//  - mma.sync m16n8k16 over one or two row tiles (heads up to 32), the
+//    normalised rows and the weights read as whole 16-byte vectors
+//    (mma_16x8x32_vectors, mma_tile.h).
 //
 // NVIDIA only (mma.sync, sm_80 on); elsewhere smolgen_generate_fits says
 // no and the caller keeps layer_norm + its BLAS product.
@@ -57,26 +55,18 @@ constexpr int kMaxChunks = 8;      // gen up to 256
 constexpr int kVec = 8;            // halves in 16 bytes
 constexpr int kMaxIters = 4;       // heads * gen up to 4 * 256 * 8 = 8,192
 
-// A normalised row in shared memory, in halves: 16-byte reads of rows g and
-// g + 1 at one column (a phase of 8 lanes) land on distinct banks when the
-// stride is 64 bytes past a multiple of 128.
-__host__ __device__ constexpr int row_stride(int gen) {
-  const int bytes = 2 * gen;
-  return (bytes + ((64 - bytes % 128) + 128) % 128) / 2;
-}
-
 __global__ void __launch_bounds__(kThreads)
     smolgen_generate_kernel(__half* __restrict__ out, const __half* __restrict__ v, const float* __restrict__ gammas,
                             const float* __restrict__ betas, const __half* __restrict__ w, int heads, int gen,
                             float eps) {
   extern __shared__ uint4 shared_raw[];
-  __half* z = reinterpret_cast<__half*>(shared_raw);  // [heads][row_stride(gen)]
+  __half* z = reinterpret_cast<__half*>(shared_raw);  // [heads][vector_row_stride(gen)]
   __shared__ float partials[kWarps];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int g = lane / 4, t = lane % 4;
   const int col = blockIdx.x * kCols + 8 * warp;  // this warp's first output column
   const int position = blockIdx.y;
-  const int width = heads * gen, chunks = gen / kChunk, stride = row_stride(gen);
+  const int width = heads * gen, chunks = gen / kChunk, stride = vector_row_stride(gen);
 
   const __half* w_row = w + static_cast<size_t>(col + g) * gen + 8 * t;
   uint4 wf[kMaxChunks];
@@ -162,8 +152,7 @@ __global__ void __launch_bounds__(kThreads)
       const uint4 zero = make_uint4(0, 0, 0, 0);
       const uint4 a = ra < heads ? *reinterpret_cast<const uint4*>(z + ra * stride + i * kChunk + 8 * t) : zero;
       const uint4 b = rb < heads ? *reinterpret_cast<const uint4*>(z + rb * stride + i * kChunk + 8 * t) : zero;
-      mma_16x8x16(acc[m], a.x, b.x, a.y, b.y, wf[i].x, wf[i].y);
-      mma_16x8x16(acc[m], a.z, b.z, a.w, b.w, wf[i].z, wf[i].w);
+      mma_16x8x32_vectors(acc[m], a, b, wf[i]);
     }
   }
   __half* out_position = out + static_cast<size_t>(position) * heads * kOutputs + col + 2 * t;
@@ -196,7 +185,7 @@ bool smolgen_generate(hipStream_t stream, const DeviceInfo& device, int n, int h
   using namespace smolgen_generate_detail;
   if (n < 1 || !smolgen_generate_fits(device, heads, gen, outputs)) return false;
   if (!aligned16(v) || !aligned16(w) || !aligned16(gammas) || !aligned16(betas) || !aligned(out, 4)) return false;
-  const size_t shared = sizeof(__half) * static_cast<size_t>(heads) * row_stride(gen);
+  const size_t shared = sizeof(__half) * static_cast<size_t>(heads) * vector_row_stride(gen);
   gpu_launch(smolgen_generate_kernel, dim3(kOutputs / kCols, n), dim3(kThreads), shared, stream, out, v, gammas,
              betas, w, heads, gen, eps);
   check_launch("smolgen_generate");

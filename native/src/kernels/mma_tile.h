@@ -1,6 +1,7 @@
 // mma_tile.h - NVIDIA's mma.sync m16n8k16 tensor-core tile on half with
 // float accumulation, for the kernels that load its fragments by hand
-// (conv3x3_implicit, gemm_small_rows, resnet_tower, the fused attention). Device code of NVIDIA
+// (conv3x3_implicit, gemm_small_rows, resnet_tower, the fused attention,
+// dense_layer_norm, smolgen_generate). Device code of NVIDIA
 // builds only (sm_80+; below that the product is left out).
 #pragma once
 #include <cstdint>
@@ -26,6 +27,27 @@ __device__ __forceinline__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #endif
+}
+
+// d += a . b over a chunk of 32 k, from 16-byte vectors as loaded whole:
+// `top` and `bottom` hold A rows g and g + 8 at k 8t .. 8t + 7 (lane 4g + t),
+// `w` holds B column g at the same k. The product does not care which k a
+// fragment slot holds as long as A and B agree, so lane t's 8 columns serve
+// as its slots {2t, 2t + 1, 2t + 8, 2t + 9} of both k-steps (.x .y the
+// first, .z .w the second): no ldmatrix, no shuffles.
+__device__ __forceinline__ void mma_16x8x32_vectors(float (&d)[4], const uint4& top, const uint4& bottom,
+                                                    const uint4& w) {
+  mma_16x8x16(d, top.x, bottom.x, top.y, bottom.y, w.x, w.y);
+  mma_16x8x16(d, top.z, bottom.z, top.w, bottom.w, w.z, w.w);
+}
+
+// A row stride in halves for rows of `k` halves in shared memory, read 16
+// bytes a lane as above: rows g and g + 1 at one column (a phase of 8
+// lanes) land on distinct banks when the stride is 64 bytes past a multiple
+// of 128.
+__host__ __device__ constexpr int vector_row_stride(int k) {
+  const int bytes = 2 * k;
+  return (bytes + ((64 - bytes % 128) + 128) % 128) / 2;
 }
 
 // Four 8 x 8 half matrices from shared memory in mma fragment order
