@@ -565,7 +565,8 @@ def attention_path(env, precision):
     layers of one row on gemv_rows (native/GEMV_ROWS.md) at batch 1 unless
     LC0ROCM_GEMV_ROWS says otherwise; half encoder products fused with
     their layer norms on sm_90 (native/DENSE_LAYER_NORM.md) up to
-    LC0ROCM_DENSE_NORM_ROWS rows (off unless asked)."""
+    LC0ROCM_DENSE_NORM_ROWS rows (off unless asked); Q|K|V on the side lane
+    beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions."""
     def expect(info, n):
         if info["vendor"] != "nvidia":
             return None
@@ -575,6 +576,9 @@ def attention_path(env, precision):
         positions = min(positions, int(env.get("LC0ROCM_SMOLGEN_CLUSTER", "0")))  # off unless asked
         path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
                 else "smolgen a layer at a time")
+        beside = int(env.get("LC0ROCM_SMOLGEN_BESIDE", SMOLGEN_BESIDE_DEFAULT_POSITIONS))
+        if n <= beside and env.get("LC0ROCM_SIDE_STREAM") != "0":
+            path += ", beside Q|K|V"
         split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
         if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
             path += f", float products from {split_rows} rows as split tf32 (3 passes)"
@@ -587,10 +591,12 @@ def attention_path(env, precision):
     return expect
 
 
-# kTf32SplitFromRows, kGemvDefaultRows and kDenseNormDefaultRows in native/src/attention.cpp.
+# kTf32SplitFromRows, kGemvDefaultRows, kDenseNormDefaultRows and
+# kSmolgenBesideDefaultPositions in native/src/attention.cpp.
 TF32_SPLIT_DEFAULT_ROWS = 128
 GEMV_DEFAULT_ROWS = 1
 DENSE_NORM_DEFAULT_ROWS = 0
+SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
 
 
 @pytest.mark.gpu
@@ -604,7 +610,9 @@ DENSE_NORM_DEFAULT_ROWS = 0
                                  {"LC0ROCM_TF32_SPLIT_ROWS": "0"}, {"LC0ROCM_TF32_SPLIT_ROWS": "1"},
                                  {"LC0ROCM_GEMV_ROWS": "0"}, {"LC0ROCM_GEMV_ROWS": "4", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_DENSE_NORM_ROWS": "64"},
-                                 {"LC0ROCM_DENSE_NORM_ROWS": "256", "LC0ROCM_PDL": "1"}])
+                                 {"LC0ROCM_DENSE_NORM_ROWS": "256", "LC0ROCM_PDL": "1"},
+                                 {"LC0ROCM_SMOLGEN_BESIDE": "0"}, {"LC0ROCM_SIDE_STREAM": "0"},
+                                 {"LC0ROCM_SMOLGEN_BESIDE": "64", "LC0ROCM_PDL": "1"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
@@ -622,8 +630,10 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     8 blocks (small batches, half, sm_90); half layers of one row (batch
     1) on gemv_rows, or of up to 4 rows, or none; the output and FFN
     products fused with their layer norms at batch 1, up to batch 4, or
-    never (the default); kernels launched plainly or (forced) as dependent
-    launches."""
+    never (the default); Q|K|V on the side lane beside smolgen's chain up
+    to batch 2 (the default, with dependent launches there), up to 64, or
+    never (asked, or no side lane); kernels launched plainly or (forced) as
+    dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
                           expect_path=attention_path(env, precision))
@@ -660,19 +670,24 @@ def test_gpu_tf32_split_keeps_float_precision(net, make_test_net, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-attnpolicy"])
+@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-attnpolicy", "tiny-attn"])
 def test_gpu_side_lane_matches_one_stream(net, maia_path, make_test_net, monkeypatch):
-    """The value and moves-left heads on the side lane (native/SIDE_LANE.md)
-    give the same bits as everything on one stream, on the plain first pass,
-    the captured second and the replays after it; every pass gets new
-    positions, so outputs copied before the side lane joined would show."""
+    """The side lane's branches (native/SIDE_LANE.md: a convolution body's
+    value and moves-left heads, an attention body's Q|K|V beside smolgen
+    when LC0ROCM_SMOLGEN_BESIDE asks for it) give the same bits as
+    everything on one stream, on the plain first pass, the captured second
+    and the replays after it; every pass gets new positions, so outputs
+    copied before the side lane joined would show."""
     name = gpu_backend_or_skip("fp16")
+    monkeypatch.setenv("LC0ROCM_SMOLGEN_BESIDE", "64")
     w = load_weights(maia_path if net == "maia" else make_test_net(net))
     masks, values = random_packed(w, 4 * 24)
     results = {}
     for side in ("1", "0"):
         monkeypatch.setenv("LC0ROCM_SIDE_STREAM", side)
         gpu = backends.create(name, w, max_batch=24)
+        if net == "tiny-attn":
+            assert ("beside Q|K|V" in gpu.describe(24)) == (side == "1"), gpu.describe(24)
         results[side] = [gpu.forward_packed(masks[i * 24:(i + 1) * 24], values[i * 24:(i + 1) * 24])
                          for i in range(4)]
         gpu.close()

@@ -414,6 +414,7 @@ struct EncoderParams {
   bool tensor_cores;            // its tensor-core version where that applies
   bool mma_attention;           // that on mma.sync fragments where it applies, else wmma
   int generate_positions;       // smolgen's LN2 + generator in one launch up to this batch (half)
+  int beside_positions;         // Q|K|V on the side lane beside smolgen's chain up to this batch
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -438,6 +439,24 @@ int smolgen_generate_positions(const NetConfig& cfg) {
   if (cfg.dtype != DType::F16) return 0;
   return std::clamp(env_int("LC0ROCM_SMOLGEN_GENERATE", kSmolgenGenerateDefaultPositions), 0,
                     kSmolgenGenerateMaxPositions);
+}
+
+// LC0ROCM_SMOLGEN_BESIDE: batches up to this size run each layer's Q|K|V
+// product on the side lane (body.h) beside smolgen's chain, which reads
+// the same x and nothing Q|K|V writes (native/SIDE_LANE.md); 0: never.
+constexpr int kSmolgenBesideDefaultPositions = 2;
+constexpr int kSmolgenBesideMaxPositions = 64;
+
+int smolgen_beside_positions() {
+  if (!env_switch("LC0ROCM_SIDE_STREAM", true)) return 0;  // no side lane (network.cpp)
+  return std::clamp(env_int("LC0ROCM_SMOLGEN_BESIDE", kSmolgenBesideDefaultPositions), 0,
+                    kSmolgenBesideMaxPositions);
+}
+
+// Whether a batch of n runs layer l's Q|K|V beside its smolgen chain (given
+// a side lane: the stream makes one where the body asks for it).
+bool runs_beside(const EncoderParams& p, const Encoder& l, int n) {
+  return l.has_smolgen && n <= p.beside_positions;
 }
 
 // Whether a batch of n runs layer l's smolgen LN2 inside its generator.
@@ -598,10 +617,18 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   const long long rows = static_cast<long long>(n) * kSquares;
   hipStream_t stream = ctx.stream;
 
-  // Q|K|V before smolgen: a float net's split of x then serves smolgen's
-  // compress product too (both read x over the embedding width).
-  const bool x_split = run_dense(ctx, L.qkv, rows, x, s.qkv);
-  if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s, x_split && L.smolgen.compress.in == L.qkv.in);
+  if (ctx.side != nullptr && runs_beside(p, L, n)) {
+    // Two branches that only read x: Q|K|V on the side lane, smolgen here.
+    ForwardContext side = fork_side(ctx);
+    run_dense(side, L.qkv, rows, x, s.qkv);
+    run_smolgen<T>(ctx, L, p, n, x, s, false);
+    join_side(ctx);
+  } else {
+    // Q|K|V before smolgen: a float net's split of x then serves smolgen's
+    // compress product too (both read x over the embedding width).
+    const bool x_split = run_dense(ctx, L.qkv, rows, x, s.qkv);
+    if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s, x_split && L.smolgen.compress.in == L.qkv.in);
+  }
   if (runs_fused(p, L)) {
     const T* gen = L.has_smolgen ? s.smolgen : nullptr;
     if (!run_tensor_core_attention(p, s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,
@@ -630,7 +657,13 @@ void run_encoders(ForwardContext& ctx, const std::vector<Encoder>& layers, const
                   int n, T* x) {
   if (layers.empty()) return;
   EncoderScratch<T> s = take_scratch<T>(ctx.arena, layers, p, n);
-  for (const Encoder& layer : layers) run_encoder<T>(ctx, layer, p, n, x, s);
+  // Q|K|V beside smolgen only in a captured pass: plain passes (a size's
+  // first, or all with LC0ROCM_NO_GRAPHS=1) run in series, as they measured
+  // faster so, and later passes of other sizes in the process were slower
+  // after plain ones that forked (native/SIDE_LANE.md).
+  EncoderParams q = p;
+  if (ctx.side == nullptr || !gpu_stream_capturing(ctx.stream)) q.beside_positions = 0;
+  for (const Encoder& layer : layers) run_encoder<T>(ctx, layer, q, n, x, s);
 }
 
 // ------------------------------------------------------------------ policy
@@ -668,7 +701,7 @@ class AttentionPolicy final : public PolicyHead {
     plan_dense_norms(encoders_, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
-                            smolgen_generate_positions(cfg)};
+                            smolgen_generate_positions(cfg), 0};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -817,7 +850,8 @@ class AttentionBody final : public Body {
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
-                            mma_attention_enabled(), smolgen_generate_positions(cfg)};
+                            mma_attention_enabled(), smolgen_generate_positions(cfg),
+                            smolgen_beside_positions()};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
@@ -861,6 +895,17 @@ class AttentionBody final : public Body {
     else run<half>(ctx, n, static_cast<const half*>(planes), out);
   }
 
+  // Q|K|V beside smolgen's chain at some batch size: the stream makes a side lane.
+  bool uses_side_lane() const override {
+    return params_.beside_positions > 0 &&
+           std::any_of(encoders_.begin(), encoders_.end(), [](const Encoder& l) { return l.has_smolgen; });
+  }
+  // Dependent launches where Q|K|V runs beside smolgen: together they gain
+  // (t82 b1 +13..15 %, bt4 +9..14 % on an H100), each alone does not
+  // (native/SIDE_LANE.md). Elsewhere our kernels sit between cuBLAS GEMMs
+  // (t82 measured -6..-8 % at b16 with them, bt4 even).
+  bool uses_dependent_launch(int n) const override { return uses_side_lane() && n <= params_.beside_positions; }
+
   std::string describe(int n) const override {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
            (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) +
@@ -895,10 +940,12 @@ class AttentionBody final : public Body {
     for (const Encoder& l : encoders_) {
       if (!l.has_smolgen) continue;
       const attn::SmolgenClusterPlan& plan = l.smolgen.cluster;
+      const std::string beside = runs_beside(params_, l, n) ? ", beside Q|K|V" : "";
       if (n <= plan.positions)
-        return ", smolgen in one launch, a position per cluster of " + std::to_string(plan.cluster) + " blocks";
+        return ", smolgen in one launch, a position per cluster of " + std::to_string(plan.cluster) + " blocks" +
+               beside;
       return std::string(", smolgen a layer at a time") +
-             (runs_generate(cfg_.device, params_, l, n) ? ", its second layer norm in the generator" : "");
+             (runs_generate(cfg_.device, params_, l, n) ? ", its second layer norm in the generator" : "") + beside;
     }
     return "";
   }

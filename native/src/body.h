@@ -53,9 +53,9 @@ struct NetConfig {
 
 // A second stream for the branches of a pass that do not depend on each
 // other (convolution bodies' value and moves-left heads beside the policy
-// head; on attention bodies it measured slower, native/SIDE_LANE.md): small
-// launches of two branches then run side by side instead of one after the
-// other. In a captured graph the fork and the join become edges.
+// head; attention bodies' Q|K|V beside smolgen at batch 1-2,
+// native/SIDE_LANE.md): small launches of two branches then run side by
+// side instead of one after the other. In a captured graph the fork and the join become edges.
 // Owned by the stream that runs the pass, with its own BLAS handle (a
 // handle's workspace must not serve two GEMMs at once).
 struct SideLane {
@@ -128,9 +128,13 @@ class Body {
   virtual void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const = 0;
   // Whether forward() forks onto ctx.side (a stream then creates one for it).
   virtual bool uses_side_lane() const { return false; }
-  // Whether its kernels launch as dependent launches (gpu_compat.h) by
-  // default: a gain only where our kernels follow each other.
-  virtual bool uses_dependent_launch() const { return false; }
+  // Whether a pass of n positions launches its kernels as dependent
+  // launches (gpu_compat.h) by default: a gain only where our kernels follow
+  // each other, or (attention bodies at batch 1-2) beside the side lane.
+  virtual bool uses_dependent_launch(int n) const {
+    (void)n;
+    return false;
+  }
   // How a pass of n positions runs, in words (which of the body's paths it
   // takes): for tests and diagnostics (lc0rocm_stream_describe).
   virtual std::string describe(int n) const = 0;

@@ -154,6 +154,15 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 
 namespace lc0rocm {
 
+#ifndef LC0ROCM_KERNELS_ONLY
+// Whether work issued on `stream` now is captured into a graph (or the
+// question failed: callers then take the cautious path).
+inline bool gpu_stream_capturing(hipStream_t stream) {
+  hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+  return hipStreamIsCapturing(stream, &status) != hipSuccess || status != hipStreamCaptureStatusNone;
+}
+#endif
+
 // ---------------------------------------------------------------- dependent launch
 // On NVIDIA sm_90+ a kernel launched by gpu_launch may start before the
 // kernel ahead of it in its stream has finished (programmatic dependent

@@ -161,10 +161,8 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   side_enabled_ = net.body().uses_side_lane() && env_switch("LC0ROCM_SIDE_STREAM", true);
   const char* pdl = std::getenv("LC0ROCM_PDL");  // 1 / 0: dependent launches on / off whatever the body says
-  dependent_launch_ = net.config().device.dependent_launch &&
-                      (pdl && std::strcmp(pdl, "1") == 0   ? true
-                       : pdl && std::strcmp(pdl, "0") == 0 ? false
-                                                           : net.body().uses_dependent_launch());
+  device_dependent_launch_ = net.config().device.dependent_launch;
+  forced_dependent_launch_ = pdl && std::strcmp(pdl, "1") == 0 ? 1 : pdl && std::strcmp(pdl, "0") == 0 ? 0 : -1;
   small_gemm_max_rows_ = small_gemm_rows_from_environment();
   try {
     blas_ = std::make_unique<Blas>(stream_);
@@ -335,9 +333,14 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
   }
 }
 
+bool Stream::dependent_launch(int n) const {
+  if (!device_dependent_launch_) return false;
+  return forced_dependent_launch_ >= 0 ? forced_dependent_launch_ == 1 : net_.body().uses_dependent_launch(n);
+}
+
 void Stream::run_device(int n, bool from_planes) {
   const NetConfig& cfg = net_.config();
-  DependentLaunchScope dependent(dependent_launch_);
+  DependentLaunchScope dependent(dependent_launch(n));
   arena_.reset();
   void* input = arena_.take(static_cast<size_t>(n) * kSquares * kInputPlanes * dtype_size(cfg.dtype));
   if (from_planes) {

@@ -48,6 +48,7 @@ class Stream {
   // Same, through a graph captured on the second pass of each (n, input kind).
   void run_device_graphed(int n, bool from_planes);
   void destroy_side_lane();
+  bool dependent_launch(int n) const;  // whether a pass of n launches its kernels as dependent launches
 
   const Network& net_;
   hipStream_t stream_ = nullptr;
@@ -58,7 +59,11 @@ class Stream {
   SideLane side_;
   std::unique_ptr<Blas> side_blas_;
   bool side_enabled_ = true;
-  bool dependent_launch_ = false;  // kernels as dependent launches (gpu_compat.h): device and body agree
+  // Kernels as dependent launches (gpu_compat.h) where the device has them:
+  // LC0ROCM_PDL=1 / 0 forces them on / off (1 / 0 here), else -1 and the
+  // body decides per batch size.
+  bool device_dependent_launch_ = false;
+  int forced_dependent_launch_ = -1;
   int small_gemm_max_rows_ = 0;    // ForwardContext::small_gemm_max_rows (LC0ROCM_SMALL_GEMM_ROWS)
   Arena arena_;
   int max_batch_;

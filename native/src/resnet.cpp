@@ -39,7 +39,7 @@ class ResNetBody : public Body {
   // Convolutions, SE and heads are our kernels back to back: maia-1900 fp16
   // b1 +20..40 %, b16 +20..29 % on an H100. (Attention bodies: their kernels
   // sit between cuBLAS GEMMs; t82 measured -6..-8 % at b16, bt4 even.)
-  bool uses_dependent_launch() const override { return true; }
+  bool uses_dependent_launch(int) const override { return true; }
   std::string describe(int n) const override;
 
  private:

@@ -19,10 +19,6 @@ constexpr int kTimedReplays = 2;    // after one warm-up replay; the best counts
 // from batch 32 (64 rows a position).
 constexpr double kTuneMinMacs = 2.0e9;
 
-bool capturing(hipStream_t stream) {
-  hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
-  return hipStreamIsCapturing(stream, &status) != hipSuccess || status != hipStreamCaptureStatusNone;
-}
 }  // namespace
 
 // One shape: its blasLt description and the algorithm that timed fastest
@@ -163,7 +159,7 @@ bool GemmTuner::product(bool trans_a, bool trans_b, int m, int n, int k, const v
   const Impl::Key key{trans_a, trans_b, m, n, k, lda, ldb, ldc};
   auto it = t.shapes.find(key);
   if (it == t.shapes.end()) {
-    if (capturing(t.stream)) return false;  // timed at the plain pass that precedes every capture
+    if (gpu_stream_capturing(t.stream)) return false;  // timed at the plain pass that precedes every capture
     it = t.shapes.emplace(key, t.tune(key, a, b, c)).first;
   }
   const TunedShape& s = *it->second;
