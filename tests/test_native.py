@@ -565,8 +565,8 @@ def attention_path(env, precision):
     layers of one row on gemv_rows (native/GEMV_ROWS.md) at batch 1 unless
     LC0ROCM_GEMV_ROWS says otherwise; half encoder products fused with
     their layer norms on sm_90 (native/DENSE_LAYER_NORM.md) up to
-    LC0ROCM_DENSE_NORM_ROWS rows (off unless asked); Q|K|V on the side lane
-    beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions."""
+    LC0ROCM_DENSE_NORM_ROWS rows (off unless asked); half nets' Q|K|V on the
+    side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions."""
     def expect(info, n):
         if info["vendor"] != "nvidia":
             return None
@@ -577,7 +577,7 @@ def attention_path(env, precision):
         path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
                 else "smolgen a layer at a time")
         beside = int(env.get("LC0ROCM_SMOLGEN_BESIDE", SMOLGEN_BESIDE_DEFAULT_POSITIONS))
-        if n <= beside and env.get("LC0ROCM_SIDE_STREAM") != "0":
+        if precision == "fp16" and n <= beside and env.get("LC0ROCM_SIDE_STREAM") != "0":
             path += ", beside Q|K|V"
         split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
         if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
@@ -630,9 +630,9 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     8 blocks (small batches, half, sm_90); half layers of one row (batch
     1) on gemv_rows, or of up to 4 rows, or none; the output and FFN
     products fused with their layer norms at batch 1, up to batch 4, or
-    never (the default); Q|K|V on the side lane beside smolgen's chain up
-    to batch 2 (the default, with dependent launches there), up to 64, or
-    never (asked, or no side lane); kernels launched plainly or (forced) as
+    never (the default); in half precision Q|K|V on the side lane beside
+    smolgen's chain up to batch 2 (the default, with dependent launches
+    there), up to 64, or never (asked, or no side lane); kernels launched plainly or (forced) as
     dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,

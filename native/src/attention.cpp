@@ -444,11 +444,13 @@ int smolgen_generate_positions(const NetConfig& cfg) {
 // LC0ROCM_SMOLGEN_BESIDE: batches up to this size run each layer's Q|K|V
 // product on the side lane (body.h) beside smolgen's chain, which reads
 // the same x and nothing Q|K|V writes (native/SIDE_LANE.md); 0: never.
+// Half nets only: measured there (float passes keep their split tf32
+// products, which the side lane has no scratch for).
 constexpr int kSmolgenBesideDefaultPositions = 2;
 constexpr int kSmolgenBesideMaxPositions = 64;
 
-int smolgen_beside_positions() {
-  if (!env_switch("LC0ROCM_SIDE_STREAM", true)) return 0;  // no side lane (network.cpp)
+int smolgen_beside_positions(const NetConfig& cfg) {
+  if (cfg.dtype != DType::F16 || !env_switch("LC0ROCM_SIDE_STREAM", true)) return 0;  // no side lane: network.cpp
   return std::clamp(env_int("LC0ROCM_SMOLGEN_BESIDE", kSmolgenBesideDefaultPositions), 0,
                     kSmolgenBesideMaxPositions);
 }
@@ -851,7 +853,7 @@ class AttentionBody final : public Body {
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
                             mma_attention_enabled(), smolgen_generate_positions(cfg),
-                            smolgen_beside_positions()};
+                            smolgen_beside_positions(cfg)};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
