@@ -55,7 +55,8 @@ struct NetConfig {
 // other (convolution bodies' value and moves-left heads beside the policy
 // head; attention bodies' Q|K|V beside smolgen at batch 1-2,
 // native/SIDE_LANE.md): small launches of two branches then run side by
-// side instead of one after the other. In a captured graph the fork and the join become edges.
+// side instead of one after the other. In a captured graph the fork and
+// the join become edges.
 // Owned by the stream that runs the pass, with its own BLAS handle (a
 // handle's workspace must not serve two GEMMs at once).
 struct SideLane {
@@ -131,10 +132,7 @@ class Body {
   // Whether a pass of n positions launches its kernels as dependent
   // launches (gpu_compat.h) by default: a gain only where our kernels follow
   // each other, or (attention bodies at batch 1-2) beside the side lane.
-  virtual bool uses_dependent_launch(int n) const {
-    (void)n;
-    return false;
-  }
+  virtual bool uses_dependent_launch(int /*n*/) const { return false; }
   // How a pass of n positions runs, in words (which of the body's paths it
   // takes): for tests and diagnostics (lc0rocm_stream_describe).
   virtual std::string describe(int n) const = 0;

@@ -155,8 +155,8 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 namespace lc0rocm {
 
 #ifndef LC0ROCM_KERNELS_ONLY
-// Whether work issued on `stream` now is captured into a graph (or the
-// question failed: callers then take the cautious path).
+// Whether work issued on `stream` now is captured into a graph (a failed
+// question reads as capturing).
 inline bool gpu_stream_capturing(hipStream_t stream) {
   hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
   return hipStreamIsCapturing(stream, &status) != hipSuccess || status != hipStreamCaptureStatusNone;
