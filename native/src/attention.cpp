@@ -664,7 +664,7 @@ void run_encoders(ForwardContext& ctx, const std::vector<Encoder>& layers, const
   // faster so, and later passes of other sizes in the process were slower
   // after plain ones that forked (native/SIDE_LANE.md).
   EncoderParams q = p;
-  if (ctx.side == nullptr || !gpu_stream_capturing(ctx.stream)) q.beside_positions = 0;
+  if (q.beside_positions > 0 && (ctx.side == nullptr || !gpu_stream_capturing(ctx.stream))) q.beside_positions = 0;
   for (const Encoder& layer : layers) run_encoder<T>(ctx, layer, q, n, x, s);
 }
 
