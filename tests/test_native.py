@@ -612,7 +612,8 @@ SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
                                  {"LC0ROCM_DENSE_NORM_ROWS": "64"},
                                  {"LC0ROCM_DENSE_NORM_ROWS": "256", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_BESIDE": "0"}, {"LC0ROCM_SIDE_STREAM": "0"},
-                                 {"LC0ROCM_SMOLGEN_BESIDE": "64", "LC0ROCM_PDL": "1"}])
+                                 {"LC0ROCM_SMOLGEN_BESIDE": "64", "LC0ROCM_PDL": "1"},
+                                 {"LC0ROCM_SMOLGEN_FIRST": "1"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
@@ -632,8 +633,10 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     products fused with their layer norms at batch 1, up to batch 4, or
     never (the default); in half precision Q|K|V on the side lane beside
     smolgen's chain up to batch 2 (the default, with dependent launches
-    there), up to 64, or never (asked, or no side lane); kernels launched plainly or (forced) as
-    dependent launches."""
+    there), up to 64, or never (asked, or no side lane); in half
+    precision smolgen's chain before Q|K|V from batch 256 (the default) or
+    at every batch; kernels launched plainly or (forced) as dependent
+    launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
                           expect_path=attention_path(env, precision))

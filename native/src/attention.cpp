@@ -415,6 +415,7 @@ struct EncoderParams {
   bool mma_attention;           // that on mma.sync fragments where it applies, else wmma
   int generate_positions;       // smolgen's LN2 + generator in one launch up to this batch (half)
   int beside_positions;         // Q|K|V on the side lane beside smolgen's chain up to this batch
+  int smolgen_first_positions;  // smolgen's chain before Q|K|V from this batch (half; 0: never)
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -453,6 +454,20 @@ int smolgen_beside_positions(const NetConfig& cfg) {
   if (cfg.dtype != DType::F16 || !env_switch("LC0ROCM_SIDE_STREAM", true)) return 0;  // no side lane: network.cpp
   return std::clamp(env_int("LC0ROCM_SMOLGEN_BESIDE", kSmolgenBesideDefaultPositions), 0,
                     kSmolgenBesideMaxPositions);
+}
+
+// LC0ROCM_SMOLGEN_FIRST: batches of this size or more run each layer's
+// smolgen chain before its Q|K|V product, so that smolgen's compress
+// product reads x while the layer norm that wrote it left it in L2 (Q|K|V
+// writes 3 x's worth first otherwise); 0: never. Half nets only (a float
+// pass's split of x serves both products in the other order). H100:
+// t82 +1..2 % at batch 256, within noise at 64 and on bt4 (BENCHMARKS.md,
+// "Smolgen's chain before Q|K|V").
+constexpr int kSmolgenFirstDefaultPositions = 256;
+
+int smolgen_first_positions(const NetConfig& cfg) {
+  if (cfg.dtype != DType::F16) return 0;
+  return std::max(0, env_int("LC0ROCM_SMOLGEN_FIRST", kSmolgenFirstDefaultPositions));
 }
 
 // Whether a batch of n runs layer l's Q|K|V beside its smolgen chain (given
@@ -625,6 +640,9 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
     run_dense(side, L.qkv, rows, x, s.qkv);
     run_smolgen<T>(ctx, L, p, n, x, s, false);
     join_side(ctx);
+  } else if (L.has_smolgen && p.smolgen_first_positions > 0 && n >= p.smolgen_first_positions) {
+    run_smolgen<T>(ctx, L, p, n, x, s, false);
+    run_dense(ctx, L.qkv, rows, x, s.qkv);
   } else {
     // Q|K|V before smolgen: a float net's split of x then serves smolgen's
     // compress product too (both read x over the embedding width).
@@ -703,7 +721,7 @@ class AttentionPolicy final : public PolicyHead {
     plan_dense_norms(encoders_, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
-                            smolgen_generate_positions(cfg), 0};
+                            smolgen_generate_positions(cfg), 0, 0};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -853,7 +871,7 @@ class AttentionBody final : public Body {
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
                             mma_attention_enabled(), smolgen_generate_positions(cfg),
-                            smolgen_beside_positions(cfg)};
+                            smolgen_beside_positions(cfg), smolgen_first_positions(cfg)};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
