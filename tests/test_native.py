@@ -635,7 +635,7 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     smolgen's chain up to batch 2 (the default, with dependent launches
     there), up to 64, or never (asked, or no side lane); in half
     precision smolgen's chain before Q|K|V from batch 256 (the default) or
-    at every batch; kernels launched plainly or (forced) as dependent
+    from batch 1 (where it does not run beside); kernels launched plainly or (forced) as dependent
     launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,

@@ -460,9 +460,10 @@ int smolgen_beside_positions(const NetConfig& cfg) {
 // smolgen chain before its Q|K|V product, so that smolgen's compress
 // product reads x while the layer norm that wrote it left it in L2 (Q|K|V
 // writes 3 x's worth first otherwise); 0: never. Half nets only (a float
-// pass's split of x serves both products in the other order). H100:
-// t82 +1..2 % at batch 256, within noise at 64 and on bt4 (BENCHMARKS.md,
-// "Smolgen's chain before Q|K|V").
+// pass's split of x serves both products in the other order). H100, seven
+// rounds: batch 256 t82 -0.2..+1.9 %, bt4 -0.2..+1.7 %; 512 even
+// (BENCHMARKS.md, "Smolgen's chain before Q|K|V"). Q|K|V beside smolgen
+// (small batches) takes precedence.
 constexpr int kSmolgenFirstDefaultPositions = 256;
 
 int smolgen_first_positions(const NetConfig& cfg) {
