@@ -909,6 +909,8 @@ class AttentionBody final : public Body {
         cfg.dtype == DType::F16 ? std::clamp(env_int("LC0ROCM_GEMV_ROWS", kGemvDefaultRows), 0, kGemvMaxRows) : 0;
     tf32_floats_per_position_ = splitter.floats_per_position();
     tf32_from_rows_ = splitter.from_rows();
+    side_lane_ = params_.beside_positions > 0 &&
+                 std::any_of(encoders_.begin(), encoders_.end(), [](const Encoder& l) { return l.has_smolgen; });
   }
 
   void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const override {
@@ -917,15 +919,12 @@ class AttentionBody final : public Body {
   }
 
   // Q|K|V beside smolgen's chain at some batch size: the stream makes a side lane.
-  bool uses_side_lane() const override {
-    return params_.beside_positions > 0 &&
-           std::any_of(encoders_.begin(), encoders_.end(), [](const Encoder& l) { return l.has_smolgen; });
-  }
+  bool uses_side_lane() const override { return side_lane_; }
   // Dependent launches where Q|K|V runs beside smolgen: together they gain
   // (t82 b1 +13..15 %, bt4 +9..14 % on an H100), each alone does not
   // (native/SIDE_LANE.md). Elsewhere our kernels sit between cuBLAS GEMMs
   // (t82 measured -6..-8 % at b16 with them, bt4 even).
-  bool uses_dependent_launch(int n) const override { return uses_side_lane() && n <= params_.beside_positions; }
+  bool uses_dependent_launch(int n) const override { return side_lane_ && n <= params_.beside_positions; }
 
   std::string describe(int n) const override {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
@@ -1017,6 +1016,7 @@ class AttentionBody final : public Body {
   // their layers of as many rows on gemv_rows (native/GEMV_ROWS.md); 0: never.
   int gemv_max_rows_ = 0;
   int tf32_from_rows_ = 0;
+  bool side_lane_ = false;  // some layer runs Q|K|V beside smolgen at some batch size (set once)
   Sm90Plan sm90_plan_;  // which products run on our sm_90 one
 };
 
