@@ -16,7 +16,8 @@
 // once its products are done, either taking 128 x 128 tiles of y in turns
 // (ping-pong: one's epilogue overlaps the other's products) or sharing each
 // 128 x 256 tile (cooperative); optionally in pairs of blocks that share
-// W's fetches (TMA multicast). See Schedule and the kernel below.
+// W's fetches (TMA multicast). The epilogue writes y through shared memory
+// and TMA stores (store_tile). See Schedule and the kernel below.
 //
 // Other devices: under hipcc, and in NVIDIA builds not for sm_90a, this file
 // defines stubs that return false, and the caller runs its BLAS product.
@@ -50,6 +51,12 @@ constexpr int kTileM = 128, kTileK = 64;  // kTileK: one 128-byte swizzle row of
 constexpr int kConsumers = 2;              // warpgroups running products
 constexpr int kThreads = (1 + kConsumers) * 128;  // and one producer warpgroup
 constexpr int kAccumulators = 128;         // floats per consumer thread: 128 x 128 or 64 x 256 over 128 threads
+// The epilogue's boxes of y: 64 x 64 halves (128-byte rows, TMA's 128-byte
+// swizzle), two per consumer, filled and stored in turns.
+constexpr int kOutBox = 64;
+constexpr int kOutBoxes = 2;
+constexpr unsigned kOutBoxBytes = kOutBox * kOutBox * sizeof(__half);
+static_assert(kOutBox == kTileK, "y's boxes take the operands' tensor-map shape (tile_map)");
 
 template <int kTileN>
 struct Schedule {
@@ -58,10 +65,11 @@ struct Schedule {
   static constexpr unsigned kStageABytes = kTileM * kTileK * sizeof(__half);
   static constexpr unsigned kStageBBytes = kTileN * kTileK * sizeof(__half);
   // The stages, 1,024-byte aligned for the swizzle (hence the slack), then
-  // the full and empty barriers of each stage and the consumers' turn
-  // barriers.
-  static constexpr size_t kSharedBytes =
-      1024 + kStages * (kStageABytes + kStageBBytes) + (2 * kStages + kConsumers) * sizeof(uint64_t);
+  // each consumer's two output boxes (store_tile), then the full and empty
+  // barriers of each stage and the consumers' turn barriers: 230,480 bytes
+  // (cooperative) and 230,512 (ping-pong) of the 232,448 a block may have.
+  static constexpr size_t kSharedBytes = 1024 + kStages * (kStageABytes + kStageBBytes) +
+                                         kConsumers * kOutBoxes * kOutBoxBytes + (2 * kStages + kConsumers) * sizeof(uint64_t);
 };
 static_assert(kTileM * 128 / 128 == kAccumulators, "ping-pong: a consumer's 128 threads hold a 128 x 128 tile");
 static_assert(kTileM / kConsumers * 256 / 128 == kAccumulators,
@@ -70,27 +78,55 @@ static_assert(kTileM / kConsumers * 256 / 128 == kAccumulators,
 // Stores 64 rows x kCols columns of a warpgroup's accumulators (PTX ISA,
 // wgmma .m64nNk16 D fragments: warp w holds rows 16w + g and 16w + g + 8, g
 // = lane / 4; d[4j], d[4j + 1] are columns 8j + 2t, + 1 of the first row, t
-// = lane % 4, d[4j + 2], d[4j + 3] those of the second) at y's rows from
-// row0 and columns from col0, bias and activation applied; rows from M on
-// are left out.
+// = lane % 4, d[4j + 2], d[4j + 3] those of the second), bias and activation
+// applied, at y's rows from row0 and columns from col0 (y_map: boxes of 64 x
+// 64; rows from M on are not written).
+//
+// Why through shared memory: each thread holds 4-byte pieces of 16 rows, so
+// stores straight from the accumulators are 4-byte stores that keep the
+// warps waiting on the memory pipeline (ncu: "LG throttle"), and they ran
+// at 0.67-0.75x of cuBLAS's speed. Here a 64-column box at a time goes into
+// one of the warpgroup's two shared boxes (128-byte swizzled like the
+// operands: the eight rows a store instruction covers land in different
+// banks) and leaves by one TMA store, asynchronously, while the warpgroup
+// fills the other box and then runs its next tile: as fast as cuBLAS
+// (native/GEMM_SM90.md). `boxes` is the warpgroup's pair; `barrier` its
+// named barrier.
 template <int kCols, Activation kAct>
-__device__ __forceinline__ void store_accumulators(const float* d, __half* y, const float* bias, int row0, int col0,
-                                                   int M, int N, Activation act) {
+__device__ __forceinline__ void store_tile(const float* d, __half* boxes, const CUtensorMap* y_map,
+                                           const float* bias, int row0, int col0, Activation act, int barrier) {
+  static_assert(kCols % (2 * kOutBox) == 0, "an even count of boxes, so the pair is taken in turns across calls");
+  using namespace wgmma;
   const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
-  const int row = row0 + warp * 16 + lane / 4;
-  const bool row_in = row < M, row8_in = row + 8 < M;
-  __half* y0 = y + static_cast<size_t>(row) * N;
-  __half* y8 = y0 + static_cast<size_t>(8) * N;
+  const int g = lane / 4, t = lane % 4;
+  const int row = warp * 16 + g;  // in the box; row % 8 == g, which the swizzle takes
+  const bool leader = threadIdx.x % 128 == 0;
 #pragma unroll
-  for (int j = 0; j < kCols / 8; ++j) {
-    const int col = col0 + 8 * j + 2 * (lane % 4);
-    const float2 b = bias ? *reinterpret_cast<const float2*>(bias + col) : make_float2(0.0f, 0.0f);
-    if (row_in)
-      *reinterpret_cast<__half2*>(y0 + col) = __floats2half2_rn(activate_as<kAct>(d[4 * j] + b.x, act),
-                                                                activate_as<kAct>(d[4 * j + 1] + b.y, act));
-    if (row8_in)
-      *reinterpret_cast<__half2*>(y8 + col) = __floats2half2_rn(activate_as<kAct>(d[4 * j + 2] + b.x, act),
-                                                                activate_as<kAct>(d[4 * j + 3] + b.y, act));
+  for (int q = 0; q < kCols / kOutBox; ++q) {
+    __half* box = boxes + (q % kOutBoxes) * kOutBox * kOutBox;
+    const unsigned box_address = shared_address(box);
+    // The store that last read this box (two boxes ago) is done reading it.
+    if (leader) bulk_wait_read<kOutBoxes - 1>();
+    named_barrier_sync(barrier, 128);
+#pragma unroll
+    for (int c = 0; c < kOutBox / 8; ++c) {  // 8-column pieces, 16 bytes of a 128-byte row
+      const int j = q * (kOutBox / 8) + c;
+      const int col = col0 + 8 * j + 2 * t;
+      const float2 b = bias ? *reinterpret_cast<const float2*>(bias + col) : make_float2(0.0f, 0.0f);
+      const __half2 first = __floats2half2_rn(activate_as<kAct>(d[4 * j] + b.x, act),
+                                              activate_as<kAct>(d[4 * j + 1] + b.y, act));
+      const __half2 second = __floats2half2_rn(activate_as<kAct>(d[4 * j + 2] + b.x, act),
+                                               activate_as<kAct>(d[4 * j + 3] + b.y, act));
+      const unsigned piece = static_cast<unsigned>(((c ^ g) * 16) + 4 * t);  // 128-byte swizzle: piece c of row r at c ^ (r % 8)
+      store_shared_u32(box_address + row * 128 + piece, *reinterpret_cast<const unsigned*>(&first));
+      store_shared_u32(box_address + (row + 8) * 128 + piece, *reinterpret_cast<const unsigned*>(&second));
+    }
+    fence_async_shared();
+    named_barrier_sync(barrier, 128);
+    if (leader) {
+      tma_store_2d(y_map, box, col0 + q * kOutBox, row0);
+      bulk_commit();
+    }
   }
 }
 
@@ -112,7 +148,8 @@ __device__ __forceinline__ void store_accumulators(const float* d, __half* y, co
 template <int kTileN, int kCluster, Activation kAct>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
-                     __half* y, const float* bias, int M, int N, int K, Activation act) {
+                     const __grid_constant__ CUtensorMap y_map, const float* bias, int M, int N, int K,
+                     Activation act) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
   // is empty there (gpu_has_wgmma never lets that code run).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -124,7 +161,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~static_cast<uintptr_t>(1023));
   __half* stage_x = reinterpret_cast<__half*>(base);
   __half* stage_w = reinterpret_cast<__half*>(base + kStages * S::kStageABytes);
-  uint64_t* full = reinterpret_cast<uint64_t*>(base + kStages * (S::kStageABytes + S::kStageBBytes));
+  __half* out_boxes = reinterpret_cast<__half*>(base + kStages * (S::kStageABytes + S::kStageBBytes));
+  uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<unsigned char*>(out_boxes) +
+                                               kConsumers * kOutBoxes * kOutBoxBytes);
   uint64_t* empty = full + kStages;
   uint64_t* turn = empty + kStages;  // ping-pong: turn[c], the other consumer issued its tile's products
 
@@ -174,6 +213,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int consumer = warpgroup - 1;
     const int first = S::kPingPong ? consumer : 0;     // the consumer's first tile of the block's
     const int stride = S::kPingPong ? kConsumers : 1;  // and every how many
+    __half* boxes = out_boxes + consumer * kOutBoxes * kOutBox * kOutBox;
+    const int barrier = 1 + consumer;  // named barrier ids 1, 2 (0 is __syncthreads')
     // A stage's release goes to its empty barrier in every block of the cluster.
     auto release = [&](int stage) {
       if (threadIdx.x % 128 != 0) return;
@@ -222,12 +263,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       release((seq - 1) % kStages);
 
       if constexpr (S::kPingPong) {
-        store_accumulators<128, kAct>(acc, y, bias, m0, n0, M, N, act);
-        store_accumulators<128, kAct>(acc + 64, y, bias, m0 + 64, n0, M, N, act);
+        store_tile<128, kAct>(acc, boxes, &y_map, bias, m0, n0, act, barrier);
+        store_tile<128, kAct>(acc + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
       } else {
-        store_accumulators<256, kAct>(acc, y, bias, m0 + consumer * 64, n0, M, N, act);
+        store_tile<256, kAct>(acc, boxes, &y_map, bias, m0 + consumer * 64, n0, act, barrier);
       }
     }
+    if (threadIdx.x % 128 == 0) bulk_wait_all();  // y is written before the block leaves
   }
   // A block leaves only once the other's multicasts into it and releases to
   // it are done.
@@ -255,9 +297,9 @@ EncodeTiled tensor_map_encoder() {
   return encoder;
 }
 
-// A row-major half matrix [rows][cols] read in boxes of box_rows x kTileK,
-// 128-byte swizzled (what operand_descriptor expects); rows past the end
-// read as zeros.
+// A row-major half matrix [rows][cols] in boxes of box_rows x kTileK,
+// 128-byte swizzled (what operand_descriptor and store_tile expect); rows
+// past the end read as zeros and are not written.
 bool tile_map(CUtensorMap* map, const void* matrix, long long rows, int cols, int box_rows) {
   const EncodeTiled encode = tensor_map_encoder();
   if (encode == nullptr) return false;
@@ -296,7 +338,7 @@ std::atomic<int> pair_clusters[2] = {0, 0};
 
 template <int kTileN, int kCluster>
 void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_map, const CUtensorMap& w_map,
-            long long M, int N, int K, const float* bias, Activation act, void* y) {
+            const CUtensorMap& y_map, long long M, int N, int K, const float* bias, Activation act) {
   const long long groups = (M + kCluster * kTileM - 1) / (kCluster * kTileM) * (N / kTileN);
   const int resident = kCluster > 1 ? pair_clusters[kTileN / 256].load() : device.multiprocessors;
   const dim3 grid(static_cast<unsigned>(std::min<long long>(groups, resident) * kCluster));
@@ -304,11 +346,11 @@ void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_m
     constexpr Activation kAct = decltype(tag)::value;
     if constexpr (kCluster > 1)
       gpu_launch_cluster(gemm_sm90_kernel<kTileN, kCluster, kAct>, grid, dim3(kThreads),
-                         Schedule<kTileN>::kSharedBytes, stream, kCluster, x_map, w_map, static_cast<__half*>(y),
-                         bias, static_cast<int>(M), N, K, act);
+                         Schedule<kTileN>::kSharedBytes, stream, kCluster, x_map, w_map, y_map, bias,
+                         static_cast<int>(M), N, K, act);
     else
       gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct>, grid, dim3(kThreads), Schedule<kTileN>::kSharedBytes,
-                 stream, x_map, w_map, static_cast<__half*>(y), bias, static_cast<int>(M), N, K, act);
+                 stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K, act);
   });
   GPU_CHECK_LAUNCH();
 }
@@ -340,17 +382,19 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
                const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster) {
   using namespace sm90_gemm;
   if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_fits(N, K)) return false;
-  if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 4) || (bias && !aligned(bias, 8))) return false;
-  CUtensorMap x_map, w_map;
+  if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 16) || (bias && !aligned(bias, 8))) return false;
+  CUtensorMap x_map, w_map, y_map;
   if (tile_n != 256 || N % 256 != 0) tile_n = 128;
   if (cluster != 2 || pair_clusters[tile_n / 256].load() == 0) cluster = 1;
-  if (!tile_map(&x_map, x, M, K, kTileM) || !tile_map(&w_map, w, N, K, tile_n / cluster)) return false;
+  if (!tile_map(&x_map, x, M, K, kTileM) || !tile_map(&w_map, w, N, K, tile_n / cluster) ||
+      !tile_map(&y_map, y, M, N, kOutBox))
+    return false;
   if (tile_n == 256) {
-    if (cluster == 2) launch<256, 2>(stream, device, x_map, w_map, M, N, K, bias, act, y);
-    else launch<256, 1>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+    if (cluster == 2) launch<256, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
+    else launch<256, 1>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
   } else {
-    if (cluster == 2) launch<128, 2>(stream, device, x_map, w_map, M, N, K, bias, act, y);
-    else launch<128, 1>(stream, device, x_map, w_map, M, N, K, bias, act, y);
+    if (cluster == 2) launch<128, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
+    else launch<128, 1>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
   }
   return true;
 }

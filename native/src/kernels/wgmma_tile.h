@@ -1,6 +1,7 @@
 // wgmma_tile.h - Hopper's warpgroup tensor-core products (wgmma) on operands
-// that the tensor memory accelerator (TMA) puts in shared memory, and the
-// shared-memory barriers that pace them: the pieces of kernels/gemm_sm90.hip.
+// that the tensor memory accelerator (TMA) puts in shared memory, the TMA
+// stores that write results back, and the shared-memory barriers that pace
+// them: the pieces of kernels/gemm_sm90.hip.
 // Device code of NVIDIA builds for sm_90a only (LC0ROCM_SM90A: wgmma and its
 // fences exist on compute capability 9.0 alone, not on later chips).
 #pragma once
@@ -76,6 +77,37 @@ __device__ __forceinline__ void barrier_arrive_in_block(uint64_t* bar, unsigned 
   unsigned remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(bar)), "r"(rank));
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+// A box of `map` from shared memory at src (1024-byte aligned, laid out as
+// the map's swizzle says) to the tensor at (inner, outer) elements; parts of
+// the box past the tensor's end are not written. Asynchronous: the calling
+// thread's stores since the last bulk_commit form one group (bulk_wait_read,
+// bulk_wait_all). The threads that wrote src call fence_async_shared first.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int inner, int outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(inner), "r"(outer), "r"(shared_address(src))
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Until the stores of all but this thread's kPending latest groups have read
+// their shared memory (it may be written again).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+// Until this thread's stores are complete (before its block leaves).
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Makes this thread's shared-memory writes visible to the TMA (the async proxy).
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// A barrier of `threads` threads (a warpgroup: 128) on hardware barrier id
+// (1-15; 0 is __syncthreads').
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void store_shared_u32(unsigned address, unsigned value) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");
 }
 
 // ---------------------------------------------------------------- wgmma
