@@ -556,7 +556,7 @@ def has_tf32_products(info):
     return info["vendor"] == "nvidia" and found is not None and int(found.group(1)) >= 80
 
 
-def attention_path(env, precision):
+def attention_path(env, precision, ffn_fits_sm90=False):
     """expect_path for an attention body under `env`, on NVIDIA GPUs; None
     elsewhere. Smolgen's chain in one launch over clusters
     (attn_smolgen_cluster.hip; half on sm_90: clusters of 16 blocks) or a
@@ -566,7 +566,10 @@ def attention_path(env, precision):
     LC0ROCM_GEMV_ROWS says otherwise; half encoder products fused with
     their layer norms on sm_90 (native/DENSE_LAYER_NORM.md) up to
     LC0ROCM_DENSE_NORM_ROWS rows (off unless asked); half nets' Q|K|V on the
-    side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions."""
+    side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions;
+    half nets' FFN's first product on our sm_90 product
+    (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
+    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits_sm90)."""
     def expect(info, n):
         if info["vendor"] != "nvidia":
             return None
@@ -582,6 +585,10 @@ def attention_path(env, precision):
         split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
         if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
             path += f", float products from {split_rows} rows as split tf32 (3 passes)"
+        sm90_rows = int(env.get("LC0ROCM_GEMM_SM90_ROWS", SM90_DEFAULT_ROWS))
+        if (precision == "fp16" and sm90 and ffn_fits_sm90 and env.get("LC0ROCM_GEMM_SM90") != "0"
+                and 64 * n >= sm90_rows):
+            path += f", the FFN's first products on sm_90 wgmma from {sm90_rows} rows"
         norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
         if precision == "fp16" and sm90 and 64 * n <= norm_rows:
             path += ", output and FFN products with their layer norms"
@@ -591,9 +598,10 @@ def attention_path(env, precision):
     return expect
 
 
-# kTf32SplitFromRows, kGemvDefaultRows, kDenseNormDefaultRows and
-# kSmolgenBesideDefaultPositions in native/src/attention.cpp.
+# kTf32SplitFromRows, kGemvDefaultRows, kDenseNormDefaultRows,
+# kSmolgenBesideDefaultPositions and kSm90FromRows in native/src/attention.cpp.
 TF32_SPLIT_DEFAULT_ROWS = 128
+SM90_DEFAULT_ROWS = 8192
 GEMV_DEFAULT_ROWS = 1
 DENSE_NORM_DEFAULT_ROWS = 0
 SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
@@ -613,7 +621,9 @@ SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
                                  {"LC0ROCM_DENSE_NORM_ROWS": "256", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_BESIDE": "0"}, {"LC0ROCM_SIDE_STREAM": "0"},
                                  {"LC0ROCM_SMOLGEN_BESIDE": "64", "LC0ROCM_PDL": "1"},
-                                 {"LC0ROCM_SMOLGEN_FIRST": "1"}])
+                                 {"LC0ROCM_SMOLGEN_FIRST": "1"}, {"LC0ROCM_GEMM_SM90": "0"},
+                                 {"LC0ROCM_GEMM_SM90_ROWS": "64"},
+                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_TILE": "128"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
@@ -635,11 +645,14 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     smolgen's chain up to batch 2 (the default, with dependent launches
     there), up to 64, or never (asked, or no side lane); in half
     precision smolgen's chain before Q|K|V from batch 256 (the default) or
-    from batch 1 (where it does not run beside); kernels launched plainly or (forced) as dependent
-    launches."""
+    from batch 1 (where it does not run beside); in half precision on sm_90
+    the FFN's first product on our own (wgmma, its activation in the
+    epilogue; tiny-attn's FFN fits it, tiny-bt's 96 columns do not) from
+    batch 128 (the default), from batch 1, on the ping-pong schedule, or
+    never; kernels launched plainly or (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
-                          expect_path=attention_path(env, precision))
+                          expect_path=attention_path(env, precision, ffn_fits_sm90=net == "tiny-attn"))
 
 
 @pytest.mark.gpu

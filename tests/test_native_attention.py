@@ -291,17 +291,19 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode,tile,cluster", [("1", "128", "1"), ("2", "128", "1"), ("2", "256", "1"),
+@pytest.mark.parametrize("mode,tile,cluster", [("1", "256", "1"), ("1", "128", "1"), ("2", "128", "1"), ("2", "256", "1"),
                                                ("2", "128", "2"), ("2", "256", "2")])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
 def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, monkeypatch):
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
-    TMA, bias and activation in its epilogue) for the FFN's first product
-    (LC0ROCM_GEMM_SM90=1) or all four encoder products (2), on its ping-pong
-    (tiles 128 wide) or cooperative schedule (256), alone or in pairs of
+    TMA, bias and activation in its epilogue, y written back by TMA stores)
+    for the FFN's first product (LC0ROCM_GEMM_SM90=1, the default from batch
+    128) or all four encoder products (2), on its cooperative (tiles 256
+    wide, the default) or ping-pong schedule (128), alone or in pairs of
     blocks sharing W's fetches (cluster 2), from 64 rows on so that every
     batch takes it; batch 7 (448 rows) leaves the last 128-row tile part
-    empty (TMA reads zeros past the end, the stores stop there), at batch 1
+    empty (TMA reads zeros past the end and its stores leave those rows
+    out), at batch 1
     a pair's second tile lies wholly past the end, and from batch 64 on a
     block takes several tiles. Within the fp16 bound of
     the float reference at every batch, NaN-poisoned outputs; describe()

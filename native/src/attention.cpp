@@ -174,12 +174,15 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 
 // LC0ROCM_GEMM_SM90: which encoder products of a half net run on our own
 // sm_90 product (kernels/gemm_sm90.hip, native/GEMM_SM90.md): 0 none, 1
-// the FFN's first (its bias and activation in the product's epilogue, no
-// bias_act pass), 2 all four (Q|K|V, output, FFN). LC0ROCM_GEMM_SM90_ROWS:
-// from how many rows (64 a position). LC0ROCM_GEMM_SM90_TILE: 256 for the
-// cooperative schedule, else ping-pong. LC0ROCM_GEMM_SM90_CLUSTER=2: blocks
-// in pairs that share W's fetches. Off unless asked while it is measured.
-constexpr int kSm90FromRows = 4096;
+// the FFN's first (the default: its bias and activation in the product's
+// epilogue, no bias_act pass), 2 all four (Q|K|V, output, FFN: measured
+// slower than cuBLAS's products for the three without an activation).
+// LC0ROCM_GEMM_SM90_ROWS: from how many rows (64 a position).
+// LC0ROCM_GEMM_SM90_TILE: 128 for the ping-pong schedule, else cooperative
+// (the faster one). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in pairs that share
+// W's fetches.
+constexpr int kSm90DefaultMode = 1;
+constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 2.5 % at 64 (t82 gained 1.5 %), both gain from 128
 
 // What runs there, for describe(): from which rows (0: nothing), and
 // whether every encoder product or the FFN's first only.
@@ -189,9 +192,9 @@ struct Sm90Plan {
 };
 
 Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, const NetConfig& cfg) {
-  const int mode = env_int("LC0ROCM_GEMM_SM90", 0);
+  const int mode = env_int("LC0ROCM_GEMM_SM90", kSm90DefaultMode);
   const int from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
-  const int tile = env_int("LC0ROCM_GEMM_SM90_TILE", 128) == 256 ? 256 : 128;
+  const int tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
   const int cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
   if (mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) return {};
   Sm90Plan planned;
