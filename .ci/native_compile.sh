@@ -13,6 +13,7 @@
 #         the build compiles sm_90: lc0_rocm/backends/native.py) and a
 #         shared-library link. cuBLAS headers come from the CUDA install, a pip
 #         nvidia-cublas package, or are fetched once into ~/.cache (pip).
+#         Also the product benchmark, native/bench (compiled, not linked).
 # Either compiler missing: that half is skipped with a message; both missing
 # fails.
 set -euo pipefail
@@ -76,6 +77,11 @@ if command -v nvcc >/dev/null; then
   undefined=$(nm -D --undefined-only "$OUT/liblc0rocm.so" | awk '{print $2}' | grep -E 'lc0rocm' || true)
   if [ -n "$undefined" ]; then echo "FAILED: unresolved library symbols: $undefined"; exit 1; fi
   echo "   $(ls "$OUT"/nv_*.o | wc -l) files OK, liblc0rocm.so linked"
+  # The product benchmark (scripts/gemm_sm90_bench.py) compiles the library's
+  # gemm_sm90 source into a program of its own: compiled here too, not linked.
+  nvcc -x cu -arch=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -I"$SRC" -Inative/include -I"$CUBLAS_INC" \
+    -c native/bench/gemm_sm90_bench.cu -o "$OUT/gemm_sm90_bench.o" || { echo "FAILED (nvidia): native/bench"; exit 1; }
+  echo "   native/bench/gemm_sm90_bench.cu OK"
   ran=1
 else
   echo "-- NVIDIA: nvcc not found, skipped"

@@ -103,8 +103,9 @@ def source_files(src: pathlib.Path) -> list[pathlib.Path]:
 
 def source_hash(src: pathlib.Path, extra: str = "") -> str:
     """Hash of every source and header (path + content) and the build recipe;
-    the chess core (native/core, a library of its own) is left out."""
-    return buildcache.source_hash(src, extra, skip_dirs=("core",))
+    the chess core (native/core, a library of its own) and the benchmark
+    programs (native/bench) are left out."""
+    return buildcache.source_hash(src, extra, skip_dirs=("core", "bench"))
 
 
 def cdef_text(src: pathlib.Path | None = None) -> str:
