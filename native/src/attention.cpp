@@ -182,7 +182,7 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // (the faster one). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in pairs that share
 // W's fetches.
 constexpr int kSm90DefaultMode = 1;
-constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 2.5 % at 64 (t82 gained 1.5 %), both gain from 128
+constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 
 // What runs there, for describe(): from which rows (0: nothing), and
 // whether every encoder product or the FFN's first only.
