@@ -291,8 +291,8 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode,tile,cluster", [("1", "256", "1"), ("1", "128", "1"), ("2", "128", "1"), ("2", "256", "1"),
-                                               ("2", "128", "2"), ("2", "256", "2")])
+@pytest.mark.parametrize("mode,tile,cluster", [("1", "256", "1"), ("1", "128", "1"), ("2", "128", "1"),
+                                               ("2", "256", "1"), ("2", "128", "2"), ("2", "256", "2")])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
 def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, monkeypatch):
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
@@ -303,9 +303,8 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     blocks sharing W's fetches (cluster 2), from 64 rows on so that every
     batch takes it; batch 7 (448 rows) leaves the last 128-row tile part
     empty (TMA reads zeros past the end and its stores leave those rows
-    out), at batch 1
-    a pair's second tile lies wholly past the end, and from batch 64 on a
-    block takes several tiles. Within the fp16 bound of
+    out), at batch 1 a pair's second tile lies wholly past the end, and
+    from batch 64 on a block takes several tiles. Within the fp16 bound of
     the float reference at every batch, NaN-poisoned outputs; describe()
     shows the product ran. Skips off sm_90."""
     from lc0_rocm import backends

@@ -69,7 +69,8 @@ struct Schedule {
   // barriers of each stage and the consumers' turn barriers: 230,480 bytes
   // (cooperative) and 230,512 (ping-pong) of the 232,448 a block may have.
   static constexpr size_t kSharedBytes = 1024 + kStages * (kStageABytes + kStageBBytes) +
-                                         kConsumers * kOutBoxes * kOutBoxBytes + (2 * kStages + kConsumers) * sizeof(uint64_t);
+                                         kConsumers * kOutBoxes * kOutBoxBytes +
+                                         (2 * kStages + kConsumers) * sizeof(uint64_t);
 };
 static_assert(kTileM * 128 / 128 == kAccumulators, "ping-pong: a consumer's 128 threads hold a 128 x 128 tile");
 static_assert(kTileM / kConsumers * 256 / 128 == kAccumulators,
@@ -117,7 +118,8 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
                                               activate_as<kAct>(d[4 * j + 1] + b.y, act));
       const __half2 second = __floats2half2_rn(activate_as<kAct>(d[4 * j + 2] + b.x, act),
                                                activate_as<kAct>(d[4 * j + 3] + b.y, act));
-      const unsigned piece = static_cast<unsigned>(((c ^ g) * 16) + 4 * t);  // 128-byte swizzle: piece c of row r at c ^ (r % 8)
+      // 128-byte swizzle: 16-byte piece c of row r sits at c ^ (r % 8).
+      const unsigned piece = static_cast<unsigned>(((c ^ g) * 16) + 4 * t);
       store_shared_u32(box_address + row * 128 + piece, *reinterpret_cast<const unsigned*>(&first));
       store_shared_u32(box_address + (row + 8) * 128 + piece, *reinterpret_cast<const unsigned*>(&second));
     }
