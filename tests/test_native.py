@@ -19,6 +19,7 @@ from lc0_rocm import backends
 from lc0_rocm.backends import native
 from lc0_rocm.backends.base import unpack_planes
 from lc0_rocm.backends.native import NativeError
+from lc0_rocm.makenet import attention as attention_nets
 from lc0_rocm.weights import load_weights
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -556,7 +557,7 @@ def has_tf32_products(info):
     return info["vendor"] == "nvidia" and found is not None and int(found.group(1)) >= 80
 
 
-def attention_path(env, precision, ffn_fits_sm90=False):
+def attention_path(env, precision, ffn_fits=False):
     """expect_path for an attention body under `env`, on NVIDIA GPUs; None
     elsewhere. Smolgen's chain in one launch over clusters
     (attn_smolgen_cluster.hip; half on sm_90: clusters of 16 blocks) or a
@@ -569,7 +570,7 @@ def attention_path(env, precision, ffn_fits_sm90=False):
     side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions;
     half nets' FFN's first product on our sm_90 product
     (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
-    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits_sm90)."""
+    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits)."""
     def expect(info, n):
         if info["vendor"] != "nvidia":
             return None
@@ -586,7 +587,7 @@ def attention_path(env, precision, ffn_fits_sm90=False):
         if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
             path += f", float products from {split_rows} rows as split tf32 (3 passes)"
         sm90_rows = int(env.get("LC0ROCM_GEMM_SM90_ROWS", SM90_DEFAULT_ROWS))
-        if (precision == "fp16" and sm90 and ffn_fits_sm90 and env.get("LC0ROCM_GEMM_SM90") != "0"
+        if (precision == "fp16" and sm90 and ffn_fits and env.get("LC0ROCM_GEMM_SM90") != "0"
                 and 64 * n >= sm90_rows):
             path += f", the FFN's first products on sm_90 wgmma from {sm90_rows} rows"
         norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
@@ -605,6 +606,13 @@ SM90_DEFAULT_ROWS = 8192
 GEMV_DEFAULT_ROWS = 1
 DENSE_NORM_DEFAULT_ROWS = 0
 SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
+ATTENTION_SHAPES = {"tiny-attn": attention_nets.TINY_ATTN, "tiny-bt": attention_nets.TINY_BT}
+
+
+def ffn_fits_sm90(shape) -> bool:
+    """Whether an attention net's FFN's first product takes our sm_90 product:
+    gemm_sm90_fits (native/src/kernels/gemm_sm90.hip) on N = dff, K = embedding."""
+    return shape.dff >= 128 and shape.dff % 128 == 0 and shape.embedding >= 64 and shape.embedding % 64 == 0
 
 
 @pytest.mark.gpu
@@ -647,12 +655,13 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     precision smolgen's chain before Q|K|V from batch 256 (the default) or
     from batch 1 (where it does not run beside); in half precision on sm_90
     the FFN's first product on our own (wgmma, its activation in the
-    epilogue; tiny-attn's FFN fits it, tiny-bt's 96 columns do not) from
-    batch 128 (the default), from batch 1, on the ping-pong schedule, or
-    never; kernels launched plainly or (forced) as dependent launches."""
+    epilogue, where the FFN's shape fits it: tiny-attn's does, tiny-bt's 96
+    columns do not) from batch 128 (the default), from batch 1, on the
+    ping-pong schedule, or never; kernels launched plainly or (forced) as
+    dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
-                          expect_path=attention_path(env, precision, ffn_fits_sm90=net == "tiny-attn"))
+                          expect_path=attention_path(env, precision, ffn_fits_sm90(ATTENTION_SHAPES[net])))
 
 
 @pytest.mark.gpu
