@@ -328,6 +328,38 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
         backend.close()
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("rows", ["64", "0"])
+@pytest.mark.parametrize("preset", ["t82", "bt4"])
+def test_sm90_layer_norms_match_reference(make_test_net, preset, rows, monkeypatch):
+    """The encoder layers' output and FFN second products with their layer
+    norms in the product's epilogue on sm_90 (native/src/kernels/
+    gemm_sm90_layer_norm.hip: groups of N / 256 blocks exchange each row's
+    statistics through global memory), here from 64 rows so that every batch
+    takes it: batch 7 (448 rows) leaves the last 128-row tile part empty, and
+    from batch 64 on a group takes several tiles (both tile parities of its
+    statistics slots, its barrier reused). With LC0ROCM_GEMM_SM90_NORM_ROWS=0 no batch
+    takes it. Within the fp16 bound of the float reference at every batch,
+    NaN-poisoned outputs; describe() says which batches take it. Skips off
+    sm_90."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
+    monkeypatch.setenv("LC0ROCM_GEMM_SM90_NORM_ROWS", rows)
+    backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
+    try:
+        arch = backend.device_info["arch"]
+        if arch != "sm_90":
+            pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
+        marker = "output and FFN products with their layer norms on sm_90 wgmma from 64 rows"
+        for n in BATCHES:
+            assert (marker in backend.describe(n)) == (rows == "64"), backend.describe(n)
+        check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 from {rows} rows", TOLERANCE["fp16"])
+    finally:
+        backend.close()
+
+
 def check_small_batch_path(make_test_net, preset, monkeypatch, variants, marker, taken, batches,
                            skip_reason=lambda info: None):
     """A small-batch path under each env of `variants` (dicts of variables;

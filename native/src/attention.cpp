@@ -46,6 +46,10 @@ struct Dense {
   int sm90_from_rows = 0;
   int sm90_tile = 128;    // its schedule: tiles of y 128 (ping-pong) or 256 (cooperative) wide
   int sm90_cluster = 1;  // 2: blocks in pairs sharing W's fetches
+  // Output and FFN second products of half nets on sm_90: with the layer
+  // norm after them (kernels/gemm_sm90_layer_norm.hip) from this many rows
+  // on; 0: never.
+  int sm90_norm_from_rows = 0;
 };
 
 Dense load_dense(const WeightStore& ws, DType dt, const std::string& w_name,
@@ -219,6 +223,37 @@ std::string sm90_path(const Sm90Plan& plan, int n) {
   if (plan.from_rows == 0 || static_cast<long long>(n) * kSquares < plan.from_rows) return "";
   return std::string(plan.all_products ? ", encoder products" : ", the FFN's first products") +
          " on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows";
+}
+
+// LC0ROCM_GEMM_SM90_NORM_ROWS: from how many rows the encoder layers'
+// output and FFN second products of a half net run on sm_90 with their
+// layer norms in the product's epilogue (kernels/gemm_sm90_layer_norm.hip,
+// native/GEMM_SM90.md); 0: never. Off by default: level with the tuned
+// cuBLAS products + layer_norm in the pass (H100: bt4 +1..3 % from batch
+// 64, t82 +1 % at 256 and 512, -2 % at 128).
+constexpr int kSm90NormFromRows = 0;
+
+// Plans it where the device and the products' shapes take it.
+void plan_sm90_layer_norms(std::vector<Encoder>& layers, const NetConfig& cfg) {
+  const int from_rows = env_int("LC0ROCM_GEMM_SM90_NORM_ROWS", kSm90NormFromRows);
+  if (from_rows <= 0 || cfg.dtype != DType::F16 || layers.empty() || !gemm_sm90_layer_norm_prepare(cfg.device))
+    return;
+  for (Encoder& l : layers)
+    for (Dense* d : {&l.out, &l.ffn2})
+      if (gemm_sm90_layer_norm_fits(d->out, d->in)) d->sm90_norm_from_rows = from_rows;
+}
+
+// ", ... with their layer norms on sm_90 wgmma" for describe() of a batch of n.
+std::string sm90_norm_path(const std::vector<Encoder>& layers, int n) {
+  if (layers.empty()) return "";
+  const Encoder& l = layers.front();
+  const long long rows = static_cast<long long>(n) * kSquares;
+  auto takes = [&](const Dense& d) { return d.sm90_norm_from_rows > 0 && rows >= d.sm90_norm_from_rows; };
+  const bool out = takes(l.out), ffn2 = takes(l.ffn2);
+  if (!out && !ffn2) return "";
+  return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
+         " with their layer norms on sm_90 wgmma from " +
+         std::to_string(out ? l.out.sm90_norm_from_rows : l.ffn2.sm90_norm_from_rows) + " rows";
 }
 
 // Which batches of each layer take smolgen's chain in one launch
@@ -518,6 +553,9 @@ struct EncoderScratch {
   T* smolgen;   // [n*H][64][64]
   T* sg_small;  // [n*64][hidden channels] then smolgen's dense layers
   T* sg_small2;
+  // Row statistics exchanged by gemm_sm90_layer_norm's blocks (kernels/
+  // ops.h), prepared once a pass; null where no layer runs it.
+  void* norm_exchange;
 };
 
 template <typename T>
@@ -617,16 +655,25 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
 }
 
-// y = LN(alpha * (x . W^T + b) + skip) in one launch where the plan takes
-// this many rows (half only); false: the caller runs the product and
-// layer_norm.
+// Whether d runs on gemm_sm90_layer_norm at this many rows.
+bool takes_sm90_norm(const Dense& d, long long rows) {
+  return d.sm90_norm_from_rows > 0 && rows >= d.sm90_norm_from_rows;
+}
+
+// y = LN(alpha * (x . W^T + b) + skip) in one launch where a plan takes
+// this many rows (half only): few rows on attn_dense_layer_norm, many on
+// gemm_sm90_layer_norm (its exchange from the pass's scratch); false: the
+// caller runs the product and layer_norm.
 template <typename T>
 bool run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
-                    const EncoderParams& p, long long rows, const T* x, const T* skip, T* y) {
+                    const EncoderParams& p, long long rows, const T* x, const T* skip, T* y, void* exchange) {
   if constexpr (std::is_same<T, half>::value) {
-    return rows <= plan.max_rows &&
-           attn::dense_layer_norm(plan, ctx.stream, static_cast<int>(rows), d.out, d.in, x, d.w.as<half>(),
-                                  f32(d.b), skip, f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y);
+    if (rows <= plan.max_rows)
+      return attn::dense_layer_norm(plan, ctx.stream, static_cast<int>(rows), d.out, d.in, x, d.w.as<half>(),
+                                    f32(d.b), skip, f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y);
+    return exchange != nullptr && takes_sm90_norm(d, rows) &&
+           gemm_sm90_layer_norm(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), f32(d.b), skip,
+                                f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y, exchange);
   }
   return false;
 }
@@ -662,14 +709,14 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   } else {
     run_attention_unfused<T>(ctx, L, n, s);
   }
-  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p, rows, s.merged, x, s.x1)) {
+  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p, rows, s.merged, x, s.x1, s.norm_exchange)) {
     run_dense(ctx, L.out, rows, s.merged, s.branch);
     attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
                         L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
   }
 
   run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
-  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p, rows, s.qkv, s.x1, x)) {
+  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p, rows, s.qkv, s.x1, x, s.norm_exchange)) {
     run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
     attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
                         L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
@@ -681,6 +728,13 @@ void run_encoders(ForwardContext& ctx, const std::vector<Encoder>& layers, const
                   int n, T* x) {
   if (layers.empty()) return;
   EncoderScratch<T> s = take_scratch<T>(ctx.arena, layers, p, n);
+  const long long rows = static_cast<long long>(n) * kSquares;
+  if (std::any_of(layers.begin(), layers.end(), [&](const Encoder& l) {
+        return takes_sm90_norm(l.out, rows) || takes_sm90_norm(l.ffn2, rows);
+      })) {
+    s.norm_exchange = ctx.arena.take(gemm_sm90_layer_norm_exchange_bytes());
+    if (!gemm_sm90_layer_norm_reset(ctx.stream, s.norm_exchange)) s.norm_exchange = nullptr;
+  }
   // Q|K|V beside smolgen only in a captured pass: plain passes (a size's
   // first, or all with LC0ROCM_NO_GRAPHS=1) run in series, as they measured
   // faster so, and later passes of other sizes in the process were slower
@@ -870,6 +924,7 @@ class AttentionBody final : public Body {
     plan_smolgen_clusters(encoders_, cfg);
     plan_dense_norms(encoders_, cfg);
     sm90_plan_ = plan_sm90_products(encoders_, cfg);
+    plan_sm90_layer_norms(encoders_, cfg);
     const float alpha =
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
@@ -933,7 +988,7 @@ class AttentionBody final : public Body {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
            (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) +
            tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0) + sm90_path(sm90_plan_, n) +
-           dense_norm_path(encoders_, n) +
+           dense_norm_path(encoders_, n) + sm90_norm_path(encoders_, n) +
            (n <= gemv_max_rows_ ? ", per-position layers on gemv_rows" : "");
   }
 

@@ -326,6 +326,20 @@ inline void gpu_launch_cluster(void (*kernel)(Params...), dim3 grid, dim3 block,
   (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
+// gpu_launch with every block of the grid resident at once (a cooperative
+// launch), for kernels whose blocks wait for each other; never a dependent
+// launch (a later kernel's blocks could then take the multiprocessors some
+// of this grid's blocks wait for). The grid must fit the device at once.
+template <typename... Params, typename... Args>
+inline void gpu_launch_cooperative(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared,
+                                   hipStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attribute[1] = {};
+  attribute[0].id = cudaLaunchAttributeCooperative;
+  attribute[0].val.cooperative = 1;
+  const cudaLaunchConfig_t config = gpu_launch_detail::config(grid, block, shared, stream, attribute, 1);
+  (void)cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
 // Lets `kernel` run in clusters of more than 8 blocks (an H100 runs up to
 // 16, beyond the portable 8); false where the device refuses. At network
 // creation, not inside a capture.

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "tensor_map.h"
 #include "wgmma_tile.h"
 #endif
 
@@ -56,7 +57,7 @@ constexpr int kAccumulators = 128;         // floats per consumer thread: 128 x 
 constexpr int kOutBox = 64;
 constexpr int kOutBoxes = 2;
 constexpr unsigned kOutBoxBytes = kOutBox * kOutBox * sizeof(__half);
-static_assert(kOutBox == kTileK, "y's boxes take the operands' tensor-map shape (tile_map)");
+static_assert(kOutBox == kTileK && kTileK == sm90::kBoxCols, "x's, W's and y's boxes: tensor_map.h's shape");
 
 template <int kTileN>
 struct Schedule {
@@ -279,41 +280,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// cuTensorMapEncodeTiled from the driver (through the runtime: no -lcuda);
-// null where the driver has none.
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-EncodeTiled tensor_map_encoder() {
-  static const EncodeTiled encoder = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      (void)cudaGetLastError();
-      return static_cast<EncodeTiled>(nullptr);
-    }
-    return reinterpret_cast<EncodeTiled>(fn);
-  }();
-  return encoder;
-}
-
-// A row-major half matrix [rows][cols] in boxes of box_rows x kTileK,
-// 128-byte swizzled (what operand_descriptor and store_tile expect); rows
-// past the end read as zeros and are not written.
-bool tile_map(CUtensorMap* map, const void* matrix, long long rows, int cols, int box_rows) {
-  const EncodeTiled encode = tensor_map_encoder();
-  if (encode == nullptr) return false;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * sizeof(__half)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kTileK), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t steps[2] = {1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(matrix), dims, strides, box, steps,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 // Every instantiation with_activation may launch, each given the shared
 // memory it needs above the 48 KB default.
 template <int kTileN, int kCluster, Activation kAct>
@@ -367,7 +333,7 @@ bool gemm_sm90_fits(int N, int K) {
 bool gemm_sm90_prepare(const DeviceInfo& device) {
   using namespace sm90_gemm;
   if (!device.wgmma || device.shared_per_block < std::max(Schedule<128>::kSharedBytes, Schedule<256>::kSharedBytes) ||
-      tensor_map_encoder() == nullptr)
+      !sm90::tensor_maps_available())
     return false;
   if (!allow_shared_all<128, 1>() || !allow_shared_all<256, 1>() || !allow_shared_all<128, 2>() ||
       !allow_shared_all<256, 2>())
@@ -388,8 +354,8 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
   CUtensorMap x_map, w_map, y_map;
   if (tile_n != 256 || N % 256 != 0) tile_n = 128;
   if (cluster != 2 || pair_clusters[tile_n / 256].load() == 0) cluster = 1;
-  if (!tile_map(&x_map, x, M, K, kTileM) || !tile_map(&w_map, w, N, K, tile_n / cluster) ||
-      !tile_map(&y_map, y, M, N, kOutBox))
+  if (!sm90::tile_map(&x_map, x, M, K, kTileM) || !sm90::tile_map(&w_map, w, N, K, tile_n / cluster) ||
+      !sm90::tile_map(&y_map, y, M, N, kOutBox))
     return false;
   if (tile_n == 256) {
     if (cluster == 2) launch<256, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);

@@ -57,6 +57,28 @@ bool gemm_sm90_prepare(const DeviceInfo& device);
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
                const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster);
 
+// gemm_sm90_layer_norm.hip: y [M][N] = LN(alpha * (x [M][K] . w[N][K]^T +
+// bias) + skip) * gammas + betas (eps inside the root), half storage, float
+// accumulation and statistics, bias may be null: the encoder layers' output
+// and FFN second products with their post-LN, in one launch on sm_90
+// (native/GEMM_SM90.md). gemm_sm90_layer_norm_fits: N 256-1,024 in steps of
+// 256, K a multiple of 64 from 128. gemm_sm90_layer_norm_prepare once per
+// device at network creation (not in a capture). The launch's blocks
+// exchange row statistics through `exchange`, device memory of
+// gemm_sm90_layer_norm_exchange_bytes() (128-byte aligned) that
+// gemm_sm90_layer_norm_reset prepared on the stream; launches on that
+// stream may then share it one after another (never two streams at once).
+// Returns false, launching nothing, where it does not apply (AMD, builds not
+// for sm_90a, other shapes, unaligned operands); the caller then runs BLAS +
+// layer_norm.
+bool gemm_sm90_layer_norm_fits(int N, int K);
+bool gemm_sm90_layer_norm_prepare(const DeviceInfo& device);
+size_t gemm_sm90_layer_norm_exchange_bytes();
+bool gemm_sm90_layer_norm_reset(hipStream_t stream, void* exchange);
+bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
+                          const void* w, const float* bias, const void* skip, const float* gammas,
+                          const float* betas, float alpha, float eps, void* y, void* exchange);
+
 // im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
 // tap = (dy+1)*3 + (dx+1); zero outside the board. With a bias, x is a raw
 // product whose epilogue is still to do: columns get act(x + bias).

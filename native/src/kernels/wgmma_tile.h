@@ -41,6 +41,20 @@ __device__ __forceinline__ void barrier_wait(uint64_t* bar, unsigned parity) {
   bulk_copy_wait(reinterpret_cast<unsigned long long*>(bar), parity);
 }
 
+// ---------------------------------------------------------------- registers
+// A warpgroup's registers per thread raised or lowered to N (a multiple of
+// 8, 24-256) while the kernel runs, so a producer warpgroup that needs few
+// can hand them to the consumers (PTX ISA "setmaxnreg"); every warp of the
+// warpgroup executes it.
+template <int N>
+__device__ __forceinline__ void registers_increase() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void registers_decrease() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 // ---------------------------------------------------------------- TMA
 // The box of `map` at (inner, outer) elements into shared memory at dst
 // (1024-byte aligned for the 128-byte swizzle), counted on bar. Rows past
@@ -108,6 +122,11 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 }
 __device__ __forceinline__ void store_shared_u32(unsigned address, unsigned value) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");
+}
+__device__ __forceinline__ unsigned load_shared_u32(unsigned address) {
+  unsigned value;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(address) : "memory");
+  return value;
 }
 
 // ---------------------------------------------------------------- wgmma
