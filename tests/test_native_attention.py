@@ -328,34 +328,64 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
         backend.close()
 
 
+# kSm90NormFromRows and kSm90NormMinFill in native/src/attention.cpp.
+SM90_NORM_DEFAULT_ROWS = 4096
+SM90_NORM_DEFAULT_FILL = 90
+
+
+def sm90_norm_taken(env, n, embedding, multiprocessors):
+    """Whether a batch of n takes gemm_sm90_layer_norm under env: from
+    LC0ROCM_GEMM_SM90_NORM_ROWS rows where its rounds of 128-row tiles over
+    the device's groups of embedding / 256 blocks (one block a
+    multiprocessor) are at least LC0ROCM_GEMM_SM90_NORM_FILL percent full
+    (gemm_sm90_layer_norm_fill)."""
+    from_rows = int(env.get("LC0ROCM_GEMM_SM90_NORM_ROWS", SM90_NORM_DEFAULT_ROWS))
+    min_fill = max(int(env.get("LC0ROCM_GEMM_SM90_NORM_FILL", SM90_NORM_DEFAULT_FILL)), 1)
+    rows = 64 * n
+    if from_rows <= 0 or rows < from_rows:
+        return False
+    groups = multiprocessors // (embedding // 256)
+    tiles = -(-rows // 128)
+    rounds = -(-tiles // groups)
+    return 100 * tiles // (rounds * groups) >= min_fill
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("rows", ["64", "0"])
+@pytest.mark.parametrize("env", [{"LC0ROCM_GEMM_SM90_NORM_ROWS": "64", "LC0ROCM_GEMM_SM90_NORM_FILL": "0"}, {},
+                                 {"LC0ROCM_GEMM_SM90_NORM_ROWS": "0"}], ids=["every-batch", "default", "off"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_layer_norms_match_reference(make_test_net, preset, rows, monkeypatch):
+def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatch):
     """The encoder layers' output and FFN second products with their layer
     norms in the product's epilogue on sm_90 (native/src/kernels/
     gemm_sm90_layer_norm.hip: groups of N / 256 blocks exchange each row's
-    statistics through global memory), here from 64 rows so that every batch
-    takes it: batch 7 (448 rows) leaves the last 128-row tile part empty, and
-    from batch 64 on a group takes several tiles (both tile parities of its
-    statistics slots, its barrier reused). With LC0ROCM_GEMM_SM90_NORM_ROWS=0 no batch
-    takes it. Within the fp16 bound of the float reference at every batch,
+    statistics through global memory): from 64 rows at any fill so that
+    every batch takes it (batch 7, 448 rows, leaves the last 128-row tile
+    part empty; from batch 64 on a group takes several tiles, both tile
+    parities of its statistics slots, its barrier reused), by default
+    (from batch 64 where its rounds of tiles are 90 % full), and off.
+    Within the fp16 bound of the float reference at every batch,
     NaN-poisoned outputs; describe() says which batches take it. Skips off
     sm_90."""
     from lc0_rocm import backends
 
     vendor = gpu_vendor()
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_NORM_ROWS", rows)
+    for name in ("LC0ROCM_GEMM_SM90_NORM_ROWS", "LC0ROCM_GEMM_SM90_NORM_FILL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
     try:
-        arch = backend.device_info["arch"]
-        if arch != "sm_90":
-            pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
-        marker = "output and FFN products with their layer norms on sm_90 wgmma from 64 rows"
+        info = backend.device_info
+        if info["arch"] != "sm_90":
+            pytest.skip(f"no wgmma on {info['arch']} (NVIDIA compute capability 9.0, built as sm_90a)")
+        embedding = {"t82": 768, "bt4": 1024}[preset]
+        from_rows = env.get("LC0ROCM_GEMM_SM90_NORM_ROWS", SM90_NORM_DEFAULT_ROWS)
+        marker = f"output and FFN products with their layer norms on sm_90 wgmma from {from_rows} rows"
         for n in BATCHES:
-            assert (marker in backend.describe(n)) == (rows == "64"), backend.describe(n)
-        check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 from {rows} rows", TOLERANCE["fp16"])
+            expected = sm90_norm_taken(env, n, embedding, info["multiprocessors"])
+            assert (marker in backend.describe(n)) == expected, (n, backend.describe(n))
+        check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 {env}", TOLERANCE["fp16"])
     finally:
         backend.close()
 

@@ -50,6 +50,7 @@ struct Dense {
   // norm after them (kernels/gemm_sm90_layer_norm.hip) from this many rows
   // on; 0: never.
   int sm90_norm_from_rows = 0;
+  int sm90_norm_min_fill = 0;  // and where its rounds of row tiles are at least this full (percent)
 };
 
 Dense load_dense(const WeightStore& ws, DType dt, const std::string& w_name,
@@ -228,19 +229,33 @@ std::string sm90_path(const Sm90Plan& plan, int n) {
 // LC0ROCM_GEMM_SM90_NORM_ROWS: from how many rows the encoder layers'
 // output and FFN second products of a half net run on sm_90 with their
 // layer norms in the product's epilogue (kernels/gemm_sm90_layer_norm.hip,
-// native/GEMM_SM90.md); 0: never. Off by default: level with the tuned
-// cuBLAS products + layer_norm in the pass (H100: bt4 +1..3 % from batch
-// 64, t82 +1 % at 256 and 512, -2 % at 128).
-constexpr int kSm90NormFromRows = 0;
+// native/GEMM_SM90.md); 0: never. LC0ROCM_GEMM_SM90_NORM_FILL: and only
+// where its rounds of row tiles are at least this full (percent; 0: any).
+// H100, against the tuned cuBLAS products + layer_norm (3 rounds): bt4
+// +1..4 % at batches 64-256 and -0.3..+1.3 % at 512 (rounds 97 % full);
+// t82 +1.4..1.6 % at 256 (97 %), -0.1..+1.3 % at 512, -0.6..-3.9 % at 64
+// and 128 (73 %).
+constexpr int kSm90NormFromRows = 4096;
+constexpr int kSm90NormMinFill = 90;
 
 // Plans it where the device and the products' shapes take it.
 void plan_sm90_layer_norms(std::vector<Encoder>& layers, const NetConfig& cfg) {
   const int from_rows = env_int("LC0ROCM_GEMM_SM90_NORM_ROWS", kSm90NormFromRows);
+  const int min_fill = env_int("LC0ROCM_GEMM_SM90_NORM_FILL", kSm90NormMinFill);
   if (from_rows <= 0 || cfg.dtype != DType::F16 || layers.empty() || !gemm_sm90_layer_norm_prepare(cfg.device))
     return;
   for (Encoder& l : layers)
     for (Dense* d : {&l.out, &l.ffn2})
-      if (gemm_sm90_layer_norm_fits(d->out, d->in)) d->sm90_norm_from_rows = from_rows;
+      if (gemm_sm90_layer_norm_fits(d->out, d->in)) {
+        d->sm90_norm_from_rows = from_rows;
+        d->sm90_norm_min_fill = min_fill;
+      }
+}
+
+// Whether d runs on gemm_sm90_layer_norm at this many rows.
+bool takes_sm90_norm(const Dense& d, long long rows) {
+  return d.sm90_norm_from_rows > 0 && rows >= d.sm90_norm_from_rows &&
+         gemm_sm90_layer_norm_fill(rows, d.out) >= std::max(d.sm90_norm_min_fill, 1);
 }
 
 // ", ... with their layer norms on sm_90 wgmma" for describe() of a batch of n.
@@ -248,8 +263,7 @@ std::string sm90_norm_path(const std::vector<Encoder>& layers, int n) {
   if (layers.empty()) return "";
   const Encoder& l = layers.front();
   const long long rows = static_cast<long long>(n) * kSquares;
-  auto takes = [&](const Dense& d) { return d.sm90_norm_from_rows > 0 && rows >= d.sm90_norm_from_rows; };
-  const bool out = takes(l.out), ffn2 = takes(l.ffn2);
+  const bool out = takes_sm90_norm(l.out, rows), ffn2 = takes_sm90_norm(l.ffn2, rows);
   if (!out && !ffn2) return "";
   return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
          " with their layer norms on sm_90 wgmma from " +
@@ -655,10 +669,6 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
 }
 
-// Whether d runs on gemm_sm90_layer_norm at this many rows.
-bool takes_sm90_norm(const Dense& d, long long rows) {
-  return d.sm90_norm_from_rows > 0 && rows >= d.sm90_norm_from_rows;
-}
 
 // y = LN(alpha * (x . W^T + b) + skip) in one launch where a plan takes
 // this many rows (half only): few rows on attn_dense_layer_norm, many on

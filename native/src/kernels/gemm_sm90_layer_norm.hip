@@ -378,6 +378,17 @@ bool gemm_sm90_layer_norm_prepare(const DeviceInfo& device) {
   return resident_blocks.load() >= kMaxBlocks;
 }
 
+int gemm_sm90_layer_norm_fill(long long M, int N) {
+  using namespace sm90_layer_norm;
+  const int blocks = N / kTileN;
+  if (M < 1 || blocks < 1 || blocks > kMaxBlocks) return 0;
+  const long long groups = resident_blocks.load() / blocks;
+  if (groups == 0) return 0;
+  const long long row_tiles = (M + kTileM - 1) / kTileM;
+  const long long rounds = (row_tiles + groups - 1) / groups;
+  return static_cast<int>(100 * row_tiles / (rounds * groups));
+}
+
 size_t gemm_sm90_layer_norm_exchange_bytes() {
   using namespace sm90_layer_norm;
   return static_cast<size_t>(resident_blocks.load()) * (kSyncBytes + kSlotsPerGroup * sizeof(float2));
@@ -418,6 +429,7 @@ bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long lon
 
 bool gemm_sm90_layer_norm_fits(int, int) { return false; }
 bool gemm_sm90_layer_norm_prepare(const DeviceInfo&) { return false; }
+int gemm_sm90_layer_norm_fill(long long, int) { return 0; }
 size_t gemm_sm90_layer_norm_exchange_bytes() { return 0; }
 bool gemm_sm90_layer_norm_reset(hipStream_t, void*) { return false; }
 bool gemm_sm90_layer_norm(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*,

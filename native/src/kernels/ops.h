@@ -70,9 +70,13 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 // stream may then share it one after another (never two streams at once).
 // Returns false, launching nothing, where it does not apply (AMD, builds not
 // for sm_90a, other shapes, unaligned operands); the caller then runs BLAS +
-// layer_norm.
+// layer_norm. gemm_sm90_layer_norm_fill: how full (percent) its rounds of
+// row tiles over the device's groups of blocks are for M rows (0: never
+// runs): its blocks wait for each other, so a last round part empty costs
+// a whole round.
 bool gemm_sm90_layer_norm_fits(int N, int K);
 bool gemm_sm90_layer_norm_prepare(const DeviceInfo& device);
+int gemm_sm90_layer_norm_fill(long long M, int N);
 size_t gemm_sm90_layer_norm_exchange_bytes();
 bool gemm_sm90_layer_norm_reset(hipStream_t stream, void* exchange);
 bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
