@@ -231,10 +231,10 @@ std::string sm90_path(const Sm90Plan& plan, int n) {
 // layer norms in the product's epilogue (kernels/gemm_sm90_layer_norm.hip,
 // native/GEMM_SM90.md); 0: never. LC0ROCM_GEMM_SM90_NORM_FILL: and only
 // where its rounds of row tiles are at least this full (percent; 0: any).
-// H100, against the tuned cuBLAS products + layer_norm (3 rounds): bt4
-// +1..4 % at batches 64-256 and -0.3..+1.3 % at 512 (rounds 97 % full);
-// t82 +1.4..1.6 % at 256 (97 %), -0.1..+1.3 % at 512, -0.6..-3.9 % at 64
-// and 128 (73 %).
+// H100, against the tuned cuBLAS products + layer_norm (5 rounds, two
+// hosts): bt4 +0.5..4.0 % at batches 64-256, -0.3..+3.1 % at 512 (rounds
+// 97 % full); t82 +0.1..1.6 % at 256 (97 %), -0.2..+1.3 % at 512, and
+// -0.6..-3.9 % at 64 and 128 (73 %).
 constexpr int kSm90NormFromRows = 4096;
 constexpr int kSm90NormMinFill = 90;
 
