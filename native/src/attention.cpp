@@ -669,7 +669,6 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
 }
 
-
 // y = LN(alpha * (x . W^T + b) + skip) in one launch where a plan takes
 // this many rows (half only): few rows on attn_dense_layer_norm, many on
 // gemm_sm90_layer_norm (its exchange from the pass's scratch); false: the

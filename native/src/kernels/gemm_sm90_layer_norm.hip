@@ -74,7 +74,7 @@ constexpr unsigned kStageWBytes = kTileN * kTileK * sizeof(__half);
 constexpr unsigned kBoxBytes = kBox * kBox * sizeof(__half);
 constexpr unsigned kRowsBytes = kConsumers * kBoxesPerConsumer * kBoxBytes;          // the tile's skip, then y
 constexpr int kBarriers = 2 * kStages + 2;  // full, empty; skip full, empty
-// 1,024-byte alignment for the swizzle (hence the slack): 214,064 bytes of
+// 1,024-byte alignment for the swizzle (hence the slack): 214,080 bytes of
 // the 232,448 a block may have (a fourth stage would need 48 KB more).
 constexpr size_t kSharedBytes = 1024 + kStages * (kStageXBytes + kStageWBytes) + kRowsBytes + kBarriers * sizeof(uint64_t);
 
@@ -113,6 +113,7 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+
 // The producer's thread needs few registers; the consumers' epilogue holds
 // the 128 accumulators, their statistics and the row's parameters: 168 a
 // thread spilled there (launch_bounds' share of 65,536 over 384 threads).
