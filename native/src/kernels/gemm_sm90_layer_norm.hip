@@ -163,6 +163,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     barrier_init_fence();
   }
   __syncthreads();
+  gpu_wait_for_prior_grid();  // x and skip are prior kernels' outputs (a no-op: never a dependent launch)
 
   if (warpgroup == 0) {
     registers_decrease<kProducerRegisters>();
@@ -266,8 +267,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       float mean[2], m2[2] = {0.0f, 0.0f};
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
-        sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+        sum[h] += gpu_shfl_xor(sum[h], 1);
+        sum[h] += gpu_shfl_xor(sum[h], 2);
         mean[h] = sum[h] / kTileN;
       }
 #pragma unroll
@@ -279,8 +280,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        m2[h] += __shfl_xor_sync(0xffffffffu, m2[h], 1);
-        m2[h] += __shfl_xor_sync(0xffffffffu, m2[h], 2);
+        m2[h] += gpu_shfl_xor(m2[h], 1);
+        m2[h] += gpu_shfl_xor(m2[h], 2);
       }
 
       // 3: into the group's slots, then the group's barrier.
