@@ -74,9 +74,14 @@ constexpr unsigned kStageWBytes = kTileN * kTileK * sizeof(__half);
 constexpr unsigned kBoxBytes = kBox * kBox * sizeof(__half);
 constexpr unsigned kRowsBytes = kConsumers * kBoxesPerConsumer * kBoxBytes;          // the tile's skip, then y
 constexpr int kBarriers = 2 * kStages + 2;  // full, empty; skip full, empty
-// 1,024-byte alignment for the swizzle (hence the slack): 214,080 bytes of
+// The block's columns of bias, gammas and betas, read by every tile's
+// epilogue: from shared memory rather than global loads, whose latency the
+// epilogue waited for (ncu, run 29: a third of its stall samples).
+constexpr unsigned kParamBytes = 3 * kTileN * sizeof(float);
+// 1,024-byte alignment for the swizzle (hence the slack): 217,152 bytes of
 // the 232,448 a block may have (a fourth stage would need 48 KB more).
-constexpr size_t kSharedBytes = 1024 + kStages * (kStageXBytes + kStageWBytes) + kRowsBytes + kBarriers * sizeof(uint64_t);
+constexpr size_t kSharedBytes =
+    1024 + kStages * (kStageXBytes + kStageWBytes) + kRowsBytes + kBarriers * sizeof(uint64_t) + kParamBytes;
 
 // The exchange in global memory (the caller's): a 128-byte line of barrier
 // words (arrivals, phase) per group, then the statistics slots
@@ -142,6 +147,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* empty = full + kStages;
   uint64_t* skip_full = empty + kStages;  // the tile's skip has landed
   uint64_t* skip_empty = skip_full + 1;   // the last tile's y stores have read the buffer
+  float* block_bias = reinterpret_cast<float*>(skip_empty + 1);  // [256], then gammas, betas
+  float* block_gammas = block_bias + kTileN;
+  float* block_betas = block_gammas + kTileN;
 
   const int warpgroup = threadIdx.x / 128;
   const int k_tiles = K / kTileK;
@@ -161,6 +169,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     barrier_init(skip_full, 1);
     barrier_init(skip_empty, kConsumers);
     barrier_init_fence();
+  }
+  for (int i = threadIdx.x; i < kTileN; i += kThreads) {  // weights: no prior grid writes them
+    block_bias[i] = bias ? bias[n0 + i] : 0.0f;
+    block_gammas[i] = gammas[n0 + i];
+    block_betas[i] = betas[n0 + i];
   }
   __syncthreads();
   gpu_wait_for_prior_grid();  // x and skip are prior kernels' outputs (a no-op: never a dependent launch)
@@ -249,8 +262,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int j = 0; j < kAccumulators / 4; ++j) {
         const int q = j / 8, c = j % 8;  // box, and 16-byte piece of its 128-byte row
-        const int col = n0 + 8 * j + 2 * t;
-        const float2 b = bias ? *reinterpret_cast<const float2*>(bias + col) : make_float2(0.0f, 0.0f);
+        const float2 b = *reinterpret_cast<const float2*>(block_bias + 8 * j + 2 * t);
         // 128-byte swizzle: 16-byte piece c of row r sits at c ^ (r % 8).
         const unsigned piece = boxes_address + q * kBoxBytes + static_cast<unsigned>(((c ^ g) * 16) + 4 * t);
         const unsigned first = load_shared_u32(piece + box_row * 128);
@@ -324,9 +336,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int c = 0; c < kBox / 8; ++c) {
           const int j = q * (kBox / 8) + c;
-          const int col = n0 + 8 * j + 2 * t;
-          const float2 gm = *reinterpret_cast<const float2*>(gammas + col);
-          const float2 bt = *reinterpret_cast<const float2*>(betas + col);
+          const float2 gm = *reinterpret_cast<const float2*>(block_gammas + 8 * j + 2 * t);
+          const float2 bt = *reinterpret_cast<const float2*>(block_betas + 8 * j + 2 * t);
           const __half2 first = __floats2half2_rn((acc[4 * j] - mean[0]) * rstd[0] * gm.x + bt.x,
                                                   (acc[4 * j + 1] - mean[0]) * rstd[0] * gm.y + bt.y);
           const __half2 second = __floats2half2_rn((acc[4 * j + 2] - mean[1]) * rstd[1] * gm.x + bt.x,
