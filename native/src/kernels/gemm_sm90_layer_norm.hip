@@ -16,9 +16,10 @@
 // 256 r .. 256 r + 255 of every row tile the group takes (tiles g, g +
 // groups, ...), so a group's blocks run the same tiles in step. Each block
 // is three warpgroups: one thread of the first issues the TMA copies of x's
-// and W's 64-column slices into a ring of stages, and the tile's skip into a
-// 64 KB buffer; the other two run wgmma, 64 rows x 256 columns each
-// (gemm_sm90.hip's cooperative schedule). Their epilogue:
+// and W's 64-column slices into a ring of 4 stages, then each consumer's
+// 64 rows of the tile's skip into a stage of the same ring (so no buffer of
+// its own takes the fourth stage's room); the other two run wgmma, 64 rows
+// x 256 columns each (gemm_sm90.hip's cooperative schedule). Their epilogue:
 //   1. v = alpha * (acc + b) + skip, in the accumulators;
 //   2. each row's mean and sum of squared deviations over the block's 256
 //      columns (the four lanes holding a row's pieces, by shuffles);
@@ -65,23 +66,23 @@ constexpr int kTileM = 128, kTileN = 256, kTileK = sm90::kBoxCols;
 constexpr int kConsumers = 2;                     // warpgroups running products, 64 rows each
 constexpr int kThreads = (1 + kConsumers) * 128;  // and one producer warpgroup
 constexpr int kAccumulators = 128;                // a consumer's 64 x 256 floats over 128 threads
-constexpr int kStages = 3;                        // what shared memory holds beside the skip
+constexpr int kStages = 4;                        // the ring: x's and W's slices, and the tiles' skip
 constexpr int kMaxBlocks = 4;                     // of a group: N up to 1,024
 constexpr int kBox = sm90::kBoxCols;              // skip and y in 64 x 64 boxes
 constexpr int kBoxesPerConsumer = kTileN / kBox;
 constexpr unsigned kStageXBytes = kTileM * kTileK * sizeof(__half);
 constexpr unsigned kStageWBytes = kTileN * kTileK * sizeof(__half);
 constexpr unsigned kBoxBytes = kBox * kBox * sizeof(__half);
-constexpr unsigned kRowsBytes = kConsumers * kBoxesPerConsumer * kBoxBytes;          // the tile's skip, then y
-constexpr int kBarriers = 2 * kStages + 2;  // full, empty; skip full, empty
+constexpr unsigned kSkipBytes = kBoxesPerConsumer * kBoxBytes;  // a consumer's 64 rows of skip, then of y
+static_assert(kSkipBytes <= kStageWBytes, "a consumer's skip fits a stage's W slice");
+constexpr int kBarriers = 2 * kStages;  // full, empty
 // The block's columns of bias, gammas and betas, read by every tile's
 // epilogue: from shared memory rather than global loads, whose latency the
 // epilogue waited for (ncu, run 29: a third of its stall samples).
 constexpr unsigned kParamBytes = 3 * kTileN * sizeof(float);
-// 1,024-byte alignment for the swizzle (hence the slack): 217,152 bytes of
-// the 232,448 a block may have (a fourth stage would need 48 KB more).
-constexpr size_t kSharedBytes =
-    1024 + kStages * (kStageXBytes + kStageWBytes) + kRowsBytes + kBarriers * sizeof(uint64_t) + kParamBytes;
+// 1,024-byte alignment for the swizzle (hence the slack): 200,768 bytes of
+// the 232,448 a block may have (a fifth stage would need 48 KB more).
+constexpr size_t kSharedBytes = 1024 + kStages * (kStageXBytes + kStageWBytes) + kBarriers * sizeof(uint64_t) + kParamBytes;
 
 // The exchange in global memory (the caller's): a 128-byte line of barrier
 // words (arrivals, phase) per group, then the statistics slots
@@ -142,12 +143,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       (reinterpret_cast<uintptr_t>(shared_raw) + 1023) & ~static_cast<uintptr_t>(1023));
   __half* stage_x = reinterpret_cast<__half*>(base);
   __half* stage_w = reinterpret_cast<__half*>(base + kStages * kStageXBytes);
-  __half* rows = reinterpret_cast<__half*>(base + kStages * (kStageXBytes + kStageWBytes));  // [consumer][box]
-  uint64_t* full = reinterpret_cast<uint64_t*>(reinterpret_cast<unsigned char*>(rows) + kRowsBytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + kStages * (kStageXBytes + kStageWBytes));
   uint64_t* empty = full + kStages;
-  uint64_t* skip_full = empty + kStages;  // the tile's skip has landed
-  uint64_t* skip_empty = skip_full + 1;   // the last tile's y stores have read the buffer
-  float* block_bias = reinterpret_cast<float*>(skip_empty + 1);  // [256], then gammas, betas
+  float* block_bias = reinterpret_cast<float*>(empty + kStages);  // [256], then gammas, betas
   float* block_gammas = block_bias + kTileN;
   float* block_betas = block_gammas + kTileN;
 
@@ -166,8 +164,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       barrier_init(&full[s], 1);           // the producer's arrival, with the bytes
       barrier_init(&empty[s], kConsumers);  // both consumers' release
     }
-    barrier_init(skip_full, 1);
-    barrier_init(skip_empty, kConsumers);
     barrier_init_fence();
   }
   for (int i = threadIdx.x; i < kTileN; i += kThreads) {  // weights: no prior grid writes them
@@ -181,28 +177,29 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warpgroup == 0) {
     registers_decrease<kProducerRegisters>();
     if (threadIdx.x == 0) {
-      // The tile's skip goes out once the consumers' products are under way
-      // (a stage's worth of slices before their end where K is short): by
-      // then the last tile's stores have read the buffer (skip_empty), and
-      // the copy has the tile's remaining products to land.
-      const int skip_at = k_tiles - 1 < kStages ? k_tiles - 1 : kStages;
-      int seq = 0, local = 0;
-      for (int tile = group; tile < row_tiles; tile += groups, ++local) {
+      // A tile takes k_tiles + 2 turns of the ring: its slices, then each
+      // consumer's 64 rows of skip in a stage's W part (the consumer writes
+      // y there and stores it from there).
+      int seq = 0;
+      auto take = [&](int at) {  // the stage of turn `at`, once both consumers released its last turn
+        const int s = at % kStages;
+        if (at >= kStages) barrier_wait(&empty[s], ((at / kStages) - 1) & 1);
+        return s;
+      };
+      for (int tile = group; tile < row_tiles; tile += groups) {
         const int m0 = tile * kTileM;
         for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
-          if (kt == skip_at) {
-            if (local > 0) barrier_wait(skip_empty, (local - 1) & 1);
-            barrier_arrive_expect_bytes(skip_full, kRowsBytes);
-            for (int c = 0; c < kConsumers; ++c)
-              for (int q = 0; q < kBoxesPerConsumer; ++q)
-                tma_load_2d(rows + (c * kBoxesPerConsumer + q) * kBox * kBox, &skip_map, n0 + q * kBox,
-                            m0 + c * (kTileM / kConsumers), skip_full);
-          }
-          const int s = seq % kStages;
-          if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
+          const int s = take(seq);
           barrier_arrive_expect_bytes(&full[s], kStageXBytes + kStageWBytes);
           tma_load_2d(stage_x + s * (kStageXBytes / sizeof(__half)), &x_map, kt * kTileK, m0, &full[s]);
           tma_load_2d(stage_w + s * (kStageWBytes / sizeof(__half)), &w_map, kt * kTileK, n0, &full[s]);
+        }
+        for (int c = 0; c < kConsumers; ++c, ++seq) {
+          const int s = take(seq);
+          barrier_arrive_expect_bytes(&full[s], kSkipBytes);
+          for (int q = 0; q < kBoxesPerConsumer; ++q)
+            tma_load_2d(stage_w + s * (kStageWBytes / sizeof(__half)) + q * kBox * kBox, &skip_map, n0 + q * kBox,
+                        m0 + c * (kTileM / kConsumers), &full[s]);
         }
       }
     }
@@ -216,14 +213,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     // rows 16 warp + g and + 8 of the consumer's 64, columns 8j + 2t, + 1.
     const int box_row = warp * 16 + g;  // box_row % 8 == g, which the swizzle takes
     const int tile_row = consumer * (kTileM / kConsumers) + box_row;  // in the block's 128 rows
-    __half* boxes = rows + consumer * kBoxesPerConsumer * kBox * kBox;
-    const unsigned boxes_address = shared_address(boxes);
     const int named_barrier = 1 + consumer;  // ids 1, 2 (0 is __syncthreads')
     constexpr int kBothConsumers = 3;        // both consumers' 256 threads
     const bool arriver = threadIdx.x == 128;  // consumer 0's leader arrives for the block
     // The group's barrier phase: no block can flip it before this one arrived.
     unsigned phase = arriver ? load_acquire(sync + 1) : 0u;
     int seq = 0, local = 0;
+    int stored = -1;  // the stage that holds the last tile's y, until its stores have read it
     for (int tile = group; tile < row_tiles; tile += groups, ++local) {
       const int m0 = tile * kTileM;
       float acc[kAccumulators];
@@ -240,12 +236,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int k = 0; k < kTileK / 16; ++k)
           wgmma_64x256x16(acc, operand_descriptor(xs + 16 * k), operand_descriptor(ws + 16 * k));
         wgmma_commit();
-        // The last tile's stores from the buffer are done reading it: the
-        // producer may bring this tile's skip (waited for here, with the
-        // first products in flight, rather than at the end of the epilogue).
-        if (kt == 0 && local > 0 && leader) {
+        // The last tile's stores are done reading its y: that stage may be
+        // refilled (waited for here, with the first products in flight,
+        // rather than at the end of the epilogue).
+        if (kt == 0 && stored >= 0 && leader) {
           bulk_wait_read<0>();
-          barrier_arrive(skip_empty);
+          barrier_arrive(&empty[stored]);
         }
         // The products of the k-tile before are done: its stage may be refilled.
         wgmma_wait<1>();
@@ -256,8 +252,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       fence_accumulators(acc);
       if (leader) barrier_arrive(&empty[(seq - 1) % kStages]);
 
+      // The tile's skip: this consumer's stage, and the other's, whose
+      // landing proves the other consumer released that stage's last turn,
+      // so this release cannot count toward it.
+      const int own = seq + consumer, other = seq + 1 - consumer;
+      seq += kConsumers;
+      barrier_wait(&full[own % kStages], (own / kStages) & 1);
+      barrier_wait(&full[other % kStages], (other / kStages) & 1);
+      if (leader) barrier_arrive(&empty[other % kStages]);
+      stored = own % kStages;
+      __half* boxes = stage_w + stored * (kStageWBytes / sizeof(__half));
+      const unsigned boxes_address = shared_address(boxes);
+
       // 1-2: v and the block's statistics of this thread's two rows.
-      barrier_wait(skip_full, local & 1);
       float sum[2] = {0.0f, 0.0f};
 #pragma unroll
       for (int j = 0; j < kAccumulators / 4; ++j) {
@@ -367,9 +374,7 @@ std::atomic<int> resident_blocks{0};
 
 bool gemm_sm90_layer_norm_fits(int N, int K) {
   using namespace sm90_layer_norm;
-  // K: at least two slices, so the skip's copy (after the first) has a
-  // product still to wait for (the consumers hand the buffer back at their
-  // first slice).
+  // K: at least two slices (the nets' products have 12-24; measured there).
   return N % kTileN == 0 && N / kTileN >= 1 && N / kTileN <= kMaxBlocks && K % kTileK == 0 && K >= 2 * kTileK;
 }
 
