@@ -82,7 +82,8 @@ constexpr int kBarriers = 2 * kStages;  // full, empty
 constexpr unsigned kParamBytes = 3 * kTileN * sizeof(float);
 // 1,024-byte alignment for the swizzle (hence the slack): 200,768 bytes of
 // the 232,448 a block may have (a fifth stage would need 48 KB more).
-constexpr size_t kSharedBytes = 1024 + kStages * (kStageXBytes + kStageWBytes) + kBarriers * sizeof(uint64_t) + kParamBytes;
+constexpr size_t kSharedBytes =
+    1024 + kStages * (kStageXBytes + kStageWBytes) + kBarriers * sizeof(uint64_t) + kParamBytes;
 
 // The exchange in global memory (the caller's): a 128-byte line of barrier
 // words (arrivals, phase) per group, then the statistics slots
