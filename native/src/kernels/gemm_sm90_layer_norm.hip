@@ -125,7 +125,12 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
 // the 128 accumulators, their statistics and the row's parameters: 168 a
 // thread spilled there (launch_bounds' share of 65,536 over 384 threads).
 constexpr int kProducerRegisters = 40, kConsumerRegisters = 232;
-static_assert(128 * (kProducerRegisters + kConsumers * kConsumerRegisters) <= 65536, "the multiprocessor's registers");
+// setmaxnreg only moves the registers the launch allocated (168 a thread:
+// 65,536 over 384 threads, down to a multiple of 8): an increase beyond
+// what the decreases freed waits for ever (run 30 B: a hang).
+constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+static_assert(kProducerRegisters + kConsumers * kConsumerRegisters <= (1 + kConsumers) * kLaunchRegisters,
+              "the registers the launch allocated");
 static_assert(kAccumulators * 128 == kTileM / kConsumers * kTileN, "a consumer's 64 x 256 share");
 static_assert(kTileN == 256, "the wgmma shape below is m64n256k16");
 
