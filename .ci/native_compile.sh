@@ -13,7 +13,7 @@
 #         the build compiles sm_90: lc0_rocm/backends/native.py) and a
 #         shared-library link. cuBLAS headers come from the CUDA install, a pip
 #         nvidia-cublas package, or are fetched once into ~/.cache (pip).
-#         Also the product benchmark, native/bench (compiled, not linked).
+#         Also the benchmarks in native/bench (compiled, not linked).
 # Either compiler missing: that half is skipped with a message; both missing
 # fails.
 set -euo pipefail
@@ -82,6 +82,9 @@ if command -v nvcc >/dev/null; then
   nvcc -x cu -arch=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -I"$SRC" -Inative/include -I"$CUBLAS_INC" \
     -c native/bench/gemm_sm90_bench.cu -o "$OUT/gemm_sm90_bench.o" || { echo "FAILED (nvidia): native/bench"; exit 1; }
   echo "   native/bench/gemm_sm90_bench.cu OK"
+  nvcc -x cu -arch=sm_90a -std=c++17 -O2 -c native/bench/graph_launch_bench.cu -o "$OUT/graph_launch_bench.o" \
+    || { echo "FAILED (nvidia): native/bench/graph_launch_bench.cu"; exit 1; }
+  echo "   native/bench/graph_launch_bench.cu OK"
   ran=1
 else
   echo "-- NVIDIA: nvcc not found, skipped"
