@@ -14,14 +14,9 @@ output. NVIDIA sm_90 (H100, H200) only; native/GEMM_SM90.md has figures.
 from __future__ import annotations
 
 import argparse
-import pathlib
-import subprocess
 import sys
-import tempfile
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-from lc0_rocm.backends import native  # noqa: E402
+from bench_program import build_and_run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,27 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=256, help="positions (64 rows each); default 256")
     ap.add_argument("--reps", type=int, default=30, help="timed runs per variant; default 30")
     args = ap.parse_args(argv)
-    try:
-        tc, arch = native.detect_target("nvidia")
-    except native.NativeError as e:
-        print(f"gemm_sm90_bench: {e}", file=sys.stderr)
-        return 2
-    if arch != "sm_90":
-        print(f"gemm_sm90_bench: needs an sm_90 GPU (this one is {arch})", file=sys.stderr)
-        return 2
-    src = native.source_dir()
-    with tempfile.TemporaryDirectory() as tmp:
-        program = pathlib.Path(tmp) / "gemm_sm90_bench"
-        compile_cmd = [tc.compiler, "-x", "cu", *native.nvidia_arch_flags(arch), native.CXX_STD, "-O3",
-                       f"-I{src / 'src'}", f"-I{src / 'include'}", *[f"-I{d}" for d in tc.include_dirs],
-                       str(src / "bench" / "gemm_sm90_bench.cu"), "-o", str(program),
-                       *[f"-L{d}" for d in tc.library_dirs], *[f"-Xlinker=-rpath,{d}" for d in tc.library_dirs],
-                       *tc.libraries]
-        built = subprocess.run(compile_cmd, env=tc.run_env(), capture_output=True, text=True)
-        if built.returncode != 0:
-            print(f"gemm_sm90_bench: compile failed:\n{built.stderr}", file=sys.stderr)
-            return 1
-        return subprocess.run([str(program), str(args.batch), str(args.reps)]).returncode
+    return build_and_run("gemm_sm90_bench", [str(args.batch), str(args.reps)], with_blas=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@
 
 #include <cublas_v2.h>
 
+#include "check_cuda.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,15 +17,6 @@
 
 namespace {
 using lc0rocm::Activation;
-
-#define CHECK_CUDA(call)                                                                \
-  do {                                                                                  \
-    const cudaError_t e = (call);                                                       \
-    if (e != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                   \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
 
 // Deterministic values in [-scale / 2, scale / 2].
 __global__ void fill(__half* p, long long n, unsigned seed, float scale) {

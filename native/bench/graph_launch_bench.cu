@@ -11,20 +11,13 @@
 // graphs launch in a few microseconds (BENCHMARKS.md, "The graph launch").
 #include <cuda_runtime.h>
 
+#include "check_cuda.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 namespace {
-
-#define CHECK_CUDA(call)                                              \
-  do {                                                                \
-    const cudaError_t e = (call);                                     \
-    if (e != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                   \
-    }                                                                 \
-  } while (0)
 
 struct Params512 {
   unsigned char bytes[512];

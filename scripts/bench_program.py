@@ -1,0 +1,41 @@
+"""Builds and runs a benchmark program of native/bench on this machine's
+NVIDIA sm_90 GPU, with the toolchain the library's build finds: the shared
+part of scripts/gemm_sm90_bench.py and scripts/graph_launch_bench.py."""
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from lc0_rocm.backends import native  # noqa: E402
+
+
+def build_and_run(name: str, args: list[str], with_blas: bool = False) -> int:
+    """Compiles native/bench/<name>.cu (with the library's headers and,
+    if with_blas, cuBLAS) and runs it with `args`; its exit status, or 2
+    where there is no sm_90 GPU, 1 where the compile fails."""
+    try:
+        tc, arch = native.detect_target("nvidia")
+    except native.NativeError as e:
+        print(f"{name}: {e}", file=sys.stderr)
+        return 2
+    if arch != "sm_90":  # wgmma, cluster and dependent launches; the figures are H100s'
+        print(f"{name}: needs an sm_90 GPU (this one is {arch})", file=sys.stderr)
+        return 2
+    src = native.source_dir()
+    with tempfile.TemporaryDirectory() as tmp:
+        program = pathlib.Path(tmp) / name
+        command = [tc.compiler, "-x", "cu", *native.nvidia_arch_flags(arch), native.CXX_STD, "-O3",
+                   f"-I{src / 'src'}", f"-I{src / 'include'}", str(src / "bench" / f"{name}.cu"),
+                   "-o", str(program)]
+        if with_blas:
+            command += [*[f"-I{d}" for d in tc.include_dirs], *[f"-L{d}" for d in tc.library_dirs],
+                        *[f"-Xlinker=-rpath,{d}" for d in tc.library_dirs], *tc.libraries]
+        built = subprocess.run(command, env=tc.run_env(), capture_output=True, text=True)
+        if built.returncode != 0:
+            print(f"{name}: compile failed:\n{built.stderr}", file=sys.stderr)
+            return 1
+        return subprocess.run([str(program), *args]).returncode
