@@ -81,6 +81,11 @@ if command -v nvcc >/dev/null; then
   # gemm_sm90 source into a program of its own: compiled here too, not linked.
   nvcc -x cu -arch=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -I"$SRC" -Inative/include -I"$CUBLAS_INC" \
     -c native/bench/gemm_sm90_bench.cu -o "$OUT/gemm_sm90_bench.o" || { echo "FAILED (nvidia): native/bench"; exit 1; }
+  # The program links the library's sources it includes, not the library:
+  # every symbol of ours must be defined in it (490cb8e moved the tensor
+  # maps to a file of their own, and the program stopped linking unseen).
+  undefined=$(nm -C --undefined-only "$OUT/gemm_sm90_bench.o" | grep -E 'lc0rocm' || true)
+  if [ -n "$undefined" ]; then echo "FAILED: native/bench/gemm_sm90_bench.cu leaves undefined: $undefined"; exit 1; fi
   echo "   native/bench/gemm_sm90_bench.cu OK"
   nvcc -x cu -arch=sm_90a -std=c++17 -O2 -c native/bench/graph_launch_bench.cu -o "$OUT/graph_launch_bench.o" \
     || { echo "FAILED (nvidia): native/bench/graph_launch_bench.cu"; exit 1; }

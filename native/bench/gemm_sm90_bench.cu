@@ -5,6 +5,7 @@
 // product and variant: microseconds, TFLOP/s and, for the plain product,
 // the relative L2 difference from cuBLAS's output.
 #include "kernels/gemm_sm90.hip"
+#include "kernels/tensor_map.hip"  // the tensor maps gemm_sm90 builds (its own file since 490cb8e)
 
 #include <cublas_v2.h>
 
