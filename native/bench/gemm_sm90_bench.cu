@@ -9,7 +9,7 @@
 
 #include <cublas_v2.h>
 
-#include "check_cuda.h"
+#include "check_cuda.cuh"
 
 #include <cmath>
 #include <cstdio>

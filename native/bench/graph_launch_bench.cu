@@ -11,7 +11,7 @@
 // graphs launch in a few microseconds (BENCHMARKS.md, "The graph launch").
 #include <cuda_runtime.h>
 
-#include "check_cuda.h"
+#include "check_cuda.cuh"
 
 #include <chrono>
 #include <cstdio>

@@ -1,5 +1,7 @@
 // CHECK_CUDA(call): the benchmark programs' error check; a failed CUDA
-// runtime call prints itself and its error and ends the program.
+// runtime call prints itself and its error and ends the program. A .cuh:
+// the bench programs are CUDA programs, outside the library, whose vendor
+// names stay in gpu_compat.h (tests/test_native.py).
 #pragma once
 #include <cuda_runtime.h>
 
