@@ -675,22 +675,24 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
 // caller runs the product and layer_norm.
 template <typename T>
 bool run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
-                    const EncoderParams& p, long long rows, const T* x, const T* skip, T* y, void* exchange) {
+                    const EncoderParams& p, long long rows, const T* x, const T* skip, T* y, void* exchange,
+                    int launch) {
   if constexpr (std::is_same<T, half>::value) {
     if (rows <= plan.max_rows)
       return attn::dense_layer_norm(plan, ctx.stream, static_cast<int>(rows), d.out, d.in, x, d.w.as<half>(),
                                     f32(d.b), skip, f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y);
     return exchange != nullptr && takes_sm90_norm(d, rows) &&
            gemm_sm90_layer_norm(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), f32(d.b), skip,
-                                f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y, exchange);
+                                f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y, exchange, launch);
   }
   return false;
 }
 
-// One post-LN encoder layer on x [n*64][E], in place.
+// One post-LN encoder layer on x [n*64][E], in place; `index`: the layer's
+// place in the pass (its two layer norms' launches share the exchange).
 template <typename T>
 void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, T* x,
-                 const EncoderScratch<T>& s) {
+                 const EncoderScratch<T>& s, int index) {
   const long long rows = static_cast<long long>(n) * kSquares;
   hipStream_t stream = ctx.stream;
 
@@ -718,14 +720,14 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   } else {
     run_attention_unfused<T>(ctx, L, n, s);
   }
-  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p, rows, s.merged, x, s.x1, s.norm_exchange)) {
+  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p, rows, s.merged, x, s.x1, s.norm_exchange, 2 * index)) {
     run_dense(ctx, L.out, rows, s.merged, s.branch);
     attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
                         L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
   }
 
   run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
-  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p, rows, s.qkv, s.x1, x, s.norm_exchange)) {
+  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p, rows, s.qkv, s.x1, x, s.norm_exchange, 2 * index + 1)) {
     run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
     attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
                         L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
@@ -750,7 +752,7 @@ void run_encoders(ForwardContext& ctx, const std::vector<Encoder>& layers, const
   // after plain ones that forked (native/SIDE_LANE.md).
   EncoderParams q = p;
   if (q.beside_positions > 0 && (ctx.side == nullptr || !gpu_stream_capturing(ctx.stream))) q.beside_positions = 0;
-  for (const Encoder& layer : layers) run_encoder<T>(ctx, layer, q, n, x, s);
+  for (size_t i = 0; i < layers.size(); ++i) run_encoder<T>(ctx, layers[i], q, n, x, s, static_cast<int>(i));
 }
 
 // ------------------------------------------------------------------ policy

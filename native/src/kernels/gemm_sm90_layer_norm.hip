@@ -24,7 +24,7 @@
 //   2. each row's mean and sum of squared deviations over the block's 256
 //      columns (the four lanes holding a row's pieces, by shuffles);
 //   3. the pairs go to the group's slots in global memory (a set per tile
-//      parity) and the block arrives on the group's barrier there;
+//      parity) and the block publishes its flag there (a count of tiles);
 //   4. once every block of the group has, each row's mean and variance over
 //      N from the blocks' pairs (Chan's formula, equal counts), then (v -
 //      mean) * rstd * gamma + beta to half, written over the skip at the
@@ -37,8 +37,8 @@
 // 3: 93 against 75 us for bt4's output product (native/GEMM_SM90.md). A
 // cooperative launch keeps all blocks resident, which the groups' waits
 // need. Two sets of slots (by tile parity): a block writes tile i + 2's
-// only after the group's barrier for tile i + 1, which every block of the
-// group reached after reading tile i's.
+// only after it saw every flag of the group at tile i + 1, which each block
+// published after reading tile i's.
 //
 // Other devices: under hipcc, and in NVIDIA builds not for sm_90a, this file
 // defines stubs that return false, and the caller runs BLAS + layer_norm.
@@ -85,35 +85,34 @@ constexpr unsigned kParamBytes = 3 * kTileN * sizeof(float);
 constexpr size_t kSharedBytes =
     1024 + kStages * (kStageXBytes + kStageWBytes) + kBarriers * sizeof(uint64_t) + kParamBytes;
 
-// The exchange in global memory (the caller's): a 128-byte line of barrier
-// words (arrivals, phase) per group, then the statistics slots
+// The exchange in global memory (the caller's): a 128-byte line of flags
+// per group (block r's at word 8 r), then the statistics slots
 // [group][parity][block][row] of float2 (mean, M2); both sized for the most
 // groups the device runs (one per resident block), so every launch finds
-// its groups' barrier words at the same place whatever its group count.
+// its groups' lines at the same place whatever its group count.
 constexpr size_t kSyncBytes = 128;
+constexpr int kFlagStride = 8;  // words: a group's flags 32 bytes apart
 constexpr size_t kSlotsPerGroup = 2 * kMaxBlocks * kTileM;
+static_assert(kMaxBlocks * kFlagStride * sizeof(unsigned) <= kSyncBytes, "a group's flags fit its line");
 
-// One arrival of this block on its group's barrier, and the wait for the
-// group's other blocks (a sense-reversing barrier: the last to arrive zeroes
-// the count, then flips the phase; `phase` is this block's copy). The
-// block's global writes before it (ordered by a block barrier) are visible
-// to the group's blocks after it.
-__device__ __forceinline__ void group_barrier(unsigned* sync, unsigned& phase, int blocks) {
-  unsigned* arrivals = sync;
-  unsigned* shared_phase = sync + 1;
-  const unsigned next = phase ^ 1u;
-  __threadfence();
-  if (atomicAdd(arrivals, 1u) == static_cast<unsigned>(blocks - 1)) {
-    atomicExch(arrivals, 0u);
-    __threadfence();
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(shared_phase), "r"(next) : "memory");
-  } else {
-    unsigned seen;
-    do {
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(shared_phase) : "memory");
-    } while (seen != next);
-  }
-  phase = next;
+// A block's tiles of a launch are numbered 1, 2, ... above the launches
+// before it since the reset, so a flag never holds a later launch's count.
+constexpr int kTileBits = 20;
+__device__ __forceinline__ unsigned flag_count(int launch, int local) {
+  return (static_cast<unsigned>(launch + 1) << kTileBits) + static_cast<unsigned>(local + 1);
+}
+
+// The group's exchange of a tile's statistics. The block has written its
+// slots (ordered before this by a barrier of its consumers); one thread
+// publishes the tile's count in the block's flag with a release store, and
+// one lane per other block of the group waits for that block's flag with
+// acquire loads, side by side. Why flags and not one counter that blocks
+// add to and the last flips (the first version): that took an atomic round
+// trip to L2, then the last block's store, before anyone read a slot; here
+// the publish and the waits overlap (ncu, run 30 A: the barrier was ~10 %
+// of the kernel's stall samples).
+__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   unsigned v;
@@ -138,7 +137,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_layer_norm_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                                 const __grid_constant__ CUtensorMap skip_map,
                                 const __grid_constant__ CUtensorMap y_map, const float* bias, const float* gammas,
-                                const float* betas, float alpha, float eps, int M, int N, int K,
+                                const float* betas, float alpha, float eps, int M, int N, int K, int launch,
                                 unsigned* group_sync, float2* group_slots) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
   // is empty there (gpu_has_wgmma never lets that code run).
@@ -221,9 +220,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int tile_row = consumer * (kTileM / kConsumers) + box_row;  // in the block's 128 rows
     const int named_barrier = 1 + consumer;  // ids 1, 2 (0 is __syncthreads')
     constexpr int kBothConsumers = 3;        // both consumers' 256 threads
-    const bool arriver = threadIdx.x == 128;  // consumer 0's leader arrives for the block
-    // The group's barrier phase: no block can flip it before this one arrived.
-    unsigned phase = arriver ? load_acquire(sync + 1) : 0u;
+    // Consumer 0's leader publishes the block's flag; lane r of its second
+    // warp waits for block r's (not its own).
+    const bool publisher = threadIdx.x == 128;
+    const int watched = threadIdx.x - 160;
+    const bool watcher = watched >= 0 && watched < blocks && watched != rank;
     int seq = 0, local = 0;
     int stored = -1;  // the stage that holds the last tile's y, until its stores have read it
     for (int tile = group; tile < row_tiles; tile += groups, ++local) {
@@ -309,7 +310,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         m2[h] += gpu_shfl_xor(m2[h], 2);
       }
 
-      // 3: into the group's slots, then the group's barrier.
+      // 3: into the group's slots, then the group's exchange.
       const int parity = local & 1;
       float2* tile_slots = slots + parity * kMaxBlocks * kTileM;  // [block][row]
       if (t == 0) {
@@ -317,7 +318,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         tile_slots[rank * kTileM + tile_row + 8] = make_float2(mean[1], m2[1]);
       }
       named_barrier_sync(kBothConsumers, kConsumers * 128);
-      if (arriver) group_barrier(sync, phase, blocks);
+      const unsigned count = flag_count(launch, local);
+      if (publisher) store_release(sync + rank * kFlagStride, count);
+      if (watcher)
+        while (load_acquire(sync + watched * kFlagStride) < count) {
+        }
       named_barrier_sync(kBothConsumers, kConsumers * 128);
 
       // 4: the rows' statistics over N (from L2: other blocks wrote them), then y.
@@ -425,9 +430,12 @@ bool gemm_sm90_layer_norm_reset(hipStream_t stream, void* exchange) {
 
 bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
                           const void* w, const float* bias, const void* skip, const float* gammas,
-                          const float* betas, float alpha, float eps, void* y, void* exchange) {
+                          const float* betas, float alpha, float eps, void* y, void* exchange, int launch) {
   using namespace sm90_layer_norm;
   if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_layer_norm_fits(N, K)) return false;
+  // The flags' counts: the launch in the top bits, the block's tile below.
+  if (launch < 0 || launch >= (1 << (31 - kTileBits)) || (M + kTileM - 1) / kTileM >= (1LL << kTileBits))
+    return false;
   if (!aligned(x, 16) || !aligned(w, 16) || !aligned(skip, 16) || !aligned(y, 16) || (bias && !aligned(bias, 8)) ||
       !aligned(gammas, 8) || !aligned(betas, 8) || !aligned(exchange, 128))
     return false;
@@ -443,8 +451,8 @@ bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long lon
   unsigned* group_sync = static_cast<unsigned*>(exchange);
   float2* group_slots = reinterpret_cast<float2*>(static_cast<unsigned char*>(exchange) + resident * kSyncBytes);
   gpu_launch_cooperative(gemm_sm90_layer_norm_kernel, grid, dim3(kThreads), kSharedBytes, stream, x_map, w_map,
-                         skip_map, y_map, bias, gammas, betas, alpha, eps, static_cast<int>(M), N, K, group_sync,
-                         group_slots);
+                         skip_map, y_map, bias, gammas, betas, alpha, eps, static_cast<int>(M), N, K, launch,
+                         group_sync, group_slots);
   GPU_CHECK_LAUNCH();
   return true;
 }
@@ -457,7 +465,8 @@ int gemm_sm90_layer_norm_fill(long long, int) { return 0; }
 size_t gemm_sm90_layer_norm_exchange_bytes() { return 0; }
 bool gemm_sm90_layer_norm_reset(hipStream_t, void*) { return false; }
 bool gemm_sm90_layer_norm(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*,
-                          const float*, const void*, const float*, const float*, float, float, void*, void*) {
+                          const float*, const void*, const float*, const float*, float, float, void*, void*,
+                          int) {
   return false;
 }
 

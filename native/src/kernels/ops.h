@@ -67,7 +67,8 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 // exchange row statistics through `exchange`, device memory of
 // gemm_sm90_layer_norm_exchange_bytes() (128-byte aligned) that
 // gemm_sm90_layer_norm_reset prepared on the stream; launches on that
-// stream may then share it one after another (never two streams at once).
+// stream may then share it one after another (never two streams at once),
+// numbered 0, 1, ... by `launch` since the reset (below 2,048).
 // Returns false, launching nothing, where it does not apply (AMD, builds not
 // for sm_90a, other shapes, unaligned operands); the caller then runs BLAS +
 // layer_norm. gemm_sm90_layer_norm_fill: how full (percent) its rounds of
@@ -81,7 +82,7 @@ size_t gemm_sm90_layer_norm_exchange_bytes();
 bool gemm_sm90_layer_norm_reset(hipStream_t stream, void* exchange);
 bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
                           const void* w, const float* bias, const void* skip, const float* gammas,
-                          const float* betas, float alpha, float eps, void* y, void* exchange);
+                          const float* betas, float alpha, float eps, void* y, void* exchange, int launch);
 
 // im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
 // tap = (dy+1)*3 + (dx+1); zero outside the board. With a bias, x is a raw
