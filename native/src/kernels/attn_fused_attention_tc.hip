@@ -264,14 +264,35 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
 // each row of probabilities sums to one, so it is added to the output.
 // The output goes through the warp's own Q rows to 16-byte stores.
 // native/ATTENTION_FUSED.md, "mma.sync version".
-constexpr int kGenPitch = 64 + kPadHalf;  // smolgen logits row in shared memory (halves)
+//
+// Rows lie unpadded in shared memory (Q|K|V: kDepth halves, the logits:
+// 64), with 16-byte piece p of row r at p ^ swizzle(r): the 8 rows one
+// ldmatrix matrix reads then fall in 8 different bank groups. Why not
+// padding (the first version): 16 bytes a row took a stage to 24.6 KB, so
+// a multiprocessor held 4 blocks, and ncu found the kernel short of loads
+// in flight (t82 b512: DRAM 67.5 %, 25 % occupancy; native/ATTENTION_FUSED.md).
+constexpr int kGenPieces = 64 / 8;  // 16-byte pieces of a logits row
 // Items in shared memory: the current one + 1 ahead (a third stage, two
 // ahead, measured no faster: 136 registers, 3 blocks per multiprocessor).
 constexpr int kMmaStages = 2;
 
 template <int kDepth>
 __host__ __device__ constexpr int mma_stage_halves() {
-  return 3 * 64 * tc_pitch<kDepth>() + 64 * kGenPitch;
+  return 3 * 64 * kDepth + 64 * 64;
+}
+
+// The half offset of 16-byte piece `piece` of row `row` in rows of kPieces
+// pieces (2, 4 or 8: 32, 64 or 128 bytes): 8 / kPieces rows share a
+// 128-byte line, so the piece is turned by the line's place in a run of
+// kPieces lines. Shifts and masks, not division: the callers' rows are a
+// lane's row plus multiples of 8, whose turn the compiler then sees is the
+// lane's own (fewer registers for the unrolled loops' addresses).
+template <int kPieces>
+__device__ __forceinline__ int swizzled(int row, int piece) {
+  static_assert(kPieces == 2 || kPieces == 4 || kPieces == 8, "rows of 32, 64 or 128 bytes");
+  constexpr unsigned kRowsPerLine = 8 / kPieces, kShift = kRowsPerLine == 4 ? 2 : kRowsPerLine == 2 ? 1 : 0;
+  const unsigned r = static_cast<unsigned>(row), turn = (r >> kShift) & (kPieces - 1);
+  return static_cast<int>((r * kPieces + (static_cast<unsigned>(piece) ^ turn)) * 8);
 }
 template <int kDepth>
 constexpr size_t mma_shared_bytes() {
@@ -292,8 +313,12 @@ __device__ __forceinline__ uint32_t add_pair(uint32_t a, float2 b) {
   return *reinterpret_cast<const uint32_t*>(&r);
 }
 
+// Five blocks a multiprocessor: the unpadded stages (40,960 bytes at depth
+// 32) fit five, and so must the registers (at most 102 a thread).
+constexpr int kMmaBlocksPerMultiprocessor = 5;
+
 template <int kDepth>
-__global__ void __launch_bounds__(kTcWarps * 32)
+__global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
     fused_attention_mma_kernel(__half* out, const __half* qkv, const float* bias, const __half* smolgen,
                                int items, int heads, float scale) {
   static_assert(kDepth == 16 || kDepth == 32, "the K fragment loads assume 2 or 4 depth blocks of 8");
@@ -301,7 +326,6 @@ __global__ void __launch_bounds__(kTcWarps * 32)
   gpu_wait_for_prior_grid();  // launched by gpu_launch
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char shared_raw[];
-  constexpr int P = tc_pitch<kDepth>();
   constexpr int kBlocks = kDepth / 8;        // 16-byte depth blocks per row
   constexpr int kSteps = kDepth / 16;        // k steps of Q.K^T
   constexpr int kQkvVecs = 3 * 64 * kBlocks; // 16-byte pieces of an item's Q|K|V
@@ -332,16 +356,17 @@ __global__ void __launch_bounds__(kTcWarps * 32)
         if (i < kQkvVecs) {
           const int m = i / (64 * kBlocks), rest = i - m * 64 * kBlocks;
           const int r = rest / kBlocks, v = rest - r * kBlocks;
-          copy16_async(s + (m * 64 + r) * P + v * 8, rows + static_cast<long long>(r) * width + m * d_model + v * 8);
+          copy16_async(s + m * 64 * kDepth + swizzled<kBlocks>(r, v),
+                       rows + static_cast<long long>(r) * width + m * d_model + v * 8);
         }
       }
       if (has_gen) {
         const __half* gen = smolgen + static_cast<long long>(item) * 4096;
-        __half* gs = s + 3 * 64 * P;
+        __half* gs = s + 3 * 64 * kDepth;
 #pragma unroll
         for (int u = 0; u < kGenVecs / kThreads; ++u) {
           const int i = threadIdx.x + u * kThreads;
-          copy16_async(gs + (i / 8) * kGenPitch + (i % 8) * 8, gen + i * 8);
+          copy16_async(gs + swizzled<kGenPieces>(i / 8, i % 8), gen + i * 8);
         }
       }
     }
@@ -360,9 +385,9 @@ __global__ void __launch_bounds__(kTcWarps * 32)
     wait_copies(kMmaStages - 1);
     __syncthreads();
     __half* qs = stages + (step % kMmaStages) * mma_stage_halves<kDepth>();
-    __half* ks = qs + 64 * P;
-    __half* vs = ks + 64 * P;
-    const __half* gs = vs + 64 * P;
+    __half* ks = qs + 64 * kDepth;
+    __half* vs = ks + 64 * kDepth;
+    const __half* gs = vs + 64 * kDepth;
     const int n = item / heads, h = item - n * heads;
     const float* q_bias = bias + h * kDepth;
     const float* v_bias = bias + 2 * d_model + h * kDepth;
@@ -373,7 +398,7 @@ __global__ void __launch_bounds__(kTcWarps * 32)
     uint32_t qa[kSteps][4];
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
-      ldmatrix_x4(qa[kk], qs + (row0 + ld_row + 8 * (ld_matrix % 2)) * P + 16 * kk + 8 * (ld_matrix / 2));
+      ldmatrix_x4(qa[kk], qs + swizzled<kBlocks>(row0 + ld_row + 8 * (ld_matrix % 2), 2 * kk + ld_matrix / 2));
 #pragma unroll
       for (int q = 0; q < 4; ++q)
         qa[kk][q] = add_pair(qa[kk][q], *reinterpret_cast<const float2*>(q_bias + 16 * kk + 8 * (q / 2) + quad_col));
@@ -385,7 +410,7 @@ __global__ void __launch_bounds__(kTcWarps * 32)
 #pragma unroll
     for (int j = 0; j < 8; j += kTilesPerLoad) {
       uint32_t kb[4];  // matrix i: keys 8 (j + i / kBlocks) .., depth 8 (i % kBlocks) ..
-      ldmatrix_x4(kb, ks + (8 * (j + ld_matrix / kBlocks) + ld_row) * P + 8 * (ld_matrix % kBlocks));
+      ldmatrix_x4(kb, ks + swizzled<kBlocks>(8 * (j + ld_matrix / kBlocks) + ld_row, ld_matrix % kBlocks));
 #pragma unroll
       for (int tt = 0; tt < kTilesPerLoad; ++tt)
 #pragma unroll
@@ -400,7 +425,7 @@ __global__ void __launch_bounds__(kTcWarps * 32)
 #pragma unroll
       for (int j = 0; j < 8; j += 2) {
         uint32_t gb[4];  // tile j rows g, g + 8; tile j + 1 rows g, g + 8
-        ldmatrix_x4(gb, gs + (row0 + ld_row + 8 * (ld_matrix % 2)) * kGenPitch + 8 * (j + ld_matrix / 2));
+        ldmatrix_x4(gb, gs + swizzled<kGenPieces>(row0 + ld_row + 8 * (ld_matrix % 2), j + ld_matrix / 2));
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&gb[q]));
@@ -464,7 +489,7 @@ __global__ void __launch_bounds__(kTcWarps * 32)
 #pragma unroll
       for (int dt = 0; dt < kBlocks; dt += 2) {
         uint32_t vb[4];  // depth tile dt keys 16kk + 0..7, + 8..15; then depth tile dt + 1
-        ldmatrix_x4_trans(vb, vs + (16 * kk + ld_row + 8 * (ld_matrix % 2)) * P + 8 * (dt + ld_matrix / 2));
+        ldmatrix_x4_trans(vb, vs + swizzled<kBlocks>(16 * kk + ld_row + 8 * (ld_matrix % 2), dt + ld_matrix / 2));
         mma_16x8x16(o[dt], pa[0], pa[1], pa[2], pa[3], vb[0], vb[1]);
         mma_16x8x16(o[dt + 1], pa[0], pa[1], pa[2], pa[3], vb[2], vb[3]);
       }
@@ -472,12 +497,12 @@ __global__ void __launch_bounds__(kTcWarps * 32)
 
     // The output, rounded to half, over the warp's own Q rows (only this warp
     // reads them), then 16-byte stores of whole rows.
-    __half* own = qs + row0 * P;
     __syncwarp();  // every lane's Q fragments are loaded before they are overwritten
 #pragma unroll
     for (int dt = 0; dt < kBlocks; ++dt) {
-      *reinterpret_cast<__half2*>(own + quad_row * P + 8 * dt + quad_col) = __floats2half2_rn(o[dt][0], o[dt][1]);
-      *reinterpret_cast<__half2*>(own + (quad_row + 8) * P + 8 * dt + quad_col) =
+      *reinterpret_cast<__half2*>(qs + swizzled<kBlocks>(row0 + quad_row, dt) + quad_col) =
+          __floats2half2_rn(o[dt][0], o[dt][1]);
+      *reinterpret_cast<__half2*>(qs + swizzled<kBlocks>(row0 + quad_row + 8, dt) + quad_col) =
           __floats2half2_rn(o[dt][2], o[dt][3]);
     }
     __syncwarp();
@@ -486,7 +511,7 @@ __global__ void __launch_bounds__(kTcWarps * 32)
       const int i = lane + 32 * u;
       const int r = i / kBlocks, v = i - r * kBlocks;
       *reinterpret_cast<uint4*>(out + static_cast<long long>(n * 64 + row0 + r) * d_model + h * kDepth + v * 8) =
-          *reinterpret_cast<const uint4*>(own + r * P + v * 8);
+          *reinterpret_cast<const uint4*>(qs + swizzled<kBlocks>(row0 + r, v));
     }
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
