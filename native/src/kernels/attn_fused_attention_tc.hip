@@ -266,7 +266,7 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
 // native/ATTENTION_FUSED.md, "mma.sync version".
 //
 // Rows lie unpadded in shared memory (Q|K|V: kDepth halves, the logits:
-// 64), with 16-byte piece p of row r at p ^ swizzle(r): the 8 rows one
+// 64), with 16-byte piece p of row r at p ^ turn(r) (`swizzled`): the 8 rows one
 // ldmatrix matrix reads then fall in 8 different bank groups. Why not
 // padding (the first version): 16 bytes a row took a stage to 24.6 KB, so
 // a multiprocessor held 4 blocks, and ncu found the kernel short of loads

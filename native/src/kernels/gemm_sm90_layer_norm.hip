@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Consumer 0's leader publishes the block's flag; lane r of its second
     // warp waits for block r's (not its own).
     const bool publisher = threadIdx.x == 128;
-    const int watched = threadIdx.x - 160;
+    const int watched = static_cast<int>(threadIdx.x) - 160;
     const bool watcher = watched >= 0 && watched < blocks && watched != rank;
     int seq = 0, local = 0;
     int stored = -1;  // the stage that holds the last tile's y, until its stores have read it
