@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=256, help="positions (64 rows each); default 256")
     ap.add_argument("--reps", type=int, default=30, help="timed runs per variant; default 30")
     args = ap.parse_args(argv)
+    if args.batch < 1 or args.reps < 1:
+        ap.error("--batch and --reps must be positive")
     return build_and_run("gemm_sm90_bench", [str(args.batch), str(args.reps)], with_blas=True)
 
 

@@ -1,0 +1,115 @@
+"""Host-side parts of the native bench scripts (no GPU): scripts/bench_program.py
+builds native/bench/<name>.cu with the toolchain the library's build finds
+and runs it; scripts/gemm_sm90_bench.py and scripts/graph_launch_bench.py
+turn their options into its arguments. The compiler and the program are
+faked; what is checked is what would run, and what the scripts answer."""
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.append(str(ROOT / "scripts"))  # the scripts import bench_program as a sibling
+
+import bench_program  # noqa: E402
+import gemm_sm90_bench  # noqa: E402
+import graph_launch_bench  # noqa: E402
+from lc0_rocm.backends import native  # noqa: E402
+
+FAKE_TOOLCHAIN = native.Toolchain(vendor="nvidia", compiler="/opt/cuda/bin/nvcc", include_dirs=("/opt/blas/include",),
+                                  library_dirs=("/opt/blas/lib",), libraries=("-lcublas",))
+
+
+def fake_target(arch):
+    def detect(vendor=None, arch_asked=None):
+        assert vendor == "nvidia"
+        return FAKE_TOOLCHAIN, arch
+    return detect
+
+
+class FakeRuns:
+    """subprocess.run for the compile (first call) and the program (second)."""
+
+    def __init__(self, compile_status=0, program_status=0, compile_stderr=""):
+        self.calls = []
+        self.statuses = [(compile_status, compile_stderr), (program_status, "")]
+
+    def __call__(self, command, **kwargs):
+        status, stderr = self.statuses[len(self.calls)]
+        self.calls.append(command)
+        return subprocess.CompletedProcess(command, status, stdout="", stderr=stderr)
+
+
+def test_no_gpu_is_said_and_nothing_runs(monkeypatch, capsys):
+    def no_gpu(vendor=None, arch=None):
+        raise native.NoGpuError({"nvidia": "nvidia-smi not found"})
+    runs = FakeRuns()
+    monkeypatch.setattr(bench_program.native, "detect_target", no_gpu)
+    monkeypatch.setattr(bench_program.subprocess, "run", runs)
+    assert bench_program.build_and_run("graph_launch_bench", ["200", "50"]) == 2
+    assert "graph_launch_bench:" in capsys.readouterr().err
+    assert runs.calls == []
+
+
+def test_other_gpus_than_sm_90_are_refused(monkeypatch, capsys):
+    runs = FakeRuns()
+    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_80"))
+    monkeypatch.setattr(bench_program.subprocess, "run", runs)
+    assert bench_program.build_and_run("gemm_sm90_bench", ["256", "30"], with_blas=True) == 2
+    assert "needs an sm_90 GPU (this one is sm_80)" in capsys.readouterr().err
+    assert runs.calls == []
+
+
+@pytest.mark.parametrize("name, with_blas", [("graph_launch_bench", False), ("gemm_sm90_bench", True)])
+def test_the_named_program_is_compiled_for_sm_90a_and_run_with_the_arguments(monkeypatch, name, with_blas):
+    runs = FakeRuns(program_status=3)
+    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_90"))
+    monkeypatch.setattr(bench_program.subprocess, "run", runs)
+    assert bench_program.build_and_run(name, ["64", "7"], with_blas=with_blas) == 3  # the program's status
+    compile_command, program_command = runs.calls
+    assert compile_command[0] == FAKE_TOOLCHAIN.compiler
+    assert {"-arch=sm_90a", "-DLC0ROCM_SM90A", native.CXX_STD} <= set(compile_command)
+    source = pathlib.Path(next(a for a in compile_command if a.endswith(".cu")))
+    assert source.name == f"{name}.cu" and source.is_file()
+    assert source.parent == native.source_dir() / "bench"
+    blas = {"-I/opt/blas/include", "-L/opt/blas/lib", "-lcublas"}
+    if with_blas:
+        assert blas <= set(compile_command)
+    else:
+        assert not blas & set(compile_command)
+    program = compile_command[compile_command.index("-o") + 1]
+    assert program_command == [program, "64", "7"]
+
+
+def test_a_failed_compile_shows_the_compiler_and_runs_nothing(monkeypatch, capsys):
+    runs = FakeRuns(compile_status=1, compile_stderr="error: no such file check_cuda.cuh")
+    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_90"))
+    monkeypatch.setattr(bench_program.subprocess, "run", runs)
+    assert bench_program.build_and_run("graph_launch_bench", ["1", "1"]) == 1
+    assert "compile failed" in capsys.readouterr().err and len(runs.calls) == 1
+
+
+def test_graph_launch_bench_options(monkeypatch):
+    seen = []
+    monkeypatch.setattr(graph_launch_bench, "build_and_run", lambda *a, **k: seen.append((a, k)) or 0)
+    assert graph_launch_bench.main(["--nodes", "10", "--reps", "5"]) == 0
+    assert graph_launch_bench.main([]) == 0
+    assert seen == [(("graph_launch_bench", ["10", "5"]), {}), (("graph_launch_bench", ["200", "50"]), {})]
+    for bad in (["--nodes", "0"], ["--reps", "-1"]):
+        with pytest.raises(SystemExit) as e:
+            graph_launch_bench.main(bad)
+        assert e.value.code == 2
+    assert len(seen) == 2
+
+
+def test_gemm_sm90_bench_options(monkeypatch):
+    seen = []
+    monkeypatch.setattr(gemm_sm90_bench, "build_and_run", lambda *a, **k: seen.append((a, k)) or 0)
+    assert gemm_sm90_bench.main(["--batch", "64"]) == 0
+    assert seen == [(("gemm_sm90_bench", ["64", "30"]), {"with_blas": True})]
+    for bad in (["--batch", "0"], ["--reps", "0"]):
+        with pytest.raises(SystemExit) as e:
+            gemm_sm90_bench.main(bad)
+        assert e.value.code == 2
+    assert len(seen) == 1
