@@ -333,21 +333,25 @@ SM90_NORM_DEFAULT_ROWS = 4096
 SM90_NORM_DEFAULT_FILL = 90
 
 
+def sm90_norm_fill(n, embedding, multiprocessors):
+    """How full (percent) gemm_sm90_layer_norm's rounds of 128-row tiles
+    are for a batch of n over the device's groups of embedding / 256 blocks
+    (one block a multiprocessor): gemm_sm90_layer_norm_fill."""
+    groups = multiprocessors // (embedding // 256)
+    tiles = -(-64 * n // 128)
+    rounds = -(-tiles // groups)
+    return 100 * tiles // (rounds * groups)
+
+
 def sm90_norm_taken(env, n, embedding, multiprocessors):
     """Whether a batch of n takes gemm_sm90_layer_norm under env: from
-    LC0ROCM_GEMM_SM90_NORM_ROWS rows where its rounds of 128-row tiles over
-    the device's groups of embedding / 256 blocks (one block a
-    multiprocessor) are at least LC0ROCM_GEMM_SM90_NORM_FILL percent full
-    (gemm_sm90_layer_norm_fill)."""
+    LC0ROCM_GEMM_SM90_NORM_ROWS rows where its rounds are at least
+    LC0ROCM_GEMM_SM90_NORM_FILL percent full."""
     from_rows = int(env.get("LC0ROCM_GEMM_SM90_NORM_ROWS", SM90_NORM_DEFAULT_ROWS))
     min_fill = max(int(env.get("LC0ROCM_GEMM_SM90_NORM_FILL", SM90_NORM_DEFAULT_FILL)), 1)
-    rows = 64 * n
-    if from_rows <= 0 or rows < from_rows:
+    if from_rows <= 0 or 64 * n < from_rows:
         return False
-    groups = multiprocessors // (embedding // 256)
-    tiles = -(-rows // 128)
-    rounds = -(-tiles // groups)
-    return 100 * tiles // (rounds * groups) >= min_fill
+    return sm90_norm_fill(n, embedding, multiprocessors) >= min_fill
 
 
 @pytest.mark.gpu
@@ -381,10 +385,16 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
             pytest.skip(f"no wgmma on {info['arch']} (NVIDIA compute capability 9.0, built as sm_90a)")
         embedding = {"t82": 768, "bt4": 1024}[preset]
         from_rows = env.get("LC0ROCM_GEMM_SM90_NORM_ROWS", SM90_NORM_DEFAULT_ROWS)
+        min_fill = max(int(env.get("LC0ROCM_GEMM_SM90_NORM_FILL", SM90_NORM_DEFAULT_FILL)), 1)
         marker = f"output and FFN products with their layer norms on sm_90 wgmma from {from_rows} rows"
         for n in BATCHES:
             expected = sm90_norm_taken(env, n, embedding, info["multiprocessors"])
-            assert (marker in backend.describe(n)) == expected, (n, backend.describe(n))
+            text = backend.describe(n)
+            assert (marker in text) == expected, (n, text)
+            if expected:  # both rules that chose it, and how full this batch's rounds are
+                fill = sm90_norm_fill(n, embedding, info["multiprocessors"])
+                assert f"rows where its rounds of row tiles are at least {min_fill} % full ({fill} % here)" in text, (
+                    n, text)
         check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 {env}", TOLERANCE["fp16"])
     finally:
         backend.close()

@@ -258,16 +258,19 @@ bool takes_sm90_norm(const Dense& d, long long rows) {
          gemm_sm90_layer_norm_fill(rows, d.out) >= std::max(d.sm90_norm_min_fill, 1);
 }
 
-// ", ... with their layer norms on sm_90 wgmma" for describe() of a batch of n.
+// ", ... with their layer norms on sm_90 wgmma" for describe() of a batch of
+// n, with both rules that chose it: the rows, and how full its rounds are.
 std::string sm90_norm_path(const std::vector<Encoder>& layers, int n) {
   if (layers.empty()) return "";
   const Encoder& l = layers.front();
   const long long rows = static_cast<long long>(n) * kSquares;
   const bool out = takes_sm90_norm(l.out, rows), ffn2 = takes_sm90_norm(l.ffn2, rows);
   if (!out && !ffn2) return "";
+  const Dense& d = out ? l.out : l.ffn2;
   return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
-         " with their layer norms on sm_90 wgmma from " +
-         std::to_string(out ? l.out.sm90_norm_from_rows : l.ffn2.sm90_norm_from_rows) + " rows";
+         " with their layer norms on sm_90 wgmma from " + std::to_string(d.sm90_norm_from_rows) +
+         " rows where its rounds of row tiles are at least " + std::to_string(std::max(d.sm90_norm_min_fill, 1)) +
+         " % full (" + std::to_string(gemm_sm90_layer_norm_fill(rows, d.out)) + " % here)";
 }
 
 // Which batches of each layer take smolgen's chain in one launch
