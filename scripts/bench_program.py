@@ -3,6 +3,7 @@ NVIDIA sm_90 GPU, with the toolchain the library's build finds: the shared
 part of scripts/gemm_sm90_bench.py and scripts/graph_launch_bench.py."""
 from __future__ import annotations
 
+import argparse
 import pathlib
 import subprocess
 import sys
@@ -39,3 +40,18 @@ def build_and_run(name: str, args: list[str], with_blas: bool = False) -> int:
             print(f"{name}: compile failed:\n{built.stderr}", file=sys.stderr)
             return 1
         return subprocess.run([str(program), *args]).returncode
+
+
+def main(name: str, doc: str, options: tuple[tuple[str, int, str], ...], argv: list[str] | None = None,
+         with_blas: bool = False) -> int:
+    """A bench script's command line: `options` are (flag, default, help) of
+    positive counts, passed to the program in that order; then
+    build_and_run. `doc`: the script's docstring (its first paragraph is
+    the description)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    for flag, default, text in options:
+        ap.add_argument(flag, type=int, default=default, help=f"{text}; default {default}")
+    values = [getattr(ap.parse_args(argv), flag[2:]) for flag, _, _ in options]
+    if min(values) < 1:
+        ap.error(" and ".join(flag for flag, _, _ in options) + " must be positive")
+    return build_and_run(name, [str(v) for v in values], with_blas=with_blas)

@@ -13,20 +13,15 @@ output. NVIDIA sm_90 (H100, H200) only; native/GEMM_SM90.md has figures.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
-from bench_program import build_and_run
+import bench_program
+
+OPTIONS = (("--batch", 256, "positions (64 rows each)"), ("--reps", 30, "timed runs per variant"))
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batch", type=int, default=256, help="positions (64 rows each); default 256")
-    ap.add_argument("--reps", type=int, default=30, help="timed runs per variant; default 30")
-    args = ap.parse_args(argv)
-    if args.batch < 1 or args.reps < 1:
-        ap.error("--batch and --reps must be positive")
-    return build_and_run("gemm_sm90_bench", [str(args.batch), str(args.reps)], with_blas=True)
+    return bench_program.main("gemm_sm90_bench", __doc__, OPTIONS, argv, with_blas=True)
 
 
 if __name__ == "__main__":

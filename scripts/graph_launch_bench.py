@@ -12,20 +12,15 @@ launch") has figures. NVIDIA sm_90 (H100, H200) only.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
-from bench_program import build_and_run
+import bench_program
+
+OPTIONS = (("--nodes", 200, "kernels (or memsets) a graph"), ("--reps", 50, "timed launches a graph"))
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nodes", type=int, default=200, help="kernels (or memsets) a graph; default 200")
-    ap.add_argument("--reps", type=int, default=50, help="timed launches a graph; default 50")
-    args = ap.parse_args(argv)
-    if args.nodes < 1 or args.reps < 1:
-        ap.error("--nodes and --reps must be positive")
-    return build_and_run("graph_launch_bench", [str(args.nodes), str(args.reps)])
+    return bench_program.main("graph_launch_bench", __doc__, OPTIONS, argv)
 
 
 if __name__ == "__main__":

@@ -90,12 +90,19 @@ def test_a_failed_compile_shows_the_compiler_and_runs_nothing(monkeypatch, capsy
     assert "compile failed" in capsys.readouterr().err and len(runs.calls) == 1
 
 
-def test_graph_launch_bench_options(monkeypatch):
+def record_runs(monkeypatch):
+    """The (name, arguments, with_blas) of each build_and_run the scripts ask for."""
     seen = []
-    monkeypatch.setattr(graph_launch_bench, "build_and_run", lambda *a, **k: seen.append((a, k)) or 0)
+    monkeypatch.setattr(bench_program, "build_and_run",
+                        lambda name, args, with_blas=False: seen.append((name, args, with_blas)) or 0)
+    return seen
+
+
+def test_graph_launch_bench_options(monkeypatch):
+    seen = record_runs(monkeypatch)
     assert graph_launch_bench.main(["--nodes", "10", "--reps", "5"]) == 0
     assert graph_launch_bench.main([]) == 0
-    assert seen == [(("graph_launch_bench", ["10", "5"]), {}), (("graph_launch_bench", ["200", "50"]), {})]
+    assert seen == [("graph_launch_bench", ["10", "5"], False), ("graph_launch_bench", ["200", "50"], False)]
     for bad in (["--nodes", "0"], ["--reps", "-1"]):
         with pytest.raises(SystemExit) as e:
             graph_launch_bench.main(bad)
@@ -104,10 +111,9 @@ def test_graph_launch_bench_options(monkeypatch):
 
 
 def test_gemm_sm90_bench_options(monkeypatch):
-    seen = []
-    monkeypatch.setattr(gemm_sm90_bench, "build_and_run", lambda *a, **k: seen.append((a, k)) or 0)
+    seen = record_runs(monkeypatch)
     assert gemm_sm90_bench.main(["--batch", "64"]) == 0
-    assert seen == [(("gemm_sm90_bench", ["64", "30"]), {"with_blas": True})]
+    assert seen == [("gemm_sm90_bench", ["64", "30"], True)]
     for bad in (["--batch", "0"], ["--reps", "0"]):
         with pytest.raises(SystemExit) as e:
             gemm_sm90_bench.main(bad)
