@@ -570,7 +570,10 @@ def attention_path(env, precision, ffn_fits=False):
     side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions;
     half nets' FFN's first product on our sm_90 product
     (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
-    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits)."""
+    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits); half nets' smolgen
+    compress in the Q|K|V product from LC0ROCM_QKV_COMPRESS positions where
+    the chain runs a layer at a time, not beside Q|K|V, and the attention is
+    fused."""
     def expect(info, n):
         if info["vendor"] != "nvidia":
             return None
@@ -581,7 +584,12 @@ def attention_path(env, precision, ffn_fits=False):
         path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
                 else "smolgen a layer at a time")
         beside = int(env.get("LC0ROCM_SMOLGEN_BESIDE", SMOLGEN_BESIDE_DEFAULT_POSITIONS))
-        if precision == "fp16" and n <= beside and env.get("LC0ROCM_SIDE_STREAM") != "0":
+        beside = precision == "fp16" and n <= beside and env.get("LC0ROCM_SIDE_STREAM") != "0"
+        compress_from = int(env.get("LC0ROCM_QKV_COMPRESS", QKV_COMPRESS_DEFAULT_POSITIONS))
+        if (precision == "fp16" and n > positions and not beside and 0 < compress_from <= n
+                and env.get("LC0ROCM_ATTN_UNFUSED") != "1"):
+            path += ", its compress in the Q|K|V product"
+        if beside:
             path += ", beside Q|K|V"
         split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
         if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
@@ -600,12 +608,14 @@ def attention_path(env, precision, ffn_fits=False):
 
 
 # kTf32SplitFromRows, kGemvDefaultRows, kDenseNormDefaultRows,
-# kSmolgenBesideDefaultPositions and kSm90FromRows in native/src/attention.cpp.
+# kSmolgenBesideDefaultPositions, kSm90FromRows and
+# kQkvCompressDefaultPositions in native/src/attention.cpp.
 TF32_SPLIT_DEFAULT_ROWS = 128
 SM90_DEFAULT_ROWS = 8192
 GEMV_DEFAULT_ROWS = 1
 DENSE_NORM_DEFAULT_ROWS = 0
 SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
+QKV_COMPRESS_DEFAULT_POSITIONS = 1
 ATTENTION_SHAPES = {"tiny-attn": attention_nets.TINY_ATTN, "tiny-bt": attention_nets.TINY_BT}
 
 
@@ -631,7 +641,9 @@ def ffn_fits_sm90(shape) -> bool:
                                  {"LC0ROCM_SMOLGEN_BESIDE": "64", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_FIRST": "1"}, {"LC0ROCM_GEMM_SM90": "0"},
                                  {"LC0ROCM_GEMM_SM90_ROWS": "64"},
-                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_TILE": "128"}])
+                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_TILE": "128"},
+                                 {"LC0ROCM_QKV_COMPRESS": "0"}, {"LC0ROCM_QKV_COMPRESS": "17"},
+                                 {"LC0ROCM_QKV_COMPRESS": "1", "LC0ROCM_SMOLGEN_CLUSTER": "2"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
@@ -657,8 +669,11 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     the FFN's first product on our own (wgmma, its activation in the
     epilogue, where the FFN's shape fits it: tiny-attn's does, tiny-bt's 96
     columns do not) from batch 128 (the default), from batch 1, on the
-    ping-pong schedule, or never; kernels launched plainly or (forced) as
-    dependent launches."""
+    ping-pong schedule, or never; in half precision smolgen's compress in
+    the Q|K|V product (the fused attention reading wider rows; the tensor-core
+    kernels, mma.sync or wmma, and the scalar one) wherever its chain runs a
+    layer at a time and not beside (the default), from batch 17, or never;
+    kernels launched plainly or (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
                           expect_path=attention_path(env, precision, ffn_fits_sm90(ATTENTION_SHAPES[net])))

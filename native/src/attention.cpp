@@ -103,6 +103,9 @@ struct Encoder {
   bool has_smolgen = false;
   Smolgen smolgen;
   int heads = 0, d_model = 0, depth = 0, embedding = 0;
+  // Half nets with smolgen: qkv.w's rows, smolgen's compress weights
+  // stacked after Q|K|V's (one product reads x for both); 0: Q|K|V's alone.
+  int qkv_with_compress = 0;
   // Rows whose output / FFN second product runs with its layer norm in one
   // launch (attn_dense_layer_norm.hip; half only).
   attn::DenseNormPlan out_norm, ffn2_norm;
@@ -126,9 +129,20 @@ Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int 
                                        " does not split over " + std::to_string(heads) + " heads");
   e.depth = e.d_model / heads;
   const long long qkv_count = static_cast<long long>(e.d_model) * embedding;
-  // One GEMM computes q, k and v: stack their weights and biases.
+  // One GEMM computes q, k and v: stack their weights and biases. In half
+  // nets smolgen's compress weights follow (the product may compute both).
   std::vector<float> w = concat({&ws.floats(p + "mha.q_w", qkv_count), &ws.floats(p + "mha.k_w", qkv_count),
                                  &ws.floats(p + "mha.v_w", qkv_count)});
+  const std::string s = p + "mha.smolgen.";
+  e.has_smolgen = ws.has(s + "compress");
+  if (e.has_smolgen && dt == DType::F16) {
+    const size_t compress = ws.count(s + "compress");
+    if (compress % embedding == 0 && compress > 0) {
+      const std::vector<float>& c = ws.floats(s + "compress", static_cast<long long>(compress));
+      w.insert(w.end(), c.begin(), c.end());
+      e.qkv_with_compress = 3 * e.d_model + static_cast<int>(compress / embedding);
+    }
+  }
   std::vector<float> b = concat({&qb, &ws.floats(p + "mha.k_b", e.d_model),
                                  &ws.floats(p + "mha.v_b", e.d_model)});
   e.qkv.in = embedding;
@@ -144,8 +158,6 @@ Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int 
   e.ln1 = load_norm(ws, p + "ln1_", embedding);
   e.ln2 = load_norm(ws, p + "ln2_", embedding);
 
-  const std::string s = p + "mha.smolgen.";
-  e.has_smolgen = ws.has(s + "compress");
   if (e.has_smolgen) {
     Smolgen& g = e.smolgen;
     if (smolgen_gen_width <= 0)
@@ -471,6 +483,7 @@ struct EncoderParams {
   int generate_positions;       // smolgen's LN2 + generator in one launch up to this batch (half)
   int beside_positions;         // Q|K|V on the side lane beside smolgen's chain up to this batch
   int smolgen_first_positions;  // smolgen's chain before Q|K|V from this batch (half; 0: never)
+  int compress_positions;       // smolgen's compress in the Q|K|V product from this batch (half; 0: never)
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -526,6 +539,20 @@ int smolgen_first_positions(const NetConfig& cfg) {
   return std::max(0, env_int("LC0ROCM_SMOLGEN_FIRST", kSmolgenFirstDefaultPositions));
 }
 
+// LC0ROCM_QKV_COMPRESS: batches of this size or more compute each layer's
+// smolgen compress in its Q|K|V product (compress's weights stacked after
+// Q|K|V's: Encoder::qkv_with_compress), so x is read once for both instead
+// of twice; the fused attention reads Q|K|V rows of that width, and
+// copy_rows gathers the compressed channels for smolgen's dense1. 0: never.
+// Half nets only; not where smolgen's chain runs in one launch or beside
+// Q|K|V, nor with the unfused attention.
+constexpr int kQkvCompressDefaultPositions = 1;
+
+int qkv_compress_positions(const NetConfig& cfg) {
+  if (cfg.dtype != DType::F16) return 0;
+  return std::max(0, env_int("LC0ROCM_QKV_COMPRESS", kQkvCompressDefaultPositions));
+}
+
 // Whether a batch of n runs layer l's Q|K|V beside its smolgen chain (given
 // a side lane: the stream makes one where the body asks for it).
 bool runs_beside(const EncoderParams& p, const Encoder& l, int n) {
@@ -542,15 +569,22 @@ bool runs_fused(const EncoderParams& p, const Encoder& l) {
   return p.fused && l.depth <= attn::kFusedMaxDepth;
 }
 
+// Whether a batch of n computes layer l's smolgen compress in its Q|K|V
+// product (qkv_compress_positions).
+bool runs_with_compress(const EncoderParams& p, const Encoder& l, int n) {
+  return l.qkv_with_compress > 0 && p.compress_positions > 0 && n >= p.compress_positions && runs_fused(p, l) &&
+         n > l.smolgen.cluster.positions && !runs_beside(p, l, n);
+}
+
 // The tensor-core fused attention where it applies (half storage, NVIDIA);
 // false: the caller runs the scalar kernel.
-bool run_tensor_core_attention(const EncoderParams& p, half* out, const half* qkv, const float* bias,
+bool run_tensor_core_attention(const EncoderParams& p, half* out, const half* qkv, int qkv_stride, const float* bias,
                                const half* gen, int n, int heads, int depth, const DeviceInfo& device,
                                hipStream_t stream) {
-  return p.tensor_cores &&
-         attn::fused_attention_tensor_cores(out, qkv, bias, gen, n, heads, depth, device, p.mma_attention, stream);
+  return p.tensor_cores && attn::fused_attention_tensor_cores(out, qkv, qkv_stride, bias, gen, n, heads, depth,
+                                                              device, p.mma_attention, stream);
 }
-bool run_tensor_core_attention(const EncoderParams&, float*, const float*, const float*, const float*,
+bool run_tensor_core_attention(const EncoderParams&, float*, const float*, int, const float*, const float*,
                                int, int, int, const DeviceInfo&, hipStream_t) {
   return false;
 }
@@ -560,7 +594,7 @@ bool run_tensor_core_attention(const EncoderParams&, float*, const float*, const
 template <typename T>
 struct EncoderScratch {
   T* x1;        // [n*64][E] after the attention block
-  T* qkv;       // [n*64][max(3*d_model, dff)], also the FFN hidden layer
+  T* qkv;       // [n*64][max(3*d_model + compressed channels, dff)], also the FFN hidden layer
   T* q;         // [n][H][64][depth], later softmax . V
   T* k;
   T* v;
@@ -583,7 +617,7 @@ EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers,
   bool unfused = false;
   for (const Encoder& l : layers) {
     e = std::max<long long>(e, l.embedding);
-    wide = std::max<long long>(wide, std::max(3 * l.d_model, l.ffn1.out));
+    wide = std::max<long long>(wide, std::max(std::max(3 * l.d_model, l.qkv_with_compress), l.ffn1.out));
     dm = std::max<long long>(dm, l.d_model);
     heads = std::max<long long>(heads, l.heads);
     unfused = unfused || !runs_fused(p, l);
@@ -635,6 +669,10 @@ void run_attention_unfused(ForwardContext& ctx, const Encoder& L, int n, const E
   attn::merge_heads<T>(s.merged, s.q, n, L.heads, L.depth, stream);
 }
 
+template <typename T>
+void run_smolgen_from_compressed(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n,
+                                 const EncoderScratch<T>& s);
+
 // Smolgen's per-position attention logit offsets, [n*H][64 query][64 key],
 // into s.smolgen; reads x and writes only smolgen's own scratch.
 // x_split: ctx's tf32 scratch holds x split (run_dense).
@@ -651,6 +689,15 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
     }
   }
   run_dense(ctx, g.compress, rows, x, s.sg_small, x_split);        // [n][64*hc]
+  run_smolgen_from_compressed<T>(ctx, L, p, n, s);
+}
+
+// Smolgen's chain from its compressed channels in s.sg_small ([n][64*hc])
+// to the logit offsets in s.smolgen.
+template <typename T>
+void run_smolgen_from_compressed(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n,
+                                 const EncoderScratch<T>& s) {
+  const Smolgen& g = L.smolgen;
   run_dense(ctx, g.dense1, n, s.sg_small, s.sg_small2);            // [n][hidden]
   attn::layer_norm<T>(s.sg_small2, s.sg_small2, f32(g.dense1.b), nullptr, f32(g.ln1.gammas),
                       f32(g.ln1.betas), n, g.dense1.out, 1.0f, kEpsHead, p.smolgen_act,
@@ -699,12 +746,25 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   const long long rows = static_cast<long long>(n) * kSquares;
   hipStream_t stream = ctx.stream;
 
+  int qkv_stride = 3 * L.d_model;
   if (ctx.side != nullptr && runs_beside(p, L, n)) {
     // Two branches that only read x: Q|K|V on the side lane, smolgen here.
     ForwardContext side = fork_side(ctx);
     run_dense(side, L.qkv, rows, x, s.qkv);
     run_smolgen<T>(ctx, L, p, n, x, s, false);
     join_side(ctx);
+  } else if (runs_with_compress(p, L, n)) {
+    // Q|K|V and smolgen's compressed channels in one product; the channels
+    // gathered into dense1's rows ([n][64 * hc]).
+    qkv_stride = L.qkv_with_compress;
+    const int channels = L.smolgen.hidden_channels;
+    ctx.blas.gemm(ctx.dtype, false, true, static_cast<int>(rows), qkv_stride, L.qkv.in, x, L.qkv.in, L.qkv.w.get(),
+                  L.qkv.in, s.qkv, qkv_stride);
+    if (!copy_rows(stream, rows, channels * sizeof(T), s.qkv + 3 * L.d_model, qkv_stride * sizeof(T), s.sg_small,
+                   channels * sizeof(T)))
+      GPU_CHECK(hipMemcpy2DAsync(s.sg_small, channels * sizeof(T), s.qkv + 3 * L.d_model, qkv_stride * sizeof(T),
+                                 channels * sizeof(T), rows, hipMemcpyDeviceToDevice, stream));
+    run_smolgen_from_compressed<T>(ctx, L, p, n, s);
   } else if (L.has_smolgen && p.smolgen_first_positions > 0 && n >= p.smolgen_first_positions) {
     run_smolgen<T>(ctx, L, p, n, x, s, false);
     run_dense(ctx, L.qkv, rows, x, s.qkv);
@@ -716,9 +776,9 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   }
   if (runs_fused(p, L)) {
     const T* gen = L.has_smolgen ? s.smolgen : nullptr;
-    if (!run_tensor_core_attention(p, s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,
+    if (!run_tensor_core_attention(p, s.merged, s.qkv, qkv_stride, f32(L.qkv.b), gen, n, L.heads, L.depth,
                                    ctx.device, stream))
-      attn::fused_attention<T>(s.merged, s.qkv, f32(L.qkv.b), gen, n, L.heads, L.depth,
+      attn::fused_attention<T>(s.merged, s.qkv, qkv_stride, f32(L.qkv.b), gen, n, L.heads, L.depth,
                                ctx.device.warp_size, stream);
   } else {
     run_attention_unfused<T>(ctx, L, n, s);
@@ -793,7 +853,7 @@ class AttentionPolicy final : public PolicyHead {
     plan_dense_norms(encoders_, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
-                            smolgen_generate_positions(cfg), 0, 0};
+                            smolgen_generate_positions(cfg), 0, 0, qkv_compress_positions(cfg)};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -944,7 +1004,8 @@ class AttentionBody final : public Body {
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
                             mma_attention_enabled(), smolgen_generate_positions(cfg),
-                            smolgen_beside_positions(cfg), smolgen_first_positions(cfg)};
+                            smolgen_beside_positions(cfg), smolgen_first_positions(cfg),
+                            qkv_compress_positions(cfg)};
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
       embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
@@ -1037,6 +1098,7 @@ class AttentionBody final : public Body {
         return ", smolgen in one launch, a position per cluster of " + std::to_string(plan.cluster) + " blocks" +
                beside;
       return std::string(", smolgen a layer at a time") +
+             (runs_with_compress(params_, l, n) ? ", its compress in the Q|K|V product" : "") +
              (runs_generate(cfg_.device, params_, l, n) ? ", its second layer norm in the generator" : "") + beside;
     }
     return "";

@@ -61,12 +61,14 @@ void split_heads(T* q, T* k, T* v, const T* qkv, const float* bias, int batch, i
                  int depth, hipStream_t stream);
 
 // Whole attention of every (position, head) in one kernel, for heads of
-// depth <= kFusedMaxDepth: qkv [batch*64][3*heads*depth] (q | k | v, bias not
-// yet added), bias [3*heads*depth], smolgen [batch][heads][64][64] or null ->
-// out [batch*64][heads*depth] = softmax(Q.K^T / sqrt(depth) + smolgen) . V.
+// depth <= kFusedMaxDepth: qkv [batch*64][qkv_stride] (q | k | v in its
+// first 3*heads*depth columns, bias not yet added; smolgen's compressed
+// channels may follow), bias [3*heads*depth], smolgen [batch][heads][64][64]
+// or null -> out [batch*64][heads*depth] = softmax(Q.K^T / sqrt(depth) +
+// smolgen) . V.
 constexpr int kFusedMaxDepth = 48;  // K, V, Q of a head in 48 KB of shared memory
 template <typename T>
-void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, int batch,
+void fused_attention(T* out, const T* qkv, int qkv_stride, const float* bias, const T* smolgen, int batch,
                      int heads, int depth, int warp_size, hipStream_t stream);
 
 // The same op on tensor cores (attn_fused_attention_tc.hip): half storage,
@@ -74,9 +76,9 @@ void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, 
 // accumulated in float. mma: the mma.sync kernel where it applies (sm_80 on,
 // depth 16 or 32), else the wmma one. Returns false, launching nothing,
 // where neither applies (AMD builds, depth not 16, 32 or 48, unaligned
-// pointers, a GPU without tensor cores); the caller then runs
+// pointers or rows, a GPU without tensor cores); the caller then runs
 // fused_attention.
-bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
+bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth,
                                   const DeviceInfo& device, bool mma, hipStream_t stream);
 

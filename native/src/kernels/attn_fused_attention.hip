@@ -19,7 +19,7 @@ constexpr int kFusedThreads = 256;
 constexpr int kRowsPerPass = 4;
 
 template <typename T, bool kDepthBy4>
-__global__ void fused_attention_kernel(T* out, const T* qkv, const float* bias, const T* smolgen,
+__global__ void fused_attention_kernel(T* out, const T* qkv, int width, const float* bias, const T* smolgen,
                                        int heads, int depth, float scale) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
@@ -36,7 +36,7 @@ __global__ void fused_attention_kernel(T* out, const T* qkv, const float* bias, 
 
   const int nh = blockIdx.x;  // position * heads + head
   const int n = nh / heads, h = nh - n * heads;
-  const int d_model = heads * depth, width = 3 * d_model;
+  const int d_model = heads * depth;
   const T* rows = qkv + static_cast<long long>(n) * 64 * width;
   for (int i = threadIdx.x; i < 64 * depth; i += blockDim.x) {
     const int r = i / depth, d = i - r * depth;
@@ -142,30 +142,31 @@ size_t fused_attention_shared_bytes(int depth, int warp_size) {
 }
 
 template <typename T>
-void fused_attention(T* out, const T* qkv, const float* bias, const T* smolgen, int batch,
+void fused_attention(T* out, const T* qkv, int qkv_stride, const float* bias, const T* smolgen, int batch,
                      int heads, int depth, int warp_size, hipStream_t stream) {
   if (batch == 0) return;
   check_warp_size(warp_size);
   if (depth < 1 || depth > kFusedMaxDepth)
     fail(LC0ROCM_INTERNAL_ERROR, "fused attention takes heads of depth 1.." +
                                      std::to_string(kFusedMaxDepth) + ", got " + std::to_string(depth));
+  if (qkv_stride < 3 * heads * depth) fail(LC0ROCM_INTERNAL_ERROR, "fused attention: Q|K|V rows overlap");
   const size_t shared = fused_attention_shared_bytes(depth, warp_size);
   const float scale = 1.0f / sqrtf(static_cast<float>(depth));
   // Q rows and the probabilities sit at 16-byte aligned offsets of shared
   // memory (64 * (2 * depth + 1) and 64 * (3 * depth + 1) floats); Q rows
   // stay aligned when depth is a multiple of 4.
   if (depth % 4 == 0)
-    gpu_launch(fused_attention_kernel<T, true>, batch * heads, kFusedThreads, shared, stream, out, qkv, bias, smolgen,
-               heads, depth, scale);
-  else
-    gpu_launch(fused_attention_kernel<T, false>, batch * heads, kFusedThreads, shared, stream, out, qkv, bias,
+    gpu_launch(fused_attention_kernel<T, true>, batch * heads, kFusedThreads, shared, stream, out, qkv, qkv_stride, bias,
                smolgen, heads, depth, scale);
+  else
+    gpu_launch(fused_attention_kernel<T, false>, batch * heads, kFusedThreads, shared, stream, out, qkv, qkv_stride,
+               bias, smolgen, heads, depth, scale);
   check_launch("fused_attention");
 }
 
-template void fused_attention<float>(float*, const float*, const float*, const float*, int, int,
+template void fused_attention<float>(float*, const float*, int, const float*, const float*, int, int,
                                      int, int, hipStream_t);
-template void fused_attention<__half>(__half*, const __half*, const float*, const __half*, int,
+template void fused_attention<__half>(__half*, const __half*, int, const float*, const __half*, int,
                                       int, int, int, hipStream_t);
 
 }  // namespace attn

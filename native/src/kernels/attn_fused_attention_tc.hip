@@ -67,7 +67,7 @@ union Half8 {
 };
 
 template <int kDepth>
-__global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const float* bias,
+__global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int width, const float* bias,
                                           const __half* smolgen, int items, int heads, float scale) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
@@ -83,7 +83,7 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, const 
   float* scores = reinterpret_cast<float*>(vs + 64 * P) + warp * kTile * kScorePitch;  // [16][68]
   __half* probs = reinterpret_cast<__half*>(scores);  // [16][136], row r over score row r
 
-  const int d_model = heads * kDepth, width = 3 * d_model;
+  const int d_model = heads * kDepth;
   const int row0 = warp * kTile;
   // Softmax layout: lanes 2r and 2r+1 own row r of the warp's 16, columns
   // [32 * half, 32 * half + 32) (launched with 32-lane warps only).
@@ -319,7 +319,7 @@ constexpr int kMmaBlocksPerMultiprocessor = 5;
 
 template <int kDepth>
 __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
-    fused_attention_mma_kernel(__half* out, const __half* qkv, const float* bias, const __half* smolgen,
+    fused_attention_mma_kernel(__half* out, const __half* qkv, int width, const float* bias, const __half* smolgen,
                                int items, int heads, float scale) {
   static_assert(kDepth == 16 || kDepth == 32, "the K fragment loads assume 2 or 4 depth blocks of 8");
   gpu_release_next_grid();
@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int quad_row = lane / 4, quad_col = 2 * (lane % 4);  // fragment layout, mma_tile.h
   const int row0 = warp * kTile;
-  const int d_model = heads * kDepth, width = 3 * d_model;
+  const int d_model = heads * kDepth;
   const bool has_gen = smolgen != nullptr;
   // Softmax in base 2: exp(s - max) = 2^(s log2 e - max log2 e).
   const float score_scale = scale * kLog2e;
@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
           const int m = i / (64 * kBlocks), rest = i - m * 64 * kBlocks;
           const int r = rest / kBlocks, v = rest - r * kBlocks;
           copy16_async(s + m * 64 * kDepth + swizzled<kBlocks>(r, v),
-                       rows + static_cast<long long>(r) * width + m * d_model + v * 8);
+                       rows + static_cast<long long>(r) * width + (m * d_model + v * 8));
         }
       }
       if (has_gen) {
@@ -533,60 +533,64 @@ int resident_blocks(Kernel kernel, size_t shared_bytes, int multiprocessors) {
 }
 
 template <typename Kernel>
-void launch_persistent(Kernel kernel, size_t shared_bytes, __half* out, const __half* qkv, const float* bias,
-                       const __half* smolgen, int batch, int heads, int depth, int warp_size, int multiprocessors,
-                       hipStream_t stream) {
+void launch_persistent(Kernel kernel, size_t shared_bytes, __half* out, const __half* qkv, int qkv_stride,
+                       const float* bias, const __half* smolgen, int batch, int heads, int depth, int warp_size,
+                       int multiprocessors, hipStream_t stream) {
   const float scale = 1.0f / sqrtf(static_cast<float>(depth));
   const int items = batch * heads;
   const int resident = resident_blocks(kernel, shared_bytes, multiprocessors);
   const int grid = resident > 0 ? std::min(items, resident) : items;
-  gpu_launch(kernel, grid, kTcWarps * warp_size, shared_bytes, stream, out, qkv, bias, smolgen, items, heads, scale);
+  gpu_launch(kernel, grid, kTcWarps * warp_size, shared_bytes, stream, out, qkv, qkv_stride, bias, smolgen, items, heads,
+             scale);
   check_launch("fused_attention_tc");
 }
 
 template <int kDepth>
-void launch_wmma(__half* out, const __half* qkv, const float* bias, const __half* smolgen, int batch, int heads,
+void launch_wmma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen, int batch,
+                  int heads,
                  int warp_size, int multiprocessors, hipStream_t stream) {
-  launch_persistent(fused_attention_tc_kernel<kDepth>, tc_shared_bytes<kDepth>(), out, qkv, bias, smolgen, batch,
-                    heads, kDepth, warp_size, multiprocessors, stream);
+  launch_persistent(fused_attention_tc_kernel<kDepth>, tc_shared_bytes<kDepth>(), out, qkv, qkv_stride, bias,
+                    smolgen, batch, heads, kDepth, warp_size, multiprocessors, stream);
 }
 
 template <int kDepth>
-void launch_mma(__half* out, const __half* qkv, const float* bias, const __half* smolgen, int batch, int heads,
+void launch_mma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen, int batch,
+                 int heads,
                 int warp_size, int multiprocessors, hipStream_t stream) {
   static_assert(mma_shared_bytes<kDepth>() <= 48 * 1024, "within the default limit: no opt-in inside a capture");
-  launch_persistent(fused_attention_mma_kernel<kDepth>, mma_shared_bytes<kDepth>(), out, qkv, bias, smolgen, batch,
-                    heads, kDepth, warp_size, multiprocessors, stream);
+  launch_persistent(fused_attention_mma_kernel<kDepth>, mma_shared_bytes<kDepth>(), out, qkv, qkv_stride, bias,
+                    smolgen, batch, heads, kDepth, warp_size, multiprocessors, stream);
 }
 
-bool fused_attention_tensor_cores(__half* out, const __half* qkv, const float* bias,
+bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth,
                                   const DeviceInfo& device, bool mma, hipStream_t stream) {
   const int warp_size = device.warp_size;
   check_warp_size(warp_size);
   // The softmax gives each row to a lane pair (wmma) or a quad (mma):
   // 32-lane warps (NVIDIA's) only.
-  if (warp_size != 32 || depth % kTile != 0 || !aligned16(out) || !aligned16(qkv) ||
+  if (warp_size != 32 || depth % kTile != 0 || qkv_stride < 3 * heads * depth || qkv_stride % 8 != 0 ||
+      !aligned16(out) || !aligned16(qkv) ||
       !aligned16(bias) || (smolgen != nullptr && !aligned16(smolgen)))
     return false;
   if (!device.fast_fp16) return false;  // no tensor cores
   const int sms = device.multiprocessors;
   if (mma && device.mma_fp16 && (depth == 16 || depth == 32)) {
-    if (depth == 16) launch_mma<16>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream);
-    else launch_mma<32>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream);
+    if (depth == 16) launch_mma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream);
+    else launch_mma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream);
     return true;
   }
   switch (depth) {
-    case 16: launch_wmma<16>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 32: launch_wmma<32>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 48: launch_wmma<48>(out, qkv, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 16: launch_wmma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 32: launch_wmma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
+    case 48: launch_wmma<48>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
     default: return false;
   }
 }
 
 #else  // AMD: no wmma here (see the header comment).
 
-bool fused_attention_tensor_cores(__half*, const __half*, const float*, const __half*, int, int, int,
+bool fused_attention_tensor_cores(__half*, const __half*, int, const float*, const __half*, int, int, int,
                                   const DeviceInfo&, bool, hipStream_t) {
   return false;
 }

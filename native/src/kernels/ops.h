@@ -22,6 +22,13 @@ void transpose_planes(hipStream_t stream, DType dt, int n, const float* planes_i
 void bias_act(hipStream_t stream, DType dt, long long rows, int channels, const void* x,
               const float* bias, const void* residual, void* y, Activation act);
 
+// copy_rows.hip: dst row r = row_bytes bytes of src row r, rows `stride`
+// bytes apart in each. Returns false, launching nothing, unless the row
+// bytes, strides and pointers are multiples of 16 (16-byte pieces); the
+// caller then copies another way.
+bool copy_rows(hipStream_t stream, long long rows, int row_bytes, const void* src, long long src_stride,
+               void* dst, long long dst_stride);
+
 // gemv_rows.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
 // storage (float accumulation, one rounding) for M up to kGemvMaxRows (the
 // per-position layers of smolgen and the heads at small batches), bias may
