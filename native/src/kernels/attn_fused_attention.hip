@@ -156,8 +156,8 @@ void fused_attention(T* out, const T* qkv, int qkv_stride, const float* bias, co
   // memory (64 * (2 * depth + 1) and 64 * (3 * depth + 1) floats); Q rows
   // stay aligned when depth is a multiple of 4.
   if (depth % 4 == 0)
-    gpu_launch(fused_attention_kernel<T, true>, batch * heads, kFusedThreads, shared, stream, out, qkv, qkv_stride, bias,
-               smolgen, heads, depth, scale);
+    gpu_launch(fused_attention_kernel<T, true>, batch * heads, kFusedThreads, shared, stream, out, qkv, qkv_stride,
+               bias, smolgen, heads, depth, scale);
   else
     gpu_launch(fused_attention_kernel<T, false>, batch * heads, kFusedThreads, shared, stream, out, qkv, qkv_stride,
                bias, smolgen, heads, depth, scale);

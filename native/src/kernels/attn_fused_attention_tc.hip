@@ -540,8 +540,8 @@ void launch_persistent(Kernel kernel, size_t shared_bytes, __half* out, const __
   const int items = batch * heads;
   const int resident = resident_blocks(kernel, shared_bytes, multiprocessors);
   const int grid = resident > 0 ? std::min(items, resident) : items;
-  gpu_launch(kernel, grid, kTcWarps * warp_size, shared_bytes, stream, out, qkv, qkv_stride, bias, smolgen, items, heads,
-             scale);
+  gpu_launch(kernel, grid, kTcWarps * warp_size, shared_bytes, stream, out, qkv, qkv_stride, bias, smolgen, items,
+             heads, scale);
   check_launch("fused_attention_tc");
 }
 
