@@ -531,7 +531,7 @@ int smolgen_beside_positions(const NetConfig& cfg) {
 // pass's split of x serves both products in the other order). H100, seven
 // rounds: batch 256 t82 -0.2..+1.9 %, bt4 -0.2..+1.7 %; 512 even
 // (BENCHMARKS.md, "Smolgen's chain before Q|K|V"). Q|K|V beside smolgen
-// (small batches) takes precedence.
+// (small batches) and the compress in the Q|K|V product take precedence.
 constexpr int kSmolgenFirstDefaultPositions = 256;
 
 int smolgen_first_positions(const NetConfig& cfg) {
