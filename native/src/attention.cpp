@@ -136,11 +136,15 @@ Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int 
   const std::string s = p + "mha.smolgen.";
   e.has_smolgen = ws.has(s + "compress");
   if (e.has_smolgen && dt == DType::F16) {
+    // Only where Q|K|V's and compress's columns are multiples of 8 halves:
+    // the product's rows, Q|K|V's and the channels then stay 16-byte
+    // aligned, which the tensor-core attention and copy_rows need.
     const size_t compress = ws.count(s + "compress");
-    if (compress % embedding == 0 && compress > 0) {
+    const int channels = static_cast<int>(compress / embedding);
+    if (compress % embedding == 0 && channels > 0 && channels % 8 == 0 && e.d_model % 8 == 0) {
       const std::vector<float>& c = ws.floats(s + "compress", static_cast<long long>(compress));
       w.insert(w.end(), c.begin(), c.end());
-      e.qkv_with_compress = 3 * e.d_model + static_cast<int>(compress / embedding);
+      e.qkv_with_compress = 3 * e.d_model + channels;
     }
   }
   std::vector<float> b = concat({&qb, &ws.floats(p + "mha.k_b", e.d_model),
@@ -762,8 +766,7 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
                   L.qkv.in, s.qkv, qkv_stride);
     if (!copy_rows(stream, rows, channels * sizeof(T), s.qkv + 3 * L.d_model, qkv_stride * sizeof(T), s.sg_small,
                    channels * sizeof(T)))
-      GPU_CHECK(hipMemcpy2DAsync(s.sg_small, channels * sizeof(T), s.qkv + 3 * L.d_model, qkv_stride * sizeof(T),
-                                 channels * sizeof(T), rows, hipMemcpyDeviceToDevice, stream));
+      fail(LC0ROCM_INTERNAL_ERROR, "copy_rows: Q|K|V rows not aligned as planned");
     run_smolgen_from_compressed<T>(ctx, L, p, n, s);
   } else if (L.has_smolgen && p.smolgen_first_positions > 0 && n >= p.smolgen_first_positions) {
     run_smolgen<T>(ctx, L, p, n, x, s, false);

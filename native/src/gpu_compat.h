@@ -63,7 +63,6 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
 #define hipHostFree cudaFreeHost
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
-#define hipMemcpy2DAsync cudaMemcpy2DAsync
 #define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
