@@ -21,6 +21,7 @@ from lc0_rocm.network import load_network
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SUITE = [line for line in (ROOT / "tests" / "data" / "suite.epd").read_text().splitlines() if line]
 SAME_TREE = {"Threads": 1, "SmartPruningFactor": 0}
+SMART_PRUNING_TOLERANCE_S = 0.2    # lc0's kSmartPruningToleranceMs
 
 pytestmark = pytest.mark.skipif(not native_core.available()[0],
                                 reason=f"native core unavailable: {native_core.available()[1]}")
@@ -60,16 +61,26 @@ def test_same_trees_as_the_reference_on_the_suite(random_net, start):
         assert native == reference, line
 
 
-def test_same_trees_at_800_nodes_and_with_smart_pruning_hints(random_net):
-    # With smart pruning on but under its time tolerance, its node hints
-    # (root pruning near the node limit) still shape the tree.
+def test_same_trees_at_800_nodes(random_net):
     for line in SUITE[::40]:
         board, _ = chess.Board.from_epd(line)
         native, reference = _both(random_net, board, nodes=800)
         assert native == reference, line
+
+
+def test_same_trees_with_smart_pruning_hints(random_net):
+    """With smart pruning on, the node limit's hints (root pruning near the
+    limit) shape the tree. Past lc0's 200 ms tolerance the hints also follow
+    the measured speed, so only searches that stayed under it must agree; a
+    loaded machine gets a few tries."""
     board, _ = chess.Board.from_epd(SUITE[5])
-    native, reference = _both(random_net, board, {"Threads": 1}, nodes=60)
-    assert native == reference
+    for _ in range(5):
+        results = [Engine(random_net, implementation=impl, Threads=1).search(board, nodes=60)
+                   for impl in ("native", "reference")]
+        if all(r.time < SMART_PRUNING_TOLERANCE_S for r in results):
+            assert _tree(results[0]) == _tree(results[1])
+            return
+    pytest.skip("every try ran past smart pruning's 200 ms tolerance (machine too loaded)")
 
 
 def test_same_trees_with_two_threads_pipelined(random_net):
