@@ -53,8 +53,10 @@ void test_softmax(int rows) {
   report("softmax64", maxdiff(out, ref), 1e-6);
 }
 
-void attention_ref(std::vector<float>& out, const std::vector<float>& qkv, const std::vector<float>& bias, const float* gen, int batch, int heads, int depth) {
-  int dm = heads * depth, w = 3 * dm;
+// qkv rows w wide: Q|K|V's 3 * heads * depth values first (smolgen's
+// compressed channels may follow, as where they share Q|K|V's product).
+void attention_ref(std::vector<float>& out, const std::vector<float>& qkv, int w, const std::vector<float>& bias, const float* gen, int batch, int heads, int depth) {
+  int dm = heads * depth;
   for (int n = 0; n < batch; ++n) for (int h = 0; h < heads; ++h) for (int q = 0; q < 64; ++q) {
     std::vector<double> s(64); double m = -1e30;
     for (int k = 0; k < 64; ++k) { double a = 0; for (int d = 0; d < depth; ++d) a += (qkv[(n*64+q)*w + h*depth+d] + bias[h*depth+d]) * (qkv[(n*64+k)*w + dm + h*depth+d] + bias[dm+h*depth+d]);
@@ -64,15 +66,17 @@ void attention_ref(std::vector<float>& out, const std::vector<float>& qkv, const
   }
 }
 
-void test_attention(int batch, int heads, int depth, bool smol) {
-  int dm = heads * depth;
-  auto qkv = rnd(batch * 64 * 3 * dm), bias = rnd(3 * dm), gen = rnd(batch * heads * 4096);
+// extra: values after Q|K|V in each row (rows 3 * heads * depth + extra wide).
+void test_attention(int batch, int heads, int depth, bool smol, int extra = 0) {
+  int dm = heads * depth, w = 3 * dm + extra;
+  auto qkv = rnd(batch * 64 * w), bias = rnd(3 * dm), gen = rnd(batch * heads * 4096);
   std::vector<float> out(batch * 64 * dm, NAN), ref(batch * 64 * dm);
-  attention_ref(ref, qkv, bias, smol ? gen.data() : nullptr, batch, heads, depth);
-  fused_attention<float>(out.data(), qkv.data(), bias.data(), smol ? gen.data() : nullptr, batch, heads, depth, 64, nullptr);
+  attention_ref(ref, qkv, w, bias, smol ? gen.data() : nullptr, batch, heads, depth);
+  fused_attention<float>(out.data(), qkv.data(), w, bias.data(), smol ? gen.data() : nullptr, batch, heads, depth, 64, nullptr);
   hipDeviceSynchronize();
-  char name[64]; snprintf(name, 64, "fused_attention b%d h%d d%d smol%d", batch, heads, depth, smol);
+  char name[64]; snprintf(name, 64, "fused_attention b%d h%d d%d smol%d extra%d", batch, heads, depth, smol, extra);
   report(name, maxdiff(out, ref), 1e-4);
+  if (extra != 0) return;  // split_heads reads rows of Q|K|V alone
   // split + merge round trip (merge of v-part gives v + bias)
   std::vector<float> q(batch*64*dm), k(batch*64*dm), v(batch*64*dm), merged(batch*64*dm, NAN), vref(batch*64*dm);
   split_heads<float>(q.data(), k.data(), v.data(), qkv.data(), bias.data(), batch, heads, depth, nullptr);
@@ -107,6 +111,7 @@ int main() {
   test_ln(37, 96); test_ln(3, 768); test_ln(8300, 96); test_ln(5, 3000); test_ln(2, 6144); test_ln(3, 8192);
   test_softmax(50);
   test_attention(2, 2, 16, true); test_attention(2, 3, 32, true); test_attention(1, 2, 48, false); test_attention(1, 1, 7, true);
+  test_attention(2, 2, 16, true, 8); test_attention(1, 3, 32, true, 32);
   printf("%s\n", fails ? "FAILURES" : "all OK");
   return fails != 0;
 }
