@@ -547,16 +547,14 @@ void launch_persistent(Kernel kernel, size_t shared_bytes, __half* out, const __
 
 template <int kDepth>
 void launch_wmma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen, int batch,
-                  int heads,
-                 int warp_size, int multiprocessors, hipStream_t stream) {
+                 int heads, int warp_size, int multiprocessors, hipStream_t stream) {
   launch_persistent(fused_attention_tc_kernel<kDepth>, tc_shared_bytes<kDepth>(), out, qkv, qkv_stride, bias,
                     smolgen, batch, heads, kDepth, warp_size, multiprocessors, stream);
 }
 
 template <int kDepth>
 void launch_mma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen, int batch,
-                 int heads,
-                int warp_size, int multiprocessors, hipStream_t stream) {
+                int heads, int warp_size, int multiprocessors, hipStream_t stream) {
   static_assert(mma_shared_bytes<kDepth>() <= 48 * 1024, "within the default limit: no opt-in inside a capture");
   launch_persistent(fused_attention_mma_kernel<kDepth>, mma_shared_bytes<kDepth>(), out, qkv, qkv_stride, bias,
                     smolgen, batch, heads, kDepth, warp_size, multiprocessors, stream);
