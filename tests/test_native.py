@@ -680,6 +680,23 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+def test_gpu_smolgen_rows_over_8192_values(precision, tol, tmp_path, monkeypatch):
+    """Smolgen's second layer norm over rows wider than 8,192 values (4 heads
+    x 2,304): the row-a-block kernel with more than one vector a thread,
+    which must fit a block of 1,024 threads' registers (without launch
+    bounds it failed to launch, float and half, on an H100)."""
+    import dataclasses
+
+    from lc0_rocm.makenet import save_net
+
+    name = gpu_backend_or_skip(precision)
+    shape = dataclasses.replace(attention_nets.TINY_ATTN, smolgen=(8, 32, 2304))
+    path = save_net(attention_nets.build(np.random.default_rng(4), shape), tmp_path / "wide-smolgen.pb.gz")
+    check_paths_match_cpu(load_weights(path), name, {}, 70, tol, monkeypatch)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt", "tiny-resnet-attnpolicy"])
 def test_gpu_tf32_split_keeps_float_precision(net, make_test_net, monkeypatch):
     """Float products as split tf32 (native/TF32_SPLIT.md) stay within a

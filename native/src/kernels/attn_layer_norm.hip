@@ -204,6 +204,10 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
 // the stores. Same arithmetic as layer_norm_kernel; the conditions of
 // layer_norm_regs_kernel.
 constexpr int kBlockRegIters = 4;
+// The kernel is compiled for blocks of up to this many threads (launch
+// bounds): 1,024 threads may use 64 registers each (65,536 a block on
+// NVIDIA), and unbounded the half kernel of rows over 8,192 values asked
+// 76-88, too many to launch.
 constexpr int kBlockRegMaxThreads = 1024;
 // Launches of up to kBlockPerRowMaxRows rows (batches up to 128) take this
 // kernel too: a row over a block of one vector per thread has a shorter
@@ -215,9 +219,9 @@ constexpr int kBlockRegMaxThreads = 1024;
 constexpr int kBlockPerRowMaxRows = 8192;
 
 template <typename T, int kIters, Activation kAct>
-__global__ void layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip,
-                                             const float* gammas, const float* betas, int rows,
-                                             int cols, float alpha, float eps, Activation act) {
+__global__ void __launch_bounds__(kBlockRegMaxThreads)
+    layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
+                                 const float* betas, int rows, int cols, float alpha, float eps, Activation act) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
   constexpr int V = kVecWidth<T>;
