@@ -13,6 +13,7 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 #include "kernels/attn_fused_attention.hip"
 #include "kernels/attn_split_heads.hip"
 #include "kernels/attn_merge_heads.hip"
+#include "kernels/attn_input_gating.hip"
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -105,7 +106,36 @@ void test_ln_half(int rows, int cols) {
   report(name, maxdiff(out, ref), 2e-2);
 }
 
+float mish(float x) { return x * std::tanh(std::log1p(std::exp(x))); }
+
+// x = act(x + bias) * mult + add, mult and add [64][channels]; T's vector
+// path where channels and the pointers allow (offset: elements the rows
+// start past a 16-byte boundary, 0 or not), else a block per row.
+template <typename T>
+void test_input_gating(int batch, int channels, bool with_bias, int offset) {
+  const int rows = batch * 64;
+  auto x = rnd(rows * channels), mult = rnd(64 * channels), add = rnd(64 * channels), bias = rnd(channels);
+  std::vector<T> buf(offset + rows * channels);
+  for (int i = 0; i < rows * channels; ++i) { buf[offset + i] = from_float<T>(x[i]); x[i] = to_float<T>(buf[offset + i]); }
+  std::vector<float> ref(rows * channels), out(rows * channels);
+  for (int r = 0; r < rows; ++r) for (int c = 0; c < channels; ++c) {
+    const int w = (r % 64) * channels + c;
+    const float v = with_bias ? mish(x[r*channels+c] + bias[c]) : x[r*channels+c];
+    ref[r*channels+c] = v * mult[w] + add[w];
+  }
+  input_gating<T>(buf.data() + offset, with_bias ? bias.data() : nullptr, with_bias ? Activation::Mish : Activation::None,
+                  mult.data(), add.data(), batch, channels, nullptr);
+  hipDeviceSynchronize();
+  for (int i = 0; i < rows * channels; ++i) out[i] = to_float<T>(buf[offset + i]);
+  char name[80]; snprintf(name, 80, "input_gating %s b%d c%d bias%d offset%d", sizeof(T) == 2 ? "half" : "float", batch,
+                          channels, with_bias, offset);
+  report(name, maxdiff(out, ref), sizeof(T) == 2 ? 3e-2 : 1e-5);
+}
+
 int main() {
+  test_input_gating<float>(3, 64, true, 0); test_input_gating<float>(2, 96, false, 0);
+  test_input_gating<float>(2, 36, true, 1); test_input_gating<__half>(3, 64, true, 0);
+  test_input_gating<__half>(2, 72, false, 0); test_input_gating<__half>(2, 20, true, 0);
   test_ln_half(9, 768); test_ln_half(1100, 768); test_ln_half(8300, 256); test_ln_half(9, 100); test_ln_half(3, 3000); test_ln_half(3, 2052);
   test_ln(4, 99); test_ln(2, 3001);
   test_ln(37, 96); test_ln(3, 768); test_ln(8300, 96); test_ln(5, 3000); test_ln(2, 6144); test_ln(3, 8192);

@@ -111,6 +111,14 @@ struct Encoder {
   attn::DenseNormPlan out_norm, ffn2_norm;
 };
 
+// The PE_DENSE embedding's FFN, x = LN(alpha * ffn2(act(ffn1(x))) + x): an
+// encoder FFN's shape, so it takes the same fused products.
+struct EmbeddingFfn {
+  Dense ffn1, ffn2;
+  Norm ln;
+  attn::DenseNormPlan ffn2_norm;  // as Encoder's
+};
+
 std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts) {
   std::vector<float> all;
   for (const auto* p : parts) all.insert(all.end(), p->begin(), p->end());
@@ -193,11 +201,14 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
                             g.dense2.out,               kEpsHead};
 }
 
-// LC0ROCM_GEMM_SM90: which encoder products of a half net run on our own
-// sm_90 product (kernels/gemm_sm90.hip, native/GEMM_SM90.md): 0 none, 1
-// the FFN's first (the default: its bias and activation in the product's
-// epilogue, no bias_act pass), 2 all four (Q|K|V, output, FFN: measured
-// slower than cuBLAS's products for the three without an activation).
+// LC0ROCM_GEMM_SM90: which products of a half net run on our own sm_90
+// product (kernels/gemm_sm90.hip, native/GEMM_SM90.md): 0 none, 1 those
+// whose bias and activation would otherwise take a pass of their own (the
+// default: the FFNs' first, the encoders' and the PE_DENSE embedding's, the
+// attention policy's embedding and its query | key product; bias and
+// activation in the product's epilogue, no bias_act pass), 2 also the
+// encoders' other three (Q|K|V, output, FFN second: measured slower than
+// cuBLAS's products) and the embedding FFN's second.
 // LC0ROCM_GEMM_SM90_ROWS: from how many rows (64 a position).
 // LC0ROCM_GEMM_SM90_TILE: 128 for the ping-pong schedule, else cooperative
 // (the faster one). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in pairs that share
@@ -212,24 +223,43 @@ struct Sm90Plan {
   bool all_products = false;
 };
 
-Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, const NetConfig& cfg) {
-  const int mode = env_int("LC0ROCM_GEMM_SM90", kSm90DefaultMode);
-  const int from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
-  const int tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
-  const int cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
-  if (mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) return {};
+// What those switches ask; mode 0 where the net's precision or the device
+// cannot take our product.
+struct Sm90Settings {
+  int mode = 0, from_rows = 0, tile = 256, cluster = 1;
+};
+
+Sm90Settings sm90_settings(const NetConfig& cfg) {
+  Sm90Settings s;
+  s.mode = env_int("LC0ROCM_GEMM_SM90", kSm90DefaultMode);
+  s.from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
+  s.tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
+  s.cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
+  if (s.mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) s.mode = 0;
+  return s;
+}
+
+// d on our product under s, where its shape fits.
+void plan_sm90_product(Dense& d, const Sm90Settings& s) {
+  if (s.mode <= 0 || !gemm_sm90_fits(d.out, d.in)) return;
+  d.sm90_from_rows = s.from_rows;
+  d.sm90_tile = s.tile;
+  d.sm90_cluster = s.cluster;
+}
+
+Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, EmbeddingFfn* embedding_ffn, const NetConfig& cfg) {
+  const Sm90Settings s = sm90_settings(cfg);
+  if (s.mode <= 0) return {};
   Sm90Plan planned;
   for (Encoder& l : layers) {
-    auto plan = [&](Dense& d) {
-      if (!gemm_sm90_fits(d.out, d.in)) return;
-      d.sm90_from_rows = from_rows;
-      d.sm90_tile = tile;
-      d.sm90_cluster = cluster;
-    };
-    plan(l.ffn1);
-    if (l.ffn1.sm90_from_rows) planned = Sm90Plan{from_rows, mode >= 2};
-    if (mode >= 2)
-      for (Dense* d : {&l.qkv, &l.out, &l.ffn2}) plan(*d);
+    plan_sm90_product(l.ffn1, s);
+    if (l.ffn1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2};
+    if (s.mode >= 2)
+      for (Dense* d : {&l.qkv, &l.out, &l.ffn2}) plan_sm90_product(*d, s);
+  }
+  if (embedding_ffn != nullptr) {
+    plan_sm90_product(embedding_ffn->ffn1, s);
+    if (s.mode >= 2) plan_sm90_product(embedding_ffn->ffn2, s);
   }
   return planned;
 }
@@ -255,17 +285,21 @@ constexpr int kSm90NormFromRows = 4096;
 constexpr int kSm90NormMinFill = 90;
 
 // Plans it where the device and the products' shapes take it.
-void plan_sm90_layer_norms(std::vector<Encoder>& layers, const NetConfig& cfg) {
+void plan_sm90_layer_norms(std::vector<Encoder>& layers, EmbeddingFfn* embedding_ffn, const NetConfig& cfg) {
   const int from_rows = env_int("LC0ROCM_GEMM_SM90_NORM_ROWS", kSm90NormFromRows);
   const int min_fill = env_int("LC0ROCM_GEMM_SM90_NORM_FILL", kSm90NormMinFill);
   if (from_rows <= 0 || cfg.dtype != DType::F16 || layers.empty() || !gemm_sm90_layer_norm_prepare(cfg.device))
     return;
-  for (Encoder& l : layers)
-    for (Dense* d : {&l.out, &l.ffn2})
-      if (gemm_sm90_layer_norm_fits(d->out, d->in)) {
-        d->sm90_norm_from_rows = from_rows;
-        d->sm90_norm_min_fill = min_fill;
-      }
+  auto plan = [&](Dense& d) {
+    if (!gemm_sm90_layer_norm_fits(d.out, d.in)) return;
+    d.sm90_norm_from_rows = from_rows;
+    d.sm90_norm_min_fill = min_fill;
+  };
+  for (Encoder& l : layers) {
+    plan(l.out);
+    plan(l.ffn2);
+  }
+  if (embedding_ffn != nullptr) plan(embedding_ffn->ffn2);
 }
 
 // Whether d runs on gemm_sm90_layer_norm at this many rows.
@@ -309,14 +343,16 @@ void plan_smolgen_clusters(std::vector<Encoder>& layers, const NetConfig& cfg) {
 constexpr int kDenseNormDefaultRows = 0;
 constexpr int kDenseNormMaxRows = 1024;
 
-void plan_dense_norms(std::vector<Encoder>& layers, const NetConfig& cfg) {
+void plan_dense_norms(std::vector<Encoder>& layers, EmbeddingFfn* embedding_ffn, const NetConfig& cfg) {
   if (cfg.dtype != DType::F16) return;
   const int rows = std::clamp(env_int("LC0ROCM_DENSE_NORM_ROWS", kDenseNormDefaultRows), 0, kDenseNormMaxRows);
   const int cluster = env_int("LC0ROCM_DENSE_NORM_CLUSTER", 0);
+  auto plan = [&](const Dense& d) { return attn::dense_layer_norm_prepare(cfg.device, d.out, d.in, rows, cluster); };
   for (Encoder& l : layers) {
-    l.out_norm = attn::dense_layer_norm_prepare(cfg.device, l.out.out, l.out.in, rows, cluster);
-    l.ffn2_norm = attn::dense_layer_norm_prepare(cfg.device, l.ffn2.out, l.ffn2.in, rows, cluster);
+    l.out_norm = plan(l.out);
+    l.ffn2_norm = plan(l.ffn2);
   }
+  if (embedding_ffn != nullptr) embedding_ffn->ffn2_norm = plan(embedding_ffn->ffn2);
 }
 
 // ", ... layer norms" for describe() of a batch of n: whether the encoder
@@ -729,24 +765,39 @@ void run_smolgen_from_compressed(ForwardContext& ctx, const Encoder& L, const En
 // caller runs the product and layer_norm.
 template <typename T>
 bool run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
-                    const EncoderParams& p, long long rows, const T* x, const T* skip, T* y, void* exchange,
+                    float alpha, float eps, long long rows, const T* x, const T* skip, T* y, void* exchange,
                     int launch) {
   if constexpr (std::is_same<T, half>::value) {
     if (rows <= plan.max_rows)
       return attn::dense_layer_norm(plan, ctx.stream, static_cast<int>(rows), d.out, d.in, x, d.w.as<half>(),
-                                    f32(d.b), skip, f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y);
+                                    f32(d.b), skip, f32(norm.gammas), f32(norm.betas), alpha, eps, y);
     return exchange != nullptr && takes_sm90_norm(d, rows) &&
            gemm_sm90_layer_norm(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), f32(d.b), skip,
-                                f32(norm.gammas), f32(norm.betas), p.alpha, p.eps, y, exchange, launch);
+                                f32(norm.gammas), f32(norm.betas), alpha, eps, y, exchange, launch);
   }
   return false;
 }
 
-// One post-LN encoder layer on x [n*64][E], in place; `index`: the layer's
-// place in the pass (its two layer norms' launches share the exchange).
+// gemm_sm90_layer_norm's exchange of row statistics (kernels/ops.h), taken
+// and reset once a pass where some product runs it; null otherwise.
+void* take_norm_exchange(ForwardContext& ctx, bool needed) {
+  if (!needed) return nullptr;
+  void* exchange = ctx.arena.take(gemm_sm90_layer_norm_exchange_bytes());
+  return gemm_sm90_layer_norm_reset(ctx.stream, exchange) ? exchange : nullptr;
+}
+
+bool layers_take_sm90_norm(const std::vector<Encoder>& layers, long long rows) {
+  return std::any_of(layers.begin(), layers.end(), [&](const Encoder& l) {
+    return takes_sm90_norm(l.out, rows) || takes_sm90_norm(l.ffn2, rows);
+  });
+}
+
+// One post-LN encoder layer on x [n*64][E], in place; `launch`: the number
+// of its first layer norm's launch on the pass's exchange (the second's is
+// one more).
 template <typename T>
 void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, T* x,
-                 const EncoderScratch<T>& s, int index) {
+                 const EncoderScratch<T>& s, int launch) {
   const long long rows = static_cast<long long>(n) * kSquares;
   hipStream_t stream = ctx.stream;
 
@@ -786,14 +837,16 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   } else {
     run_attention_unfused<T>(ctx, L, n, s);
   }
-  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p, rows, s.merged, x, s.x1, s.norm_exchange, 2 * index)) {
+  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p.alpha, p.eps, rows, s.merged, x, s.x1, s.norm_exchange,
+                      launch)) {
     run_dense(ctx, L.out, rows, s.merged, s.branch);
     attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
                         L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
   }
 
   run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
-  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p, rows, s.qkv, s.x1, x, s.norm_exchange, 2 * index + 1)) {
+  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p.alpha, p.eps, rows, s.qkv, s.x1, x, s.norm_exchange,
+                      launch + 1)) {
     run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
     attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
                         L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
@@ -802,23 +855,18 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
 
 template <typename T>
 void run_encoders(ForwardContext& ctx, const std::vector<Encoder>& layers, const EncoderParams& p,
-                  int n, T* x) {
+                  int n, T* x, void* norm_exchange, int first_launch) {
   if (layers.empty()) return;
   EncoderScratch<T> s = take_scratch<T>(ctx.arena, layers, p, n);
-  const long long rows = static_cast<long long>(n) * kSquares;
-  if (std::any_of(layers.begin(), layers.end(), [&](const Encoder& l) {
-        return takes_sm90_norm(l.out, rows) || takes_sm90_norm(l.ffn2, rows);
-      })) {
-    s.norm_exchange = ctx.arena.take(gemm_sm90_layer_norm_exchange_bytes());
-    if (!gemm_sm90_layer_norm_reset(ctx.stream, s.norm_exchange)) s.norm_exchange = nullptr;
-  }
+  s.norm_exchange = norm_exchange;
   // Q|K|V beside smolgen only in a captured pass: plain passes (a size's
   // first, or all with LC0ROCM_NO_GRAPHS=1) run in series, as they measured
   // faster so, and later passes of other sizes in the process were slower
   // after plain ones that forked (native/SIDE_LANE.md).
   EncoderParams q = p;
   if (q.beside_positions > 0 && (ctx.side == nullptr || !gpu_stream_capturing(ctx.stream))) q.beside_positions = 0;
-  for (size_t i = 0; i < layers.size(); ++i) run_encoder<T>(ctx, layers[i], q, n, x, s, static_cast<int>(i));
+  for (size_t i = 0; i < layers.size(); ++i)
+    run_encoder<T>(ctx, layers[i], q, n, x, s, first_launch + 2 * static_cast<int>(i));
 }
 
 // ------------------------------------------------------------------ policy
@@ -848,12 +896,14 @@ class AttentionPolicy final : public PolicyHead {
                   const Dense* smolgen_global)
       : dtype_(cfg.dtype), embed_act_(embed_act) {
     embed_ = load_dense(ws, dtype_, prefix + "ip_pol_w", prefix + "ip_pol_b", channels);
+    const Sm90Settings sm90 = sm90_settings(cfg);
+    plan_sm90_product(embed_, sm90);  // its activation in the product's epilogue
     const int width = embed_.out;
     encoders_ = load_encoders(ws, dtype_, prefix + "pol_encoder.", width,
                               load_count(ws, prefix, "pol_headcount"),
                               smolgen_global ? smolgen_global->in : 0);
     plan_smolgen_clusters(encoders_, cfg);
-    plan_dense_norms(encoders_, cfg);
+    plan_dense_norms(encoders_, nullptr, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
                             smolgen_generate_positions(cfg), 0, 0, qkv_compress_positions(cfg)};
@@ -868,6 +918,7 @@ class AttentionPolicy final : public PolicyHead {
                                   &ws.floats(prefix + "ip3_pol_w", count)}),
                           dtype_);
     qk_.b = upload_floats(concat({&qb, &ws.floats(prefix + "ip3_pol_b", d_)}), DType::F32);
+    plan_sm90_product(qk_, sm90);  // its bias in the product's epilogue
     promotion_ = ws.upload_f32(prefix + "ip4_pol_w", 4LL * d_);
     std::vector<int32_t> slots = make_policy_slots();
     if (slots.size() != static_cast<size_t>(attn::kPolicySize))
@@ -897,7 +948,8 @@ class AttentionPolicy final : public PolicyHead {
     reserve_tf32_scratch(ctx, tf32_floats_per_position_, n);
     T* flow = ctx.arena.take<T>(rows * embed_.out);
     run_dense_act(ctx, embed_, rows, x, flow, embed_act_);
-    run_encoders<T>(ctx, encoders_, params_, n, flow);
+    run_encoders<T>(ctx, encoders_, params_, n, flow, take_norm_exchange(ctx, layers_take_sm90_norm(encoders_, rows)),
+                    0);
     T* qk = ctx.arena.take<T>(rows * 2 * d_);
     run_dense_act(ctx, qk_, rows, flow, qk, Activation::None);
     T* logits = ctx.arena.take<T>(static_cast<long long>(n) * 4096);
@@ -998,10 +1050,17 @@ class AttentionBody final : public Body {
     const Dense* global = ws.has("smolgen_w") ? &smolgen_global_ : nullptr;
     encoders_ = load_encoders(ws, dt, "encoder.", e, load_count(ws, "", "headcount"),
                               global ? global->in : 0);
+    if (pe_dense_) {
+      embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
+      embed_ffn_.ffn1 = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
+      embed_ffn_.ffn2 = load_dense(ws, dt, "ip_emb_ffn.dense2_w", "ip_emb_ffn.dense2_b", embed_ffn_.ffn1.out);
+      embed_ffn_.ln = load_norm(ws, "ip_emb_ffn_ln_", e);
+    }
+    EmbeddingFfn* embedding_ffn = pe_dense_ ? &embed_ffn_ : nullptr;
     plan_smolgen_clusters(encoders_, cfg);
-    plan_dense_norms(encoders_, cfg);
-    sm90_plan_ = plan_sm90_products(encoders_, cfg);
-    plan_sm90_layer_norms(encoders_, cfg);
+    plan_dense_norms(encoders_, embedding_ffn, cfg);
+    sm90_plan_ = plan_sm90_products(encoders_, embedding_ffn, cfg);
+    plan_sm90_layer_norms(encoders_, embedding_ffn, cfg);
     const float alpha =
         encoders_.empty() ? 1.0f : static_cast<float>(std::pow(2.0 * encoders_.size(), -0.25));
     params_ = EncoderParams{alpha, pe_dense_ ? kEpsPeDense : kEpsDefault, cfg.smolgen_act, cfg.ffn_act,
@@ -1009,12 +1068,6 @@ class AttentionBody final : public Body {
                             mma_attention_enabled(), smolgen_generate_positions(cfg),
                             smolgen_beside_positions(cfg), smolgen_first_positions(cfg),
                             qkv_compress_positions(cfg)};
-    if (pe_dense_) {
-      embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
-      embed_ffn1_ = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
-      embed_ffn2_ = load_dense(ws, dt, "ip_emb_ffn.dense2_w", "ip_emb_ffn.dense2_b", embed_ffn1_.out);
-      embed_ffn_ln_ = load_norm(ws, "ip_emb_ffn_ln_", e);
-    }
 
     policy_ = std::make_unique<AttentionPolicy>(cfg, ws, "policy_head.", e, cfg.default_act,
                                                 cfg.smolgen_act, cfg.ffn_act, global);
@@ -1033,8 +1086,8 @@ class AttentionBody final : public Body {
     Tf32Splitter splitter(cfg);
     if (pe_dense_) {
       splitter.split(preproc_, 1);
-      splitter.split(embed_ffn1_, kSquares);
-      splitter.split(embed_ffn2_, kSquares);
+      splitter.split(embed_ffn_.ffn1, kSquares);
+      splitter.split(embed_ffn_.ffn2, kSquares);
     }
     splitter.split(embed_, kSquares);
     splitter.split(encoders_);
@@ -1076,9 +1129,13 @@ class AttentionBody final : public Body {
     if (n == 0) return;
     ctx.gemv_max_rows = gemv_max_rows_;
     reserve_tf32_scratch(ctx, tf32_floats_per_position_, n);
-    T* flow = ctx.arena.take<T>(static_cast<long long>(n) * kSquares * embedding_);
-    embed<T>(ctx, n, planes, flow);
-    run_encoders<T>(ctx, encoders_, params_, n, flow);
+    const long long rows = static_cast<long long>(n) * kSquares;
+    T* flow = ctx.arena.take<T>(rows * embedding_);
+    // Launch 0 on the exchange: the embedding's FFN; 1 on: the encoders'.
+    void* exchange = take_norm_exchange(
+        ctx, layers_take_sm90_norm(encoders_, rows) || (pe_dense_ && takes_sm90_norm(embed_ffn_.ffn2, rows)));
+    embed<T>(ctx, n, planes, flow, exchange);
+    run_encoders<T>(ctx, encoders_, params_, n, flow, exchange, 1);
     // All on one stream: the value head on the side lane, beside the policy
     // head, measured -1..-6 % on t82 and bt4 at batches 1-64 (H100), and so
     // did smolgen beside Q|K|V (-1..-3 % at 16-256); native/SIDE_LANE.md.
@@ -1107,42 +1164,62 @@ class AttentionBody final : public Body {
     return "";
   }
 
-  // Input planes [n][64][112] -> flow [n*64][embedding].
+  // Input planes [n][64][112] -> flow [n*64][embedding]; norm_exchange:
+  // the pass's (launch 0 is the FFN's).
   template <typename T>
-  void embed(ForwardContext& ctx, int n, const T* planes, T* flow) const {
+  void embed(ForwardContext& ctx, int n, const T* planes, T* flow, void* norm_exchange) const {
     const long long rows = static_cast<long long>(n) * kSquares;
     hipStream_t stream = ctx.stream;
     T* input = ctx.arena.take<T>(rows * embed_.in);
+    // Before the FFN (PE_DENSE), the embedding goes to its own buffer: the
+    // FFN's fused product and layer norm read it as the residual and write
+    // flow.
+    T* embedded = pe_dense_ ? ctx.arena.take<T>(rows * embedding_) : flow;
     if (pe_dense_) {
       T* pieces = ctx.arena.take<T>(rows * kPeDensePlanes);
       T* pre = ctx.arena.take<T>(static_cast<long long>(n) * preproc_.out);
       attn::pe_dense_pieces<T>(pieces, planes, n, stream);
       run_dense(ctx, preproc_, n, pieces, pre);
       attn::pe_dense_input<T>(input, planes, pre, f32(preproc_.b), n, pre_size_, stream);
-      run_dense(ctx, embed_, rows, input, flow);
-      attn::layer_norm<T>(flow, flow, f32(embed_.b), nullptr, f32(embed_ln_.gammas), f32(embed_ln_.betas),
-                          rows, embedding_, 1.0f, kEpsHead, cfg_.default_act, ctx.device.warp_size, stream);
+      run_dense(ctx, embed_, rows, input, embedded);
+      attn::layer_norm<T>(embedded, embedded, f32(embed_.b), nullptr, f32(embed_ln_.gammas),
+                          f32(embed_ln_.betas), rows, embedding_, 1.0f, kEpsHead, cfg_.default_act,
+                          ctx.device.warp_size, stream);
     } else {
       attn::pe_map_input<T>(input, planes, n, stream);
-      run_dense_act(ctx, embed_, rows, input, flow, cfg_.default_act);
+      // With gating, the product's bias and activation go to the gating's
+      // pass.
+      if (has_gating_) {
+        run_dense(ctx, embed_, rows, input, embedded);
+        attn::input_gating<T>(embedded, f32(embed_.b), cfg_.default_act, f32(mult_gate_), f32(add_gate_), n,
+                              embedding_, stream);
+      } else {
+        run_dense_act(ctx, embed_, rows, input, embedded, cfg_.default_act);
+      }
     }
-    if (has_gating_) attn::input_gating<T>(flow, f32(mult_gate_), f32(add_gate_), n, embedding_, stream);
+    if (has_gating_ && pe_dense_)
+      attn::input_gating<T>(embedded, nullptr, Activation::None, f32(mult_gate_), f32(add_gate_), n, embedding_,
+                            stream);
     if (pe_dense_) {
-      T* hidden = ctx.arena.take<T>(rows * embed_ffn1_.out);
-      T* branch = ctx.arena.take<T>(rows * embedding_);
-      run_dense_act(ctx, embed_ffn1_, rows, flow, hidden, cfg_.ffn_act);
-      run_dense(ctx, embed_ffn2_, rows, hidden, branch);
-      attn::layer_norm<T>(flow, branch, f32(embed_ffn2_.b), flow, f32(embed_ffn_ln_.gammas),
-                          f32(embed_ffn_ln_.betas), rows, embedding_, params_.alpha, kEpsHead,
-                          Activation::None, ctx.device.warp_size, stream);
+      const EmbeddingFfn& f = embed_ffn_;
+      T* hidden = ctx.arena.take<T>(rows * f.ffn1.out);
+      run_dense_act(ctx, f.ffn1, rows, embedded, hidden, cfg_.ffn_act);
+      if (!run_dense_norm(ctx, f.ffn2, f.ffn2_norm, f.ln, params_.alpha, kEpsHead, rows, hidden, embedded, flow,
+                          norm_exchange, 0)) {
+        T* branch = ctx.arena.take<T>(rows * embedding_);
+        run_dense(ctx, f.ffn2, rows, hidden, branch);
+        attn::layer_norm<T>(flow, branch, f32(f.ffn2.b), embedded, f32(f.ln.gammas), f32(f.ln.betas), rows,
+                            embedding_, params_.alpha, kEpsHead, Activation::None, ctx.device.warp_size, stream);
+      }
     }
   }
 
   NetConfig cfg_;
   bool pe_dense_ = false, has_gating_ = false;
   int pre_size_ = 0, embedding_ = 0;
-  Dense preproc_, embed_, embed_ffn1_, embed_ffn2_, smolgen_global_;
-  Norm embed_ln_, embed_ffn_ln_;
+  Dense preproc_, embed_, smolgen_global_;
+  Norm embed_ln_;
+  EmbeddingFfn embed_ffn_;  // PE_DENSE only
   DeviceBuffer mult_gate_, add_gate_;
   std::vector<Encoder> encoders_;
   EncoderParams params_{};

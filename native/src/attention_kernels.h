@@ -171,11 +171,12 @@ template <typename T>
 void pe_dense_input(T* out, const T* planes, const T* pre, const float* pre_bias, int batch,
                     int pre_size, hipStream_t stream);
 
-// x [batch*64][C] = x * mult + add, where mult and add are stored [64][C]
-// (square-major: lc0's [C][64] transposed).
+// x [batch*64][C] = act(x + bias) * mult + add, where mult and add are
+// stored [64][C] (square-major: lc0's [C][64] transposed); bias [C] may be
+// null (the product before added it).
 template <typename T>
-void input_gating(T* x, const float* mult, const float* add, int batch, int channels,
-                  hipStream_t stream);
+void input_gating(T* x, const float* bias, Activation act, const float* mult, const float* add, int batch,
+                  int channels, hipStream_t stream);
 
 // Attention policy to lc0's 1858 order, float output [batch][1858].
 // qk [batch][64][64] holds the scaled logits; keys [batch*64] rows of d key

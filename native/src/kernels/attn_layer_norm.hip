@@ -352,10 +352,12 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
                                                                  div_up(vectors, warp_size) * warp_size));
   const int block_iters = static_cast<int>(div_up(vectors, block_threads));
   // The register kernels (every hot call) with the activation fixed at
-  // compile time for the encoder layers' norms (none) and smolgen's (Swish);
-  // fewer variants than with_activation: this file has many already.
+  // compile time for the encoder layers' norms (none), smolgen's (Swish) and
+  // the PE_DENSE embedding's (its product's activation: Mish in bt4, whose
+  // layer norm took 71 us at b256 with the run-time switch, 33 with Mish
+  // fixed); fewer variants than with_activation: this file has many already.
   const auto block_regs = [&] {
-    with_activation_among<Activation::None, Activation::Swish>(act, [&](auto tag) {
+    with_activation_among<Activation::None, Activation::Swish, Activation::Mish>(act, [&](auto tag) {
       launch_layer_norm_block_regs<T, kBlockRegIters, decltype(tag)::value>(
           block_iters, block_threads, stream, out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
     });
@@ -363,7 +365,7 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
   if (vector && params16 && rows <= kBlockPerRowMaxRows && block_iters <= kBlockRegIters) {
     block_regs();
   } else if (vector && params16 && row_vectors <= kRegIters) {
-    with_activation_among<Activation::None, Activation::Swish>(act, [&](auto tag) {
+    with_activation_among<Activation::None, Activation::Swish, Activation::Mish>(act, [&](auto tag) {
       launch_layer_norm_regs<T, kRegIters, decltype(tag)::value>(
           row_vectors, div_up(rows, kRegRowsPerBlock), kRegRowsPerBlock * warp_size, stream, out, in, bias, skip,
           gammas, betas, rows, cols, alpha, eps, act);
