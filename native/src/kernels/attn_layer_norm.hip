@@ -206,8 +206,9 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
 constexpr int kBlockRegIters = 4;
 // The kernel is compiled for blocks of up to this many threads (launch
 // bounds): 1,024 threads may use 64 registers each (65,536 a block on
-// NVIDIA), and unbounded the half kernel of rows over 8,192 values asked
-// 76-88, too many to launch.
+// NVIDIA). Unbounded, its variants for rows over 8,192 values (more than one
+// vector a thread) asked more (half: 76-88) and failed to launch, float and
+// half (H100).
 constexpr int kBlockRegMaxThreads = 1024;
 // Launches of up to kBlockPerRowMaxRows rows (batches up to 128) take this
 // kernel too: a row over a block of one vector per thread has a shorter
