@@ -764,9 +764,9 @@ void run_smolgen_from_compressed(ForwardContext& ctx, const Encoder& L, const En
 // gemm_sm90_layer_norm (its exchange from the pass's scratch); false: the
 // caller runs the product and layer_norm.
 template <typename T>
-bool run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
-                    float alpha, float eps, long long rows, const T* x, const T* skip, T* y, void* exchange,
-                    int launch) {
+bool run_fused_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
+                          float alpha, float eps, long long rows, const T* x, const T* skip, T* y, void* exchange,
+                          int launch) {
   if constexpr (std::is_same<T, half>::value) {
     if (rows <= plan.max_rows)
       return attn::dense_layer_norm(plan, ctx.stream, static_cast<int>(rows), d.out, d.in, x, d.w.as<half>(),
@@ -776,6 +776,19 @@ bool run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPl
                                 f32(norm.gammas), f32(norm.betas), alpha, eps, y, exchange, launch);
   }
   return false;
+}
+
+// The same, fused where it can be, else the product into branch ([rows][out]
+// scratch; null: taken from the arena) and layer_norm.
+template <typename T>
+void run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
+                    float alpha, float eps, long long rows, const T* x, const T* skip, T* y, T* branch,
+                    void* exchange, int launch) {
+  if (run_fused_dense_norm(ctx, d, plan, norm, alpha, eps, rows, x, skip, y, exchange, launch)) return;
+  if (branch == nullptr) branch = ctx.arena.take<T>(rows * d.out);
+  run_dense(ctx, d, rows, x, branch);
+  attn::layer_norm<T>(y, branch, f32(d.b), skip, f32(norm.gammas), f32(norm.betas), rows, d.out, alpha, eps,
+                      Activation::None, ctx.device.warp_size, ctx.stream);
 }
 
 // gemm_sm90_layer_norm's exchange of row statistics (kernels/ops.h), taken
@@ -837,20 +850,11 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   } else {
     run_attention_unfused<T>(ctx, L, n, s);
   }
-  if (!run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p.alpha, p.eps, rows, s.merged, x, s.x1, s.norm_exchange,
-                      launch)) {
-    run_dense(ctx, L.out, rows, s.merged, s.branch);
-    attn::layer_norm<T>(s.x1, s.branch, f32(L.out.b), x, f32(L.ln1.gammas), f32(L.ln1.betas), rows,
-                        L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
-  }
-
+  run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p.alpha, p.eps, rows, s.merged, x, s.x1, s.branch,
+                 s.norm_exchange, launch);
   run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
-  if (!run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p.alpha, p.eps, rows, s.qkv, s.x1, x, s.norm_exchange,
-                      launch + 1)) {
-    run_dense(ctx, L.ffn2, rows, s.qkv, s.branch);
-    attn::layer_norm<T>(x, s.branch, f32(L.ffn2.b), s.x1, f32(L.ln2.gammas), f32(L.ln2.betas), rows,
-                        L.embedding, p.alpha, p.eps, Activation::None, ctx.device.warp_size, stream);
-  }
+  run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p.alpha, p.eps, rows, s.qkv, s.x1, x, s.branch,
+                 s.norm_exchange, launch + 1);
 }
 
 template <typename T>
@@ -1171,11 +1175,10 @@ class AttentionBody final : public Body {
     const long long rows = static_cast<long long>(n) * kSquares;
     hipStream_t stream = ctx.stream;
     T* input = ctx.arena.take<T>(rows * embed_.in);
-    // Before the FFN (PE_DENSE), the embedding goes to its own buffer: the
-    // FFN's fused product and layer norm read it as the residual and write
-    // flow.
-    T* embedded = pe_dense_ ? ctx.arena.take<T>(rows * embedding_) : flow;
     if (pe_dense_) {
+      // Before the FFN, the embedding goes to its own buffer: the FFN's
+      // fused product and layer norm read it as the residual and write flow.
+      T* embedded = ctx.arena.take<T>(rows * embedding_);
       T* pieces = ctx.arena.take<T>(rows * kPeDensePlanes);
       T* pre = ctx.arena.take<T>(static_cast<long long>(n) * preproc_.out);
       attn::pe_dense_pieces<T>(pieces, planes, n, stream);
@@ -1185,32 +1188,23 @@ class AttentionBody final : public Body {
       attn::layer_norm<T>(embedded, embedded, f32(embed_.b), nullptr, f32(embed_ln_.gammas),
                           f32(embed_ln_.betas), rows, embedding_, 1.0f, kEpsHead, cfg_.default_act,
                           ctx.device.warp_size, stream);
-    } else {
-      attn::pe_map_input<T>(input, planes, n, stream);
-      // With gating, the product's bias and activation go to the gating's
-      // pass.
-      if (has_gating_) {
-        run_dense(ctx, embed_, rows, input, embedded);
-        attn::input_gating<T>(embedded, f32(embed_.b), cfg_.default_act, f32(mult_gate_), f32(add_gate_), n,
+      if (has_gating_)
+        attn::input_gating<T>(embedded, nullptr, Activation::None, f32(mult_gate_), f32(add_gate_), n,
                               embedding_, stream);
-      } else {
-        run_dense_act(ctx, embed_, rows, input, embedded, cfg_.default_act);
-      }
-    }
-    if (has_gating_ && pe_dense_)
-      attn::input_gating<T>(embedded, nullptr, Activation::None, f32(mult_gate_), f32(add_gate_), n, embedding_,
-                            stream);
-    if (pe_dense_) {
       const EmbeddingFfn& f = embed_ffn_;
       T* hidden = ctx.arena.take<T>(rows * f.ffn1.out);
       run_dense_act(ctx, f.ffn1, rows, embedded, hidden, cfg_.ffn_act);
-      if (!run_dense_norm(ctx, f.ffn2, f.ffn2_norm, f.ln, params_.alpha, kEpsHead, rows, hidden, embedded, flow,
-                          norm_exchange, 0)) {
-        T* branch = ctx.arena.take<T>(rows * embedding_);
-        run_dense(ctx, f.ffn2, rows, hidden, branch);
-        attn::layer_norm<T>(flow, branch, f32(f.ffn2.b), embedded, f32(f.ln.gammas), f32(f.ln.betas), rows,
-                            embedding_, params_.alpha, kEpsHead, Activation::None, ctx.device.warp_size, stream);
-      }
+      run_dense_norm<T>(ctx, f.ffn2, f.ffn2_norm, f.ln, params_.alpha, kEpsHead, rows, hidden, embedded, flow,
+                        nullptr, norm_exchange, 0);
+    } else if (has_gating_) {
+      // The product's bias and activation go to the gating's pass.
+      attn::pe_map_input<T>(input, planes, n, stream);
+      run_dense(ctx, embed_, rows, input, flow);
+      attn::input_gating<T>(flow, f32(embed_.b), cfg_.default_act, f32(mult_gate_), f32(add_gate_), n, embedding_,
+                            stream);
+    } else {
+      attn::pe_map_input<T>(input, planes, n, stream);
+      run_dense_act(ctx, embed_, rows, input, flow, cfg_.default_act);
     }
   }
 
