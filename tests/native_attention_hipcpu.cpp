@@ -27,7 +27,8 @@ float swish(float x) { return x / (1 + std::exp(-x)); }
 int fails = 0;
 void report(const char* what, double d, double tol) { printf("%-40s maxdiff %.3g %s\n", what, d, d <= tol ? "OK" : "FAIL"); if (!(d <= tol)) ++fails; }
 
-void test_ln(int rows, int cols) {
+// wide_from_rows: layer_norm's (1: rows over 256 vectors on the 256-thread kernel at any count).
+void test_ln(int rows, int cols, int wide_from_rows = kWideNormDefaultRows) {
   auto in = rnd(rows * cols), skip = rnd(rows * cols), bias = rnd(cols), g = rnd(cols), b = rnd(cols);
   std::vector<float> out(rows * cols, NAN), ref(rows * cols);
   float alpha = 0.7f, eps = 1e-3f;
@@ -37,9 +38,9 @@ void test_ln(int rows, int cols) {
     mean /= cols; double var = 0; for (int c = 0; c < cols; ++c) var += (v[c]-mean)*(v[c]-mean); var /= cols;
     for (int c = 0; c < cols; ++c) ref[r*cols+c] = (v[c]-mean)/std::sqrt(var+eps)*g[c]+b[c];
   }
-  layer_norm<float>(out.data(), in.data(), bias.data(), skip.data(), g.data(), b.data(), rows, cols, alpha, eps, Activation::Swish, 64, nullptr);
+  layer_norm<float>(out.data(), in.data(), bias.data(), skip.data(), g.data(), b.data(), rows, cols, alpha, eps, Activation::Swish, 64, nullptr, wide_from_rows);
   hipDeviceSynchronize();
-  char name[64]; snprintf(name, 64, "layer_norm rows %d cols %d", rows, cols);
+  char name[64]; snprintf(name, 64, "layer_norm rows %d cols %d wide %d", rows, cols, wide_from_rows);
   report(name, maxdiff(out, ref), 1e-4);
 }
 
@@ -87,7 +88,7 @@ void test_attention(int batch, int heads, int depth, bool smol, int extra = 0) {
   report("split_heads + merge_heads (v)", maxdiff(merged, vref), 0);
 }
 
-void test_ln_half(int rows, int cols) {
+void test_ln_half(int rows, int cols, int wide_from_rows = kWideNormDefaultRows) {
   auto in = rnd(rows * cols), skip = rnd(rows * cols), bias = rnd(cols), g = rnd(cols), b = rnd(cols);
   std::vector<__half> hin(rows * cols), hskip(rows * cols), hout(rows * cols);
   for (int i = 0; i < rows * cols; ++i) { hin[i] = __float2half(in[i]); skip[i] = __half2float(hskip[i] = __float2half(skip[i])); in[i] = __half2float(hin[i]); }
@@ -99,10 +100,10 @@ void test_ln_half(int rows, int cols) {
     mean /= cols; double var = 0; for (int c = 0; c < cols; ++c) var += (v[c]-mean)*(v[c]-mean); var /= cols;
     for (int c = 0; c < cols; ++c) ref[r*cols+c] = (v[c]-mean)/std::sqrt(var+eps)*g[c]+b[c];
   }
-  layer_norm<__half>(hout.data(), hin.data(), bias.data(), hskip.data(), g.data(), b.data(), rows, cols, alpha, eps, Activation::Swish, 64, nullptr);
+  layer_norm<__half>(hout.data(), hin.data(), bias.data(), hskip.data(), g.data(), b.data(), rows, cols, alpha, eps, Activation::Swish, 64, nullptr, wide_from_rows);
   hipDeviceSynchronize();
   for (int i = 0; i < rows * cols; ++i) out[i] = __half2float(hout[i]);
-  char name[64]; snprintf(name, 64, "layer_norm half rows %d cols %d", rows, cols);
+  char name[64]; snprintf(name, 64, "layer_norm half rows %d cols %d wide %d", rows, cols, wide_from_rows);
   report(name, maxdiff(out, ref), 2e-2);
 }
 
@@ -139,6 +140,8 @@ int main() {
   test_ln_half(9, 768); test_ln_half(1100, 768); test_ln_half(8300, 256); test_ln_half(9, 100); test_ln_half(3, 3000); test_ln_half(3, 2052);
   test_ln(4, 99); test_ln(2, 3001);
   test_ln(37, 96); test_ln(3, 768); test_ln(8300, 96); test_ln(5, 3000); test_ln(2, 6144); test_ln(3, 8192);
+  // smolgen's second layer norm on 256-thread blocks: 2-8 vectors a thread, a partial last one.
+  test_ln_half(3, 8192, 1); test_ln_half(260, 6144); test_ln_half(3, 3000, 1); test_ln(3, 8192, 1); test_ln(5, 3000, 1);
   test_softmax(50);
   test_attention(2, 2, 16, true); test_attention(2, 3, 32, true); test_attention(1, 2, 48, false); test_attention(1, 1, 7, true);
   test_attention(2, 2, 16, true, 8); test_attention(1, 3, 32, true, 32);

@@ -697,6 +697,27 @@ def test_gpu_smolgen_rows_over_8192_values(precision, tol, tmp_path, monkeypatch
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+@pytest.mark.parametrize("gen", [1024, 2304])
+@pytest.mark.parametrize("wide_rows", ["1", "0"])
+def test_gpu_smolgen_wide_layer_norm(wide_rows, gen, precision, tol, tmp_path, monkeypatch):
+    """Smolgen's second layer norm over 4 heads x `gen` values a row on
+    blocks of 256 threads (LC0ROCM_WIDE_NORM_ROWS=1: at every batch; the
+    default takes it from batch 256) and on the row-a-block kernel (0). Half
+    rows of 4,096 and 9,216 values take 2 and 5 vectors a thread, float rows
+    of 4,096 take 4; float rows of 9,216 (9 vectors) stay on the other
+    kernel."""
+    import dataclasses
+
+    from lc0_rocm.makenet import save_net
+
+    name = gpu_backend_or_skip(precision)
+    shape = dataclasses.replace(attention_nets.TINY_ATTN, smolgen=(8, 32, gen))
+    path = save_net(attention_nets.build(np.random.default_rng(5), shape), tmp_path / "wide-smolgen.pb.gz")
+    check_paths_match_cpu(load_weights(path), name, {"LC0ROCM_WIDE_NORM_ROWS": wide_rows}, 70, tol, monkeypatch)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt", "tiny-resnet-attnpolicy"])
 def test_gpu_tf32_split_keeps_float_precision(net, make_test_net, monkeypatch):
     """Float products as split tf32 (native/TF32_SPLIT.md) stay within a

@@ -524,6 +524,7 @@ struct EncoderParams {
   int beside_positions;         // Q|K|V on the side lane beside smolgen's chain up to this batch
   int smolgen_first_positions;  // smolgen's chain before Q|K|V from this batch (half; 0: never)
   int compress_positions;       // smolgen's compress in the Q|K|V product from this batch (half; 0: never)
+  int wide_norm_rows;           // smolgen's LN2 on 256-thread blocks from this batch (0: never)
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -592,6 +593,13 @@ int qkv_compress_positions(const NetConfig& cfg) {
   if (cfg.dtype != DType::F16) return 0;
   return std::max(0, env_int("LC0ROCM_QKV_COMPRESS", kQkvCompressDefaultPositions));
 }
+
+// LC0ROCM_WIDE_NORM_ROWS: batches of this size or more run smolgen's second
+// layer norm (rows over 2,048 half values) a row to a block of 256 threads
+// (attn::layer_norm's wide_from_rows); 0: never. H100, fp16: those layer
+// norms' kernel time a pass t82 b512 -38 %, bt4 b512 -14 %; backendbench
+// within its noise (BENCHMARKS.md, "Smolgen's wide layer norm").
+int wide_norm_rows() { return std::max(0, env_int("LC0ROCM_WIDE_NORM_ROWS", attn::kWideNormDefaultRows)); }
 
 // Whether a batch of n runs layer l's Q|K|V beside its smolgen chain (given
 // a side lane: the stream makes one where the body asks for it).
@@ -755,7 +763,7 @@ void run_smolgen_from_compressed(ForwardContext& ctx, const Encoder& L, const En
   run_dense(ctx, g.dense2, n, s.sg_small2, s.sg_small);            // [n][H*gen]
   attn::layer_norm<T>(s.sg_small, s.sg_small, f32(g.dense2.b), nullptr, f32(g.ln2.gammas),
                       f32(g.ln2.betas), n, g.dense2.out, 1.0f, kEpsHead, p.smolgen_act,
-                      ctx.device.warp_size, ctx.stream);
+                      ctx.device.warp_size, ctx.stream, p.wide_norm_rows);
   run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
 }
 
@@ -910,7 +918,7 @@ class AttentionPolicy final : public PolicyHead {
     plan_dense_norms(encoders_, nullptr, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
-                            smolgen_generate_positions(cfg), 0, 0, qkv_compress_positions(cfg)};
+                            smolgen_generate_positions(cfg), 0, 0, qkv_compress_positions(cfg), wide_norm_rows()};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -1071,7 +1079,7 @@ class AttentionBody final : public Body {
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
                             mma_attention_enabled(), smolgen_generate_positions(cfg),
                             smolgen_beside_positions(cfg), smolgen_first_positions(cfg),
-                            qkv_compress_positions(cfg)};
+                            qkv_compress_positions(cfg), wide_norm_rows()};
 
     policy_ = std::make_unique<AttentionPolicy>(cfg, ws, "policy_head.", e, cfg.default_act,
                                                 cfg.smolgen_act, cfg.ffn_act, global);

@@ -47,12 +47,18 @@ inline void check_warp_size(int warp_size) {
     fail(LC0ROCM_UNSUPPORTED, "warp size " + std::to_string(warp_size) + " (need 32 or 64)");
 }
 
+// From this many rows, rows wider than 256 16-byte vectors (smolgen's
+// second layer norm) go a row to a block of 256 threads instead of 1,024
+// (layer_norm's wide_from_rows; kernels/attn_layer_norm.hip says why).
+constexpr int kWideNormDefaultRows = 256;
+
 // out[r] = LN(act(in[r] + bias) * alpha + skip[r]) * gammas + betas, LN over
 // cols with epsilon eps. bias and skip may be null; out may alias in or skip.
+// wide_from_rows: see kWideNormDefaultRows (0: never).
 template <typename T>
 void layer_norm(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
                 const float* betas, int rows, int cols, float alpha, float eps, Activation act,
-                int warp_size, hipStream_t stream);
+                int warp_size, hipStream_t stream, int wide_from_rows = kWideNormDefaultRows);
 
 // qkv [batch*64][3*heads*depth] (q | k | v, from one GEMM against the stacked
 // weights) plus bias [3*heads*depth] -> q, k, v each [batch][heads][64][depth].

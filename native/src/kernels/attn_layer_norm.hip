@@ -286,6 +286,99 @@ __global__ void __launch_bounds__(kBlockRegMaxThreads)
   }
 }
 
+// Smolgen's second layer norm (a row of heads x 256 values a position) from
+// kWideNormDefaultRows rows on: a row over a block of kWideRowThreads
+// threads, each holding up to kWideMaxIters 16-byte vectors. The bias is
+// read as each vector is formed, gammas and betas only after the
+// statistics, so a thread holds the row's values and little else (69
+// registers at 4 vectors) and three or four rows fit on a multiprocessor,
+// where the block-per-row kernel's 1,024-thread blocks fit one. H100, fp16,
+// these layer norms' time a pass (native/LAYER_NORM_FUSED.md): bt4 b512
+// 314 -> 271 us, t82 b512 231 -> 142. Two rows a block sharing the
+// parameters' loads took longer at b256 (bt4 153 -> 222 us), so a block
+// takes one.
+constexpr int kWideRowThreads = 256;
+constexpr int kWideMaxIters = 8;
+
+template <typename T, int kIters, Activation kAct>
+__global__ void __launch_bounds__(kWideRowThreads)
+    layer_norm_wide_kernel(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
+                           const float* betas, int rows, int cols, float alpha, float eps, Activation act) {
+  gpu_release_next_grid();
+  gpu_wait_for_prior_grid();  // launched by gpu_launch
+  constexpr int V = kVecWidth<T>;
+  __shared__ float partials[kWideRowThreads / 32];  // one per warp; warps are >= 32 wide
+  const long long base = static_cast<long long>(blockIdx.x) * cols;
+  uint4 raw_in[kIters];
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (threadIdx.x + it * blockDim.x) * V;
+    if (c < cols) raw_in[it] = *reinterpret_cast<const uint4*>(in + base + c);
+  }
+  float x[kIters][V];
+  float sum = 0.0f;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (threadIdx.x + it * blockDim.x) * V;
+    if (c < cols) {
+      float b[V], r[V];
+      load_params<V>(bias, c, b);
+      if (skip != nullptr) load_vec(skip + base + c, r);
+      const T* e = reinterpret_cast<const T*>(&raw_in[it]);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        float v = to_float<T>(e[k]);
+        if (bias != nullptr) v += b[k];
+        v = activate_as<kAct>(v, act) * alpha;
+        if (skip != nullptr) v += r[k];
+        x[it][k] = v;
+        sum += v;
+      }
+    }
+  }
+  const float mean = block_sum(sum, partials) / cols;
+  float squares = 0.0f;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    if ((threadIdx.x + it * blockDim.x) * V < cols) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float d = x[it][k] - mean;
+        squares += d * d;
+      }
+    }
+  }
+  const float var = block_sum(squares, partials) / cols;
+  const float inv_std = rsqrtf(var + eps);
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int c = (threadIdx.x + it * blockDim.x) * V;
+    if (c < cols) {
+      float y[V], gm[V], bt[V];
+      load_params<V>(gammas, c, gm);
+      load_params<V>(betas, c, bt);
+#pragma unroll
+      for (int k = 0; k < V; ++k) y[k] = (x[it][k] - mean) * inv_std * gm[k] + bt[k];
+      store_vec(out + base + c, y);
+    }
+  }
+}
+
+template <typename T, int kIters, Activation kAct>
+void launch_layer_norm_wide(int iters, hipStream_t stream, T* out, const T* in, const float* bias, const T* skip,
+                            const float* gammas, const float* betas, int rows, int cols, float alpha, float eps,
+                            Activation act) {
+  if constexpr (kIters > 1) {
+    if (iters < kIters) {
+      launch_layer_norm_wide<T, kIters - 1, kAct>(iters, stream, out, in, bias, skip, gammas, betas, rows, cols,
+                                                  alpha, eps, act);
+      return;
+    }
+  }
+  gpu_launch(layer_norm_wide_kernel<T, kIters, kAct>, rows, kWideRowThreads, 0, stream, out, in, bias, skip,
+             gammas, betas, rows, cols, alpha, eps, act);
+}
+
 template <typename T, int kIters, Activation kAct>
 void launch_layer_norm_block_regs(int iters, int threads, hipStream_t stream, T* out, const T* in,
                                   const float* bias, const T* skip, const float* gammas,
@@ -338,7 +431,7 @@ void launch_layer_norm(bool vector, int grid, int block, size_t shared, hipStrea
 template <typename T>
 void layer_norm(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
                 const float* betas, int rows, int cols, float alpha, float eps, Activation act,
-                int warp_size, hipStream_t stream) {
+                int warp_size, hipStream_t stream, int wide_from_rows) {
   if (rows == 0) return;
   check_warp_size(warp_size);
   if (cols < 1 || cols > kMaxCols)
@@ -363,7 +456,14 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
           block_iters, block_threads, stream, out, in, bias, skip, gammas, betas, rows, cols, alpha, eps, act);
     });
   };
-  if (vector && params16 && rows <= kBlockPerRowMaxRows && block_iters <= kBlockRegIters) {
+  const int wide_iters = static_cast<int>(div_up(vectors, kWideRowThreads));
+  if (vector && params16 && wide_from_rows > 0 && rows >= wide_from_rows && vectors > kWideRowThreads &&
+      wide_iters <= kWideMaxIters) {
+    with_activation_among<Activation::None, Activation::Swish, Activation::Mish>(act, [&](auto tag) {
+      launch_layer_norm_wide<T, kWideMaxIters, decltype(tag)::value>(wide_iters, stream, out, in, bias, skip,
+                                                                     gammas, betas, rows, cols, alpha, eps, act);
+    });
+  } else if (vector && params16 && rows <= kBlockPerRowMaxRows && block_iters <= kBlockRegIters) {
     block_regs();
   } else if (vector && params16 && row_vectors <= kRegIters) {
     with_activation_among<Activation::None, Activation::Swish, Activation::Mish>(act, [&](auto tag) {
@@ -388,10 +488,10 @@ void layer_norm(T* out, const T* in, const float* bias, const T* skip, const flo
 }
 
 template void layer_norm<float>(float*, const float*, const float*, const float*, const float*,
-                                const float*, int, int, float, float, Activation, int, hipStream_t);
+                                const float*, int, int, float, float, Activation, int, hipStream_t, int);
 template void layer_norm<__half>(__half*, const __half*, const float*, const __half*,
                                  const float*, const float*, int, int, float, float, Activation,
-                                 int, hipStream_t);
+                                 int, hipStream_t, int);
 
 }  // namespace attn
 }  // namespace lc0rocm
