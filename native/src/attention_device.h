@@ -38,6 +38,24 @@ __device__ __forceinline__ void store_vec(T* p, const float* v) {
   *reinterpret_cast<uint4*>(p) = raw;
 }
 
+// p[i .. i + V) as floats, 16 bytes per load (p 16-byte aligned, i % 4 == 0:
+// a lane's parameters are 4 * V bytes apart from the next lane's, so scalar
+// loads would touch several cache lines per instruction); nothing when p is
+// null. For float parameters (biases, gammas, scales) beside a vector of
+// storage (V = kVecWidth<T>).
+template <int V>
+__device__ __forceinline__ void load_params(const float* p, long long i, float* out) {
+  if (p == nullptr) return;
+#pragma unroll
+  for (int k = 0; k < V; k += 4) {
+    const float4 f = *reinterpret_cast<const float4*>(p + i + k);
+    out[k] = f.x;
+    out[k + 1] = f.y;
+    out[k + 2] = f.z;
+    out[k + 3] = f.w;
+  }
+}
+
 // Sum / maximum of v over the lanes of one warp, every lane gets the result.
 // The width is the device's warpSize (64 on CDNA, 32 on RDNA and NVIDIA);
 // all lanes of the warp must take part.

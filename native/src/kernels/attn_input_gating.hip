@@ -29,15 +29,6 @@ __global__ void input_gating_kernel(T* x, const float* bias, const float* mult, 
   }
 }
 
-// Four floats of p from element i (16-byte aligned) into v[0..3].
-__device__ __forceinline__ void load_float4(const float* p, long long i, float* v) {
-  const float4 f = *reinterpret_cast<const float4*>(p + i);
-  v[0] = f.x;
-  v[1] = f.y;
-  v[2] = f.z;
-  v[3] = f.w;
-}
-
 template <typename T, Activation kAct>
 __global__ void input_gating_vec_kernel(T* x, const float* bias, const float* mult, const float* add,
                                         long long vectors, int channels, Activation act) {
@@ -52,12 +43,9 @@ __global__ void input_gating_vec_kernel(T* x, const float* bias, const float* mu
   const long long w = static_cast<long long>(row % 64) * channels + c;
   float v[V], m[V], a[V], b[V];
   load_vec(x + element, v);
-#pragma unroll
-  for (int k = 0; k < V; k += 4) {
-    load_float4(mult, w + k, m + k);
-    load_float4(add, w + k, a + k);
-    if (bias != nullptr) load_float4(bias, c + k, b + k);
-  }
+  load_params<V>(mult, w, m);
+  load_params<V>(add, w, a);
+  load_params<V>(bias, c, b);  // nothing without a bias
 #pragma unroll
   for (int k = 0; k < V; ++k) {
     const float e = bias != nullptr ? v[k] + b[k] : v[k];

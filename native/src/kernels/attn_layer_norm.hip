@@ -85,22 +85,6 @@ __global__ void layer_norm_kernel(T* out, const T* in, const float* bias, const 
 // gammas and betas 16-byte aligned (read 4 floats at a time).
 constexpr int kRegIters = 8;
 
-// p[c .. c + V) as floats, 16 bytes per load (p 16-byte aligned, c % 4 == 0:
-// a lane's parameters are 4 * V bytes apart from the next lane's, so scalar
-// loads would touch several cache lines per instruction); nothing when p is
-// null.
-template <int V>
-__device__ __forceinline__ void load_params(const float* p, int c, float* out) {
-  if (p == nullptr) return;
-#pragma unroll
-  for (int k = 0; k < V; k += 4) {
-    const float4 f = *reinterpret_cast<const float4*>(p + c + k);
-    out[k] = f.x;
-    out[k + 1] = f.y;
-    out[k + 2] = f.z;
-    out[k + 3] = f.w;
-  }
-}
 constexpr int kRegRowsPerBlock = 4;
 // Loading the parameters up front as well (one round trip in all instead of
 // three) costs registers: ~112 instead of 68 per thread at 3 vectors per lane
