@@ -6,10 +6,12 @@
 // row: one warp per row (shuffles only) for rows of up to kWarpRowMax values,
 // a whole block per row for wider ones (smolgen's, few rows of thousands).
 // Rows whose width and pointers allow it move 16 bytes per load and store
-// and stay in registers instead: one block per row with up to
-// kBlockRegIters vectors per thread (layer_norm_block_regs_kernel) for wide
-// rows and for launches of up to kBlockPerRowMaxRows rows, else one warp per
-// row of up to kRegIters vectors per lane (layer_norm_regs_kernel).
+// and stay in registers instead: wide rows of large launches (smolgen's
+// second layer norm from wide_from_rows rows) a row to a 256-thread block
+// (layer_norm_wide_kernel); other wide rows and launches of up to
+// kBlockPerRowMaxRows rows one block per row with up to kBlockRegIters
+// vectors per thread (layer_norm_block_regs_kernel); else one warp per row
+// of up to kRegIters vectors per lane (layer_norm_regs_kernel).
 #include "../attention_device.h"
 #include "aligned.h"
 
