@@ -133,8 +133,13 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
   }
 }
 
-// Persistent: block b takes tiles b, b + gridDim.x, ... (row tile t / n_tiles,
-// column tile t % n_tiles). The producer fills the stage ring in tile order:
+// Persistent: block b takes tiles b, b + gridDim.x, ... (column tile
+// t % n_tiles, row tile t / n_tiles counted from the last). From the last,
+// because x's last rows are the ones its writer left in L2 (in the encoder
+// the output product's layer norm wrote x1 from the first row), and the
+// next kernel, which reads y from the first, finds y's first rows there.
+// H100 run 64, against the walk from the first: kernels a pass bt4 b256
+// -1.1 %, b512 -2.7 %, t82 b512 -1.0 %; native/GEMM_SM90.md. The producer fills the stage ring in tile order:
 // the block's i-th tile, k-tile kt is fill seq = i * k_tiles + kt, in stage
 // seq % kStages, after the release of fill seq - kStages there. Ping-pong:
 // tile i goes to consumer i % 2, which starts its products only once the
@@ -144,10 +149,11 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
 //
 // kCluster 2: blocks in clusters of two along M. The pair takes tile
 // groups g = cluster, cluster + clusters, ... (column tile g % n_tiles, row
-// tiles 2 (g / n_tiles) and + 1, one each; past M they read zeros and store
-// nothing), so both run the same fills; each block's producer fetches half
-// of W's slice once from L2 and multicasts it into both blocks' stage, and a
-// stage is refilled only after the consumers of both blocks released it.
+// tiles 2 r and 2 r + 1, r = row_groups - 1 - g / n_tiles, one each; past M
+// they read zeros and store nothing), so both run the same fills; each
+// block's producer fetches half of W's slice once from L2 and multicasts it
+// into both blocks' stage, and a stage is refilled only after the consumers
+// of both blocks released it.
 template <int kTileN, int kCluster, Activation kAct>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
@@ -174,7 +180,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int k_tiles = K / kTileK;
   const int n_tiles = N / kTileN;
   // Tile groups: kCluster row tiles of one column tile, a block's each.
-  const int groups = ((M + kCluster * kTileM - 1) / (kCluster * kTileM)) * n_tiles;
+  const int row_groups = (M + kCluster * kTileM - 1) / (kCluster * kTileM);
+  const int groups = row_groups * n_tiles;
   const int rank = kCluster > 1 ? static_cast<int>(gpu_cluster_rank()) : 0;
   const int cluster = blockIdx.x / kCluster, clusters = gridDim.x / kCluster;
   constexpr int kReleases = (S::kPingPong ? 1 : kConsumers) * kCluster;  // of each fill of a stage
@@ -197,7 +204,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       constexpr int kSliceRows = kTileN / kCluster;  // of W's slice, fetched by this block for all
       int seq = 0;
       for (int g = cluster; g < groups; g += clusters) {
-        const int m0 = ((g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
+        const int m0 = ((row_groups - 1 - g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
         for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
           const int s = seq % kStages;
           if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
@@ -231,7 +238,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Ping-pong: tile i - 1 is the other consumer's (i / 2 - 1)-th for
       // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
       if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
-      const int m0 = ((g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
+      const int m0 = ((row_groups - 1 - g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
       float acc[kAccumulators];
 #pragma unroll
       for (int a = 0; a < kAccumulators; ++a) acc[a] = 0.0f;
