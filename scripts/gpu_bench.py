@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Native GPU backend against lc0: build + parity + throughput, one process tree.
 
-    python3 scripts/gpu_bench.py --out DIR [--nets maia-1900,t82,bt4] [--lc0 PATH]
+    python3 scripts/gpu_bench.py --out DIR [--nets maia-1900,t82,bt4] [--lc0 PATH] [--net-dir nets]
 
 Steps, each reported even when an earlier one failed:
   1. build the native library;
@@ -208,6 +208,8 @@ def main(argv=None) -> int:
     p.add_argument("--lc0-backend", default="cuda-fp16", help="lc0's backend for fp16 (fp32: 'cuda')")
     p.add_argument("--lc0-runs", type=int, default=60, help="lc0 backendbench --batches")
     p.add_argument("--skip", default="", help="comma list of steps to skip: parity,bench,lc0")
+    p.add_argument("--net-dir", type=pathlib.Path,
+                   help="folder of NAME.pb.gz files to use instead of drawing those presets again")
     args = p.parse_args(argv)
 
     import gpu_check  # noqa: E402  (scripts/): parity, packed inputs, net files
@@ -239,7 +241,7 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         names = list(dict.fromkeys(args.nets.split(",") + args.parity_nets.split(",")))
-        paths = gpu_check.net_paths(pathlib.Path(tmp), [n for n in names if n])
+        paths = gpu_check.net_paths(pathlib.Path(tmp), [n for n in names if n], args.net_dir)
         if "parity" not in skip:
             boards = bench_positions(1024, seed=7)
             pbatches = [int(b) for b in args.parity_batches.split(",")]

@@ -78,9 +78,16 @@ def rel_error(got, ref) -> float:
     return float(diff / denom) if denom > 0 else float(diff)
 
 
-def net_paths(tmp: pathlib.Path, names) -> dict[str, pathlib.Path]:
+def net_paths(tmp: pathlib.Path, names, net_dir: pathlib.Path | None = None) -> dict[str, pathlib.Path]:
+    """A file per net name: NAME.pb.gz from `net_dir` where it has one (a
+    preset drawn once, e.g. by `lc0-rocm make-net t82 -o nets/t82.pb.gz`),
+    else maia-1900 from the shared nets, else a preset made into `tmp`."""
     paths = {}
     for name in names:
+        given = net_dir / f"{name}.pb.gz" if net_dir is not None else None
+        if given is not None and given.is_file():
+            paths[name] = given
+            continue
         if name == "maia-1900":
             if MAIA.is_file():
                 paths[name] = MAIA

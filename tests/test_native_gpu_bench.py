@@ -50,3 +50,19 @@ def test_markdown_table_has_ratios_against_lc0():
     assert "### maia-1900 fp16" in md
     assert "| lc0-rocm default packed | 3,000 | 90,000 |" in md
     assert "| lc0-rocm default packed / lc0 master (reference) | 0.50 |  |" in md
+
+
+def test_net_paths_take_given_files_and_draw_the_others(tmp_path, monkeypatch):
+    import sys
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    sys.modules.pop("gpu_check", None)
+    import gpu_check
+    drawn = []
+    monkeypatch.setattr(gpu_check, "make_net", lambda name, path, seed: drawn.append(name) or path)
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "t82.pb.gz").write_bytes(b"t82")
+    paths = gpu_check.net_paths(tmp_path, ["t82", "bt4"], given)
+    assert paths["t82"] == given / "t82.pb.gz"
+    assert paths["bt4"] == tmp_path / "bt4.pb.gz" and drawn == ["bt4"]
+    assert gpu_check.net_paths(tmp_path, ["t82"])["t82"] == tmp_path / "t82.pb.gz"
