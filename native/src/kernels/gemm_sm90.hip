@@ -139,9 +139,11 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
 // the output product's layer norm wrote x1 from the first row), and the
 // next kernel, which reads y from the first, finds y's first rows there.
 // H100 run 64, against the walk from the first: kernels a pass bt4 b256
-// -1.1 %, b512 -2.7 %, t82 b512 -1.0 %; native/GEMM_SM90.md. The producer fills the stage ring in tile order:
-// the block's i-th tile, k-tile kt is fill seq = i * k_tiles + kt, in stage
-// seq % kStages, after the release of fill seq - kStages there. Ping-pong:
+// -1.1 %, b512 -2.7 %, t82 b512 -1.0 %; native/GEMM_SM90.md.
+//
+// The producer fills the stage ring in tile order: the block's i-th tile,
+// k-tile kt is fill seq = i * k_tiles + kt, in stage seq % kStages, after
+// the release of fill seq - kStages there. Ping-pong:
 // tile i goes to consumer i % 2, which starts its products only once the
 // other has issued those of tile i - 1 (its turn barrier): the product loops
 // take turns, and every wait on a stage's barrier stays within one phase of
