@@ -1,13 +1,13 @@
 """Host-side parts of scripts/gpu_bench.py (no GPU): lc0 output parsing, the
-reference data, the markdown table."""
+reference data, the markdown table, the net files (gpu_check.net_paths)."""
 import importlib.util
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("gpu_bench", ROOT / "scripts" / "gpu_bench.py")
+def load_script(name="gpu_bench"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -53,10 +53,7 @@ def test_markdown_table_has_ratios_against_lc0():
 
 
 def test_net_paths_take_given_files_and_draw_the_others(tmp_path, monkeypatch):
-    import sys
-    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
-    sys.modules.pop("gpu_check", None)
-    import gpu_check
+    gpu_check = load_script("gpu_check")
     drawn = []
     monkeypatch.setattr(gpu_check, "make_net", lambda name, path, seed: drawn.append(name) or path)
     given = tmp_path / "given"
