@@ -186,6 +186,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int groups = row_groups * n_tiles;
   const int rank = kCluster > 1 ? static_cast<int>(gpu_cluster_rank()) : 0;
   const int cluster = blockIdx.x / kCluster, clusters = gridDim.x / kCluster;
+  // This block's first row of group g's row tiles (counted from the last), for
+  // the producer and the consumers alike.
+  auto tile_row = [&](int g) { return ((row_groups - 1 - g / n_tiles) * kCluster + rank) * kTileM; };
   constexpr int kReleases = (S::kPingPong ? 1 : kConsumers) * kCluster;  // of each fill of a stage
 
   if (threadIdx.x == 0) {
@@ -206,7 +209,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       constexpr int kSliceRows = kTileN / kCluster;  // of W's slice, fetched by this block for all
       int seq = 0;
       for (int g = cluster; g < groups; g += clusters) {
-        const int m0 = ((row_groups - 1 - g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
+        const int m0 = tile_row(g), n0 = (g % n_tiles) * kTileN;
         for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
           const int s = seq % kStages;
           if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
@@ -240,7 +243,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Ping-pong: tile i - 1 is the other consumer's (i / 2 - 1)-th for
       // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
       if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
-      const int m0 = ((row_groups - 1 - g / n_tiles) * kCluster + rank) * kTileM, n0 = (g % n_tiles) * kTileN;
+      const int m0 = tile_row(g), n0 = (g % n_tiles) * kTileN;
       float acc[kAccumulators];
 #pragma unroll
       for (int a = 0; a < kAccumulators; ++a) acc[a] = 0.0f;
