@@ -109,10 +109,15 @@ def main(argv=None) -> int:
         return 2
     from lc0_rocm import backends
     from lc0_rocm.backendbench import bench_positions, encode_pool
-    from lc0_rocm.weights import load_weights
+    from lc0_rocm.backends.base import BackendError
+    from lc0_rocm.weights import WeightsError, load_weights
 
-    weights = load_weights(args.weights)
-    backend = backends.create(args.backend, weights, max_batch=max(batches))
+    try:
+        weights = load_weights(args.weights)
+        backend = backends.create(args.backend, weights, max_batch=max(batches))
+    except (WeightsError, BackendError) as e:
+        print(f"pass_energy: {e}", file=sys.stderr)
+        return 2
     try:
         input_format = getattr(backend, "input_format", None) or weights.format.input
         pool = encode_pool(bench_positions(max(batches)), input_format, packed=True)

@@ -85,6 +85,17 @@ def test_nvml_loader_failure_and_status_are_errors():
         pe.Nvml(0, loader=lambda name: FailingInit())
 
 
+def test_unreadable_net_is_said(monkeypatch, tmp_path, capsys):
+    pe = load_script()
+
+    class Present:
+        def __init__(self, index):
+            pass
+    monkeypatch.setattr(pe, "Nvml", Present)
+    assert pe.main(["-w", str(tmp_path / "missing.pb.gz")]) == 2
+    assert capsys.readouterr().err.startswith("pass_energy: ")
+
+
 def test_bad_batches_are_refused(capsys):
     pe = load_script()
     with pytest.raises(SystemExit):
