@@ -208,7 +208,7 @@ constexpr int kBlockPerRowMaxRows = 8192;
 template <typename T, int kIters, Activation kAct>
 __global__ void __launch_bounds__(kBlockRegMaxThreads)
     layer_norm_block_regs_kernel(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
-                                 const float* betas, int rows, int cols, float alpha, float eps, Activation act) {
+                                 const float* betas, int cols, float alpha, float eps, Activation act) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
   constexpr int V = kVecWidth<T>;
@@ -289,7 +289,7 @@ constexpr int kWideMaxIters = 8;
 template <typename T, int kIters, Activation kAct>
 __global__ void __launch_bounds__(kWideRowThreads)
     layer_norm_wide_kernel(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
-                           const float* betas, int rows, int cols, float alpha, float eps, Activation act) {
+                           const float* betas, int cols, float alpha, float eps, Activation act) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
   constexpr int V = kVecWidth<T>;
@@ -362,7 +362,7 @@ void launch_layer_norm_wide(int iters, hipStream_t stream, T* out, const T* in, 
     }
   }
   gpu_launch(layer_norm_wide_kernel<T, kIters, kAct>, rows, kWideRowThreads, 0, stream, out, in, bias, skip,
-             gammas, betas, rows, cols, alpha, eps, act);
+             gammas, betas, cols, alpha, eps, act);
 }
 
 template <typename T, int kIters, Activation kAct>
@@ -378,7 +378,7 @@ void launch_layer_norm_block_regs(int iters, int threads, hipStream_t stream, T*
     }
   }
   gpu_launch(layer_norm_block_regs_kernel<T, kIters, kAct>, rows, threads, 0, stream, out, in, bias, skip, gammas,
-             betas, rows, cols, alpha, eps, act);
+             betas, cols, alpha, eps, act);
 }
 
 template <typename T, int kIters, Activation kAct>
