@@ -7,10 +7,11 @@ mean board power, joules a pass, microjoules a position and the SM clock.
 From batch ~64 on an H100 runs at its power cap (BENCHMARKS.md, "The GPU at
 its power cap"): there a change gains only through the energy it saves,
 and joules a position judge it where the time alone moves with the clock.
-Calls are timed as `backendbench --packed` times them (varied positions in
+Calls are made as `backendbench --packed` makes them (varied positions in
 lc0's packed input, inputs and outputs in the backend's pinned memory);
-the energy is NVML's total energy counter (Volta on) read around them, and
-the clock is sampled every 50 ms beside them. NVML (libnvidia-ml) only:
+positions/s and watts are over the whole timed window, the Python between
+calls included; the energy is NVML's total energy counter (Volta on) read
+around them, and the clock is sampled every 50 ms beside them. NVML (libnvidia-ml) only:
 where it is missing the script says so and stops.
 """
 from __future__ import annotations
@@ -76,7 +77,7 @@ def sample_clock(nvml: Nvml, stop: threading.Event, into: list[int], every: floa
 def measure(nvml: Nvml, forward_into, pool, batch: int, seconds: float, host_empty) -> dict:
     from lc0_rocm.backendbench import time_batch_size
 
-    time_batch_size(forward_into, pool, batch, 0.2, host_empty=host_empty)   # graph capture, clocks settle
+    time_batch_size(forward_into, pool, batch, 0.2, host_empty=host_empty)   # warm-up and graph capture, untimed
     clocks: list[int] = []
     stop = threading.Event()
     sampler = threading.Thread(target=sample_clock, args=(nvml, stop, clocks), daemon=True)
