@@ -95,28 +95,39 @@ struct Smolgen {
   attn::SmolgenChain chain{};        // what that kernel reads, set with the plan
 };
 
+// A feed-forward block with its post-LN, x = LN(alpha * dense2(act(dense1(x)))
+// + x): every encoder layer's second half and the PE_DENSE embedding's FFN,
+// so both take the same fused products.
+struct Ffn {
+  Dense dense1, dense2;
+  Norm ln;
+  // Rows whose dense2 runs with its layer norm in one launch
+  // (attn_dense_layer_norm.hip; half only).
+  attn::DenseNormPlan dense2_norm;
+};
+
+Ffn load_ffn(const WeightStore& ws, DType dt, const std::string& weights, const std::string& norm, int embedding) {
+  Ffn f;
+  f.dense1 = load_dense(ws, dt, weights + "dense1_w", weights + "dense1_b", embedding);
+  f.dense2 = load_dense(ws, dt, weights + "dense2_w", weights + "dense2_b", f.dense1.out);
+  f.ln = load_norm(ws, norm, embedding);
+  return f;
+}
+
 struct Encoder {
   Dense qkv;    // q, k, v stacked: [3 * d_model][embedding]
   Dense out;    // mha dense
-  Dense ffn1, ffn2;
-  Norm ln1, ln2;
+  Norm ln1;     // after the attention's output product
+  Ffn ffn;
   bool has_smolgen = false;
   Smolgen smolgen;
   int heads = 0, d_model = 0, depth = 0, embedding = 0;
   // Half nets with smolgen: qkv.w's rows, smolgen's compress weights
   // stacked after Q|K|V's (one product reads x for both); 0: Q|K|V's alone.
   int qkv_with_compress = 0;
-  // Rows whose output / FFN second product runs with its layer norm in one
-  // launch (attn_dense_layer_norm.hip; half only).
-  attn::DenseNormPlan out_norm, ffn2_norm;
-};
-
-// The PE_DENSE embedding's FFN, x = LN(alpha * ffn2(act(ffn1(x))) + x): an
-// encoder FFN's shape, so it takes the same fused products.
-struct EmbeddingFfn {
-  Dense ffn1, ffn2;
-  Norm ln;
-  attn::DenseNormPlan ffn2_norm;  // as Encoder's
+  // Rows whose output product runs with its layer norm in one launch
+  // (attn_dense_layer_norm.hip; half only).
+  attn::DenseNormPlan out_norm;
 };
 
 std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts) {
@@ -162,13 +173,11 @@ Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int 
   e.qkv.w = upload_floats(w, dt);
   e.qkv.b = upload_floats(b, DType::F32);
   e.out = load_dense(ws, dt, p + "mha.dense_w", p + "mha.dense_b", e.d_model);
-  e.ffn1 = load_dense(ws, dt, p + "ffn.dense1_w", p + "ffn.dense1_b", embedding);
-  e.ffn2 = load_dense(ws, dt, p + "ffn.dense2_w", p + "ffn.dense2_b", e.ffn1.out);
-  if (e.out.out != embedding || e.ffn2.out != embedding)
+  e.ffn = load_ffn(ws, dt, p + "ffn.", p + "ln2_", embedding);
+  if (e.out.out != embedding || e.ffn.dense2.out != embedding)
     fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + p + ": output width differs from embedding " +
                                        std::to_string(embedding));
   e.ln1 = load_norm(ws, p + "ln1_", embedding);
-  e.ln2 = load_norm(ws, p + "ln2_", embedding);
 
   if (e.has_smolgen) {
     Smolgen& g = e.smolgen;
@@ -247,19 +256,19 @@ void plan_sm90_product(Dense& d, const Sm90Settings& s) {
   d.sm90_cluster = s.cluster;
 }
 
-Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, EmbeddingFfn* embedding_ffn, const NetConfig& cfg) {
+Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
   const Sm90Settings s = sm90_settings(cfg);
   if (s.mode <= 0) return {};
   Sm90Plan planned;
   for (Encoder& l : layers) {
-    plan_sm90_product(l.ffn1, s);
-    if (l.ffn1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2};
+    plan_sm90_product(l.ffn.dense1, s);
+    if (l.ffn.dense1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2};
     if (s.mode >= 2)
-      for (Dense* d : {&l.qkv, &l.out, &l.ffn2}) plan_sm90_product(*d, s);
+      for (Dense* d : {&l.qkv, &l.out, &l.ffn.dense2}) plan_sm90_product(*d, s);
   }
   if (embedding_ffn != nullptr) {
-    plan_sm90_product(embedding_ffn->ffn1, s);
-    if (s.mode >= 2) plan_sm90_product(embedding_ffn->ffn2, s);
+    plan_sm90_product(embedding_ffn->dense1, s);
+    if (s.mode >= 2) plan_sm90_product(embedding_ffn->dense2, s);
   }
   return planned;
 }
@@ -285,7 +294,7 @@ constexpr int kSm90NormFromRows = 4096;
 constexpr int kSm90NormMinFill = 90;
 
 // Plans it where the device and the products' shapes take it.
-void plan_sm90_layer_norms(std::vector<Encoder>& layers, EmbeddingFfn* embedding_ffn, const NetConfig& cfg) {
+void plan_sm90_layer_norms(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
   const int from_rows = env_int("LC0ROCM_GEMM_SM90_NORM_ROWS", kSm90NormFromRows);
   const int min_fill = env_int("LC0ROCM_GEMM_SM90_NORM_FILL", kSm90NormMinFill);
   if (from_rows <= 0 || cfg.dtype != DType::F16 || layers.empty() || !gemm_sm90_layer_norm_prepare(cfg.device))
@@ -297,9 +306,9 @@ void plan_sm90_layer_norms(std::vector<Encoder>& layers, EmbeddingFfn* embedding
   };
   for (Encoder& l : layers) {
     plan(l.out);
-    plan(l.ffn2);
+    plan(l.ffn.dense2);
   }
-  if (embedding_ffn != nullptr) plan(embedding_ffn->ffn2);
+  if (embedding_ffn != nullptr) plan(embedding_ffn->dense2);
 }
 
 // Whether d runs on gemm_sm90_layer_norm at this many rows.
@@ -314,9 +323,9 @@ std::string sm90_norm_path(const std::vector<Encoder>& layers, int n) {
   if (layers.empty()) return "";
   const Encoder& l = layers.front();
   const long long rows = static_cast<long long>(n) * kSquares;
-  const bool out = takes_sm90_norm(l.out, rows), ffn2 = takes_sm90_norm(l.ffn2, rows);
+  const bool out = takes_sm90_norm(l.out, rows), ffn2 = takes_sm90_norm(l.ffn.dense2, rows);
   if (!out && !ffn2) return "";
-  const Dense& d = out ? l.out : l.ffn2;
+  const Dense& d = out ? l.out : l.ffn.dense2;
   return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
          " with their layer norms on sm_90 wgmma from " + std::to_string(d.sm90_norm_from_rows) +
          " rows where its rounds of row tiles are at least " + std::to_string(std::max(d.sm90_norm_min_fill, 1)) +
@@ -343,16 +352,16 @@ void plan_smolgen_clusters(std::vector<Encoder>& layers, const NetConfig& cfg) {
 constexpr int kDenseNormDefaultRows = 0;
 constexpr int kDenseNormMaxRows = 1024;
 
-void plan_dense_norms(std::vector<Encoder>& layers, EmbeddingFfn* embedding_ffn, const NetConfig& cfg) {
+void plan_dense_norms(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
   if (cfg.dtype != DType::F16) return;
   const int rows = std::clamp(env_int("LC0ROCM_DENSE_NORM_ROWS", kDenseNormDefaultRows), 0, kDenseNormMaxRows);
   const int cluster = env_int("LC0ROCM_DENSE_NORM_CLUSTER", 0);
   auto plan = [&](const Dense& d) { return attn::dense_layer_norm_prepare(cfg.device, d.out, d.in, rows, cluster); };
   for (Encoder& l : layers) {
     l.out_norm = plan(l.out);
-    l.ffn2_norm = plan(l.ffn2);
+    l.ffn.dense2_norm = plan(l.ffn.dense2);
   }
-  if (embedding_ffn != nullptr) embedding_ffn->ffn2_norm = plan(embedding_ffn->ffn2);
+  if (embedding_ffn != nullptr) embedding_ffn->dense2_norm = plan(embedding_ffn->dense2);
 }
 
 // ", ... layer norms" for describe() of a batch of n: whether the encoder
@@ -361,7 +370,7 @@ std::string dense_norm_path(const std::vector<Encoder>& layers, int n) {
   if (layers.empty()) return "";
   const Encoder& l = layers.front();
   const long long rows = static_cast<long long>(n) * kSquares;
-  const bool out = rows <= l.out_norm.max_rows, ffn2 = rows <= l.ffn2_norm.max_rows;
+  const bool out = rows <= l.out_norm.max_rows, ffn2 = rows <= l.ffn.dense2_norm.max_rows;
   if (!out && !ffn2) return "";
   return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
          " with their layer norms";
@@ -406,7 +415,7 @@ class Tf32Splitter {
 
   void split(std::vector<Encoder>& layers) {
     for (Encoder& l : layers) {
-      for (Dense* d : {&l.qkv, &l.out, &l.ffn1, &l.ffn2}) split(*d, kSquares);
+      for (Dense* d : {&l.qkv, &l.out, &l.ffn.dense1, &l.ffn.dense2}) split(*d, kSquares);
       if (l.has_smolgen) {
         split(l.smolgen.compress, kSquares);
         split(l.smolgen.dense1, 1);
@@ -665,7 +674,7 @@ EncoderScratch<T> take_scratch(Arena& arena, const std::vector<Encoder>& layers,
   bool unfused = false;
   for (const Encoder& l : layers) {
     e = std::max<long long>(e, l.embedding);
-    wide = std::max<long long>(wide, std::max(std::max(3 * l.d_model, l.qkv_with_compress), l.ffn1.out));
+    wide = std::max<long long>(wide, std::max(std::max(3 * l.d_model, l.qkv_with_compress), l.ffn.dense1.out));
     dm = std::max<long long>(dm, l.d_model);
     heads = std::max<long long>(heads, l.heads);
     unfused = unfused || !runs_fused(p, l);
@@ -799,6 +808,15 @@ void run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPl
                       Activation::None, ctx.device.warp_size, ctx.stream);
 }
 
+// An FFN block on x [rows][E] into y: dense1 and its activation into hidden
+// ([rows][dense1.out]), then dense2 with the layer norm over x as the skip.
+template <typename T>
+void run_ffn(ForwardContext& ctx, const Ffn& f, float alpha, float eps, Activation act, long long rows, const T* x,
+             T* hidden, T* y, T* branch, void* exchange, int launch) {
+  run_dense_act(ctx, f.dense1, rows, x, hidden, act);
+  run_dense_norm(ctx, f.dense2, f.dense2_norm, f.ln, alpha, eps, rows, hidden, x, y, branch, exchange, launch);
+}
+
 // gemm_sm90_layer_norm's exchange of row statistics (kernels/ops.h), taken
 // and reset once a pass where some product runs it; null otherwise.
 void* take_norm_exchange(ForwardContext& ctx, bool needed) {
@@ -809,7 +827,7 @@ void* take_norm_exchange(ForwardContext& ctx, bool needed) {
 
 bool layers_take_sm90_norm(const std::vector<Encoder>& layers, long long rows) {
   return std::any_of(layers.begin(), layers.end(), [&](const Encoder& l) {
-    return takes_sm90_norm(l.out, rows) || takes_sm90_norm(l.ffn2, rows);
+    return takes_sm90_norm(l.out, rows) || takes_sm90_norm(l.ffn.dense2, rows);
   });
 }
 
@@ -860,9 +878,7 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   }
   run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p.alpha, p.eps, rows, s.merged, x, s.x1, s.branch,
                  s.norm_exchange, launch);
-  run_dense_act(ctx, L.ffn1, rows, s.x1, s.qkv, p.ffn_act);
-  run_dense_norm(ctx, L.ffn2, L.ffn2_norm, L.ln2, p.alpha, p.eps, rows, s.qkv, s.x1, x, s.branch,
-                 s.norm_exchange, launch + 1);
+  run_ffn(ctx, L.ffn, p.alpha, p.eps, p.ffn_act, rows, s.x1, s.qkv, x, s.branch, s.norm_exchange, launch + 1);
 }
 
 template <typename T>
@@ -1064,11 +1080,9 @@ class AttentionBody final : public Body {
                               global ? global->in : 0);
     if (pe_dense_) {
       embed_ln_ = load_norm(ws, "ip_emb_ln_", e);
-      embed_ffn_.ffn1 = load_dense(ws, dt, "ip_emb_ffn.dense1_w", "ip_emb_ffn.dense1_b", e);
-      embed_ffn_.ffn2 = load_dense(ws, dt, "ip_emb_ffn.dense2_w", "ip_emb_ffn.dense2_b", embed_ffn_.ffn1.out);
-      embed_ffn_.ln = load_norm(ws, "ip_emb_ffn_ln_", e);
+      embed_ffn_ = load_ffn(ws, dt, "ip_emb_ffn.", "ip_emb_ffn_ln_", e);
     }
-    EmbeddingFfn* embedding_ffn = pe_dense_ ? &embed_ffn_ : nullptr;
+    Ffn* embedding_ffn = pe_dense_ ? &embed_ffn_ : nullptr;
     plan_smolgen_clusters(encoders_, cfg);
     plan_dense_norms(encoders_, embedding_ffn, cfg);
     sm90_plan_ = plan_sm90_products(encoders_, embedding_ffn, cfg);
@@ -1098,8 +1112,8 @@ class AttentionBody final : public Body {
     Tf32Splitter splitter(cfg);
     if (pe_dense_) {
       splitter.split(preproc_, 1);
-      splitter.split(embed_ffn_.ffn1, kSquares);
-      splitter.split(embed_ffn_.ffn2, kSquares);
+      splitter.split(embed_ffn_.dense1, kSquares);
+      splitter.split(embed_ffn_.dense2, kSquares);
     }
     splitter.split(embed_, kSquares);
     splitter.split(encoders_);
@@ -1145,7 +1159,7 @@ class AttentionBody final : public Body {
     T* flow = ctx.arena.take<T>(rows * embedding_);
     // Launch 0 on the exchange: the embedding's FFN; 1 on: the encoders'.
     void* exchange = take_norm_exchange(
-        ctx, layers_take_sm90_norm(encoders_, rows) || (pe_dense_ && takes_sm90_norm(embed_ffn_.ffn2, rows)));
+        ctx, layers_take_sm90_norm(encoders_, rows) || (pe_dense_ && takes_sm90_norm(embed_ffn_.dense2, rows)));
     embed<T>(ctx, n, planes, flow, exchange);
     run_encoders<T>(ctx, encoders_, params_, n, flow, exchange, 1);
     // All on one stream: the value head on the side lane, beside the policy
@@ -1199,11 +1213,9 @@ class AttentionBody final : public Body {
       if (has_gating_)
         attn::input_gating<T>(embedded, nullptr, Activation::None, f32(mult_gate_), f32(add_gate_), n,
                               embedding_, stream);
-      const EmbeddingFfn& f = embed_ffn_;
-      T* hidden = ctx.arena.take<T>(rows * f.ffn1.out);
-      run_dense_act(ctx, f.ffn1, rows, embedded, hidden, cfg_.ffn_act);
-      run_dense_norm<T>(ctx, f.ffn2, f.ffn2_norm, f.ln, params_.alpha, kEpsHead, rows, hidden, embedded, flow,
-                        nullptr, norm_exchange, 0);
+      T* hidden = ctx.arena.take<T>(rows * embed_ffn_.dense1.out);
+      run_ffn<T>(ctx, embed_ffn_, params_.alpha, kEpsHead, cfg_.ffn_act, rows, embedded, hidden, flow, nullptr,
+                 norm_exchange, 0);
     } else if (has_gating_) {
       // The product's bias and activation go to the gating's pass.
       attn::pe_map_input<T>(input, planes, n, stream);
@@ -1221,7 +1233,7 @@ class AttentionBody final : public Body {
   int pre_size_ = 0, embedding_ = 0;
   Dense preproc_, embed_, smolgen_global_;
   Norm embed_ln_;
-  EmbeddingFfn embed_ffn_;  // PE_DENSE only
+  Ffn embed_ffn_;  // PE_DENSE only
   DeviceBuffer mult_gate_, add_gate_;
   std::vector<Encoder> encoders_;
   EncoderParams params_{};
