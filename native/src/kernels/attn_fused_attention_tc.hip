@@ -257,11 +257,12 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int wi
 // the probabilities become the A fragments of P.V as they are, and every
 // tile comes from shared memory by ldmatrix. An item's Q|K|V and smolgen
 // logits move to shared memory by cp.async (no registers), kMmaStages - 1
-// items ahead of the one being computed. The projection's bias never
-// touches shared memory: Q's is added to the Q fragments (float, rounded to
-// half); K's adds q.b_k to every score of a query row, which softmax
-// cancels, so it is left out; V's adds b_v to every output row, because
-// each row of probabilities sums to one, so it is added to the output.
+// items ahead of the one being computed, with the head's Q and V biases
+// (float) after them in the stage: Q's is added to the Q fragments (float,
+// rounded to half); K's adds q.b_k to every score of a query row, which
+// softmax cancels, so it is left out; V's adds b_v to every output row,
+// because each row of probabilities sums to one, so it is added to the
+// output.
 // The output goes through the warp's own Q rows to 16-byte stores.
 // native/ATTENTION_FUSED.md, "mma.sync version".
 //
@@ -276,9 +277,18 @@ constexpr int kGenPieces = 64 / 8;  // 16-byte pieces of a logits row
 // ahead, measured no faster: 136 registers, 3 blocks per multiprocessor).
 constexpr int kMmaStages = 2;
 
+// A stage: the item's Q|K|V rows, its smolgen logits, then its head's Q and
+// V biases (float, 2 x kDepth), which come with the item by cp.async: read
+// from global memory after the stage's barrier, their latency held every
+// warp of the item (H200, kernel time a pass: t82 b512 1,369 -> 1,300 us,
+// bt4 b512 1,858 -> 1,684; native/ATTENTION_FUSED.md).
+template <int kDepth>
+__host__ __device__ constexpr int mma_bias_halves() {
+  return 2 * kDepth * static_cast<int>(sizeof(float) / sizeof(__half));
+}
 template <int kDepth>
 __host__ __device__ constexpr int mma_stage_halves() {
-  return 3 * 64 * kDepth + 64 * 64;
+  return 3 * 64 * kDepth + 64 * 64 + mma_bias_halves<kDepth>();
 }
 
 // The half offset of 16-byte piece `piece` of row `row` in rows of kPieces
@@ -313,8 +323,9 @@ __device__ __forceinline__ uint32_t add_pair(uint32_t a, float2 b) {
   return *reinterpret_cast<const uint32_t*>(&r);
 }
 
-// Five blocks a multiprocessor: the unpadded stages (40,960 bytes at depth
-// 32) fit five, and so must the registers (at most 102 a thread).
+// Five blocks a multiprocessor: the unpadded stages (41,472 bytes at depth
+// 32, the biases' 512 included) fit five, and so must the registers (at
+// most 102 a thread).
 constexpr int kMmaBlocksPerMultiprocessor = 5;
 
 template <int kDepth>
@@ -330,6 +341,9 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
   constexpr int kSteps = kDepth / 16;        // k steps of Q.K^T
   constexpr int kQkvVecs = 3 * 64 * kBlocks; // 16-byte pieces of an item's Q|K|V
   constexpr int kGenVecs = 64 * 8;           // and of its smolgen logits
+  constexpr int kBiasVecs = mma_bias_halves<kDepth>() / 8;  // and of its head's Q and V biases
+  static_assert(kBiasVecs <= kTcWarps * 32, "one bias piece a thread at most");
+  static_assert(mma_stage_halves<kDepth>() * sizeof(__half) % 128 == 0, "stages on 128-byte lines (the swizzle)");
   constexpr int kThreads = kTcWarps * 32;
   constexpr float kLog2e = 1.4426950408889634f;
   __half* stages = reinterpret_cast<__half*>(shared_raw);
@@ -369,6 +383,14 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
           copy16_async(gs + swizzled<kGenPieces>(i / 8, i % 8), gen + i * 8);
         }
       }
+      // Q's bias, then V's: floats [0, kDepth) and [kDepth, 2 kDepth) after the
+      // logits, by the block's last threads (placed here, ptxas spills nothing).
+      const int bias_vec = threadIdx.x - (kThreads - kBiasVecs);
+      if (bias_vec >= 0) {
+        const int half_vecs = kBiasVecs / 2, v = bias_vec % half_vecs;
+        const float* src = bias + (bias_vec < half_vecs ? 0 : 2 * d_model) + h * kDepth + v * 4;
+        copy16_async(s + 3 * 64 * kDepth + 64 * 64 + bias_vec * 8, src);
+      }
     }
     commit_copies();
   };
@@ -395,8 +417,8 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
     __half* vs = ks + 64 * kDepth;
     const __half* gs = vs + 64 * kDepth;
     const int n = item / heads, h = item - n * heads;
-    const float* q_bias = bias + h * kDepth;
-    const float* v_bias = bias + 2 * d_model + h * kDepth;
+    const float* q_bias = reinterpret_cast<const float*>(gs + 64 * 64);
+    const float* v_bias = q_bias + kDepth;
 
     // scores [16][64] = (Q rows + b_q) . K^T: acc[j] is the 16 x 8 tile of
     // keys [8j, 8j + 8). Register qa[kk][q] holds depth columns
