@@ -1,8 +1,9 @@
 """Host-side parts of the native bench scripts (no GPU): scripts/bench_program.py
 builds native/bench/<name>.cu with the toolchain the library's build finds
-and runs it; scripts/gemm_sm90_bench.py and scripts/graph_launch_bench.py
-turn their options into its arguments. The compiler and the program are
-faked; what is checked is what would run, and what the scripts answer."""
+and runs it; scripts/gemm_sm90_bench.py, scripts/graph_launch_bench.py and
+scripts/energy_floor.py turn their options into its arguments. The compiler
+and the program are faked; what is checked is what would run, and what the
+scripts answer."""
 import pathlib
 import subprocess
 import sys
@@ -13,9 +14,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "scripts"))  # the scripts import bench_program as a sibling
 
 import bench_program  # noqa: E402
+import energy_floor  # noqa: E402
 import gemm_sm90_bench  # noqa: E402
 import graph_launch_bench  # noqa: E402
 from lc0_rocm.backends import native  # noqa: E402
+from lc0_rocm.makenet.attention import BT4, T82  # noqa: E402
 
 FAKE_TOOLCHAIN = native.Toolchain(vendor="nvidia", compiler="/opt/cuda/bin/nvcc", include_dirs=("/opt/blas/include",),
                                   library_dirs=("/opt/blas/lib",), libraries=("-lcublas",))
@@ -119,3 +122,21 @@ def test_gemm_sm90_bench_options(monkeypatch):
             gemm_sm90_bench.main(bad)
         assert e.value.code == 2
     assert len(seen) == 1
+
+
+def test_energy_floor_passes_the_nets_shapes(monkeypatch):
+    seen = record_runs(monkeypatch)
+    assert energy_floor.main(["--net", "bt4", "--batch", "256", "--seconds", "2"]) == 0
+    assert energy_floor.main([]) == 0
+    hidden, dense1, gen = BT4.smolgen
+    bt4 = [BT4.embedding, BT4.heads, BT4.dff, BT4.layers, hidden, dense1, gen, 256, 2]
+    hidden, dense1, gen = T82.smolgen
+    t82 = [T82.embedding, T82.heads, T82.dff, T82.layers, hidden, dense1, gen, 512, 3]
+    assert seen == [("energy_floor_bench", [str(v) for v in bt4], True),
+                    ("energy_floor_bench", [str(v) for v in t82], True)]
+    assert t82[:4] == [768, 24, 1024, 15]  # the shapes BENCHMARKS.md's figures name
+    for bad in (["--batch", "0"], ["--seconds", "0"], ["--net", "maia"]):
+        with pytest.raises(SystemExit) as e:
+            energy_floor.main(bad)
+        assert e.value.code == 2
+    assert len(seen) == 2
