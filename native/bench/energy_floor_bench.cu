@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 
 #include "check_cuda.cuh"
+#include "random_fill.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -115,17 +116,6 @@ Reading run_phase(Nvml& nvml, cudaStream_t stream, double seconds, int burst, Wo
   return r;
 }
 
-__global__ void fill(__half* p, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = __float2half(((h & 0xFFFF) / 65535.0f - 0.5f) * 0.5f);
-  }
-}
-
 // y[M][N] = x[M][K] . w[N][K]^T, row-major, as the library's dense layers.
 struct Product {
   const char* name;
@@ -175,8 +165,8 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&x, x_max * sizeof(__half)));
   CHECK_CUDA(cudaMalloc(&y, y_max * sizeof(__half)));
   CHECK_CUDA(cudaMalloc(&w, layers * w_max * sizeof(__half)));  // each layer its own weights, as a pass reads them
-  fill<<<1024, 256>>>(x, x_max, 1u);
-  fill<<<1024, 256>>>(w, layers * w_max, 2u);
+  fill_random<<<1024, 256>>>(x, x_max, 1u, 0.5f);
+  fill_random<<<1024, 256>>>(w, layers * w_max, 2u, 0.5f);
   CHECK_CUDA(cudaGetLastError());
 
   cudaStream_t stream;

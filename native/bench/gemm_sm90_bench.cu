@@ -10,6 +10,7 @@
 #include <cublas_v2.h>
 
 #include "check_cuda.cuh"
+#include "random_fill.cuh"
 
 #include <cmath>
 #include <cstdio>
@@ -18,18 +19,6 @@
 
 namespace {
 using lc0rocm::Activation;
-
-// Deterministic values in [-scale / 2, scale / 2].
-__global__ void fill(__half* p, long long n, unsigned seed, float scale) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    p[i] = __float2half(((h & 0xFFFF) / 65535.0f - 0.5f) * scale);
-  }
-}
 
 // Mean microseconds of `reps` back-to-back runs of `launch`, after three.
 template <typename Launch>
@@ -109,8 +98,8 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMalloc(&reference, M * N * sizeof(__half)));
     CHECK_CUDA(cudaMalloc(&bias, N * sizeof(float)));
     CHECK_CUDA(cudaMemset(bias, 0, N * sizeof(float)));
-    fill<<<1024, 256>>>(x, M * K, 1, 2.0f);
-    fill<<<1024, 256>>>(w, static_cast<long long>(N) * K, 7, 0.1f);
+    fill_random<<<1024, 256>>>(x, M * K, 1, 2.0f);
+    fill_random<<<1024, 256>>>(w, static_cast<long long>(N) * K, 7, 0.1f);
     const double flop = 2.0 * M * N * K;
     auto report = [&](const char* variant, float us, bool compare) {
       std::printf("%-9s %-30s %8.1f us %5.0f TFLOP/s", p.name, variant, us, flop / us / 1e6);
