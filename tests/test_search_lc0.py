@@ -99,13 +99,13 @@ def test_best_move_agrees_on_clear_positions(maia_engine, maia_path, fen, move):
     assert maia_engine.search(chess.Board(fen), nodes=60).best_move.uci() == best
 
 
-def lc0_final_info(net, board: chess.Board, nodes: int, multipv: int) -> list[dict]:
+def lc0_final_info(net, board: chess.Board, nodes: int, multipv: int, options: dict | None = None) -> list[dict]:
     """lc0's last `info` line per multipv for `go nodes`."""
     import chess.engine
     engine = chess.engine.SimpleEngine.popen_uci(
         ["lc0", f"--weights={net}", "--backend=eigen", "--threads=1"], stderr=subprocess.DEVNULL)
     try:
-        engine.configure({"UCI_ShowWDL": True})
+        engine.configure({"UCI_ShowWDL": True, **(options or {})})
         return engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=multipv,
                               game=object(), info=chess.engine.INFO_ALL)
     finally:
@@ -113,18 +113,28 @@ def lc0_final_info(net, board: chess.Board, nodes: int, multipv: int) -> list[di
 
 
 def test_info_lines_match_lc0s(maia_engine, maia_path):
-    """score cp (WDL_mu), wdl permille, PV and MultiPV order as lc0 reports
-    them. Exact when both stopped at the same node count (lc0's watchdog
-    may stop a batch earlier or later), close otherwise."""
+    """score cp (WDL_mu), wdl permille, PV, depth and MultiPV order as lc0
+    reports them, on the same tree. Smart pruning off on both sides (its stop
+    depends on the time each engine takes), and lc0 asked again until it
+    stops at our node count: even so lc0's own stop varies by a batch (205 or
+    212 nodes here), and its PV's third ply with it (d7d6 at 205, b8c6 at
+    212). Should it never stop where we did, scores and the PV's first two
+    plies must still be close."""
     board = chess.Board()
     board.push_uci("e2e4")
-    theirs = lc0_final_info(maia_path, board, 200, 2)
+    no_pruning = {"SmartPruningFactor": 0}
     maia_engine.new_game()
     maia_engine.set_option("MultiPV", 2)
+    maia_engine.set_option("SmartPruningFactor", 0)
     try:
         ours = maia_engine.search(board, nodes=200).lines
     finally:
         maia_engine.set_option("MultiPV", 1)
+        maia_engine.set_option("SmartPruningFactor", 1.33)
+    for _ in range(5):
+        theirs = lc0_final_info(maia_path, board, 200, 2, no_pruning)
+        if theirs[0]["nodes"] == ours[0].nodes:
+            break
     assert [line.move for line in ours] == [info["pv"][0] for info in theirs]
     same_tree = ours[0].nodes == theirs[0]["nodes"]
     for line, info in zip(ours, theirs):
@@ -136,7 +146,7 @@ def test_info_lines_match_lc0s(maia_engine, maia_path):
         else:
             assert abs(line.score_cp - cp) <= 10
             assert max(abs(a - b) for a, b in zip(line.wdl, wdl)) <= 10
-            assert line.pv[:3] == info["pv"][:3]
+            assert line.pv[:2] == info["pv"][:2]
 
 
 def test_contempt_matches_lc0s(maia_engine, maia_path):
