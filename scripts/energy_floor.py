@@ -3,7 +3,8 @@
 the board's idle draw, the products of one pass (Q|K|V with smolgen's
 compress, output, FFN first and second, smolgen's dense1, dense2 and
 generator; cuBLAS, half in and out, float accumulation) replayed for a few
-seconds, and device-to-device copies (joules a byte).
+seconds, the same products with half accumulation (as lc0's cuda backend
+computes its fp16 products), and device-to-device copies (joules a byte).
 
     python3 scripts/energy_floor.py --net t82 --batch 512 --seconds 3
 

@@ -12,6 +12,9 @@
 //   idle      nothing launched: the board's draw at rest;
 //   products  one pass's products (cublasGemmEx, half in and out, float
 //             accumulation; captured into a graph), replayed;
+//   half acc  the same products accumulated in half (CUBLAS_COMPUTE_16F,
+//             as lc0's cuda backend computes its fp16 products): what the
+//             narrower accumulators save in joules;
 //   copy      device-to-device copies of 1 GiB: joules a byte moved.
 // NVML is opened at run time (libnvidia-ml.so.1 from the driver): no header
 // or link-time dependency.
@@ -175,22 +178,31 @@ int main(int argc, char** argv) {
   CHECK_BLAS(cublasCreate(&blas));
   CHECK_BLAS(cublasSetStream(blas, stream));
   const float one = 1.0f, zero = 0.0f;
-  auto product = [&](const Product& p, const __half* weights) {
+  const __half one_h = __float2half(1.0f), zero_h = __float2half(0.0f);
+  auto product = [&](const Product& p, const __half* weights, bool half_accumulation) {
     // Column-major: y^T [N][M] = w [N][K] . x^T [K][M].
-    CHECK_BLAS(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, p.N, static_cast<int>(p.M), p.K, &one, weights,
-                            CUDA_R_16F, p.K, x, CUDA_R_16F, p.K, &zero, y, CUDA_R_16F, p.N, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT));
+    const void* alpha = half_accumulation ? static_cast<const void*>(&one_h) : &one;
+    const void* beta = half_accumulation ? static_cast<const void*>(&zero_h) : &zero;
+    CHECK_BLAS(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, p.N, static_cast<int>(p.M), p.K, alpha, weights,
+                            CUDA_R_16F, p.K, x, CUDA_R_16F, p.K, beta, y, CUDA_R_16F, p.N,
+                            half_accumulation ? CUBLAS_COMPUTE_16F : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   };
-  for (const Product& p : products) product(p, w);  // cuBLAS's first calls outside the capture
-  CHECK_CUDA(cudaStreamSynchronize(stream));
-
-  cudaGraph_t graph;
-  cudaGraphExec_t pass;
-  CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  for (int l = 0; l < layers; ++l)
-    for (const Product& p : products) product(p, w + l * w_max);
-  CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
-  CHECK_CUDA(cudaGraphInstantiate(&pass, graph, 0));
+  // One pass's products as a graph, each layer its own weights.
+  auto capture_pass = [&](bool half_accumulation) {
+    for (const Product& p : products) product(p, w, half_accumulation);  // cuBLAS's first calls outside it
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    cudaGraph_t graph;
+    cudaGraphExec_t pass;
+    CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    for (int l = 0; l < layers; ++l)
+      for (const Product& p : products) product(p, w + l * w_max, half_accumulation);
+    CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+    CHECK_CUDA(cudaGraphInstantiate(&pass, graph, 0));
+    CHECK_CUDA(cudaGraphDestroy(graph));
+    return pass;
+  };
+  const cudaGraphExec_t float_pass = capture_pass(false);
+  const cudaGraphExec_t half_pass = capture_pass(true);
 
   Nvml nvml;
   std::printf("batch %d, %d layers, %.2f GFLOP a position in the products\n", batch, layers,
@@ -207,11 +219,16 @@ int main(int argc, char** argv) {
   }
   std::printf("idle      %6.1f W\n", idle.watts());
 
-  const Reading run = run_phase(nvml, stream, seconds, 4, [&] { CHECK_CUDA(cudaGraphLaunch(pass, stream)); });
-  const double positions = static_cast<double>(run.reps) * batch;
-  std::printf("products  %6.1f W, %.0f positions/s, %.1f TFLOP/s, %.2f mJ a position, %.3f pJ a FLOP, SM %u MHz\n",
-              run.watts(), positions / run.seconds, run.reps * flop_layer * layers / run.seconds / 1e12,
-              run.joules / positions * 1e3, run.joules / (run.reps * flop_layer * layers) * 1e12, run.clock_mhz);
+  const double flop_pass = flop_layer * layers;
+  auto products_phase = [&](const char* label, cudaGraphExec_t pass) {
+    const Reading run = run_phase(nvml, stream, seconds, 4, [&] { CHECK_CUDA(cudaGraphLaunch(pass, stream)); });
+    const double positions = static_cast<double>(run.reps) * batch;
+    std::printf("%-9s %6.1f W, %.0f positions/s, %.1f TFLOP/s, %.2f mJ a position, %.3f pJ a FLOP, SM %u MHz\n",
+                label, run.watts(), positions / run.seconds, run.reps * flop_pass / run.seconds / 1e12,
+                run.joules / positions * 1e3, run.joules / (run.reps * flop_pass) * 1e12, run.clock_mhz);
+  };
+  products_phase("products", float_pass);
+  products_phase("half acc", half_pass);
 
   const size_t copy_bytes = size_t(1) << 30;
   void *a, *b;
@@ -228,8 +245,8 @@ int main(int argc, char** argv) {
 
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
-  CHECK_CUDA(cudaGraphExecDestroy(pass));
-  CHECK_CUDA(cudaGraphDestroy(graph));
+  CHECK_CUDA(cudaGraphExecDestroy(float_pass));
+  CHECK_CUDA(cudaGraphExecDestroy(half_pass));
   CHECK_BLAS(cublasDestroy(blas));
   CHECK_CUDA(cudaFree(x));
   CHECK_CUDA(cudaFree(y));
