@@ -22,6 +22,7 @@
 #include <cuda_fp16.h>
 #include <dlfcn.h>
 
+#include "check_blas.cuh"
 #include "check_cuda.cuh"
 #include "random_fill.cuh"
 
@@ -33,15 +34,6 @@
 #include <vector>
 
 namespace {
-
-#define CHECK_BLAS(call)                                             \
-  do {                                                               \
-    const cublasStatus_t s = (call);                                 \
-    if (s != CUBLAS_STATUS_SUCCESS) {                                \
-      std::fprintf(stderr, "%s: cuBLAS status %d\n", #call, int(s)); \
-      std::exit(1);                                                  \
-    }                                                                \
-  } while (0)
 
 // The few NVML calls used, looked up in the driver's library.
 class Nvml {

@@ -9,6 +9,7 @@
 
 #include <cublas_v2.h>
 
+#include "check_blas.cuh"
 #include "check_cuda.cuh"
 #include "random_fill.cuh"
 
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
       {"bt4 ffn1", 1536, 1024, Activation::Mish},    {"bt4 ffn2", 1024, 1536, Activation::None},
   };
   cublasHandle_t blas;
-  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) return 1;
+  CHECK_BLAS(cublasCreate(&blas));
   for (const Product& p : products) {
     const int N = p.N, K = p.K;
     __half *x, *w, *y, *reference;
@@ -110,8 +111,8 @@ int main(int argc, char** argv) {
     // y^T [N][M] = W [N][K] . x^T in cuBLAS's column-major terms.
     const float one = 1.0f, zero = 0.0f;
     const float blas_us = time_us(reps, [&] {
-      cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, N, static_cast<int>(M), K, &one, w, CUDA_R_16F, K, x, CUDA_R_16F,
-                   K, &zero, reference, CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      CHECK_BLAS(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, N, static_cast<int>(M), K, &one, w, CUDA_R_16F, K, x,
+                              CUDA_R_16F, K, &zero, reference, CUDA_R_16F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     });
     std::printf("%-9s %-30s %8.1f us %5.0f TFLOP/s\n", p.name, "cublasGemmEx", blas_us, flop / blas_us / 1e6);
     struct Variant {
@@ -137,6 +138,6 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaFree(reference));
     CHECK_CUDA(cudaFree(bias));
   }
-  cublasDestroy(blas);
+  CHECK_BLAS(cublasDestroy(blas));
   return 0;
 }
