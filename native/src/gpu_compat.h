@@ -415,6 +415,18 @@ inline bool gpu_nvidia_from(const hipDeviceProp_t& prop, int major) {
 // capability 8.0 on; AMD has other matrix instructions).
 inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
 
+// Whether AMD CDNA's v_mfma_f32_16x16x16f16 exists (gfx908, gfx90a,
+// gfx94x; false on NVIDIA and on RDNA, whose matrix instructions differ).
+inline bool gpu_has_mfma_fp16(const hipDeviceProp_t& prop) {
+#ifdef LC0ROCM_VENDOR_AMD
+  const char* a = prop.gcnArchName;
+  return std::strncmp(a, "gfx908", 6) == 0 || std::strncmp(a, "gfx90a", 6) == 0 || std::strncmp(a, "gfx94", 5) == 0;
+#else
+  (void)prop;
+  return false;
+#endif
+}
+
 // Whether BLAS runs float products on tf32 tensor cores when asked
 // (NVIDIA compute capability 8.0 on; AMD's xf32 of gfx942 is untested here).
 inline bool gpu_has_tf32_products(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }

@@ -17,9 +17,10 @@
 // native/ATTENTION_FUSED.md.
 //
 // AMD: nvcuda::wmma does not exist there (rocWMMA is another header and
-// API), so under hipcc this file only defines a stub that returns false and
-// the caller runs the scalar kernel (attn_fused_attention.hip). Likewise for
-// float storage and head depths that are not a multiple of 16.
+// API), so under hipcc this file hands the op to the MFMA kernel
+// (attn_fused_attention_mfma.hip, CDNA), which returns false elsewhere, and
+// the caller then runs the scalar kernel (attn_fused_attention.hip).
+// Likewise for float storage and head depths that are not a multiple of 16.
 #include "../attention_device.h"
 #include "aligned.h"
 
@@ -614,11 +615,12 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride
   }
 }
 
-#else  // AMD: no wmma here (see the header comment).
+#else  // AMD: no wmma here (see the header comment); CDNA's matrix cores where they exist.
 
-bool fused_attention_tensor_cores(__half*, const __half*, int, const float*, const __half*, int, int, int,
-                                  const DeviceInfo&, bool, hipStream_t) {
-  return false;
+bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
+                                  const __half* smolgen, int batch, int heads, int depth, const DeviceInfo& device,
+                                  bool, hipStream_t stream) {
+  return fused_attention_mfma(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream);
 }
 
 #endif
