@@ -45,7 +45,6 @@ namespace {
 constexpr int kMfmaWave = 64;   // lanes of the wave an MFMA product spans (the instruction's, not a guess)
 constexpr int kMfmaWaves = 4;   // a block: 4 waves of 16 query rows
 constexpr int kMfmaThreads = kMfmaWave * kMfmaWaves;
-constexpr int kMfmaBlocksPerUnit = 4;  // blocks a compute unit runs at once, for the grid's size
 constexpr int kRowPad = 4;      // halves after each shared row: 8 bytes, so rows 8-byte aligned and off-bank
 
 template <int kDepth>
@@ -175,7 +174,14 @@ template <int kDepth>
 void launch_mfma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen, int batch,
                  int heads, int multiprocessors, hipStream_t stream) {
   const int items = batch * heads;
-  const int grid = std::max(1, std::min(items, multiprocessors * kMfmaBlocksPerUnit));
+  // As many blocks as the device keeps resident (the runtime's occupancy,
+  // as the NVIDIA kernels ask theirs), striding over the items; a block an
+  // item where it cannot say.
+  int per_unit = 0;
+  if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_unit, fused_attention_mfma_kernel<kDepth>, kMfmaThreads, 0) !=
+      hipSuccess)
+    per_unit = 0;
+  const int grid = per_unit > 0 ? std::max(1, std::min(items, per_unit * multiprocessors)) : items;
   const float scale = 1.0f / sqrtf(static_cast<float>(kDepth));
   gpu_launch(fused_attention_mfma_kernel<kDepth>, grid, kMfmaThreads, 0, stream, out, qkv, qkv_stride, bias, smolgen,
              items, heads, scale);
