@@ -431,6 +431,38 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
     gpu.close()
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("net", ["maia", "tiny-attn"])
+def test_gpu_mapped_io_equals_copies(net, maia_path, make_test_net, monkeypatch):
+    """Batches up to LC0ROCM_MAPPED_IO read their input from and write their
+    outputs into pinned host memory in place (no copies on the stream): the
+    same kernels, so the same outputs bit for bit as with the copies, packed
+    and from planes, plain, captured and replayed; batches above the limit
+    keep the copies. maia has no moves-left head (its output must read
+    zero), tiny-attn has one."""
+    name = gpu_backend_or_skip("fp16")
+    w = load_weights(maia_path if net == "maia" else make_test_net(net))
+    masks, values = random_packed(w, 40)
+    results = {}
+    for mapped in ("0", "16"):
+        monkeypatch.setenv("LC0ROCM_MAPPED_IO", mapped)
+        gpu = backends.create(name, w, max_batch=40)
+        for n in (1, 7, 16, 17, 40):
+            assert ("in mapped host memory" in gpu.describe(n)) == (mapped == "16" and n <= 16), gpu.describe(n)
+        runs = []
+        for n in (1, 1, 1, 7, 7, 7, 16, 16, 16, 40):
+            runs.append(gpu.forward_packed(masks[:n], values[:n]))
+        runs.append(gpu.forward(backends.base.unpack_planes(masks[:5], values[:5])))
+        gpu.close()
+        results[mapped] = runs
+    for copied, in_place in zip(results["0"], results["16"]):
+        for a, b in zip(copied, in_place):
+            assert not np.isnan(b).any()
+            np.testing.assert_array_equal(a, b)
+    if net == "maia":
+        assert not results["16"][0][2].any()  # moves left: zeros without the head
+
+
 def check_paths_match_cpu(w, name, env, count, tol, monkeypatch, expect_path=None):
     """GPU backend `name` with the library's `env` (read when a network is
     created) against the cpu backend, at batch 1, 2, 17 and `count`; the
@@ -545,7 +577,7 @@ def test_gpu_describe_names_the_body(maia_path, make_test_net):
     attn = backends.create(name, load_weights(make_test_net("tiny-attn")), max_batch=32)
     assert conv.describe(1).startswith("convolution body, 64 channels: ")
     assert conv.describe(1000).endswith("(batch 32)")
-    assert conv.describe(0).endswith("(batch 1)")
+    assert "(batch 1)" in conv.describe(0)
     assert attn.describe(5).startswith("attention body, ")
     conv.close()
     attn.close()

@@ -737,10 +737,10 @@ class NativeBackend(Backend):
         """How a forward of n positions runs: the paths the network's
         kernels take at the batch size the pass runs at (n padded for
         graphs, at most max_batch), in words. For tests and diagnostics."""
-        text = self.ffi.new("char[]", 512)
+        text = self.ffi.new("char[]", 1024)
         stream = self._take_stream()
         try:
-            check(self.ffi, self.lib, self.lib.lc0rocm_stream_describe(stream, int(n), text, 512),
+            check(self.ffi, self.lib, self.lib.lc0rocm_stream_describe(stream, int(n), text, 1024),
                   f"{self.name}: describe")
         finally:
             self._give_stream(stream)

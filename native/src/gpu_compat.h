@@ -61,6 +61,7 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t, void*, size_t) {
 #define hipHostMalloc(ptr, size, flags) cudaMallocHost((ptr), (size))
 #define hipHostMallocDefault 0
 #define hipHostFree cudaFreeHost
+#define hipHostGetDevicePointer cudaHostGetDevicePointer
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
 #define hipMemsetAsync cudaMemsetAsync

@@ -156,6 +156,13 @@ static int small_gemm_rows_from_environment() {
   return std::clamp(env_int("LC0ROCM_SMALL_GEMM_ROWS", 0), 0, kSmallGemmMaxRows);
 }
 
+// LC0ROCM_MAPPED_IO: batches up to this size (after graph padding) skip
+// the copies to and from the device: the input expansion reads the pinned
+// staging buffer and the output kernels write the pinned output buffer
+// through the device's view of them (a copy on the stream is a step of its
+// own, with the latency of one, before and after the pass); 0: never.
+constexpr int kMappedDefaultMaxBatch = 1;
+
 Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
   graphs_enabled_ = !env_switch("LC0ROCM_NO_GRAPHS", false);
   GPU_CHECK(hipSetDevice(net.config().device.device));
@@ -180,6 +187,13 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
     GPU_CHECK(hipHostMalloc(reinterpret_cast<void**>(&host_out_), out_bytes, hipHostMallocDefault));
     dev_in_ = DeviceBuffer(in_bytes);
     dev_out_ = DeviceBuffer(out_bytes);
+    mapped_max_batch_ = std::max(0, env_int("LC0ROCM_MAPPED_IO", kMappedDefaultMaxBatch));
+    if (mapped_max_batch_ > 0 && (hipHostGetDevicePointer(&host_in_device_, host_in_, 0) != hipSuccess ||
+                                  hipHostGetDevicePointer(reinterpret_cast<void**>(&host_out_device_),
+                                                          host_out_, 0) != hipSuccess)) {
+      (void)hipGetLastError();
+      mapped_max_batch_ = 0;  // no device view of pinned memory here: copies as usual
+    }
   } catch (...) {
     if (host_in_) hipHostFree(host_in_);
     if (host_out_) hipHostFree(host_out_);
@@ -228,7 +242,8 @@ void Stream::forward(int n, const uint64_t* masks, const float* values, const fl
 std::string Stream::describe(int n) const {
   const int pass = n < 1 ? 1 : n > max_batch_ ? max_batch_ : n;
   const int g = padded_size(pass);
-  return net_.body().describe(g) + " (batch " + std::to_string(g) + ")";
+  return net_.body().describe(g) + " (batch " + std::to_string(g) + ")" +
+         (g <= mapped_max_batch_ ? "; input and outputs in mapped host memory" : "");
 }
 
 int Stream::padded_size(int n) const {
@@ -278,12 +293,13 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
                            {values, static_cast<size_t>(g) * mask_row, kInputPlanes * sizeof(float)}};
   const In* in = planes ? planes_in : packed_in;
   const int in_count = planes ? 1 : 2;
+  const bool mapped = g <= mapped_max_batch_;
   char* host = static_cast<char*>(host_in_);
   char* dev = dev_in_.as<char>();
   Span staged_in;
   for (int i = 0; i < in_count; ++i) {
     const In& b = in[i];
-    if (goes_direct(b.src, rows * b.row)) {
+    if (!mapped && goes_direct(b.src, rows * b.row)) {
       GPU_CHECK(hipMemcpyAsync(dev + b.offset, b.src, rows * b.row, hipMemcpyHostToDevice, stream_));
       if (pad) GPU_CHECK(hipMemsetAsync(dev + b.offset + rows * b.row, 0, pad * b.row, stream_));
     } else {
@@ -292,13 +308,17 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
       staged_in.add(b.offset, b.offset + static_cast<size_t>(g) * b.row);
     }
   }
-  if (!staged_in.empty()) {
+  if (!staged_in.empty() && !mapped) {
     GPU_CHECK(hipMemcpyAsync(dev + staged_in.begin, host + staged_in.begin, staged_in.end - staged_in.begin,
                              hipMemcpyHostToDevice, stream_));
   }
 
-  if (graphs_enabled_) run_device_graphed(g, planes != nullptr);
-  else run_device(g, planes != nullptr);
+  if (mapped && !net_.config().moves_left)
+    std::memset(host_out_ + static_cast<size_t>(g) * (kPolicyOutputs + 3), 0, static_cast<size_t>(g) * sizeof(float));
+  const void* pass_in = mapped ? host_in_device_ : dev_in_.get();
+  float* pass_out = mapped ? host_out_device_ : dev_out_.as<float>();
+  if (graphs_enabled_) run_device_graphed(g, planes != nullptr, pass_in, pass_out);
+  else run_device(g, planes != nullptr, pass_in, pass_out);
 
   // Outputs (policy, wdl, moves left: blocks of g rows in dev_out_): a large
   // pinned caller block gets its n rows by DMA; the others come through
@@ -317,14 +337,14 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
     const Out& b = out[i];
     if (!b.dst) continue;
     const size_t bytes = rows * b.row * sizeof(float);
-    if (goes_direct(b.dst, bytes)) {
+    if (!mapped && goes_direct(b.dst, bytes)) {
       GPU_CHECK(hipMemcpyAsync(b.dst, dev_out + b.offset, bytes, hipMemcpyDeviceToHost, stream_));
     } else {
       staged[i] = true;
       staged_out.add(b.offset, b.offset + static_cast<size_t>(g) * b.row);
     }
   }
-  if (!staged_out.empty()) {
+  if (!staged_out.empty() && !mapped) {
     GPU_CHECK(hipMemcpyAsync(host_out_ + staged_out.begin, dev_out + staged_out.begin,
                              (staged_out.end - staged_out.begin) * sizeof(float), hipMemcpyDeviceToHost, stream_));
   }
@@ -339,22 +359,24 @@ bool Stream::dependent_launch(int n) const {
   return forced_dependent_launch_ >= 0 ? forced_dependent_launch_ == 1 : net_.body().uses_dependent_launch(n);
 }
 
-void Stream::run_device(int n, bool from_planes) {
+void Stream::run_device(int n, bool from_planes, const void* in, float* out) {
   const NetConfig& cfg = net_.config();
   DependentLaunchScope dependent(dependent_launch(n));
   arena_.reset();
   void* input = arena_.take(static_cast<size_t>(n) * kSquares * kInputPlanes * dtype_size(cfg.dtype));
   if (from_planes) {
-    transpose_planes(stream_, cfg.dtype, n, dev_in_.as<float>(), input);
+    transpose_planes(stream_, cfg.dtype, n, static_cast<const float*>(in), input);
   } else {
     size_t mask_bytes = static_cast<size_t>(n) * kInputPlanes * sizeof(uint64_t);
-    expand_planes(stream_, cfg.dtype, n, dev_in_.as<uint64_t>(),
-                  reinterpret_cast<const float*>(dev_in_.as<char>() + mask_bytes), input);
+    expand_planes(stream_, cfg.dtype, n, static_cast<const uint64_t*>(in),
+                  reinterpret_cast<const float*>(static_cast<const char*>(in) + mask_bytes), input);
   }
-  float* d_policy = dev_out_.as<float>();
+  float* d_policy = out;
   float* d_wdl = d_policy + static_cast<size_t>(n) * kPolicyOutputs;
   float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
-  if (!cfg.moves_left) GPU_CHECK(hipMemsetAsync(d_mlh, 0, n * sizeof(float), stream_));
+  // Without a moves-left head the output is zero (in host memory, the
+  // caller's staging zeroed it).
+  if (!cfg.moves_left && out == dev_out_.as<float>()) GPU_CHECK(hipMemsetAsync(d_mlh, 0, n * sizeof(float), stream_));
   side_.open = false;  // a pass that failed midway may have left it open
   ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr,
                      small_gemm_max_rows_};
@@ -362,7 +384,7 @@ void Stream::run_device(int n, bool from_planes) {
   join_side(ctx);  // a body that forked and did not join: the outputs must wait for it
 }
 
-void Stream::run_device_graphed(int n, bool from_planes) {
+void Stream::run_device_graphed(int n, bool from_planes, const void* in, float* out) {
   const int key = 2 * n + (from_planes ? 1 : 0);
   auto found = graphs_.find(key);
   if (found != graphs_.end()) {
@@ -370,7 +392,7 @@ void Stream::run_device_graphed(int n, bool from_planes) {
     return;
   }
   if (passes_[key]++ == 0) {  // first pass: plain, so the arena reaches its size
-    run_device(n, from_planes);
+    run_device(n, from_planes, in, out);
     return;
   }
   // Second pass: capture (thread-local mode: other streams' threads are free
@@ -380,7 +402,7 @@ void Stream::run_device_graphed(int n, bool from_planes) {
   GPU_CHECK(hipStreamBeginCapture(stream_, hipStreamCaptureModeThreadLocal));
   bool captured = true;
   try {
-    run_device(n, from_planes);
+    run_device(n, from_planes, in, out);
   } catch (const Error&) {
     captured = false;
   }
@@ -396,7 +418,7 @@ void Stream::run_device_graphed(int n, bool from_planes) {
   if (graph) hipGraphDestroy(graph);
   (void)hipGetLastError();  // clear the capture error
   graphs_enabled_ = false;
-  run_device(n, from_planes);
+  run_device(n, from_planes, in, out);
 }
 
 }  // namespace lc0rocm

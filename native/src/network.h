@@ -40,13 +40,15 @@ class Stream {
  private:
   void forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,
                      float* policy, float* wdl, float* moves_left);
-  // Input expansion + body on the device, from dev_in_ to dev_out_.
-  void run_device(int n, bool from_planes);
+  // Input expansion + body on the device, from `in` (dev_in_'s layout) to
+  // `out` (dev_out_'s): dev_in_ and dev_out_, or the host staging buffers'
+  // device views for batches that read and write them in place.
+  void run_device(int n, bool from_planes, const void* in, float* out);
   // The batch size a call of n positions runs at: with graphs, n rounded up
   // to a few buckets so that a search's varying batches share graphs.
   int padded_size(int n) const;
   // Same, through a graph captured on the second pass of each (n, input kind).
-  void run_device_graphed(int n, bool from_planes);
+  void run_device_graphed(int n, bool from_planes, const void* in, float* out);
   void destroy_side_lane();
   bool dependent_launch(int n) const;  // whether a pass of n launches its kernels as dependent launches
 
@@ -71,6 +73,12 @@ class Stream {
   void* host_in_ = nullptr;
   float* host_out_ = nullptr;
   DeviceBuffer dev_in_, dev_out_;
+  // Batches up to mapped_max_batch_ (LC0ROCM_MAPPED_IO) have the kernels
+  // read their input from host_in_ and write their outputs into host_out_
+  // through these device views of them, with no copies on the stream.
+  int mapped_max_batch_ = 0;
+  void* host_in_device_ = nullptr;
+  float* host_out_device_ = nullptr;
   // Graphs: the first pass of a shape runs plainly (growing the arena), the
   // second captures it, later ones replay it. Off with LC0ROCM_NO_GRAPHS=1,
   // and for good after any capture failure.
