@@ -3,12 +3,14 @@
 #
 # AMD:    every kernel file (native/src/**/*.hip) with Debian's hipcc for a
 #         wave32 (gfx1030) and two wave64 targets (gfx90a, and gfx940 for the
-#         MI300 family: Debian's HIP 5.2 knows no gfx942 and ships no device
-#         library for gfx1100), device code and the
+#         MI300 family: Debian's HIP 5.2 knows no gfx942), device code and the
 #         HIP runtime only (-DLC0ROCM_KERNELS_ONLY). Debian 12 ships no
 #         rocBLAS/hipBLAS/MIOpen, so host code that needs hipBLAS is NOT
 #         compiled for AMD here; it is checked through the same vendor header
 #         (native/src/gpu_compat.h) by the nvcc pass below.
+#         Also RDNA3 (gfx1100, wave32), device code only: Debian ships no
+#         device library for it, so the kernels are compiled to assembly
+#         with their calls into that library (exp, fmax, ...) left unresolved.
 # NVIDIA: the whole library (every .cpp and .hip) with nvcc for sm_90a (as
 #         the build compiles sm_90: lc0_rocm/backends/native.py) and a
 #         shared-library link. cuBLAS headers come from the CUDA install, a pip
@@ -30,6 +32,12 @@ if command -v hipcc >/dev/null; then
     f="$1"; o="$2/amd_$(echo "$f" | tr / _).o"
     HIP_PLATFORM=amd hipcc --offload-arch=gfx1030 --offload-arch=gfx90a --offload-arch=gfx940 -std=c++17 -O2 -fPIC \
       -DLC0ROCM_KERNELS_ONLY -c "$f" -o "$o" || { echo "FAILED (amd): $f"; exit 255; }' _ {} "$OUT"
+  echo "   $(find "$SRC" -name '*.hip' | wc -l) kernel files OK"
+  echo "-- AMD: gfx1100 (RDNA3), device code only (no device library for it here)"
+  find "$SRC" -name '*.hip' -print0 | sort -z | xargs -0 -P "$JOBS" -I{} sh -c '
+    f="$1"; o="$2/amd_gfx1100_$(echo "$f" | tr / _).s"
+    HIP_PLATFORM=amd hipcc --offload-arch=gfx1100 -nogpulib --cuda-device-only -S -std=c++17 -O2 \
+      -DLC0ROCM_KERNELS_ONLY "$f" -o "$o" 2>"$o.log" || { cat "$o.log"; echo "FAILED (amd gfx1100): $f"; exit 255; }' _ {} "$OUT"
   echo "   $(find "$SRC" -name '*.hip' | wc -l) kernel files OK"
   ran=1
 else
