@@ -6,8 +6,11 @@
 // hipLaunchKernelGGL).
 // Each kernel is compared with a plain C++ reference; exit status 0 = all OK.
 // The MFMA attention's matrix instruction is emulated by shuffles in the
-// layout CDNA defines (kernels/mfma_tile.h, LC0ROCM_MFMA_EMULATE).
+// layout CDNA defines (kernels/mfma_tile.h, LC0ROCM_MFMA_EMULATE), and the
+// RDNA 3 attention's in gfx11's layout over 32-lane halves of the warps
+// (kernels/rdna_wmma_tile.h, LC0ROCM_RDNA_WMMA_EMULATE).
 #define LC0ROCM_MFMA_EMULATE 1
+#define LC0ROCM_RDNA_WMMA_EMULATE 1
 #include <cmath>
 // HIP-CPU has no rsqrtf.
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
@@ -15,6 +18,7 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 #include "kernels/attn_softmax64.hip"
 #include "kernels/attn_fused_attention.hip"
 #include "kernels/attn_fused_attention_mfma.hip"
+#include "kernels/attn_fused_attention_rdna.hip"
 #include "kernels/attn_split_heads.hip"
 #include "kernels/attn_merge_heads.hip"
 #include "kernels/attn_input_gating.hip"
@@ -132,6 +136,46 @@ void test_attention_mfma_declines() {
   report("fused_attention_mfma declines", depth48 || odd_stride || no_mfma || wave32 ? 1 : 0, 0);
 }
 
+// The RDNA 3 kernel on half storage, as the MFMA one: its waves of 32 are
+// the halves of HIP-CPU's 64-lane warps.
+void test_attention_rdna(int batch, int heads, int depth, bool smol, int extra = 0) {
+  int dm = heads * depth, w = 3 * dm + extra;
+  auto qkv = rnd(batch * 64 * w), bias = rnd(3 * dm), gen = rnd(batch * heads * 4096);
+  std::vector<__half> hqkv(qkv.size()), hgen(gen.size()), hout(batch * 64 * dm, __float2half(NAN));
+  for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = __half2float(hqkv[i] = __float2half(qkv[i]));
+  for (size_t i = 0; i < gen.size(); ++i) gen[i] = __half2float(hgen[i] = __float2half(gen[i]));
+  std::vector<float> out(batch * 64 * dm), ref(batch * 64 * dm);
+  attention_ref(ref, qkv, w, bias, smol ? gen.data() : nullptr, batch, heads, depth);
+  DeviceInfo device;
+  device.warp_size = 32;
+  device.multiprocessors = 1;
+  device.rdna_wmma_fp16 = true;
+  const bool ran = fused_attention_rdna(hout.data(), hqkv.data(), w, bias.data(), smol ? hgen.data() : nullptr, batch,
+                                        heads, depth, device, nullptr);
+  hipDeviceSynchronize();
+  for (size_t i = 0; i < out.size(); ++i) out[i] = __half2float(hout[i]);
+  char name[64]; snprintf(name, 64, "fused_attention_rdna b%d h%d d%d smol%d extra%d", batch, heads, depth, smol, extra);
+  report(name, ran ? maxdiff(out, ref) : INFINITY, 2e-2);
+}
+
+// Where the RDNA 3 kernel does not apply it launches nothing and says so.
+void test_attention_rdna_declines() {
+  std::vector<__half> buf(64 * 3 * 48 + 64);
+  std::vector<float> bias(3 * 48);
+  DeviceInfo device;
+  device.warp_size = 32;
+  device.multiprocessors = 1;
+  device.rdna_wmma_fp16 = true;
+  const bool depth48 = fused_attention_rdna(buf.data(), buf.data(), 3 * 48, bias.data(), nullptr, 1, 1, 48, device, nullptr);
+  const bool odd_stride = fused_attention_rdna(buf.data(), buf.data(), 3 * 32 + 1, bias.data(), nullptr, 1, 1, 32, device, nullptr);
+  device.rdna_wmma_fp16 = false;
+  const bool no_wmma = fused_attention_rdna(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
+  device.rdna_wmma_fp16 = true;
+  device.warp_size = 64;
+  const bool wave64 = fused_attention_rdna(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
+  report("fused_attention_rdna declines", depth48 || odd_stride || no_wmma || wave64 ? 1 : 0, 0);
+}
+
 void test_ln_half(int rows, int cols, int wide_from_rows = kWideNormDefaultRows) {
   auto in = rnd(rows * cols), skip = rnd(rows * cols), bias = rnd(cols), g = rnd(cols), b = rnd(cols);
   std::vector<__half> hin(rows * cols), hskip(rows * cols), hout(rows * cols);
@@ -191,6 +235,8 @@ int main() {
   test_attention(2, 2, 16, true, 8); test_attention(1, 3, 32, true, 32);
   test_attention_mfma(2, 3, 32, true); test_attention_mfma(3, 2, 16, true); test_attention_mfma(1, 2, 32, false);
   test_attention_mfma(2, 3, 32, true, 32); test_attention_mfma_declines();
+  test_attention_rdna(2, 3, 32, true); test_attention_rdna(3, 2, 16, true); test_attention_rdna(1, 2, 32, false);
+  test_attention_rdna(2, 3, 32, true, 32); test_attention_rdna_declines();
   printf("%s\n", fails ? "FAILURES" : "all OK");
   return fails != 0;
 }

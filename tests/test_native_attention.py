@@ -98,9 +98,10 @@ def hip_cpu_dialect(source: str) -> str:
 def test_kernels_under_hip_cpu(tmp_path):
     """Layer norm, softmax, fused attention (rows of Q|K|V alone, and wider
     rows as where smolgen's compress shares the product), the MFMA fused
-    attention of AMD CDNA (its matrix instruction emulated by shuffles in
-    the instruction's layout) and head split/merge against C++ references
-    on the CPU, where HIP-CPU's warps are 64 wide."""
+    attention of AMD CDNA and the WMMA one of RDNA 3 (their matrix
+    instructions emulated by shuffles in each instruction's layout; RDNA's
+    waves of 32 as halves of the warps) and head split/merge against C++
+    references on the CPU, where HIP-CPU's warps are 64 wide."""
     hip_cpu = os.environ.get("LC0ROCM_HIPCPU")
     if not hip_cpu or not (pathlib.Path(hip_cpu) / "include" / "hip" / "hip_runtime.h").is_file():
         pytest.skip("set LC0ROCM_HIPCPU to a checkout of github.com/ROCm/HIP-CPU to run the kernels on the CPU")

@@ -96,6 +96,15 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride
 bool fused_attention_mfma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
                           int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
 
+// The same op on AMD RDNA 3's WMMA instruction (attn_fused_attention_rdna.hip):
+// half storage, 16 x 16 x 16 products with float sums, on devices with
+// device.rdna_wmma_fp16 and waves of 32 lanes, depth 16 or 32, 16-byte
+// aligned Q|K|V rows and biases. Returns false, launching nothing,
+// elsewhere (NVIDIA builds among them); the caller then runs
+// fused_attention.
+bool fused_attention_rdna(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                          int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
+
 // Smolgen's chain per position up to the shared generator, in one launch for
 // small batches (attn_smolgen_cluster.hip; native/SMOLGEN_CLUSTER.md):
 //   out [n][out] = LN2(act(LN1(act(flat(x . compress^T) . w1^T + b1)) . w2^T + b2))

@@ -428,6 +428,18 @@ inline bool gpu_has_mfma_fp16(const hipDeviceProp_t& prop) {
 #endif
 }
 
+// Whether AMD RDNA 3's v_wmma_f32_16x16x16_f16 exists in the layout
+// rdna_wmma_tile.h assumes (gfx11; gfx12's WMMA has another layout; false
+// on NVIDIA).
+inline bool gpu_has_rdna_wmma_fp16(const hipDeviceProp_t& prop) {
+#ifdef LC0ROCM_VENDOR_AMD
+  return std::strncmp(prop.gcnArchName, "gfx11", 5) == 0;
+#else
+  (void)prop;
+  return false;
+#endif
+}
+
 // Whether BLAS runs float products on tf32 tensor cores when asked
 // (NVIDIA compute capability 8.0 on; AMD's xf32 of gfx942 is untested here).
 inline bool gpu_has_tf32_products(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }

@@ -67,6 +67,7 @@ DeviceInfo query_device(int device) {
   info.fast_fp16 = gpu_fast_fp16(prop);
   info.mma_fp16 = gpu_has_mma_fp16(prop);
   info.mfma_fp16 = gpu_has_mfma_fp16(prop);
+  info.rdna_wmma_fp16 = gpu_has_rdna_wmma_fp16(prop);
   info.tf32_products = gpu_has_tf32_products(prop);
   info.dependent_launch = gpu_has_dependent_launch(prop);
   info.clusters = gpu_has_clusters(prop);

@@ -18,8 +18,9 @@
 //
 // AMD: nvcuda::wmma does not exist there (rocWMMA is another header and
 // API), so under hipcc this file hands the op to the MFMA kernel
-// (attn_fused_attention_mfma.hip, CDNA), which returns false elsewhere, and
-// the caller then runs the scalar kernel (attn_fused_attention.hip).
+// (attn_fused_attention_mfma.hip, CDNA) or the WMMA one
+// (attn_fused_attention_rdna.hip, RDNA 3), which return false elsewhere,
+// and the caller then runs the scalar kernel (attn_fused_attention.hip).
 // Likewise for float storage and head depths that are not a multiple of 16.
 #include "../attention_device.h"
 #include "aligned.h"
@@ -615,12 +616,13 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride
   }
 }
 
-#else  // AMD: no wmma here (see the header comment); CDNA's matrix cores where they exist.
+#else  // AMD: no wmma here (see the header comment); CDNA's or RDNA 3's matrix instructions where they exist.
 
 bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
                                   const __half* smolgen, int batch, int heads, int depth, const DeviceInfo& device,
                                   bool, hipStream_t stream) {
-  return fused_attention_mfma(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream);
+  return fused_attention_mfma(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream) ||
+         fused_attention_rdna(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream);
 }
 
 #endif
