@@ -96,9 +96,31 @@ void test_attention(int batch, int heads, int depth, bool smol, int extra = 0) {
   report("split_heads + merge_heads (v)", maxdiff(merged, vref), 0);
 }
 
-// The MFMA kernel on half storage (Q|K|V and smolgen's logits rounded to
-// half first, so the reference sees the kernel's inputs).
-void test_attention_mfma(int batch, int heads, int depth, bool smol, int extra = 0) {
+// AMD's matrix-instruction kernels (MFMA for CDNA, WMMA for RDNA 3): each
+// with the device it asks for (its instruction's flag and wave width), the
+// flag as a member so the decline checks can clear it.
+using HalfAttention = bool (*)(__half*, const __half*, int, const float*, const __half*, int, int, int,
+                               const DeviceInfo&, hipStream_t);
+struct MatrixKernel {
+  const char* name;
+  HalfAttention run;
+  bool DeviceInfo::*flag;
+  int wave;  // the instruction's wave width
+  DeviceInfo device() const {
+    DeviceInfo d;
+    d.warp_size = wave;
+    d.multiprocessors = 1;
+    d.*flag = true;
+    return d;
+  }
+};
+const MatrixKernel kMfma{"fused_attention_mfma", fused_attention_mfma, &DeviceInfo::mfma_fp16, 64};
+// RDNA 3's waves of 32 are the halves of HIP-CPU's 64-lane warps.
+const MatrixKernel kRdna{"fused_attention_rdna", fused_attention_rdna, &DeviceInfo::rdna_wmma_fp16, 32};
+
+// On half storage (Q|K|V and smolgen's logits rounded to half first, so the
+// reference sees the kernel's inputs).
+void test_attention_matrix(const MatrixKernel& kernel, int batch, int heads, int depth, bool smol, int extra = 0) {
   int dm = heads * depth, w = 3 * dm + extra;
   auto qkv = rnd(batch * 64 * w), bias = rnd(3 * dm), gen = rnd(batch * heads * 4096);
   std::vector<__half> hqkv(qkv.size()), hgen(gen.size()), hout(batch * 64 * dm, __float2half(NAN));
@@ -106,74 +128,30 @@ void test_attention_mfma(int batch, int heads, int depth, bool smol, int extra =
   for (size_t i = 0; i < gen.size(); ++i) gen[i] = __half2float(hgen[i] = __float2half(gen[i]));
   std::vector<float> out(batch * 64 * dm), ref(batch * 64 * dm);
   attention_ref(ref, qkv, w, bias, smol ? gen.data() : nullptr, batch, heads, depth);
-  DeviceInfo device;
-  device.warp_size = 64;
-  device.multiprocessors = 1;
-  device.mfma_fp16 = true;
-  const bool ran = fused_attention_mfma(hout.data(), hqkv.data(), w, bias.data(), smol ? hgen.data() : nullptr, batch,
-                                        heads, depth, device, nullptr);
+  const bool ran = kernel.run(hout.data(), hqkv.data(), w, bias.data(), smol ? hgen.data() : nullptr, batch, heads,
+                              depth, kernel.device(), nullptr);
   hipDeviceSynchronize();
   for (size_t i = 0; i < out.size(); ++i) out[i] = __half2float(hout[i]);
-  char name[64]; snprintf(name, 64, "fused_attention_mfma b%d h%d d%d smol%d extra%d", batch, heads, depth, smol, extra);
+  char name[80]; snprintf(name, 80, "%s b%d h%d d%d smol%d extra%d", kernel.name, batch, heads, depth, smol, extra);
   report(name, ran ? maxdiff(out, ref) : INFINITY, 2e-2);
 }
 
-// Where the MFMA kernel does not apply it launches nothing and says so.
-void test_attention_mfma_declines() {
+// Where such a kernel does not apply it launches nothing and says so: depth
+// 48, an odd row stride, a device without its instruction, the other wave
+// width.
+void test_attention_matrix_declines(const MatrixKernel& kernel) {
   std::vector<__half> buf(64 * 3 * 48 + 64);
   std::vector<float> bias(3 * 48);
-  DeviceInfo device;
-  device.warp_size = 64;
-  device.multiprocessors = 1;
-  device.mfma_fp16 = true;
-  const bool depth48 = fused_attention_mfma(buf.data(), buf.data(), 3 * 48, bias.data(), nullptr, 1, 1, 48, device, nullptr);
-  const bool odd_stride = fused_attention_mfma(buf.data(), buf.data(), 3 * 32 + 1, bias.data(), nullptr, 1, 1, 32, device, nullptr);
-  device.mfma_fp16 = false;
-  const bool no_mfma = fused_attention_mfma(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
-  device.mfma_fp16 = true;
-  device.warp_size = 32;
-  const bool wave32 = fused_attention_mfma(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
-  report("fused_attention_mfma declines", depth48 || odd_stride || no_mfma || wave32 ? 1 : 0, 0);
-}
-
-// The RDNA 3 kernel on half storage, as the MFMA one: its waves of 32 are
-// the halves of HIP-CPU's 64-lane warps.
-void test_attention_rdna(int batch, int heads, int depth, bool smol, int extra = 0) {
-  int dm = heads * depth, w = 3 * dm + extra;
-  auto qkv = rnd(batch * 64 * w), bias = rnd(3 * dm), gen = rnd(batch * heads * 4096);
-  std::vector<__half> hqkv(qkv.size()), hgen(gen.size()), hout(batch * 64 * dm, __float2half(NAN));
-  for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = __half2float(hqkv[i] = __float2half(qkv[i]));
-  for (size_t i = 0; i < gen.size(); ++i) gen[i] = __half2float(hgen[i] = __float2half(gen[i]));
-  std::vector<float> out(batch * 64 * dm), ref(batch * 64 * dm);
-  attention_ref(ref, qkv, w, bias, smol ? gen.data() : nullptr, batch, heads, depth);
-  DeviceInfo device;
-  device.warp_size = 32;
-  device.multiprocessors = 1;
-  device.rdna_wmma_fp16 = true;
-  const bool ran = fused_attention_rdna(hout.data(), hqkv.data(), w, bias.data(), smol ? hgen.data() : nullptr, batch,
-                                        heads, depth, device, nullptr);
-  hipDeviceSynchronize();
-  for (size_t i = 0; i < out.size(); ++i) out[i] = __half2float(hout[i]);
-  char name[64]; snprintf(name, 64, "fused_attention_rdna b%d h%d d%d smol%d extra%d", batch, heads, depth, smol, extra);
-  report(name, ran ? maxdiff(out, ref) : INFINITY, 2e-2);
-}
-
-// Where the RDNA 3 kernel does not apply it launches nothing and says so.
-void test_attention_rdna_declines() {
-  std::vector<__half> buf(64 * 3 * 48 + 64);
-  std::vector<float> bias(3 * 48);
-  DeviceInfo device;
-  device.warp_size = 32;
-  device.multiprocessors = 1;
-  device.rdna_wmma_fp16 = true;
-  const bool depth48 = fused_attention_rdna(buf.data(), buf.data(), 3 * 48, bias.data(), nullptr, 1, 1, 48, device, nullptr);
-  const bool odd_stride = fused_attention_rdna(buf.data(), buf.data(), 3 * 32 + 1, bias.data(), nullptr, 1, 1, 32, device, nullptr);
-  device.rdna_wmma_fp16 = false;
-  const bool no_wmma = fused_attention_rdna(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
-  device.rdna_wmma_fp16 = true;
-  device.warp_size = 64;
-  const bool wave64 = fused_attention_rdna(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
-  report("fused_attention_rdna declines", depth48 || odd_stride || no_wmma || wave64 ? 1 : 0, 0);
+  DeviceInfo device = kernel.device();
+  const bool depth48 = kernel.run(buf.data(), buf.data(), 3 * 48, bias.data(), nullptr, 1, 1, 48, device, nullptr);
+  const bool odd_stride = kernel.run(buf.data(), buf.data(), 3 * 32 + 1, bias.data(), nullptr, 1, 1, 32, device, nullptr);
+  device.*kernel.flag = false;
+  const bool no_instruction = kernel.run(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
+  device = kernel.device();
+  device.warp_size = 96 - kernel.wave;  // 32 <-> 64
+  const bool other_wave = kernel.run(buf.data(), buf.data(), 3 * 32, bias.data(), nullptr, 1, 1, 32, device, nullptr);
+  char name[80]; snprintf(name, 80, "%s declines", kernel.name);
+  report(name, depth48 || odd_stride || no_instruction || other_wave ? 1 : 0, 0);
 }
 
 void test_ln_half(int rows, int cols, int wide_from_rows = kWideNormDefaultRows) {
@@ -233,10 +211,11 @@ int main() {
   test_softmax(50);
   test_attention(2, 2, 16, true); test_attention(2, 3, 32, true); test_attention(1, 2, 48, false); test_attention(1, 1, 7, true);
   test_attention(2, 2, 16, true, 8); test_attention(1, 3, 32, true, 32);
-  test_attention_mfma(2, 3, 32, true); test_attention_mfma(3, 2, 16, true); test_attention_mfma(1, 2, 32, false);
-  test_attention_mfma(2, 3, 32, true, 32); test_attention_mfma_declines();
-  test_attention_rdna(2, 3, 32, true); test_attention_rdna(3, 2, 16, true); test_attention_rdna(1, 2, 32, false);
-  test_attention_rdna(2, 3, 32, true, 32); test_attention_rdna_declines();
+  for (const MatrixKernel* kernel : {&kMfma, &kRdna}) {
+    test_attention_matrix(*kernel, 2, 3, 32, true); test_attention_matrix(*kernel, 3, 2, 16, true);
+    test_attention_matrix(*kernel, 1, 2, 32, false); test_attention_matrix(*kernel, 2, 3, 32, true, 32);
+    test_attention_matrix_declines(*kernel);
+  }
   printf("%s\n", fails ? "FAILURES" : "all OK");
   return fails != 0;
 }
