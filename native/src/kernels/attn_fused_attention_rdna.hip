@@ -30,9 +30,8 @@
 #include "aligned.h"
 
 #if defined(LC0ROCM_VENDOR_AMD)
+#include "attn_head_stage.h"
 #include "rdna_wmma_tile.h"
-
-#include <algorithm>
 #endif
 
 namespace lc0rocm {
@@ -86,7 +85,6 @@ __global__ void __launch_bounds__(kRdnaThreads)
   using Shared = RdnaShared<kDepth>;
   constexpr int kPitch = Shared::kPitch;
   constexpr int kProbPitch = Shared::kProbPitch;
-  constexpr int kChunks = kDepth / 8;  // 16-byte pieces of a head's row
   __shared__ Shared s;
   const int wave = static_cast<int>(threadIdx.x) / kRdnaWave;
   const int lane = static_cast<int>(threadIdx.x) % kRdnaWave;
@@ -98,16 +96,7 @@ __global__ void __launch_bounds__(kRdnaThreads)
     const int n = item / heads, h = item - n * heads;
     const __half* rows = qkv + static_cast<long long>(n) * 64 * width + h * kDepth;
     __syncthreads();  // every wave is done with the last item's rows
-    for (int piece = threadIdx.x; piece < 3 * 64 * kChunks; piece += kRdnaThreads) {
-      const int part = piece / (64 * kChunks);  // 0 Q, 1 K, 2 V
-      const int r = (piece / kChunks) % 64, c = (piece % kChunks) * 8;
-      const uint4 raw = *reinterpret_cast<const uint4*>(rows + static_cast<long long>(r) * width + part * d_model + c);
-      const __half* e = reinterpret_cast<const __half*>(&raw);
-      const float* b = bias + part * d_model + h * kDepth + c;
-      __half* dst = (part == 0 ? s.q : part == 1 ? s.k : s.v) + r * kPitch + c;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) dst[j] = __float2half(__half2float(e[j]) + b[j]);
-    }
+    stage_head_qkv<kDepth, kPitch, kRdnaThreads>(s.q, s.k, s.v, rows, width, d_model, bias, h);
     __syncthreads();
 
     // Scores of the wave's 16 rows: tile t holds keys 16 t .. 16 t + 15.
@@ -176,13 +165,7 @@ template <int kDepth>
 void launch_rdna(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen, int batch,
                  int heads, int multiprocessors, hipStream_t stream) {
   const int items = batch * heads;
-  // As many blocks as the device keeps resident (the runtime's occupancy),
-  // striding over the items; a block an item where it cannot say.
-  int per_unit = 0;
-  if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_unit, fused_attention_rdna_kernel<kDepth>, kRdnaThreads, 0) !=
-      hipSuccess)
-    per_unit = 0;
-  const int grid = per_unit > 0 ? std::max(1, std::min(items, per_unit * multiprocessors)) : items;
+  const int grid = resident_grid(fused_attention_rdna_kernel<kDepth>, kRdnaThreads, items, multiprocessors);
   const float scale = 1.0f / sqrtf(static_cast<float>(kDepth));
   gpu_launch(fused_attention_rdna_kernel<kDepth>, grid, kRdnaThreads, 0, stream, out, qkv, qkv_stride, bias, smolgen,
              items, heads, scale);
