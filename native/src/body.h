@@ -15,7 +15,8 @@
 //   outputs      : float32, device: policy [n][1858] raw logits in lc0 order,
 //                  wdl [n][3] probabilities, moves_left [n] (plies).
 // A body must write every element of policy and wdl, and of moves_left when
-// config.moves_left != 0 (network.cpp zeroes it otherwise).
+// config.moves_left != 0 (otherwise network.cpp zeroes the caller's block on
+// the host and the device buffer is left alone).
 #pragma once
 #include <memory>
 #include <string>

@@ -314,8 +314,6 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
                              hipMemcpyHostToDevice, stream_));
   }
 
-  if (mapped && !net_.config().moves_left)
-    std::memset(host_out_ + static_cast<size_t>(g) * (kPolicyOutputs + 3), 0, static_cast<size_t>(g) * sizeof(float));
   const void* pass_in = mapped ? host_in_device_ : dev_in_.get();
   float* pass_out = mapped ? host_out_device_ : dev_out_.as<float>();
   if (graphs_enabled_) run_device_graphed(g, planes != nullptr, pass_in, pass_out);
@@ -328,9 +326,12 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
     float* dst;
     size_t offset, row;   // floats
   };
+  // Without a moves-left head nothing writes that output on the device: the
+  // caller's block is zeroed here instead of copied.
+  const bool has_moves_left = net_.config().moves_left;
   const Out out[3] = {{policy, 0, kPolicyOutputs},
                       {wdl, static_cast<size_t>(g) * kPolicyOutputs, 3},
-                      {moves_left, static_cast<size_t>(g) * (kPolicyOutputs + 3), 1}};
+                      {has_moves_left ? moves_left : nullptr, static_cast<size_t>(g) * (kPolicyOutputs + 3), 1}};
   bool staged[3] = {false, false, false};
   Span staged_out;
   const float* dev_out = dev_out_.as<float>();
@@ -353,6 +354,7 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
   for (int i = 0; i < 3; ++i) {
     if (staged[i]) std::memcpy(out[i].dst, host_out_ + out[i].offset, rows * out[i].row * sizeof(float));
   }
+  if (!has_moves_left && moves_left) std::memset(moves_left, 0, rows * sizeof(float));
 }
 
 bool Stream::dependent_launch(int n) const {
@@ -375,9 +377,6 @@ void Stream::run_device(int n, bool from_planes, const void* in, float* out) {
   float* d_policy = out;
   float* d_wdl = d_policy + static_cast<size_t>(n) * kPolicyOutputs;
   float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
-  // Without a moves-left head the output is zero (in host memory, the
-  // caller's staging zeroed it).
-  if (!cfg.moves_left && out == dev_out_.as<float>()) GPU_CHECK(hipMemsetAsync(d_mlh, 0, n * sizeof(float), stream_));
   side_.open = false;  // a pass that failed midway may have left it open
   ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr,
                      small_gemm_max_rows_};
