@@ -940,3 +940,27 @@ def test_gpu_calls_padded_to_a_graph_bucket_return_their_own_rows(precision, tol
             assert g.shape[0] == n and not np.isnan(g).any()
             assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
     gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_mish_half2_within_its_bound(tmp_path):
+    """mish_half2 (the half-pair Mish of gemm_sm90's epilogue, sm_80+): every
+    finite half and a float sweep against Mish in double, within 8e-3
+    relative + 2e-5; NaN stays NaN, +inf stays +inf
+    (tests/native/mish_half2_check.cu)."""
+    try:
+        tc, arch = native.detect_target("nvidia")
+    except native.NativeError as e:
+        pytest.skip(f"no NVIDIA GPU and toolchain: {e}")
+    if int(arch.removeprefix("sm_")) < 80:
+        pytest.skip(f"mish_half2 is for sm_80+ ({arch} keeps the float Mish)")
+    exe = tmp_path / "mish_half2_check"
+    src = native.source_dir()
+    built = subprocess.run([tc.compiler, "-x", "cu", *native.nvidia_arch_flags(arch), native.CXX_STD, "-O3",
+                            f"-I{src / 'src'}", *[f"-I{d}" for d in tc.include_dirs],
+                            str(ROOT / "tests" / "native" / "mish_half2_check.cu"), "-o", str(exe)],
+                           env=tc.run_env(), capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, env=tc.run_env())
+    print(run.stdout)
+    assert run.returncode == 0 and "0 failures" in run.stdout, run.stdout[-2000:]

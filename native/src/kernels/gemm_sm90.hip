@@ -115,10 +115,8 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
       const int j = q * (kOutBox / 8) + c;
       const int col = col0 + 8 * j + 2 * t;
       const float2 b = bias ? *reinterpret_cast<const float2*>(bias + col) : make_float2(0.0f, 0.0f);
-      const __half2 first = __floats2half2_rn(activate_as<kAct>(d[4 * j] + b.x, act),
-                                              activate_as<kAct>(d[4 * j + 1] + b.y, act));
-      const __half2 second = __floats2half2_rn(activate_as<kAct>(d[4 * j + 2] + b.x, act),
-                                               activate_as<kAct>(d[4 * j + 3] + b.y, act));
+      const __half2 first = activate_pair_as<kAct>(d[4 * j] + b.x, d[4 * j + 1] + b.y, act);
+      const __half2 second = activate_pair_as<kAct>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y, act);
       // 128-byte swizzle: 16-byte piece c of row r sits at c ^ (r % 8).
       const unsigned piece = static_cast<unsigned>(((c ^ g) * 16) + 4 * t);
       store_shared_u32(box_address + row * 128 + piece, *reinterpret_cast<const unsigned*>(&first));
