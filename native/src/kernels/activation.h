@@ -56,10 +56,11 @@ __host__ __device__ __forceinline__ float activate(float x, Activation act) {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 // Mish of two values into a half pair, in half arithmetic: one ex2.f16x2 for
-// both and a Newton reciprocal, where the float formula above spends two
-// special-function instructions (exp2, reciprocal) a value; the epilogue of
-// bt4's FFN first product on gemm_sm90 is bound by those (~16 a cycle per
-// multiprocessor). With v = e^-|x| (no overflow, no subnormal denominator):
+// both (an H100 issues it as two MUFU.EX2.F16) and a Newton reciprocal, where
+// the float formula above spends two special-function instructions (exp2,
+// reciprocal) a value; the epilogue of bt4's FFN first product on gemm_sm90
+// is bound by those (~16 a cycle per multiprocessor): 1,481 -> 1,384 us a
+// pass at bt4 b256 (BENCHMARKS.md, "Mish in half pairs"). With v = e^-|x| (no overflow, no subnormal denominator):
 //   x >= 0: tanh(softplus(x)) = (1 + 2v) / (1 + 2v + 2v^2)
 //   x <  0: tanh(softplus(x)) = (v^2 + 2v) / (v^2 + 2v + 2)
 // i.e. num = 2v + m, den = num + 2k with (m, k) = (1, v^2) or (v^2, 1); den
