@@ -39,6 +39,10 @@ int main() {
   }
   cudaMemcpy(dx, x.data(), n * sizeof(float), cudaMemcpyHostToDevice);
   mish_pairs<<<(n / 2 + 255) / 256, 256>>>(dx, dy, n);
+  if (cudaGetLastError() != cudaSuccess) {
+    std::printf("launch failed\n");
+    return 2;
+  }
   std::vector<__half> y(n);
   if (cudaMemcpy(y.data(), dy, n * sizeof(__half), cudaMemcpyDeviceToHost) != cudaSuccess) {
     std::printf("kernel failed: %s\n", cudaGetErrorString(cudaGetLastError()));
