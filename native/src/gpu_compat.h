@@ -151,6 +151,7 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 
 namespace lc0rocm {
@@ -412,6 +413,19 @@ inline bool gpu_nvidia_from(const hipDeviceProp_t& prop, int major) {
 #endif
 }
 
+// Whether the device is AMD's with an architecture name starting with one of
+// `prefixes` (false on NVIDIA): the AMD features below.
+inline bool gpu_amd_arch_among(const hipDeviceProp_t& prop, std::initializer_list<const char*> prefixes) {
+#ifdef LC0ROCM_VENDOR_AMD
+  for (const char* p : prefixes)
+    if (std::strncmp(prop.gcnArchName, p, std::strlen(p)) == 0) return true;
+#else
+  (void)prop;
+  (void)prefixes;
+#endif
+  return false;
+}
+
 // Whether half tensor-core tiles of mma.sync m16n8k16 exist (NVIDIA compute
 // capability 8.0 on; AMD has other matrix instructions).
 inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
@@ -419,26 +433,13 @@ inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) { return gpu_nvidia_fr
 // Whether AMD CDNA's v_mfma_f32_16x16x16f16 exists (gfx908, gfx90a,
 // gfx94x; false on NVIDIA and on RDNA, whose matrix instructions differ).
 inline bool gpu_has_mfma_fp16(const hipDeviceProp_t& prop) {
-#ifdef LC0ROCM_VENDOR_AMD
-  const char* a = prop.gcnArchName;
-  return std::strncmp(a, "gfx908", 6) == 0 || std::strncmp(a, "gfx90a", 6) == 0 || std::strncmp(a, "gfx94", 5) == 0;
-#else
-  (void)prop;
-  return false;
-#endif
+  return gpu_amd_arch_among(prop, {"gfx908", "gfx90a", "gfx94"});
 }
 
 // Whether AMD RDNA 3's v_wmma_f32_16x16x16_f16 exists in the layout
 // rdna_wmma_tile.h assumes (gfx11; gfx12's WMMA has another layout; false
 // on NVIDIA).
-inline bool gpu_has_rdna_wmma_fp16(const hipDeviceProp_t& prop) {
-#ifdef LC0ROCM_VENDOR_AMD
-  return std::strncmp(prop.gcnArchName, "gfx11", 5) == 0;
-#else
-  (void)prop;
-  return false;
-#endif
-}
+inline bool gpu_has_rdna_wmma_fp16(const hipDeviceProp_t& prop) { return gpu_amd_arch_among(prop, {"gfx11"}); }
 
 // Whether BLAS runs float products on tf32 tensor cores when asked
 // (NVIDIA compute capability 8.0 on; AMD's xf32 of gfx942 is untested here).
