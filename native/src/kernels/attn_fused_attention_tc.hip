@@ -29,6 +29,7 @@
 #include <mma.h>
 
 #include "async_copy.h"
+#include "attn_mma_head.h"
 #include "mma_tile.h"
 
 #include <algorithm>
@@ -253,9 +254,10 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int wi
 }
 
 // The same op as fused_attention_tc_kernel on mma.sync tiles whose fragments
-// stay in registers (sm_80 on, head depth 16 or 32): the scores never go
-// through shared memory, softmax works on the accumulator fragments (a
-// row's values sit in the 4 lanes of a quad: two shuffles per reduction),
+// stay in registers (sm_80 on, head depth 16 or 32; an item's step is
+// attend_rows, attn_mma_head.h): the scores never go through shared
+// memory, softmax works on the accumulator fragments (a row's values sit in
+// the 4 lanes of a quad: two shuffles per reduction),
 // the probabilities become the A fragments of P.V as they are, and every
 // tile comes from shared memory by ldmatrix. An item's Q|K|V and smolgen
 // logits move to shared memory by cp.async (no registers), kMmaStages - 1
@@ -269,12 +271,11 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int wi
 // native/ATTENTION_FUSED.md, "mma.sync version".
 //
 // Rows lie unpadded in shared memory (Q|K|V: kDepth halves, the logits:
-// 64), with 16-byte piece p of row r at p ^ turn(r) (`swizzled`): the 8 rows one
+// 64), with 16-byte piece p of row r at p ^ turn(r) (`swizzled`, attn_mma_head.h): the 8 rows one
 // ldmatrix matrix reads then fall in 8 different bank groups. Why not
 // padding (the first version): 16 bytes a row took a stage to 24.6 KB, so
 // a multiprocessor held 4 blocks, and ncu found the kernel short of loads
 // in flight (t82 b512: DRAM 67.5 %, 25 % occupancy; native/ATTENTION_FUSED.md).
-constexpr int kGenPieces = 64 / 8;  // 16-byte pieces of a logits row
 // Items in shared memory: the current one + 1 ahead (a third stage, two
 // ahead, measured no faster: 136 registers, 3 blocks per multiprocessor).
 constexpr int kMmaStages = 2;
@@ -293,29 +294,9 @@ __host__ __device__ constexpr int mma_stage_halves() {
   return 3 * 64 * kDepth + 64 * 64 + mma_bias_halves<kDepth>();
 }
 
-// The half offset of 16-byte piece `piece` of row `row` in rows of kPieces
-// pieces (2, 4 or 8: 32, 64 or 128 bytes): 8 / kPieces rows share a
-// 128-byte line, so the piece is turned by the line's place in a run of
-// kPieces lines. Shifts and masks, not division: the callers' rows are a
-// lane's row plus multiples of 8, whose turn the compiler then sees is the
-// lane's own (fewer registers for the unrolled loops' addresses).
-template <int kPieces>
-__device__ __forceinline__ int swizzled(int row, int piece) {
-  static_assert(kPieces == 2 || kPieces == 4 || kPieces == 8, "rows of 32, 64 or 128 bytes");
-  constexpr unsigned kRowsPerLine = 8 / kPieces, kShift = kRowsPerLine == 4 ? 2 : kRowsPerLine == 2 ? 1 : 0;
-  const unsigned r = static_cast<unsigned>(row), turn = (r >> kShift) & (kPieces - 1);
-  return static_cast<int>((r * kPieces + (static_cast<unsigned>(piece) ^ turn)) * 8);
-}
 template <int kDepth>
 constexpr size_t mma_shared_bytes() {
   return sizeof(__half) * kMmaStages * mma_stage_halves<kDepth>();
-}
-
-// 2^x (ex2.approx: 2 ulp; the probabilities are rounded to half after).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
 }
 
 // a + b on a pair of halves in float, rounded back to half.
@@ -347,15 +328,13 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
   static_assert(kBiasVecs <= kTcWarps * 32, "one bias piece a thread at most");
   static_assert(mma_stage_halves<kDepth>() * sizeof(__half) % 128 == 0, "stages on 128-byte lines (the swizzle)");
   constexpr int kThreads = kTcWarps * 32;
-  constexpr float kLog2e = 1.4426950408889634f;
   __half* stages = reinterpret_cast<__half*>(shared_raw);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int quad_row = lane / 4, quad_col = 2 * (lane % 4);  // fragment layout, mma_tile.h
   const int row0 = warp * kTile;
   const int d_model = heads * kDepth;
   const bool has_gen = smolgen != nullptr;
-  // Softmax in base 2: exp(s - max) = 2^(s log2 e - max log2 e).
-  const float score_scale = scale * kLog2e;
+  const float score_scale = scale * kLog2e;  // softmax in base 2 (attend_rows)
   // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
   const int ld_row = lane % 8, ld_matrix = lane / 8;
 
@@ -422,8 +401,7 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
     const float* q_bias = reinterpret_cast<const float*>(gs + 64 * 64);
     const float* v_bias = q_bias + kDepth;
 
-    // scores [16][64] = (Q rows + b_q) . K^T: acc[j] is the 16 x 8 tile of
-    // keys [8j, 8j + 8). Register qa[kk][q] holds depth columns
+    // The Q rows + b_q as A fragments: register qa[kk][q] holds depth columns
     // 16kk + 8 (q / 2) + quad_col, + 1.
     uint32_t qa[kSteps][4];
 #pragma unroll
@@ -433,97 +411,9 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
       for (int q = 0; q < 4; ++q)
         qa[kk][q] = add_pair(qa[kk][q], *reinterpret_cast<const float2*>(q_bias + 16 * kk + 8 * (q / 2) + quad_col));
     }
-    float acc[8][4];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-    constexpr int kTilesPerLoad = 4 / kBlocks;  // key tiles per ldmatrix_x4 of K (1 at depth 32)
-#pragma unroll
-    for (int j = 0; j < 8; j += kTilesPerLoad) {
-      uint32_t kb[4];  // matrix i: keys 8 (j + i / kBlocks) .., depth 8 (i % kBlocks) ..
-      ldmatrix_x4(kb, ks + swizzled<kBlocks>(8 * (j + ld_matrix / kBlocks) + ld_row, ld_matrix % kBlocks));
-#pragma unroll
-      for (int tt = 0; tt < kTilesPerLoad; ++tt)
-#pragma unroll
-        for (int kk = 0; kk < kSteps; ++kk)
-          mma_16x8x16(acc[j + tt], qa[kk][0], qa[kk][1], qa[kk][2], qa[kk][3], kb[tt * kBlocks + 2 * kk],
-                      kb[tt * kBlocks + 2 * kk + 1]);
-    }
-
-    // s = (scores * scale + smolgen) log2 e; lane 4g + t holds rows g
-    // (acc[j][0..1]) and g + 8 (acc[j][2..3]) at keys 8j + 2t, 8j + 2t + 1.
-    if (has_gen) {
-#pragma unroll
-      for (int j = 0; j < 8; j += 2) {
-        uint32_t gb[4];  // tile j rows g, g + 8; tile j + 1 rows g, g + 8
-        ldmatrix_x4(gb, gs + swizzled<kGenPieces>(row0 + ld_row + 8 * (ld_matrix % 2), j + ld_matrix / 2));
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&gb[q]));
-          float* a = acc[j + q / 2] + 2 * (q % 2);
-          a[0] = fmaf(a[0], score_scale, f.x * kLog2e);
-          a[1] = fmaf(a[1], score_scale, f.y * kLog2e);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] *= score_scale;
-    }
-    // softmax over each row: its 64 values are in the 4 lanes of a quad.
-    float top[2] = {acc[0][0], acc[0][2]};
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) top[e / 2] = fmaxf(top[e / 2], acc[j][e]);
-    float sum[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int half_row = 0; half_row < 2; ++half_row) {
-      top[half_row] = fmaxf(top[half_row], gpu_shfl_xor(top[half_row], 1));
-      top[half_row] = fmaxf(top[half_row], gpu_shfl_xor(top[half_row], 2));
-    }
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        acc[j][e] = fast_exp2(acc[j][e] - top[e / 2]);
-        sum[e / 2] += acc[j][e];
-      }
-    float inv[2];
-#pragma unroll
-    for (int half_row = 0; half_row < 2; ++half_row) {
-      sum[half_row] += gpu_shfl_xor(sum[half_row], 1);
-      sum[half_row] += gpu_shfl_xor(sum[half_row], 2);
-      inv[half_row] = 1.0f / sum[half_row];
-    }
-
-    // out [16][depth] = P . V + b_v: the probabilities of keys [16kk, 16kk + 16)
-    // are the A fragment as they lie (tiles 2kk and 2kk + 1), rounded to half.
+    // out [16][depth] = softmax(scores * scale + smolgen) . V + b_v (attn_mma_head.h).
     float o[kBlocks][4];
-#pragma unroll
-    for (int dt = 0; dt < kBlocks; ++dt) {
-      const float2 b = *reinterpret_cast<const float2*>(v_bias + 8 * dt + quad_col);
-      o[dt][0] = o[dt][2] = b.x;
-      o[dt][1] = o[dt][3] = b.y;
-    }
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      uint32_t pa[4];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float* a = acc[2 * kk + q / 2] + 2 * (q % 2);  // a0: tile 2kk row g, a1: row g + 8, a2, a3: tile 2kk + 1
-        const float r = inv[q % 2];
-        const __half2 p2 = __floats2half2_rn(a[0] * r, a[1] * r);
-        pa[q] = *reinterpret_cast<const uint32_t*>(&p2);
-      }
-#pragma unroll
-      for (int dt = 0; dt < kBlocks; dt += 2) {
-        uint32_t vb[4];  // depth tile dt keys 16kk + 0..7, + 8..15; then depth tile dt + 1
-        ldmatrix_x4_trans(vb, vs + swizzled<kBlocks>(16 * kk + ld_row + 8 * (ld_matrix % 2), dt + ld_matrix / 2));
-        mma_16x8x16(o[dt], pa[0], pa[1], pa[2], pa[3], vb[0], vb[1]);
-        mma_16x8x16(o[dt + 1], pa[0], pa[1], pa[2], pa[3], vb[2], vb[3]);
-      }
-    }
+    attend_rows<kDepth>(o, qa, ks, vs, gs, has_gen, row0, {quad_col, ld_row, ld_matrix}, v_bias, score_scale);
 
     // The output, rounded to half, over the warp's own Q rows (only this warp
     // reads them), then 16-byte stores of whole rows.

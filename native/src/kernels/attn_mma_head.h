@@ -1,0 +1,170 @@
+// attn_mma_head.h - one (position, head)'s attention for a warp's 16 query
+// rows on mma.sync fragments, from K, V and smolgen's logits in shared
+// memory: the step the mma.sync attention (attn_fused_attention_tc.hip) and
+// the Q|K|V product with its attention (attn_qkv_attention_sm90.hip) share,
+// so both compute the same arithmetic. NVIDIA builds, sm_80 on.
+#pragma once
+#include <cstdint>
+
+#include "../gpu_compat.h"
+
+#if defined(LC0ROCM_VENDOR_NVIDIA)
+#include "mma_tile.h"
+
+namespace lc0rocm {
+namespace attn {
+
+// The half offset of 16-byte piece `piece` of row `row` in rows of kPieces
+// pieces (2, 4 or 8: 32, 64 or 128 bytes): 8 / kPieces rows share a
+// 128-byte line, so the piece is turned by the line's place in a run of
+// kPieces lines (for 128-byte rows: TMA's 128-byte swizzle). The 8 rows one
+// ldmatrix matrix reads then fall in 8 different bank groups. Shifts and
+// masks, not division: the callers' rows are a lane's row plus multiples of
+// 8, whose turn the compiler then sees is the lane's own (fewer registers
+// for the unrolled loops' addresses).
+template <int kPieces>
+__device__ __forceinline__ int swizzled(int row, int piece) {
+  static_assert(kPieces == 2 || kPieces == 4 || kPieces == 8, "rows of 32, 64 or 128 bytes");
+  constexpr unsigned kRowsPerLine = 8 / kPieces, kShift = kRowsPerLine == 4 ? 2 : kRowsPerLine == 2 ? 1 : 0;
+  const unsigned r = static_cast<unsigned>(row), turn = (r >> kShift) & (kPieces - 1);
+  return static_cast<int>((r * kPieces + (static_cast<unsigned>(piece) ^ turn)) * 8);
+}
+
+constexpr int kGenPieces = 64 / 8;  // 16-byte pieces of a smolgen logits row
+// Softmax in base 2: exp(s - max) = 2^(s log2 e - max log2 e).
+constexpr float kLog2e = 1.4426950408889634f;
+
+// 2^x (ex2.approx: 2 ulp; the probabilities are rounded to half after).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// A lane's places in the fragments: lane l = 4g + t holds columns 2t, 2t + 1
+// (quad_col = 2t); for ldmatrix it names row l % 8 of matrix l / 8.
+struct FragmentLanes {
+  int quad_col, ld_row, ld_matrix;
+};
+__device__ __forceinline__ FragmentLanes fragment_lanes(int lane) { return {2 * (lane % 4), lane % 8, lane / 8}; }
+
+// o [16][kDepth] = softmax(Q . K^T * scale + smolgen) . V + b_v for the
+// warp's query rows row0 .. row0 + 15 of one (position, head):
+// - qa: the rows' Q (bias added, half) as A fragments; qa[kk][q] holds depth
+//   columns 16kk + 8 (q / 2) + 2t, + 1 of rows g + 8 (q % 2) (lane 4g + t);
+// - ks, vs: the head's K and V, [64][kDepth] half, rows `swizzled`;
+// - gs: its logits [64][64] half, rows `swizzled` (128 bytes), read where
+//   has_gen;
+// - row0: the warp's first query row; lanes: fragment_lanes(lane);
+// - v_bias: the head's V bias (kDepth floats): each row of probabilities
+//   sums to one, so it is added to the output. (K's bias adds q.b_k to
+//   every score of a query row, which softmax cancels: left out.)
+// - score_scale: 1 / sqrt(depth) times log2 e (softmax in base 2).
+// o[dt] is the D fragment of depth columns [8dt, 8dt + 8): rows g (o[dt][0..1])
+// and g + 8 (o[dt][2..3]) at columns 8dt + 2t, + 1.
+template <int kDepth>
+__device__ __forceinline__ void attend_rows(float (&o)[kDepth / 8][4], const uint32_t (&qa)[kDepth / 16][4],
+                                            const __half* ks, const __half* vs, const __half* gs, bool has_gen,
+                                            int row0, const FragmentLanes& lanes, const float* v_bias,
+                                            float score_scale) {
+  static_assert(kDepth == 16 || kDepth == 32, "the K fragment loads assume 2 or 4 depth blocks of 8");
+  constexpr int kBlocks = kDepth / 8;  // 16-byte depth blocks per row
+  constexpr int kSteps = kDepth / 16;  // k steps of Q.K^T
+  const int quad_col = lanes.quad_col, ld_row = lanes.ld_row, ld_matrix = lanes.ld_matrix;
+
+  // scores [16][64] = Q rows . K^T: acc[j] is the 16 x 8 tile of keys [8j, 8j + 8).
+  float acc[8][4];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+  constexpr int kTilesPerLoad = 4 / kBlocks;  // key tiles per ldmatrix_x4 of K (1 at depth 32)
+#pragma unroll
+  for (int j = 0; j < 8; j += kTilesPerLoad) {
+    uint32_t kb[4];  // matrix i: keys 8 (j + i / kBlocks) .., depth 8 (i % kBlocks) ..
+    ldmatrix_x4(kb, ks + swizzled<kBlocks>(8 * (j + ld_matrix / kBlocks) + ld_row, ld_matrix % kBlocks));
+#pragma unroll
+    for (int tt = 0; tt < kTilesPerLoad; ++tt)
+#pragma unroll
+      for (int kk = 0; kk < kSteps; ++kk)
+        mma_16x8x16(acc[j + tt], qa[kk][0], qa[kk][1], qa[kk][2], qa[kk][3], kb[tt * kBlocks + 2 * kk],
+                    kb[tt * kBlocks + 2 * kk + 1]);
+  }
+
+  // s = (scores * scale + smolgen) log2 e; lane 4g + t holds rows g
+  // (acc[j][0..1]) and g + 8 (acc[j][2..3]) at keys 8j + 2t, 8j + 2t + 1.
+  if (has_gen) {
+#pragma unroll
+    for (int j = 0; j < 8; j += 2) {
+      uint32_t gb[4];  // tile j rows g, g + 8; tile j + 1 rows g, g + 8
+      ldmatrix_x4(gb, gs + swizzled<kGenPieces>(row0 + ld_row + 8 * (ld_matrix % 2), j + ld_matrix / 2));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&gb[q]));
+        float* a = acc[j + q / 2] + 2 * (q % 2);
+        a[0] = fmaf(a[0], score_scale, f.x * kLog2e);
+        a[1] = fmaf(a[1], score_scale, f.y * kLog2e);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[j][e] *= score_scale;
+  }
+  // softmax over each row: its 64 values are in the 4 lanes of a quad.
+  float top[2] = {acc[0][0], acc[0][2]};
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) top[e / 2] = fmaxf(top[e / 2], acc[j][e]);
+  float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int half_row = 0; half_row < 2; ++half_row) {
+    top[half_row] = fmaxf(top[half_row], gpu_shfl_xor(top[half_row], 1));
+    top[half_row] = fmaxf(top[half_row], gpu_shfl_xor(top[half_row], 2));
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      acc[j][e] = fast_exp2(acc[j][e] - top[e / 2]);
+      sum[e / 2] += acc[j][e];
+    }
+  float inv[2];
+#pragma unroll
+  for (int half_row = 0; half_row < 2; ++half_row) {
+    sum[half_row] += gpu_shfl_xor(sum[half_row], 1);
+    sum[half_row] += gpu_shfl_xor(sum[half_row], 2);
+    inv[half_row] = 1.0f / sum[half_row];
+  }
+
+  // out [16][depth] = P . V + b_v: the probabilities of keys [16kk, 16kk + 16)
+  // are the A fragment as they lie (tiles 2kk and 2kk + 1), rounded to half.
+#pragma unroll
+  for (int dt = 0; dt < kBlocks; ++dt) {
+    const float2 b = *reinterpret_cast<const float2*>(v_bias + 8 * dt + quad_col);
+    o[dt][0] = o[dt][2] = b.x;
+    o[dt][1] = o[dt][3] = b.y;
+  }
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    uint32_t pa[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float* a = acc[2 * kk + q / 2] + 2 * (q % 2);  // a0: tile 2kk row g, a1: row g + 8, a2, a3: tile 2kk + 1
+      const float r = inv[q % 2];
+      const __half2 p2 = __floats2half2_rn(a[0] * r, a[1] * r);
+      pa[q] = *reinterpret_cast<const uint32_t*>(&p2);
+    }
+#pragma unroll
+    for (int dt = 0; dt < kBlocks; dt += 2) {
+      uint32_t vb[4];  // depth tile dt keys 16kk + 0..7, + 8..15; then depth tile dt + 1
+      ldmatrix_x4_trans(vb, vs + swizzled<kBlocks>(16 * kk + ld_row + 8 * (ld_matrix % 2), dt + ld_matrix / 2));
+      mma_16x8x16(o[dt], pa[0], pa[1], pa[2], pa[3], vb[0], vb[1]);
+      mma_16x8x16(o[dt + 1], pa[0], pa[1], pa[2], pa[3], vb[2], vb[3]);
+    }
+  }
+}
+
+}  // namespace attn
+}  // namespace lc0rocm
+#endif
