@@ -534,6 +534,7 @@ struct EncoderParams {
   int smolgen_first_positions;  // smolgen's chain before Q|K|V from this batch (half; 0: never)
   int compress_positions;       // smolgen's compress in the Q|K|V product from this batch (half; 0: never)
   int wide_norm_rows;           // smolgen's LN2 on 256-thread blocks from this batch (0: never)
+  int qkv_attention_positions;  // Q|K|V and the attention in one launch (sm_90) from this batch (0: never)
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -580,8 +581,9 @@ int smolgen_beside_positions(const NetConfig& cfg) {
 // writes 3 x's worth first otherwise); 0: never. Half nets only (a float
 // pass's split of x serves both products in the other order). H100, seven
 // rounds: batch 256 t82 -0.2..+1.9 %, bt4 -0.2..+1.7 %; 512 even
-// (BENCHMARKS.md, "Smolgen's chain before Q|K|V"). Q|K|V beside smolgen
-// (small batches) and the compress in the Q|K|V product take precedence.
+// (BENCHMARKS.md, "Smolgen's chain before Q|K|V"). Q|K|V with the attention
+// in one launch, Q|K|V beside smolgen (small batches) and the compress in the
+// Q|K|V product take precedence.
 constexpr int kSmolgenFirstDefaultPositions = 256;
 
 int smolgen_first_positions(const NetConfig& cfg) {
@@ -601,6 +603,19 @@ constexpr int kQkvCompressDefaultPositions = 1;
 int qkv_compress_positions(const NetConfig& cfg) {
   if (cfg.dtype != DType::F16) return 0;
   return std::max(0, env_int("LC0ROCM_QKV_COMPRESS", kQkvCompressDefaultPositions));
+}
+
+// LC0ROCM_QKV_ATTENTION: batches of this size or more run each layer's
+// Q|K|V product and its attention in one launch (half nets on sm_90, head
+// depth 32: attn_qkv_attention_sm90.hip, native/QKV_ATTENTION_SM90.md), so
+// Q, K and V never go to memory; smolgen's chain runs first (the kernel
+// reads its logits). 0: never.
+constexpr int kQkvAttentionDefaultPositions = 64;
+
+int qkv_attention_positions(const NetConfig& cfg) {
+  if (cfg.dtype != DType::F16) return 0;
+  const int from = std::max(0, env_int("LC0ROCM_QKV_ATTENTION", kQkvAttentionDefaultPositions));
+  return from > 0 && attn::qkv_attention_sm90_prepare(cfg.device) ? from : 0;
 }
 
 // LC0ROCM_WIDE_NORM_ROWS: batches of this size or more run smolgen's second
@@ -626,11 +641,18 @@ bool runs_fused(const EncoderParams& p, const Encoder& l) {
   return p.fused && l.depth <= attn::kFusedMaxDepth;
 }
 
+// Whether a batch of n runs layer l's Q|K|V product and attention in one
+// launch (qkv_attention_positions).
+bool runs_qkv_attention(const EncoderParams& p, const Encoder& l, int n) {
+  return p.qkv_attention_positions > 0 && n >= p.qkv_attention_positions && runs_fused(p, l) && p.tensor_cores &&
+         p.mma_attention && !runs_beside(p, l, n) && attn::qkv_attention_sm90_fits(l.heads, l.depth, l.qkv.in);
+}
+
 // Whether a batch of n computes layer l's smolgen compress in its Q|K|V
 // product (qkv_compress_positions).
 bool runs_with_compress(const EncoderParams& p, const Encoder& l, int n) {
   return l.qkv_with_compress > 0 && p.compress_positions > 0 && n >= p.compress_positions && runs_fused(p, l) &&
-         n > l.smolgen.cluster.positions && !runs_beside(p, l, n);
+         n > l.smolgen.cluster.positions && !runs_beside(p, l, n) && !runs_qkv_attention(p, l, n);
 }
 
 // The tensor-core fused attention where it applies (half storage, NVIDIA);
@@ -645,6 +667,15 @@ bool run_tensor_core_attention(const EncoderParams&, float*, const float*, int, 
                                int, int, int, const DeviceInfo&, hipStream_t) {
   return false;
 }
+
+// Layer L's Q|K|V product and its attention in one launch, x -> out (half,
+// sm_90); false where it does not run (the caller then runs both).
+bool run_qkv_attention(ForwardContext& ctx, const Encoder& L, int n, const half* x, const half* gen, half* out) {
+  const int w_rows = L.qkv_with_compress > 0 ? L.qkv_with_compress : 3 * L.d_model;
+  return attn::qkv_attention_sm90(ctx.stream, ctx.device, out, x, static_cast<const half*>(L.qkv.w.get()), w_rows,
+                                  f32(L.qkv.b), gen, n, L.heads, L.depth, L.qkv.in);
+}
+bool run_qkv_attention(ForwardContext&, const Encoder&, int, const float*, const float*, float*) { return false; }
 
 // Scratch for running encoder layers over n positions, taken once per pass
 // and shared by all layers (sized for the widest).
@@ -841,7 +872,13 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   hipStream_t stream = ctx.stream;
 
   int qkv_stride = 3 * L.d_model;
-  if (ctx.side != nullptr && runs_beside(p, L, n)) {
+  bool attended = false;  // the attention's output is in s.merged
+  if (runs_qkv_attention(p, L, n)) {
+    // Smolgen's chain first: the one launch reads its logits.
+    if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s, false);
+    attended = run_qkv_attention(ctx, L, n, x, L.has_smolgen ? s.smolgen : nullptr, s.merged);
+    if (!attended) run_dense(ctx, L.qkv, rows, x, s.qkv);
+  } else if (ctx.side != nullptr && runs_beside(p, L, n)) {
     // Two branches that only read x: Q|K|V on the side lane, smolgen here.
     ForwardContext side = fork_side(ctx);
     run_dense(side, L.qkv, rows, x, s.qkv);
@@ -867,13 +904,13 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
     const bool x_split = run_dense(ctx, L.qkv, rows, x, s.qkv);
     if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s, x_split && L.smolgen.compress.in == L.qkv.in);
   }
-  if (runs_fused(p, L)) {
+  if (!attended && runs_fused(p, L)) {
     const T* gen = L.has_smolgen ? s.smolgen : nullptr;
     if (!run_tensor_core_attention(p, s.merged, s.qkv, qkv_stride, f32(L.qkv.b), gen, n, L.heads, L.depth,
                                    ctx.device, stream))
       attn::fused_attention<T>(s.merged, s.qkv, qkv_stride, f32(L.qkv.b), gen, n, L.heads, L.depth,
                                ctx.device.warp_size, stream);
-  } else {
+  } else if (!attended) {
     run_attention_unfused<T>(ctx, L, n, s);
   }
   run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p.alpha, p.eps, rows, s.merged, x, s.x1, s.branch,
@@ -934,7 +971,8 @@ class AttentionPolicy final : public PolicyHead {
     plan_dense_norms(encoders_, nullptr, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
-                            smolgen_generate_positions(cfg), 0, 0, qkv_compress_positions(cfg), wide_norm_rows()};
+                            smolgen_generate_positions(cfg), 0, 0, qkv_compress_positions(cfg), wide_norm_rows(),
+                            0};
     // Query and key in one GEMM: [2d][width] weights, output rows q | k.
     const auto& qb = ws.floats(prefix + "ip2_pol_b");
     d_ = static_cast<int>(qb.size());
@@ -1093,7 +1131,7 @@ class AttentionBody final : public Body {
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
                             mma_attention_enabled(), smolgen_generate_positions(cfg),
                             smolgen_beside_positions(cfg), smolgen_first_positions(cfg),
-                            qkv_compress_positions(cfg), wide_norm_rows()};
+                            qkv_compress_positions(cfg), wide_norm_rows(), qkv_attention_positions(cfg)};
 
     policy_ = std::make_unique<AttentionPolicy>(cfg, ws, "policy_head.", e, cfg.default_act,
                                                 cfg.smolgen_act, cfg.ffn_act, global);
@@ -1143,7 +1181,7 @@ class AttentionBody final : public Body {
 
   std::string describe(int n) const override {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
-           (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) +
+           (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) + qkv_attention_path(n) +
            tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0) + sm90_path(sm90_plan_, n) +
            dense_norm_path(encoders_, n) + sm90_norm_path(encoders_, n) +
            (n <= gemv_max_rows_ ? ", per-position layers on gemv_rows" : "");
@@ -1175,6 +1213,12 @@ class AttentionBody final : public Body {
   }
 
   // How smolgen's chain runs at batch n ("" without smolgen).
+  std::string qkv_attention_path(int n) const {
+    const bool any = std::any_of(encoders_.begin(), encoders_.end(),
+                                 [&](const Encoder& l) { return runs_qkv_attention(params_, l, n); });
+    return any ? ", Q|K|V with the attention in one launch (sm_90)" : "";
+  }
+
   std::string smolgen_path(int n) const {
     for (const Encoder& l : encoders_) {
       if (!l.has_smolgen) continue;
