@@ -609,7 +609,11 @@ int qkv_compress_positions(const NetConfig& cfg) {
 // Q|K|V product and its attention in one launch (half nets on sm_90, head
 // depth 32: attn_qkv_attention_sm90.hip, native/QKV_ATTENTION_SM90.md), so
 // Q, K and V never go to memory; smolgen's chain runs first (the kernel
-// reads its logits). 0: never.
+// reads its logits). 0: never. Not with LC0ROCM_ATTN_UNFUSED, _NO_TC or
+// _WMMA (the attention on another kernel, to compare). H100, run 90, five
+// rounds in turns with it off: t82 +1.7..+7.0 % at batches 64-512, bt4
+// +0.8..+5.4 %; at 4-32 even or slower (a tile is two positions), hence
+// from 64 (BENCHMARKS.md, "The Q|K|V product and the attention in one launch").
 constexpr int kQkvAttentionDefaultPositions = 64;
 
 int qkv_attention_positions(const NetConfig& cfg) {

@@ -1,8 +1,8 @@
 // tensor_map.h - the TMA tensor maps of the sm_90 products (gemm_sm90.hip,
-// gemm_sm90_layer_norm.hip): row-major half matrices cut into boxes of
-// box_rows x 64 halves (one 128-byte row each), 128-byte swizzled, the
-// layout wgmma's operand descriptors (wgmma_tile.h) and the epilogues'
-// shared boxes take.
+// gemm_sm90_layer_norm.hip, attn_qkv_attention_sm90.hip): row-major half
+// matrices cut into boxes of box_rows x 64 halves (one 128-byte row each),
+// 128-byte swizzled, the layout wgmma's operand descriptors (wgmma_tile.h)
+// and the epilogues' shared boxes take.
 // NVIDIA builds for sm_90a only (LC0ROCM_SM90A).
 #pragma once
 

@@ -1,7 +1,8 @@
 // wgmma_tile.h - Hopper's warpgroup tensor-core products (wgmma) on operands
 // that the tensor memory accelerator (TMA) puts in shared memory, the TMA
 // stores that write results back, and the shared-memory barriers that pace
-// them: the pieces of kernels/gemm_sm90.hip.
+// them: the pieces of kernels/gemm_sm90.hip (and of gemm_sm90_layer_norm.hip
+// and attn_qkv_attention_sm90.hip).
 // Device code of NVIDIA builds for sm_90a only (LC0ROCM_SM90A: wgmma and its
 // fences exist on compute capability 9.0 alone, not on later chips).
 #pragma once
