@@ -1216,13 +1216,14 @@ class AttentionBody final : public Body {
     }
   }
 
-  // How smolgen's chain runs at batch n ("" without smolgen).
+  // Whether a batch of n runs any layer's Q|K|V and attention in one launch.
   std::string qkv_attention_path(int n) const {
     const bool any = std::any_of(encoders_.begin(), encoders_.end(),
                                  [&](const Encoder& l) { return runs_qkv_attention(params_, l, n); });
     return any ? ", Q|K|V with the attention in one launch (sm_90)" : "";
   }
 
+  // How smolgen's chain runs at batch n ("" without smolgen).
   std::string smolgen_path(int n) const {
     for (const Encoder& l : encoders_) {
       if (!l.has_smolgen) continue;
