@@ -57,6 +57,13 @@ constexpr int kTileM = 128;                     // two positions, one a consumer
 constexpr int kTileN = 3 * kPartRows;           // 192: Q, K, V of the pair
 constexpr int kTileK = 64;                      // one 128-byte swizzle row of halves
 constexpr int kStages = 4;
+// A tile's first k-slices, issued during the tile before's attention (see
+// the consumer). Fewer than kStages: they are handed back only once the
+// tile's loop has issued the one after them, whose fill needs the stage of
+// the one kStages before it (with kStages ahead, the first of them, still
+// held: a deadlock). A constant: wgmma behind a branch or a loop count ptxas
+// cannot prove uniform makes it serialize or wait for every wgmma.
+constexpr int kAhead = 2;
 constexpr int kConsumers = 2;
 constexpr int kThreads = (1 + kConsumers) * 128;
 constexpr unsigned kStageABytes = kTileM * kTileK * sizeof(__half);   // 16 KB
@@ -123,21 +130,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   gpu_wait_for_prior_grid();  // x and the logits are prior kernels' outputs
 
   if (warpgroup == 0) {
+    registers_decrease<40>();  // the consumers take them: their next tile's products run beside the attention
     if (threadIdx.x == 0) {
       int seq = 0, i = 0;
+      // Fill seq: k-slice kt of the rows m0 and the pair's W.
+      auto fill = [&](int m0, int pair, int kt) {
+        const int s = seq % kStages;
+        if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
+        barrier_arrive_expect_bytes(&full[s], kStageABytes + kStageBBytes);
+        tma_load_2d(stage_x + s * (kStageABytes / sizeof(__half)), &x_map, kt * kTileK, m0, &full[s]);
+        __half* ws = stage_w + s * (kStageBBytes / sizeof(__half));
+#pragma unroll
+        for (int part = 0; part < 3; ++part)  // Q's rows of the pair, K's, V's
+          tma_load_2d(ws + part * (kPartBytes / sizeof(__half)), &w_map, kt * kTileK,
+                      part * d_model + pair * kPartRows, &full[s]);
+        ++seq;
+      };
       for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++i) {
         const int m0 = tile_row(t), pair = t % pairs;
-        for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
-          const int s = seq % kStages;
-          if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
-          barrier_arrive_expect_bytes(&full[s], kStageABytes + kStageBBytes);
-          tma_load_2d(stage_x + s * (kStageABytes / sizeof(__half)), &x_map, kt * kTileK, m0, &full[s]);
-          __half* ws = stage_w + s * (kStageBBytes / sizeof(__half));
-#pragma unroll
-          for (int part = 0; part < 3; ++part)  // Q's rows of the pair, K's, V's
-            tma_load_2d(ws + part * (kPartBytes / sizeof(__half)), &w_map, kt * kTileK,
-                        part * d_model + pair * kPartRows, &full[s]);
-        }
+        for (int kt = 0; kt < k_tiles; ++kt) fill(m0, pair, kt);
         if (has_gen) {
           // One buffer: the tile before's epilogues are done with it (they
           // ran before this tile's last stages could be filled, so this wait
@@ -151,8 +162,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+      // The consumers issue kAhead k-slices during the last tile's
+      // attention too (one shape for every tile): any rows will do.
+      for (int kt = 0; kt < kAhead; ++kt) fill(tile_row(blockIdx.x), blockIdx.x % pairs, kt);
     }
   } else {
+    registers_increase<232>();
     const int consumer = warpgroup - 1;
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
@@ -165,32 +180,41 @@ __global__ void __launch_bounds__(kThreads, 1)
     __half* values = keys + kPairHeads * kHeadHalves;
     const unsigned box_address = shared_address(keys);  // the output box, in K's place
     const __half* my_logits = logits + consumer * (kPositionLogitsBytes / sizeof(__half));
+    float acc[64 * kTileN / 128];  // the consumer's 64 x 192 over its 128 threads
+    int released = 0;  // fills handed back so far
+    // The products of k-slice kt (fill seq) of the block's i-th tile.
+    // The first (kt 0) starts the accumulators afresh.
+    auto issue = [&](int seq, int kt) {
+      const int s = seq % kStages;
+      barrier_wait(&full[s], (seq / kStages) & 1);
+      const __half* xs = stage_x + s * (kStageABytes / sizeof(__half)) + consumer * 64 * kTileK;
+      const __half* ws = stage_w + s * (kStageBBytes / sizeof(__half));
+      // The fence after the wait: ahead of it, ptxas serializes every wgmma.
+      fence_accumulators(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kTileK / 16; ++k)
+        wgmma_64x192x16(acc, operand_descriptor(xs + 16 * k), operand_descriptor(ws + 16 * k), kt > 0 || k > 0);
+      wgmma_commit();
+    };
+#pragma unroll
+    for (int kt = 0; kt < kAhead; ++kt) issue(kt, kt);  // the first tile's first k-slices
     int i = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++i) {
       const int m0 = tile_row(tile), pair = tile % pairs;
-      float acc[64 * kTileN / 128];  // the consumer's 64 x 192 over its 128 threads
-#pragma unroll
-      for (float& a : acc) a = 0.0f;
-      int seq = i * k_tiles;
-      for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
-        const int s = seq % kStages;
-        barrier_wait(&full[s], (seq / kStages) & 1);
-        const __half* xs = stage_x + s * (kStageABytes / sizeof(__half)) + consumer * 64 * kTileK;
-        const __half* ws = stage_w + s * (kStageBBytes / sizeof(__half));
-        fence_accumulators(acc);
-        wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < kTileK / 16; ++k)
-          wgmma_64x192x16(acc, operand_descriptor(xs + 16 * k), operand_descriptor(ws + 16 * k));
-        wgmma_commit();
-        // The products of the k-tile before are done: its stage may be refilled.
+      int seq = i * k_tiles + kAhead;
+      for (int kt = kAhead; kt < k_tiles; ++kt, ++seq) {
+        issue(seq, kt);
+        // The products of every fill before this one are done: their stages may be refilled.
         wgmma_wait<1>();
         fence_accumulators(acc);
-        if (kt > 0 && leader) barrier_arrive(&empty[(seq - 1) % kStages]);
+        for (; released < seq; ++released)
+          if (leader) barrier_arrive(&empty[released % kStages]);
       }
       wgmma_wait<0>();
       fence_accumulators(acc);
-      if (leader) barrier_arrive(&empty[(seq - 1) % kStages]);
+      for (; released < seq; ++released)
+        if (leader) barrier_arrive(&empty[released % kStages]);
 
       // The epilogue. Accumulator block j (columns 8j .. 8j + 7, registers
       // 4j .. 4j + 3: rows `row` and row + 8 at columns 8j + 2t, + 1) is Q's
@@ -228,12 +252,19 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
       named_barrier_sync(barrier, 128);  // every warp's K and V rows are in place
       if (has_gen) barrier_wait(logits_full, i & 1);
-      float o[kPairHeads][kDepth / 8][4];
+      // Both heads' scores on the tensor cores first; then the next tile's
+      // first k-slices (after the last tile, the producer's extra fills),
+      // which run beside the softmax on the CUDA cores. (Issued before the
+      // scores, the scores' mma.sync waited for them: run 91.)
+      const HeadOperands pair_heads = {keys,         values,      my_logits,     bias + 2 * d_model + pair * kPartRows,
+                                       kHeadHalves, kHeadHalves, kLogitsHalves, kDepth};
+      float scores[kPairHeads][8][4];
+      attend_scores<kDepth, kPairHeads>(scores, qa, pair_heads, has_gen, warp * 16, lanes, score_scale);
 #pragma unroll
-      for (int hh = 0; hh < kPairHeads; ++hh)
-        attend_rows<kDepth>(o[hh], qa[hh], keys + hh * kHeadHalves, values + hh * kHeadHalves,
-                            my_logits + hh * kLogitsHalves, has_gen, warp * 16, lanes,
-                            bias + 2 * d_model + pair * kPartRows + hh * kDepth, score_scale);
+      for (int kt = 0; kt < kAhead; ++kt) issue((i + 1) * k_tiles + kt, kt);
+      fence_accumulators(acc);
+      float o[kPairHeads][kDepth / 8][4];
+      attend_finish<kDepth, kPairHeads>(o, scores, pair_heads, lanes);
       if (has_gen) {
         __syncwarp();
         if (lane == 0) barrier_arrive(logits_empty);
@@ -258,6 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         bulk_commit();
       }
     }
+    wgmma_wait<0>();              // the extra k-slices
     if (leader) bulk_wait_all();  // the output is written before the block leaves
   }
 #endif
@@ -267,7 +299,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 bool qkv_attention_sm90_fits(int heads, int depth, int embedding) {
   using namespace qkv_sm90;
-  return depth == kDepth && heads >= kPairHeads && heads % kPairHeads == 0 && embedding >= kTileK &&
+  return depth == kDepth && heads >= kPairHeads && heads % kPairHeads == 0 && embedding >= kAhead * kTileK &&
          embedding % kTileK == 0;
 }
 

@@ -224,8 +224,9 @@ __device__ __forceinline__ void wgmma_64x256x16(float* d, uint64_t a_desc, uint6
       : "l"(a_desc), "l"(b_desc), "r"(1));
 }
 
-// The same on 64 x 192 accumulators (.m64n192k16): B is 192 x 16.
-__device__ __forceinline__ void wgmma_64x192x16(float* d, uint64_t a_desc, uint64_t b_desc) {
+// The same on 64 x 192 accumulators (.m64n192k16): B is 192 x 16. With
+// accumulate 0, d = A . B^T (scale-d off): no zeroing of d in between.
+__device__ __forceinline__ void wgmma_64x192x16(float* d, uint64_t a_desc, uint64_t b_desc, unsigned accumulate = 1) {
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
@@ -251,7 +252,7 @@ __device__ __forceinline__ void wgmma_64x192x16(float* d, uint64_t a_desc, uint6
         "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
         "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
         "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-      : "l"(a_desc), "l"(b_desc), "r"(1));
+      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
 }
 
 }  // namespace wgmma
