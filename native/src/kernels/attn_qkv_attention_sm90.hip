@@ -22,8 +22,9 @@
 // - Q, its bias added, goes straight from the accumulators into mma.sync A
 //   fragments: a warp's 16 rows of the wgmma D fragment lie as mma.sync's
 //   do, so no shuffle;
-// - attend_rows (attn_mma_head.h, the mma.sync attention's own step) per
-//   head;
+// - attend_scores for both heads (attn_mma_head.h, the mma.sync
+//   attention's own step, first half); then the next tile's first kAhead
+//   k-slices, which run beside attend_finish (softmax and p . V);
 // - the output of both heads, 64 rows x 64 columns, takes K's place as a
 //   128-byte swizzled box and leaves by one TMA store.
 //
@@ -174,7 +175,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int row = warp * 16 + g;  // of the position's 64; row % 8 == g
     const bool leader = threadIdx.x % 128 == 0;
     const FragmentLanes lanes = fragment_lanes(lane);
-    const float score_scale = scale * kLog2e;  // softmax in base 2 (attend_rows)
+    const float score_scale = scale * kLog2e;  // softmax in base 2 (attend_scores)
     const int barrier = 1 + consumer;  // named barrier ids 1, 2 (0 is __syncthreads')
     __half* keys = reinterpret_cast<__half*>(consumer_area + consumer * kConsumerBytes);  // [head][64][32]
     __half* values = keys + kPairHeads * kHeadHalves;
@@ -236,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           *reinterpret_cast<__half2*>(vh + piece) = __floats2half2_rn(acc[4 * jv], acc[4 * jv + 1]);
           *reinterpret_cast<__half2*>(vh + piece8) = __floats2half2_rn(acc[4 * jv + 2], acc[4 * jv + 3]);
         }
-      // Q + b_q as A fragments (attend_rows): qa[hh][kk][q] is depth columns
+      // Q + b_q as A fragments (attend_scores): qa[hh][kk][q] is depth columns
       // 16kk + 8 (q / 2) + 2t, + 1 of row g + 8 (q % 2): block 4hh + 2kk + q / 2.
       uint32_t qa[kPairHeads][kDepth / 16][4];
 #pragma unroll
