@@ -48,7 +48,7 @@ struct FragmentLanes {
 };
 __device__ __forceinline__ FragmentLanes fragment_lanes(int lane) { return {2 * (lane % 4), lane % 8, lane / 8}; }
 
-// The heads one warp attends to at once (attend_rows_heads): their K, V,
+// The heads one warp attends to at once (attend_scores, attend_finish): their K, V,
 // logits and V bias, each head's `stride` elements after the one before.
 struct HeadOperands {
   const __half* ks;
@@ -60,9 +60,9 @@ struct HeadOperands {
 
 // o [16][kDepth] = softmax(Q . K^T * scale + smolgen) . V + b_v for the
 // warp's query rows row0 .. row0 + 15 of kHeads (position, head)s at once,
-// each phase's steps interleaved over the heads: the heads' steps are
-// independent, so each head's dependency waits (fixed latency, ldmatrix,
-// exponentials) have the other heads' instructions to fill them. Per head h:
+// each phase's steps interleaved over the heads (on its own that gained
+// nothing, run 94: it is the shape that lets a caller put work between the
+// two phases for all heads at once). Per head h:
 // - qa[h]: the rows' Q (bias added, half) as A fragments; qa[h][kk][q]
 //   holds depth columns 16kk + 8 (q / 2) + 2t, + 1 of rows g + 8 (q % 2)
 //   (lane 4g + t);
@@ -221,17 +221,7 @@ __device__ __forceinline__ void attend_finish(float (&o)[kHeads][kDepth / 8][4],
     }
 }
 
-template <int kDepth, int kHeads>
-__device__ __forceinline__ void attend_rows_heads(float (&o)[kHeads][kDepth / 8][4],
-                                                  const uint32_t (&qa)[kHeads][kDepth / 16][4],
-                                                  const HeadOperands& heads, bool has_gen, int row0,
-                                                  const FragmentLanes& lanes, float score_scale) {
-  float acc[kHeads][8][4];
-  attend_scores<kDepth, kHeads>(acc, qa, heads, has_gen, row0, lanes, score_scale);
-  attend_finish<kDepth, kHeads>(o, acc, heads, lanes);
-}
-
-// One (position, head): attend_rows_heads with a single head, for the
+// One (position, head): both phases with a single head, for the
 // mma.sync attention (attn_fused_attention_tc.hip). ks, vs, gs, v_bias as
 // described there.
 template <int kDepth>
@@ -240,9 +230,10 @@ __device__ __forceinline__ void attend_rows(float (&o)[kDepth / 8][4], const uin
                                             int row0, const FragmentLanes& lanes, const float* v_bias,
                                             float score_scale) {
   const HeadOperands one = {ks, vs, gs, v_bias, 0, 0, 0, 0};
-  attend_rows_heads<kDepth, 1>(reinterpret_cast<float(&)[1][kDepth / 8][4]>(o),
-                               reinterpret_cast<const uint32_t(&)[1][kDepth / 16][4]>(qa), one, has_gen, row0, lanes,
-                               score_scale);
+  float acc[1][8][4];
+  attend_scores<kDepth, 1>(acc, reinterpret_cast<const uint32_t(&)[1][kDepth / 16][4]>(qa), one, has_gen, row0, lanes,
+                           score_scale);
+  attend_finish<kDepth, 1>(reinterpret_cast<float(&)[1][kDepth / 8][4]>(o), acc, one, lanes);
 }
 
 }  // namespace attn
