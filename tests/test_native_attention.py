@@ -295,16 +295,21 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode,tile,cluster", [("1", "256", "1"), ("1", "128", "1"), ("2", "128", "1"),
-                                               ("2", "256", "1"), ("2", "128", "2"), ("2", "256", "2")])
+@pytest.mark.parametrize("mode,tile,cluster,half", [("1", "256", "1", "0"), ("1", "128", "1", "0"),
+                                                    ("2", "128", "1", "0"), ("2", "256", "1", "0"),
+                                                    ("2", "128", "2", "0"), ("2", "256", "2", "0"),
+                                                    ("1", "256", "1", "1"), ("2", "256", "1", "1"),
+                                                    ("2", "128", "1", "1")])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, monkeypatch):
+def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, half, monkeypatch):
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
     TMA, bias and activation in its epilogue, y written back by TMA stores)
     for the FFN's first product (LC0ROCM_GEMM_SM90=1, the default from batch
     128) or all four encoder products (2), on its cooperative (tiles 256
     wide, the default) or ping-pong schedule (128), alone or in pairs of
-    blocks sharing W's fetches (cluster 2), from 64 rows on so that every
+    blocks sharing W's fetches (cluster 2), the cooperative one with half
+    sums (LC0ROCM_GEMM_SM90_HALF_SUMS=1; ping-pong ignores it), from 64
+    rows on so that every
     batch takes it; batch 7 (448 rows) leaves the last 128-row tile part
     empty (TMA reads zeros past the end and its stores leave those rows
     out), at batch 1 a pair's second tile lies wholly past the end, and
@@ -319,14 +324,18 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_TILE", tile)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_CLUSTER", cluster)
+    monkeypatch.setenv("LC0ROCM_GEMM_SM90_HALF_SUMS", half)
     backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
     try:
         arch = backend.device_info["arch"]
         if arch != "sm_90":
             pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
         which = "encoder products" if mode == "2" else "the FFN's first products"
-        assert f"{which} on sm_90 wgmma from 64 rows" in backend.describe(1)
-        check_batches(backend, planes, ref, f"{preset} mode {mode} tile {tile} cluster {cluster}",
+        text = backend.describe(1)
+        assert f"{which} on sm_90 wgmma from 64 rows" in text
+        halved = half == "1" and tile == "256" and cluster == "1"
+        assert (f"{which} on sm_90 wgmma from 64 rows (half sums)" in text) == halved, text
+        check_batches(backend, planes, ref, f"{preset} mode {mode} tile {tile} cluster {cluster} half {half}",
                       TOLERANCE["fp16"])
     finally:
         backend.close()
@@ -360,7 +369,10 @@ def sm90_norm_taken(env, n, embedding, multiprocessors):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("env", [{"LC0ROCM_GEMM_SM90_NORM_ROWS": "64", "LC0ROCM_GEMM_SM90_NORM_FILL": "0"}, {},
-                                 {"LC0ROCM_GEMM_SM90_NORM_ROWS": "0"}], ids=["every-batch", "default", "off"])
+                                 {"LC0ROCM_GEMM_SM90_NORM_ROWS": "0"},
+                                 {"LC0ROCM_GEMM_SM90_NORM_ROWS": "64", "LC0ROCM_GEMM_SM90_NORM_FILL": "0",
+                                  "LC0ROCM_GEMM_SM90_HALF_SUMS": "1"}],
+                         ids=["every-batch", "default", "off", "every-batch-half-sums"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
 def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatch):
     """The encoder layers' output and FFN second products with their layer
@@ -370,7 +382,8 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
     every batch takes it (batch 7, 448 rows, leaves the last 128-row tile
     part empty; from batch 64 on a group takes several tiles, both tile
     parities of its statistics slots, its barrier reused), by default
-    (from batch 64 where its rounds of tiles are 90 % full), and off.
+    (from batch 64 where its rounds of tiles are 90 % full), off, and from
+    64 rows with the products summed in half (LC0ROCM_GEMM_SM90_HALF_SUMS).
     Within the fp16 bound of the float reference at every batch,
     NaN-poisoned outputs; describe() says which batches take it. Skips off
     sm_90."""
@@ -378,7 +391,7 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
 
     vendor = gpu_vendor()
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    for name in ("LC0ROCM_GEMM_SM90_NORM_ROWS", "LC0ROCM_GEMM_SM90_NORM_FILL"):
+    for name in ("LC0ROCM_GEMM_SM90_NORM_ROWS", "LC0ROCM_GEMM_SM90_NORM_FILL", "LC0ROCM_GEMM_SM90_HALF_SUMS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -399,6 +412,8 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
                 fill = sm90_norm_fill(n, embedding, info["multiprocessors"])
                 assert f"rows where its rounds of row tiles are at least {min_fill} % full ({fill} % here)" in text, (
                     n, text)
+                halved = env.get("LC0ROCM_GEMM_SM90_HALF_SUMS") == "1"
+                assert (f"({fill} % here) (half sums)" in text) == halved, (n, text)
         check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 {env}", TOLERANCE["fp16"])
     finally:
         backend.close()

@@ -46,6 +46,7 @@ struct Dense {
   int sm90_from_rows = 0;
   int sm90_tile = 128;    // its schedule: tiles of y 128 (ping-pong) or 256 (cooperative) wide
   int sm90_cluster = 1;  // 2: blocks in pairs sharing W's fetches
+  bool sm90_half_sums = false;  // on sm_90 (either kernel), the products summed in half
   // Output and FFN second products of half nets on sm_90: with the layer
   // norm after them (kernels/gemm_sm90_layer_norm.hip) from this many rows
   // on; 0: never.
@@ -221,7 +222,11 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // LC0ROCM_GEMM_SM90_ROWS: from how many rows (64 a position).
 // LC0ROCM_GEMM_SM90_TILE: 128 for the ping-pong schedule, else cooperative
 // (the faster one). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in pairs that share
-// W's fetches.
+// W's fetches. LC0ROCM_GEMM_SM90_HALF_SUMS=1: the products of both sm_90
+// kernels (this one on the cooperative schedule alone, and
+// gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's cublasHgemm
+// (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at b256-512, 2-2.5x
+// the error, within the fp16 bound).
 constexpr int kSm90DefaultMode = 1;
 constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 
@@ -230,13 +235,17 @@ constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gai
 struct Sm90Plan {
   int from_rows = 0;
   bool all_products = false;
+  bool half_sums = false;
 };
 
 // What those switches ask; mode 0 where the net's precision or the device
 // cannot take our product.
 struct Sm90Settings {
   int mode = 0, from_rows = 0, tile = 256, cluster = 1;
+  bool half_sums = false;
 };
+
+bool sm90_half_sums() { return env_switch("LC0ROCM_GEMM_SM90_HALF_SUMS", false); }
 
 Sm90Settings sm90_settings(const NetConfig& cfg) {
   Sm90Settings s;
@@ -244,6 +253,7 @@ Sm90Settings sm90_settings(const NetConfig& cfg) {
   s.from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
   s.tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
   s.cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
+  s.half_sums = sm90_half_sums() && s.tile == 256 && s.cluster == 1;  // the kernel's cooperative schedule alone
   if (s.mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) s.mode = 0;
   return s;
 }
@@ -254,6 +264,7 @@ void plan_sm90_product(Dense& d, const Sm90Settings& s) {
   d.sm90_from_rows = s.from_rows;
   d.sm90_tile = s.tile;
   d.sm90_cluster = s.cluster;
+  d.sm90_half_sums = s.half_sums;
 }
 
 Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
@@ -262,7 +273,7 @@ Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, co
   Sm90Plan planned;
   for (Encoder& l : layers) {
     plan_sm90_product(l.ffn.dense1, s);
-    if (l.ffn.dense1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2};
+    if (l.ffn.dense1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2, s.half_sums};
     if (s.mode >= 2)
       for (Dense* d : {&l.qkv, &l.out, &l.ffn.dense2}) plan_sm90_product(*d, s);
   }
@@ -278,7 +289,7 @@ Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, co
 std::string sm90_path(const Sm90Plan& plan, int n) {
   if (plan.from_rows == 0 || static_cast<long long>(n) * kSquares < plan.from_rows) return "";
   return std::string(plan.all_products ? ", encoder products" : ", the FFN's first products") +
-         " on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows";
+         " on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows" + (plan.half_sums ? " (half sums)" : "");
 }
 
 // LC0ROCM_GEMM_SM90_NORM_ROWS: from how many rows the encoder layers'
@@ -297,12 +308,14 @@ constexpr int kSm90NormMinFill = 90;
 void plan_sm90_layer_norms(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
   const int from_rows = env_int("LC0ROCM_GEMM_SM90_NORM_ROWS", kSm90NormFromRows);
   const int min_fill = env_int("LC0ROCM_GEMM_SM90_NORM_FILL", kSm90NormMinFill);
+  const bool half_sums = sm90_half_sums();
   if (from_rows <= 0 || cfg.dtype != DType::F16 || layers.empty() || !gemm_sm90_layer_norm_prepare(cfg.device))
     return;
   auto plan = [&](Dense& d) {
     if (!gemm_sm90_layer_norm_fits(d.out, d.in)) return;
     d.sm90_norm_from_rows = from_rows;
     d.sm90_norm_min_fill = min_fill;
+    d.sm90_half_sums = half_sums;
   };
   for (Encoder& l : layers) {
     plan(l.out);
@@ -329,7 +342,8 @@ std::string sm90_norm_path(const std::vector<Encoder>& layers, int n) {
   return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
          " with their layer norms on sm_90 wgmma from " + std::to_string(d.sm90_norm_from_rows) +
          " rows where its rounds of row tiles are at least " + std::to_string(std::max(d.sm90_norm_min_fill, 1)) +
-         " % full (" + std::to_string(gemm_sm90_layer_norm_fill(rows, d.out)) + " % here)";
+         " % full (" + std::to_string(gemm_sm90_layer_norm_fill(rows, d.out)) + " % here)" +
+         (d.sm90_half_sums ? " (half sums)" : "");
 }
 
 // Which batches of each layer take smolgen's chain in one launch
@@ -477,7 +491,8 @@ bool run_dense_gemv(ForwardContext& ctx, const Dense& d, long long rows, const v
 bool run_dense_sm90(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                     const float* bias, Activation act) {
   return d.sm90_from_rows > 0 && rows >= d.sm90_from_rows && ctx.dtype == DType::F16 &&
-         gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_tile, d.sm90_cluster);
+         gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_tile, d.sm90_cluster,
+                   d.sm90_half_sums);
 }
 
 // A float product of enough rows as one tf32 product over 3 * in columns:
@@ -825,7 +840,7 @@ bool run_fused_dense_norm(ForwardContext& ctx, const Dense& d, const attn::Dense
                                     f32(d.b), skip, f32(norm.gammas), f32(norm.betas), alpha, eps, y);
     return exchange != nullptr && takes_sm90_norm(d, rows) &&
            gemm_sm90_layer_norm(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), f32(d.b), skip,
-                                f32(norm.gammas), f32(norm.betas), alpha, eps, y, exchange, launch);
+                                f32(norm.gammas), f32(norm.betas), alpha, eps, y, exchange, launch, d.sm90_half_sums);
   }
   return false;
 }

@@ -154,7 +154,11 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
 // block's producer fetches half of W's slice once from L2 and multicasts it
 // into both blocks' stage, and a stage is refilled only after the consumers
 // of both blocks released it.
-template <int kTileN, int kCluster, Activation kAct>
+// kHalfSums (the cooperative schedule alone): the products sum in half
+// (wgmma .f16 accumulators, as lc0's cuda backend's cublasHgemm), widened to
+// float for the epilogue. Same speed per product; less energy, which counts
+// at the power cap (native/GEMM_SM90.md, "Half sums").
+template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const float* bias, int M, int N, int K,
@@ -243,37 +247,48 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
       const int m0 = tile_row(g), n0 = (g % n_tiles) * kTileN;
       float acc[kAccumulators];
-#pragma unroll
-      for (int a = 0; a < kAccumulators; ++a) acc[a] = 0.0f;
       int seq = i * k_tiles;
-      for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
-        const int s = seq % kStages;
-        barrier_wait(&full[s], (seq / kStages) & 1);
-        const __half* xs = stage_x + s * (S::kStageABytes / sizeof(__half));
-        const __half* ws = stage_w + s * (S::kStageBBytes / sizeof(__half));
-        fence_accumulators(acc);
-        wgmma_fence();
+      // The k-loop on either kind of sums (d: float acc, or half pairs).
+      auto run_products = [&](auto& d) {
 #pragma unroll
-        for (int k = 0; k < kTileK / 16; ++k) {
-          const uint64_t w_desc = operand_descriptor(ws + 16 * k);
-          if constexpr (S::kPingPong) {
-            wgmma_64x128x16(acc, operand_descriptor(xs + 16 * k), w_desc);                    // rows 0-63
-            wgmma_64x128x16(acc + 64, operand_descriptor(xs + 64 * kTileK + 16 * k), w_desc);  // rows 64-127
-          } else {
-            wgmma_64x256x16(acc, operand_descriptor(xs + consumer * 64 * kTileK + 16 * k), w_desc);
+        for (int a = 0; a < static_cast<int>(sizeof(d) / sizeof(d[0])); ++a) d[a] = 0;
+        for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
+          const int s = seq % kStages;
+          barrier_wait(&full[s], (seq / kStages) & 1);
+          const __half* xs = stage_x + s * (S::kStageABytes / sizeof(__half));
+          const __half* ws = stage_w + s * (S::kStageBBytes / sizeof(__half));
+          fence_accumulators(d);
+          wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < kTileK / 16; ++k) {
+            const uint64_t w_desc = operand_descriptor(ws + 16 * k);
+            if constexpr (S::kPingPong) {
+              wgmma_64x128x16(d, operand_descriptor(xs + 16 * k), w_desc);                    // rows 0-63
+              wgmma_64x128x16(d + 64, operand_descriptor(xs + 64 * kTileK + 16 * k), w_desc);  // rows 64-127
+            } else {
+              wgmma_64x256x16(d, operand_descriptor(xs + consumer * 64 * kTileK + 16 * k), w_desc);
+            }
           }
+          wgmma_commit();
+          // The products of the k-tile before are done: its stage may be refilled
+          // while this one's run.
+          wgmma_wait<1>();
+          fence_accumulators(d);
+          if (kt > 0) release((seq - 1) % kStages);
         }
-        wgmma_commit();
-        // The products of the k-tile before are done: its stage may be refilled
-        // while this one's run.
-        wgmma_wait<1>();
-        fence_accumulators(acc);
-        if (kt > 0) release((seq - 1) % kStages);
+        if (S::kPingPong && threadIdx.x % 128 == 0) barrier_arrive(&turn[1 - consumer]);
+        wgmma_wait<0>();
+        fence_accumulators(d);
+        release((seq - 1) % kStages);
+      };
+      if constexpr (kHalfSums) {
+        static_assert(!S::kPingPong, "half sums: the cooperative schedule's 64 x 256 products");
+        unsigned sums[kAccumulators / 2];
+        run_products(sums);
+        widen_sums(sums, acc);
+      } else {
+        run_products(acc);
       }
-      if (S::kPingPong && threadIdx.x % 128 == 0) barrier_arrive(&turn[1 - consumer]);
-      wgmma_wait<0>();
-      fence_accumulators(acc);
-      release((seq - 1) % kStages);
 
       if constexpr (S::kPingPong) {
         store_tile<128, kAct>(acc, boxes, &y_map, bias, m0, n0, act, barrier);
@@ -292,9 +307,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // Every instantiation with_activation may launch, each given the shared
 // memory it needs above the 48 KB default.
-template <int kTileN, int kCluster, Activation kAct>
+template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false>
 bool allow_shared() {
-  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kCluster, kAct>),
+  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums>),
                           hipFuncAttributeMaxDynamicSharedMemorySize,
                           static_cast<int>(Schedule<kTileN>::kSharedBytes)) != hipSuccess) {
     (void)hipGetLastError();
@@ -303,18 +318,21 @@ bool allow_shared() {
   return true;
 }
 
-template <int kTileN, int kCluster>
+template <int kTileN, int kCluster, bool kHalfSums = false>
 bool allow_shared_all() {
-  return allow_shared<kTileN, kCluster, Activation::Relu>() && allow_shared<kTileN, kCluster, Activation::None>() &&
-         allow_shared<kTileN, kCluster, Activation::Mish>() && allow_shared<kTileN, kCluster, Activation::Relu2>() &&
-         allow_shared<kTileN, kCluster, Activation::Swish>() && allow_shared<kTileN, kCluster, kAnyActivation>();
+  return allow_shared<kTileN, kCluster, Activation::Relu, kHalfSums>() &&
+         allow_shared<kTileN, kCluster, Activation::None, kHalfSums>() &&
+         allow_shared<kTileN, kCluster, Activation::Mish, kHalfSums>() &&
+         allow_shared<kTileN, kCluster, Activation::Relu2, kHalfSums>() &&
+         allow_shared<kTileN, kCluster, Activation::Swish, kHalfSums>() &&
+         allow_shared<kTileN, kCluster, kAnyActivation, kHalfSums>();
 }
 
 // Clusters of two blocks the device runs at once, per schedule (index
 // kTileN / 256), set by gemm_sm90_prepare (0: none).
 std::atomic<int> pair_clusters[2] = {0, 0};
 
-template <int kTileN, int kCluster>
+template <int kTileN, int kCluster, bool kHalfSums = false>
 void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_map, const CUtensorMap& w_map,
             const CUtensorMap& y_map, long long M, int N, int K, const float* bias, Activation act) {
   const long long groups = (M + kCluster * kTileM - 1) / (kCluster * kTileM) * (N / kTileN);
@@ -327,7 +345,7 @@ void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_m
                          Schedule<kTileN>::kSharedBytes, stream, kCluster, x_map, w_map, y_map, bias,
                          static_cast<int>(M), N, K, act);
     else
-      gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct>, grid, dim3(kThreads), Schedule<kTileN>::kSharedBytes,
+      gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums>, grid, dim3(kThreads), Schedule<kTileN>::kSharedBytes,
                  stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K, act);
   });
   GPU_CHECK_LAUNCH();
@@ -346,7 +364,7 @@ bool gemm_sm90_prepare(const DeviceInfo& device) {
       !sm90::tensor_maps_available())
     return false;
   if (!allow_shared_all<128, 1>() || !allow_shared_all<256, 1>() || !allow_shared_all<128, 2>() ||
-      !allow_shared_all<256, 2>())
+      !allow_shared_all<256, 2>() || !allow_shared_all<256, 1, true>())
     return false;
   pair_clusters[0] = gpu_max_active_clusters(gemm_sm90_kernel<128, 2, Activation::None>, dim3(kThreads),
                                              Schedule<128>::kSharedBytes, 2);
@@ -357,7 +375,7 @@ bool gemm_sm90_prepare(const DeviceInfo& device) {
 }
 
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster) {
+               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums) {
   using namespace sm90_gemm;
   if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_fits(N, K)) return false;
   if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 16) || (bias && !aligned(bias, 8))) return false;
@@ -369,6 +387,7 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
     return false;
   if (tile_n == 256) {
     if (cluster == 2) launch<256, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
+    else if (half_sums) launch<256, 1, true>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
     else launch<256, 1>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
   } else {
     if (cluster == 2) launch<128, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
@@ -382,7 +401,7 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 bool gemm_sm90_fits(int, int) { return false; }
 bool gemm_sm90_prepare(const DeviceInfo&) { return false; }
 bool gemm_sm90(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*, const float*, Activation,
-               void*, int, int) {
+               void*, int, int, bool) {
   return false;
 }
 

@@ -1,7 +1,8 @@
 // gemm_sm90_layer_norm: y = LN(alpha * (x[M][K] . W[N][K]^T + b) + skip)
-// * gammas + betas, half storage, float accumulation and statistics, in one
-// launch on Hopper's warpgroup products (wgmma) fed by TMA: the encoder
-// layers' output and FFN second products with the post-LN after them.
+// * gammas + betas, half storage, float (or half) accumulation, float
+// statistics, in one launch on Hopper's warpgroup products (wgmma) fed by
+// TMA: the encoder layers' output and FFN second products with the post-LN
+// after them.
 // Design and measurements: native/GEMM_SM90.md ("Layer norms in the
 // epilogue").
 //
@@ -133,6 +134,10 @@ static_assert(kProducerRegisters + kConsumers * kConsumerRegisters <= (1 + kCons
 static_assert(kAccumulators * 128 == kTileM / kConsumers * kTileN, "a consumer's 64 x 256 share");
 static_assert(kTileN == 256, "the wgmma shape below is m64n256k16");
 
+// kHalfSums: the products sum in half (wgmma .f16 accumulators, as lc0's
+// cuda backend's cublasHgemm), widened to float for the epilogue (v, the
+// statistics and y as before).
+template <bool kHalfSums>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_layer_norm_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                                 const __grid_constant__ CUtensorMap skip_map,
@@ -230,34 +235,44 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int tile = group; tile < row_tiles; tile += groups, ++local) {
       const int m0 = tile * kTileM;
       float acc[kAccumulators];
+      // The k-loop on either kind of sums (d: float acc, or half pairs).
+      auto run_products = [&](auto& d) {
 #pragma unroll
-      for (int a = 0; a < kAccumulators; ++a) acc[a] = 0.0f;
-      for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
-        const int s = seq % kStages;
-        barrier_wait(&full[s], (seq / kStages) & 1);
-        const __half* xs = stage_x + s * (kStageXBytes / sizeof(__half)) + consumer * 64 * kTileK;
-        const __half* ws = stage_w + s * (kStageWBytes / sizeof(__half));
-        fence_accumulators(acc);
-        wgmma_fence();
+        for (int a = 0; a < static_cast<int>(sizeof(d) / sizeof(d[0])); ++a) d[a] = 0;
+        for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
+          const int s = seq % kStages;
+          barrier_wait(&full[s], (seq / kStages) & 1);
+          const __half* xs = stage_x + s * (kStageXBytes / sizeof(__half)) + consumer * 64 * kTileK;
+          const __half* ws = stage_w + s * (kStageWBytes / sizeof(__half));
+          fence_accumulators(d);
+          wgmma_fence();
 #pragma unroll
-        for (int k = 0; k < kTileK / 16; ++k)
-          wgmma_64x256x16(acc, operand_descriptor(xs + 16 * k), operand_descriptor(ws + 16 * k));
-        wgmma_commit();
-        // The last tile's stores are done reading its y: that stage may be
-        // refilled (waited for here, with the first products in flight,
-        // rather than at the end of the epilogue).
-        if (kt == 0 && stored >= 0 && leader) {
-          bulk_wait_read<0>();
-          barrier_arrive(&empty[stored]);
+          for (int k = 0; k < kTileK / 16; ++k)
+            wgmma_64x256x16(d, operand_descriptor(xs + 16 * k), operand_descriptor(ws + 16 * k));
+          wgmma_commit();
+          // The last tile's stores are done reading its y: that stage may be
+          // refilled (waited for here, with the first products in flight,
+          // rather than at the end of the epilogue).
+          if (kt == 0 && stored >= 0 && leader) {
+            bulk_wait_read<0>();
+            barrier_arrive(&empty[stored]);
+          }
+          // The products of the k-tile before are done: its stage may be refilled.
+          wgmma_wait<1>();
+          fence_accumulators(d);
+          if (kt > 0 && leader) barrier_arrive(&empty[(seq - 1) % kStages]);
         }
-        // The products of the k-tile before are done: its stage may be refilled.
-        wgmma_wait<1>();
-        fence_accumulators(acc);
-        if (kt > 0 && leader) barrier_arrive(&empty[(seq - 1) % kStages]);
+        wgmma_wait<0>();
+        fence_accumulators(d);
+        if (leader) barrier_arrive(&empty[(seq - 1) % kStages]);
+      };
+      if constexpr (kHalfSums) {
+        unsigned sums[kAccumulators / 2];
+        run_products(sums);
+        widen_sums(sums, acc);
+      } else {
+        run_products(acc);
       }
-      wgmma_wait<0>();
-      fence_accumulators(acc);
-      if (leader) barrier_arrive(&empty[(seq - 1) % kStages]);
 
       // The tile's skip: this consumer's stage, and the other's, whose
       // landing proves the other consumer released that stage's last turn,
@@ -392,13 +407,15 @@ bool gemm_sm90_layer_norm_fits(int N, int K) {
 bool gemm_sm90_layer_norm_prepare(const DeviceInfo& device) {
   using namespace sm90_layer_norm;
   if (!device.wgmma || device.shared_per_block < kSharedBytes || !sm90::tensor_maps_available()) return false;
-  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_layer_norm_kernel),
-                          hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) != hipSuccess) {
-    (void)hipGetLastError();
-    return false;
-  }
+  for (const void* kernel : {reinterpret_cast<const void*>(&gemm_sm90_layer_norm_kernel<false>),
+                             reinterpret_cast<const void*>(&gemm_sm90_layer_norm_kernel<true>)})
+    if (hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) !=
+        hipSuccess) {
+      (void)hipGetLastError();
+      return false;
+    }
   int per_multiprocessor = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, gemm_sm90_layer_norm_kernel, kThreads,
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, gemm_sm90_layer_norm_kernel<false>, kThreads,
                                                     kSharedBytes) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
@@ -430,7 +447,8 @@ bool gemm_sm90_layer_norm_reset(hipStream_t stream, void* exchange) {
 
 bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
                           const void* w, const float* bias, const void* skip, const float* gammas,
-                          const float* betas, float alpha, float eps, void* y, void* exchange, int launch) {
+                          const float* betas, float alpha, float eps, void* y, void* exchange, int launch,
+                          bool half_sums) {
   using namespace sm90_layer_norm;
   if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_layer_norm_fits(N, K)) return false;
   // The flags' counts: the launch in the top bits, the block's tile below.
@@ -450,9 +468,14 @@ bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long lon
   const dim3 grid(static_cast<unsigned>(std::min<long long>(row_tiles, resident / blocks) * blocks));
   unsigned* group_sync = static_cast<unsigned*>(exchange);
   float2* group_slots = reinterpret_cast<float2*>(static_cast<unsigned char*>(exchange) + resident * kSyncBytes);
-  gpu_launch_cooperative(gemm_sm90_layer_norm_kernel, grid, dim3(kThreads), kSharedBytes, stream, x_map, w_map,
-                         skip_map, y_map, bias, gammas, betas, alpha, eps, static_cast<int>(M), N, K, launch,
-                         group_sync, group_slots);
+  if (half_sums)
+    gpu_launch_cooperative(gemm_sm90_layer_norm_kernel<true>, grid, dim3(kThreads), kSharedBytes, stream, x_map,
+                           w_map, skip_map, y_map, bias, gammas, betas, alpha, eps, static_cast<int>(M), N, K, launch,
+                           group_sync, group_slots);
+  else
+    gpu_launch_cooperative(gemm_sm90_layer_norm_kernel<false>, grid, dim3(kThreads), kSharedBytes, stream, x_map,
+                           w_map, skip_map, y_map, bias, gammas, betas, alpha, eps, static_cast<int>(M), N, K, launch,
+                           group_sync, group_slots);
   GPU_CHECK_LAUNCH();
   return true;
 }
@@ -466,7 +489,7 @@ size_t gemm_sm90_layer_norm_exchange_bytes() { return 0; }
 bool gemm_sm90_layer_norm_reset(hipStream_t, void*) { return false; }
 bool gemm_sm90_layer_norm(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*,
                           const float*, const void*, const float*, const float*, float, float, void*, void*,
-                          int) {
+                          int, bool) {
   return false;
 }
 

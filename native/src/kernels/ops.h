@@ -50,8 +50,8 @@ bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N,
                      const void* w, const float* bias, Activation act, void* y);
 
 // gemm_sm90.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
-// storage (float accumulation, one rounding), bias may be null, on sm_90's
-// warpgroup products fed by TMA (native/GEMM_SM90.md). gemm_sm90_fits: the
+// storage (float accumulation unless half_sums, one rounding), bias may be
+// null, on sm_90's warpgroup products fed by TMA (native/GEMM_SM90.md). gemm_sm90_fits: the
 // shapes it takes (N a multiple of 128, K of 64). gemm_sm90_prepare once per
 // device at network creation (not in a capture): whether it runs there.
 // gemm_sm90 returns false, launching nothing, where it does not apply (AMD,
@@ -59,14 +59,16 @@ bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N,
 // the ping-pong schedule, 256 for the cooperative one (where N allows;
 // kernels/gemm_sm90.hip's Schedule); cluster 2: blocks in pairs sharing
 // W's fetches (TMA multicast) where the device runs such clusters, else 1.
+// half_sums: the cooperative schedule alone sums the products in half (as
+// lc0's cuda backend's cublasHgemm), widened to float for the epilogue.
 bool gemm_sm90_fits(int N, int K);
 bool gemm_sm90_prepare(const DeviceInfo& device);
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster);
+               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums);
 
 // gemm_sm90_layer_norm.hip: y [M][N] = LN(alpha * (x [M][K] . w[N][K]^T +
 // bias) + skip) * gammas + betas (eps inside the root), half storage, float
-// accumulation and statistics, bias may be null: the encoder layers' output
+// accumulation (unless half_sums) and statistics, bias may be null: the encoder layers' output
 // and FFN second products with their post-LN, in one launch on sm_90
 // (native/GEMM_SM90.md). gemm_sm90_layer_norm_fits: N 256-1,024 in steps of
 // 256, K a multiple of 64 from 128. gemm_sm90_layer_norm_prepare once per
@@ -75,7 +77,9 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 // gemm_sm90_layer_norm_exchange_bytes() (128-byte aligned) that
 // gemm_sm90_layer_norm_reset prepared on the stream; launches on that
 // stream may then share it one after another (never two streams at once),
-// numbered 0, 1, ... by `launch` since the reset (below 2,048).
+// numbered 0, 1, ... by `launch` since the reset (below 2,048). half_sums:
+// the products sum in half (as lc0's cuda backend's cublasHgemm), the
+// epilogue in float.
 // Returns false, launching nothing, where it does not apply (AMD, builds not
 // for sm_90a, other shapes, unaligned operands); the caller then runs BLAS +
 // layer_norm. gemm_sm90_layer_norm_fill: how full (percent) its rounds of
@@ -89,7 +93,8 @@ size_t gemm_sm90_layer_norm_exchange_bytes();
 bool gemm_sm90_layer_norm_reset(hipStream_t stream, void* exchange);
 bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
                           const void* w, const float* bias, const void* skip, const float* gammas,
-                          const float* betas, float alpha, float eps, void* y, void* exchange, int launch);
+                          const float* betas, float alpha, float eps, void* y, void* exchange, int launch,
+                          bool half_sums);
 
 // im2col3x3.hip: x [n][64][C] -> columns [n*64][9*C], column = tap*C + c,
 // tap = (dy+1)*3 + (dx+1); zero outside the board. With a bias, x is a raw

@@ -160,6 +160,12 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kCount]) {
 #pragma unroll
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+// The same for half sums (two halves a register).
+template <int kCount>
+__device__ __forceinline__ void fence_accumulators(unsigned (&d)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
 
 // One k16 step on a warpgroup's 64 x 128 float accumulators: d += A . B^T
 // with A 64 x 16 and B 128 x 16 in shared memory, both K-major (PTX ISA
@@ -222,6 +228,43 @@ __device__ __forceinline__ void wgmma_64x256x16(float* d, uint64_t a_desc, uint6
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "l"(a_desc), "l"(b_desc), "r"(1));
+}
+
+// The same 64 x 256 product with half sums (.m64n256k16.f16.f16.f16): d
+// holds 64 registers of half pairs, register i the float layout's elements
+// 2i and 2i + 1 (PTX ISA, wgmma's D fragments for .f16).
+__device__ __forceinline__ void wgmma_64x256x16(unsigned* d, uint64_t a_desc, uint64_t b_desc) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
+        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
+        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
+        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
+        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
+        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+      : "l"(a_desc), "l"(b_desc), "r"(1));
+}
+
+// Half sums into the float layout: register i's halves become d[2i], d[2i + 1].
+template <int kCount>
+__device__ __forceinline__ void widen_sums(const unsigned (&h)[kCount], float (&d)[2 * kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h[i]));
+    d[2 * i] = f.x;
+    d[2 * i + 1] = f.y;
+  }
 }
 
 // The same on 64 x 192 accumulators (.m64n192k16): B is 192 x 16. With
