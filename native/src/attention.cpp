@@ -225,8 +225,8 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // W's fetches. LC0ROCM_GEMM_SM90_HALF_SUMS=1: the products of both sm_90
 // kernels (this one on the cooperative schedule alone, and
 // gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's cublasHgemm
-// (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at b256-512, 2-2.5x
-// the error, within the fp16 bound).
+// (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at b256-512, the
+// policy error 2.2-2.6x, within the fp16 bound).
 constexpr int kSm90DefaultMode = 1;
 constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 
