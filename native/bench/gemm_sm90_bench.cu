@@ -122,14 +122,16 @@ int main(int argc, char** argv) {
     for (const Variant& v : variants) {
       bool ran = true;
       const float us = time_us(reps, [&] {
-        ran = ran && lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, nullptr, Activation::None, y, v.tile, v.cluster, false);
+        ran = ran && lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, nullptr, Activation::None, y, v.tile, v.cluster,
+                                        false);
       });
       if (ran) report(v.name, us, true);
     }
     if (p.act != Activation::None) {
       char name[64];
       std::snprintf(name, sizeof name, "cooperative, bias + %s", p.act == Activation::Mish ? "mish" : "relu^2");
-      const float us = time_us(reps, [&] { lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, bias, p.act, y, 256, 1, false); });
+      const float us =
+          time_us(reps, [&] { lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, bias, p.act, y, 256, 1, false); });
       report(name, us, false);
     }
     CHECK_CUDA(cudaFree(x));

@@ -51,9 +51,10 @@ bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N,
 
 // gemm_sm90.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
 // storage (float accumulation unless half_sums, one rounding), bias may be
-// null, on sm_90's warpgroup products fed by TMA (native/GEMM_SM90.md). gemm_sm90_fits: the
-// shapes it takes (N a multiple of 128, K of 64). gemm_sm90_prepare once per
-// device at network creation (not in a capture): whether it runs there.
+// null, on sm_90's warpgroup products fed by TMA (native/GEMM_SM90.md).
+// gemm_sm90_fits: the shapes it takes (N a multiple of 128, K of 64).
+// gemm_sm90_prepare once per device at network creation (not in a capture):
+// whether it runs there.
 // gemm_sm90 returns false, launching nothing, where it does not apply (AMD,
 // builds not for sm_90a, other shapes, unaligned operands). tile_n: 128 for
 // the ping-pong schedule, 256 for the cooperative one (where N allows;
@@ -68,8 +69,9 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 
 // gemm_sm90_layer_norm.hip: y [M][N] = LN(alpha * (x [M][K] . w[N][K]^T +
 // bias) + skip) * gammas + betas (eps inside the root), half storage, float
-// accumulation (unless half_sums) and statistics, bias may be null: the encoder layers' output
-// and FFN second products with their post-LN, in one launch on sm_90
+// accumulation (unless half_sums) and statistics, bias may be null: the
+// encoder layers' output and FFN second products with their post-LN, in one
+// launch on sm_90
 // (native/GEMM_SM90.md). gemm_sm90_layer_norm_fits: N 256-1,024 in steps of
 // 256, K a multiple of 64 from 128. gemm_sm90_layer_norm_prepare once per
 // device at network creation (not in a capture). The launch's blocks
