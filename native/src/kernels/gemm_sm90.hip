@@ -251,7 +251,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The k-loop on either kind of sums (d: float acc, or half pairs).
       auto run_products = [&](auto& d) {
 #pragma unroll
-        for (int a = 0; a < static_cast<int>(sizeof(d) / sizeof(d[0])); ++a) d[a] = 0;
+        for (auto& a : d) a = 0;
         for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
           const int s = seq % kStages;
           barrier_wait(&full[s], (seq / kStages) & 1);
