@@ -602,7 +602,9 @@ def attention_path(env, precision, ffn_fits=False):
     side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions;
     half nets' FFN's first product on our sm_90 product
     (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
-    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits); half nets' smolgen
+    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits), its products summed
+    in half on the cooperative schedule unless LC0ROCM_GEMM_SM90_HALF_SUMS=0;
+    half nets' smolgen
     compress in the Q|K|V product from LC0ROCM_QKV_COMPRESS positions where
     the chain runs a layer at a time, not beside Q|K|V, and the attention is
     fused."""
@@ -630,6 +632,9 @@ def attention_path(env, precision, ffn_fits=False):
         if (precision == "fp16" and sm90 and ffn_fits and env.get("LC0ROCM_GEMM_SM90") != "0"
                 and 64 * n >= sm90_rows):
             path += f", the FFN's first products on sm_90 wgmma from {sm90_rows} rows"
+            if (env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0" and env.get("LC0ROCM_GEMM_SM90_TILE") != "128"
+                    and env.get("LC0ROCM_GEMM_SM90_CLUSTER") != "2"):
+                path += " (half sums)"
         norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
         if precision == "fp16" and sm90 and 64 * n <= norm_rows:
             path += ", output and FFN products with their layer norms"

@@ -371,8 +371,8 @@ def sm90_norm_taken(env, n, embedding, multiprocessors):
 @pytest.mark.parametrize("env", [{"LC0ROCM_GEMM_SM90_NORM_ROWS": "64", "LC0ROCM_GEMM_SM90_NORM_FILL": "0"}, {},
                                  {"LC0ROCM_GEMM_SM90_NORM_ROWS": "0"},
                                  {"LC0ROCM_GEMM_SM90_NORM_ROWS": "64", "LC0ROCM_GEMM_SM90_NORM_FILL": "0",
-                                  "LC0ROCM_GEMM_SM90_HALF_SUMS": "1"}],
-                         ids=["every-batch", "default", "off", "every-batch-half-sums"])
+                                  "LC0ROCM_GEMM_SM90_HALF_SUMS": "0"}],
+                         ids=["every-batch", "default", "off", "every-batch-float-sums"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
 def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatch):
     """The encoder layers' output and FFN second products with their layer
@@ -383,7 +383,8 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
     part empty; from batch 64 on a group takes several tiles, both tile
     parities of its statistics slots, its barrier reused), by default
     (from batch 64 where its rounds of tiles are 90 % full), off, and from
-    64 rows with the products summed in half (LC0ROCM_GEMM_SM90_HALF_SUMS).
+    64 rows with the products summed in float (LC0ROCM_GEMM_SM90_HALF_SUMS=0;
+    half by default).
     Within the fp16 bound of the float reference at every batch,
     NaN-poisoned outputs; describe() says which batches take it. Skips off
     sm_90."""
@@ -412,7 +413,7 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
                 fill = sm90_norm_fill(n, embedding, info["multiprocessors"])
                 assert f"rows where its rounds of row tiles are at least {min_fill} % full ({fill} % here)" in text, (
                     n, text)
-                halved = env.get("LC0ROCM_GEMM_SM90_HALF_SUMS") == "1"
+                halved = env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0"
                 assert (f"({fill} % here) (half sums)" in text) == halved, (n, text)
         check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 {env}", TOLERANCE["fp16"])
     finally:

@@ -222,11 +222,11 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // LC0ROCM_GEMM_SM90_ROWS: from how many rows (64 a position).
 // LC0ROCM_GEMM_SM90_TILE: 128 for the ping-pong schedule, else cooperative
 // (the faster one). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in pairs that share
-// W's fetches. LC0ROCM_GEMM_SM90_HALF_SUMS=1: the products of both sm_90
-// kernels (this one on the cooperative schedule alone, and
-// gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's cublasHgemm
-// (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at b256-512, the
-// policy error 2.2-2.6x, within the fp16 bound).
+// W's fetches. LC0ROCM_GEMM_SM90_HALF_SUMS (on by default; 0: float sums):
+// the products of both sm_90 kernels (this one on the cooperative schedule
+// alone, and gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's
+// cublasHgemm (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at
+// b256-512, the policy error 2.2-2.6x, within the fp16 bound).
 constexpr int kSm90DefaultMode = 1;
 constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 
@@ -245,7 +245,7 @@ struct Sm90Settings {
   bool half_sums = false;
 };
 
-bool sm90_half_sums() { return env_switch("LC0ROCM_GEMM_SM90_HALF_SUMS", false); }
+bool sm90_half_sums() { return env_switch("LC0ROCM_GEMM_SM90_HALF_SUMS", true); }
 
 Sm90Settings sm90_settings(const NetConfig& cfg) {
   Sm90Settings s;
