@@ -421,8 +421,9 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("half", ["1", "0"], ids=["half-sums", "float-sums"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_qkv_attention_sm90_matches_reference(make_test_net, preset, monkeypatch):
+def test_qkv_attention_sm90_matches_reference(make_test_net, preset, half, monkeypatch):
     """Each encoder layer's Q|K|V product and its attention in one launch on
     sm_90 (native/src/kernels/attn_qkv_attention_sm90.hip: wgmma fed by TMA,
     then each position's attention of a pair of heads in the epilogue, with
@@ -430,23 +431,26 @@ def test_qkv_attention_sm90_matches_reference(make_test_net, preset, monkeypatch
     (LC0ROCM_QKV_ATTENTION=1, and Q|K|V not beside smolgen) so that every batch takes it: batch 1 and 7 leave
     the second position of the last 128-row tile past the end (its logits
     read as zeros, its output rows not stored), from batch 64 on a block
-    takes several tiles and the single logits buffer turns over. Within the
-    fp16 bound of the float reference, NaN-poisoned outputs; describe() says
-    so. Skips off sm_90."""
+    takes several tiles and the single logits buffer turns over; the product
+    summed in half (the default) and in float (LC0ROCM_QKV_HALF_SUMS=0).
+    Within the fp16 bound of the float reference, NaN-poisoned outputs;
+    describe() says so, and which sums. Skips off sm_90."""
     from lc0_rocm import backends
 
     vendor = gpu_vendor()
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
     monkeypatch.setenv("LC0ROCM_QKV_ATTENTION", "1")
     monkeypatch.setenv("LC0ROCM_SMOLGEN_BESIDE", "0")  # batches 1-2 run Q|K|V beside smolgen otherwise
+    monkeypatch.setenv("LC0ROCM_QKV_HALF_SUMS", half)
     backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
     try:
         arch = backend.device_info["arch"]
         if arch != "sm_90":
             pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
         for n in BATCHES:
-            assert "Q|K|V with the attention in one launch (sm_90)" in backend.describe(n), backend.describe(n)
-        check_batches(backend, planes, ref, f"{preset} Q|K|V with the attention", TOLERANCE["fp16"])
+            sums = ", half sums" if half == "1" else ""
+            assert f"Q|K|V with the attention in one launch (sm_90{sums})" in backend.describe(n), backend.describe(n)
+        check_batches(backend, planes, ref, f"{preset} Q|K|V with the attention, half sums {half}", TOLERANCE["fp16"])
     finally:
         backend.close()
 

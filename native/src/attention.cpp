@@ -550,6 +550,7 @@ struct EncoderParams {
   int compress_positions;       // smolgen's compress in the Q|K|V product from this batch (half; 0: never)
   int wide_norm_rows;           // smolgen's LN2 on 256-thread blocks from this batch (0: never)
   int qkv_attention_positions;  // Q|K|V and the attention in one launch (sm_90) from this batch (0: never)
+  bool qkv_half_sums;           // that launch's Q|K|V product sums in half
 };
 
 // LC0ROCM_ATTN_UNFUSED=1 runs attention as split heads + batched GEMMs +
@@ -637,6 +638,14 @@ int qkv_attention_positions(const NetConfig& cfg) {
   return from > 0 && attn::qkv_attention_sm90_prepare(cfg.device) ? from : 0;
 }
 
+// LC0ROCM_QKV_HALF_SUMS (on by default; 0: float sums): that launch's Q|K|V
+// product sums in half, as lc0's cuda backend's cublasHgemm and our own
+// sm_90 products (sm90_half_sums). H200, run 99, three rounds in turns
+// beside those alone: t82 +1.2 / +0.4 %, bt4 +0.5 / +0.6 % at b256 / b512
+// (ahead in 10 of 12); the parity errors as theirs (QKV_ATTENTION_SM90.md,
+// "Half sums").
+bool qkv_half_sums() { return env_switch("LC0ROCM_QKV_HALF_SUMS", true); }
+
 // LC0ROCM_WIDE_NORM_ROWS: batches of this size or more run smolgen's second
 // layer norm (rows over 2,048 half values) a row to a block of 256 threads
 // (attn::layer_norm's wide_from_rows); 0: never. H100, fp16: those layer
@@ -689,12 +698,15 @@ bool run_tensor_core_attention(const EncoderParams&, float*, const float*, int, 
 
 // Layer L's Q|K|V product and its attention in one launch, x -> out (half,
 // sm_90); false where it does not run (the caller then runs both).
-bool run_qkv_attention(ForwardContext& ctx, const Encoder& L, int n, const half* x, const half* gen, half* out) {
+bool run_qkv_attention(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, int n, const half* x,
+                       const half* gen, half* out) {
   const int w_rows = L.qkv_with_compress > 0 ? L.qkv_with_compress : 3 * L.d_model;
   return attn::qkv_attention_sm90(ctx.stream, ctx.device, out, x, static_cast<const half*>(L.qkv.w.get()), w_rows,
-                                  f32(L.qkv.b), gen, n, L.heads, L.depth, L.qkv.in);
+                                  f32(L.qkv.b), gen, n, L.heads, L.depth, L.qkv.in, p.qkv_half_sums);
 }
-bool run_qkv_attention(ForwardContext&, const Encoder&, int, const float*, const float*, float*) { return false; }
+bool run_qkv_attention(ForwardContext&, const Encoder&, const EncoderParams&, int, const float*, const float*, float*) {
+  return false;
+}
 
 // Scratch for running encoder layers over n positions, taken once per pass
 // and shared by all layers (sized for the widest).
@@ -895,7 +907,7 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   if (runs_qkv_attention(p, L, n)) {
     // Smolgen's chain first: the one launch reads its logits.
     if (L.has_smolgen) run_smolgen<T>(ctx, L, p, n, x, s, false);
-    attended = run_qkv_attention(ctx, L, n, x, L.has_smolgen ? s.smolgen : nullptr, s.merged);
+    attended = run_qkv_attention(ctx, L, p, n, x, L.has_smolgen ? s.smolgen : nullptr, s.merged);
     if (!attended) run_dense(ctx, L.qkv, rows, x, s.qkv);
   } else if (ctx.side != nullptr && runs_beside(p, L, n)) {
     // Two branches that only read x: Q|K|V on the side lane, smolgen here.
@@ -1150,7 +1162,8 @@ class AttentionBody final : public Body {
                             global, fused_attention_enabled(), tensor_core_attention_enabled(),
                             mma_attention_enabled(), smolgen_generate_positions(cfg),
                             smolgen_beside_positions(cfg), smolgen_first_positions(cfg),
-                            qkv_compress_positions(cfg), wide_norm_rows(), qkv_attention_positions(cfg)};
+                            qkv_compress_positions(cfg), wide_norm_rows(), qkv_attention_positions(cfg),
+                            qkv_half_sums()};
 
     policy_ = std::make_unique<AttentionPolicy>(cfg, ws, "policy_head.", e, cfg.default_act,
                                                 cfg.smolgen_act, cfg.ffn_act, global);
@@ -1235,7 +1248,9 @@ class AttentionBody final : public Body {
   std::string qkv_attention_path(int n) const {
     const bool any = std::any_of(encoders_.begin(), encoders_.end(),
                                  [&](const Encoder& l) { return runs_qkv_attention(params_, l, n); });
-    return any ? ", Q|K|V with the attention in one launch (sm_90)" : "";
+    if (!any) return "";
+    return params_.qkv_half_sums ? ", Q|K|V with the attention in one launch (sm_90, half sums)"
+                                 : ", Q|K|V with the attention in one launch (sm_90)";
   }
 
   // How smolgen's chain runs at batch n ("" without smolgen).

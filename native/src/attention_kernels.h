@@ -94,7 +94,8 @@ bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride
 // 3*heads*depth rows are Q's, K's and V's, bias [3*heads*depth] (Q|K|V's),
 // smolgen [batch][heads][64][64] or null -> out [batch*64][heads*depth]; Q,
 // K, V rounded to half once (bias added first), the rest as
-// fused_attention_tensor_cores. _fits: the shapes it takes (depth 32, an even
+// fused_attention_tensor_cores; half_sums: the product sums in half (wgmma
+// .f16 accumulators), else in float. _fits: the shapes it takes (depth 32, an even
 // count of heads, embedding a multiple of 64); _prepare once per device at
 // network creation (not in a capture). Returns false, launching nothing,
 // where it does not apply (AMD, builds not for sm_90a, other shapes,
@@ -103,7 +104,7 @@ bool qkv_attention_sm90_fits(int heads, int depth, int embedding);
 bool qkv_attention_sm90_prepare(const DeviceInfo& device);
 bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* out, const __half* x, const __half* w,
                         int w_rows, const float* bias, const __half* smolgen, int batch, int heads, int depth,
-                        int embedding);
+                        int embedding, bool half_sums);
 
 // The same op on AMD CDNA's matrix cores (attn_fused_attention_mfma.hip):
 // half storage, 16 x 16 x 16 MFMA products with float sums, on devices with

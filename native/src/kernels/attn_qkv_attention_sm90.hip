@@ -16,8 +16,9 @@
 // cooperative schedule: one producer thread fills a ring of stages by TMA,
 // and after each tile's stages that tile's smolgen logits (both positions,
 // both heads, 32 KB) into a buffer of their own; each consumer warpgroup
-// runs one position's 64 rows (m64n192k16) and then, in its epilogue, that
-// position's attention for both heads:
+// runs one position's 64 rows (m64n192k16; summed in half by default, as
+// lc0's cuda backend's products, or in float) and then, in its epilogue,
+// that position's attention for both heads:
 // - K and V go to shared memory as half (64-byte rows, `swizzled`);
 // - Q, its bias added, goes straight from the accumulators into mma.sync A
 //   fragments: a warp's 16 rows of the wgmma D fragment lie as mma.sync's
@@ -38,6 +39,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "attn_mma_head.h"
 #include "tensor_map.h"
@@ -85,6 +87,10 @@ static_assert(kKeysBytes == 64 * sm90::kBoxCols * sizeof(__half), "the output bo
 static_assert(kTileM / kConsumers == 64, "a consumer's rows are one position's");
 static_assert(kStageBBytes == 3 * kPartBytes, "a stage's W: the pair's Q, K and V boxes");
 
+// kHalfSums: the Q|K|V product sums in half (wgmma .f16 accumulators, as
+// lc0's cuda backend's cublasHgemm); K and V go to shared memory as they
+// are, Q's bias is added in float.
+template <bool kHalfSums>
 __global__ void __launch_bounds__(kThreads, 1)
     qkv_attention_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                          const __grid_constant__ CUtensorMap logits_map, const __grid_constant__ CUtensorMap out_map,
@@ -181,7 +187,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     __half* values = keys + kPairHeads * kHeadHalves;
     const unsigned box_address = shared_address(keys);  // the output box, in K's place
     const __half* my_logits = logits + consumer * (kPositionLogitsBytes / sizeof(__half));
-    float acc[64 * kTileN / 128];  // the consumer's 64 x 192 over its 128 threads
+    // The consumer's 64 x 192 over its 128 threads: floats, or half pairs.
+    using Sum = std::conditional_t<kHalfSums, unsigned, float>;
+    Sum acc[64 * kTileN / 128 / (kHalfSums ? 2 : 1)];
     int released = 0;  // fills handed back so far
     // The products of k-slice kt (fill seq) of the block's i-th tile.
     // The first (kt 0) starts the accumulators afresh.
@@ -217,6 +225,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (; released < seq; ++released)
         if (leader) barrier_arrive(&empty[released % kStages]);
 
+      // Elements r and r + 1 (r even) of the float layout, as half and as float.
+      auto sum_half2 = [&](int r) {
+        if constexpr (kHalfSums) return *reinterpret_cast<const __half2*>(&acc[r / 2]);
+        else return __floats2half2_rn(acc[r], acc[r + 1]);
+      };
+      auto sum_float2 = [&](int r) {
+        if constexpr (kHalfSums) return __half22float2(*reinterpret_cast<const __half2*>(&acc[r / 2]));
+        else return make_float2(acc[r], acc[r + 1]);
+      };
       // The epilogue. Accumulator block j (columns 8j .. 8j + 7, registers
       // 4j .. 4j + 3: rows `row` and row + 8 at columns 8j + 2t, + 1) is Q's
       // for j < 8, K's for 8-15, V's for 16-23; head hh's are 4hh .. 4hh + 3
@@ -232,10 +249,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           __half* vh = values + hh * kHeadHalves;
           const int piece = swizzled<kDepth / 8>(row, b) + 2 * t;
           const int piece8 = swizzled<kDepth / 8>(row + 8, b) + 2 * t;
-          *reinterpret_cast<__half2*>(kh + piece) = __floats2half2_rn(acc[4 * jk], acc[4 * jk + 1]);
-          *reinterpret_cast<__half2*>(kh + piece8) = __floats2half2_rn(acc[4 * jk + 2], acc[4 * jk + 3]);
-          *reinterpret_cast<__half2*>(vh + piece) = __floats2half2_rn(acc[4 * jv], acc[4 * jv + 1]);
-          *reinterpret_cast<__half2*>(vh + piece8) = __floats2half2_rn(acc[4 * jv + 2], acc[4 * jv + 3]);
+          *reinterpret_cast<__half2*>(kh + piece) = sum_half2(4 * jk);
+          *reinterpret_cast<__half2*>(kh + piece8) = sum_half2(4 * jk + 2);
+          *reinterpret_cast<__half2*>(vh + piece) = sum_half2(4 * jv);
+          *reinterpret_cast<__half2*>(vh + piece8) = sum_half2(4 * jv + 2);
         }
       // Q + b_q as A fragments (attend_scores): qa[hh][kk][q] is depth columns
       // 16kk + 8 (q / 2) + 2t, + 1 of row g + 8 (q % 2): block 4hh + 2kk + q / 2.
@@ -248,7 +265,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int q = 0; q < 4; ++q) {
             const int j = 4 * hh + 2 * kk + q / 2, r = 4 * j + 2 * (q % 2);
             const float2 b = *reinterpret_cast<const float2*>(bias + pair * kPartRows + 8 * j + 2 * t);
-            const __half2 v = __floats2half2_rn(acc[r] + b.x, acc[r + 1] + b.y);
+            const float2 a = sum_float2(r);
+            const __half2 v = __floats2half2_rn(a.x + b.x, a.y + b.y);
             qa[hh][kk][q] = *reinterpret_cast<const uint32_t*>(&v);
           }
       named_barrier_sync(barrier, 128);  // every warp's K and V rows are in place
@@ -307,17 +325,19 @@ bool qkv_attention_sm90_fits(int heads, int depth, int embedding) {
 bool qkv_attention_sm90_prepare(const DeviceInfo& device) {
   using namespace qkv_sm90;
   if (!device.wgmma || device.shared_per_block < kSharedBytes || !sm90::tensor_maps_available()) return false;
-  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&qkv_attention_kernel),
-                          hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) != hipSuccess) {
-    (void)hipGetLastError();
-    return false;
-  }
+  for (const void* kernel : {reinterpret_cast<const void*>(&qkv_attention_kernel<false>),
+                             reinterpret_cast<const void*>(&qkv_attention_kernel<true>)})
+    if (hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) !=
+        hipSuccess) {
+      (void)hipGetLastError();
+      return false;
+    }
   return true;
 }
 
 bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* out, const __half* x, const __half* w,
                         int w_rows, const float* bias, const __half* smolgen, int batch, int heads, int depth,
-                        int embedding) {
+                        int embedding, bool half_sums) {
   using namespace qkv_sm90;
   const long long M = 64LL * batch;
   if (!device.wgmma || batch < 1 || M > (1LL << 30) / heads || !qkv_attention_sm90_fits(heads, depth, embedding) ||
@@ -338,7 +358,8 @@ bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* ou
     return false;
   const long long tiles = (M + kTileM - 1) / kTileM * (heads / kPairHeads);
   const dim3 grid(static_cast<unsigned>(std::min<long long>(tiles, device.multiprocessors)));
-  gpu_launch(qkv_attention_kernel, grid, dim3(kThreads), kSharedBytes, stream, x_map, w_map, logits_map, out_map, bias,
+  const auto kernel = half_sums ? qkv_attention_kernel<true> : qkv_attention_kernel<false>;
+  gpu_launch(kernel, grid, dim3(kThreads), kSharedBytes, stream, x_map, w_map, logits_map, out_map, bias,
              static_cast<int>(M), embedding, heads, 1.0f / std::sqrt(static_cast<float>(depth)),
              smolgen != nullptr ? 1 : 0);
   check_launch("qkv_attention_sm90");
@@ -350,7 +371,7 @@ bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* ou
 bool qkv_attention_sm90_fits(int, int, int) { return false; }
 bool qkv_attention_sm90_prepare(const DeviceInfo&) { return false; }
 bool qkv_attention_sm90(hipStream_t, const DeviceInfo&, __half*, const __half*, const __half*, int, const float*,
-                        const __half*, int, int, int, int) {
+                        const __half*, int, int, int, int, bool) {
   return false;
 }
 
