@@ -643,7 +643,7 @@ int qkv_attention_positions(const NetConfig& cfg) {
 // sm_90 products (sm90_half_sums). H200, run 99, three rounds in turns
 // beside those alone: t82 +1.2 / +0.4 %, bt4 +0.5 / +0.6 % at b256 / b512
 // (ahead in 10 of 12); the parity errors as theirs (QKV_ATTENTION_SM90.md,
-// "Half sums").
+// "Kept: half sums").
 bool qkv_half_sums() { return env_switch("LC0ROCM_QKV_HALF_SUMS", true); }
 
 // LC0ROCM_WIDE_NORM_ROWS: batches of this size or more run smolgen's second
