@@ -414,6 +414,7 @@ bool gemm_sm90_layer_norm_prepare(const DeviceInfo& device) {
       (void)hipGetLastError();
       return false;
     }
+  // Both instances take the same registers (168) and shared memory.
   int per_multiprocessor = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, gemm_sm90_layer_norm_kernel<false>, kThreads,
                                                     kSharedBytes) != cudaSuccess) {
@@ -468,14 +469,9 @@ bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long lon
   const dim3 grid(static_cast<unsigned>(std::min<long long>(row_tiles, resident / blocks) * blocks));
   unsigned* group_sync = static_cast<unsigned*>(exchange);
   float2* group_slots = reinterpret_cast<float2*>(static_cast<unsigned char*>(exchange) + resident * kSyncBytes);
-  if (half_sums)
-    gpu_launch_cooperative(gemm_sm90_layer_norm_kernel<true>, grid, dim3(kThreads), kSharedBytes, stream, x_map,
-                           w_map, skip_map, y_map, bias, gammas, betas, alpha, eps, static_cast<int>(M), N, K, launch,
-                           group_sync, group_slots);
-  else
-    gpu_launch_cooperative(gemm_sm90_layer_norm_kernel<false>, grid, dim3(kThreads), kSharedBytes, stream, x_map,
-                           w_map, skip_map, y_map, bias, gammas, betas, alpha, eps, static_cast<int>(M), N, K, launch,
-                           group_sync, group_slots);
+  const auto kernel = half_sums ? gemm_sm90_layer_norm_kernel<true> : gemm_sm90_layer_norm_kernel<false>;
+  gpu_launch_cooperative(kernel, grid, dim3(kThreads), kSharedBytes, stream, x_map, w_map, skip_map, y_map, bias,
+                         gammas, betas, alpha, eps, static_cast<int>(M), N, K, launch, group_sync, group_slots);
   GPU_CHECK_LAUNCH();
   return true;
 }
