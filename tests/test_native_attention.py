@@ -307,10 +307,10 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     for the FFN's first product (LC0ROCM_GEMM_SM90=1, the default from batch
     128) or all four encoder products (2), on its cooperative (tiles 256
     wide, the default) or ping-pong schedule (128), alone or in pairs of
-    blocks sharing W's fetches (cluster 2), the cooperative one with half
-    sums (LC0ROCM_GEMM_SM90_HALF_SUMS=1; ping-pong ignores it), from 64
-    rows on so that every
-    batch takes it; batch 7 (448 rows) leaves the last 128-row tile part
+    blocks sharing W's fetches (cluster 2), with float sums or, on the
+    cooperative schedule alone, half sums (LC0ROCM_GEMM_SM90_HALF_SUMS 0 or
+    1; ping-pong and pairs ignore it), from 64 rows on so that every batch
+    takes it; batch 7 (448 rows) leaves the last 128-row tile part
     empty (TMA reads zeros past the end and its stores leave those rows
     out), at batch 1 a pair's second tile lies wholly past the end, and
     from batch 64 on a block takes several tiles. Within the fp16 bound of
