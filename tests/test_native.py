@@ -957,6 +957,39 @@ def test_gpu_pinned_inputs_and_outputs_equal_the_staged_path(precision, maia_pat
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("net", ["maia", "tiny-bt"])
+def test_gpu_packed_input_gives_the_planes_results_bit_for_bit(net, precision, maia_path, make_test_net):
+    """lc0's packed input (a mask and a value per plane) expanded on the
+    device gives the same planes as the float planes sent whole: the same
+    outputs bit for bit, at batch 1 (read in place from mapped memory), 9,
+    100 and 256, for positions from games and for random masks with values
+    other than 1 (every plane and square of the expansion)."""
+    name = gpu_backend_or_skip(precision)
+    w = load_weights(maia_path if net == "maia" else make_test_net(net))
+    rng = np.random.default_rng(17)
+    game_masks, game_values = random_packed(w, 256, seed=13)
+    # every bit of a mask reachable (bit 63 and bit 0 included), one in 16
+    # set, about as dense as real positions (far denser planes overflow half
+    # activations into NaN)
+    bits = [rng.integers(0, 2**63, size=(256, 112), dtype=np.uint64) * np.uint64(2) +
+            rng.integers(0, 2, size=(256, 112), dtype=np.uint64) for _ in range(4)]
+    noise_masks = bits[0] & bits[1] & bits[2] & bits[3]
+    noise_values = rng.choice(np.array([1.0, 0.5, 0.25], np.float32), size=(256, 112))
+    gpu = backends.create(name, w, max_batch=256)
+    try:
+        for masks, values in ((game_masks, game_values), (noise_masks, noise_values)):
+            for n in (1, 9, 100, 256):
+                packed = gpu.forward_packed(masks[:n], values[:n])
+                planes = gpu.forward(unpack_planes(masks[:n], values[:n]))
+                for a, b in zip(packed, planes):
+                    assert not np.isnan(a).any()
+                    np.testing.assert_array_equal(a, b)
+    finally:
+        gpu.close()
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 def test_gpu_calls_padded_to_a_graph_bucket_return_their_own_rows(precision, tol, maia_path):
     """A call of n positions runs at the next batch-size bucket (zeros after
