@@ -1,5 +1,7 @@
-// expand_planes: lc0's packed input (mask, value per plane) -> planes.
+// expand_planes: lc0's packed input (mask, value per plane) -> planes;
+// transpose_planes: full float planes -> planes.
 #include "../gpu_compat.h"
+#include "aligned.h"
 #include "ops.h"
 
 namespace lc0rocm {
@@ -43,23 +45,43 @@ __global__ void expand_planes_kernel(int n, const uint64_t* masks, const float* 
   for (int j = 0; j < kStores; ++j) to[j] = from[j];
 }
 
+// A block per position: its 112 x 64 floats come in through shared memory
+// (coalesced 16-byte loads, plane-major as they arrive), then each thread
+// writes one square's group of 16 planes, 32 bytes of halves (64 of
+// floats): a warp's shared-memory reads are consecutive squares of one
+// plane (no bank conflicts) and every store fills whole 32-byte sectors.
+// (A thread per element read floats 256 bytes apart, with 64-bit index
+// division.)
+constexpr int kTransposeGroup = 16;
+constexpr int kTransposeThreads = 64 * 112 / kTransposeGroup;  // 448: one (square, group) each
+static_assert(112 % kTransposeGroup == 0, "planes come in whole groups");
+
 template <typename T>
-__global__ void transpose_planes_kernel(int n, const float* in, T* out) {
+__global__ void __launch_bounds__(kTransposeThreads) transpose_planes_kernel(const float* in, T* out) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  long long total = (long long)n * 64 * 112;
-  if (i >= total) return;
-  int plane = i % 112;
-  int square = (i / 112) % 64;
-  long long pos = i / (112 * 64);
-  out[i] = from_float<T>(in[(pos * 112 + plane) * 64 + square]);
+  __shared__ float4 tile[112 * 64 / 4];  // [plane][square], as in `in`
+  const int position = blockIdx.x;
+  const float4* from = reinterpret_cast<const float4*>(in + static_cast<size_t>(position) * 112 * 64);
+  for (int q = threadIdx.x; q < 112 * 64 / 4; q += kTransposeThreads) tile[q] = from[q];
+  __syncthreads();
+  const float* planes = reinterpret_cast<const float*>(tile);
+  const int square = threadIdx.x % 64;
+  const int first = threadIdx.x / 64 * kTransposeGroup;
+  alignas(16) T group[kTransposeGroup];
+  for (int k = 0; k < kTransposeGroup; ++k) group[k] = from_float<T>(planes[(first + k) * 64 + square]);
+  constexpr int kStores = kTransposeGroup * sizeof(T) / sizeof(uint4);  // 2 (half), 4 (float)
+  const uint4* src = reinterpret_cast<const uint4*>(group);
+  uint4* to = reinterpret_cast<uint4*>(out + (static_cast<size_t>(position) * 64 + square) * 112 + first);
+  for (int j = 0; j < kStores; ++j) to[j] = src[j];
 }
 
 void expand_planes(hipStream_t stream, DType dt, int n, const uint64_t* masks,
                    const float* values, void* planes) {
   const long long threads = (long long)n * 64 * kPlaneGroups;
   if (threads == 0) return;
+  if (!aligned16(masks) || !aligned16(values) || !aligned16(planes))
+    fail(LC0ROCM_INTERNAL_ERROR, "expand_planes: masks, values and planes must be 16-byte aligned");
   if (dt == DType::F32)
     gpu_launch(expand_planes_kernel<float>, blocks_for(threads), kBlockThreads, 0, stream, n, masks, values,
                (float*)planes);
@@ -70,14 +92,13 @@ void expand_planes(hipStream_t stream, DType dt, int n, const uint64_t* masks,
 }
 
 void transpose_planes(hipStream_t stream, DType dt, int n, const float* planes_in, void* planes) {
-  long long total = (long long)n * 64 * 112;
-  if (total == 0) return;
+  if (n == 0) return;
+  if (!aligned16(planes_in) || !aligned16(planes))
+    fail(LC0ROCM_INTERNAL_ERROR, "transpose_planes: input and planes must be 16-byte aligned");
   if (dt == DType::F32)
-    gpu_launch(transpose_planes_kernel<float>, blocks_for(total), kBlockThreads, 0, stream, n, planes_in,
-               (float*)planes);
+    gpu_launch(transpose_planes_kernel<float>, dim3(n), kTransposeThreads, 0, stream, planes_in, (float*)planes);
   else
-    gpu_launch(transpose_planes_kernel<half>, blocks_for(total), kBlockThreads, 0, stream, n, planes_in,
-               (half*)planes);
+    gpu_launch(transpose_planes_kernel<half>, dim3(n), kTransposeThreads, 0, stream, planes_in, (half*)planes);
   GPU_CHECK_LAUNCH();
 }
 
