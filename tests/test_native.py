@@ -494,6 +494,7 @@ def check_paths_match_cpu(w, name, env, count, tol, monkeypatch, expect_path=Non
                                  {"LC0ROCM_WINOGRAD": "0", "LC0ROCM_IMPLICIT_CONV": "0"},
                                  {"LC0ROCM_IMPLICIT_CONV": "0"},
                                  {"LC0ROCM_IMPLICIT_CONV": "1"},
+                                 {"LC0ROCM_VALUE_TAIL": "0"},
                                  {"LC0ROCM_IMPLICIT_CONV": "1", "LC0ROCM_FUSED_SE": "0"},
                                  {"LC0ROCM_WINOGRAD": "1"}, {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_FUSED_SE": "0"},
                                  {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_WINOGRAD_CHAIN": "0"},
@@ -507,7 +508,9 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     batch size (a no-op where the device has none), Winograd F(4x4, 3x3) at
     every batch size, the residual tower's Winograd chain
     (winograd_output_input.hip) or a layer at a time; kernels launched as
-    dependent launches (gpu_compat.h; where the GPU has them) or plainly.
+    dependent launches (gpu_compat.h; where the GPU has them) or plainly;
+    the value head's last layer and its output in one launch
+    (value_head_tail.hip, WDL and classical heads) or as before.
     The residual tower in one launch (resnet_tower.hip, the default for
     64-channel nets in half) is off here, so that every layer takes the
     path asked for; test_gpu_resnet_tower_matches_cpu covers it."""
@@ -519,12 +522,14 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     check_paths_match_cpu(w, name, env, 200, tol, monkeypatch)
 
 
-def resnet_tower_path(env):
+def resnet_tower_path(env, conv_policy=True):
     """expect_path for the residual tower in one launch under `env`: which
     layout resnet_tower.hip / resnet_tower_cluster.hip must take on an
     sm_90 GPU (H100, H200: 227 KB of shared memory per block, clusters),
-    None elsewhere (other GPUs have other shared memory and no clusters;
-    there only the parity is checked)."""
+    and whether resnet_tower.hip runs a convolution policy's first layer
+    too (not on clusters; LC0ROCM_RESNET_TOWER_POLICY=0 keeps it out); None
+    elsewhere (other GPUs have other shared memory and no clusters; there
+    only the parity is checked)."""
     def expect(info, n):
         if info["vendor"] != "nvidia" or info["arch"] != "sm_90":
             return None
@@ -540,6 +545,8 @@ def resnet_tower_path(env):
             path = "two positions per block"
         else:
             path = "a position per block" + ("" if env.get("LC0ROCM_RESNET_TOWER_SPLIT") == "0" else ", K split")
+        if conv_policy and env.get("LC0ROCM_RESNET_TOWER_POLICY") != "0" and "cluster" not in path:
+            path += ", the policy's first convolution in it"
         return re.escape(f"residual tower in one launch, {path} (batch {n})")
     return expect
 
@@ -550,7 +557,9 @@ def resnet_tower_path(env):
                                  {"LC0ROCM_RESNET_TOWER_CLUSTER": "0", "LC0ROCM_PDL": "0"},
                                  {"LC0ROCM_RESNET_TOWER_POSITIONS": "1"},
                                  {"LC0ROCM_RESNET_TOWER_POSITIONS": "1", "LC0ROCM_RESNET_TOWER_SPLIT": "0"},
-                                 {"LC0ROCM_RESNET_TOWER_POSITIONS": "2"}, {"LC0ROCM_RESNET_TOWER": "0"}])
+                                 {"LC0ROCM_RESNET_TOWER_POSITIONS": "2"}, {"LC0ROCM_RESNET_TOWER": "0"},
+                                 {"LC0ROCM_RESNET_TOWER_POLICY": "0"},
+                                 {"LC0ROCM_RESNET_TOWER_POLICY": "0", "LC0ROCM_RESNET_TOWER_POSITIONS": "2"}])
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish"])
 def test_gpu_resnet_tower_matches_cpu(net, env, maia_path, make_test_net, monkeypatch):
     """The residual tower in one launch (native/src/kernels/resnet_tower.hip:
@@ -560,12 +569,14 @@ def test_gpu_resnet_tower_matches_cpu(net, env, maia_path, make_test_net, monkey
     not) or a pair of positions per block at a time, against the cpu
     backend: with SE and ReLU (maia-1900), without SE (classical heads),
     with mish and convolution biases; batches 1 and 17 leave a pair short,
-    200 gives blocks more than one turn on any current GPU. On an sm_90 GPU
-    the backend's describe() must name the layout asked for."""
+    200 gives blocks more than one turn on any current GPU. The convolution
+    policy's first layer runs as the tower kernel's last step (not on
+    clusters) or after it. On an sm_90 GPU the backend's describe() must
+    name the layout asked for."""
     name = gpu_backend_or_skip("fp16")
     path = maia_path if net == "maia" else make_test_net(net, blocks=3, filters=64)
     check_paths_match_cpu(load_weights(path), name, env, 200, 1e-2, monkeypatch,
-                          expect_path=resnet_tower_path(env))
+                          expect_path=resnet_tower_path(env, conv_policy=net != "tiny-resnet-classical"))
 
 
 @pytest.mark.gpu

@@ -24,6 +24,17 @@ namespace {
 // b512 +4..5 % (native/RESNET_TOWER.md). LC0ROCM_RESNET_TOWER=0 turns it off
 // (to compare; 1 or unset: on). Read when a network is created.
 bool tower_wanted() { return env_switch("LC0ROCM_RESNET_TOWER", true); }
+// The convolution policy's first layer as the tower kernel's last step,
+// where that kernel runs (not clustered): one Winograd convolution fewer
+// (LC0ROCM_RESNET_TOWER_POLICY=0: after the tower, as before). H200,
+// maia-1900, with the value head's tail in one launch below, against
+// neither (run 103, backendbench in turns): b64 +0.8 %, b128 +1.0 %, b256
+// +2.4 %, b512 +0.2 %. Read when a network is created.
+bool tower_policy_wanted() { return env_switch("LC0ROCM_RESNET_TOWER_POLICY", true); }
+// The value head's last layer and output in one launch (value_head_tail.hip)
+// where it applies; LC0ROCM_VALUE_TAIL=0: a product, its bias and
+// value_output, as before. Read when a network is created.
+bool value_tail_wanted() { return env_switch("LC0ROCM_VALUE_TAIL", true); }
 
 struct Block {
   Conv3x3 conv1, conv2;
@@ -53,6 +64,8 @@ class ResNetBody : public Body {
                      bool hand_on) const;
   void policy_head_chained(ForwardContext& ctx, int n, void* v, void* m, float* policy) const;
   void policy_head(ForwardContext& ctx, int n, const void* flow, float* policy) const;
+  // The convolution policy after its first layer ran in the tower kernel.
+  void policy_head_second(ForwardContext& ctx, int n, const void* hidden, float* policy) const;
   void* conv_scratch(ForwardContext& ctx, int n) const;
   void value_head(ForwardContext& ctx, int n, const void* flow, float* wdl) const;
   void moves_left_head(ForwardContext& ctx, int n, const void* flow, float* moves_left) const;
@@ -71,6 +84,7 @@ class ResNetBody : public Body {
   Dense mlh_, mlh_ip1_, mlh_ip2_;
   std::vector<const Conv3x3*> convs_;  // all of them, to size the im2col scratch
   bool chain_enabled_ = true;          // LC0ROCM_WINOGRAD_CHAIN=0 turns Winograd towers off
+  bool value_tail_ = true;     // the value head's last layer and output in one launch (where it applies)
   bool tower_ = false;         // resnet_tower runs here (wanted; device, precision and shapes allow it)
   ResnetTower tower_shape_;    // its launch facts
   DeviceBuffer tower_blocks_;  // ResidualBlockWeights [blocks_.size()] for it
@@ -103,7 +117,7 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
 
   switch (cfg_.policy) {
     case 2: {  // POLICY_CONVOLUTION
-      policy_conv1_ = Conv3x3(ws, "resnet.policy1", dt_, c);
+      policy_conv1_ = Conv3x3(ws, "resnet.policy1", dt_, c, tower_candidate);
       policy_conv_ = Conv3x3(ws, "resnet.policy", dt_, policy_conv1_.out());
       policy_gather_ = ws.upload_i32("resnet.policy.gather", kPolicyOutputs);
       for (int32_t idx : ws.ints("resnet.policy.gather"))
@@ -156,9 +170,14 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     tower_blocks_ = DeviceBuffer(sizeof(ResidualBlockWeights) * host.size());
     GPU_CHECK(hipMemcpy(tower_blocks_.get(), host.data(), tower_blocks_.bytes(), hipMemcpyHostToDevice));
     tower_shape_.layers = tower_blocks_.as<ResidualBlockWeights>();
+    if (cfg_.policy == 2 && policy_conv1_.out() == c && tower_policy_wanted()) {
+      tower_shape_.head_w = policy_conv1_.transposed_weights();
+      tower_shape_.head_b = policy_conv1_.bias();
+    }
   }
 
   chain_enabled_ = env_switch("LC0ROCM_WINOGRAD_CHAIN", true);
+  value_tail_ = value_tail_wanted();
 
   convs_.push_back(&input_);
   for (const Block& b : blocks_) {
@@ -185,9 +204,16 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
   };
   if (tower_) {
     input_.forward(ctx, n, planes, conv_scratch(ctx, n), flow, act_);
-    resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_);
-    heads_beside();
-    policy_head(ctx, n, flow, out.policy);
+    if (resnet_tower_takes_head(tower_shape_, n)) {
+      void* hidden = ctx.arena.take(rows * policy_conv1_.out() * es);  // the policy's first layer
+      resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_, hidden);
+      heads_beside();
+      policy_head_second(ctx, n, hidden, out.policy);
+    } else {
+      resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_);
+      heads_beside();
+      policy_head(ctx, n, flow, out.policy);
+    }
   } else if (chains(n)) {
     // v: each layer's transformed input, m: its products, for the whole chain.
     const bool policy_chained = policy_chains(n);
@@ -213,7 +239,10 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
 
 std::string ResNetBody::describe(int n) const {
   const std::string path = tower_ ? std::string("residual tower in one launch, ") +
-                                        resnet_tower_path(cfg_.device, tower_shape_, n)
+                                        resnet_tower_path(cfg_.device, tower_shape_, n) +
+                                        (resnet_tower_takes_head(tower_shape_, n)
+                                             ? ", the policy's first convolution in it"
+                                             : "")
                            : chains(n) ? "residual tower as one Winograd chain"
                                        : "residual tower a layer at a time";
   return "convolution body, " + std::to_string(channels_) + " channels: " + path;
@@ -278,6 +307,14 @@ void ResNetBody::policy_head_chained(ForwardContext& ctx, int n, void* v, void* 
                 policy_gather_.as<int32_t>(), policy);
 }
 
+// The convolution policy from its first layer's output (hidden).
+void ResNetBody::policy_head_second(ForwardContext& ctx, int n, const void* hidden, float* policy) const {
+  void* planes = ctx.arena.take(static_cast<size_t>(n) * kSquares * policy_conv_.out() * dtype_size(dt_));
+  policy_conv_.forward(ctx, n, hidden, conv_scratch(ctx, n), planes, Activation::None);
+  policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
+                policy_gather_.as<int32_t>(), policy);
+}
+
 void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, float* policy) const {
   const size_t es = dtype_size(dt_);
   const long long rows = static_cast<long long>(n) * kSquares;
@@ -305,9 +342,12 @@ void ResNetBody::value_head(ForwardContext& ctx, int n, const void* flow, float*
   const long long rows = static_cast<long long>(n) * kSquares;
   void* planes = ctx.arena.take(rows * value_.out * es);
   void* hidden = ctx.arena.take(static_cast<size_t>(n) * value_ip1_.out * es);
-  void* logits = ctx.arena.take(static_cast<size_t>(n) * value_ip2_.out * es);
   dense_forward(ctx, rows, value_, flow, planes, act_);
   dense_forward(ctx, n, value_ip1_, planes, hidden, act_);
+  if (value_tail_ && value_head_tail(ctx.stream, dt_, n, value_ip2_.in, value_ip2_.out, hidden,
+                                     value_ip2_.w.get(), value_ip2_.b.as<float>(), wdl))
+    return;
+  void* logits = ctx.arena.take(static_cast<size_t>(n) * value_ip2_.out * es);
   dense_forward(ctx, n, value_ip2_, hidden, logits, Activation::None);
   value_output(ctx.stream, dt_, n, logits, cfg_.value == 2, wdl);
 }

@@ -198,14 +198,23 @@ struct ResnetTower {
   int forced_positions = 0;  // positions per block forced (1 or 2; 0: by batch size)
   bool pairs = false;  // the device has the shared memory for two positions per block
   int cluster_positions = 0;  // batches up to this size run a position per cluster (0: never)
+  // A convolution after the tower, head = act(conv(y) + b) into an output
+  // of its own (64 -> 64, the same weight layout): the convolution policy's
+  // first layer. Null: none. The caller sets it after resnet_tower_prepare.
+  const void* head_w = nullptr;
+  const float* head_b = nullptr;
 };
 constexpr int kResnetTowerChannels = 64;
 constexpr int kResnetTowerMaxBlocks = 64;
 constexpr int kResnetTowerMaxSeHidden = 64;
 bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int blocks, int se_hidden,
                           ResnetTower* tower);
+// Whether the launch for n positions runs tower.head_w's convolution (not
+// on the clustered layout). head_y [n][64][64] (16-byte aligned): its
+// output, only where it does; null: the tower alone.
+bool resnet_tower_takes_head(const ResnetTower& tower, int n);
 void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
-                  void* y, Activation act);
+                  void* y, Activation act, void* head_y = nullptr);
 // Which layout resnet_tower takes for n positions, in words (describe calls).
 const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower, int n);
 
@@ -236,6 +245,16 @@ void policy_gather(hipStream_t stream, DType dt, int n, long long row_stride, co
 // value_output.hip: value logits -> wdl [n][3]: softmax of 3 logits (wdl),
 // or ((1+q)/2, 0, (1-q)/2) with q = tanh(logit) for a classical head.
 void value_output(hipStream_t stream, DType dt, int n, const void* logits, bool wdl, float* out);
+
+// value_head_tail.hip: wdl [n][3] = value_output(hidden [n][k] . w [k][outs]
+// + b), outs 3 (WDL) or 1 (classical), the logits kept in float, in one
+// launch. Returns false, launching nothing, where it does not apply (outs
+// not 1 or 3, k not a multiple of 16 bytes' worth or over
+// kValueTailMaxInputs, hidden not 16-byte aligned); the caller then runs
+// the product and value_output.
+constexpr int kValueTailMaxInputs = 1024;  // W as floats in shared memory: up to 12 KB
+bool value_head_tail(hipStream_t stream, DType dt, int n, int k, int outs, const void* hidden, const void* w,
+                     const float* b, float* out);
 
 // cast.hip: out[i] = act(float(x[i])) for count elements.
 void cast_to_float(hipStream_t stream, DType dt, long long count, const void* x, float* out,

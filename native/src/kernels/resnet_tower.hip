@@ -3,6 +3,9 @@
 //   mid  = act(conv1(flow) + b1)
 //   v    = conv2(mid) + b2
 //   flow = act(SE(v) + flow)            (SE optional: se_fused.hip's unit)
+// and, where asked, one more convolution of the tower's output into an
+// output of its own, head = act(conv(flow) + b): the convolution policy's
+// first layer (64 -> 64), a step like a block's first.
 // with flow and mid kept in shared memory between layers: nothing between
 // the tower's input and its output touches device memory but the weights.
 // NVIDIA sm_80+ (mma.sync m16n8k16), half storage, float accumulation,
@@ -89,7 +92,7 @@ __host__ __device__ constexpr size_t shared_bytes(int positions, int hidden, int
 template <int kP, int kMT, int kKGroups, Activation kAct>
 __global__ void __launch_bounds__(tower_detail::kThreads, 1)
 resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* __restrict__ layers, const half* x,
-                    half* y, Activation act) {
+                    half* y, const half* head_w, const float* head_b, half* head_y, Activation act) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace tower_detail;
   extern __shared__ __align__(16) unsigned char tower_shared[];
@@ -111,7 +114,8 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
   // kP positions (group blockIdx.x, + gridDim.x, ...) and, within each,
   // over every layer.
   const int groups = (n + kP - 1) / kP;
-  const int steps_per_group = 2 * blocks;
+  const bool head = head_y != nullptr;   // the same for the whole grid
+  const int steps_per_group = 2 * blocks + (head ? 1 : 0);
   const int my_groups = static_cast<int>(blockIdx.x) < groups ? (groups - 1 - blockIdx.x) / gridDim.x + 1 : 0;
   const int steps = my_groups * steps_per_group;
   // Step s's weights and bias into buffer s % 2 and, for a block's second
@@ -121,6 +125,11 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
   auto fetch_step = [&](int step) {
     if (step < steps) {
       const int layer = step % steps_per_group;
+      if (layer == 2 * blocks) {  // the head
+        fetch_weight_rows(layer_weights(step), layer_bias(step), head_w, head_b, kC, tid, kThreads);
+        commit_copies();
+        return;
+      }
       const ResidualBlockWeights& b = table[layer / 2];
       const bool second = layer % 2 == 1;
       fetch_weight_rows(layer_weights(step), layer_bias(step),
@@ -169,8 +178,10 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
       }
     }
     commit_copies();
-    for (int blk = 0; blk < blocks; ++blk) {
-      for (int conv = 0; conv < 2; ++conv, ++step) {
+    for (int layer = 0; layer < steps_per_group; ++layer, ++step) {
+      {
+        // conv 0: a block's first convolution, or the head (flow -> mid).
+        const int blk = layer / 2, conv = layer == 2 * blocks ? 0 : layer % 2;
         // This step's copies (and the boards) are in; every warp is past
         // the step before, so its buffer takes the next step's copies.
         wait_copies(0);
@@ -349,14 +360,16 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
         }
       }
     }
-    // The tower's output for these positions, then the boards are free again.
+    // The tower's output (and the head's, in mid) for these positions, then
+    // the boards are free again.
     __syncthreads();
     for (int i = tid; i < count * 64 * kSquareVecs; i += kThreads) {
       const int p = i / (64 * kSquareVecs), rest = i - p * 64 * kSquareVecs;
       const int sq = rest / kSquareVecs, v = rest - sq * kSquareVecs;
-      half* yp = y + static_cast<long long>(first + p) * 64 * kC;
-      *reinterpret_cast<uint4*>(yp + sq * kC + v * 8) =
-          *reinterpret_cast<const uint4*>(flow(p) + padded(sq) * kLdb + v * 8);
+      const long long at = static_cast<long long>(first + p) * 64 * kC + sq * kC + v * 8;
+      *reinterpret_cast<uint4*>(y + at) = *reinterpret_cast<const uint4*>(flow(p) + padded(sq) * kLdb + v * 8);
+      if (head)
+        *reinterpret_cast<uint4*>(head_y + at) = *reinterpret_cast<const uint4*>(mid(p) + padded(sq) * kLdb + v * 8);
     }
     __syncthreads();
   }
@@ -411,7 +424,7 @@ bool clustered(const ResnetTower& tower, int n) { return !tower.forced_positions
 
 template <int kP, int kMT, int kKGroups>
 void launch(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const half* x, half* y,
-            Activation act) {
+            half* head_y, Activation act) {
   // One resident block per multiprocessor (the shared memory allows no
   // more); each takes groups blockIdx.x, + grid, ...
   const int groups = (n + kP - 1) / kP;
@@ -419,7 +432,8 @@ void launch(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tow
   const size_t bytes = variant_bytes(Variant{kP, kMT, kKGroups}, tower);
   with_activation(act, [&](auto tag) {
     gpu_launch(resnet_tower_kernel<kP, kMT, kKGroups, decltype(tag)::value>, grid, kThreads, bytes, stream, n,
-               tower.blocks, tower.se_hidden, tower.layers, x, y, act);
+               tower.blocks, tower.se_hidden, tower.layers, x, y, static_cast<const half*>(tower.head_w), tower.head_b,
+               head_y, act);
   });
   GPU_CHECK_LAUNCH();
 }
@@ -448,12 +462,18 @@ bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int 
   return true;
 }
 
+bool resnet_tower_takes_head(const ResnetTower& tower, int n) {
+  return tower.head_w != nullptr && !tower_detail::clustered(tower, n);
+}
+
 void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
-                  void* y, Activation act) {
+                  void* y, Activation act, void* head_y) {
   using namespace tower_detail;
   if ((reinterpret_cast<uintptr_t>(x) & 15) || (reinterpret_cast<uintptr_t>(y) & 15) ||
-      (reinterpret_cast<uintptr_t>(tower.layers) & 15))
+      (reinterpret_cast<uintptr_t>(head_y) & 15) || (reinterpret_cast<uintptr_t>(tower.layers) & 15))
     fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: misaligned buffers");
+  if (head_y && !resnet_tower_takes_head(tower, n))
+    fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no head convolution at this batch size");
   if (n == 0) return;
   if (clustered(tower, n)) {
     resnet_tower_cluster(stream, tower, n, x, y, act);
@@ -461,10 +481,11 @@ void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTowe
   }
   const half* xh = static_cast<const half*>(x);
   half* yh = static_cast<half*>(y);
+  half* head = static_cast<half*>(head_y);
   const Variant v = variant_for(tower, device, n);
-  if (v.positions == 2) launch<2, 1, 1>(stream, device, tower, n, xh, yh, act);
-  else if (v.k_groups == 2) launch<1, 2, 2>(stream, device, tower, n, xh, yh, act);
-  else launch<1, 1, 1>(stream, device, tower, n, xh, yh, act);
+  if (v.positions == 2) launch<2, 1, 1>(stream, device, tower, n, xh, yh, head, act);
+  else if (v.k_groups == 2) launch<1, 2, 2>(stream, device, tower, n, xh, yh, head, act);
+  else launch<1, 1, 1>(stream, device, tower, n, xh, yh, head, act);
 }
 
 const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower, int n) {
@@ -479,7 +500,9 @@ const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower
 
 bool resnet_tower_prepare(const DeviceInfo&, DType, int, int, int, ResnetTower*) { return false; }
 
-void resnet_tower(hipStream_t, const DeviceInfo&, const ResnetTower&, int, const void*, void*, Activation) {
+bool resnet_tower_takes_head(const ResnetTower&, int) { return false; }
+
+void resnet_tower(hipStream_t, const DeviceInfo&, const ResnetTower&, int, const void*, void*, Activation, void*) {
   fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no tensor-core tower in this build");
 }
 
