@@ -64,6 +64,7 @@ class ResNetBody : public Body {
                      bool hand_on) const;
   void policy_head_chained(ForwardContext& ctx, int n, void* v, void* m, float* policy) const;
   void policy_head(ForwardContext& ctx, int n, const void* flow, float* policy) const;
+  void gather_policy(ForwardContext& ctx, int n, const void* planes, float* policy) const;
   // The convolution policy after its first layer ran in the tower kernel.
   void policy_head_second(ForwardContext& ctx, int n, const void* hidden, float* policy) const;
   void* conv_scratch(ForwardContext& ctx, int n) const;
@@ -204,16 +205,13 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
   };
   if (tower_) {
     input_.forward(ctx, n, planes, conv_scratch(ctx, n), flow, act_);
-    if (resnet_tower_takes_head(tower_shape_, n)) {
-      void* hidden = ctx.arena.take(rows * policy_conv1_.out() * es);  // the policy's first layer
-      resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_, hidden);
-      heads_beside();
-      policy_head_second(ctx, n, hidden, out.policy);
-    } else {
-      resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_);
-      heads_beside();
-      policy_head(ctx, n, flow, out.policy);
-    }
+    // The policy's first layer, where the tower kernel runs it.
+    void* hidden = resnet_tower_takes_head(tower_shape_, n) ? ctx.arena.take(rows * policy_conv1_.out() * es)
+                                                            : nullptr;
+    resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_, hidden);
+    heads_beside();
+    if (hidden) policy_head_second(ctx, n, hidden, out.policy);
+    else policy_head(ctx, n, flow, out.policy);
   } else if (chains(n)) {
     // v: each layer's transformed input, m: its products, for the whole chain.
     const bool policy_chained = policy_chains(n);
@@ -303,6 +301,11 @@ void ResNetBody::policy_head_chained(ForwardContext& ctx, int n, void* v, void* 
   policy_conv1_.winograd_output_next(ctx, n, m, nullptr, v, act_);
   policy_conv_.winograd_product(ctx, n, v, m);
   policy_conv_.winograd_output_next(ctx, n, m, planes, nullptr, Activation::None);
+  gather_policy(ctx, n, planes, policy);
+}
+
+// The convolution policy's 1858 outputs from its planes [n][64][out].
+void ResNetBody::gather_policy(ForwardContext& ctx, int n, const void* planes, float* policy) const {
   policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
                 policy_gather_.as<int32_t>(), policy);
 }
@@ -311,8 +314,7 @@ void ResNetBody::policy_head_chained(ForwardContext& ctx, int n, void* v, void* 
 void ResNetBody::policy_head_second(ForwardContext& ctx, int n, const void* hidden, float* policy) const {
   void* planes = ctx.arena.take(static_cast<size_t>(n) * kSquares * policy_conv_.out() * dtype_size(dt_));
   policy_conv_.forward(ctx, n, hidden, conv_scratch(ctx, n), planes, Activation::None);
-  policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
-                policy_gather_.as<int32_t>(), policy);
+  gather_policy(ctx, n, planes, policy);
 }
 
 void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, float* policy) const {
@@ -325,8 +327,7 @@ void ResNetBody::policy_head(ForwardContext& ctx, int n, const void* flow, float
     void* planes = ctx.arena.take(rows * policy_conv_.out() * es);
     void* scratch = conv_scratch(ctx, n);
     forward_two(ctx, n, policy_conv1_, policy_conv_, flow, scratch, hidden, planes, act_, Activation::None);
-    policy_gather(ctx.stream, dt_, n, static_cast<long long>(kSquares) * policy_conv_.out(), planes,
-                  policy_gather_.as<int32_t>(), policy);
+    gather_policy(ctx, n, planes, policy);
   } else {
     void* planes = ctx.arena.take(rows * policy_.out * es);
     void* logits = ctx.arena.take(static_cast<size_t>(n) * kPolicyOutputs * es);

@@ -9,8 +9,6 @@
 // the pass when that is shorter. A thread per position: 16-byte loads of
 // its hidden row, W and b as floats in shared memory, float sums kept
 // unrounded into the output.
-#include <type_traits>
-
 #include "../gpu_compat.h"
 #include "aligned.h"
 #include "ops.h"
@@ -62,26 +60,27 @@ __global__ void __launch_bounds__(kTailThreads)
   }
 }
 
+template <typename T>
+void launch_value_head_tail(hipStream_t stream, int n, int k, int outs, const void* hidden, const void* w,
+                            const float* b, float* out) {
+  const size_t shared = sizeof(float) * k * outs;
+  const int grid = blocks_for(n, kTailThreads);
+  const T* x = static_cast<const T*>(hidden);
+  const T* wt = static_cast<const T*>(w);
+  if (outs == 3)
+    gpu_launch(value_head_tail_kernel<T, 3>, grid, kTailThreads, shared, stream, n, k, x, wt, b, out);
+  else
+    gpu_launch(value_head_tail_kernel<T, 1>, grid, kTailThreads, shared, stream, n, k, x, wt, b, out);
+}
+
 bool value_head_tail(hipStream_t stream, DType dt, int n, int k, int outs, const void* hidden, const void* w,
                      const float* b, float* out) {
   const int vec = 16 / static_cast<int>(dtype_size(dt));
   if ((outs != 1 && outs != 3) || k < 1 || k % vec != 0 || k > kValueTailMaxInputs || !aligned16(hidden))
     return false;
   if (n == 0) return true;
-  const size_t shared = sizeof(float) * k * outs;
-  const int grid = blocks_for(n, kTailThreads);
-  auto launch = [&](auto kernel, auto typed) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(typed)>>;
-    gpu_launch(kernel, grid, kTailThreads, shared, stream, n, k, static_cast<const T*>(hidden),
-               static_cast<const T*>(w), b, out);
-  };
-  if (dt == DType::F32) {
-    if (outs == 3) launch(value_head_tail_kernel<float, 3>, static_cast<const float*>(nullptr));
-    else launch(value_head_tail_kernel<float, 1>, static_cast<const float*>(nullptr));
-  } else {
-    if (outs == 3) launch(value_head_tail_kernel<half, 3>, static_cast<const half*>(nullptr));
-    else launch(value_head_tail_kernel<half, 1>, static_cast<const half*>(nullptr));
-  }
+  if (dt == DType::F32) launch_value_head_tail<float>(stream, n, k, outs, hidden, w, b, out);
+  else launch_value_head_tail<half>(stream, n, k, outs, hidden, w, b, out);
   GPU_CHECK_LAUNCH();
   return true;
 }
