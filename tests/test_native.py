@@ -4,6 +4,7 @@ to cpu, weights -> named tensors), plus GPU parity tests marked `gpu` that
 skip with a reason when no GPU backend is usable here."""
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import re
 import shutil
@@ -20,6 +21,8 @@ from lc0_rocm.backends import native
 from lc0_rocm.backends.base import unpack_planes
 from lc0_rocm.backends.native import NativeError
 from lc0_rocm.makenet import attention as attention_nets
+from lc0_rocm.makenet import resnet as resnet_nets
+from lc0_rocm.makenet import save_net
 from lc0_rocm.weights import load_weights
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -520,6 +523,29 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     # conv3x3_fused keeps all 9 taps' weights in flight up to a block per
     # multiprocessor, 3 beyond (200 > any current GPU's count)
     check_paths_match_cpu(w, name, env, 200, tol, monkeypatch)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+@pytest.mark.parametrize("value_hidden", [36, 40, 64])
+@pytest.mark.parametrize("body", ["resnet", "resnet-classical", "attention"])
+def test_gpu_value_head_tail_widths_match_cpu(body, value_hidden, precision, tol, tmp_path, monkeypatch):
+    """The value head's last layer and output in one launch
+    (value_head_tail.hip) at hidden widths that take each of its ways: 64
+    eight threads a position (fp16 and fp32), 40 a thread a position, 36
+    (not 16 bytes' worth in half) the product and value_output instead;
+    WDL and classical heads, residual and attention bodies."""
+    name = gpu_backend_or_skip(precision)
+    rng = np.random.default_rng(value_hidden)
+    if body == "attention":
+        net = attention_nets.build(rng, dataclasses.replace(attention_nets.TINY_ATTN, value_hidden=value_hidden))
+    else:
+        classical = body == "resnet-classical"
+        net = resnet_nets.build_resnet(rng, resnet_nets.ResNetShape(
+            blocks=2, filters=16, value="classical" if classical else "wdl", moves_left=not classical,
+            value_hidden=value_hidden))
+    w = load_weights(save_net(net, tmp_path / "net.pb.gz"))
+    check_paths_match_cpu(w, name, {}, 40, tol, monkeypatch)
 
 
 def resnet_tower_path(env, conv_policy=True):

@@ -1086,17 +1086,37 @@ struct FlatHead {
     splitter.split(dense2, 1);
   }
 
-  // Raw outputs [n][dense2.out] (bias added, no activation).
+  // dense1's outputs [n][dense1.out]: dense2's input.
   template <typename T>
-  T* run(ForwardContext& ctx, int n, const T* flow, Activation act) const {
+  T* hidden(ForwardContext& ctx, int n, const T* flow, Activation act) const {
     const long long rows = static_cast<long long>(n) * kSquares;
     T* e = ctx.arena.take<T>(rows * embed.out);
     run_dense_act(ctx, embed, rows, flow, e, act);
     T* h = ctx.arena.take<T>(static_cast<long long>(n) * dense1.out);
     run_dense_act(ctx, dense1, n, e, h, act);
+    return h;
+  }
+
+  // Raw outputs [n][dense2.out] (bias added, no activation).
+  template <typename T>
+  T* run(ForwardContext& ctx, int n, const T* flow, Activation act) const {
     T* out = ctx.arena.take<T>(static_cast<long long>(n) * dense2.out);
-    run_dense_act(ctx, dense2, n, h, out, Activation::None);
+    run_dense_act(ctx, dense2, n, hidden<T>(ctx, n, flow, act), out, Activation::None);
     return out;
+  }
+
+  // As a value head: (win, draw, loss) [n][3] into wdl; dense2 and the
+  // output in one launch where value_head_tail takes it (`tail`).
+  template <typename T>
+  void run_value(ForwardContext& ctx, int n, const T* flow, Activation act, bool wdl_outputs, bool tail,
+                 float* wdl) const {
+    const T* h = hidden<T>(ctx, n, flow, act);
+    if (tail && value_head_tail(ctx.stream, ctx.dtype, n, dense2.in, dense2.out, h, dense2.w.get(), true,
+                                f32(dense2.b), wdl))
+      return;
+    T* logits = ctx.arena.take<T>(static_cast<long long>(n) * dense2.out);
+    run_dense_act(ctx, dense2, n, h, logits, Activation::None);
+    value_output(ctx.stream, ctx.dtype, n, logits, wdl_outputs, wdl);
   }
 };
 
@@ -1236,8 +1256,7 @@ class AttentionBody final : public Body {
     // head, measured -1..-6 % on t82 and bt4 at batches 1-64 (H100), and so
     // did smolgen beside Q|K|V (-1..-3 % at 16-256); native/SIDE_LANE.md.
     policy_->forward(ctx, n, flow, out.policy);
-    const T* v = value_.run<T>(ctx, n, flow, cfg_.default_act);
-    value_output(ctx.stream, ctx.dtype, n, v, cfg_.value == kValueWdl, out.wdl);
+    value_.run_value<T>(ctx, n, flow, cfg_.default_act, cfg_.value == kValueWdl, value_tail_, out.wdl);
     if (cfg_.moves_left) {
       const T* m = moves_left_.run<T>(ctx, n, flow, cfg_.default_act);
       cast_to_float(ctx.stream, ctx.dtype, n, m, out.moves_left, Activation::Relu);
@@ -1318,6 +1337,7 @@ class AttentionBody final : public Body {
   EncoderParams params_{};
   std::unique_ptr<AttentionPolicy> policy_;
   FlatHead value_, moves_left_;
+  bool value_tail_ = value_tail_wanted();  // read when the network is created
   size_t tf32_floats_per_position_ = 0;  // Tf32Splitter's
   // LC0ROCM_GEMV_ROWS: passes of up to this many positions (half nets) run
   // their layers of as many rows on gemv_rows (native/GEMV_ROWS.md); 0: never.

@@ -21,4 +21,10 @@ inline int env_int(const char* name, int unset) {
   return std::atoi(v);
 }
 
+// Switches read by more than one body.
+// The value head's last layer and output in one launch (value_head_tail.hip)
+// where it applies; LC0ROCM_VALUE_TAIL=0: a product, its bias and
+// value_output, as before.
+inline bool value_tail_wanted() { return env_switch("LC0ROCM_VALUE_TAIL", true); }
+
 }  // namespace lc0rocm

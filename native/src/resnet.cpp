@@ -31,10 +31,6 @@ bool tower_wanted() { return env_switch("LC0ROCM_RESNET_TOWER", true); }
 // neither (run 103, backendbench in turns): b64 +0.8 %, b128 +1.0 %, b256
 // +2.4 %, b512 +0.2 %. Read when a network is created.
 bool tower_policy_wanted() { return env_switch("LC0ROCM_RESNET_TOWER_POLICY", true); }
-// The value head's last layer and output in one launch (value_head_tail.hip)
-// where it applies; LC0ROCM_VALUE_TAIL=0: a product, its bias and
-// value_output, as before. Read when a network is created.
-bool value_tail_wanted() { return env_switch("LC0ROCM_VALUE_TAIL", true); }
 
 struct Block {
   Conv3x3 conv1, conv2;
@@ -346,7 +342,7 @@ void ResNetBody::value_head(ForwardContext& ctx, int n, const void* flow, float*
   dense_forward(ctx, rows, value_, flow, planes, act_);
   dense_forward(ctx, n, value_ip1_, planes, hidden, act_);
   if (value_tail_ && value_head_tail(ctx.stream, dt_, n, value_ip2_.in, value_ip2_.out, hidden,
-                                     value_ip2_.w.get(), value_ip2_.b.as<float>(), wdl))
+                                     value_ip2_.w.get(), false, value_ip2_.b.as<float>(), wdl))
     return;
   void* logits = ctx.arena.take(static_cast<size_t>(n) * value_ip2_.out * es);
   dense_forward(ctx, n, value_ip2_, hidden, logits, Activation::None);

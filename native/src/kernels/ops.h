@@ -246,15 +246,16 @@ void policy_gather(hipStream_t stream, DType dt, int n, long long row_stride, co
 // or ((1+q)/2, 0, (1-q)/2) with q = tanh(logit) for a classical head.
 void value_output(hipStream_t stream, DType dt, int n, const void* logits, bool wdl, float* out);
 
-// value_head_tail.hip: wdl [n][3] = value_output(hidden [n][k] . w [k][outs]
-// + b), outs 3 (WDL) or 1 (classical), the logits kept in float, in one
-// launch. Returns false, launching nothing, where it does not apply (outs
+// value_head_tail.hip: wdl [n][3] = value_output(hidden [n][k] . w + b),
+// w [k][outs] or, w_by_output, [outs][k] (lc0's dense layout, the
+// attention bodies'), outs 3 (WDL) or 1 (classical), the logits kept in
+// float, in one launch. Returns false, launching nothing, where it does not apply (outs
 // not 1 or 3, k not a multiple of 16 bytes' worth or over
 // kValueTailMaxInputs, hidden not 16-byte aligned); the caller then runs
 // the product and value_output.
 constexpr int kValueTailMaxInputs = 1024;  // W as floats in shared memory: up to 12 KB
 bool value_head_tail(hipStream_t stream, DType dt, int n, int k, int outs, const void* hidden, const void* w,
-                     const float* b, float* out);
+                     bool w_by_output, const float* b, float* out);
 
 // cast.hip: out[i] = act(float(x[i])) for count elements.
 void cast_to_float(hipStream_t stream, DType dt, long long count, const void* x, float* out,
