@@ -553,9 +553,9 @@ def resnet_tower_path(env, conv_policy=True):
     layout resnet_tower.hip / resnet_tower_cluster.hip must take on an
     sm_90 GPU (H100, H200: 227 KB of shared memory per block, clusters),
     and whether resnet_tower.hip runs a convolution policy's first layer
-    too (not on clusters; LC0ROCM_RESNET_TOWER_POLICY=0 keeps it out); None
-    elsewhere (other GPUs have other shared memory and no clusters; there
-    only the parity is checked)."""
+    too (with two positions per block; LC0ROCM_RESNET_TOWER_POLICY=0 keeps
+    it out); None elsewhere (other GPUs have other shared memory and no
+    clusters; there only the parity is checked)."""
     def expect(info, n):
         if info["vendor"] != "nvidia" or info["arch"] != "sm_90":
             return None
@@ -571,7 +571,7 @@ def resnet_tower_path(env, conv_policy=True):
             path = "two positions per block"
         else:
             path = "a position per block" + ("" if env.get("LC0ROCM_RESNET_TOWER_SPLIT") == "0" else ", K split")
-        if conv_policy and env.get("LC0ROCM_RESNET_TOWER_POLICY") != "0" and "cluster" not in path:
+        if conv_policy and env.get("LC0ROCM_RESNET_TOWER_POLICY") != "0" and path == "two positions per block":
             path += ", the policy's first convolution in it"
         return re.escape(f"residual tower in one launch, {path} (batch {n})")
     return expect
@@ -596,9 +596,9 @@ def test_gpu_resnet_tower_matches_cpu(net, env, maia_path, make_test_net, monkey
     backend: with SE and ReLU (maia-1900), without SE (classical heads),
     with mish and convolution biases; batches 1 and 17 leave a pair short,
     200 gives blocks more than one turn on any current GPU. The convolution
-    policy's first layer runs as the tower kernel's last step (not on
-    clusters) or after it. On an sm_90 GPU the backend's describe() must
-    name the layout asked for."""
+    policy's first layer runs as the tower kernel's last step (with two
+    positions per block) or after it. On an sm_90 GPU the backend's
+    describe() must name the layout asked for."""
     name = gpu_backend_or_skip("fp16")
     path = maia_path if net == "maia" else make_test_net(net, blocks=3, filters=64)
     check_paths_match_cpu(load_weights(path), name, env, 200, 1e-2, monkeypatch,

@@ -25,11 +25,10 @@ namespace {
 // (to compare; 1 or unset: on). Read when a network is created.
 bool tower_wanted() { return env_switch("LC0ROCM_RESNET_TOWER", true); }
 // The convolution policy's first layer as the tower kernel's last step,
-// where that kernel runs (not clustered): one Winograd convolution fewer
-// (LC0ROCM_RESNET_TOWER_POLICY=0: after the tower, as before). H200,
-// maia-1900, with the value head's tail in one launch below, against
-// neither (run 103, backendbench in turns): b64 +0.8 %, b128 +1.0 %, b256
-// +2.4 %, b512 +0.2 %. Read when a network is created.
+// where that kernel takes two positions per block (resnet_tower_takes_head
+// says why only there): one Winograd convolution fewer
+// (LC0ROCM_RESNET_TOWER_POLICY=0: after the tower, as before). Read when a
+// network is created.
 bool tower_policy_wanted() { return env_switch("LC0ROCM_RESNET_TOWER_POLICY", true); }
 
 struct Block {
@@ -202,8 +201,9 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
   if (tower_) {
     input_.forward(ctx, n, planes, conv_scratch(ctx, n), flow, act_);
     // The policy's first layer, where the tower kernel runs it.
-    void* hidden = resnet_tower_takes_head(tower_shape_, n) ? ctx.arena.take(rows * policy_conv1_.out() * es)
-                                                            : nullptr;
+    void* hidden = resnet_tower_takes_head(ctx.device, tower_shape_, n)
+                       ? ctx.arena.take(rows * policy_conv1_.out() * es)
+                       : nullptr;
     resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_, hidden);
     heads_beside();
     if (hidden) policy_head_second(ctx, n, hidden, out.policy);
@@ -234,7 +234,7 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
 std::string ResNetBody::describe(int n) const {
   const std::string path = tower_ ? std::string("residual tower in one launch, ") +
                                         resnet_tower_path(cfg_.device, tower_shape_, n) +
-                                        (resnet_tower_takes_head(tower_shape_, n)
+                                        (resnet_tower_takes_head(cfg_.device, tower_shape_, n)
                                              ? ", the policy's first convolution in it"
                                              : "")
                            : chains(n) ? "residual tower as one Winograd chain"

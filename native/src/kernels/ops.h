@@ -209,10 +209,10 @@ constexpr int kResnetTowerMaxBlocks = 64;
 constexpr int kResnetTowerMaxSeHidden = 64;
 bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int blocks, int se_hidden,
                           ResnetTower* tower);
-// Whether the launch for n positions runs tower.head_w's convolution (not
-// on the clustered layout). head_y [n][64][64] (16-byte aligned): its
-// output, only where it does; null: the tower alone.
-bool resnet_tower_takes_head(const ResnetTower& tower, int n);
+// Whether the launch for n positions runs tower.head_w's convolution (where
+// a block takes two positions at a time). head_y [n][64][64] (16-byte
+// aligned): its output, only where it does; null: the tower alone.
+bool resnet_tower_takes_head(const DeviceInfo& device, const ResnetTower& tower, int n);
 void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
                   void* y, Activation act, void* head_y = nullptr);
 // Which layout resnet_tower takes for n positions, in words (describe calls).

@@ -127,15 +127,14 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
       const int layer = step % steps_per_group;
       if (layer == 2 * blocks) {  // the head
         fetch_weight_rows(layer_weights(step), layer_bias(step), head_w, head_b, kC, tid, kThreads);
-        commit_copies();
-        return;
+      } else {
+        const ResidualBlockWeights& b = table[layer / 2];
+        const bool second = layer % 2 == 1;
+        fetch_weight_rows(layer_weights(step), layer_bias(step),
+                          static_cast<const half*>(second ? b.conv2_w : b.conv1_w), second ? b.conv2_b : b.conv1_b,
+                          kC, tid, kThreads);
+        if (second && b.se.w1) fetch_se_unit(se_unit, b.se, tid, kThreads);
       }
-      const ResidualBlockWeights& b = table[layer / 2];
-      const bool second = layer % 2 == 1;
-      fetch_weight_rows(layer_weights(step), layer_bias(step),
-                        static_cast<const half*>(second ? b.conv2_w : b.conv1_w), second ? b.conv2_b : b.conv1_b, kC,
-                        tid, kThreads);
-      if (second && b.se.w1) fetch_se_unit(se_unit, b.se, tid, kThreads);
     }
     commit_copies();
   };
@@ -462,8 +461,14 @@ bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int 
   return true;
 }
 
-bool resnet_tower_takes_head(const ResnetTower& tower, int n) {
-  return tower.head_w != nullptr && !tower_detail::clustered(tower, n);
+// Only where a block takes two positions at a time: H200, maia-1900,
+// backendbench in turns against LC0ROCM_RESNET_TOWER_POLICY=0 (run 104,
+// eight rounds) b256 +4.1 %, b512 +0.9 %. With a position per block the
+// longer tower delays the value head, which starts from the tower's end
+// beside the policy head, and ends the pass later (run 103: b64 -4.0 %).
+bool resnet_tower_takes_head(const DeviceInfo& device, const ResnetTower& tower, int n) {
+  using namespace tower_detail;
+  return tower.head_w != nullptr && !clustered(tower, n) && variant_for(tower, device, n).positions == 2;
 }
 
 void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
@@ -472,7 +477,7 @@ void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTowe
   if ((reinterpret_cast<uintptr_t>(x) & 15) || (reinterpret_cast<uintptr_t>(y) & 15) ||
       (reinterpret_cast<uintptr_t>(head_y) & 15) || (reinterpret_cast<uintptr_t>(tower.layers) & 15))
     fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: misaligned buffers");
-  if (head_y && !resnet_tower_takes_head(tower, n))
+  if (head_y && !resnet_tower_takes_head(device, tower, n))
     fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no head convolution at this batch size");
   if (n == 0) return;
   if (clustered(tower, n)) {
@@ -500,7 +505,7 @@ const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower
 
 bool resnet_tower_prepare(const DeviceInfo&, DType, int, int, int, ResnetTower*) { return false; }
 
-bool resnet_tower_takes_head(const ResnetTower&, int) { return false; }
+bool resnet_tower_takes_head(const DeviceInfo&, const ResnetTower&, int) { return false; }
 
 void resnet_tower(hipStream_t, const DeviceInfo&, const ResnetTower&, int, const void*, void*, Activation, void*) {
   fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no tensor-core tower in this build");
