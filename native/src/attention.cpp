@@ -1111,8 +1111,8 @@ struct FlatHead {
   void run_value(ForwardContext& ctx, int n, const T* flow, Activation act, bool wdl_outputs, bool tail,
                  float* wdl) const {
     const T* h = hidden<T>(ctx, n, flow, act);
-    if (tail && value_head_tail(ctx.stream, ctx.dtype, n, dense2.in, dense2.out, h, dense2.w.get(), true,
-                                f32(dense2.b), wdl))
+    if (tail && value_head_tail(ctx.stream, ctx.dtype, n, dense2.in, dense2.out, h, dense2.w.get(),
+                                /*w_by_output=*/true, f32(dense2.b), wdl))
       return;
     T* logits = ctx.arena.take<T>(static_cast<long long>(n) * dense2.out);
     run_dense_act(ctx, dense2, n, h, logits, Activation::None);

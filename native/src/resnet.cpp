@@ -342,7 +342,7 @@ void ResNetBody::value_head(ForwardContext& ctx, int n, const void* flow, float*
   dense_forward(ctx, rows, value_, flow, planes, act_);
   dense_forward(ctx, n, value_ip1_, planes, hidden, act_);
   if (value_tail_ && value_head_tail(ctx.stream, dt_, n, value_ip2_.in, value_ip2_.out, hidden,
-                                     value_ip2_.w.get(), false, value_ip2_.b.as<float>(), wdl))
+                                     value_ip2_.w.get(), /*w_by_output=*/false, value_ip2_.b.as<float>(), wdl))
     return;
   void* logits = ctx.arena.take(static_cast<size_t>(n) * value_ip2_.out * es);
   dense_forward(ctx, n, value_ip2_, hidden, logits, Activation::None);

@@ -249,8 +249,8 @@ void value_output(hipStream_t stream, DType dt, int n, const void* logits, bool 
 // value_head_tail.hip: wdl [n][3] = value_output(hidden [n][k] . w + b),
 // w [k][outs] or, w_by_output, [outs][k] (lc0's dense layout, the
 // attention bodies'), outs 3 (WDL) or 1 (classical), the logits kept in
-// float, in one launch. Returns false, launching nothing, where it does not apply (outs
-// not 1 or 3, k not a multiple of 16 bytes' worth or over
+// float, in one launch. Returns false, launching nothing, where it does
+// not apply (outs not 1 or 3, k not a multiple of 16 bytes' worth or over
 // kValueTailMaxInputs, hidden not 16-byte aligned); the caller then runs
 // the product and value_output.
 constexpr int kValueTailMaxInputs = 1024;  // W as floats in shared memory: up to 12 KB

@@ -1,6 +1,7 @@
 // value_head_tail: a value head's last dense layer and its output in one
-// launch: logits = hidden . W + b (W [K][outs], outs 3 for WDL, 1 for a
-// classical head), then value_probabilities.h (value_output's arithmetic).
+// launch: logits = hidden . W + b (W [K][outs] or lc0's dense [outs][K],
+// outs 3 for WDL, 1 for a classical head), then value_probabilities.h
+// (value_output's arithmetic).
 //
 // Why: as a product of 1-3 columns, its bias and the output (three
 // launches: ~7 us at maia-1900 b64-256 on an H200, mostly latency), it sat
