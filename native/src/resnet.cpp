@@ -80,7 +80,7 @@ class ResNetBody : public Body {
   Dense mlh_, mlh_ip1_, mlh_ip2_;
   std::vector<const Conv3x3*> convs_;  // all of them, to size the im2col scratch
   bool chain_enabled_ = true;          // LC0ROCM_WINOGRAD_CHAIN=0 turns Winograd towers off
-  bool value_tail_ = true;     // the value head's last layer and output in one launch (where it applies)
+  bool value_tail_ = value_tail_wanted();  // the value head's last layer and output in one launch (where it applies)
   bool tower_ = false;         // resnet_tower runs here (wanted; device, precision and shapes allow it)
   ResnetTower tower_shape_;    // its launch facts
   DeviceBuffer tower_blocks_;  // ResidualBlockWeights [blocks_.size()] for it
@@ -173,7 +173,6 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
   }
 
   chain_enabled_ = env_switch("LC0ROCM_WINOGRAD_CHAIN", true);
-  value_tail_ = value_tail_wanted();
 
   convs_.push_back(&input_);
   for (const Block& b : blocks_) {
