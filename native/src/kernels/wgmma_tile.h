@@ -167,93 +167,72 @@ __device__ __forceinline__ void fence_accumulators(unsigned (&d)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
 
+// Macros because inline PTX must name every operand: a "%i" in the text and
+// a constraint after it for each accumulator register (48-128 of them).
+// The placeholders "%0, %1, ..., %<n-1>" of the first n operands, ten at a
+// time: LC0ROCM_WGMMA_P(t, u) is ", %<t><u>" (t the tens, u the units).
+#define LC0ROCM_WGMMA_P(t, u) ", %" #t #u
+#define LC0ROCM_WGMMA_P_0_3(t) LC0ROCM_WGMMA_P(t, 0) LC0ROCM_WGMMA_P(t, 1) LC0ROCM_WGMMA_P(t, 2) LC0ROCM_WGMMA_P(t, 3)
+#define LC0ROCM_WGMMA_P_0_5(t) LC0ROCM_WGMMA_P_0_3(t) LC0ROCM_WGMMA_P(t, 4) LC0ROCM_WGMMA_P(t, 5)
+#define LC0ROCM_WGMMA_P_0_7(t) LC0ROCM_WGMMA_P_0_5(t) LC0ROCM_WGMMA_P(t, 6) LC0ROCM_WGMMA_P(t, 7)
+#define LC0ROCM_WGMMA_P_0_9(t) LC0ROCM_WGMMA_P_0_7(t) LC0ROCM_WGMMA_P(t, 8) LC0ROCM_WGMMA_P(t, 9)
+#define LC0ROCM_WGMMA_PLACES_40 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9" LC0ROCM_WGMMA_P_0_9(1) LC0ROCM_WGMMA_P_0_9(2) LC0ROCM_WGMMA_P_0_9(3)
+#define LC0ROCM_WGMMA_PLACES_60 LC0ROCM_WGMMA_PLACES_40 LC0ROCM_WGMMA_P_0_9(4) LC0ROCM_WGMMA_P_0_9(5)
+#define LC0ROCM_WGMMA_PLACES_90 \
+  LC0ROCM_WGMMA_PLACES_60 LC0ROCM_WGMMA_P_0_9(6) LC0ROCM_WGMMA_P_0_9(7) LC0ROCM_WGMMA_P_0_9(8)
+#define LC0ROCM_WGMMA_PLACES_120 \
+  LC0ROCM_WGMMA_PLACES_90 LC0ROCM_WGMMA_P_0_9(9) LC0ROCM_WGMMA_P_0_9(10) LC0ROCM_WGMMA_P_0_9(11)
+#define LC0ROCM_WGMMA_PLACES_48 LC0ROCM_WGMMA_PLACES_40 LC0ROCM_WGMMA_P_0_7(4)
+#define LC0ROCM_WGMMA_PLACES_64 LC0ROCM_WGMMA_PLACES_60 LC0ROCM_WGMMA_P_0_3(6)
+#define LC0ROCM_WGMMA_PLACES_96 LC0ROCM_WGMMA_PLACES_90 LC0ROCM_WGMMA_P_0_5(9)
+#define LC0ROCM_WGMMA_PLACES_128 LC0ROCM_WGMMA_PLACES_120 LC0ROCM_WGMMA_P_0_7(12)
+// Their constraints c(d[0]), ..., c(d[n-1]) (c "+f" for float sums, "+r"
+// for registers of half pairs), sixteen at a time.
+#define LC0ROCM_WGMMA_D8(c, d, i) \
+  c(d[(i)]), c(d[(i) + 1]), c(d[(i) + 2]), c(d[(i) + 3]), c(d[(i) + 4]), c(d[(i) + 5]), c(d[(i) + 6]), c(d[(i) + 7])
+#define LC0ROCM_WGMMA_D16(c, d, i) LC0ROCM_WGMMA_D8(c, d, i), LC0ROCM_WGMMA_D8(c, d, (i) + 8)
+#define LC0ROCM_WGMMA_ACCUMULATORS_48(c, d) \
+  LC0ROCM_WGMMA_D16(c, d, 0), LC0ROCM_WGMMA_D16(c, d, 16), LC0ROCM_WGMMA_D16(c, d, 32)
+#define LC0ROCM_WGMMA_ACCUMULATORS_64(c, d) LC0ROCM_WGMMA_ACCUMULATORS_48(c, d), LC0ROCM_WGMMA_D16(c, d, 48)
+#define LC0ROCM_WGMMA_ACCUMULATORS_96(c, d) \
+  LC0ROCM_WGMMA_ACCUMULATORS_64(c, d), LC0ROCM_WGMMA_D16(c, d, 64), LC0ROCM_WGMMA_D16(c, d, 80)
+#define LC0ROCM_WGMMA_ACCUMULATORS_128(c, d) \
+  LC0ROCM_WGMMA_ACCUMULATORS_96(c, d), LC0ROCM_WGMMA_D16(c, d, 96), LC0ROCM_WGMMA_D16(c, d, 112)
+// The text of one wgmma.mma_async of `shape` (e.g. "m64n128k16.f32.f16.f16")
+// on the accumulators `places`: A's and B's descriptors are operands a and
+// b, and scale-d is on where operand p is nonzero (no transposes, scales 1).
+#define LC0ROCM_WGMMA_MMA_ASYNC(shape, places, a, b, p)                                        \
+  "{\n"                                                                                        \
+  ".reg .pred p;\n"                                                                            \
+  "setp.ne.b32 p, %" #p ", 0;\n"                                                               \
+  "wgmma.mma_async.sync.aligned." shape " {" places "}, %" #a ", %" #b ", p, 1, 1, 0, 0;\n" \
+  "}\n"
+
 // One k16 step on a warpgroup's 64 x 128 float accumulators: d += A . B^T
 // with A 64 x 16 and B 128 x 16 in shared memory, both K-major (PTX ISA
 // "wgmma.mma_async" .m64n128k16.f32.f16.f16, no transposes, scale-d on).
 // Asynchronous: d may be read only after wgmma_wait.
 __device__ __forceinline__ void wgmma_64x128x16(float* d, uint64_t a_desc, uint64_t b_desc) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(a_desc), "l"(b_desc), "r"(1));
+  asm volatile(LC0ROCM_WGMMA_MMA_ASYNC("m64n128k16.f32.f16.f16", LC0ROCM_WGMMA_PLACES_64, 64, 65, 66)
+               : LC0ROCM_WGMMA_ACCUMULATORS_64("+f", d)
+               : "l"(a_desc), "l"(b_desc), "r"(1));
 }
 
 // The same on 64 x 256 accumulators (.m64n256k16): B is 256 x 16.
 __device__ __forceinline__ void wgmma_64x256x16(float* d, uint64_t a_desc, uint64_t b_desc) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "}, %128, %129, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-      : "l"(a_desc), "l"(b_desc), "r"(1));
+  asm volatile(LC0ROCM_WGMMA_MMA_ASYNC("m64n256k16.f32.f16.f16", LC0ROCM_WGMMA_PLACES_128, 128, 129, 130)
+               : LC0ROCM_WGMMA_ACCUMULATORS_128("+f", d)
+               : "l"(a_desc), "l"(b_desc), "r"(1));
 }
 
 // The same 64 x 256 product with half sums (.m64n256k16.f16.f16.f16): d
 // holds 64 registers of half pairs, register i the float layout's elements
 // 2i and 2i + 1 (PTX ISA, wgmma's D fragments for .f16).
 __device__ __forceinline__ void wgmma_64x256x16(unsigned* d, uint64_t a_desc, uint64_t b_desc) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f16.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
-        "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]),
-        "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
-      : "l"(a_desc), "l"(b_desc), "r"(1));
+  asm volatile(LC0ROCM_WGMMA_MMA_ASYNC("m64n256k16.f16.f16.f16", LC0ROCM_WGMMA_PLACES_64, 64, 65, 66)
+               : LC0ROCM_WGMMA_ACCUMULATORS_64("+r", d)
+               : "l"(a_desc), "l"(b_desc), "r"(1));
 }
 
 // Half sums into the float layout: register i's halves become d[2i], d[2i + 1].
@@ -270,56 +249,40 @@ __device__ __forceinline__ void widen_sums(const unsigned (&h)[kCount], float (&
 // The same on 64 x 192 accumulators (.m64n192k16): B is 192 x 16. With
 // accumulate 0, d = A . B^T (scale-d off): no zeroing of d in between.
 __device__ __forceinline__ void wgmma_64x192x16(float* d, uint64_t a_desc, uint64_t b_desc, unsigned accumulate = 1) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %98, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-      "}, %96, %97, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+  asm volatile(LC0ROCM_WGMMA_MMA_ASYNC("m64n192k16.f32.f16.f16", LC0ROCM_WGMMA_PLACES_96, 96, 97, 98)
+               : LC0ROCM_WGMMA_ACCUMULATORS_96("+f", d)
+               : "l"(a_desc), "l"(b_desc), "r"(accumulate));
 }
 
 // The same 64 x 192 product with half sums (.f16.f16.f16): d holds 48
 // registers of half pairs, register i the float layout's elements 2i, 2i + 1.
 __device__ __forceinline__ void wgmma_64x192x16(unsigned* d, uint64_t a_desc, uint64_t b_desc, unsigned accumulate = 1) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %50, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n192k16.f16.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
-      "}, %48, %49, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),
-        "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]),
-        "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
-        "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31]),
-        "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]), "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]),
-        "+r"(d[40]), "+r"(d[41]), "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47])
-      : "l"(a_desc), "l"(b_desc), "r"(accumulate));
+  asm volatile(LC0ROCM_WGMMA_MMA_ASYNC("m64n192k16.f16.f16.f16", LC0ROCM_WGMMA_PLACES_48, 48, 49, 50)
+               : LC0ROCM_WGMMA_ACCUMULATORS_48("+r", d)
+               : "l"(a_desc), "l"(b_desc), "r"(accumulate));
 }
 
 }  // namespace wgmma
 }  // namespace lc0rocm
+
+#undef LC0ROCM_WGMMA_P
+#undef LC0ROCM_WGMMA_P_0_3
+#undef LC0ROCM_WGMMA_P_0_5
+#undef LC0ROCM_WGMMA_P_0_7
+#undef LC0ROCM_WGMMA_P_0_9
+#undef LC0ROCM_WGMMA_PLACES_40
+#undef LC0ROCM_WGMMA_PLACES_60
+#undef LC0ROCM_WGMMA_PLACES_90
+#undef LC0ROCM_WGMMA_PLACES_120
+#undef LC0ROCM_WGMMA_PLACES_48
+#undef LC0ROCM_WGMMA_PLACES_64
+#undef LC0ROCM_WGMMA_PLACES_96
+#undef LC0ROCM_WGMMA_PLACES_128
+#undef LC0ROCM_WGMMA_D8
+#undef LC0ROCM_WGMMA_D16
+#undef LC0ROCM_WGMMA_ACCUMULATORS_48
+#undef LC0ROCM_WGMMA_ACCUMULATORS_64
+#undef LC0ROCM_WGMMA_ACCUMULATORS_96
+#undef LC0ROCM_WGMMA_ACCUMULATORS_128
+#undef LC0ROCM_WGMMA_MMA_ASYNC
 #endif
