@@ -107,6 +107,9 @@ if command -v nvcc >/dev/null; then
   nvcc -x cu -arch=sm_90a -std=c++17 -O2 -I"$CUBLAS_INC" -c native/bench/energy_floor_bench.cu -o "$OUT/energy_floor_bench.o" \
     || { echo "FAILED (nvidia): native/bench/energy_floor_bench.cu"; exit 1; }
   echo "   native/bench/energy_floor_bench.cu OK"
+  nvcc -x cu -arch=sm_90a -std=c++17 -O2 -I"$CUBLAS_INC" -c native/bench/matrix_rate_bench.cu -o "$OUT/matrix_rate_bench.o" \
+    || { echo "FAILED (nvidia): native/bench/matrix_rate_bench.cu"; exit 1; }
+  echo "   native/bench/matrix_rate_bench.cu OK"
   ran=1
 else
   echo "-- NVIDIA: nvcc not found, skipped"

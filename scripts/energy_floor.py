@@ -4,7 +4,10 @@ the board's idle draw, the products of one pass (Q|K|V with smolgen's
 compress, output, FFN first and second, smolgen's dense1, dense2 and
 generator; cuBLAS, half in and out, float accumulation) replayed for a few
 seconds, the same products with half accumulation (as lc0's cuda backend
-computes its fp16 products), and device-to-device copies (joules a byte).
+computes its fp16 products), device-to-device copies (joules a byte), and
+an 8192^3 product: the GPU's fp16 matrix rate as a short burst from rest
+and held at the cap (scripts/gpu_bench.py turns the burst rate into issue
+9's compute ceilings).
 
     python3 scripts/energy_floor.py --net t82 --batch 512 --seconds 3
 

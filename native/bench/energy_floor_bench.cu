@@ -15,7 +15,11 @@
 //   half acc  the same products accumulated in half (CUBLAS_COMPUTE_16F,
 //             as lc0's cuda backend computes its fp16 products): what the
 //             narrower accumulators save in joules;
-//   copy      device-to-device copies of 1 GiB: joules a byte moved.
+//   copy      device-to-device copies of 1 GiB: joules a byte moved;
+//   square    an 8192^3 product (square_product.cuh): the GPU's fp16
+//             matrix rate as a short burst from rest (how issue 9 measured
+//             the rate its compute ceilings assume), then held for the
+//             seconds given, at the cap, with its joules a FLOP.
 // NVML is opened at run time (libnvidia-ml.so.1 from the driver): no header
 // or link-time dependency.
 #include <cublas_v2.h>
@@ -25,6 +29,7 @@
 #include "check_blas.cuh"
 #include "check_cuda.cuh"
 #include "random_fill.cuh"
+#include "square_product.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -237,6 +242,18 @@ int main(int argc, char** argv) {
 
   CHECK_CUDA(cudaFree(a));
   CHECK_CUDA(cudaFree(b));
+
+  // The fp16 matrix rate (square_product.cuh): a burst from rest, then held at the cap.
+  {
+    SquareProduct square(blas, 8192);
+    const int burst_reps = 20;
+    std::printf("square burst %.1f TFLOP/s (8192^3, %d products after 3, from rest)\n",
+                square.burst_tflops(stream, burst_reps), burst_reps);
+    const Reading held = run_phase(nvml, stream, seconds, 8, [&] { square.run(); });
+    std::printf("square    %6.1f W, %.1f TFLOP/s, %.3f pJ a FLOP, SM %u MHz\n", held.watts(),
+                held.reps * square.flop() / held.seconds / 1e12, held.joules / (held.reps * square.flop()) * 1e12,
+                held.clock_mhz);
+  }
   CHECK_CUDA(cudaGraphExecDestroy(float_pass));
   CHECK_CUDA(cudaGraphExecDestroy(half_pass));
   CHECK_BLAS(cublasDestroy(blas));
