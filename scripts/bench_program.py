@@ -18,14 +18,24 @@ def build_and_run(name: str, args: list[str], with_blas: bool = False) -> int:
     """Compiles native/bench/<name>.cu (with the library's headers and,
     if with_blas, cuBLAS) and runs it with `args`; its exit status, or 2
     where there is no sm_90 GPU, 1 where the compile fails."""
+    return _build_and_run(name, args, with_blas, capture=False)[0]
+
+
+def build_and_read(name: str, args: list[str], with_blas: bool = False) -> tuple[int, str]:
+    """build_and_run, with the program's standard output returned instead of
+    printed: (status, output); the output is empty where it did not run."""
+    return _build_and_run(name, args, with_blas, capture=True)
+
+
+def _build_and_run(name: str, args: list[str], with_blas: bool, capture: bool) -> tuple[int, str]:
     try:
         tc, arch = native.detect_target("nvidia")
     except native.NativeError as e:
         print(f"{name}: {e}", file=sys.stderr)
-        return 2
+        return 2, ""
     if arch != "sm_90":  # wgmma, cluster and dependent launches; the figures are H100s'
         print(f"{name}: needs an sm_90 GPU (this one is {arch})", file=sys.stderr)
-        return 2
+        return 2, ""
     src = native.source_dir()
     with tempfile.TemporaryDirectory() as tmp:
         program = pathlib.Path(tmp) / name
@@ -38,8 +48,10 @@ def build_and_run(name: str, args: list[str], with_blas: bool = False) -> int:
         built = subprocess.run(command, env=tc.run_env(), capture_output=True, text=True)
         if built.returncode != 0:
             print(f"{name}: compile failed:\n{built.stderr}", file=sys.stderr)
-            return 1
-        return subprocess.run([str(program), *args]).returncode
+            return 1, ""
+        # Captured: standard output only; the program's errors still reach the terminal.
+        ran = subprocess.run([str(program), *args], **({"stdout": subprocess.PIPE, "text": True} if capture else {}))
+        return ran.returncode, (ran.stdout or "") if capture else ""
 
 
 def main(name: str, doc: str, options: tuple[tuple[str, int, str], ...], argv: list[str] | None = None,

@@ -15,10 +15,18 @@ Steps, each reported even when an earlier one failed:
        lc0-way - one position repeated, full float planes, as
                  `lc0 backendbench` measures;
   4. with --lc0 PATH: `lc0 backendbench` on the same nets and batch sizes;
-  5. DIR/gpu_bench.csv, DIR/gpu_bench.md (tables, with ours / lc0) and
-     DIR/gpu_bench.png (positions/s over batch size, both engines). Without
-     --lc0, lc0's figures are docs/gpu-runs/lc0_master_h100_reference.csv (lc0
-     master on a lent H100, from issue 9), labelled as reference data.
+  5. the compute ceiling (NVIDIA sm_90, where t82 or bt4 is timed in fp16):
+     this GPU's fp16 matrix rate, measured as issue 9 measured the ~770-790
+     TFLOP/s its ceilings assume (the best of three bursts of 8192^3 cuBLAS
+     products from rest, native/bench/matrix_rate_bench.cu, taken after the
+     build and before the other steps, while the GPU is cool), over the net's
+     encoder FLOP a position; and our batch-512 figures as a fraction of it
+     (issue 9 asks >= 60 %);
+  6. DIR/gpu_bench.csv, DIR/gpu_bench.md (tables, with ours / lc0, and the
+     ceiling), DIR/gpu_bench_ceiling.json and DIR/gpu_bench.png (positions/s
+     over batch size, both engines). Without --lc0, lc0's figures are
+     docs/gpu-runs/lc0_master_h100_reference.csv (lc0 master on a lent H100,
+     from issue 9), labelled as reference data.
 Variants (environment of the library, read when a network is created; see
 native/src/conv3x3.h): default, fused-conv (LC0ROCM_FUSED_CONV=1),
 fused-se / unfused-se (LC0ROCM_FUSED_SE=1 / 0: the fused SE kernel at any
@@ -50,6 +58,9 @@ VARIANTS = {"default": {}, "fused-conv": {"LC0ROCM_FUSED_CONV": "1"},
 MODES = ("packed", "lc0-way")
 FIELDS = ["engine", "net", "precision", "variant", "mode", "batch", "nps", "source"]
 LC0_LINE = re.compile(r"Benchmark batch size (\d+) .*throughput ([0-9.]+) nps")
+MATRIX_RATE_LINE = re.compile(r"fp16 matrix rate ([0-9.]+) TFLOP/s")
+CEILING_BATCH = 512  # issue 9: at batch 512, at least 60 % of the compute ceiling
+CEILING_SHARE = 0.60
 
 
 def log(msg: str) -> None:
@@ -114,6 +125,63 @@ def bench_ours(weights, backend_name: str, batches, seconds: float, mode: str) -
                 for b in batches}
     finally:
         be.close()
+
+
+# ---------------------------------------------------------------- the compute ceiling
+def ceiling_shapes() -> dict:
+    """The attention presets issue 9 sets ceilings for, by name."""
+    from lc0_rocm.makenet.attention import BT4, T82
+    return {"t82": T82, "bt4": BT4}
+
+
+def matrix_rate_tflops() -> float | None:
+    """This GPU's fp16 matrix rate (TFLOP/s: the best of three bursts of
+    8192^3 products from rest), or None where it could not be measured (no
+    sm_90 GPU, no compile)."""
+    import bench_program
+    status, output = bench_program.build_and_read("matrix_rate_bench", ["8192", "20", "3"], with_blas=True)
+    found = MATRIX_RATE_LINE.search(output)
+    return float(found.group(1)) if status == 0 and found else None
+
+
+def ours_fp16(rows: list[dict], net: str) -> list[dict]:
+    return [r for r in rows if r["engine"] == OURS and r["net"] == net and r["precision"] == "fp16"
+            and r["variant"] == "default"]
+
+
+def ceilings(rows: list[dict], tflops: float) -> list[dict]:
+    """Per ceiling net among our fp16 rows: its encoder GFLOP a position, the
+    ceiling in positions/s at `tflops`, and each default-variant mode's
+    batch-512 figure as a fraction of it (None where batch 512 was not timed)."""
+    found = []
+    for net, shape in ceiling_shapes().items():
+        ours = ours_fp16(rows, net)
+        if not ours:
+            continue
+        flop = shape.encoder_flop_per_position()
+        ceiling = tflops * 1e12 / flop
+        at_batch = {r["mode"]: r["nps"] for r in ours if r["batch"] == CEILING_BATCH}
+        found.append(dict(net=net, tflops=tflops, gflop_per_position=flop / 1e9, ceiling_nps=ceiling,
+                          target_nps=CEILING_SHARE * ceiling, batch=CEILING_BATCH,
+                          fraction={mode: nps / ceiling for mode, nps in at_batch.items()}))
+    return found
+
+
+def ceiling_markdown(found: list[dict]) -> str:
+    if not found:
+        return ""
+    lines = ["### the compute ceiling on this GPU", "",
+             f"fp16 matrix rate: {found[0]['tflops']:,.1f} TFLOP/s (the best of three bursts of 8192^3 cuBLAS "
+             "products from rest, float sums, before the other steps: how issue 9 measured the ~770-790 TFLOP/s "
+             "its ceilings assume). Ceiling = that rate "
+             "over the net's encoder FLOP a position (embedding and heads left out: the ceiling errs high).", "",
+             f"| net | GFLOP a position | ceiling, positions/s | {CEILING_SHARE:.0%} of it | "
+             f"ours at b{CEILING_BATCH} / ceiling |", "|---|---:|---:|---:|---|"]
+    for c in found:
+        shares = ", ".join(f"{mode} {share:.1%}" for mode, share in c["fraction"].items()) or "not timed"
+        lines.append(f"| {c['net']} | {c['gflop_per_position']:.2f} | {c['ceiling_nps']:,.0f} | "
+                     f"{c['target_nps']:,.0f} | {shares} |")
+    return "\n".join(lines + [""])
 
 
 # ---------------------------------------------------------------- reports
@@ -207,7 +275,7 @@ def main(argv=None) -> int:
     p.add_argument("--lc0", help="lc0 binary: time it too (else overlay the reference CSV)")
     p.add_argument("--lc0-backend", default="cuda-fp16", help="lc0's backend for fp16 (fp32: 'cuda')")
     p.add_argument("--lc0-runs", type=int, default=60, help="lc0 backendbench --batches")
-    p.add_argument("--skip", default="", help="comma list of steps to skip: parity,bench,lc0")
+    p.add_argument("--skip", default="", help="comma list of steps to skip: parity,bench,lc0,ceiling")
     p.add_argument("--net-dir", type=pathlib.Path,
                    help="folder of NAME.pb.gz files to use instead of drawing those presets again")
     args = p.parse_args(argv)
@@ -238,6 +306,14 @@ def main(argv=None) -> int:
     except Exception as e:  # noqa: BLE001
         log(f"  build failed: {e}")
         return 1
+
+    tflops = None
+    nets = args.nets.split(",")
+    if ("ceiling" not in skip and "bench" not in skip and args.vendor == "cuda" and "fp16" in args.precisions.split(",")
+            and any(n in nets for n in ceiling_shapes())):
+        log("== the fp16 matrix rate (for the compute ceiling; first, while the GPU is cool)")
+        tflops = matrix_rate_tflops()
+        log(f"  {tflops} TFLOP/s" if tflops is not None else "  not measured (see above): no ceiling")
 
     with tempfile.TemporaryDirectory() as tmp:
         names = list(dict.fromkeys(args.nets.split(",") + args.parity_nets.split(",")))
@@ -290,11 +366,18 @@ def main(argv=None) -> int:
                                   batch=b, nps=n, source="measured") for b, n in got.items()]
                     log(f"  lc0 {net:10s} {backend:10s} " + " ".join(f"{b}:{n:.0f}" for b, n in got.items()))
 
+    found_ceilings = ceilings(rows, tflops) if tflops is not None else []
+    for c in found_ceilings:
+        log(f"  ceiling {c['net']}: {tflops:.1f} TFLOP/s / {c['gflop_per_position']:.2f} GFLOP = "
+            f"{c['ceiling_nps']:,.0f} positions/s; b{CEILING_BATCH} "
+            + (", ".join(f"{m} {f:.1%}" for m, f in c["fraction"].items()) or "not timed"))
+    (out / "gpu_bench_ceiling.json").write_text(json.dumps(found_ceilings, indent=1))
+
     if not any(r["engine"] == "lc0" for r in rows):
         measured = {(r["net"], r["precision"]) for r in rows}
         rows += [r for r in reference_rows() if (r["net"], r["precision"]) in measured]
     write_csv(out / "gpu_bench.csv", rows)
-    table = markdown(rows, batches)
+    table = markdown(rows, batches) + ceiling_markdown(found_ceilings)
     header = [f"# gpu_bench: {device.get('name', '?')} ({device.get('arch', '?')})", "",
               "lc0-rocm: measured by this script; `lc0 master (reference)`: issue 9's figures "
               "(lent H100, `lc0 backendbench --batches=60`), not measured here.", ""]

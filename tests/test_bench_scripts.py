@@ -93,6 +93,23 @@ def test_a_failed_compile_shows_the_compiler_and_runs_nothing(monkeypatch, capsy
     assert "compile failed" in capsys.readouterr().err and len(runs.calls) == 1
 
 
+def test_build_and_read_returns_the_programs_output(monkeypatch):
+    seen = []
+
+    def run(command, **kwargs):
+        seen.append(kwargs)
+        text = "fp16 matrix rate 747.5 TFLOP/s\n" if len(seen) == 2 else ""
+        return subprocess.CompletedProcess(command, 0, stdout=text if kwargs.get("stdout") else None, stderr="")
+    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_90"))
+    monkeypatch.setattr(bench_program.subprocess, "run", run)
+    assert bench_program.build_and_read("matrix_rate_bench", ["8192", "20"], with_blas=True) == (
+        0, "fp16 matrix rate 747.5 TFLOP/s\n")
+    assert seen[1] == {"stdout": subprocess.PIPE, "text": True}  # standard output only: errors still show
+    seen.clear()
+    assert bench_program.build_and_run("matrix_rate_bench", ["8192", "20"], with_blas=True) == 0
+    assert seen[1] == {}  # printed as it runs
+
+
 def record_runs(monkeypatch):
     """The (name, arguments, with_blas) of each build_and_run the scripts ask for."""
     seen = []

@@ -145,3 +145,22 @@ def test_plain_pb_is_written_uncompressed(tmp_path):
     path = save_net(build("tiny-attn"), tmp_path / "net.pb")
     assert path.read_bytes()[:2] != b"\x1f\x8b"
     assert load_weights(path).net.headcount == 4
+
+
+@pytest.mark.parametrize("name, shape", [("tiny-attn", attention.TINY_ATTN), ("tiny-bt", attention.TINY_BT),
+                                         ("t82", attention.T82)])
+def test_encoder_flop_per_position_counts_the_drawn_weights(name, shape):
+    """The count the compute ceiling (scripts/gpu_bench.py) divides by, against
+    the sizes of the weights the preset draws: per-square layers on 64 rows,
+    smolgen's dense layers once, its generator once a head, and the
+    attention's two 64 x 64 products."""
+    w = build(name).weights
+    macs = 0
+    for layer in w.encoder:
+        mha, sg = layer.mha, layer.mha.smolgen
+        per_square = (mha.q_w, mha.k_w, mha.v_w, mha.dense_w, layer.ffn.dense1_w, layer.ffn.dense2_w, sg.compress)
+        macs += 64 * sum(layer_size(x) for x in per_square)
+        macs += layer_size(sg.dense1_w) + layer_size(sg.dense2_w)
+        macs += w.headcount * layer_size(w.smolgen_w)
+        macs += 2 * 64 * 64 * layer_size(mha.q_b)  # Q . K^T and p . V: depth x heads = the embedding
+    assert shape.encoder_flop_per_position() == 2 * macs

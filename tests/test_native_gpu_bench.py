@@ -63,3 +63,53 @@ def test_net_paths_take_given_files_and_draw_the_others(tmp_path, monkeypatch):
     assert paths["t82"] == given / "t82.pb.gz"
     assert paths["bt4"] == tmp_path / "bt4.pb.gz" and drawn == ["bt4"]
     assert gpu_check.net_paths(tmp_path, ["t82"])["t82"] == tmp_path / "t82.pb.gz"
+
+
+def test_the_ceiling_is_the_matrix_rate_over_the_nets_flop_and_ours_a_fraction_of_it():
+    gb = load_script()
+    rows = [dict(engine="lc0-rocm", net="t82", precision="fp16", variant="default", mode="packed",
+                 batch=512, nps=53_000.0),
+            dict(engine="lc0-rocm", net="t82", precision="fp16", variant="default", mode="lc0-way",
+                 batch=512, nps=52_000.0),
+            dict(engine="lc0-rocm", net="t82", precision="fp16", variant="default", mode="packed",
+                 batch=256, nps=99_999.0),  # not the target's batch
+            dict(engine="lc0-rocm", net="t82", precision="fp32", variant="default", mode="packed",
+                 batch=512, nps=9_000.0),  # not fp16
+            dict(engine="lc0-rocm", net="bt4", precision="fp16", variant="default", mode="packed",
+                 batch=256, nps=30_000.0),  # bt4 timed, but not at 512
+            dict(engine="lc0-rocm", net="maia-1900", precision="fp16", variant="default", mode="packed",
+                 batch=512, nps=1e6)]  # no ceiling for the classic net
+    found = {c["net"]: c for c in gb.ceilings(rows, 750.0)}
+    assert set(found) == {"t82", "bt4"}
+    t82 = found["t82"]
+    assert abs(t82["gflop_per_position"] - 8.6036) < 1e-3
+    assert abs(t82["ceiling_nps"] - 750e12 / 8.60356608e9) < 1e-6
+    assert abs(t82["target_nps"] - 0.6 * t82["ceiling_nps"]) < 1e-6
+    assert set(t82["fraction"]) == {"packed", "lc0-way"}
+    assert abs(t82["fraction"]["packed"] - 53_000 / t82["ceiling_nps"]) < 1e-12
+    assert found["bt4"]["fraction"] == {}
+    md = gb.ceiling_markdown(list(found.values()))
+    assert "750.0 TFLOP/s" in md
+    assert f"| t82 | 8.60 | {t82['ceiling_nps']:,.0f} | {t82['target_nps']:,.0f} | packed 60.8%, lc0-way 59.7% |" in md
+    assert "| bt4 | 15.49 |" in md and "not timed" in md
+    assert gb.ceiling_markdown([]) == ""
+
+
+def test_the_matrix_rate_is_read_from_the_program_or_is_none(monkeypatch):
+    gb = load_script()
+    import bench_program
+    calls = []
+
+    def answer(status, output):
+        def read(name, args, with_blas=False):
+            calls.append((name, args, with_blas))
+            return status, output
+        return read
+    monkeypatch.setattr(bench_program, "build_and_read",
+                        answer(0, "fp16 matrix rate 747.5 TFLOP/s (8192^3, 20 products after 3, from rest)\n"))
+    assert gb.matrix_rate_tflops() == 747.5
+    assert calls == [("matrix_rate_bench", ["8192", "20", "3"], True)]
+    monkeypatch.setattr(bench_program, "build_and_read", answer(2, ""))  # no sm_90 GPU
+    assert gb.matrix_rate_tflops() is None
+    monkeypatch.setattr(bench_program, "build_and_read", answer(1, "cuBLAS status 13"))
+    assert gb.matrix_rate_tflops() is None

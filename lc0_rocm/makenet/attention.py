@@ -61,6 +61,25 @@ class AttentionShape:
     smolgen_activation: int = NF.ACTIVATION_SWISH
     ffn_activation: int = NF.ACTIVATION_RELU_2
 
+    def encoder_flop_per_position(self) -> float:
+        """FLOP (2 per multiply-add) of one position through the encoder
+        layers: Q, K, V, output and the FFN's two products on each of the 64
+        squares, the attention's Q . K^T and p . V, and smolgen's compress,
+        dense1, dense2 and generator (t82 8.60 G, bt4 15.49 G). The input
+        embedding and the heads are left out (issue 9's ~8.7 and ~16 count
+        them), so a compute ceiling drawn from this count is a little high,
+        and a fraction of that ceiling errs against us."""
+        e = self.embedding
+        macs = SQUARES * (4 * e * e + 2 * e * self.dff)  # Q, K, V, output; FFN first and second
+        macs += 2 * SQUARES * SQUARES * e  # Q . K^T and p . V over every head (depth e / heads each)
+        if self.smolgen is not None:
+            channels, hidden, gen = self.smolgen
+            macs += SQUARES * e * channels  # compress
+            macs += SQUARES * channels * hidden  # dense1
+            macs += hidden * self.heads * gen  # dense2
+            macs += self.heads * gen * SQUARES * SQUARES  # the generator: a 64 x 64 bias a head
+        return 2.0 * macs * self.layers
+
 
 class Drawer:
     """Fills Layer messages with random values at sensible scales."""
