@@ -145,6 +145,7 @@ def matrix_rate_tflops() -> float | None:
 
 
 def ours_fp16(rows: list[dict], net: str) -> list[dict]:
+    """Our default-variant fp16 rows of `net`: the figures a ceiling is for."""
     return [r for r in rows if r["engine"] == OURS and r["net"] == net and r["precision"] == "fp16"
             and r["variant"] == "default"]
 
@@ -152,7 +153,7 @@ def ours_fp16(rows: list[dict], net: str) -> list[dict]:
 def ceilings(rows: list[dict], tflops: float) -> list[dict]:
     """Per ceiling net among our fp16 rows: its encoder GFLOP a position, the
     ceiling in positions/s at `tflops`, and each default-variant mode's
-    batch-512 figure as a fraction of it (None where batch 512 was not timed)."""
+    batch-512 figure as a fraction of it (none where batch 512 was not timed)."""
     found = []
     for net, shape in ceiling_shapes().items():
         ours = ours_fp16(rows, net)
@@ -167,10 +168,16 @@ def ceilings(rows: list[dict], tflops: float) -> list[dict]:
     return found
 
 
+def fractions_text(ceiling: dict) -> str:
+    """'packed 60.2%, lc0-way 59.5%', or 'not timed'."""
+    return ", ".join(f"{mode} {share:.1%}" for mode, share in ceiling["fraction"].items()) or "not timed"
+
+
 def ceiling_markdown(found: list[dict]) -> str:
+    """The ceiling section of gpu_bench.md (empty without a ceiling)."""
     if not found:
         return ""
-    lines = ["### the compute ceiling on this GPU", "",
+    lines = ["", "### the compute ceiling on this GPU", "",
              f"fp16 matrix rate: {found[0]['tflops']:,.1f} TFLOP/s (the best of three bursts of 8192^3 cuBLAS "
              "products from rest, float sums, before the other steps: how issue 9 measured the ~770-790 TFLOP/s "
              "its ceilings assume). Ceiling = that rate "
@@ -178,9 +185,8 @@ def ceiling_markdown(found: list[dict]) -> str:
              f"| net | GFLOP a position | ceiling, positions/s | {CEILING_SHARE:.0%} of it | "
              f"ours at b{CEILING_BATCH} / ceiling |", "|---|---:|---:|---:|---|"]
     for c in found:
-        shares = ", ".join(f"{mode} {share:.1%}" for mode, share in c["fraction"].items()) or "not timed"
         lines.append(f"| {c['net']} | {c['gflop_per_position']:.2f} | {c['ceiling_nps']:,.0f} | "
-                     f"{c['target_nps']:,.0f} | {shares} |")
+                     f"{c['target_nps']:,.0f} | {fractions_text(c)} |")
     return "\n".join(lines + [""])
 
 
@@ -369,8 +375,7 @@ def main(argv=None) -> int:
     found_ceilings = ceilings(rows, tflops) if tflops is not None else []
     for c in found_ceilings:
         log(f"  ceiling {c['net']}: {tflops:.1f} TFLOP/s / {c['gflop_per_position']:.2f} GFLOP = "
-            f"{c['ceiling_nps']:,.0f} positions/s; b{CEILING_BATCH} "
-            + (", ".join(f"{m} {f:.1%}" for m, f in c["fraction"].items()) or "not timed"))
+            f"{c['ceiling_nps']:,.0f} positions/s; b{CEILING_BATCH} {fractions_text(c)}")
     (out / "gpu_bench_ceiling.json").write_text(json.dumps(found_ceilings, indent=1))
 
     if not any(r["engine"] == "lc0" for r in rows):

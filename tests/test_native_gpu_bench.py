@@ -13,6 +13,11 @@ def load_script(name="gpu_bench"):
     return module
 
 
+def row(net, precision, mode, batch, nps, engine="lc0-rocm", variant="default"):
+    """One throughput row as gpu_bench keeps them."""
+    return dict(engine=engine, net=net, precision=precision, variant=variant, mode=mode, batch=batch, nps=nps)
+
+
 def test_parse_lc0_backendbench_output():
     gb = load_script()
     text = ("Loading weights file from: maia.pb.gz\n"
@@ -40,12 +45,8 @@ def test_reference_rows_are_issue_9s_lc0_master_figures():
 
 def test_markdown_table_has_ratios_against_lc0():
     gb = load_script()
-    rows = [dict(engine="lc0-rocm", net="maia-1900", precision="fp16", variant="default", mode="packed",
-                 batch=1, nps=3000.0),
-            dict(engine="lc0-rocm", net="maia-1900", precision="fp16", variant="default", mode="packed",
-                 batch=16, nps=90000.0),
-            dict(engine="lc0 master (reference)", net="maia-1900", precision="fp16", variant="",
-                 mode="lc0-way", batch=1, nps=6000.0)]
+    rows = [row("maia-1900", "fp16", "packed", 1, 3000.0), row("maia-1900", "fp16", "packed", 16, 90000.0),
+            row("maia-1900", "fp16", "lc0-way", 1, 6000.0, engine="lc0 master (reference)", variant="")]
     md = gb.markdown(rows, [1, 16])
     assert "### maia-1900 fp16" in md
     assert "| lc0-rocm default packed | 3,000 | 90,000 |" in md
@@ -67,18 +68,11 @@ def test_net_paths_take_given_files_and_draw_the_others(tmp_path, monkeypatch):
 
 def test_the_ceiling_is_the_matrix_rate_over_the_nets_flop_and_ours_a_fraction_of_it():
     gb = load_script()
-    rows = [dict(engine="lc0-rocm", net="t82", precision="fp16", variant="default", mode="packed",
-                 batch=512, nps=53_000.0),
-            dict(engine="lc0-rocm", net="t82", precision="fp16", variant="default", mode="lc0-way",
-                 batch=512, nps=52_000.0),
-            dict(engine="lc0-rocm", net="t82", precision="fp16", variant="default", mode="packed",
-                 batch=256, nps=99_999.0),  # not the target's batch
-            dict(engine="lc0-rocm", net="t82", precision="fp32", variant="default", mode="packed",
-                 batch=512, nps=9_000.0),  # not fp16
-            dict(engine="lc0-rocm", net="bt4", precision="fp16", variant="default", mode="packed",
-                 batch=256, nps=30_000.0),  # bt4 timed, but not at 512
-            dict(engine="lc0-rocm", net="maia-1900", precision="fp16", variant="default", mode="packed",
-                 batch=512, nps=1e6)]  # no ceiling for the classic net
+    rows = [row("t82", "fp16", "packed", 512, 53_000.0), row("t82", "fp16", "lc0-way", 512, 52_000.0),
+            row("t82", "fp16", "packed", 256, 99_999.0),  # not the target's batch
+            row("t82", "fp32", "packed", 512, 9_000.0),  # not fp16
+            row("bt4", "fp16", "packed", 256, 30_000.0),  # bt4 timed, but not at 512
+            row("maia-1900", "fp16", "packed", 512, 1e6)]  # no ceiling for the classic net
     found = {c["net"]: c for c in gb.ceilings(rows, 750.0)}
     assert set(found) == {"t82", "bt4"}
     t82 = found["t82"]
