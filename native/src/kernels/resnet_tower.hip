@@ -178,182 +178,180 @@ resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* _
     }
     commit_copies();
     for (int layer = 0; layer < steps_per_group; ++layer, ++step) {
-      {
-        // conv 0: a block's first convolution, or the head (flow -> mid).
-        const int blk = layer / 2, conv = layer == 2 * blocks ? 0 : layer % 2;
-        // This step's copies (and the boards) are in; every warp is past
-        // the step before, so its buffer takes the next step's copies.
-        wait_copies(0);
-        __syncthreads();
-        fetch_step(step + 1);
+      // conv 0: a block's first convolution, or the head (flow -> mid).
+      const int blk = layer / 2, conv = layer == 2 * blocks ? 0 : layer % 2;
+      // This step's copies (and the boards) are in; every warp is past
+      // the step before, so its buffer takes the next step's copies.
+      wait_copies(0);
+      __syncthreads();
+      fetch_step(step + 1);
 
-        float acc[kSlots][4][4] = {};
-        const half* b_row = layer_weights(step) + (col_half * 32 + g) * kLdk + 2 * q;
+      float acc[kSlots][4][4] = {};
+      const half* b_row = layer_weights(step) + (col_half * 32 + g) * kLdk + 2 * q;
 #pragma unroll
-        for (int tap = 0; tap < 9; ++tap) {
-          const int ky = tap / 3, kx = tap % 3;
+      for (int tap = 0; tap < 9; ++tap) {
+        const int ky = tap / 3, kx = tap % 3;
 #pragma unroll
-          for (int c0 = k_group * kKSpan; c0 < (k_group + 1) * kKSpan; c0 += 16) {
-            uint32_t b[4][2];
-#pragma unroll
-            for (int nt = 0; nt < 4; ++nt) {
-              const half* bp = b_row + nt * 8 * kLdk + tap * kC + c0;
-              b[nt][0] = load_half_pair(bp);
-              b[nt][1] = load_half_pair(bp + 8);
-            }
-#pragma unroll
-            for (int slot = 0; slot < kSlots; ++slot) {
-              const int p = slot / kMT, rt = row_tile(slot % kMT);
-              if (p >= count) break;  // the same for the whole block
-              const half* in = conv ? mid(p) : flow(p);
-              const int a_lo = ((2 * rt + ky) * 10 + g + kx) * kLdb + 2 * q + c0;
-              const int a_hi = a_lo + 10 * kLdb;  // the next rank
-              const uint32_t a0 = load_half_pair(in + a_lo), a1 = load_half_pair(in + a_hi);
-              const uint32_t a2 = load_half_pair(in + a_lo + 8), a3 = load_half_pair(in + a_hi + 8);
-#pragma unroll
-              for (int nt = 0; nt < 4; ++nt) mma_16x8x16(acc[slot][nt], a0, a1, a2, a3, b[nt][0], b[nt][1]);
-            }
-          }
-        }
-        if (kKGroups == 2) {
-          // The second group's partial sums to the first (lane-major: no
-          // bank conflicts), added in a fixed order.
-          float* mine = partials + tile_warp * (kSlots * 16 * 32) + lane;
-          if (!finishes) {
-#pragma unroll
-            for (int slot = 0; slot < kSlots; ++slot)
-#pragma unroll
-              for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) mine[((slot * 4 + nt) * 4 + e) * 32] = acc[slot][nt][e];
-          }
-          __syncthreads();
-          if (finishes) {
-#pragma unroll
-            for (int slot = 0; slot < kSlots; ++slot)
-#pragma unroll
-              for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[slot][nt][e] += mine[((slot * 4 + nt) * 4 + e) * 32];
-          }
-        }
-
-        const float* bias = layer_bias(step);
-        if (conv == 0) {
-          // mid = act(conv1 + b1); conv2 reads it after the next step's barrier.
-          if (finishes) {
-#pragma unroll
-            for (int slot = 0; slot < kSlots; ++slot) {
-              const int p = slot / kMT, rt = row_tile(slot % kMT);
-              if (p >= count) break;
-              const int out_lo = padded(2 * rt * 8 + g), out_hi = padded((2 * rt + 1) * 8 + g);
-#pragma unroll
-              for (int nt = 0; nt < 4; ++nt) {
-                const int o = col_half * 32 + nt * 8 + 2 * q;
-                const float b0 = bias[o], b1 = bias[o + 1];
-                *reinterpret_cast<half2*>(mid(p) + out_lo * kLdb + o) = __floats2half2_rn(
-                    activate_as<kAct>(acc[slot][nt][0] + b0, act), activate_as<kAct>(acc[slot][nt][1] + b1, act));
-                *reinterpret_cast<half2*>(mid(p) + out_hi * kLdb + o) = __floats2half2_rn(
-                    activate_as<kAct>(acc[slot][nt][2] + b0, act), activate_as<kAct>(acc[slot][nt][3] + b1, act));
-              }
-            }
-          }
-          continue;
-        }
-
-        // v = conv2 + b2, kept in float.
-#pragma unroll
-        for (int slot = 0; slot < kSlots; ++slot) {
+        for (int c0 = k_group * kKSpan; c0 < (k_group + 1) * kKSpan; c0 += 16) {
+          uint32_t b[4][2];
 #pragma unroll
           for (int nt = 0; nt < 4; ++nt) {
-            const int o = col_half * 32 + nt * 8 + 2 * q;
-            acc[slot][nt][0] += bias[o];
-            acc[slot][nt][1] += bias[o + 1];
-            acc[slot][nt][2] += bias[o];
-            acc[slot][nt][3] += bias[o + 1];
+            const half* bp = b_row + nt * 8 * kLdk + tap * kC + c0;
+            b[nt][0] = load_half_pair(bp);
+            b[nt][1] = load_half_pair(bp + 8);
+          }
+#pragma unroll
+          for (int slot = 0; slot < kSlots; ++slot) {
+            const int p = slot / kMT, rt = row_tile(slot % kMT);
+            if (p >= count) break;  // the same for the whole block
+            const half* in = conv ? mid(p) : flow(p);
+            const int a_lo = ((2 * rt + ky) * 10 + g + kx) * kLdb + 2 * q + c0;
+            const int a_hi = a_lo + 10 * kLdb;  // the next rank
+            const uint32_t a0 = load_half_pair(in + a_lo), a1 = load_half_pair(in + a_hi);
+            const uint32_t a2 = load_half_pair(in + a_lo + 8), a3 = load_half_pair(in + a_hi + 8);
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) mma_16x8x16(acc[slot][nt], a0, a1, a2, a3, b[nt][0], b[nt][1]);
           }
         }
-        const SeWeights& se = table[blk].se;
-        const bool has_se = se.w1 != nullptr;  // the same for the whole block
-        if (has_se) {
-          // Channel means: each warp sums its 16-square tiles (the 8 lanes
-          // of a column differ in g: lane bits 2-4), then the four row
-          // tiles' sums are added in a fixed order.
-          if (finishes) {
+      }
+      if (kKGroups == 2) {
+        // The second group's partial sums to the first (lane-major: no
+        // bank conflicts), added in a fixed order.
+        float* mine = partials + tile_warp * (kSlots * 16 * 32) + lane;
+        if (!finishes) {
 #pragma unroll
-            for (int slot = 0; slot < kSlots; ++slot) {
-              const int p = slot / kMT, rt = row_tile(slot % kMT);
-              float* row_sums = se_scratch + p * floats_per_position;
+          for (int slot = 0; slot < kSlots; ++slot)
 #pragma unroll
-              for (int nt = 0; nt < 4; ++nt) {
-                float s0 = acc[slot][nt][0] + acc[slot][nt][2], s1 = acc[slot][nt][1] + acc[slot][nt][3];
+            for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
-                for (int m = 4; m < 32; m *= 2) {
-                  s0 += gpu_shfl_xor(s0, m);
-                  s1 += gpu_shfl_xor(s1, m);
-                }
-                if (g == 0) {
-                  const int o = col_half * 32 + nt * 8 + 2 * q;
-                  row_sums[rt * kC + o] = s0;
-                  row_sums[rt * kC + o + 1] = s1;
-                }
-              }
-            }
-          }
-          __syncthreads();
-          // The SE unit from shared memory: pooled, hidden, gates, a
-          // barrier after each (SE_FUSED.md's arithmetic, float throughout).
-          const int h = se.hidden;
-          const half* w1 = reinterpret_cast<const half*>(se_unit);
-          const half* w2 = w1 + kC * h;
-          const float* b1 = reinterpret_cast<const float*>(w2 + h * 2 * kC);
-          const float* b2 = b1 + h;
-          for (int i = tid; i < count * kC; i += kThreads) {
-            const int p = i / kC, c = i - p * kC;
-            float* f = se_scratch + p * floats_per_position;
-            f[4 * kC + c] = (f[c] + f[kC + c] + f[2 * kC + c] + f[3 * kC + c]) * (1.0f / 64.0f);
-          }
-          __syncthreads();
-          for (int i = tid; i < count * h; i += kThreads) {
-            const int p = i / h, j = i - p * h;
-            float* f = se_scratch + p * floats_per_position;
-            float sum = b1[j];
-#pragma unroll 8
-            for (int c = 0; c < kC; ++c) sum += f[4 * kC + c] * __half2float(w1[c * h + j]);
-            f[7 * kC + j] = activate(sum, act);
-          }
-          __syncthreads();
-          for (int i = tid; i < count * 2 * kC; i += kThreads) {
-            const int p = i / (2 * kC), k = i - p * 2 * kC;
-            float* f = se_scratch + p * floats_per_position;
-            float sum = b2[k];
-            for (int j = 0; j < h; ++j) sum += f[7 * kC + j] * __half2float(w2[j * 2 * kC + k]);
-            f[5 * kC + k] = k < kC ? 1.0f / (1.0f + expf(-sum)) : sum;
-          }
-          __syncthreads();
+              for (int e = 0; e < 4; ++e) mine[((slot * 4 + nt) * 4 + e) * 32] = acc[slot][nt][e];
         }
-        // flow = act(SE(v) + flow): each element's residual is read by the
-        // thread that then writes it; no warp reads flow during conv2.
+        __syncthreads();
+        if (finishes) {
+#pragma unroll
+          for (int slot = 0; slot < kSlots; ++slot)
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[slot][nt][e] += mine[((slot * 4 + nt) * 4 + e) * 32];
+        }
+      }
+
+      const float* bias = layer_bias(step);
+      if (conv == 0) {
+        // mid = act(conv1 + b1); conv2 reads it after the next step's barrier.
         if (finishes) {
 #pragma unroll
           for (int slot = 0; slot < kSlots; ++slot) {
             const int p = slot / kMT, rt = row_tile(slot % kMT);
             if (p >= count) break;
-            const float* gates = se_scratch + p * floats_per_position + 5 * kC;
             const int out_lo = padded(2 * rt * 8 + g), out_hi = padded((2 * rt + 1) * 8 + g);
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) {
               const int o = col_half * 32 + nt * 8 + 2 * q;
-              const float scale0 = has_se ? gates[o] : 1.0f, scale1 = has_se ? gates[o + 1] : 1.0f;
-              const float shift0 = has_se ? gates[kC + o] : 0.0f, shift1 = has_se ? gates[kC + o + 1] : 0.0f;
+              const float b0 = bias[o], b1 = bias[o + 1];
+              *reinterpret_cast<half2*>(mid(p) + out_lo * kLdb + o) = __floats2half2_rn(
+                  activate_as<kAct>(acc[slot][nt][0] + b0, act), activate_as<kAct>(acc[slot][nt][1] + b1, act));
+              *reinterpret_cast<half2*>(mid(p) + out_hi * kLdb + o) = __floats2half2_rn(
+                  activate_as<kAct>(acc[slot][nt][2] + b0, act), activate_as<kAct>(acc[slot][nt][3] + b1, act));
+            }
+          }
+        }
+        continue;
+      }
+
+      // v = conv2 + b2, kept in float.
 #pragma unroll
-              for (int hh = 0; hh < 2; ++hh) {
-                half2* at = reinterpret_cast<half2*>(flow(p) + (hh ? out_hi : out_lo) * kLdb + o);
-                const half2 r = *at;
-                const float v0 = acc[slot][nt][2 * hh] * scale0 + shift0 + __low2float(r);
-                const float v1 = acc[slot][nt][2 * hh + 1] * scale1 + shift1 + __high2float(r);
-                *at = __floats2half2_rn(activate_as<kAct>(v0, act), activate_as<kAct>(v1, act));
+      for (int slot = 0; slot < kSlots; ++slot) {
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt) {
+          const int o = col_half * 32 + nt * 8 + 2 * q;
+          acc[slot][nt][0] += bias[o];
+          acc[slot][nt][1] += bias[o + 1];
+          acc[slot][nt][2] += bias[o];
+          acc[slot][nt][3] += bias[o + 1];
+        }
+      }
+      const SeWeights& se = table[blk].se;
+      const bool has_se = se.w1 != nullptr;  // the same for the whole block
+      if (has_se) {
+        // Channel means: each warp sums its 16-square tiles (the 8 lanes
+        // of a column differ in g: lane bits 2-4), then the four row
+        // tiles' sums are added in a fixed order.
+        if (finishes) {
+#pragma unroll
+          for (int slot = 0; slot < kSlots; ++slot) {
+            const int p = slot / kMT, rt = row_tile(slot % kMT);
+            float* row_sums = se_scratch + p * floats_per_position;
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+              float s0 = acc[slot][nt][0] + acc[slot][nt][2], s1 = acc[slot][nt][1] + acc[slot][nt][3];
+#pragma unroll
+              for (int m = 4; m < 32; m *= 2) {
+                s0 += gpu_shfl_xor(s0, m);
+                s1 += gpu_shfl_xor(s1, m);
               }
+              if (g == 0) {
+                const int o = col_half * 32 + nt * 8 + 2 * q;
+                row_sums[rt * kC + o] = s0;
+                row_sums[rt * kC + o + 1] = s1;
+              }
+            }
+          }
+        }
+        __syncthreads();
+        // The SE unit from shared memory: pooled, hidden, gates, a
+        // barrier after each (SE_FUSED.md's arithmetic, float throughout).
+        const int h = se.hidden;
+        const half* w1 = reinterpret_cast<const half*>(se_unit);
+        const half* w2 = w1 + kC * h;
+        const float* b1 = reinterpret_cast<const float*>(w2 + h * 2 * kC);
+        const float* b2 = b1 + h;
+        for (int i = tid; i < count * kC; i += kThreads) {
+          const int p = i / kC, c = i - p * kC;
+          float* f = se_scratch + p * floats_per_position;
+          f[4 * kC + c] = (f[c] + f[kC + c] + f[2 * kC + c] + f[3 * kC + c]) * (1.0f / 64.0f);
+        }
+        __syncthreads();
+        for (int i = tid; i < count * h; i += kThreads) {
+          const int p = i / h, j = i - p * h;
+          float* f = se_scratch + p * floats_per_position;
+          float sum = b1[j];
+#pragma unroll 8
+          for (int c = 0; c < kC; ++c) sum += f[4 * kC + c] * __half2float(w1[c * h + j]);
+          f[7 * kC + j] = activate(sum, act);
+        }
+        __syncthreads();
+        for (int i = tid; i < count * 2 * kC; i += kThreads) {
+          const int p = i / (2 * kC), k = i - p * 2 * kC;
+          float* f = se_scratch + p * floats_per_position;
+          float sum = b2[k];
+          for (int j = 0; j < h; ++j) sum += f[7 * kC + j] * __half2float(w2[j * 2 * kC + k]);
+          f[5 * kC + k] = k < kC ? 1.0f / (1.0f + expf(-sum)) : sum;
+        }
+        __syncthreads();
+      }
+      // flow = act(SE(v) + flow): each element's residual is read by the
+      // thread that then writes it; no warp reads flow during conv2.
+      if (finishes) {
+#pragma unroll
+        for (int slot = 0; slot < kSlots; ++slot) {
+          const int p = slot / kMT, rt = row_tile(slot % kMT);
+          if (p >= count) break;
+          const float* gates = se_scratch + p * floats_per_position + 5 * kC;
+          const int out_lo = padded(2 * rt * 8 + g), out_hi = padded((2 * rt + 1) * 8 + g);
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) {
+            const int o = col_half * 32 + nt * 8 + 2 * q;
+            const float scale0 = has_se ? gates[o] : 1.0f, scale1 = has_se ? gates[o + 1] : 1.0f;
+            const float shift0 = has_se ? gates[kC + o] : 0.0f, shift1 = has_se ? gates[kC + o + 1] : 0.0f;
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+              half2* at = reinterpret_cast<half2*>(flow(p) + (hh ? out_hi : out_lo) * kLdb + o);
+              const half2 r = *at;
+              const float v0 = acc[slot][nt][2 * hh] * scale0 + shift0 + __low2float(r);
+              const float v1 = acc[slot][nt][2 * hh + 1] * scale1 + shift1 + __high2float(r);
+              *at = __floats2half2_rn(activate_as<kAct>(v0, act), activate_as<kAct>(v1, act));
             }
           }
         }
