@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The library's own Hopper product (native/src/kernels/gemm_sm90.hip) against
 cuBLAS, one encoder product of t82 and bt4 at a time, outside the forward
-pass: its cooperative and ping-pong schedules, alone or in pairs, plain and
-with the FFN's bias and activation in the epilogue.
+pass: its cooperative and ping-pong schedules, alone or in pairs, with half
+sums on the cooperative and wide ping-pong schedules, plain and with the
+FFN's bias and activation in the epilogue.
 
     python3 scripts/gemm_sm90_bench.py --batch 256
 

@@ -626,7 +626,7 @@ def has_tf32_products(info):
     return info["vendor"] == "nvidia" and found is not None and int(found.group(1)) >= 80
 
 
-def attention_path(env, precision, ffn_fits=False):
+def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
     """expect_path for an attention body under `env`, on NVIDIA GPUs; None
     elsewhere. Smolgen's chain in one launch over clusters
     (attn_smolgen_cluster.hip; half on sm_90: clusters of 16 blocks) or a
@@ -640,7 +640,9 @@ def attention_path(env, precision, ffn_fits=False):
     half nets' FFN's first product on our sm_90 product
     (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
     LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits), its products summed
-    in half on the cooperative schedule unless LC0ROCM_GEMM_SM90_HALF_SUMS=0;
+    in half on the cooperative schedule where its 256-wide tiles fit the
+    FFN (ffn_tiles_256) unless LC0ROCM_GEMM_SM90_HALF_SUMS=0, and there on
+    the wide ping-pong schedule with LC0ROCM_GEMM_SM90_WIDE=1;
     half nets' smolgen
     compress in the Q|K|V product from LC0ROCM_QKV_COMPRESS positions where
     the chain runs a layer at a time, not beside Q|K|V, and the attention is
@@ -670,8 +672,10 @@ def attention_path(env, precision, ffn_fits=False):
                 and 64 * n >= sm90_rows):
             path += f", the FFN's first products on sm_90 wgmma from {sm90_rows} rows"
             if (env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0" and env.get("LC0ROCM_GEMM_SM90_TILE") != "128"
-                    and env.get("LC0ROCM_GEMM_SM90_CLUSTER") != "2"):
+                    and env.get("LC0ROCM_GEMM_SM90_CLUSTER") != "2" and ffn_tiles_256):
                 path += " (half sums)"
+                if env.get("LC0ROCM_GEMM_SM90_WIDE") == "1":
+                    path += " (ping-pong on 128 x 256 tiles)"
         norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
         if precision == "fp16" and sm90 and 64 * n <= norm_rows:
             path += ", output and FFN products with their layer norms"
@@ -716,6 +720,7 @@ def ffn_fits_sm90(shape) -> bool:
                                  {"LC0ROCM_SMOLGEN_FIRST": "1"}, {"LC0ROCM_GEMM_SM90": "0"},
                                  {"LC0ROCM_GEMM_SM90_ROWS": "64"},
                                  {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_TILE": "128"},
+                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_WIDE": "1"},
                                  {"LC0ROCM_QKV_COMPRESS": "0"}, {"LC0ROCM_QKV_COMPRESS": "17"},
                                  {"LC0ROCM_QKV_COMPRESS": "1", "LC0ROCM_SMOLGEN_CLUSTER": "2"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
@@ -743,14 +748,16 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     the FFN's first product on our own (wgmma, its activation in the
     epilogue, where the FFN's shape fits it: tiny-attn's does, tiny-bt's 96
     columns do not) from batch 128 (the default), from batch 1, on the
-    ping-pong schedule, or never; in half precision smolgen's compress in
+    ping-pong schedule, on the wide ping-pong one (where its 256-wide tiles
+    fit: not tiny-attn's 128 columns), or never; in half precision smolgen's compress in
     the Q|K|V product (the fused attention reading wider rows; the tensor-core
     kernels, mma.sync or wmma, and the scalar one) wherever its chain runs a
     layer at a time and not beside (the default), from batch 17, or never;
     kernels launched plainly or (forced) as dependent launches."""
     name = gpu_backend_or_skip(precision)
     check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
-                          expect_path=attention_path(env, precision, ffn_fits_sm90(ATTENTION_SHAPES[net])))
+                          expect_path=attention_path(env, precision, ffn_fits_sm90(ATTENTION_SHAPES[net]),
+                                                     ATTENTION_SHAPES[net].dff % 256 == 0))
 
 
 @pytest.mark.gpu

@@ -295,13 +295,13 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode,tile,cluster,half", [("1", "256", "1", "0"), ("1", "128", "1", "0"),
-                                                    ("2", "128", "1", "0"), ("2", "256", "1", "0"),
-                                                    ("2", "128", "2", "0"), ("2", "256", "2", "0"),
-                                                    ("1", "256", "1", "1"), ("2", "256", "1", "1"),
-                                                    ("2", "128", "1", "1")])
+@pytest.mark.parametrize("mode,tile,cluster,half,wide", [
+    ("1", "256", "1", "0", "0"), ("1", "128", "1", "0", "0"), ("2", "128", "1", "0", "0"),
+    ("2", "256", "1", "0", "0"), ("2", "128", "2", "0", "0"), ("2", "256", "2", "0", "0"),
+    ("1", "256", "1", "1", "0"), ("2", "256", "1", "1", "0"), ("2", "128", "1", "1", "0"),
+    ("1", "256", "1", "1", "1"), ("2", "256", "1", "1", "1"), ("2", "256", "1", "0", "1")])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, half, monkeypatch):
+def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, half, wide, monkeypatch):
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
     TMA, bias and activation in its epilogue, y written back by TMA stores)
     for the FFN's first product (LC0ROCM_GEMM_SM90=1, the default from batch
@@ -309,7 +309,8 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     wide, the default) or ping-pong schedule (128), alone or in pairs of
     blocks sharing W's fetches (cluster 2), with float sums or, on the
     cooperative schedule alone, half sums (LC0ROCM_GEMM_SM90_HALF_SUMS 0 or
-    1; ping-pong and pairs ignore it), from 64 rows on so that every batch
+    1; ping-pong and pairs ignore it), and with half sums the wide ping-pong
+    schedule (LC0ROCM_GEMM_SM90_WIDE=1; float sums ignore it), from 64 rows on so that every batch
     takes it; batch 7 (448 rows) leaves the last 128-row tile part
     empty (TMA reads zeros past the end and its stores leave those rows
     out), at batch 1 a pair's second tile lies wholly past the end, and
@@ -325,6 +326,7 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_TILE", tile)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_CLUSTER", cluster)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_HALF_SUMS", half)
+    monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
     backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
     try:
         arch = backend.device_info["arch"]
@@ -335,10 +337,49 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
         assert f"{which} on sm_90 wgmma from 64 rows" in text
         halved = half == "1" and tile == "256" and cluster == "1"
         assert (f"{which} on sm_90 wgmma from 64 rows (half sums)" in text) == halved, text
-        check_batches(backend, planes, ref, f"{preset} mode {mode} tile {tile} cluster {cluster} half {half}",
+        assert ("(half sums) (ping-pong on 128 x 256 tiles)" in text) == (halved and wide == "1"), text
+        check_batches(backend, planes, ref,
+                      f"{preset} mode {mode} tile {tile} cluster {cluster} half {half} wide {wide}",
                       TOLERANCE["fp16"])
     finally:
         backend.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", ["t82", "bt4"])
+def test_sm90_wide_ping_pong_equals_cooperative(make_test_net, preset, monkeypatch):
+    """gemm_sm90's wide ping-pong schedule (LC0ROCM_GEMM_SM90_WIDE=1: each
+    consumer its own 128 x 256 tile, in turns) runs the cooperative
+    schedule's k16 products in the same order with half sums, so every
+    output equals the cooperative schedule's bit for bit: all four encoder
+    products (Q|K|V, output and FFN's, the FFN's first with its activation:
+    relu^2 on t82, mish on bt4) and the embedding's and policy's products
+    from 64 rows, at every batch (part-empty last tiles at batch 1 and 7,
+    several tiles a consumer from 64). Skips off sm_90."""
+    from lc0_rocm import backends
+
+    vendor = gpu_vendor()
+    weights, planes, _ = reference(make_test_net(preset, seed=1), preset)
+    monkeypatch.setenv("LC0ROCM_GEMM_SM90", "2")
+    monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
+    monkeypatch.delenv("LC0ROCM_GEMM_SM90_HALF_SUMS", raising=False)
+    outputs = {}
+    for wide in ("0", "1"):
+        monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
+        try:
+            arch = backend.device_info["arch"]
+            if arch != "sm_90":
+                pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
+            assert ("(ping-pong on 128 x 256 tiles)" in backend.describe(1)) == (wide == "1")
+            poison(backend)
+            outputs[wide] = [backend.forward(planes[:n]) for n in BATCHES]
+        finally:
+            backend.close()
+    for n, cooperative, wide in zip(BATCHES, outputs["0"], outputs["1"]):
+        for label, c, w in zip(("policy", "wdl", "moves_left"), cooperative, wide):
+            assert not np.isnan(w).any(), f"{preset} n={n}: NaN in {label}"
+            assert np.array_equal(c, w), f"{preset} n={n} {label}: max difference {np.max(np.abs(c - w)):.3g}"
 
 
 # kSm90NormFromRows and kSm90NormMinFill in native/src/attention.cpp.

@@ -118,12 +118,17 @@ int main(int argc, char** argv) {
     struct Variant {
       const char* name;
       int tile, cluster;
-    } variants[] = {{"cooperative", 256, 1}, {"cooperative, pairs", 256, 2}, {"ping-pong", 128, 1}};
+      bool half_sums, wide;
+    } variants[] = {{"cooperative", 256, 1, false, false},
+                    {"cooperative, pairs", 256, 2, false, false},
+                    {"ping-pong", 128, 1, false, false},
+                    {"cooperative, half sums", 256, 1, true, false},
+                    {"wide ping-pong, half sums", 256, 1, true, true}};
     for (const Variant& v : variants) {
       bool ran = true;
       const float us = time_us(reps, [&] {
         ran = ran && lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, nullptr, Activation::None, y, v.tile, v.cluster,
-                                        false);
+                                        v.half_sums, v.wide);
       });
       if (ran) report(v.name, us, true);
     }
@@ -131,7 +136,7 @@ int main(int argc, char** argv) {
       char name[64];
       std::snprintf(name, sizeof name, "cooperative, bias + %s", p.act == Activation::Mish ? "mish" : "relu^2");
       const float us =
-          time_us(reps, [&] { lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, bias, p.act, y, 256, 1, false); });
+          time_us(reps, [&] { lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, bias, p.act, y, 256, 1, false, false); });
       report(name, us, false);
     }
     CHECK_CUDA(cudaFree(x));

@@ -47,6 +47,7 @@ struct Dense {
   int sm90_tile = 128;    // its schedule: tiles of y 128 (ping-pong) or 256 (cooperative) wide
   int sm90_cluster = 1;  // 2: blocks in pairs sharing W's fetches
   bool sm90_half_sums = false;  // on sm_90 (either kernel), the products summed in half
+  bool sm90_wide = false;       // with half sums: ping-pong on 128 x 256 tiles (gemm_sm90's wide schedule)
   // Output and FFN second products of half nets on sm_90: with the layer
   // norm after them (kernels/gemm_sm90_layer_norm.hip) from this many rows
   // on; 0: never.
@@ -227,6 +228,10 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // alone, and gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's
 // cublasHgemm (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at
 // b256-512, the policy error 2.2-2.6x, within the fp16 bound).
+// LC0ROCM_GEMM_SM90_WIDE=1 (off by default until the GPU suite has run it):
+// with half sums, the ping-pong schedule on 128 x 256 tiles, the same sums
+// bit for bit (native/GEMM_SM90.md, "Wide ping-pong": H200, t82 b512 the
+// FFN's first products -12 %, backendbench +1.9..+2.8 % at b256-512).
 constexpr int kSm90DefaultMode = 1;
 constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 
@@ -236,6 +241,7 @@ struct Sm90Plan {
   int from_rows = 0;
   bool all_products = false;
   bool half_sums = false;
+  bool wide = false;
 };
 
 // What those switches ask; mode 0 where the net's precision or the device
@@ -243,6 +249,7 @@ struct Sm90Plan {
 struct Sm90Settings {
   int mode = 0, from_rows = 0, tile = 256, cluster = 1;
   bool half_sums = false;
+  bool wide = false;
 };
 
 bool sm90_half_sums() { return env_switch("LC0ROCM_GEMM_SM90_HALF_SUMS", true); }
@@ -254,17 +261,22 @@ Sm90Settings sm90_settings(const NetConfig& cfg) {
   s.tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
   s.cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
   s.half_sums = sm90_half_sums() && s.tile == 256 && s.cluster == 1;  // the kernel's cooperative schedule alone
+  s.wide = s.half_sums && env_switch("LC0ROCM_GEMM_SM90_WIDE", false);
   if (s.mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) s.mode = 0;
   return s;
 }
 
-// d on our product under s, where its shape fits.
+// d on our product under s, where its shape fits. Half sums (and the wide
+// schedule) where the 256-wide tiles fit d's outputs; otherwise gemm_sm90
+// runs the ping-pong schedule's float sums.
 void plan_sm90_product(Dense& d, const Sm90Settings& s) {
   if (s.mode <= 0 || !gemm_sm90_fits(d.out, d.in)) return;
+  const bool tiles_256 = d.out % 256 == 0;
   d.sm90_from_rows = s.from_rows;
   d.sm90_tile = s.tile;
   d.sm90_cluster = s.cluster;
-  d.sm90_half_sums = s.half_sums;
+  d.sm90_half_sums = s.half_sums && tiles_256;
+  d.sm90_wide = s.wide && tiles_256;
 }
 
 Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
@@ -273,7 +285,8 @@ Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, co
   Sm90Plan planned;
   for (Encoder& l : layers) {
     plan_sm90_product(l.ffn.dense1, s);
-    if (l.ffn.dense1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2, s.half_sums};
+    const Dense& ffn1 = l.ffn.dense1;
+    if (ffn1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2, ffn1.sm90_half_sums, ffn1.sm90_wide};
     if (s.mode >= 2)
       for (Dense* d : {&l.qkv, &l.out, &l.ffn.dense2}) plan_sm90_product(*d, s);
   }
@@ -289,7 +302,8 @@ Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, co
 std::string sm90_path(const Sm90Plan& plan, int n) {
   if (plan.from_rows == 0 || static_cast<long long>(n) * kSquares < plan.from_rows) return "";
   return std::string(plan.all_products ? ", encoder products" : ", the FFN's first products") +
-         " on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows" + (plan.half_sums ? " (half sums)" : "");
+         " on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows" + (plan.half_sums ? " (half sums)" : "") +
+         (plan.wide ? " (ping-pong on 128 x 256 tiles)" : "");
 }
 
 // LC0ROCM_GEMM_SM90_NORM_ROWS: from how many rows the encoder layers'
@@ -492,7 +506,7 @@ bool run_dense_sm90(ForwardContext& ctx, const Dense& d, long long rows, const v
                     const float* bias, Activation act) {
   return d.sm90_from_rows > 0 && rows >= d.sm90_from_rows && ctx.dtype == DType::F16 &&
          gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_tile, d.sm90_cluster,
-                   d.sm90_half_sums);
+                   d.sm90_half_sums, d.sm90_wide);
 }
 
 // A float product of enough rows as one tf32 product over 3 * in columns:

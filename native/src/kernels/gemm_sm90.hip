@@ -14,9 +14,10 @@
 // of the first issues the TMA copies of x's and W's 64-column slices into a
 // ring of stages; the other two run wgmma on the stages and hand each back
 // once its products are done, either taking 128 x 128 tiles of y in turns
-// (ping-pong: one's epilogue overlaps the other's products) or sharing each
-// 128 x 256 tile (cooperative); optionally in pairs of blocks that share
-// W's fetches (TMA multicast). The epilogue writes y through shared memory
+// (ping-pong: one's epilogue overlaps the other's products), or 128 x 256
+// tiles in turns with half sums (wide ping-pong), or sharing each 128 x 256
+// tile (cooperative); optionally in pairs of blocks that share W's fetches
+// (TMA multicast). The epilogue writes y through shared memory
 // and TMA stores (store_tile). See Schedule and the kernel below.
 //
 // Other devices: under hipcc, and in NVIDIA builds not for sm_90a, this file
@@ -30,6 +31,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "tensor_map.h"
 #include "wgmma_tile.h"
@@ -48,6 +50,12 @@ namespace sm90_gemm {
 // - 256 ("cooperative"): both consumers work on every 128 x 256 tile, 64
 //   rows each; a tile's operands serve twice the products (half the
 //   shared-memory traffic per product), and the epilogues do not overlap.
+// - 256 and kWide ("wide ping-pong", half sums only): the consumers take
+//   the block's 128 x 256 tiles in turns, as ping-pong, each holding its
+//   whole tile as half pairs (128 registers a thread, where float sums
+//   would need 256): the cooperative tile's products per byte, and the
+//   epilogues overlap. Each k16 step is the cooperative schedule's two
+//   m64n256k16, run by one consumer: the same sums, bit for bit.
 constexpr int kTileM = 128, kTileK = 64;  // kTileK: one 128-byte swizzle row of halves
 constexpr int kConsumers = 2;              // warpgroups running products
 constexpr int kThreads = (1 + kConsumers) * 128;  // and one producer warpgroup
@@ -59,10 +67,10 @@ constexpr int kOutBoxes = 2;
 constexpr unsigned kOutBoxBytes = kOutBox * kOutBox * sizeof(__half);
 static_assert(kOutBox == kTileK && kTileK == sm90::kBoxCols, "x's, W's and y's boxes: tensor_map.h's shape");
 
-template <int kTileN>
+template <int kTileN, bool kWide = false>
 struct Schedule {
-  static constexpr bool kPingPong = kTileN == 128;
-  static constexpr int kStages = kPingPong ? 6 : 4;
+  static constexpr bool kPingPong = kTileN == 128 || kWide;
+  static constexpr int kStages = kTileN == 128 ? 6 : 4;
   static constexpr unsigned kStageABytes = kTileM * kTileK * sizeof(__half);
   static constexpr unsigned kStageBBytes = kTileN * kTileK * sizeof(__half);
   // The stages, 1,024-byte aligned for the swizzle (hence the slack), then
@@ -94,8 +102,8 @@ static_assert(kTileM / kConsumers * 256 / 128 == kAccumulators,
 // fills the other box and then runs its next tile: as fast as cuBLAS
 // (native/GEMM_SM90.md). `boxes` is the warpgroup's pair; `barrier` its
 // named barrier.
-template <int kCols, Activation kAct>
-__device__ __forceinline__ void store_tile(const float* d, __half* boxes, const CUtensorMap* y_map,
+template <int kCols, Activation kAct, typename Sum>
+__device__ __forceinline__ void store_tile(const Sum* d, __half* boxes, const CUtensorMap* y_map,
                                            const float* bias, int row0, int col0, Activation act, int barrier) {
   static_assert(kCols % (2 * kOutBox) == 0, "an even count of boxes, so the pair is taken in turns across calls");
   using namespace wgmma;
@@ -115,8 +123,17 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
       const int j = q * (kOutBox / 8) + c;
       const int col = col0 + 8 * j + 2 * t;
       const float2 b = bias ? *reinterpret_cast<const float2*>(bias + col) : make_float2(0.0f, 0.0f);
-      const __half2 first = activate_pair_as<kAct>(d[4 * j] + b.x, d[4 * j + 1] + b.y, act);
-      const __half2 second = activate_pair_as<kAct>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y, act);
+      // Float sums: elements 4j .. 4j + 3; half pairs: registers 2j, 2j + 1.
+      float2 d0, d1;
+      if constexpr (std::is_same<Sum, float>::value) {
+        d0 = make_float2(d[4 * j], d[4 * j + 1]);
+        d1 = make_float2(d[4 * j + 2], d[4 * j + 3]);
+      } else {
+        d0 = __half22float2(*reinterpret_cast<const __half2*>(&d[2 * j]));
+        d1 = __half22float2(*reinterpret_cast<const __half2*>(&d[2 * j + 1]));
+      }
+      const __half2 first = activate_pair_as<kAct>(d0.x + b.x, d0.y + b.y, act);
+      const __half2 second = activate_pair_as<kAct>(d1.x + b.x, d1.y + b.y, act);
       // 128-byte swizzle: 16-byte piece c of row r sits at c ^ (r % 8).
       const unsigned piece = static_cast<unsigned>(((c ^ g) * 16) + 4 * t);
       store_shared_u32(box_address + row * 128 + piece, *reinterpret_cast<const unsigned*>(&first));
@@ -154,11 +171,14 @@ __device__ __forceinline__ void store_tile(const float* d, __half* boxes, const 
 // block's producer fetches half of W's slice once from L2 and multicasts it
 // into both blocks' stage, and a stage is refilled only after the consumers
 // of both blocks released it.
-// kHalfSums (the cooperative schedule alone): the products sum in half
-// (wgmma .f16 accumulators, as lc0's cuda backend's cublasHgemm), widened to
-// float for the epilogue. Same speed per product; less energy, which counts
-// at the power cap (native/GEMM_SM90.md, "Half sums").
-template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false>
+// kHalfSums (the cooperative and wide ping-pong schedules): the products
+// sum in half (wgmma .f16 accumulators, as lc0's cuda backend's
+// cublasHgemm), widened to float in the epilogue. Same speed per product;
+// less energy, which counts at the power cap (native/GEMM_SM90.md, "Half
+// sums").
+// kWide: the wide ping-pong schedule (Schedule above); its consumers take
+// the registers the producer warpgroup gives up (setmaxnreg).
+template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false, bool kWide = false>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const float* bias, int M, int N, int K,
@@ -167,7 +187,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // is empty there (gpu_has_wgmma never lets that code run).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wgmma;
-  using S = Schedule<kTileN>;
+  using S = Schedule<kTileN, kWide>;
+  static_assert(!kWide || (kTileN == 256 && kHalfSums && kCluster == 1), "wide ping-pong: 128 x 256 tiles in half");
   constexpr int kStages = S::kStages;
   extern __shared__ unsigned char shared_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>(
@@ -207,6 +228,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   gpu_wait_for_prior_grid();  // x is the prior kernel's output; y may be its input
 
   if (warpgroup == 0) {
+    if constexpr (kWide) registers_decrease<40>();  // the consumers hold 128 x 256 halves each
     if (threadIdx.x == 0) {
       constexpr int kSliceRows = kTileN / kCluster;  // of W's slice, fetched by this block for all
       int seq = 0;
@@ -227,6 +249,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else {
+    if constexpr (kWide) registers_increase<232>();
     const int consumer = warpgroup - 1;
     const int first = S::kPingPong ? consumer : 0;     // the consumer's first tile of the block's
     const int stride = S::kPingPong ? kConsumers : 1;  // and every how many
@@ -262,7 +285,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int k = 0; k < kTileK / 16; ++k) {
             const uint64_t w_desc = operand_descriptor(ws + 16 * k);
-            if constexpr (S::kPingPong) {
+            if constexpr (kWide) {
+              wgmma_64x256x16(d, operand_descriptor(xs + 16 * k), w_desc);                    // rows 0-63
+              wgmma_64x256x16(d + 64, operand_descriptor(xs + 64 * kTileK + 16 * k), w_desc);  // rows 64-127
+            } else if constexpr (S::kPingPong) {
               wgmma_64x128x16(d, operand_descriptor(xs + 16 * k), w_desc);                    // rows 0-63
               wgmma_64x128x16(d + 64, operand_descriptor(xs + 64 * kTileK + 16 * k), w_desc);  // rows 64-127
             } else {
@@ -281,7 +307,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_accumulators(d);
         release((seq - 1) % kStages);
       };
-      if constexpr (kHalfSums) {
+      if constexpr (kWide) {
+        unsigned sums[kAccumulators];  // 128 x 256 halves: rows 0-63, then 64-127
+        run_products(sums);
+        store_tile<256, kAct>(sums, boxes, &y_map, bias, m0, n0, act, barrier);
+        store_tile<256, kAct>(sums + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
+        continue;
+      } else if constexpr (kHalfSums) {
         static_assert(!S::kPingPong, "half sums: the cooperative schedule's 64 x 256 products");
         unsigned sums[kAccumulators / 2];
         run_products(sums);
@@ -307,32 +339,32 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // Every instantiation with_activation may launch, each given the shared
 // memory it needs above the 48 KB default.
-template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false>
+template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false, bool kWide = false>
 bool allow_shared() {
-  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums>),
+  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums, kWide>),
                           hipFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(Schedule<kTileN>::kSharedBytes)) != hipSuccess) {
+                          static_cast<int>(Schedule<kTileN, kWide>::kSharedBytes)) != hipSuccess) {
     (void)hipGetLastError();
     return false;
   }
   return true;
 }
 
-template <int kTileN, int kCluster, bool kHalfSums = false>
+template <int kTileN, int kCluster, bool kHalfSums = false, bool kWide = false>
 bool allow_shared_all() {
-  return allow_shared<kTileN, kCluster, Activation::Relu, kHalfSums>() &&
-         allow_shared<kTileN, kCluster, Activation::None, kHalfSums>() &&
-         allow_shared<kTileN, kCluster, Activation::Mish, kHalfSums>() &&
-         allow_shared<kTileN, kCluster, Activation::Relu2, kHalfSums>() &&
-         allow_shared<kTileN, kCluster, Activation::Swish, kHalfSums>() &&
-         allow_shared<kTileN, kCluster, kAnyActivation, kHalfSums>();
+  return allow_shared<kTileN, kCluster, Activation::Relu, kHalfSums, kWide>() &&
+         allow_shared<kTileN, kCluster, Activation::None, kHalfSums, kWide>() &&
+         allow_shared<kTileN, kCluster, Activation::Mish, kHalfSums, kWide>() &&
+         allow_shared<kTileN, kCluster, Activation::Relu2, kHalfSums, kWide>() &&
+         allow_shared<kTileN, kCluster, Activation::Swish, kHalfSums, kWide>() &&
+         allow_shared<kTileN, kCluster, kAnyActivation, kHalfSums, kWide>();
 }
 
 // Clusters of two blocks the device runs at once, per schedule (index
 // kTileN / 256), set by gemm_sm90_prepare (0: none).
 std::atomic<int> pair_clusters[2] = {0, 0};
 
-template <int kTileN, int kCluster, bool kHalfSums = false>
+template <int kTileN, int kCluster, bool kHalfSums = false, bool kWide = false>
 void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_map, const CUtensorMap& w_map,
             const CUtensorMap& y_map, long long M, int N, int K, const float* bias, Activation act) {
   const long long groups = (M + kCluster * kTileM - 1) / (kCluster * kTileM) * (N / kTileN);
@@ -345,8 +377,8 @@ void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_m
                          Schedule<kTileN>::kSharedBytes, stream, kCluster, x_map, w_map, y_map, bias,
                          static_cast<int>(M), N, K, act);
     else
-      gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums>, grid, dim3(kThreads),
-                 Schedule<kTileN>::kSharedBytes, stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K, act);
+      gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums, kWide>, grid, dim3(kThreads),
+                 Schedule<kTileN, kWide>::kSharedBytes, stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K, act);
   });
   GPU_CHECK_LAUNCH();
 }
@@ -364,7 +396,7 @@ bool gemm_sm90_prepare(const DeviceInfo& device) {
       !sm90::tensor_maps_available())
     return false;
   if (!allow_shared_all<128, 1>() || !allow_shared_all<256, 1>() || !allow_shared_all<128, 2>() ||
-      !allow_shared_all<256, 2>() || !allow_shared_all<256, 1, true>())
+      !allow_shared_all<256, 2>() || !allow_shared_all<256, 1, true>() || !allow_shared_all<256, 1, true, true>())
     return false;
   pair_clusters[0] = gpu_max_active_clusters(gemm_sm90_kernel<128, 2, Activation::None>, dim3(kThreads),
                                              Schedule<128>::kSharedBytes, 2);
@@ -375,17 +407,21 @@ bool gemm_sm90_prepare(const DeviceInfo& device) {
 }
 
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums) {
+               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums,
+               bool wide) {
   using namespace sm90_gemm;
   if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_fits(N, K)) return false;
   if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 16) || (bias && !aligned(bias, 8))) return false;
   CUtensorMap x_map, w_map, y_map;
   if (tile_n != 256 || N % 256 != 0) tile_n = 128;
+  wide = wide && half_sums && tile_n == 256 && cluster != 2;
   if (cluster != 2 || pair_clusters[tile_n / 256].load() == 0) cluster = 1;
   if (!sm90::tile_map(&x_map, x, M, K, kTileM) || !sm90::tile_map(&w_map, w, N, K, tile_n / cluster) ||
       !sm90::tile_map(&y_map, y, M, N, kOutBox))
     return false;
-  if (tile_n == 256) {
+  if (wide) {
+    launch<256, 1, true, true>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
+  } else if (tile_n == 256) {
     if (cluster == 2) launch<256, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
     else if (half_sums) launch<256, 1, true>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
     else launch<256, 1>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
@@ -401,7 +437,7 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 bool gemm_sm90_fits(int, int) { return false; }
 bool gemm_sm90_prepare(const DeviceInfo&) { return false; }
 bool gemm_sm90(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*, const float*, Activation,
-               void*, int, int, bool) {
+               void*, int, int, bool, bool) {
   return false;
 }
 

@@ -62,10 +62,13 @@ bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N,
 // W's fetches (TMA multicast) where the device runs such clusters, else 1.
 // half_sums: the cooperative schedule alone sums the products in half (as
 // lc0's cuda backend's cublasHgemm), widened to float for the epilogue.
+// wide (with half sums, tile_n 256, cluster 1): ping-pong on 128 x 256
+// tiles instead, each consumer its own tile, the same sums bit for bit.
 bool gemm_sm90_fits(int N, int K);
 bool gemm_sm90_prepare(const DeviceInfo& device);
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums);
+               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums,
+               bool wide);
 
 // gemm_sm90_layer_norm.hip: y [M][N] = LN(alpha * (x [M][K] . w[N][K]^T +
 // bias) + skip) * gammas + betas (eps inside the root), half storage, float
