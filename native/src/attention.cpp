@@ -231,7 +231,7 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // LC0ROCM_GEMM_SM90_WIDE=1 (off by default until the GPU suite has run it):
 // with half sums, the ping-pong schedule on 128 x 256 tiles, the same sums
 // bit for bit (native/GEMM_SM90.md, "Wide ping-pong": H200, t82 b512 the
-// FFN's first products -12 %, backendbench +1.9..+2.8 % at b256-512).
+// FFN's first products -12 %, backendbench +1.8..+2.8 % at b256-512, round by round).
 constexpr int kSm90DefaultMode = 1;
 constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 

@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
       if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
       const int m0 = tile_row(g), n0 = (g % n_tiles) * kTileN;
-      float acc[kAccumulators];
+      float acc[kAccumulators];  // float sums, or half sums widened (not the wide schedule's)
       int seq = i * k_tiles;
       // The k-loop on either kind of sums (d: float acc, or half pairs).
       auto run_products = [&](auto& d) {
@@ -308,25 +308,26 @@ __global__ void __launch_bounds__(kThreads, 1)
         release((seq - 1) % kStages);
       };
       if constexpr (kWide) {
+        // The whole tile as half pairs, widened pair by pair as it is stored.
         unsigned sums[kAccumulators];  // 128 x 256 halves: rows 0-63, then 64-127
         run_products(sums);
         store_tile<256, kAct>(sums, boxes, &y_map, bias, m0, n0, act, barrier);
         store_tile<256, kAct>(sums + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
-        continue;
-      } else if constexpr (kHalfSums) {
-        static_assert(!S::kPingPong, "half sums: the cooperative schedule's 64 x 256 products");
-        unsigned sums[kAccumulators / 2];
-        run_products(sums);
-        widen_sums(sums, acc);
       } else {
-        run_products(acc);
-      }
-
-      if constexpr (S::kPingPong) {
-        store_tile<128, kAct>(acc, boxes, &y_map, bias, m0, n0, act, barrier);
-        store_tile<128, kAct>(acc + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
-      } else {
-        store_tile<256, kAct>(acc, boxes, &y_map, bias, m0 + consumer * 64, n0, act, barrier);
+        if constexpr (kHalfSums) {
+          static_assert(!S::kPingPong, "half sums: the cooperative schedule's 64 x 256 products");
+          unsigned sums[kAccumulators / 2];
+          run_products(sums);
+          widen_sums(sums, acc);
+        } else {
+          run_products(acc);
+        }
+        if constexpr (S::kPingPong) {
+          store_tile<128, kAct>(acc, boxes, &y_map, bias, m0, n0, act, barrier);
+          store_tile<128, kAct>(acc + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
+        } else {
+          store_tile<256, kAct>(acc, boxes, &y_map, bias, m0 + consumer * 64, n0, act, barrier);
+        }
       }
     }
     if (threadIdx.x % 128 == 0) bulk_wait_all();  // y is written before the block leaves
