@@ -142,6 +142,20 @@ def gpu_vendor() -> str:
     pytest.skip("no GPU backend here: " + "; ".join(reasons))
 
 
+def sm90_half_backend(weights):
+    """A half backend of `weights` for up to max(BATCHES) positions on a GPU
+    with wgmma (compute capability 9.0, the library built as sm_90a); skips
+    elsewhere. The caller closes it."""
+    from lc0_rocm import backends
+
+    backend = backends.create(f"{gpu_vendor()}-fp16", weights, max_batch=max(BATCHES))
+    arch = backend.device_info["arch"]
+    if arch != "sm_90":
+        backend.close()
+        pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
+    return backend
+
+
 def random_planes(n: int, seed: int) -> np.ndarray:
     """Input planes with lc0's value ranges: sparse 0/1 piece planes, castling
     and side-to-move planes of ones or zeros, a rule-50 count, the ones plane."""
@@ -317,9 +331,7 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     from batch 64 on a block takes several tiles. Within the fp16 bound of
     the float reference at every batch, NaN-poisoned outputs; describe()
     shows the product ran. Skips off sm_90."""
-    from lc0_rocm import backends
-
-    vendor = gpu_vendor()
+    gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90", mode)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
@@ -327,11 +339,8 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_CLUSTER", cluster)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_HALF_SUMS", half)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
-    backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
+    backend = sm90_half_backend(weights)
     try:
-        arch = backend.device_info["arch"]
-        if arch != "sm_90":
-            pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
         which = "encoder products" if mode == "2" else "the FFN's first products"
         text = backend.describe(1)
         assert f"{which} on sm_90 wgmma from 64 rows" in text
@@ -356,9 +365,7 @@ def test_sm90_wide_ping_pong_equals_cooperative(make_test_net, preset, monkeypat
     relu^2 on t82, mish on bt4) and the embedding's and policy's products
     from 64 rows, at every batch (part-empty last tiles at batch 1 and 7,
     several tiles a consumer from 64). Skips off sm_90."""
-    from lc0_rocm import backends
-
-    vendor = gpu_vendor()
+    gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, _ = reference(make_test_net(preset, seed=1), preset)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90", "2")
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
@@ -366,11 +373,8 @@ def test_sm90_wide_ping_pong_equals_cooperative(make_test_net, preset, monkeypat
     outputs = {}
     for wide in ("0", "1"):
         monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
-        backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
+        backend = sm90_half_backend(weights)
         try:
-            arch = backend.device_info["arch"]
-            if arch != "sm_90":
-                pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
             assert ("(ping-pong on 128 x 256 tiles)" in backend.describe(1)) == (wide == "1")
             poison(backend)
             outputs[wide] = [backend.forward(planes[:n]) for n in BATCHES]
@@ -429,19 +433,15 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
     Within the fp16 bound of the float reference at every batch,
     NaN-poisoned outputs; describe() says which batches take it. Skips off
     sm_90."""
-    from lc0_rocm import backends
-
-    vendor = gpu_vendor()
+    gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
     for name in ("LC0ROCM_GEMM_SM90_NORM_ROWS", "LC0ROCM_GEMM_SM90_NORM_FILL", "LC0ROCM_GEMM_SM90_HALF_SUMS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
+    backend = sm90_half_backend(weights)
     try:
         info = backend.device_info
-        if info["arch"] != "sm_90":
-            pytest.skip(f"no wgmma on {info['arch']} (NVIDIA compute capability 9.0, built as sm_90a)")
         embedding = {"t82": 768, "bt4": 1024}[preset]
         from_rows = env.get("LC0ROCM_GEMM_SM90_NORM_ROWS", SM90_NORM_DEFAULT_ROWS)
         min_fill = max(int(env.get("LC0ROCM_GEMM_SM90_NORM_FILL", SM90_NORM_DEFAULT_FILL)), 1)
@@ -476,18 +476,13 @@ def test_qkv_attention_sm90_matches_reference(make_test_net, preset, half, monke
     summed in half (the default) and in float (LC0ROCM_QKV_HALF_SUMS=0).
     Within the fp16 bound of the float reference, NaN-poisoned outputs;
     describe() says so, and which sums. Skips off sm_90."""
-    from lc0_rocm import backends
-
-    vendor = gpu_vendor()
+    gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
     monkeypatch.setenv("LC0ROCM_QKV_ATTENTION", "1")
     monkeypatch.setenv("LC0ROCM_SMOLGEN_BESIDE", "0")  # batches 1-2 run Q|K|V beside smolgen otherwise
     monkeypatch.setenv("LC0ROCM_QKV_HALF_SUMS", half)
-    backend = backends.create(f"{vendor}-fp16", weights, max_batch=max(BATCHES))
+    backend = sm90_half_backend(weights)
     try:
-        arch = backend.device_info["arch"]
-        if arch != "sm_90":
-            pytest.skip(f"no wgmma on {arch} (NVIDIA compute capability 9.0, built as sm_90a)")
         for n in BATCHES:
             sums = ", half sums" if half == "1" else ""
             assert f"Q|K|V with the attention in one launch (sm_90{sums})" in backend.describe(n), backend.describe(n)
