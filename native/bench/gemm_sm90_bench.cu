@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
     if (p.act != Activation::None) {
       char name[64];
       std::snprintf(name, sizeof name, "cooperative, bias + %s", p.act == Activation::Mish ? "mish" : "relu^2");
-      const float us =
-          time_us(reps, [&] { lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, bias, p.act, y, 256, 1, false, false); });
+      const float us = time_us(
+          reps, [&] { lc0rocm::gemm_sm90(nullptr, info, M, N, K, x, w, bias, p.act, y, 256, 1, false, false); });
       report(name, us, false);
     }
     CHECK_CUDA(cudaFree(x));

@@ -379,7 +379,8 @@ void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_m
                          static_cast<int>(M), N, K, act);
     else
       gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums, kWide>, grid, dim3(kThreads),
-                 Schedule<kTileN, kWide>::kSharedBytes, stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K, act);
+                 Schedule<kTileN, kWide>::kSharedBytes, stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K,
+                 act);
   });
   GPU_CHECK_LAUNCH();
 }
