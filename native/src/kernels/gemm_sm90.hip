@@ -269,7 +269,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
       if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
       const int m0 = tile_row(g), n0 = (g % n_tiles) * kTileN;
-      float acc[kAccumulators];  // float sums, or half sums widened (not the wide schedule's)
       int seq = i * k_tiles;
       // The k-loop on either kind of sums (d: float acc, or half pairs).
       auto run_products = [&](auto& d) {
@@ -314,6 +313,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         store_tile<256, kAct>(sums, boxes, &y_map, bias, m0, n0, act, barrier);
         store_tile<256, kAct>(sums + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
       } else {
+        float acc[kAccumulators];  // float sums, or half sums widened
         if constexpr (kHalfSums) {
           static_assert(!S::kPingPong, "half sums: the cooperative schedule's 64 x 256 products");
           unsigned sums[kAccumulators / 2];
