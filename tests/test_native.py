@@ -642,7 +642,7 @@ def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
     LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits), its products summed
     in half on the cooperative schedule where its 256-wide tiles fit the
     FFN (ffn_tiles_256) unless LC0ROCM_GEMM_SM90_HALF_SUMS=0, and there on
-    the wide ping-pong schedule with LC0ROCM_GEMM_SM90_WIDE=1;
+    the wide ping-pong schedule unless LC0ROCM_GEMM_SM90_WIDE=0;
     half nets' smolgen
     compress in the Q|K|V product from LC0ROCM_QKV_COMPRESS positions where
     the chain runs a layer at a time, not beside Q|K|V, and the attention is
@@ -674,7 +674,7 @@ def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
             if (env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0" and env.get("LC0ROCM_GEMM_SM90_TILE") != "128"
                     and env.get("LC0ROCM_GEMM_SM90_CLUSTER") != "2" and ffn_tiles_256):
                 path += " (half sums)"
-                if env.get("LC0ROCM_GEMM_SM90_WIDE") == "1":
+                if env.get("LC0ROCM_GEMM_SM90_WIDE", "1") != "0":
                     path += " (ping-pong on 128 x 256 tiles)"
         norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
         if precision == "fp16" and sm90 and 64 * n <= norm_rows:
@@ -720,7 +720,7 @@ def ffn_fits_sm90(shape) -> bool:
                                  {"LC0ROCM_SMOLGEN_FIRST": "1"}, {"LC0ROCM_GEMM_SM90": "0"},
                                  {"LC0ROCM_GEMM_SM90_ROWS": "64"},
                                  {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_TILE": "128"},
-                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_WIDE": "1"},
+                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_WIDE": "0"},
                                  {"LC0ROCM_QKV_COMPRESS": "0"}, {"LC0ROCM_QKV_COMPRESS": "17"},
                                  {"LC0ROCM_QKV_COMPRESS": "1", "LC0ROCM_SMOLGEN_CLUSTER": "2"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])

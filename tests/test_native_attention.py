@@ -324,7 +324,8 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     blocks sharing W's fetches (cluster 2), with float sums or, on the
     cooperative schedule alone, half sums (LC0ROCM_GEMM_SM90_HALF_SUMS 0 or
     1; ping-pong and pairs ignore it), and with half sums the wide ping-pong
-    schedule (LC0ROCM_GEMM_SM90_WIDE=1; float sums ignore it), from 64 rows on so that every batch
+    schedule (LC0ROCM_GEMM_SM90_WIDE 1, the default, or 0; float sums
+    ignore it), from 64 rows on so that every batch
     takes it; batch 7 (448 rows) leaves the last 128-row tile part
     empty (TMA reads zeros past the end and its stores leave those rows
     out), at batch 1 a pair's second tile lies wholly past the end, and

@@ -228,7 +228,7 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // alone, and gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's
 // cublasHgemm (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at
 // b256-512, the policy error 2.2-2.6x, within the fp16 bound).
-// LC0ROCM_GEMM_SM90_WIDE=1 (off by default until the GPU suite has run it):
+// LC0ROCM_GEMM_SM90_WIDE (on by default; 0: the cooperative schedule):
 // with half sums, the ping-pong schedule on 128 x 256 tiles, the same sums
 // bit for bit (native/GEMM_SM90.md, "Wide ping-pong": H200, t82 b512 the
 // FFN's first products -12 %, backendbench +1.8..+2.8 % at b256-512, round by round).
@@ -261,7 +261,7 @@ Sm90Settings sm90_settings(const NetConfig& cfg) {
   s.tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
   s.cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
   s.half_sums = sm90_half_sums() && s.tile == 256 && s.cluster == 1;  // the kernel's cooperative schedule alone
-  s.wide = s.half_sums && env_switch("LC0ROCM_GEMM_SM90_WIDE", false);
+  s.wide = s.half_sums && env_switch("LC0ROCM_GEMM_SM90_WIDE", true);
   if (s.mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) s.mode = 0;
   return s;
 }
