@@ -221,17 +221,18 @@ attn::SmolgenChain smolgen_chain(const Smolgen& g) {
 // encoders' other three (Q|K|V, output, FFN second: measured slower than
 // cuBLAS's products) and the embedding FFN's second.
 // LC0ROCM_GEMM_SM90_ROWS: from how many rows (64 a position).
-// LC0ROCM_GEMM_SM90_TILE: 128 for the ping-pong schedule, else cooperative
-// (the faster one). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in pairs that share
-// W's fetches. LC0ROCM_GEMM_SM90_HALF_SUMS (on by default; 0: float sums):
-// the products of both sm_90 kernels (this one on the cooperative schedule
-// alone, and gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's
+// LC0ROCM_GEMM_SM90_TILE: 128 for the ping-pong schedule on 128-wide tiles,
+// else tiles 256 wide (the faster). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in
+// pairs that share W's fetches. LC0ROCM_GEMM_SM90_HALF_SUMS (on by default;
+// 0: float sums): the products of both sm_90 kernels (this one on 256-wide
+// tiles alone, and gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's
 // cublasHgemm (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at
 // b256-512, the policy error 2.2-2.6x, within the fp16 bound).
 // LC0ROCM_GEMM_SM90_WIDE (on by default; 0: the cooperative schedule):
 // with half sums, the ping-pong schedule on 128 x 256 tiles, the same sums
 // bit for bit (native/GEMM_SM90.md, "Wide ping-pong": H200, t82 b512 the
-// FFN's first products -12 %, backendbench +1.8..+2.8 % at b256-512, round by round).
+// FFN's first products -12 %; backendbench t82 and bt4 b256-512 +1.4..+2.3 %
+// on the means of runs 107-108).
 constexpr int kSm90DefaultMode = 1;
 constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 
@@ -260,7 +261,7 @@ Sm90Settings sm90_settings(const NetConfig& cfg) {
   s.from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
   s.tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
   s.cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
-  s.half_sums = sm90_half_sums() && s.tile == 256 && s.cluster == 1;  // the kernel's cooperative schedule alone
+  s.half_sums = sm90_half_sums() && s.tile == 256 && s.cluster == 1;  // the kernel's 256-wide tiles, no pairs
   s.wide = s.half_sums && env_switch("LC0ROCM_GEMM_SM90_WIDE", true);
   if (s.mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) s.mode = 0;
   return s;
