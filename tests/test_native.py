@@ -640,9 +640,9 @@ def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
     half nets' FFN's first product on our sm_90 product
     (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
     LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits), its products summed
-    in half on the cooperative schedule where its 256-wide tiles fit the
-    FFN (ffn_tiles_256) unless LC0ROCM_GEMM_SM90_HALF_SUMS=0, and there on
-    the wide ping-pong schedule unless LC0ROCM_GEMM_SM90_WIDE=0;
+    in half on 256-wide tiles where those fit the FFN (ffn_tiles_256) unless
+    LC0ROCM_GEMM_SM90_HALF_SUMS=0, there on the wide ping-pong schedule
+    (LC0ROCM_GEMM_SM90_WIDE=0: the cooperative one);
     half nets' smolgen
     compress in the Q|K|V product from LC0ROCM_QKV_COMPRESS positions where
     the chain runs a layer at a time, not beside Q|K|V, and the attention is

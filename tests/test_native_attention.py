@@ -319,13 +319,14 @@ def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluste
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
     TMA, bias and activation in its epilogue, y written back by TMA stores)
     for the FFN's first product (LC0ROCM_GEMM_SM90=1, the default from batch
-    128) or all four encoder products (2), on its cooperative (tiles 256
-    wide, the default) or ping-pong schedule (128), alone or in pairs of
-    blocks sharing W's fetches (cluster 2), with float sums or, on the
-    cooperative schedule alone, half sums (LC0ROCM_GEMM_SM90_HALF_SUMS 0 or
-    1; ping-pong and pairs ignore it), and with half sums the wide ping-pong
-    schedule (LC0ROCM_GEMM_SM90_WIDE 1, the default, or 0; float sums
-    ignore it), from 64 rows on so that every batch
+    128) or all four encoder products (2), on tiles 256 wide (the default)
+    or 128 wide (its ping-pong schedule), alone or in pairs of blocks
+    sharing W's fetches (cluster 2), with float sums (the cooperative
+    schedule on 256-wide tiles) or, on 256-wide tiles without pairs alone,
+    half sums (LC0ROCM_GEMM_SM90_HALF_SUMS 0 or 1; the 128-wide ping-pong
+    and pairs ignore it), and with half sums the wide ping-pong schedule or
+    the cooperative one (LC0ROCM_GEMM_SM90_WIDE 1, the default, or 0; float
+    sums ignore it), from 64 rows on so that every batch
     takes it; batch 7 (448 rows) leaves the last 128-row tile part
     empty (TMA reads zeros past the end and its stores leave those rows
     out), at batch 1 a pair's second tile lies wholly past the end, and
