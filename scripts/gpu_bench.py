@@ -322,7 +322,7 @@ def main(argv=None) -> int:
         log(f"  {tflops} TFLOP/s" if tflops is not None else "  not measured (see above): no ceiling")
 
     with tempfile.TemporaryDirectory() as tmp:
-        names = list(dict.fromkeys(args.nets.split(",") + args.parity_nets.split(",")))
+        names = list(dict.fromkeys(nets + args.parity_nets.split(",")))
         paths = gpu_check.net_paths(pathlib.Path(tmp), [n for n in names if n], args.net_dir)
         if "parity" not in skip:
             boards = bench_positions(1024, seed=7)
@@ -339,7 +339,7 @@ def main(argv=None) -> int:
                 for c in checks[start:]:
                     c["variant"] = v
         if "bench" not in skip:
-            for net in args.nets.split(","):
+            for net in nets:
                 if net not in paths:
                     continue
                 weights = load_weights(paths[net])
@@ -360,7 +360,7 @@ def main(argv=None) -> int:
             set_variant("default")
         if args.lc0 and "lc0" not in skip:
             log("== lc0")
-            for net in args.nets.split(","):
+            for net in nets:
                 for prec in args.precisions.split(","):
                     backend = args.lc0_backend if prec == "fp16" else args.lc0_backend.replace("-fp16", "")
                     try:

@@ -44,7 +44,7 @@ struct Dense {
   // Half nets on sm_90: our own product (kernels/gemm_sm90.hip) from this
   // many rows on, bias and activation in its epilogue; 0: never.
   int sm90_from_rows = 0;
-  int sm90_tile = 128;    // its schedule: tiles of y 128 (ping-pong) or 256 (cooperative) wide
+  int sm90_tile = 128;    // its tiles of y: 128 (ping-pong) or 256 wide (cooperative, or wide ping-pong)
   int sm90_cluster = 1;  // 2: blocks in pairs sharing W's fetches
   bool sm90_half_sums = false;  // on sm_90 (either kernel), the products summed in half
   bool sm90_wide = false;       // with half sums: ping-pong on 128 x 256 tiles (gemm_sm90's wide schedule)

@@ -60,7 +60,7 @@ bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N,
 // the ping-pong schedule, 256 for the cooperative one (where N allows;
 // kernels/gemm_sm90.hip's Schedule); cluster 2: blocks in pairs sharing
 // W's fetches (TMA multicast) where the device runs such clusters, else 1.
-// half_sums: the cooperative schedule alone sums the products in half (as
+// half_sums (tile_n 256, cluster 1 alone): the products sum in half (as
 // lc0's cuda backend's cublasHgemm), widened to float for the epilogue.
 // wide (with half sums, tile_n 256, cluster 1): ping-pong on 128 x 256
 // tiles instead, each consumer its own tile, the same sums bit for bit.
