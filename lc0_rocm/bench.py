@@ -171,7 +171,7 @@ def main(argv=None, *, full: bool = False) -> int:
         return 1
     try:
         # The random backend needs no net; with none it encodes lc0's classical input.
-        no_net = args.backend == "random" and not args.weights
+        no_net = args.backend in ("random", "sim") and not args.weights
         path = None if no_net else netfiles.resolve_weights(args.weights)
         backend_options = parse_backend_options(args.backend_opts)
     except (netfiles.NetNotFoundError, ValueError) as e:

@@ -24,6 +24,8 @@ _ENTRIES = [
     BackendEntry("cpu", "lc0_rocm.backends.cpu", 0, "numpy reference (float32)"),
     BackendEntry("random", "lc0_rocm.backends.random", 0,
                  "lc0's random net: outputs hashed from the input (tests, timing; no net needed)"),
+    BackendEntry("sim", "lc0_rocm.backends.sim", 0,
+                 "a simulated GPU: the random net's outputs timed by a GPU's batch curve (search studies)"),
     BackendEntry("rocm", "lc0_rocm.backends.native", 0, "AMD GPU, HIP, float32"),
     BackendEntry("rocm-fp16", "lc0_rocm.backends.native", 0, "AMD GPU, HIP, float16"),
     BackendEntry("rocm-auto", "lc0_rocm.backends.native", 100, "AMD GPU, fp16 where fast"),

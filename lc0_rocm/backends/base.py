@@ -151,6 +151,22 @@ def unpack_planes(masks: np.ndarray, values: np.ndarray) -> np.ndarray:
     return planes * np.asarray(values, dtype=np.float32)[..., None, None]
 
 
+def pack_planes(planes) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 112, 8, 8) planes -> lc0's packed (masks (N, 112) uint64, values
+    (N, 112) float32). An all-zero plane packs as lc0's empty plane (mask 0,
+    value 1), so a plane lc0 sends as mask all ones with value 0 (rule 50 at
+    0) packs differently than lc0 packs it."""
+    planes = checked_planes(planes)
+    flat = planes.reshape(len(planes), NUM_PLANES, 64)
+    nonzero = flat != 0
+    masks = np.packbits(nonzero, axis=-1, bitorder="little").view("<u8").reshape(
+        len(planes), NUM_PLANES).astype(np.uint64)
+    first = np.argmax(nonzero, axis=-1)
+    values = np.take_along_axis(flat, first[..., None], axis=-1)[..., 0]
+    values = np.where(masks != 0, values, np.float32(1.0)).astype(np.float32)
+    return masks, values
+
+
 def wdl_from_classical(q: np.ndarray) -> np.ndarray:
     """Classical value head (q in [-1, 1]) as (w, d, l) with no draw mass."""
     q = np.asarray(q, dtype=np.float32)

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, checked_packed,
-                                    checked_planes)
+                                    pack_planes)
 
 OPTIONS = ("seed", "uniform", "input_mode", "delay")
 
@@ -100,14 +100,7 @@ class RandomBackend(Backend):
         as lc0's empty plane (mask 0, value 1), so a plane that lc0 sends as
         mask all ones with value 0 (rule 50 at 0) hashes differently here
         than through forward_packed."""
-        planes = checked_planes(planes)
-        flat = planes.reshape(len(planes), NUM_PLANES, 64)
-        nonzero = flat != 0
-        masks = np.packbits(nonzero, axis=-1, bitorder="little").view("<u8").reshape(
-            len(planes), NUM_PLANES).astype(np.uint64)
-        first = np.argmax(nonzero, axis=-1)
-        values = np.take_along_axis(flat, first[..., None], axis=-1)[..., 0]
-        values = np.where(masks != 0, values, np.float32(1.0)).astype(np.float32)
+        masks, values = pack_planes(planes)
         return self.forward_packed(masks, values)
 
     def forward_packed(self, masks: np.ndarray, values: np.ndarray):
