@@ -746,6 +746,22 @@ class NativeBackend(Backend):
             self._give_stream(stream)
         return self.ffi.string(text).decode()
 
+    def pass_log_start(self) -> None:
+        """Start timing every forward pass of this net's streams (device
+        events around each pass, one timeline), dropping earlier ones."""
+        check(self.ffi, self.lib, self.lib.lc0rocm_pass_log_start(self._net), f"{self.name}: pass log")
+
+    def pass_log(self):
+        """The passes timed since pass_log_start() (backends.passes.PassLog)."""
+        from lc0_rocm.backends.passes import PassLog
+        count = self.ffi.new("int*")
+        check(self.ffi, self.lib, self.lib.lc0rocm_pass_log_read(self._net, self.ffi.NULL, 0, count),
+              f"{self.name}: pass log")
+        records = self.ffi.new("lc0rocm_pass[]", max(1, count[0]))
+        check(self.ffi, self.lib, self.lib.lc0rocm_pass_log_read(self._net, records, count[0], count),
+              f"{self.name}: pass log")
+        return PassLog.from_records(records, min(count[0], len(records)))
+
     def _outputs(self, n):
         # a method, so that the parity checks can hand in NaN-poisoned buffers
         return empty_outputs(n)

@@ -111,6 +111,22 @@ int lc0rocm_stream_describe(lc0rocm_stream* stream, int n, char* text, size_t si
  * (INVALID_ARGUMENT for a pointer that did not come from host_alloc). */
 int lc0rocm_host_alloc(size_t bytes, void** block);
 int lc0rocm_host_free(void* block);
+
+/* Pass timing, for measuring how busy a caller keeps the GPU: while a net's
+ * log is on, each pass of each of its streams is timed by device events
+ * from its first device operation to its last output copy, in milliseconds
+ * on one timeline (since the log started); `stream` numbers the net's
+ * streams in creation order. Starting clears the log. */
+typedef struct lc0rocm_pass {
+  float begin_ms;
+  float end_ms;
+  int32_t positions;
+  int32_t stream;
+} lc0rocm_pass;
+int lc0rocm_pass_log_start(lc0rocm_net* net);
+int lc0rocm_pass_log_stop(lc0rocm_net* net);
+/* Copies up to capacity passes, oldest first; *count = how many there are. */
+int lc0rocm_pass_log_read(lc0rocm_net* net, lc0rocm_pass* out, int capacity, int* count);
 /* LC0ROCM_CDEF_END */
 
 #ifdef __cplusplus

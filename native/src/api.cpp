@@ -1,11 +1,13 @@
 // api.cpp - the C ABI: every entry point catches everything and returns a
 // status code; the message goes to a thread-local last error.
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <string>
 
 #include "../include/lc0rocm.h"
 #include "network.h"
+#include "pass_log.h"
 #include "pinned_host.h"
 
 namespace {
@@ -41,12 +43,16 @@ void require(bool ok, const char* what) {
 
 struct lc0rocm_net {
   lc0rocm::Network network;
+  lc0rocm::PassLog pass_log;
+  std::atomic<int> streams{0};
   lc0rocm_net(const lc0rocm_config& c, const lc0rocm::WeightStore& w) : network(c, w) {}
 };
 
 struct lc0rocm_stream {
   lc0rocm::Stream stream;
-  explicit lc0rocm_stream(const lc0rocm::Network& n) : stream(n) {}
+  explicit lc0rocm_stream(lc0rocm_net& n) : stream(n.network) {
+    stream.set_pass_log(&n.pass_log, n.streams++);
+  }
 };
 
 extern "C" {
@@ -96,7 +102,7 @@ int lc0rocm_stream_create(lc0rocm_net* net, lc0rocm_stream** stream) {
   return guarded([&] {
     require(net != nullptr && stream != nullptr, "net and stream must not be NULL");
     *stream = nullptr;
-    *stream = new lc0rocm_stream(net->network);
+    *stream = new lc0rocm_stream(*net);
   });
 }
 
@@ -129,6 +135,28 @@ int lc0rocm_stream_describe(lc0rocm_stream* stream, int n, char* text, size_t si
     const size_t len = d.size() < size - 1 ? d.size() : size - 1;
     std::memcpy(text, d.data(), len);
     text[len] = 0;
+  });
+}
+
+int lc0rocm_pass_log_start(lc0rocm_net* net) {
+  return guarded([&] {
+    require(net != nullptr, "net is NULL");
+    net->pass_log.start(net->network.config().device.device);
+  });
+}
+
+int lc0rocm_pass_log_stop(lc0rocm_net* net) {
+  return guarded([&] {
+    require(net != nullptr, "net is NULL");
+    net->pass_log.stop();
+  });
+}
+
+int lc0rocm_pass_log_read(lc0rocm_net* net, lc0rocm_pass* out, int capacity, int* count) {
+  return guarded([&] {
+    require(net != nullptr && count != nullptr, "net and count must not be NULL");
+    require(capacity == 0 || out != nullptr, "out is NULL");
+    *count = net->pass_log.read(out, capacity);
   });
 }
 

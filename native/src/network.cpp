@@ -280,6 +280,7 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
                            float* policy, float* wdl, float* moves_left) {
   const int g = padded_size(n);
   const size_t rows = static_cast<size_t>(n), pad = static_cast<size_t>(g - n);
+  pass_timer_.begin(pass_log_, stream_);
   // Inputs: the device buffer holds each input block for g rows (padding
   // rows zero). A large block in lc0rocm_host_alloc memory goes straight to
   // the device; the others are staged in host_in_ at the same offsets and
@@ -350,7 +351,9 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
     GPU_CHECK(hipMemcpyAsync(host_out_ + staged_out.begin, dev_out + staged_out.begin,
                              (staged_out.end - staged_out.begin) * sizeof(float), hipMemcpyDeviceToHost, stream_));
   }
+  pass_timer_.end(stream_);
   GPU_CHECK(hipStreamSynchronize(stream_));
+  pass_timer_.finish(n, stream_id_);
   for (int i = 0; i < 3; ++i) {
     if (staged[i]) std::memcpy(out[i].dst, host_out_ + out[i].offset, rows * out[i].row * sizeof(float));
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "body.h"
+#include "pass_log.h"
 
 namespace lc0rocm {
 
@@ -36,6 +37,8 @@ class Stream {
   // How a forward of n positions runs: the body's paths at the batch size
   // the pass takes (n padded for graphs, at most max_batch).
   std::string describe(int n) const;
+  // Passes are timed into `log` while it is on, as stream number `id`.
+  void set_pass_log(PassLog* log, int id) { pass_log_ = log, stream_id_ = id; }
 
  private:
   void forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,
@@ -54,6 +57,9 @@ class Stream {
 
   const Network& net_;
   hipStream_t stream_ = nullptr;
+  PassLog* pass_log_ = nullptr;
+  PassTimer pass_timer_;
+  int stream_id_ = 0;
   std::unique_ptr<Blas> blas_;
   // The side lane (body.h): its stream, BLAS handle and fork/join events,
   // for bodies that use one. Off (every branch on stream_) with
