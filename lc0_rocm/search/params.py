@@ -150,6 +150,8 @@ OPTIONS: dict[str, OptionSpec] = {
                                             "idle, once it has more than this many positions"),
     "ThreadIdlingThreshold": _spin(1, 0, 128, "the network counts as idle when more than this many "
                                               "search threads are not at it"),
+    "MaxBatchesAtNetwork": _spin(0, 0, 128, "search threads on GPU streams of their own: at most this many "
+                                            "batches at the network at once (0: one per thread)"),
     "SolidTreeThreshold": _spin(2000000000, 1, 2000000000,
                                 "visits after which a node's children are laid out in one block "
                                 "(native search; lc0's 100 measured no faster here, so never by default)"),
