@@ -272,7 +272,7 @@ def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[P
             if type(item) is not chess.Board or item.chess960:
                 yield InputError(source, number, "only standard chess boards can be analysed")
                 continue
-            yield _board_position(source, number, item)
+            yield board_position(source, number, item)
         elif isinstance(item, str):
             check = check or _row_checker()
             row = " ".join(item.split())
@@ -286,7 +286,7 @@ def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[P
             raise TypeError(f"positions must be chess.Board or FEN strings, got {type(item).__name__}")
 
 
-def _board_position(source: str, number: int, board: chess.Board) -> Position:
+def board_position(source: str, number: int, board: chess.Board) -> Position:
     """A board's row: its game back to the zeroing move before its eighth
     newest position."""
     moves = board.move_stack
