@@ -113,6 +113,7 @@ class RowEvaluator:
         end = start + n
         status = b.status[:n]
         codes = np.take_along_axis(b.moves[:n], np.maximum(top, 0).astype(np.int64), axis=1)
+        codes = np.where(top >= 0, codes, 0)           # past a row's moves the buffer holds anything
         names = np.where(top >= 0, uci_table()[codes], "")
         counts = b.counts[:n]
         columns.fill_eval(out, slice(start, end), status != 0, b.wdl[:n], b.moves_left[:n],

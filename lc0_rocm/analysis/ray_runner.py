@@ -45,6 +45,10 @@ class _Actor:
     def compute(self, k: int, rows: list[str]):
         return k, self.worker.compute(rows)
 
+    def node(self) -> str:
+        import ray
+        return ray.get_runtime_context().get_node_id()
+
     def close(self) -> None:
         self.worker.close()
         if self._file:
@@ -81,6 +85,8 @@ def compute(plan, todo: list[int], settings: Settings, source: NetSource, addres
         concurrency = IN_FLIGHT if settings.mode == "search" else 1
         actors = [remote.options(max_concurrency=concurrency, scheduling_strategy="SPREAD", **resources)
                   .remote(settings, source, blob, searches) for _ in range(count)]
+        nodes = set(ray.get([a.node.remote() for a in actors]))
+        print(f"analyse: {len(actors)} Ray actor(s) on {len(nodes)} node(s)", file=progress.stream, flush=True)
         queue = list(todo)
         running: dict = {}                 # ref -> (actor, shard)
         load = {id(a): 0 for a in actors}
