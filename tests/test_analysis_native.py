@@ -234,3 +234,30 @@ def test_row_errors_are_explained():
     assert lib.lc0core_position_row_error(POSITIONS[4].encode(), out, 256) == 0
     assert ffi.string(out) == b""
     assert board_of_row(POSITIONS[4]).fen() == board_for(POSITIONS[4]).fen()
+
+
+def test_cancel_from_another_thread_ends_runs_at_once(random_net):
+    """Ctrl-C's path: cancel() stops the searches; runs going on end with
+    "cancelled" (not with the stopped searches' partial results), as does
+    every later run."""
+    many = ManySearch(random_net, {}, searches=2)
+    errors = []
+
+    def search():
+        try:
+            many.run(ROWS[:4], nodes=10_000_000)
+        except ManySearchError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=search) for _ in range(2)]
+    for t in threads:
+        t.start()
+    threading.Event().wait(0.3)
+    many.cancel()
+    for t in threads:
+        t.join(timeout=20)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == ["cancelled", "cancelled"]
+    with pytest.raises(ManySearchError, match="cancelled"):
+        many.run(ROWS[:1], nodes=10)
+    many.close()

@@ -108,6 +108,7 @@ class ManySearch:
         self._check(lib.lc0core_search_many_create(self.searches, out), "create")
         self._many = out[0]
         self._closed = False
+        self._cancelled = False
         self._configure(per_group)
 
     # ------------------------------------------------------------ setup
@@ -198,8 +199,8 @@ class ManySearch:
         called as the first k rows are done. Two threads may run at once
         (the second's jobs queue behind the first's, so the searches never
         run dry between two shards)."""
-        if self._closed:
-            raise ManySearchError("closed")
+        if self._closed or self._cancelled:
+            raise ManySearchError("cancelled" if self._cancelled else "closed")
         ffi, lib = self.ffi, self.lib
         n = len(rows)
         out = columns.empty(n, "search", 0)
@@ -238,11 +239,14 @@ class ManySearch:
             if self._error is not None:
                 error, self._error = self._error, None
                 raise error
+            if self._cancelled:                # stopped searches: not results to keep
+                raise ManySearchError("cancelled")
             for i in range(n):
                 self._collect(start + i, rows[i], black[i], out, i)
         except BaseException:
-            # Ctrl-C or a failure: stop the searches (the handles are spent).
-            self.close()
+            # Ctrl-C or a failure: stop every search (another thread's run
+            # ends with "cancelled"); the owner closes.
+            self.cancel()
             raise
         with self._lock:
             self._open.remove(start)
@@ -294,7 +298,15 @@ class ManySearch:
             out.append({name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_mux_stats").fields})
         return out
 
+    def cancel(self) -> None:
+        """Stops the searches (any thread may call it): runs going on end
+        with ManySearchError("cancelled"), and so does every later run."""
+        if not getattr(self, "_closed", True):
+            self._cancelled = True
+            self.lib.lc0core_search_many_cancel(self._many)
+
     def close(self) -> None:
+        """Frees the native searches; no run may be going on (cancel first)."""
         if getattr(self, "_closed", True):
             return
         self._closed = True
@@ -359,6 +371,9 @@ class SearchFallback:
 
     def stats(self) -> list[dict]:
         return []
+
+    def cancel(self) -> None:
+        pass
 
     def close(self) -> None:
         pass

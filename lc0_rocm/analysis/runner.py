@@ -134,15 +134,19 @@ def _in_process(plan: Plan, todo: list[int], settings: Settings, source: NetSour
             # last of this one's finish.
             import concurrent.futures
             with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="lc0-rocm-shard") as pool:
-                pending = {}
-                for k in todo:
-                    pending[k] = pool.submit(worker.compute, plan.shard_rows(k),
-                                             lambda c, k=k: progress.shard_progress(k, c))
-                    if len(pending) == 2:
-                        first = next(iter(pending))
-                        yield first, pending.pop(first).result()
-                for k, future in pending.items():
-                    yield k, future.result()
+                try:
+                    pending = {}
+                    for k in todo:
+                        pending[k] = pool.submit(worker.compute, plan.shard_rows(k),
+                                                 lambda c, k=k: progress.shard_progress(k, c))
+                        if len(pending) == 2:
+                            first = next(iter(pending))
+                            yield first, pending.pop(first).result()
+                    for k, future in pending.items():
+                        yield k, future.result()
+                except BaseException:      # Ctrl-C, a failure, or the caller stopped: end both runs now
+                    worker.cancel()
+                    raise
         mux.extend(worker.stats())
     finally:
         worker.close()

@@ -44,6 +44,11 @@ class ShardWorker:
     def stats(self) -> list[dict]:
         return self.engine.stats() if hasattr(self.engine, "stats") else []
 
+    def cancel(self) -> None:
+        """Ends computations going on in other threads (searches only)."""
+        if hasattr(self.engine, "cancel"):
+            self.engine.cancel()
+
     def close(self) -> None:
         if hasattr(self.engine, "close"):
             self.engine.close()
