@@ -14,7 +14,7 @@ from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINE
                            VARIANT, random_games, write_lines, write_pgn)
 from lc0_rocm import encoder
 from lc0_rocm.analysis.inputs import (InputError, Position, Selection, board_of_row, positions_from_items,
-                                      read_positions)
+                                      read_positions, row_error)
 from lc0_rocm.analysis.plan import WorkDir, WorkDirError, build_plan
 
 
@@ -80,18 +80,24 @@ def test_every_and_played_select_plies(tmp_path):
 def test_epd_and_fen_lines_with_errors(tmp_path):
     epd = write_lines(tmp_path / "s.epd", EPD_LINES)
     positions, errors = split(read_positions([str(epd)]))
-    assert [e.line for e in errors] == EPD_ERROR_LINES
-    assert [p.id for p in positions] == ["start", "scholar", "start again", "mated"]
-    assert positions[3].fen.endswith(" 1 3") and positions[0].line == 1
+    # Reading finds what is not EPD; the engine judges each FEN when it
+    # computes the row (an empty board: refused then, with its line).
+    assert errors == []
+    assert [p.id for p in positions] == ["start", None, "scholar", "start again", "empty board", "mated"]
+    assert positions[5].fen.endswith(" 1 3") and positions[0].line == 1
+    assert [p.line for p in positions if row_error(p.row)] == EPD_ERROR_LINES
+    assert "impossible" in row_error(positions[4].row)
+    _, errors = split(read_positions([str(write_lines(tmp_path / "short.epd", ["8/8/8 w -"]))]))
+    assert "fields before its operations" in errors[0].message
     fen = write_lines(tmp_path / "f.txt", FEN_LINES)
     positions, errors = split(read_positions([str(fen)]))
     assert [e.line for e in errors] == FEN_ERROR_LINES
-    assert "illegal move e2e5" in errors[0].message
+    assert "e2e5" in errors[0].message and "illegal" in errors[0].message
     assert [p.line for p in positions] == [2, 3, 5]
     assert positions[1].fen == "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
-    # an EPD read as FEN lines fails on its operations, line by line
-    _, errors = split(read_positions([str(epd)], kind="fen"))
-    assert len(errors) == len(EPD_LINES)
+    # an EPD read as FEN lines: the engine refuses every one (its operations)
+    positions, _ = split(read_positions([str(epd)], kind="fen"))
+    assert len(positions) == len(EPD_LINES) and all(row_error(p.row) for p in positions)
 
 
 def test_gzip_and_unreadable_files(tmp_path):
@@ -99,7 +105,7 @@ def test_gzip_and_unreadable_files(tmp_path):
     with gzip.open(path, "wt") as f:
         f.write("\n".join(EPD_LINES) + "\n")
     positions, errors = split(read_positions([str(path)]))
-    assert len(positions) == 4 and len(errors) == 2
+    assert len(positions) == len(EPD_LINES) and not errors
     broken = tmp_path / "broken.pgn.gz"
     text = "\n\n".join(str(g) for g in random_games(150, seed=4)) + "\n"
     broken.write_bytes(gzip.compress(text.encode())[:-100])     # a download cut short
@@ -115,7 +121,8 @@ def test_boards_and_fens_in_memory():
         board.push_uci(move)
     items = [board, "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "bad fen", chess.Board(chess960=True)]
     positions, errors = split(positions_from_items(items))
-    assert [p.line for p in positions] == [1, 2] and [e.line for e in errors] == [3, 4]
+    assert [p.line for p in positions] == [1, 2, 3] and [e.line for e in errors] == [4]
+    assert row_error(positions[2].row)            # "bad fen": refused when computed
     assert positions[0].row == "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 moves e2e4 e7e5 g1f3"
     assert positions[0].ply == 3
     with pytest.raises(TypeError):

@@ -135,8 +135,9 @@ def test_positions_without_moves_and_bad_rows(random_net):
         assert list(cols["outcome"]) == [1, 2]
         assert [tuple(w) for w in cols["wdl"]] == [(0, 0, 1), (0, 1, 0)]
         assert list(cols["best"]) == ["", ""]
-        with pytest.raises(ManySearchError, match="illegal move"):
-            many.run([POSITIONS[0] + " moves e2e5"], nodes=10)
+        cols = many.run([POSITIONS[0] + " moves e2e5", "not a fen", POSITIONS[1]], nodes=10)
+        assert "illegal move e2e5" in cols["error"][0] and "piece placement" in cols["error"][1]
+        assert cols["error"][2] == "" and cols["best"][2] != ""       # the rest is searched
     finally:
         many.close()
 

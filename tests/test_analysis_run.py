@@ -183,6 +183,24 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
     assert "unfinished run with other" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("mode", [["--eval"], ["--nodes", "15"]])
+def test_without_the_native_core_the_same_records(inputs, tmp_path, mode):
+    """No C++ compiler: python-chess and the Python search do the same work
+    (slower) and write the same records."""
+    _, files = inputs
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    outputs = []
+    for name, extra in (("native", {}), ("python", {"LC0ROCM_NO_NATIVE_CORE": "1"})):
+        out = tmp_path / f"{name}.jsonl"
+        subprocess.run([sys.executable, "-m", "lc0_rocm", "analyse", files[1], files[2], "-o", str(out),
+                        "-b", "random", *mode], env=dict(env, **extra), check=True, capture_output=True,
+                       timeout=300)
+        outputs.append(out.read_bytes())
+        errors = (tmp_path / f"{name}.jsonl.errors").read_text().splitlines()
+        assert [int(e.split(":")[1]) for e in errors] == EPD_ERROR_LINES + FEN_ERROR_LINES
+    assert outputs[0] == outputs[1]
+
+
 @pytest.mark.skipif(not native_core.available()[0], reason="the kill test times the native search")
 def test_killed_run_resumes_to_the_uninterrupted_output(inputs, tmp_path):
     """SIGKILL the analysing process (its two worker processes see it gone

@@ -86,9 +86,11 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
             columns.place(full, worker.compute(plan.shard_rows(k)), rows)
             for record in writers.records(plan, full, settings.mode, upto=rows.stop, start=emitted):
                 emitted += 1
-                yield record
+                if record is not None:
+                    yield record
         for record in writers.records(plan, full, settings.mode, start=emitted):
-            yield record
+            if record is not None:
+                yield record
     finally:
         if worker is not None:
             worker.close()

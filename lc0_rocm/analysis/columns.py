@@ -43,10 +43,11 @@ def empty(n: int, mode: str, top_k: int) -> dict[str, np.ndarray]:
     }
 
 
-def fill_eval(out: dict, rows: slice, failed: np.ndarray, wdl: np.ndarray, moves_left: np.ndarray,
+def fill_eval(out: dict, rows, failed: np.ndarray, wdl: np.ndarray, moves_left: np.ndarray,
               has_moves_left: bool, names: np.ndarray, probs: np.ndarray, no_moves: np.ndarray,
               in_check: np.ndarray) -> None:
-    """The network's outputs for `rows` (vectorised: no Python per row)."""
+    """The network's outputs for `rows` (a slice or an index array;
+    vectorised: no Python per row)."""
     w = np.asarray(wdl, dtype=np.float64)
     outcome = np.where(no_moves, np.where(in_check, 1, 2), 0).astype(np.int8)
     for code, exact in EXACT_WDL.items():

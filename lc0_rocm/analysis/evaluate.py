@@ -56,6 +56,13 @@ class RowEvaluator:
         """The eval columns (analysis.columns) of `rows`, in order."""
         if self.native is None:
             return self._run_python(rows)
+        out = self._run_native(rows)
+        from lc0_rocm.analysis.inputs import row_error
+        for i in np.flatnonzero(out["error"] != ""):       # rows the engine refused: say why
+            columns.set_row(out, int(i), error=row_error(rows[i]) or "refused by the engine")
+        return out
+
+    def _run_native(self, rows: list[str]) -> dict[str, np.ndarray]:
         out = columns.empty(len(rows), "eval", self.top_k)
         chunks = [(start, rows[start:start + self.chunk]) for start in range(0, len(rows), self.chunk)]
         if not chunks:
@@ -122,11 +129,14 @@ class RowEvaluator:
 
     # ------------------------------------------------------------ no native core
     def _run_python(self, rows: list[str]) -> dict[str, np.ndarray]:
-        from lc0_rocm.analysis.inputs import board_of_row
+        from lc0_rocm.analysis.inputs import board_of_row, row_error
         out = columns.empty(len(rows), "eval", self.top_k)
-        for start in range(0, len(rows), self.chunk):
-            part = rows[start:start + self.chunk]
-            boards = [board_of_row(r) for r in part]
+        refused = {i: row_error(r) for i, r in enumerate(rows)}
+        refused = {i: why for i, why in refused.items() if why}
+        good = [i for i in range(len(rows)) if i not in refused]
+        for start in range(0, len(good), self.chunk):
+            part = good[start:start + self.chunk]
+            boards = [board_of_row(rows[i]) for i in part]
             evaluations = self.network.evaluate_batch(boards)
             n, k = len(part), self.top_k
             names = np.full((n, k), "", dtype="U5")
@@ -141,8 +151,10 @@ class RowEvaluator:
                 moves_left[i] = ev.moves_left or 0.0
             no_moves = np.array([not any(True for _ in b.legal_moves) for b in boards])
             in_check = np.array([b.is_check() for b in boards])
-            columns.fill_eval(out, slice(start, start + n), np.zeros(n, bool), wdl, moves_left,
+            columns.fill_eval(out, np.array(part), np.zeros(n, bool), wdl, moves_left,
                               self.network.has_moves_left, names, probs, no_moves, in_check)
+        for i, why in refused.items():
+            columns.set_row(out, i, error=why)
         return out
 
 

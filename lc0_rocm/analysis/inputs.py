@@ -107,11 +107,15 @@ _FMVN = re.compile(r'(?:^|;)\s*fmvn\s+(\d+)')
 
 
 def _line_positions(path: str, handle, epd: bool) -> Iterator[Position | InputError]:
-    check = _row_checker()
+    """A position per line. The FEN itself is judged by the engine when it
+    computes the row (a refused one is reported then, with this line), so
+    reading costs no parsing per line; a row with moves is replayed here,
+    for its FEN after them."""
     for number, text in enumerate(handle, start=1):
         text = text.strip()
         if not text or text.startswith("#"):
             continue
+        ident = None
         if epd:
             fields = text.split(None, 4)
             if len(fields) < 4:
@@ -126,18 +130,14 @@ def _line_positions(path: str, handle, epd: bool) -> Iterator[Position | InputEr
             ident = found.group(1) if found else None
         else:
             row = " ".join(text.split())
-            ident = None
-        error = check(row)
-        if error:
-            yield InputError(path, number, error)
-            continue
-        fen = row.partition(" moves ")[0] if " moves " not in row else _fen_after(row)
+        fen = row
+        if " moves " in row:
+            try:
+                fen = board_of_row(row).fen()
+            except ValueError as e:
+                yield InputError(path, number, str(e) or "invalid FEN or move")
+                continue
         yield Position(path, number, None, 0, fen, row, None, ident)
-
-
-def _fen_after(row: str) -> str:
-    board = board_of_row(row)
-    return board.fen()
 
 
 def board_of_row(row: str) -> chess.Board:
@@ -149,30 +149,27 @@ def board_of_row(row: str) -> chess.Board:
     return board
 
 
-def _row_checker():
-    """row -> "" when the engine can take it, else why not: the native
-    core's verdict (its FEN parser and move rules), or python-chess's."""
+def row_error(row: str) -> str:
+    """Why the engine refuses a row ("" when it takes it): the native
+    core's verdict (its FEN parser and move rules), else python-chess's."""
     from lc0_rocm import native_core
     if native_core.available()[0]:
         ffi, lib = native_core.load()
+        data = row.encode()
+        if len(data) >= 1 << 20:
+            return "line too long"
         out = ffi.new("char[]", 512)
-
-        def check(row: str) -> str:
-            data = row.encode()
-            if len(data) >= 1 << 20:
-                return "line too long"
-            native_core.check(lib.lc0core_position_row_error(data, out, 512))
-            return ffi.string(out).decode(errors="replace")
-        return check
-
-    def check_python(row: str) -> str:
-        try:
-            board = board_of_row(row)
-        except ValueError as e:
-            return str(e) or "invalid FEN or move"
-        status = board.status() & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK)
-        return f"impossible position ({status!r})" if status else ""
-    return check_python
+        native_core.check(lib.lc0core_position_row_error(data, out, 512))
+        return ffi.string(out).decode(errors="replace")
+    try:
+        board = board_of_row(row)
+    except ValueError as e:
+        return str(e) or "invalid FEN or move"
+    status = board.status() & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK)
+    if not status:
+        return ""
+    names = [flag.name.lower().replace("_", " ") for flag in chess.Status if flag.name and status & flag]
+    return "impossible position: " + ", ".join(names)
 
 
 # ---------------------------------------------------------------- PGN
@@ -266,7 +263,6 @@ def _game_positions(path: str, line: int, number: int, game: chess.pgn.Game,
 def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[Position | InputError]:
     """Positions given in memory: chess.Boards (their move stacks are the
     history) or FEN strings ("FEN [moves m1 ...]"), numbered from 1."""
-    check = None
     for number, item in enumerate(items, start=1):
         if isinstance(item, chess.Board):
             if type(item) is not chess.Board or item.chess960:
@@ -274,13 +270,14 @@ def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[P
                 continue
             yield board_position(source, number, item)
         elif isinstance(item, str):
-            check = check or _row_checker()
             row = " ".join(item.split())
-            error = check(row)
-            if error:
-                yield InputError(source, number, error)
-                continue
-            fen = _fen_after(row) if " moves " in row else row
+            fen = row
+            if " moves " in row:
+                try:
+                    fen = board_of_row(row).fen()
+                except ValueError as e:
+                    yield InputError(source, number, str(e) or "invalid FEN or move")
+                    continue
             yield Position(source, number, None, 0, fen, row)
         else:
             raise TypeError(f"positions must be chess.Board or FEN strings, got {type(item).__name__}")

@@ -262,6 +262,9 @@ class ManySearch:
             text = ffi.new("char[]", 1024)
             lib.lc0core_search_many_error(self._many, job_id, text, 1024)
             message = ffi.string(text).decode(errors="replace")
+            if job.status in (lib.LC0CORE_BAD_FEN, lib.LC0CORE_ILLEGAL_MOVE):
+                columns.set_row(out, i, error=message)       # the input's fault: reported, skipped
+                return
             if message == "cancelled":
                 raise ManySearchError("cancelled")
             raise ManySearchError(f"search of {row!r} failed: {message}")
@@ -354,9 +357,13 @@ class SearchFallback:
         self.searches, self.groups, self.batching = 1, 1, "separate"
 
     def run(self, rows: list[str], *, nodes=None, movetime=None, progress=None) -> dict:
-        from lc0_rocm.analysis.inputs import board_of_row
+        from lc0_rocm.analysis.inputs import board_of_row, row_error
         out = columns.empty(len(rows), "search", 0)
         for i, row in enumerate(rows):
+            why = row_error(row)
+            if why:
+                columns.set_row(out, i, error=why)
+                continue
             board = board_of_row(row)
             if not any(True for _ in board.legal_moves):
                 code = 1 if board.is_check() else 2

@@ -240,16 +240,17 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
         pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
         written = writers.write_outputs(outputs, pgn_sources,
                                         lambda: writers.records(plan, cols, settings.mode))
+        errors = writers.all_errors(plan, cols)
         errors_file = errors_path(outputs[0])
-        if plan.errors:
-            writers.write_errors(errors_file, plan.errors)
+        if errors:
+            writers.write_errors(errors_file, errors)
         elif os.path.exists(errors_file):
             os.unlink(errors_file)
     except BaseException:
         workdir.close()
         raise
     workdir.remove()
-    return RunResult(len(plan.positions), len(plan.rows), len(plan.errors), written,
+    return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
                      time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux)
 
 

@@ -82,27 +82,46 @@ def _is_next(a, b) -> bool:
 
 
 def records(plan, cols: dict, mode: str, upto: int | None = None,
-            start: int = 0) -> Iterator[AnalysisRecord]:
+            start: int = 0) -> Iterator[AnalysisRecord | None]:
     """Records of occurrences start.. in input order, with played-move
-    losses; stops before an occurrence whose row is >= `upto` (not
+    losses (None for an occurrence whose row the engine refused: see
+    `refused`); stops before an occurrence whose row is >= `upto` (not
     computed yet) or whose loss needs one that is."""
-    positions, tasks = plan.positions, plan.tasks
+    positions, tasks, errors = plan.positions, plan.tasks, cols["error"]
     limit = len(plan.rows) if upto is None else upto
     current = None
     for i in range(start, len(positions)):
         if tasks[i] >= limit:
             return
+        if errors[tasks[i]]:
+            current = None
+            yield None
+            continue
         following = positions[i + 1] if i + 1 < len(positions) else None
         next_ready = following is not None and tasks[i + 1] < limit
         if _is_next(positions[i], following) and not next_ready:
             return
         record = current if current is not None else record_of(positions[i], cols, tasks[i], mode)
         current = None
-        if _is_next(positions[i], following):
+        if _is_next(positions[i], following) and not errors[tasks[i + 1]]:
             current = record_of(following, cols, tasks[i + 1], mode)
             record.played_loss = played_loss(record, current)
             record.mark = mark_of(record.played_loss, record.played, record.best)
         yield record
+
+
+def refused(plan, cols: dict) -> list:
+    """InputErrors for the occurrences whose rows the engine refused."""
+    from lc0_rocm.analysis.inputs import InputError
+    errors = cols["error"]
+    return [InputError(p.source, p.line, str(errors[t])) for p, t in zip(plan.positions, plan.tasks)
+            if errors[t]]
+
+
+def all_errors(plan, cols: dict) -> list:
+    """Read errors and refused rows, by file (in input order) and line."""
+    order = {source: k for k, source in enumerate(plan.sources)}
+    return sorted(plan.errors + refused(plan, cols), key=lambda e: (order.get(e.source, -1), e.line))
 
 
 # ---------------------------------------------------------------- files
@@ -134,10 +153,12 @@ def _umask() -> int:
     return mask
 
 
-def write_jsonl(path: str, recs: Iterable[AnalysisRecord]) -> int:
+def write_jsonl(path: str, recs: Iterable[AnalysisRecord | None]) -> int:
     count = 0
     with atomic_file(path) as f:
         for r in recs:
+            if r is None:
+                continue
             f.write(json.dumps(r.to_dict(), separators=(",", ":")))
             f.write("\n")
             count += 1
@@ -175,6 +196,8 @@ def write_parquet(path: str, recs: Iterable[AnalysisRecord]) -> int:
         with pq.ParquetWriter(f, schema) as writer:
             batch: list[dict] = []
             for r in recs:
+                if r is None:
+                    continue
                 row = r.to_dict()
                 row["policy"] = [{"move": m, "p": p} for m, p in r.policy]
                 batch.append(row)
@@ -208,7 +231,7 @@ def write_pgn(path: str, pgn_sources: list[str], recs: Iterable[AnalysisRecord])
     from lc0_rocm.analysis.inputs import game_problem, read_game
     by_game: dict[tuple[str, int], dict[int, AnalysisRecord]] = {}
     for r in recs:
-        if r.game is not None:
+        if r is not None and r.game is not None:
             by_game.setdefault((r.source, r.game), {})[r.ply] = r
     games = 0
     with atomic_file(path) as f:
