@@ -87,8 +87,8 @@ def test_epd_and_fen_lines_with_errors(tmp_path):
     assert positions[5].fen.endswith(" 1 3") and positions[0].line == 1
     assert [p.line for p in positions if row_error(p.row)] == EPD_ERROR_LINES
     assert "impossible" in row_error(positions[4].row)
-    _, errors = split(read_positions([str(write_lines(tmp_path / "short.epd", ["8/8/8 w -"]))]))
-    assert "fields before its operations" in errors[0].message
+    _, errors = split(read_positions([str(write_lines(tmp_path / "short.epd", ["8/8/8 w -", "8/8 w - -\0 x"]))]))
+    assert "fields before its operations" in errors[0].message and "NUL" in errors[1].message
     fen = write_lines(tmp_path / "f.txt", FEN_LINES)
     positions, errors = split(read_positions([str(fen)]))
     assert [e.line for e in errors] == FEN_ERROR_LINES

@@ -47,7 +47,8 @@ class RowEvaluator:
         self.top_k = int(top_k)
         backend = getattr(network, "backend", None)
         self.gpu = getattr(backend, "device_info", None) is not None
-        self.chunk = int(chunk or (1024 if self.gpu else 256))
+        # A GPU pass takes at most the backend's max_batch rows.
+        self.chunk = int(chunk or (getattr(backend, "max_batch", 1024) if self.gpu else 256))
         self.threads = int(threads or min(8, os.cpu_count() or 1))
         from lc0_rocm import native_core
         self.native = native_core.load() if native_core.available()[0] else None
@@ -95,7 +96,7 @@ class RowEvaluator:
     def _encode(self, b: "_Buffers", rows: list[str]) -> None:
         ffi, lib = self.native
         from lc0_rocm import native_core
-        text = b"\0".join(r.encode() for r in rows) + b"\0"
+        text = ("\0".join(rows) + "\0").encode()
         n = len(rows)
         p = b.pointer
         native_core.check(lib.lc0core_encode_rows(

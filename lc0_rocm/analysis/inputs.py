@@ -115,6 +115,9 @@ def _line_positions(path: str, handle, epd: bool) -> Iterator[Position | InputEr
         text = text.strip()
         if not text or text.startswith("#"):
             continue
+        if "\0" in text:      # rows travel NUL-separated to the core
+            yield InputError(path, number, "a NUL character in the line")
+            continue
         ident = None
         if epd:
             fields = text.split(None, 4)
@@ -270,6 +273,9 @@ def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[P
                 continue
             yield board_position(source, number, item)
         elif isinstance(item, str):
+            if "\0" in item:
+                yield InputError(source, number, "a NUL character in the FEN")
+                continue
             row = " ".join(item.split())
             fen = row
             if " moves " in row:

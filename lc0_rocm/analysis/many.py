@@ -217,7 +217,7 @@ class ManySearch:
             lim.searchmoves = ffi.NULL
             lim.rescale_ratio, lim.rescale_diff = ratio, diff
             lim.contempt_mode = contempt.resolve_mode(self.params, black[i], False)
-        text = b"\0".join(r.encode() for r in rows) + b"\0"
+        text = ("\0".join(rows) + "\0").encode()
         first = ffi.new("long long*")
         with self._lock:
             self._check(lib.lc0core_search_many_submit(self._many, n, text, len(text), limits, first), "submit")
