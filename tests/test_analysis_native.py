@@ -73,13 +73,14 @@ def many_results(many, rows, nodes):
             zip(cols["best"], cols["pv"], cols["nodes"], cols["score_cp"])]
 
 
-@pytest.mark.parametrize("searches", [1, 3, 8])
+@pytest.mark.parametrize("searches", [1, 3, 8, 40])
 def test_many_searches_equal_engine_search(random_net, searches):
-    expected = engine_results(random_net, ROWS, NODES)
+    repeat = 4 if searches > 8 else 1          # more jobs than searches, and then fewer
+    expected = engine_results(random_net, ROWS, NODES) * repeat
     many = ManySearch(random_net, {"SmartPruningFactor": 0}, searches=searches)
     try:
         assert many.batching == "merge"
-        assert many_results(many, ROWS, NODES) == expected
+        assert many_results(many, ROWS * repeat, NODES) == expected
         stats = many.stats()[0]
         assert stats["rows"] > 0 and stats["rounds"] <= stats["calls"]
         if searches > 1:      # rounds hold several searches' batches

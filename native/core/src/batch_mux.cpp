@@ -22,6 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Client {
   lc0core_mux* mux = nullptr;
+  std::condition_variable wake;      // its round is done, or it is to lead the next one
   bool active = false;               // between its first call and its release
   bool done = false;                 // its queued call has been answered
   int status = 0;
@@ -42,8 +43,10 @@ struct lc0core_mux {
   int mode = LC0CORE_MUX_MERGE;
   std::vector<std::unique_ptr<Client>> clients;
 
+  // One mutex; each waiting client sleeps on its own condition variable, so
+  // a round's end wakes its own clients and at most one more (to lead the
+  // next round), not every search of the mux.
   std::mutex mutex;
-  std::condition_variable changed;   // a round ended, a client released, or rows were queued
   std::vector<Client*> queue;        // waiting clients, in arrival order
   long long queued_rows = 0;
   int active = 0;
@@ -63,6 +66,11 @@ bool round_ready(const lc0core_mux& m) {
   if (m.queue.empty() || m.running) return false;
   if (int(m.queue.size()) >= m.active) return true;
   return m.max_batch > 0 && m.queued_rows >= m.max_batch;
+}
+
+// A waiting client runs the next round when it is ready (mutex held).
+void wake_a_leader(lc0core_mux& m) {
+  if (round_ready(m)) m.queue.front()->wake.notify_one();
 }
 
 // One call of the real forward, timed.
@@ -152,7 +160,10 @@ void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
     run_merged(m, round, rows, &calls, &padded, &busy);
   }
   lock.lock();
-  for (Client* c : round) c->done = true;
+  for (Client* c : round) {
+    c->done = true;
+    c->wake.notify_one();
+  }
   m.running = false;
   m.stats.rounds += 1;
   m.stats.calls += calls;
@@ -160,7 +171,7 @@ void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
   m.stats.padded_rows += padded;
   m.stats.largest_round = std::max(m.stats.largest_round, rows);
   m.stats.busy_s += busy;
-  m.changed.notify_all();
+  wake_a_leader(m);                  // clients that queued meanwhile
 }
 
 Client* client_of(void* ctx) {
@@ -224,7 +235,7 @@ LC0CORE_EXPORT int lc0core_mux_forward(void* ctx, int n, const uint64_t* masks, 
       if (round_ready(m)) {
         run_round(m, lock);          // this client's rows are in it: done now
       } else {
-        m.changed.wait(lock);
+        c->wake.wait(lock);
       }
     }
     return c->status;                // the real forward's own status: its library holds the message
@@ -239,7 +250,7 @@ LC0CORE_EXPORT void lc0core_mux_release(void* ctx) {
   if (!c->active) return;
   c->active = false;
   --m.active;
-  m.changed.notify_all();            // the rest may now all be waiting
+  wake_a_leader(m);                  // the rest may now all be waiting
 }
 
 LC0CORE_EXPORT int lc0core_mux_get_stats(lc0core_mux* mux, lc0core_mux_stats* out) {
