@@ -171,6 +171,12 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
     assert "--eval, --nodes N or --movetime S" in capsys.readouterr().err
     assert cli.main([str(tmp_path / "missing.pgn"), "-o", out, "--eval", "-b", "random"]) == 2
     assert "no such input file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main([files[0], "-o", files[0], "--eval", "-b", "random"])
+    assert "also an input" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main([files[1], "-o", str(tmp_path / "x.pgn"), "--eval", "-b", "random"])
+    assert "needs PGN input" in capsys.readouterr().err
     assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random", "--option", "Threads=4"]) == 1
     assert "cannot be set for analysis" in capsys.readouterr().err
     assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random", "--option", "NoSuch=1"]) == 1

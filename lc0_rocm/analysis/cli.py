@@ -83,6 +83,15 @@ def main(argv=None) -> int:
     if missing:
         print(f"{PROG}: no such input file: {', '.join(missing)}", file=sys.stderr)
         return 2
+    from lc0_rocm.analysis.inputs import kind_of
+    from lc0_rocm.analysis.writers import format_of
+    sources = {os.path.realpath(path) for path in args.inputs}
+    clash = [path for path in args.output if os.path.realpath(path) in sources]
+    if clash:
+        parser.error(f"output {clash[0]} is also an input: write the results elsewhere")
+    if any(format_of(path) == "pgn" for path in args.output) and not any(
+            (args.input_kind or kind_of(path)) == "pgn" for path in args.inputs):
+        parser.error("an annotated PGN output needs PGN input")
     try:
         for path in args.output:
             check_writable(path, "output")
