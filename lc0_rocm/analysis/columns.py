@@ -90,10 +90,6 @@ def concatenate(parts: list[dict]) -> dict[str, np.ndarray]:
     return {name: np.concatenate([p[name] for p in parts]) for name in NAMES}
 
 
-def take(cols: dict, index: np.ndarray) -> dict[str, np.ndarray]:
-    return {name: cols[name][index] for name in NAMES}
-
-
 def place(full: dict, part: dict, rows: slice) -> None:
     """Copy a shard's columns into rows of the whole run's."""
     for name in NAMES:

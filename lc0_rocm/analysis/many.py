@@ -88,13 +88,14 @@ class ManySearch:
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._open: list[int] = []           # first job of each run not yet collected
-        sources, default_mode = self._forwards(network, groups)
+        if searches is not None and searches < 1:
+            raise ValueError(f"searches must be >= 1, got {searches}")
+        gpu = bool(getattr(getattr(network, "backend", None), "device_info", None))
+        groups = groups or (2 if gpu else 1)
+        sources, default_mode = self._forwards(network, min(groups, searches or groups))
         self.batching = default_mode if batching == "auto" else batching
         self.groups = len(sources)
-        gpu = default_mode == "merge" and bool(getattr(getattr(network, "backend", None), "device_info", None))
-        self.searches = int(searches or (128 * self.groups if gpu else 4 * self.groups))
-        if self.searches < self.groups:
-            raise ValueError(f"searches ({self.searches}) must be at least the number of groups ({self.groups})")
+        self.searches = int(searches or (128 if gpu and default_mode == "merge" else 4) * self.groups)
         ffi, lib = self.ffi, self.lib
         self._muxes = []
         per_group = [self.searches // self.groups + (g < self.searches % self.groups) for g in range(self.groups)]
@@ -120,15 +121,14 @@ class ManySearch:
                 raise error
             raise ManySearchError(f"analysis search: {what}: {native_core.last_error() or status}")
 
-    def _forwards(self, network, groups: int | None) -> tuple[list[tuple], str]:
+    def _forwards(self, network, groups: int) -> tuple[list[tuple], str]:
         """(forward, ctx, max_batch) per mux group and the batching that suits
         them: the backend's native slots (GPU streams), the core's random
         net, or a callback into the network's forward_packed."""
         ffi, lib = self.ffi, self.lib
         backend = getattr(network, "backend", None)
         take = getattr(backend, "native_slots", None)
-        gpu = bool(getattr(backend, "device_info", None))
-        wanted = int(groups or (2 if gpu else 1))
+        wanted = int(groups)
         slots = take(wanted) if take is not None else None
         if slots:
             return [c_slot(ffi, lib, s, self._keep) for s in slots], "merge"

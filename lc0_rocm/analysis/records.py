@@ -11,14 +11,12 @@ in [-1, 1], `score_cp` centipawns as lc0's `info ... score cp` reports them
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 # lichess's judgement thresholds (lila Advice.scala): a drop of winning
 # chances (-1..1) by 0.1 / 0.2 / 0.3, i.e. of expected score by half that.
 MARKS = ((0.15, "??"), (0.10, "?"), (0.05, "?!"))
 
-CHECKMATE, STALEMATE = "checkmate", "stalemate"
 
 
 @dataclasses.dataclass
@@ -82,8 +80,6 @@ class AnalysisRecord:
         return out
 
 
-FIELDS = [f.name for f in dataclasses.fields(AnalysisRecord)]
-
 
 def played_loss(before: AnalysisRecord, after: AnalysisRecord | None) -> float | None:
     """Expected score the move from `before` to `after` gave away (>= 0);
@@ -104,6 +100,3 @@ def mark_of(loss: float | None, played: str | None = None, best: str | None = No
             return mark
     return None
 
-
-def finite_or_none(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else x

@@ -182,7 +182,7 @@ def require_pyarrow() -> None:
         import pyarrow  # noqa: F401
         import pyarrow.parquet  # noqa: F401
     except ImportError:
-        raise AnalysisError("Parquet output needs pyarrow: pip install pyarrow "
+        raise AnalysisError("Parquet output needs pyarrow: pip install 'lc0-rocm[parquet]' "
                            "(or write JSONL: an output name ending in .jsonl)") from None
 
 
