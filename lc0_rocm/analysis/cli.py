@@ -22,8 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", action="append", required=True, metavar="OUT",
                    help="output file, its format by name: .jsonl (one record per line), .parquet "
                         "(needs pyarrow), .pgn (games annotated with [%%eval] and ?! ? ??); repeatable")
-    what = p.add_mutually_exclusive_group()
-    what.add_argument("--eval", action="store_true",
+    p.add_argument("--eval", action="store_true",
                       help="the network only: WDL, Q, moves left and the policy's top moves")
     p.add_argument("--nodes", type=int, default=None, help="search each position to N visits")
     p.add_argument("--movetime", type=float, default=None, help="search each position for S seconds")
@@ -51,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the shards on a Ray cluster (ADDRESS, or the one ray.init() finds); "
                         "needs `pip install 'lc0-rocm[ray]'`")
     p.add_argument("--shard-size", type=int, default=None,
-                   help="distinct positions per shard (default 4096 with --eval, 512 searching)")
+                   help="distinct positions per shard (default 32768 with --eval, 512 searching)")
     return p
 
 

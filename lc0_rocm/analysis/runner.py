@@ -208,7 +208,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
         if writers.format_of(path) == "parquet":
             writers.require_pyarrow()
     if shard_size is None:
-        shard_size = 4096 if settings.mode == "eval" else 512
+        shard_size = 32768 if settings.mode == "eval" else 512
     plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
     manifest = {"settings": settings.identity(), "net": source.identity(), "rows": len(plan.rows),
                 "rows_sha256": plan.digest, "shard_size": shard_size}
