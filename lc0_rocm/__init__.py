@@ -19,6 +19,8 @@ Public API (each has its own help()):
   Engine         Engine(network, **lc0_options).search(board, nodes=...,
                  movetime=SECONDS, ...) -> SearchResult
   SearchResult   best_move, pv, wdl, q, nodes, nps, time (seconds), lines, stats
+  analyse(source, network=None, nodes=... | evaluate=True, ...) -> AnalysisRecord per
+                 position of a PGN, EPD or FEN file (or boards), many at once
   load_weights(path) -> Weights, WeightsError, NetSpec (shape facts of a net),
   encode(board) -> the 112 input planes, NetNotFoundError, __version__
 
@@ -43,12 +45,16 @@ _EXPORTS = {
     "NetSpec": "lc0_rocm.netspec",
     "encode": "lc0_rocm.encoder",
     "NetNotFoundError": "lc0_rocm.netfiles",
+    "analyse": "lc0_rocm.analysis",
+    "AnalysisRecord": "lc0_rocm.analysis",
 }
 
-__all__ = ["Engine", "Evaluation", "NetNotFoundError", "NetSpec", "Network", "SearchResult",
-           "Weights", "WeightsError", "__version__", "encode", "load_network", "load_weights"]
+__all__ = ["AnalysisRecord", "Engine", "Evaluation", "NetNotFoundError", "NetSpec", "Network",
+           "SearchResult", "Weights", "WeightsError", "__version__", "analyse", "encode", "load_network",
+           "load_weights"]
 
 if TYPE_CHECKING:   # type checkers and IDEs see the real objects
+    from lc0_rocm.analysis import AnalysisRecord, analyse
     from lc0_rocm.encoder import encode
     from lc0_rocm.engine import Engine, SearchResult
     from lc0_rocm.netfiles import NetNotFoundError

@@ -17,6 +17,8 @@ COMMANDS = {
     "fetch-net": ("lc0_rocm.netfiles", "fetch_main", "put a known net into the user's cache"),
     "build-native": ("lc0_rocm.backends.native", "build_main", "compile the GPU library"),
     "cache": ("lc0_rocm.netfiles", "cache_main", "show (or --clear) the cached nets and native builds"),
+    "analyse": ("lc0_rocm.analysis.cli", "main", "analyse PGN games, EPD or FEN files in batches (resumable)"),
+    "suite": ("lc0_rocm.analysis.suite", "main", "score an EPD test suite (bm, am, c0)"),
 }
 INTERRUPTED = 130   # the shell's code for a command stopped by Ctrl-C (128 + SIGINT)
 

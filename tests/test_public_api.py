@@ -20,7 +20,7 @@ USER_SCRIPT = ROOT / "tests" / "data" / "typed_user_script.py"
 def test_dir_lists_the_public_api():
     names = dir(lc0_rocm)
     for name in ("load_network", "Network", "Evaluation", "Engine", "SearchResult", "NetSpec",
-                 "load_weights", "NetNotFoundError", "__version__"):
+                 "load_weights", "NetNotFoundError", "__version__", "analyse", "AnalysisRecord"):
         assert name in names
     assert "__getattr__" not in names and "importlib" not in names
 
@@ -34,7 +34,8 @@ def test_help_shows_the_api_and_units():
 @pytest.mark.parametrize("obj", [
     lambda: lc0_rocm.Network.evaluate, lambda: lc0_rocm.Network.evaluate_batch,
     lambda: lc0_rocm.Network.close, lambda: lc0_rocm.SearchResult, lambda: lc0_rocm.NetSpec,
-    lambda: lc0_rocm.Engine.search, lambda: lc0_rocm.load_network, lambda: lc0_rocm.Evaluation])
+    lambda: lc0_rocm.Engine.search, lambda: lc0_rocm.load_network, lambda: lc0_rocm.Evaluation,
+    lambda: lc0_rocm.analyse, lambda: lc0_rocm.AnalysisRecord])
 def test_documented(obj):
     doc = obj().__doc__ or ""
     assert len(doc) > 60 and not doc.startswith(obj().__name__ + "(")   # not the dataclass default

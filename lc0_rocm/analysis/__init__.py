@@ -1,0 +1,99 @@
+"""Analysis at scale: many positions (PGN games, EPD suites, FEN lists)
+through one network, in batches.
+
+    import lc0_rocm
+    for record in lc0_rocm.analyse("games.pgn", weights="maia-1900", nodes=100):
+        print(record.ply, record.best, record.score_cp, record.mark)
+
+`analyse` yields one `AnalysisRecord` per position, in input order (the
+fields and their units: `help(lc0_rocm.analysis.AnalysisRecord)`). The
+`lc0-rocm analyse` command does the same into files (JSONL, Parquet,
+annotated PGN), resumably, over several GPUs or a Ray cluster; `lc0-rocm
+suite` scores EPD test suites.
+
+Modules: inputs (readers), plan (shards, manifest, resume), evaluate
+(network-only batches), many (many searches at once in the native core),
+worker / runner / ray_runner (who computes the shards), writers (outputs),
+records, columns, settings, suite, cli.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import chess
+
+from lc0_rocm.analysis.records import AnalysisRecord
+
+__all__ = ["AnalysisRecord", "analyse"]
+
+
+def analyse(source, network=None, *, weights: str | None = None, backend: str = "auto",
+            backend_opts: str | None = None, evaluate: bool = False, nodes: int | None = None,
+            movetime: float | None = None, top_k: int = 3, every: int = 1, played: bool = False,
+            options: dict | None = None, searches: int | None = None, batching: str = "auto",
+            kind: str | None = None, shard_size: int = 512) -> Iterator[AnalysisRecord]:
+    """Analyse positions, yielding an AnalysisRecord per position in input order.
+
+    `source`: a file (str or path: .pgn, .epd, else FEN lines; `kind`
+    overrides) or a list of files, a chess.Board, or an iterable of boards
+    and FEN strings. `network`: a loaded Network, else one is loaded from
+    `weights` (a file or a fetched net's name; None: the default net, or no
+    net for backend "random") on `backend` / `backend_opts` and closed at
+    the end.
+
+    `evaluate=True`: the network once per position (wdl, q, moves_left and
+    the policy's `top_k` moves); otherwise a search of `nodes` visits and/or
+    `movetime` seconds per position, many at once (`searches`, default
+    by backend), with `options` (search knobs by lc0's UCI names; at a fixed
+    node count smart pruning is off unless set, so results do not depend
+    on timing). PGN: every position, or every `every`-th ply, `played`:
+    only positions a move was played from. Positions the input repeats are
+    computed once. A malformed line or game is skipped: its record is not
+    yielded (the command line reports them in an errors file)."""
+    from lc0_rocm.analysis import columns, writers
+    from lc0_rocm.analysis.inputs import Selection, positions_from_items, read_positions
+    from lc0_rocm.analysis.plan import plan_from_positions
+    from lc0_rocm.analysis.settings import Settings
+    from lc0_rocm.analysis.worker import ShardWorker
+
+    settings = Settings("eval" if evaluate else "search", nodes=nodes, movetime=movetime, top_k=top_k,
+                        options=tuple((options or {}).items()), batching=batching, every=every,
+                        played=played)
+    if isinstance(source, (str, os.PathLike)):
+        items = read_positions([os.fspath(source)], kind, Selection(every, played))
+    elif isinstance(source, chess.Board):
+        items = positions_from_items([source])
+    else:
+        source = list(source)
+        if source and all(isinstance(s, os.PathLike) or (isinstance(s, str) and os.path.isfile(s))
+                          for s in source):
+            items = read_positions([os.fspath(s) for s in source], kind, Selection(every, played))
+        else:
+            items = positions_from_items(source)
+    plan = plan_from_positions(items, shard_size)
+    owned = network is None
+    if owned:
+        from lc0_rocm.network import load_network
+        network = load_network(weights, backend=backend, backend_opts=backend_opts)
+    worker = None
+    try:
+        worker = ShardWorker(settings, network=network, searches=searches)
+        full = columns.empty(len(plan.rows), settings.mode, top_k)
+        emitted = 0
+        for k in range(plan.num_shards):
+            rows = slice(k * shard_size, k * shard_size + len(plan.shard_rows(k)))
+            columns.place(full, worker.compute(plan.shard_rows(k)), rows)
+            for record in writers.records(plan, full, settings.mode, upto=rows.stop, start=emitted):
+                emitted += 1
+                if record is not None:
+                    yield record
+        for record in writers.records(plan, full, settings.mode, start=emitted):
+            if record is not None:
+                yield record
+    finally:
+        if worker is not None:
+            worker.close()
+        if owned:
+            network.close()
+

@@ -1,0 +1,306 @@
+"""Analysis input: PGN games, EPD lines and FEN lists -> positions to analyse.
+
+Each position comes with where it came from (file, line, game, ply) and a
+*row*, "FEN" or "FEN moves m1 m2 ...": the position as the engine must see
+it. For a game position the row starts at the zeroing move before the
+eighth newest position (what lc0's history planes and repetition rules
+look at), so equal rows are equal positions for the network and the
+search, and a row does not grow with the game.
+
+A malformed game, EPD or FEN line becomes an `InputError` with its file
+and line and the reading goes on. The kind of a file is told by its name
+(`.pgn`, `.epd`, anything else FEN lines; `.gz` is read through gzip) or
+by `kind`. PGN: the mainline only (variations are not analysed).
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+from typing import Iterable, Iterator, NamedTuple
+
+import chess
+import chess.pgn
+
+HISTORY = 8          # positions lc0's input planes look at
+KINDS = ("pgn", "epd", "fen")
+
+
+class Position(NamedTuple):
+    source: str
+    line: int
+    game: int | None
+    ply: int
+    fen: str
+    row: str
+    played: str | None = None    # the game's next move (UCI), PGN only
+    id: str | None = None        # EPD `id`
+
+
+class InputError(NamedTuple):
+    source: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.message}"
+
+
+class Selection(NamedTuple):
+    """Which positions of a game: every `every`-th ply from the start;
+    `played`: only those from which the game played a move (not the last)."""
+    every: int = 1
+    played: bool = False
+
+    def wants(self, ply: int, final: bool) -> bool:
+        return ply % self.every == 0 and not (self.played and final)
+
+
+def kind_of(path: str) -> str:
+    name = path.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(".pgn"):
+        return "pgn"
+    if name.endswith(".epd"):
+        return "epd"
+    return "fen"
+
+
+def open_text(path: str):
+    """The file as text (UTF-8, bad bytes replaced: a stray byte in a
+    comment must not stop the run), through gzip for `.gz`."""
+    if path.lower().endswith(".gz"):
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace", newline=None)
+
+
+def read_positions(paths: Iterable[str], kind: str | None = None,
+                   selection: Selection = Selection()) -> Iterator[Position | InputError]:
+    """Every position of every file in order, or an InputError where one
+    cannot be read (also a file that cannot be opened)."""
+    for path in paths:
+        path = os.fspath(path)
+        this_kind = kind or kind_of(path)
+        if this_kind not in KINDS:
+            raise ValueError(f"input kind must be one of {', '.join(KINDS)}, got {this_kind!r}")
+        try:
+            handle = open_text(path)
+        except OSError as e:
+            yield InputError(path, 0, f"cannot read: {e.strerror or e}")
+            continue
+        with handle:
+            try:
+                if this_kind == "pgn":
+                    yield from _pgn_positions(path, handle, selection)
+                else:
+                    yield from _line_positions(path, handle, this_kind == "epd")
+            except (OSError, EOFError, UnicodeError) as e:   # a truncated .gz, a read error
+                yield InputError(path, 0, f"reading stopped: {e}")
+
+
+# ---------------------------------------------------------------- EPD / FEN
+_ID = re.compile(r'(?:^|;)\s*id\s+"([^"]*)"')
+_HMVC = re.compile(r'(?:^|;)\s*hmvc\s+(\d+)')
+_FMVN = re.compile(r'(?:^|;)\s*fmvn\s+(\d+)')
+
+
+def _line_positions(path: str, handle, epd: bool) -> Iterator[Position | InputError]:
+    """A position per line. The FEN itself is judged by the engine when it
+    computes the row (a refused one is reported then, with this line), so
+    reading costs no parsing per line; a row with moves is replayed here,
+    for its FEN after them."""
+    for number, text in enumerate(handle, start=1):
+        text = text.strip()
+        if not text or text.startswith("#"):
+            continue
+        if "\0" in text:      # rows travel NUL-separated to the core
+            yield InputError(path, number, "a NUL character in the line")
+            continue
+        ident = None
+        if epd:
+            fields = text.split(None, 4)
+            if len(fields) < 4:
+                yield InputError(path, number, f"EPD line has {len(fields)} fields before its operations, not 4")
+                continue
+            ops = fields[4] if len(fields) > 4 else ""
+            halfmove = _HMVC.search(ops)
+            fullmove = _FMVN.search(ops)
+            row = " ".join(fields[:4] + [halfmove.group(1) if halfmove else "0",
+                                         fullmove.group(1) if fullmove else "1"])
+            found = _ID.search(ops)
+            ident = found.group(1) if found else None
+        else:
+            row = " ".join(text.split())
+        fen = row
+        if " moves " in row:
+            try:
+                fen = board_of_row(row).fen()
+            except ValueError as e:
+                yield InputError(path, number, str(e) or "invalid FEN or move")
+                continue
+        yield Position(path, number, None, 0, fen, row, None, ident)
+
+
+def board_of_row(row: str) -> chess.Board:
+    """A python-chess board (with the row's moves as its history)."""
+    fen, _, moves = row.partition(" moves ")
+    board = chess.Board(fen)
+    for move in moves.split():
+        board.push_uci(move)
+    return board
+
+
+def row_error(row: str) -> str:
+    """Why the engine refuses a row ("" when it takes it): the native
+    core's verdict (its FEN parser and move rules), else python-chess's."""
+    from lc0_rocm import native_core
+    if native_core.available()[0]:
+        ffi, lib = native_core.load()
+        data = row.encode()
+        if len(data) >= 1 << 20:
+            return "line too long"
+        out = ffi.new("char[]", 512)
+        native_core.check(lib.lc0core_position_row_error(data, out, 512))
+        return ffi.string(out).decode(errors="replace")
+    try:
+        board = board_of_row(row)
+    except ValueError as e:
+        return str(e) or "invalid FEN or move"
+    status = board.status() & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK)
+    if not status:
+        return ""
+    names = [flag.name.lower().replace("_", " ") for flag in chess.Status if flag.name and status & flag]
+    return "impossible position: " + ", ".join(names)
+
+
+# ---------------------------------------------------------------- PGN
+class _Lines:
+    """A text handle that counts the lines read through it and notes the
+    first non-blank one since `mark()` (a game's first line)."""
+
+    def __init__(self, handle):
+        self.handle, self.count, self.first = handle, 0, None
+
+    def mark(self) -> None:
+        self.first = None
+
+    def readline(self) -> str:
+        line = self.handle.readline()
+        if line:
+            self.count += 1
+            if self.first is None and line.strip():
+                self.first = self.count
+        return line
+
+
+class QuietGameBuilder(chess.pgn.GameBuilder):
+    """python-chess's game builder, keeping errors in `game.errors` without
+    logging them (the errors file reports them)."""
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
+
+
+def read_game(handle) -> chess.pgn.Game | None:
+    return chess.pgn.read_game(handle, Visitor=QuietGameBuilder)
+
+
+def _pgn_positions(path: str, handle, selection: Selection) -> Iterator[Position | InputError]:
+    lines = _Lines(handle)
+    number = 0
+    while True:
+        lines.mark()
+        try:
+            game = read_game(lines)
+        except (ValueError, KeyError, IndexError) as e:   # python-chess gives up on this game
+            yield InputError(path, lines.first or lines.count, f"unreadable game: {e}")
+            continue
+        if game is None:
+            return
+        number += 1
+        first_line = lines.first or lines.count
+        problem = game_problem(game)
+        if problem:
+            yield InputError(path, first_line, f"game {number}: {problem}")
+            continue
+        yield from _game_positions(path, first_line, number, game, selection)
+
+
+def game_problem(game: chess.pgn.Game) -> str:
+    """Why a game cannot be analysed ("" when it can)."""
+    if game.errors:
+        return "; ".join(str(e) for e in game.errors[:3])
+    board = game.board()
+    if type(board) is not chess.Board or board.chess960:
+        return f"variant {game.headers.get('Variant', '?')!r} is not supported (standard chess only)"
+    status = board.status() & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK)
+    if status:
+        return f"impossible start position ({status!r})"
+    return ""
+
+
+def _game_positions(path: str, line: int, number: int, game: chess.pgn.Game,
+                    selection: Selection) -> Iterator[Position]:
+    board = game.board()
+    moves = list(game.mainline_moves())
+    fens = [board.fen()]
+    clocks = [board.halfmove_clock]
+    ucis = [m.uci() for m in moves]
+    for move in moves:
+        board.push(move)
+        fens.append(board.fen())
+        clocks.append(board.halfmove_clock)
+    last = len(moves)
+    for ply in range(last + 1):
+        if not selection.wants(ply, ply == last):
+            continue
+        start = 0
+        if ply >= HISTORY - 1:   # back to the zeroing move before the 8th newest position
+            start = max(0, ply - (HISTORY - 1) - clocks[ply - (HISTORY - 1)])
+        row = fens[start] if start == ply else f"{fens[start]} moves {' '.join(ucis[start:ply])}"
+        yield Position(path, line, number, ply, fens[ply], row, ucis[ply] if ply < last else None)
+
+
+def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[Position | InputError]:
+    """Positions given in memory: chess.Boards (their move stacks are the
+    history) or FEN strings ("FEN [moves m1 ...]"), numbered from 1."""
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, chess.Board):
+            if type(item) is not chess.Board or item.chess960:
+                yield InputError(source, number, "only standard chess boards can be analysed")
+                continue
+            yield board_position(source, number, item)
+        elif isinstance(item, str):
+            if "\0" in item:
+                yield InputError(source, number, "a NUL character in the FEN")
+                continue
+            row = " ".join(item.split())
+            fen = row
+            if " moves " in row:
+                try:
+                    fen = board_of_row(row).fen()
+                except ValueError as e:
+                    yield InputError(source, number, str(e) or "invalid FEN or move")
+                    continue
+            yield Position(source, number, None, 0, fen, row)
+        else:
+            raise TypeError(f"positions must be chess.Board or FEN strings, got {type(item).__name__}")
+
+
+def board_position(source: str, number: int, board: chess.Board) -> Position:
+    """A board's row: its game back to the zeroing move before its eighth
+    newest position."""
+    moves = board.move_stack
+    replay = board.copy()
+    ply = len(moves)
+    start = ply
+    # Walk back as the game rows do: 7 plies, then to the last zeroing move.
+    while start > 0 and (ply - start < HISTORY - 1 or replay.halfmove_clock > 0):
+        replay.pop()
+        start -= 1
+    if any(not m for m in moves[start:]):   # a null move: the core's games cannot hold one
+        start, replay = ply, board.copy(stack=False)
+    row = replay.fen() if start == ply else f"{replay.fen()} moves {' '.join(m.uci() for m in moves[start:])}"
+    return Position(source, number, None, ply, board.fen(), row)

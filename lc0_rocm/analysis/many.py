@@ -1,0 +1,386 @@
+"""Many positions searched at once on one network, in the native core.
+
+`ManySearch(network, ...).run(rows, nodes=...)` queues the rows as jobs of
+the core's search_many (native/core/include/lc0core_search_many.h): K
+search handles, each single-threaded on a thread of its own, each job from
+a fresh tree. Their network calls go through batching multiplexers
+(lc0core_eval_mux.h): a round's batches of all running searches become one
+call of the backend. `groups` muxes, each with its own GPU stream (the
+backend's native slots), let one group's round compute while the others
+gather, so the GPU is not idle while the searches walk their trees.
+
+Batching ("auto" picks): "merge" (one call per round: for backends whose
+rows do not depend on the batch: random, GPUs), "separate" (each search's
+batch its own call, as the search alone makes it: numpy's `cpu` rounds
+differently by batch size, so this keeps results equal to Engine.search),
+"fixed" (merged, padded to the slot's max batch: one batch size only).
+
+Each result is turned into a SearchResult by the same code as
+Engine.search's; `SearchFallback` searches with Engine.search one position
+at a time where there is no native core.
+"""
+from __future__ import annotations
+
+import threading
+
+import chess
+import numpy as np
+
+from lc0_rocm.analysis import columns
+from lc0_rocm.analysis.settings import AnalysisError
+from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, c_slot
+from lc0_rocm.search import contempt
+from lc0_rocm.search.native import RootEdge, Snapshot
+
+BATCHING = ("auto", "merge", "separate", "fixed")
+_MODES = {"merge": 0, "fixed": 1, "separate": 2}
+WAIT_STEP_S = 0.05
+# Knobs analysis fixes: one thread per tree (deterministic), no sampling.
+FIXED_OPTIONS = {"Threads": 1, "Temperature": 0, "MultiPV": 1}
+
+
+class ManySearchError(AnalysisError):
+    """The native multi-search failed (the message says why)."""
+
+
+def searcher(network, options: dict, *, searches: int | None = None, groups: int | None = None,
+             batching: str = "auto"):
+    """A ManySearch, or the Engine.search loop where there is no native core."""
+    from lc0_rocm import native_core
+    if native_core.available()[0]:
+        return ManySearch(network, options, searches=searches, groups=groups, batching=batching)
+    return SearchFallback(network, options)
+
+
+def check_options(options: dict) -> dict:
+    """`options` (lc0's names) plus FIXED_OPTIONS, each checked: ValueError
+    for an unknown name, a bad value or one that analysis fixes."""
+    from lc0_rocm.search.params import SearchParams, option_name
+    params = SearchParams()
+    for given, value in options.items():
+        for name in FIXED_OPTIONS:
+            if given.lower() == name.lower():
+                raise ValueError(f"option {given} cannot be set for analysis (it runs {name}={FIXED_OPTIONS[name]})")
+        params.set(given, value)
+    merged = {option_name(k): v for k, v in options.items()}
+    merged.update(FIXED_OPTIONS)
+    return merged
+
+
+def analysis_engine(network, options: dict):
+    """An Engine holding `options` (lc0's names) plus FIXED_OPTIONS; its
+    params and result code serve the multi-search."""
+    from lc0_rocm.engine import Engine
+    return Engine(network, implementation="reference", **check_options(options))
+
+
+class ManySearch:
+    def __init__(self, network, options: dict, *, searches: int | None = None, groups: int | None = None,
+                 batching: str = "auto"):
+        from lc0_rocm import native_core
+        if batching not in BATCHING:
+            raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
+        self.ffi, self.lib = native_core.load()
+        self.network = network
+        self.engine = analysis_engine(network, options)
+        self.params = self.engine.params
+        self._keep: list = []
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._open: list[int] = []           # first job of each run not yet collected
+        if searches is not None and searches < 1:
+            raise ValueError(f"searches must be >= 1, got {searches}")
+        gpu = bool(getattr(getattr(network, "backend", None), "device_info", None))
+        groups = groups or (2 if gpu else 1)
+        sources, default_mode = self._forwards(network, min(groups, searches or groups))
+        self.batching = default_mode if batching == "auto" else batching
+        self.groups = len(sources)
+        self.searches = int(searches or (128 if gpu and default_mode == "merge" else 4) * self.groups)
+        ffi, lib = self.ffi, self.lib
+        self._muxes = []
+        per_group = [self.searches // self.groups + (g < self.searches % self.groups) for g in range(self.groups)]
+        for (forward, ctx, max_batch), clients in zip(sources, per_group):
+            if self.batching == "fixed" and max_batch < 1:
+                max_batch = 256
+            out = ffi.new("lc0core_mux**")
+            self._check(lib.lc0core_mux_create(forward, ctx, max_batch, _MODES[self.batching], clients, out), "mux")
+            self._muxes.append(ffi.gc(out[0], lib.lc0core_mux_destroy))
+        out = ffi.new("lc0core_search_many**")
+        self._check(lib.lc0core_search_many_create(self.searches, out), "create")
+        self._many = out[0]
+        self._closed = False
+        self._cancelled = False
+        self._configure(per_group)
+
+    # ------------------------------------------------------------ setup
+    def _check(self, status: int, what: str) -> None:
+        if status != 0:
+            from lc0_rocm import native_core
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            raise ManySearchError(f"analysis search: {what}: {native_core.last_error() or status}")
+
+    def _forwards(self, network, groups: int) -> tuple[list[tuple], str]:
+        """(forward, ctx, max_batch) per mux group and the batching that suits
+        them: the backend's native slots (GPU streams), the core's random
+        net, or a callback into the network's forward_packed."""
+        ffi, lib = self.ffi, self.lib
+        backend = getattr(network, "backend", None)
+        take = getattr(backend, "native_slots", None)
+        wanted = int(groups)
+        slots = take(wanted) if take is not None else None
+        if slots:
+            return [c_slot(ffi, lib, s, self._keep) for s in slots], "merge"
+        if getattr(backend, "name", None) == "random" and getattr(backend, "is_native", False) \
+                and not getattr(backend, "delay_ms", 0):
+            ctx = ffi.new("lc0core_random_net*")
+            ctx.seed, ctx.uniform = int(backend.seed), int(bool(backend.uniform))
+            self._keep.append(ctx)
+            forward = ffi.addressof(lib, "lc0core_random_forward")
+            return [(forward, ctx, 0)] * wanted, "merge"
+        forward_packed = network.forward_packed
+
+        @ffi.callback("lc0core_forward_fn")
+        def forward(_ctx, n, masks, values, policy, wdl, moves_left):
+            try:
+                m = np.frombuffer(ffi.buffer(masks, n * NUM_PLANES * 8), np.uint64).reshape(n, NUM_PLANES)
+                v = np.frombuffer(ffi.buffer(values, n * NUM_PLANES * 4), np.float32).reshape(n, NUM_PLANES)
+                p, w, ml = forward_packed(m, v)
+                np.frombuffer(ffi.buffer(policy, n * POLICY_SIZE * 4), np.float32)[:] = \
+                    np.asarray(p, np.float32).reshape(-1)
+                np.frombuffer(ffi.buffer(wdl, n * 12), np.float32)[:] = np.asarray(w, np.float32).reshape(-1)
+                np.frombuffer(ffi.buffer(moves_left, n * 4), np.float32)[:] = \
+                    np.asarray(ml, np.float32).reshape(-1)
+                return 0
+            except BaseException as e:  # noqa: BLE001 - re-raised by run()
+                self._error = e
+                return 1
+
+        self._keep.append(forward)
+        # One group: a Python forward holds the GIL, so two would not overlap.
+        return [(forward, ffi.NULL, 0)], "separate"
+
+    def _configure(self, per_group: list[int]) -> None:
+        """Every handle: the engine's knobs, one thread, its mux client as
+        the evaluator and the client's release after each job."""
+        from lc0_rocm.search import native as native_search
+        ffi, lib = self.ffi, self.lib
+        params = self.params
+        minibatch = max(1, self.engine.minibatch_size())
+        release = ffi.addressof(lib, "lc0core_mux_release")
+        index = 0
+        for mux, clients in zip(self._muxes, per_group):
+            for c in range(clients):
+                h = lib.lc0core_search_many_handle(self._many, index)
+                # The knobs the native search reads, as NativeSearch.set_params sets them.
+                for name in native_search._NATIVE_KNOBS:
+                    self._check(lib.lc0core_search_set_option(h, name.encode(), float(params.values[name])), name)
+                for name in ("FpuStrategy", "FpuStrategyAtRoot"):
+                    value = float(native_search._FPU[params.values[name]])
+                    self._check(lib.lc0core_search_set_option(h, name.encode(), value), name)
+                self._check(lib.lc0core_search_set_option(h, b"MinibatchSize", float(minibatch)), "MinibatchSize")
+                self._check(lib.lc0core_search_set_option(h, b"Threads", 1.0), "Threads")
+                client = lib.lc0core_mux_client(mux, c)
+                ev = ffi.new("lc0core_evaluator*")
+                ev.forward = ffi.addressof(lib, "lc0core_mux_forward")
+                ev.ctx, ev.max_batch = client, 0
+                ev.input_format = int(self.network.input_format)
+                ev.has_moves_left = int(bool(getattr(self.network, "has_moves_left", False)))
+                self._check(lib.lc0core_search_set_evaluator(h, ev), "evaluator")
+                self._check(lib.lc0core_search_many_on_end(self._many, index, release, client), "on_end")
+                index += 1
+
+    # ------------------------------------------------------------ running
+    def run(self, rows: list[str], *, nodes: int | None = None, movetime: float | None = None,
+            progress=None) -> dict[str, np.ndarray]:
+        """Searches every row (nodes and/or movetime seconds each); the
+        search columns (analysis.columns) in row order. `progress(k)` is
+        called as the first k rows are done. Two threads may run at once
+        (the second's jobs queue behind the first's, so the searches never
+        run dry between two shards)."""
+        if self._closed or self._cancelled:
+            raise ManySearchError("cancelled" if self._cancelled else "closed")
+        ffi, lib = self.ffi, self.lib
+        n = len(rows)
+        out = columns.empty(n, "search", 0)
+        if n == 0:
+            return out
+        ratio, diff = contempt.rescale_params(self.params)
+        limits = ffi.new("lc0core_search_limits[]", n)
+        black = [_black_to_move(row) for row in rows]
+        for i in range(n):
+            lim = limits[i]
+            lim.nodes = -1 if nodes is None else int(nodes)
+            lim.movetime = -1.0 if movetime is None else float(movetime)
+            lim.time_budget, lim.infinite, lim.depth, lim.mate = -1.0, 0, -1, -1
+            lim.searchmoves = ffi.NULL
+            lim.rescale_ratio, lim.rescale_diff = ratio, diff
+            lim.contempt_mode = contempt.resolve_mode(self.params, black[i], False)
+        text = ("\0".join(rows) + "\0").encode()
+        first = ffi.new("long long*")
+        with self._lock:
+            self._check(lib.lc0core_search_many_submit(self._many, n, text, len(text), limits, first), "submit")
+            start, end = first[0], first[0] + n
+            self._open.append(start)
+        finished = ffi.new("long long*")
+        reported = 0
+        try:
+            while True:
+                self._check(lib.lc0core_search_many_wait(self._many, end, WAIT_STEP_S, finished), "wait")
+                if self._error is not None:
+                    lib.lc0core_search_many_cancel(self._many)
+                done = min(n, max(0, int(finished[0] - start)))
+                if progress is not None and done > reported:
+                    progress(done)
+                    reported = done
+                if finished[0] >= end:
+                    break
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            if self._cancelled:                # stopped searches: not results to keep
+                raise ManySearchError("cancelled")
+            for i in range(n):
+                self._collect(start + i, rows[i], black[i], out, i)
+        except BaseException:
+            # Ctrl-C or a failure: stop every search (another thread's run
+            # ends with "cancelled"); the owner closes.
+            self.cancel()
+            raise
+        with self._lock:
+            self._open.remove(start)
+            # Results are freed in job order, only below every open run's jobs.
+            self._check(lib.lc0core_search_many_forget(self._many, min(self._open, default=end)), "forget")
+        return out
+
+    def _collect(self, job_id: int, row: str, black: bool, out: dict, i: int) -> None:
+        ffi, lib = self.ffi, self.lib
+        job = ffi.new("lc0core_search_job*")
+        self._check(lib.lc0core_search_many_job(self._many, job_id, job), "job")
+        if job.status != 0:
+            text = ffi.new("char[]", 1024)
+            lib.lc0core_search_many_error(self._many, job_id, text, 1024)
+            message = ffi.string(text).decode(errors="replace")
+            if job.status in (lib.LC0CORE_BAD_FEN, lib.LC0CORE_ILLEGAL_MOVE):
+                columns.set_row(out, i, error=message)       # the input's fault: reported, skipped
+                return
+            if message == "cancelled":
+                raise ManySearchError("cancelled")
+            raise ManySearchError(f"search of {row!r} failed: {message}")
+        if job.outcome != 0:
+            exact = columns.EXACT_WDL[job.outcome]
+            columns.set_row(out, i, outcome=job.outcome, wdl=exact, q=exact[0] - exact[2])
+            return
+        edges = ffi.new("lc0core_root_edge[]", max(1, job.num_edges))
+        count = ffi.new("int*")
+        self._check(lib.lc0core_search_many_edges(self._many, job_id, edges, job.num_edges, count), "edges")
+        pv_text = ffi.new("char[]", 65536)
+        self._check(lib.lc0core_search_many_pv(self._many, job_id, pv_text, 65536), "pv")
+        pv = [chess.Move.from_uci(u) for u in ffi.string(pv_text).decode().split()]
+        s = job.stats
+        root_edges = [RootEdge(chess.Move.from_uci(ffi.string(e.uci).decode()), e.visits, e.in_flight,
+                               e.wl, e.d, e.m, e.prior, e.terminal) for e in edges[0:count[0]]]
+        best = [job.best_edge] if job.best_edge >= 0 else []
+        snap = Snapshot(s.total_nodes, s.total_playouts, s.cum_depth, s.max_depth, s.tb_hits, s.nn_evals,
+                        s.elapsed_ms, s.nps_elapsed_ms, s.root_n, s.root_wl, s.root_d, s.root_m,
+                        s.draw_score, s.tree_nodes, s.tree_bytes, root_edges, best,
+                        lambda j: pv if best and j == best[0] else [])
+        ratio, diff = contempt.rescale_params(self.params)
+        rescale = (ratio, diff, contempt.resolve_mode(self.params, black, False))
+        board = _board_for_result(row)
+        result = self.engine._result(snap, rescale, black, board, None)
+        fill_search_result(out, i, result)
+
+    def stats(self) -> list[dict]:
+        """Per mux group: rounds, calls, rows, busy and wall seconds."""
+        out = []
+        for mux in self._muxes:
+            s = self.ffi.new("lc0core_mux_stats*")
+            self._check(self.lib.lc0core_mux_get_stats(mux, s), "stats")
+            out.append({name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_mux_stats").fields})
+        return out
+
+    def cancel(self) -> None:
+        """Stops the searches (any thread may call it): runs going on end
+        with ManySearchError("cancelled"), and so does every later run."""
+        if not getattr(self, "_closed", True):
+            self._cancelled = True
+            self.lib.lc0core_search_many_cancel(self._many)
+
+    def close(self) -> None:
+        """Frees the native searches; no run may be going on (cancel first)."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        self.lib.lc0core_search_many_destroy(self._many)   # stops and joins the search threads
+        self._muxes = []
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def fill_search_result(out: dict, i: int, result) -> None:
+    """Row i of the search columns from an Engine SearchResult."""
+    line = result.lines[0] if result.lines else None
+    columns.set_row(
+        out, i, wdl=result.wdl, q=result.q,
+        moves_left=np.nan if result.moves_left is None else result.moves_left,
+        score_cp=columns.NO_SCORE if line is None or line.score_cp is None else line.score_cp,
+        mate=0 if line is None or line.mate is None else line.mate,
+        best=result.best_move.uci() if result.best_move else "",
+        pv=" ".join(m.uci() for m in result.pv), nodes=result.nodes)
+
+
+def _black_to_move(row: str) -> bool:
+    fen, _, moves = row.partition(" moves ")
+    fields = fen.split()
+    black = len(fields) > 1 and fields[1] == "b"
+    return black != (len(moves.split()) % 2 == 1)
+
+
+def _board_for_result(row: str) -> chess.Board:
+    """What Engine's result code reads off the board (the ply, for its
+    temperature, which analysis keeps at 0): the row's first position will
+    do, with no replaying of its moves."""
+    return chess.Board(row.partition(" moves ")[0])
+
+
+class SearchFallback:
+    """Engine.search one position at a time (no native core)."""
+
+    def __init__(self, network, options: dict):
+        self.engine = analysis_engine(network, options)
+        self.searches, self.groups, self.batching = 1, 1, "separate"
+
+    def run(self, rows: list[str], *, nodes=None, movetime=None, progress=None) -> dict:
+        from lc0_rocm.analysis.inputs import board_of_row, row_error
+        out = columns.empty(len(rows), "search", 0)
+        for i, row in enumerate(rows):
+            why = row_error(row)
+            if why:
+                columns.set_row(out, i, error=why)
+                continue
+            board = board_of_row(row)
+            if not any(True for _ in board.legal_moves):
+                code = 1 if board.is_check() else 2
+                exact = columns.EXACT_WDL[code]
+                columns.set_row(out, i, outcome=code, wdl=exact, q=exact[0] - exact[2])
+            else:
+                self.engine.new_game()
+                fill_search_result(out, i, self.engine.search(board, nodes=nodes, movetime=movetime))
+            if progress is not None:
+                progress(i + 1)
+        return out
+
+    def stats(self) -> list[dict]:
+        return []
+
+    def cancel(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

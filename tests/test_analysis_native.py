@@ -1,0 +1,265 @@
+"""The native parts of analysis (native/core: batch_mux.cpp, search_many.cpp,
+api_encode_rows.cpp): the batching multiplexer merges the batches of
+concurrent searches and scatters the results back; many searches at once
+give what Engine.search gives one at a time, whatever the concurrency;
+text rows encode as python-chess boards do."""
+from __future__ import annotations
+
+import threading
+
+import chess
+import numpy as np
+import pytest
+
+from lc0_rocm import encoder, native_core
+from lc0_rocm.analysis.evaluate import RowEvaluator
+from lc0_rocm.analysis.inputs import board_of_row, board_position
+from lc0_rocm.analysis.many import ManySearch, ManySearchError
+from lc0_rocm.bench import POSITIONS, board_for
+from lc0_rocm.engine import Engine
+from lc0_rocm.network import load_network
+from native_slot_fakes import CoreRandomSlots
+
+pytestmark = pytest.mark.skipif(not native_core.available()[0],
+                                reason=f"native core unavailable: {native_core.available()[1]}")
+
+ROWS = POSITIONS[:12]
+NODES = 120
+
+
+@pytest.fixture(scope="module")
+def random_net():
+    with load_network(None, backend="random") as net:
+        yield net
+
+
+class RecordingSlots(CoreRandomSlots):
+    """A fake GPU backend: native slots that run the core's random net and
+    record each call's batch size."""
+
+    input_format = 1
+    has_moves_left = False
+    name = "fake-gpu"
+    device_info = {"multiprocessors": 4}
+
+    def __init__(self):
+        super().__init__(seed=0, uniform=0)
+        self.sizes: list[int] = []
+        self.lock = threading.Lock()
+        self.backend = self
+
+    def _forward(self, ctx, n, masks, values, policy, wdl, moves_left):
+        with self.lock:
+            self.sizes.append(n)
+        return self.run_random(n, masks, values, policy, wdl, moves_left)
+
+    def forward_packed(self, masks, values):   # what Engine's Python parts may call
+        raise AssertionError("the analysis search must stay native")
+
+
+def engine_results(net, rows, nodes, **options):
+    engine = Engine(net, Threads=1, SmartPruningFactor=0, **options)
+    out = []
+    for row in rows:
+        engine.new_game()
+        r = engine.search(board_for(row), nodes=nodes)
+        out.append((r.best_move.uci(), " ".join(m.uci() for m in r.pv), r.nodes, r.lines[0].score_cp))
+    return out
+
+
+def many_results(many, rows, nodes):
+    cols = many.run(list(rows), nodes=nodes)
+    return [(str(b), str(p), int(n), int(s)) for b, p, n, s in
+            zip(cols["best"], cols["pv"], cols["nodes"], cols["score_cp"])]
+
+
+@pytest.mark.parametrize("searches", [1, 3, 8, 40])
+def test_many_searches_equal_engine_search(random_net, searches):
+    repeat = 4 if searches > 8 else 1          # more jobs than searches, and then fewer
+    expected = engine_results(random_net, ROWS, NODES) * repeat
+    many = ManySearch(random_net, {"SmartPruningFactor": 0}, searches=searches)
+    try:
+        assert many.batching == "merge"
+        assert many_results(many, ROWS * repeat, NODES) == expected
+        stats = many.stats()[0]
+        assert stats["rows"] > 0 and stats["rounds"] <= stats["calls"]
+        if searches > 1:      # rounds hold several searches' batches
+            assert stats["largest_round"] > max(1, stats["rows"] // stats["rounds"])
+    finally:
+        many.close()
+
+
+def test_two_groups_on_native_slots_merge_and_equal_engine_search(random_net):
+    fake = RecordingSlots()    # its 4 multiprocessors make the minibatch 8, as Engine's would be
+    expected = engine_results(random_net, ROWS, NODES, MinibatchSize=8)
+    many = ManySearch(fake, {"SmartPruningFactor": 0}, searches=6, groups=2)
+    try:
+        assert (many.groups, many.batching) == (2, "merge")
+        assert many_results(many, ROWS, NODES) == expected
+        assert max(fake.sizes) > 8      # several searches' leaves in one call
+    finally:
+        many.close()
+
+
+def test_separate_batching_keeps_each_search_own_batches(make_test_net):
+    """numpy's cpu backend rounds by batch size: each search's batch runs as
+    its own call, so many at once equal Engine.search bit for bit."""
+    with load_network(make_test_net("tiny-resnet", seed=3), backend="cpu") as net:
+        rows = ROWS[:4]
+        expected = engine_results(net, rows, 40)
+        many = ManySearch(net, {"SmartPruningFactor": 0}, searches=3)
+        try:
+            assert many.batching == "separate"
+            assert many_results(many, rows, 40) == expected
+        finally:
+            many.close()
+
+
+def test_fixed_batching_pads_every_call(random_net):
+    fake = RecordingSlots()
+    many = ManySearch(fake, {"SmartPruningFactor": 0}, searches=4, groups=1, batching="fixed")
+    try:
+        expected = engine_results(random_net, ROWS[:4], 60, MinibatchSize=8)
+        assert many_results(many, ROWS[:4], 60) == expected
+        assert set(fake.sizes) == {256}
+        assert many.stats()[0]["padded_rows"] > 0
+    finally:
+        many.close()
+
+
+def test_positions_without_moves_and_bad_rows(random_net):
+    many = ManySearch(random_net, {}, searches=2)
+    try:
+        mate = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3"
+        stalemate = "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"
+        cols = many.run([mate, stalemate], nodes=10)
+        assert list(cols["outcome"]) == [1, 2]
+        assert [tuple(w) for w in cols["wdl"]] == [(0, 0, 1), (0, 1, 0)]
+        assert list(cols["best"]) == ["", ""]
+        cols = many.run([POSITIONS[0] + " moves e2e5", "not a fen", POSITIONS[1]], nodes=10)
+        assert "illegal move e2e5" in cols["error"][0] and "piece placement" in cols["error"][1]
+        assert cols["error"][2] == "" and cols["best"][2] != ""       # the rest is searched
+    finally:
+        many.close()
+
+
+def test_a_failing_forward_fails_the_run_and_says_why():
+    class Failing(RecordingSlots):
+        def _forward(self, ctx, n, *args):
+            return 1 if len(self.sizes) > 3 else super()._forward(ctx, n, *args)
+    many = ManySearch(Failing(), {}, searches=3, groups=1)
+    with pytest.raises(ManySearchError, match="forward call failed"):
+        many.run(ROWS[:6], nodes=200)
+    many.close()
+
+
+def test_mux_rejects_bad_arguments():
+    ffi, lib = native_core.load()
+    out = ffi.new("lc0core_mux**")
+    forward = ffi.addressof(lib, "lc0core_random_forward")
+    assert lib.lc0core_mux_create(forward, ffi.NULL, 0, 1, 2, out) == lib.LC0CORE_INVALID_ARGUMENT
+    assert "max_batch" in native_core.last_error()
+    assert lib.lc0core_mux_create(forward, ffi.NULL, 0, 7, 2, out) == lib.LC0CORE_INVALID_ARGUMENT
+    assert lib.lc0core_mux_create(ffi.NULL, ffi.NULL, 0, 0, 2, out) == lib.LC0CORE_INVALID_ARGUMENT
+    assert lib.lc0core_mux_client(ffi.NULL, 0) == ffi.NULL
+    many = ffi.new("lc0core_search_many**")
+    assert lib.lc0core_search_many_create(0, many) == lib.LC0CORE_INVALID_ARGUMENT
+
+
+# ---------------------------------------------------------------- rows -> planes
+def game_boards(count: int, seed: int = 5) -> list[chess.Board]:
+    import random
+    rng = random.Random(seed)
+    boards, board = [], chess.Board()
+    while len(boards) < count:
+        moves = list(board.legal_moves)
+        if not moves or board.ply() > 120:
+            board = chess.Board()
+            continue
+        board.push(rng.choice(moves))
+        boards.append(board.copy())
+    return boards
+
+
+@pytest.mark.parametrize("input_format", [1, 3, 132])
+def test_rows_encode_like_the_boards_they_stand_for(input_format):
+    from lc0_rocm.analysis.evaluate import _Buffers
+    boards = game_boards(150)
+    rows = [board_position("t", 1, b).row for b in boards]
+    masks, values, transforms = encoder.encode_batch_packed(boards, input_format)
+
+    class Net:   # the row evaluator's buffers need host_empty only
+        @staticmethod
+        def host_empty(shape, dtype=np.float32):
+            return np.empty(shape, dtype)
+        input_format = 1
+    b = _Buffers(Net, len(rows))
+    ffi, lib = native_core.load()
+    text = b"\0".join(r.encode() for r in rows) + b"\0"
+    p = b.pointer
+    native_core.check(lib.lc0core_encode_rows(
+        len(rows), text, len(text), input_format, 3, p("uint64_t*", b.masks), p("float*", b.values),
+        p("int32_t*", b.transforms), p("uint16_t*", b.moves), p("int16_t*", b.indices),
+        p("int32_t*", b.counts), p("int32_t*", b.flags), p("int32_t*", b.status)))
+    assert not b.status.any()
+    assert np.array_equal(b.masks, masks) and np.array_equal(b.values, values)
+    assert np.array_equal(b.transforms, transforms)
+    for i, board in enumerate(boards[:40]):
+        moves, indices = encoder.policy_indices(board, input_format, int(transforms[i]))
+        n = b.counts[i]
+        assert [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves] == \
+            list(b.moves[i, :n])
+        assert list(indices) == list(b.indices[i, :n])
+        assert bool(b.flags[i] & 1) == board.is_check()
+
+
+def test_row_evaluator_equals_evaluate_batch(random_net):
+    boards = game_boards(300, seed=9) + [chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")]
+    rows = [board_position("t", 1, b).row for b in boards]
+    cols = RowEvaluator(random_net, top_k=4, chunk=64).run(rows)
+    evaluations = random_net.evaluate_batch(boards)
+    for i, ev in enumerate(evaluations[:-1]):
+        ranked = sorted(ev.policy.items(), key=lambda item: -item[1])[:4]
+        assert list(cols["top_moves"][i][:len(ranked)]) == [m.uci() for m, _ in ranked]
+        assert np.allclose(cols["top_probs"][i][:len(ranked)], [p for _, p in ranked], atol=0, rtol=0)
+        assert np.allclose(cols["wdl"][i], ev.wdl, rtol=0, atol=1e-7)
+    assert cols["outcome"][-1] == 2 and cols["best"][-1] == ""
+
+
+def test_row_errors_are_explained():
+    ffi, lib = native_core.load()
+    out = ffi.new("char[]", 256)
+    for row, words in [("not a fen", "piece placement"), (POSITIONS[0] + " moves e2e4 e2e4", "illegal move"),
+                       ("8/8/8/8/8/8/8/8 w - - 0 1", "impossible")]:
+        assert lib.lc0core_position_row_error(row.encode(), out, 256) == 0
+        assert words in ffi.string(out).decode()
+    assert lib.lc0core_position_row_error(POSITIONS[4].encode(), out, 256) == 0
+    assert ffi.string(out) == b""
+    assert board_of_row(POSITIONS[4]).fen() == board_for(POSITIONS[4]).fen()
+
+
+def test_cancel_from_another_thread_ends_runs_at_once(random_net):
+    """Ctrl-C's path: cancel() stops the searches; runs going on end with
+    "cancelled" (not with the stopped searches' partial results), as does
+    every later run."""
+    many = ManySearch(random_net, {}, searches=2)
+    errors = []
+
+    def search():
+        try:
+            many.run(ROWS[:4], nodes=10_000_000)
+        except ManySearchError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=search) for _ in range(2)]
+    for t in threads:
+        t.start()
+    threading.Event().wait(0.3)
+    many.cancel()
+    for t in threads:
+        t.join(timeout=20)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == ["cancelled", "cancelled"]
+    with pytest.raises(ManySearchError, match="cancelled"):
+        many.run(ROWS[:1], nodes=10)
+    many.close()

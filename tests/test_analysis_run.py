@@ -1,0 +1,251 @@
+"""`lc0-rocm analyse` end to end (lc0_rocm/analysis/cli.py, runner.py,
+writers.py) on the CPU: every input kind into every output format, the
+annotated PGN read back by python-chess, the same bytes whatever the number
+of workers, a run killed with SIGKILL and started again ending with the
+uninterrupted run's output, malformed input reported and skipped."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import chess
+import chess.pgn
+import pytest
+
+import lc0_rocm
+from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINES, ILLEGAL, OPERA_PLIES,
+                           random_games, write_lines, write_pgn)
+from lc0_rocm import native_core
+from lc0_rocm.analysis import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inputs")
+    pgn = write_pgn(folder / "games.pgn", random_games(3, seed=7, max_plies=24), [ILLEGAL])
+    epd = write_lines(folder / "suite.epd", EPD_LINES)
+    fen = write_lines(folder / "positions.fen", FEN_LINES)
+    return folder, [str(pgn), str(epd), str(fen)]
+
+
+def analyse(argv, capsys=None) -> int:
+    code = cli.main(argv)
+    if capsys is not None:
+        capsys.readouterr()
+    return code
+
+
+def read_jsonl(path) -> list[dict]:
+    return [json.loads(line) for line in open(path)]
+
+
+def test_every_input_kind_into_every_format(inputs, tmp_path, capsys):
+    pytest.importorskip("pyarrow", reason="Parquet output needs pyarrow")
+    import pyarrow.parquet as pq
+    _, files = inputs
+    out = tmp_path / "a.jsonl"
+    code = cli.main([*files, "-o", str(out), "-o", str(tmp_path / "a.parquet"), "-o", str(tmp_path / "a.pgn"),
+                     "-b", "random", "--nodes", "30", "--shard-size", "16"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    records = read_jsonl(out)
+    games = 1 + 3                                    # the opera and three random games
+    assert sum(r["source"].endswith("games.pgn") for r in records) == \
+        OPERA_PLIES + 1 + sum(g.end().ply() + 1 for g in random_games(3, seed=7, max_plies=24))
+    assert len({r["game"] for r in records if r["game"]}) == games
+    assert sum(r["source"].endswith(".epd") for r in records) == len(EPD_LINES) - len(EPD_ERROR_LINES)
+    errors = open(f"{out}.errors").read().splitlines()
+    assert len(errors) == 1 + len(EPD_ERROR_LINES) + len(FEN_ERROR_LINES)
+    assert errors[0].startswith(f"{files[0]}:") and "game 2" in errors[0]
+    assert [int(e.split(":")[1]) for e in errors[1:]] == EPD_ERROR_LINES + FEN_ERROR_LINES
+    assert "3 malformed input(s) skipped" in err.replace(str(len(errors)), "3")
+    by_id = {r["id"]: r for r in records if r["id"]}
+    assert by_id["mated"]["outcome"] == "checkmate" and by_id["mated"]["best"] is None
+    assert by_id["start"]["best"] == by_id["start again"]["best"]     # computed once, reported twice
+    assert all(r["nodes"] >= 30 for r in records if not r["outcome"])
+    assert all(r["pv"][0] == r["best"] for r in records if r["best"])
+    table = pq.read_table(tmp_path / "a.parquet").to_pylist()
+    for row in table:
+        row["policy"] = [[p["move"], p["p"]] for p in row["policy"]]
+    assert table == records
+    assert not (tmp_path / "a.jsonl.parts").exists()
+
+
+def test_annotated_pgn_reads_back_with_its_evals(inputs, tmp_path, capsys):
+    _, files = inputs
+    out = tmp_path / "a.pgn"
+    assert analyse([files[0], "-o", str(out), "-o", str(tmp_path / "a.jsonl"), "-b", "random",
+                    "--nodes", "20"], capsys) == 0
+    records = {(r["game"], r["ply"]): r for r in read_jsonl(tmp_path / "a.jsonl")}
+    with open(out) as f:
+        games = []
+        while (game := chess.pgn.read_game(f)) is not None:
+            games.append(game)
+    assert [g.headers["Event"] for g in games] == ["Paris", "random 0", "random 1", "random 2"]
+    numbers = [1, 3, 4, 5]                            # game 2 is the illegal one, left out
+    marks = evals = 0
+    for number, game in zip(numbers, games):
+        assert game.headers["Annotator"] == "lc0-rocm"
+        for ply, node in enumerate(game.mainline(), start=1):
+            r = records[(number, ply)]
+            score = node.eval()
+            if r["outcome"]:
+                assert score is None
+                continue
+            evals += 1
+            turn = node.board().turn
+            if r["mate"] is not None:
+                assert score.pov(turn).mate() == r["mate"]
+            else:
+                assert score.pov(turn).score() == r["score_cp"]
+            before = records[(number, ply - 1)]
+            nags = {chess.pgn.NAG_DUBIOUS_MOVE: "?!", chess.pgn.NAG_MISTAKE: "?", chess.pgn.NAG_BLUNDER: "??"}
+            assert [nags[n] for n in node.nags] == ([before["mark"]] if before["mark"] else [])
+            marks += bool(before["mark"])
+    assert evals > 50 and marks > 0
+
+
+def test_eval_mode_on_the_cpu_backend(inputs, tmp_path, make_test_net, capsys):
+    _, files = inputs
+    net = make_test_net("tiny-resnet", seed=4)
+    out = tmp_path / "e.jsonl"
+    assert analyse([files[1], files[2], "-o", str(out), "-w", str(net), "-b", "cpu", "--eval",
+                    "--top-k", "2"], capsys) == 0
+    records = read_jsonl(out)
+    assert [r["mode"] for r in records] == ["eval"] * len(records)
+    network = lc0_rocm.load_network(str(net), backend="cpu")
+    for r in records:
+        if r["outcome"]:
+            assert r["policy"] == [] and r["best"] is None
+            continue
+        assert len(r["policy"]) == 2 and r["best"] == r["policy"][0][0] and r["nodes"] == 0
+        assert abs(sum(r["wdl"]) - 1) < 1e-5 and r["score_cp"] is not None
+        board = chess.Board(r["fen"])
+        assert chess.Move.from_uci(r["best"]) in board.legal_moves
+    network.close()
+
+
+def _run(argv) -> bytes:
+    assert cli.main(argv) == 0
+    return open(argv[argv.index("-o") + 1], "rb").read()
+
+
+@pytest.mark.parametrize("backend", ["random", "cpu"])
+def test_same_bytes_whatever_the_workers(inputs, tmp_path, make_test_net, capsys, backend):
+    """Shards are fixed by the input; each search is single-threaded and
+    its network calls do not depend on the others (random: row by row;
+    cpu: each search's batch its own call), so 1 worker with 2 searches
+    and 2 worker processes with 3 each give the same bytes."""
+    _, files = inputs
+    net = ["-w", str(make_test_net("tiny-resnet", seed=5))] if backend == "cpu" else []
+    common = [files[0], "-b", backend, *net, "--nodes", "25" if backend == "random" else "12",
+              "--shard-size", "8", *(["--every", "3"] if backend == "cpu" else [])]
+    one = _run([*common, "-o", str(tmp_path / "one.jsonl"), "--workers", "1", "--searches", "2"])
+    two = _run([*common, "-o", str(tmp_path / "two.jsonl"), "--workers", "2", "--searches", "3"])
+    capsys.readouterr()
+    assert one == two and one.count(b"\n") > 20
+
+
+def test_api_yields_the_command_records(inputs, tmp_path, capsys):
+    _, files = inputs
+    assert analyse([files[0], "-o", str(tmp_path / "a.jsonl"), "-b", "random", "--nodes", "20"], capsys) == 0
+    expected = read_jsonl(tmp_path / "a.jsonl")
+    got = [r.to_dict() for r in lc0_rocm.analyse(files[0], backend="random", nodes=20, shard_size=40)]
+    assert json.loads(json.dumps(got)) == expected
+    boards = [chess.Board(r["fen"]) for r in expected[:5]]
+    evaluated = list(lc0_rocm.analyse(boards, backend="random", evaluate=True))
+    assert [e.fen for e in evaluated] == [b.fen() for b in boards] and evaluated[0].policy
+
+
+def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
+    _, files = inputs
+    out = str(tmp_path / "x.jsonl")
+    with pytest.raises(SystemExit):
+        cli.main([files[0], "-o", out, "-b", "random"])            # no --eval / --nodes / --movetime
+    assert "--eval, --nodes N or --movetime S" in capsys.readouterr().err
+    assert cli.main([str(tmp_path / "missing.pgn"), "-o", out, "--eval", "-b", "random"]) == 2
+    assert "no such input file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main([files[0], "-o", files[0], "--eval", "-b", "random"])
+    assert "also an input" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main([files[1], "-o", str(tmp_path / "x.pgn"), "--eval", "-b", "random"])
+    assert "needs PGN input" in capsys.readouterr().err
+    assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random", "--option", "Threads=4"]) == 1
+    assert "cannot be set for analysis" in capsys.readouterr().err
+    assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random", "--option", "NoSuch=1"]) == 1
+    assert "unknown option" in capsys.readouterr().err
+    assert cli.main([files[0], "-o", str(tmp_path / "nofolder" / "x.jsonl"), "--eval", "-b", "random"]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "x.jsonl.parts").mkdir()
+    (tmp_path / "x.jsonl.parts" / "manifest.json").write_text('{"settings": "something else"}')
+    assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random"]) == 1
+    assert "unfinished run with other" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", [["--eval"], ["--nodes", "15"]])
+def test_without_the_native_core_the_same_records(inputs, tmp_path, mode):
+    """No C++ compiler: python-chess and the Python search do the same work
+    (slower) and write the same records."""
+    _, files = inputs
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    outputs = []
+    for name, extra in (("native", {}), ("python", {"LC0ROCM_NO_NATIVE_CORE": "1"})):
+        out = tmp_path / f"{name}.jsonl"
+        subprocess.run([sys.executable, "-m", "lc0_rocm", "analyse", files[1], files[2], "-o", str(out),
+                        "-b", "random", *mode], env=dict(env, **extra), check=True, capture_output=True,
+                       timeout=300)
+        outputs.append(out.read_bytes())
+        errors = (tmp_path / f"{name}.jsonl.errors").read_text().splitlines()
+        assert [int(e.split(":")[1]) for e in errors] == EPD_ERROR_LINES + FEN_ERROR_LINES
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.skipif(not native_core.available()[0], reason="the kill test times the native search")
+def test_killed_run_resumes_to_the_uninterrupted_output(inputs, tmp_path):
+    """SIGKILL the analysing process (its two worker processes see it gone
+    and end); the same command again finishes with the output an
+    uninterrupted run writes, computing only what was missing."""
+    folder, files = inputs
+    many = write_pgn(folder / "many.pgn", random_games(3, seed=11, max_plies=30))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+
+    def command(out):   # delay: a slow net, so the kill lands mid-way
+        return [sys.executable, "-m", "lc0_rocm", "analyse", str(many), "-o", str(out), "-b", "random",
+                "--backend-opts", "delay=4", "--nodes", "12", "--shard-size", "8", "--workers", "2"]
+
+    reference = tmp_path / "reference.jsonl"
+    subprocess.run(command(reference), env=env, check=True, capture_output=True, timeout=300)
+    out = tmp_path / "killed.jsonl"
+    parts = tmp_path / "killed.jsonl.parts"
+    proc = subprocess.Popen(command(out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(parts.glob("shard-*.npz"))) < 2:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = len(list(parts.glob("shard-*.npz")))
+    assert finished >= 2 and not out.exists()
+    for _ in range(100):                      # the workers notice their parent is gone
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("worker processes outlived the killed run by 10 s")
+    again = subprocess.run(command(out), env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    total = int(again.stderr.split(" distinct, ")[0].rsplit("(", 1)[1])
+    computed = int(again.stderr.split(" distinct, ")[1].split(" computed")[0])
+    assert computed <= total - 8 * finished
+    assert out.read_bytes() == reference.read_bytes()
+    assert not parts.exists()
