@@ -27,8 +27,8 @@ import time
 import chess
 import numpy as np
 
-from lc0_rocm.backends.base import POLICY_SIZE
 from lc0_rocm.buildcache import cpu_model
+from lc0_rocm.sizes import POLICY_SIZE
 
 DEFAULT_BATCHES = "1,16,32,64,128,256"
 POOL_SIZE = 512

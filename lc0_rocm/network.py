@@ -23,7 +23,8 @@ import chess
 import numpy as np
 
 from lc0_rocm import encoder
-from lc0_rocm.backends.base import POLICY_SIZE, Backend, checked_outputs, checked_packed, checked_planes
+from lc0_rocm.backends.base import Backend, checked_outputs, checked_packed, checked_planes
+from lc0_rocm.sizes import POLICY_SIZE
 from lc0_rocm.weights import Weights, WeightsError, load_weights
 
 if TYPE_CHECKING:

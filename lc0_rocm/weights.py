@@ -34,6 +34,7 @@ import numpy as np
 from google.protobuf import unknown_fields
 
 from lc0_rocm._proto import net_pb2
+from lc0_rocm.sizes import POLICY_SIZE
 
 LAYER = net_pb2.Weights.Layer
 NF = net_pb2.NetworkFormat
@@ -69,7 +70,6 @@ POLICY_HEAD_FIELDS = {"vanilla": "vanilla", "optimistic": "optimistic_st",
                       "soft": "soft", "opponent": "opponent"}
 VALUE_HEAD_FIELDS = {"winner": "winner", "q": "q", "st": "st"}
 
-POLICY_SIZE = 1858
 POS_ENCODING_CHANNELS = 64  # lc0's fixed PE_MAP positional encoding
 ATTENTION_POLICY_PROMOTIONS = 4  # ip4_pol_w rows: q, r, b, n
 

@@ -6,8 +6,7 @@ import dataclasses
 
 import numpy as np
 
-NUM_PLANES = 112
-POLICY_SIZE = 1858
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, WDL_SIZE
 
 
 class BackendError(Exception):
@@ -117,7 +116,7 @@ def checked_packed(masks, values) -> tuple[np.ndarray, np.ndarray]:
 
 def empty_outputs(n: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Uninitialised (policy (n, 1858), wdl (n, 3), moves_left (n,)) float32 arrays."""
-    return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),
+    return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, WDL_SIZE), np.float32),
             np.empty(n, np.float32))
 
 
@@ -127,7 +126,7 @@ def checked_outputs(out, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     written in place, so nothing is converted)."""
     if not isinstance(out, (tuple, list)) or len(out) != 3:
         raise ValueError("out must be a tuple (policy, wdl, moves_left)")
-    for name, a, shape in zip(("policy", "wdl", "moves_left"), out, ((n, POLICY_SIZE), (n, 3), (n,))):
+    for name, a, shape in zip(("policy", "wdl", "moves_left"), out, ((n, POLICY_SIZE), (n, WDL_SIZE), (n,))):
         if not isinstance(a, np.ndarray) or a.dtype != np.float32 or a.shape != shape:
             raise ValueError(f"out {name} must be a float32 array of shape {shape}, got "
                              f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")

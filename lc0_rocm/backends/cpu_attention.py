@@ -19,12 +19,12 @@ import numpy as np
 from lc0_rocm import tables
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.backends import cpu_ops
-from lc0_rocm.backends.base import BackendError, NUM_PLANES, wdl_from_classical
+from lc0_rocm.backends.base import BackendError, wdl_from_classical
 from lc0_rocm.backends.pos_encoding import POS_ENCODING
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, SQUARES
 from lc0_rocm.weights import Node, WeightsError
 
 NF = net_pb2.NetworkFormat
-SQUARES = 64
 MAX_BATCH = 256           # chunk size that bounds the scratch memory per call
 PE_DENSE_PLANES = 12      # PE_DENSE preprocesses the 12 piece planes of the newest board
 LN_EPS_PE_DENSE = 1e-3
@@ -415,7 +415,7 @@ class AttentionModel:
             raise BackendError(f"cpu backend: planes must be (N, 112, 8, 8), got {planes.shape}")
         outputs = [self._forward_chunk(planes[i:i + MAX_BATCH]) for i in range(0, len(planes), MAX_BATCH)]
         if not outputs:
-            return (np.zeros((0, tables.POLICY_SIZE), np.float32), np.zeros((0, 3), np.float32),
+            return (np.zeros((0, POLICY_SIZE), np.float32), np.zeros((0, 3), np.float32),
                     np.zeros((0,), np.float32))
         return tuple(np.concatenate(parts).astype(np.float32, copy=False) for parts in zip(*outputs))
 

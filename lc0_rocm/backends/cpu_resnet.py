@@ -18,11 +18,11 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lc0_rocm._proto import net_pb2
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, checked_planes, wdl_from_classical
+from lc0_rocm.backends.base import checked_planes, wdl_from_classical
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, SQUARES
 from lc0_rocm.weights import WeightsError
 
 NF = net_pb2.NetworkFormat
-SQUARES = 64
 BN_EPSILON = 1e-5
 CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
                NF.NETWORK_CLASSICAL_WITH_HEADFORMAT, NF.NETWORK_SE_WITH_HEADFORMAT)

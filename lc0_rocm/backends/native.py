@@ -40,9 +40,10 @@ import numpy as np
 from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
-from lc0_rocm.backends.base import (NUM_PLANES, Backend, BackendError, NativeSlot, checked_outputs,
+from lc0_rocm.backends.base import (Backend, BackendError, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs)
 from lc0_rocm.progress import Progress
+from lc0_rocm.sizes import NUM_PLANES
 
 NF = net_pb2.NetworkFormat
 VENDOR_OF_PREFIX = {"rocm": "amd", "cuda": "nvidia"}

@@ -22,8 +22,9 @@ import time
 
 import numpy as np
 
-from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, checked_packed,
+from lc0_rocm.backends.base import (Backend, BackendError, checked_packed,
                                     checked_planes)
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
 
 OPTIONS = ("seed", "uniform", "input_mode", "delay")
 

@@ -18,9 +18,10 @@ from typing import Callable
 import chess
 import numpy as np
 
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, c_slot
+from lc0_rocm.backends.base import c_slot
 from lc0_rocm.search import contempt
 from lc0_rocm.search.params import OPTIONS, SearchParams
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
 
 # Knobs the core reads; combos become numbers.
 _FPU = {"reduction": 0, "absolute": 1, "same": 2}
