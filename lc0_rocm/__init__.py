@@ -21,6 +21,8 @@ Public API (each has its own help()):
   SearchResult   best_move, pv, wdl, q, nodes, nps, time (seconds), lines, stats
   load_weights(path) -> Weights, WeightsError, NetSpec (shape facts of a net),
   encode(board) -> the 112 input planes, NetNotFoundError, __version__
+  Lc0RocmError   the root of every error lc0-rocm raises (each also keeps
+                 its built-in base: WeightsError, BackendError, ...)
 
 Names are imported on first use, so `import lc0_rocm` stays cheap.
 """
@@ -43,14 +45,16 @@ _EXPORTS = {
     "NetSpec": "lc0_rocm.netspec",
     "encode": "lc0_rocm.encoder",
     "NetNotFoundError": "lc0_rocm.netfiles",
+    "Lc0RocmError": "lc0_rocm.errors",
 }
 
-__all__ = ["Engine", "Evaluation", "NetNotFoundError", "NetSpec", "Network", "SearchResult",
+__all__ = ["Engine", "Evaluation", "Lc0RocmError", "NetNotFoundError", "NetSpec", "Network", "SearchResult",
            "Weights", "WeightsError", "__version__", "encode", "load_network", "load_weights"]
 
 if TYPE_CHECKING:   # type checkers and IDEs see the real objects
     from lc0_rocm.encoder import encode
     from lc0_rocm.engine import Engine, SearchResult
+    from lc0_rocm.errors import Lc0RocmError
     from lc0_rocm.netfiles import NetNotFoundError
     from lc0_rocm.netspec import NetSpec
     from lc0_rocm.network import Evaluation, Network, load_network

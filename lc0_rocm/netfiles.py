@@ -36,6 +36,7 @@ import urllib.request
 import zipfile
 import zlib
 
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.progress import Progress
 
 # A weights protobuf starts with field 1 (`magic`, fixed32) = 0x1c0.
@@ -53,11 +54,11 @@ CACHE_ENV = "LC0ROCM_CACHE"
 _OLD_CACHE_ENV = "LC0_ROCM_CACHE"      # its former name, still read
 
 
-class NetNotFoundError(FileNotFoundError):
+class NetNotFoundError(Lc0RocmError, FileNotFoundError):
     """No network where one was asked for or expected."""
 
 
-class FetchError(OSError):
+class FetchError(Lc0RocmError, OSError):
     """fetch-net cannot store a net (the cache folder is a file, unwritable, full)."""
 
 

@@ -39,6 +39,7 @@ from typing import Callable
 import chess
 
 from lc0_rocm import __version__, native_rules, netfiles, uci_syzygy
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.search import score as search_score
 from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
@@ -51,7 +52,7 @@ MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
 MAX_INT = 2**63 - 1
 
 
-class UciError(Exception):
+class UciError(Lc0RocmError):
     """A command that cannot be carried out; reported, then ignored."""
 
 

@@ -14,8 +14,10 @@ import os
 import chess
 import chess.syzygy
 
+from lc0_rocm.errors import Lc0RocmError
 
-class SyzygyError(Exception):
+
+class SyzygyError(Lc0RocmError):
     """A SyzygyPath that cannot be used."""
 
 

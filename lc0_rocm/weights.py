@@ -34,6 +34,7 @@ import numpy as np
 from google.protobuf import unknown_fields
 
 from lc0_rocm._proto import net_pb2
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.sizes import POLICY_SIZE
 
 LAYER = net_pb2.Weights.Layer
@@ -74,7 +75,7 @@ POS_ENCODING_CHANNELS = 64  # lc0's fixed PE_MAP positional encoding
 ATTENTION_POLICY_PROMOTIONS = 4  # ip4_pol_w rows: q, r, b, n
 
 
-class WeightsError(Exception):
+class WeightsError(Lc0RocmError):
     """A network file that cannot be read or is not supported."""
 
 

@@ -6,10 +6,11 @@ import dataclasses
 
 import numpy as np
 
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, WDL_SIZE
 
 
-class BackendError(Exception):
+class BackendError(Lc0RocmError):
     """A backend that cannot be created or cannot run."""
 
 

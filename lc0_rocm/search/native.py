@@ -19,6 +19,7 @@ import chess
 import numpy as np
 
 from lc0_rocm.backends.base import c_slot
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.search import contempt
 from lc0_rocm.search.params import OPTIONS, SearchParams
 from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
@@ -48,7 +49,7 @@ def _close_all() -> None:
         search.close()
 
 
-class NativeSearchError(RuntimeError):
+class NativeSearchError(Lc0RocmError, RuntimeError):
     """The native search failed (the message says why)."""
 
 
