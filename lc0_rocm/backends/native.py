@@ -42,6 +42,7 @@ from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
 from lc0_rocm.backends.base import (Backend, BackendError, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs)
+from lc0_rocm.netspec import BN_EPSILON, NetSpec
 from lc0_rocm.progress import Progress
 from lc0_rocm.sizes import NUM_PLANES
 
@@ -427,14 +428,6 @@ ATTENTION_BODIES = (NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT,
                     NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT)
 
 
-def resolve_activations(fmt) -> tuple[int, int, int]:
-    """(default, ffn, smolgen) as ActivationFunction values, DEFAULT resolved."""
-    default = NF.ACTIVATION_MISH if fmt.default_activation == NF.DEFAULT_ACTIVATION_MISH else NF.ACTIVATION_RELU
-    def resolve(fn):
-        return default if fn == NF.ACTIVATION_DEFAULT else fn
-    return default, resolve(fmt.ffn_activation), resolve(fmt.smolgen_activation)
-
-
 def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
     """Every Layer of a Node tree under its dotted proto path."""
     out: dict[str, np.ndarray] = {}
@@ -458,9 +451,6 @@ def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
 
 def _as_f32(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32).ravel()
-
-
-BN_EPSILON = 1e-5
 
 
 def _layer(node, field, name):
@@ -669,13 +659,14 @@ class NativeBackend(Backend):
         self.max_batch = max_batch
         self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
         fmt = weights.format
-        default, ffn, smolgen = resolve_activations(fmt)
+        spec = NetSpec.from_weights(weights)   # the activations DEFAULT leaves implicit
         cfg = ffi.new("lc0rocm_config*")
         cfg.device, cfg.precision, cfg.max_batch = device, 1 if fp16 else 0, max_batch
         cfg.network, cfg.policy = fmt.network, fmt.policy or NF.POLICY_CLASSICAL
         cfg.value = fmt.value or NF.VALUE_CLASSICAL
         cfg.moves_left, cfg.input_embedding = fmt.moves_left, fmt.input_embedding
-        cfg.default_activation, cfg.ffn_activation, cfg.smolgen_activation = default, ffn, smolgen
+        cfg.default_activation, cfg.ffn_activation = spec.default_activation, spec.ffn_activation
+        cfg.smolgen_activation = spec.smolgen_activation
 
         tensors = named_tensors(weights)
         keep = []  # the arrays and names must outlive the create call
