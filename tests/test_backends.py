@@ -83,3 +83,22 @@ def test_forward_into_rejects_outputs_it_cannot_write_in_place(bad, match):
     masks, values = np.zeros((2, 112), np.uint64), np.zeros((2, 112), np.float32)
     with pytest.raises(ValueError, match=match):
         backend.forward_packed_into(masks, values, bad)
+
+
+def test_backends_state_their_attributes(make_test_net):
+    """lc0's BackendAttributes: cpu suggests one search thread and eigen's
+    minibatch of 7; random two threads and lc0's generic 256; a GPU three
+    threads and 2 x its multiprocessors (256 where the count is unknown)."""
+    from lc0_rocm.backends import native
+    from lc0_rocm.backends.base import DEFAULT_ATTRIBUTES, Backend, BackendAttributes
+    cpu = backends.create("cpu", load_weights(make_test_net("tiny-resnet")))
+    assert cpu.attributes() == BackendAttributes(True, 1, 7, 1024)
+    rnd = backends.create("random", None)
+    assert rnd.attributes() == BackendAttributes(True, 2, 256, 1024)
+    assert native.gpu_attributes({"multiprocessors": 132}, 512) == BackendAttributes(False, 3, 264, 512)
+    assert native.gpu_attributes({}, 1024).recommended_batch_size == 256
+
+    class Plain(Backend):
+        def forward(self, planes):
+            raise NotImplementedError
+    assert Plain().attributes() == DEFAULT_ATTRIBUTES

@@ -15,6 +15,25 @@ class BackendError(Lc0RocmError):
 
 
 @dataclasses.dataclass(frozen=True)
+class BackendAttributes:
+    """What a backend tells the search about itself (lc0's BackendAttributes):
+    the defaults of Threads 0 and MinibatchSize 0 come from here, so each
+    backend states its own numbers in one place."""
+
+    runs_on_cpu: bool                  # the forward pass computes on the host's cores
+    suggested_num_search_threads: int  # search threads for Threads 0
+    recommended_batch_size: int        # positions per batch for MinibatchSize 0
+    maximum_batch_size: int            # the most positions one forward call takes in one pass
+
+
+# What a backend that says nothing of itself gets: lc0's generic minibatch
+# (Network::GetMiniBatchSize) and two search threads, one gathering while
+# the other's batch is at the network.
+DEFAULT_ATTRIBUTES = BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=2,
+                                       recommended_batch_size=256, maximum_batch_size=1024)
+
+
+@dataclasses.dataclass(frozen=True)
 class NativeSlot:
     """A way for native code (the native search) to run the network with no
     Python in between: `address` is a C forward function (lc0core_forward_fn's
@@ -84,6 +103,10 @@ class Backend(abc.ABC):
         """forward_packed() into `out`, as forward_into()."""
         out = checked_outputs(out, len(masks))
         return copy_outputs(self.forward_packed(masks, values), out)
+
+    def attributes(self) -> BackendAttributes:
+        """Threads, batch sizes and where it computes (see BackendAttributes)."""
+        return DEFAULT_ATTRIBUTES
 
     def native_slots(self, count: int) -> list[NativeSlot] | None:
         """`count` slots whose forward calls may run at the same time (each

@@ -40,7 +40,7 @@ import numpy as np
 from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
-from lc0_rocm.backends.base import (Backend, BackendError, NativeSlot, checked_outputs,
+from lc0_rocm.backends.base import (Backend, BackendAttributes, BackendError, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs)
 from lc0_rocm.netspec import BN_EPSILON, NetSpec
 from lc0_rocm.progress import Progress
@@ -620,6 +620,24 @@ def device_index(name: str, options: dict) -> int:
     return indices.pop() if indices else 0
 
 
+# Threads 0 on one GPU: three search threads, a stream each (lc0 runs two,
+# taking turns on one stream; a third measured +4-20 % on maia-1900 on most
+# lent H100s and no loss on t82). MinibatchSize 0: lc0's cuda backend
+# suggests 2 x the multiprocessors, its generic 256 where that is unknown.
+SEARCH_THREADS = 3
+BATCH_PER_MULTIPROCESSOR = 2
+FALLBACK_BATCH = 256
+
+
+def gpu_attributes(info: dict, max_batch: int) -> BackendAttributes:
+    """A GPU backend's attributes from its device_info and max_batch."""
+    multiprocessors = int(info.get("multiprocessors") or 0)
+    return BackendAttributes(
+        runs_on_cpu=False, suggested_num_search_threads=SEARCH_THREADS,
+        recommended_batch_size=BATCH_PER_MULTIPROCESSOR * multiprocessors or FALLBACK_BATCH,
+        maximum_batch_size=max_batch)
+
+
 def check_device(name: str, device: int, count: int) -> None:
     if not 0 <= device < count:
         present = f"devices 0..{count - 1}" if count else "no device"
@@ -700,6 +718,9 @@ class NativeBackend(Backend):
     def _give_stream(self, stream):
         with self._pool_lock:
             self._free.append(stream)
+
+    def attributes(self) -> BackendAttributes:
+        return gpu_attributes(self.device_info, self.max_batch)
 
     def native_slots(self, count):
         """`count` slots on streams of their own (lc0rocm_forward with the

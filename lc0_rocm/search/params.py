@@ -135,9 +135,8 @@ OPTIONS: dict[str, OptionSpec] = {
     "UCI_Opponent": OptionSpec("string", ""),
     "UCI_RatingAdv": _float(0.0, -10000.0, 10000.0),
     "NNCacheSize": _spin(2000000, 0, 999999999, "cached NN evaluations (positions)"),
-    "Threads": _spin(0, 0, 128, "search threads; 0: 1 on cpu, 3 on one GPU, 2 per GPU under wrappers, "
-                                "else 2; on a GPU each has a stream "
-                                "of its own (elsewhere 2 or more pipeline gathering with the network)"),
+    "Threads": _spin(0, 0, 128, "search threads; 0 = the backend's suggestion; on a GPU each has a "
+                                "stream of its own (elsewhere 2 or more pipeline gathering with the network)"),
     "TaskWorkers": _spin(-1, -1, 128, "threads that help each gathering pick in separate branches "
                                       "per search thread (native search); -1 = min(4, cores / (Threads - 1) - 1)"),
     "MinimumPickingWork": _spin(1, 1, 100000, "a branch with more visits than this may go to a task worker"),
@@ -155,15 +154,6 @@ OPTIONS: dict[str, OptionSpec] = {
                                 "(native search; lc0's 100 measured no faster here, so never by default)"),
     "VerboseMoveStats": _check(False),
 }
-
-# lc0's defaults for MinibatchSize 0: the eigen/blas backend suggests 7, the
-# cuda backend 2 x multiprocessors (Engine uses the GPU's count when the
-# backend reports it), other networks 256 (Network::GetMiniBatchSize()).
-CPU_SUGGESTED_MINIBATCH = 7
-# Threads 0 on one GPU (Engine.search_threads): a stream per search thread.
-GPU_SEARCH_THREADS = 3
-GPU_SUGGESTED_MINIBATCH = 256
-
 
 def option_name(name: str) -> str:
     """The canonical spelling of a knob, matched case-insensitively (UCI
