@@ -351,7 +351,6 @@ def test_two_gpus_absent_gpu_is_named(maia_path):
 
 def test_commands_take_backend_opts(make_test_net, capsys):
     from lc0_rocm import backendbench, uci
-    from lc0_rocm.uci_options import parse_backend_options
     path = str(make_test_net("tiny-resnet"))
     assert backendbench.main(["-w", path, "-b", "demux", "-o", TWO_CPUS, "--batches", "3",
                               "--seconds", "0.01"]) == 0
@@ -360,7 +359,7 @@ def test_commands_take_backend_opts(make_test_net, capsys):
     assert capsys.readouterr().err.strip() == ("lc0-rocm backendbench: child 0 (gpu=1): "
                                                "unknown option(s) gpu for backend cpu")
     network = uci._default_network_loader(path, backend="multiplexing",
-                                          backend_opts=parse_backend_options(TWO_CPUS))
+                                          backend_opts=backends.parse_options(TWO_CPUS))
     assert network.backend.name == "multiplexing(cpu,cpu)"
     network.close()
 

@@ -23,6 +23,7 @@ from lc0_rocm.search.selection import SelectionMixin
 from lc0_rocm.search.stoppers import StoppersMixin
 from lc0_rocm.search.tree import (DRAW, END_OF_GAME, LOSS, NON_TERMINAL, TABLEBASE, TWO_FOLD,
                                   WIN, Tree)
+from lc0_rocm.syzygy import max_pieces
 
 _LOWEST = -3.4028234663852886e38
 _INT_MAX = 2 ** 31 - 1
@@ -86,7 +87,7 @@ class Search(StoppersMixin, SelectionMixin):
         # Syzygy WDL probing inside the tree (python-chess Tablebase or any
         # object with get_wdl(board) -> int | None).
         self.tablebase = tablebase
-        self.tb_max_pieces = _max_pieces(tablebase) if tablebase is not None else 0
+        self.tb_max_pieces = max_pieces(tablebase) if tablebase is not None else 0
         self.tb_hits = 0
         self.walker = walker
         self.evaluator = evaluator
@@ -836,12 +837,3 @@ class Search(StoppersMixin, SelectionMixin):
             return (n_to_fix, -(tree.wl[p] - cur_v), tree.d[p] - cur_d, tree.m[p] - cur_m)
         tree.lower[p], tree.upper[p] = -upper, -lower
         return (None, None, None, None)
-
-def _max_pieces(tablebase) -> int:
-    """Most pieces any table of a python-chess Tablebase covers (7 when the
-    object does not say)."""
-    given = getattr(tablebase, "max_pieces", None)
-    if given is not None:
-        return int(given)
-    names = list(getattr(tablebase, "wdl", {}) or [])
-    return max((len(name) - 1 for name in names), default=7)

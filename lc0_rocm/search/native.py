@@ -212,7 +212,7 @@ class NativeSearch:
         if tablebase is None:
             ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = ffi.NULL, ffi.NULL, 0
         else:
-            from lc0_rocm.search.core import _max_pieces
+            from lc0_rocm.syzygy import max_pieces
 
             @ffi.callback("lc0core_tb_probe_fn")
             def probe(_ctx, fen, wdl_out):
@@ -226,7 +226,7 @@ class NativeSearch:
                 return 1
 
             self._keep.append(probe)
-            ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = probe, ffi.NULL, _max_pieces(tablebase)
+            ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = probe, ffi.NULL, max_pieces(tablebase)
         self._install_evaluator()
 
     def set_params(self, params: SearchParams, minibatch: int, threads: int = 1) -> None:

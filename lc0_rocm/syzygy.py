@@ -1,4 +1,5 @@
-"""Syzygy tablebases for the UCI engine: loading (SyzygyPath) and root probing.
+"""Syzygy tablebases: loading (UCI's SyzygyPath), the most pieces a set
+covers (the searches probe inside the tree up to it) and root probing.
 
 Root probing, as lc0 does at the root: when the root position is in the
 tablebases, only the moves that keep the best tablebase result are searched.
@@ -44,7 +45,12 @@ def open_tablebases(paths: str):
 
 
 def max_pieces(tablebase) -> int:
-    """Most pieces (kings included) of any loaded WDL table; 7 if unknown."""
+    """Most pieces (kings included) of any loaded WDL table: a prober's own
+    `max_pieces` when it has one, else read off python-chess's table names;
+    7 when the object does not say."""
+    given = getattr(tablebase, "max_pieces", None)
+    if given is not None:
+        return int(given)
     names = getattr(tablebase, "wdl", None)
     if not names:
         return 7
