@@ -21,19 +21,8 @@ import numpy as np
 from lc0_rocm.backends.base import c_slot
 from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.search import contempt
-from lc0_rocm.search.params import OPTIONS, SearchParams
+from lc0_rocm.search.params import SearchParams
 from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
-
-# Knobs the core reads; combos become numbers.
-_FPU = {"reduction": 0, "absolute": 1, "same": 2}
-_NATIVE_KNOBS = [name for name, spec in OPTIONS.items()
-                 if spec.type in ("spin", "float", "check") and name not in (
-                     "MinibatchSize", "MaxCollisionEvents", "MultiPV", "Temperature",
-                     "TempDecayMoves", "TempDecayDelayMoves", "TempCutoffMove", "TempEndgame",
-                     "TempValueCutoff", "TempVisitOffset", "PerPvCounters", "Threads",
-                     "VerboseMoveStats", "ContemptMaxValue", "WDLCalibrationElo",
-                     "WDLContemptAttenuation", "WDLEvalObjectivity", "WDLDrawRateTarget",
-                     "WDLDrawRateReference", "WDLBookExitBias", "UCI_RatingAdv")]
 
 STOP_POLL_S = 0.002
 
@@ -233,14 +222,8 @@ class NativeSearch:
         """The knobs, the resolved minibatch size and thread count (2 or more:
         gather the next batch while the network computes the current one)."""
         lib, h = self.lib, self._handle
-        for name in _NATIVE_KNOBS:
-            value = params.values[name]
-            self._check(lib.lc0core_search_set_option(h, name.encode(), float(value)), name)
-        for name in ("FpuStrategy", "FpuStrategyAtRoot"):
-            self._check(lib.lc0core_search_set_option(h, name.encode(), float(_FPU[params.values[name]])), name)
-        self._check(lib.lc0core_search_set_option(h, b"MinibatchSize", float(max(1, minibatch))),
-                    "MinibatchSize")
-        self._check(lib.lc0core_search_set_option(h, b"Threads", float(max(1, threads))), "Threads")
+        for name, number in params.native_settings(minibatch, threads):
+            self._check(lib.lc0core_search_set_option(h, name.encode(), number), name)
         self._use_slots(max(1, threads))
 
     def new_game(self) -> None:
