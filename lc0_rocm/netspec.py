@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 
 from lc0_rocm._proto import net_pb2
-from lc0_rocm.weights import (NF, Weights, input_embedding_inputs, is_attention_body, size_of,
-                              smolgen_sizes)
+from lc0_rocm.weights import Weights
+from lc0_rocm.weights.shapes import input_embedding_inputs, smolgen_sizes
+from lc0_rocm.weights.tree import NF, is_attention_body, size_of
 
 EMBEDDING_NAMES = {NF.INPUT_EMBEDDING_NONE: "none", NF.INPUT_EMBEDDING_PE_MAP: "pe_map",
                    NF.INPUT_EMBEDDING_PE_DENSE: "pe_dense"}
