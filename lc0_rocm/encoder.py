@@ -1,6 +1,6 @@
 """python-chess positions -> lc0's 112 input planes, and legal moves -> policy indices.
 
-Plane layout (see ../shared/LC0-FACTS.md): 8 history boards x 13 planes, newest
+Plane layout (see docs/LC0-FACTS.md): 8 history boards x 13 planes, newest
 first (our P N B R Q K, their P N B R Q K, repetition), then 8 auxiliary planes.
 Everything is in the side-to-move frame: ranks are mirrored when black is to move.
 A plane is a 64-bit mask (bit i = square i, a1 = 0) times a value; `encode_packed`

