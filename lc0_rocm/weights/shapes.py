@@ -4,20 +4,15 @@ implies: `check_shapes(weights)` for the body and the default heads,
 refusal is a WeightsError naming the tensor and the size it should have."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, SQUARES
 from lc0_rocm.weights import heads
-from lc0_rocm.weights.tree import NF, Node, WeightsError, is_attention_body, size_of
-
-if TYPE_CHECKING:
-    from lc0_rocm.weights.loader import Weights
+from lc0_rocm.weights.tree import NF, DecodedNet, Node, WeightsError, is_attention_body, size_of
 
 POS_ENCODING_CHANNELS = 64  # lc0's fixed PE_MAP positional encoding
 ATTENTION_POLICY_PROMOTIONS = 4  # ip4_pol_w rows: q, r, b, n
 
 
-def body_channels(w: Weights) -> int:
+def body_channels(w: DecodedNet) -> int:
     """Channels per square the heads read: embedding size or filters."""
     if is_attention_body(w.format):
         return size_of(w.net.ip_emb_b)
@@ -143,7 +138,7 @@ def check_encoder_stack(layers: list, name: str, embedding: int, heads: int, smo
                                "do not; not supported")
 
 
-def input_embedding_inputs(w: Weights) -> int:
+def input_embedding_inputs(w: DecodedNet) -> int:
     """Channels per square fed to the attention body's input embedding."""
     if w.format.input_embedding == NF.INPUT_EMBEDDING_PE_DENSE:
         return NUM_PLANES + size_of(w.net.ip_emb_preproc_b) // SQUARES
@@ -151,13 +146,13 @@ def input_embedding_inputs(w: Weights) -> int:
     return NUM_PLANES + POS_ENCODING_CHANNELS
 
 
-def check_shapes(w: Weights) -> None:
+def check_shapes(w: DecodedNet) -> None:
     """Every tensor the forward pass uses has the size the format implies."""
     fmt, net = w.format, w.net
     # lc0 always builds a "vanilla" policy and a "winner" value head.
-    if "vanilla" not in w.policy_head_names():
+    if "vanilla" not in heads.policy_head_names(net):
         raise WeightsError("weights.policy_heads.vanilla is missing (every net needs it)")
-    if "winner" not in w.value_head_names():
+    if "winner" not in heads.value_head_names(net):
         raise WeightsError("weights.value_heads.winner is missing (every net needs it)")
     if is_attention_body(fmt):
         body = _check_attention_body(w)
@@ -171,7 +166,7 @@ def check_shapes(w: Weights) -> None:
         _check_moves_left(w, body)
 
 
-def _check_resnet_body(w: Weights) -> int:
+def _check_resnet_body(w: DecodedNet) -> int:
     net = w.net
     filters = conv_channels(net.input, "weights.input")
     check_conv(net.input, "weights.input", filters, NUM_PLANES, 3)
@@ -193,7 +188,7 @@ def _check_resnet_body(w: Weights) -> int:
     return filters
 
 
-def _check_attention_body(w: Weights) -> int:
+def _check_attention_body(w: DecodedNet) -> int:
     net, fmt = w.net, w.format
     if net.residual:
         raise WeightsError(f"weights.residual: an attention body with a residual tower "
@@ -232,7 +227,7 @@ def _check_attention_body(w: Weights) -> int:
     return embedding
 
 
-def check_policy_head(w: Weights, head: Node, body: int) -> None:
+def check_policy_head(w: DecodedNet, head: Node, body: int) -> None:
     policy = w.format.policy
     name = head.path
     if policy == NF.POLICY_ATTENTION:
@@ -264,7 +259,7 @@ def check_policy_head(w: Weights, head: Node, body: int) -> None:
         check_dense(head, "ip_pol_w", "ip_pol_b", name, POLICY_SIZE, planes * SQUARES)
 
 
-def check_value_head(w: Weights, head: Node, body: int) -> None:
+def check_value_head(w: DecodedNet, head: Node, body: int) -> None:
     name = head.path
     if is_attention_body(w.format):
         planes = size_of(head.ip_val_b)
@@ -282,7 +277,7 @@ def check_value_head(w: Weights, head: Node, body: int) -> None:
     check_dense(head, "ip2_val_w", "ip2_val_b", name, outputs, hidden)
 
 
-def _check_moves_left(w: Weights, body: int) -> None:
+def _check_moves_left(w: DecodedNet, body: int) -> None:
     net = w.net
     if is_attention_body(w.format):
         planes = size_of(net.ip_mov_b)

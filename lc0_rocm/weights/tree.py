@@ -4,6 +4,8 @@ absent fields None), the error every refusal raises, and the two facts
 asked of it everywhere (a tensor's size, the body's kind)."""
 from __future__ import annotations
 
+from typing import Protocol
+
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.errors import Lc0RocmError
 
@@ -34,3 +36,11 @@ def is_attention_body(fmt: net_pb2.NetworkFormat) -> bool:
 
 def size_of(values) -> int:
     return 0 if values is None else int(values.size)
+
+
+class DecodedNet(Protocol):
+    """A net's format (after lc0's upgrades) and its Node tree: what the
+    shape checks read (a Weights is one)."""
+
+    format: net_pb2.NetworkFormat
+    net: Node
