@@ -102,3 +102,21 @@ def test_backends_state_their_attributes(make_test_net):
         def forward(self, planes):
             raise NotImplementedError
     assert Plain().attributes() == DEFAULT_ATTRIBUTES
+
+
+@pytest.mark.gpu
+def test_gpu_backend_states_its_attributes(make_test_net):
+    """On a GPU: not on the CPU, three search threads, 2 x its
+    multiprocessors as the batch, max_batch as the largest."""
+    from lc0_rocm.backends import native
+    name = next((n for n in ("cuda-fp16", "rocm-fp16") if native.is_available(n)[0]), None)
+    if name is None:
+        pytest.skip(f"no GPU backend usable here ({native.is_available('cuda')[1]})")
+    gpu = backends.create(name, load_weights(make_test_net("tiny-resnet")), max_batch=64)
+    try:
+        attributes = gpu.attributes()
+        assert not attributes.runs_on_cpu and attributes.suggested_num_search_threads == 3
+        assert attributes.maximum_batch_size == 64
+        assert attributes.recommended_batch_size == 2 * gpu.device_info["multiprocessors"] > 0
+    finally:
+        gpu.close()
