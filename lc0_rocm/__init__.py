@@ -23,6 +23,8 @@ Public API (each has its own help()):
                  position of a PGN, EPD or FEN file (or boards), many at once
   load_weights(path) -> Weights, WeightsError, NetSpec (shape facts of a net),
   encode(board) -> the 112 input planes, NetNotFoundError, __version__
+  Lc0RocmError   the root of every error lc0-rocm raises (each also keeps
+                 its built-in base: WeightsError, BackendError, ...)
 
 Names are imported on first use, so `import lc0_rocm` stays cheap.
 """
@@ -47,9 +49,10 @@ _EXPORTS = {
     "NetNotFoundError": "lc0_rocm.netfiles",
     "analyse": "lc0_rocm.analysis",
     "AnalysisRecord": "lc0_rocm.analysis",
+    "Lc0RocmError": "lc0_rocm.errors",
 }
 
-__all__ = ["AnalysisRecord", "Engine", "Evaluation", "NetNotFoundError", "NetSpec", "Network",
+__all__ = ["AnalysisRecord", "Engine", "Evaluation", "Lc0RocmError", "NetNotFoundError", "NetSpec", "Network",
            "SearchResult", "Weights", "WeightsError", "__version__", "analyse", "encode", "load_network",
            "load_weights"]
 
@@ -57,6 +60,7 @@ if TYPE_CHECKING:   # type checkers and IDEs see the real objects
     from lc0_rocm.analysis import AnalysisRecord, analyse
     from lc0_rocm.encoder import encode
     from lc0_rocm.engine import Engine, SearchResult
+    from lc0_rocm.errors import Lc0RocmError
     from lc0_rocm.netfiles import NetNotFoundError
     from lc0_rocm.netspec import NetSpec
     from lc0_rocm.network import Evaluation, Network, load_network

@@ -27,8 +27,9 @@ import time
 import chess
 import numpy as np
 
-from lc0_rocm.backends.base import POLICY_SIZE
 from lc0_rocm.buildcache import cpu_model
+from lc0_rocm.errors import Lc0RocmError
+from lc0_rocm.sizes import POLICY_SIZE
 
 DEFAULT_BATCHES = "1,16,32,64,128,256"
 POOL_SIZE = 512
@@ -40,7 +41,7 @@ LC0_LINE = re.compile(r"Benchmark batch size (\d+) with inference average time [
                       r"- throughput ([\d.]+) nps")
 
 
-class BenchError(Exception):
+class BenchError(Lc0RocmError):
     """A benchmark that cannot run (bad arguments, missing net)."""
 
 

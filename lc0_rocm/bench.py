@@ -162,8 +162,7 @@ def main(argv=None, *, full: bool = False) -> int:
     from lc0_rocm import backends, netfiles
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network
-    from lc0_rocm.uci_blas import settle_blas_threads
-    from lc0_rocm.uci_options import parse_backend_options
+    from lc0_rocm.backends import blas_threads
 
     if args.backend not in backends.names():
         print(f"lc0-rocm bench: unknown backend {args.backend!r}; known: "
@@ -173,7 +172,7 @@ def main(argv=None, *, full: bool = False) -> int:
         # The random backend needs no net; with none it encodes lc0's classical input.
         no_net = args.backend in ("random", "sim") and not args.weights
         path = None if no_net else netfiles.resolve_weights(args.weights)
-        backend_options = parse_backend_options(args.backend_opts)
+        backend_options = backends.parse_options(args.backend_opts)
     except (netfiles.NetNotFoundError, ValueError) as e:
         print(f"lc0-rocm bench: {e}", file=sys.stderr)
         return 1
@@ -185,7 +184,7 @@ def main(argv=None, *, full: bool = False) -> int:
         print(f"lc0-rocm bench: bad position: {e}", file=sys.stderr)
         return 1
     print(f"Loading weights file from: {path or '<none>'} (backend {args.backend})", flush=True)
-    note = settle_blas_threads(args.backend)
+    note = blas_threads.settle_for_backend(args.backend)
     if note:
         print(note, flush=True)
     try:

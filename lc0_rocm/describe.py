@@ -15,7 +15,8 @@ import numpy as np
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.netspec import NetSpec
-from lc0_rocm.weights import Node, Weights, WeightsError, load_weights, size_of
+from lc0_rocm.weights import Node, Weights, WeightsError, load_weights
+from lc0_rocm.weights.tree import size_of
 
 NF = net_pb2.NetworkFormat
 ENCODING = net_pb2.Format.Encoding

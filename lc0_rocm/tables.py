@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-POLICY_SIZE = 1858
+from lc0_rocm.sizes import POLICY_SIZE
+
 CONV_POLICY_PLANES = 80
 ATTN_POLICY_SIZE = 64 * 64 + 8 * 24
 

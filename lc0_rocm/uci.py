@@ -38,12 +38,13 @@ from typing import Callable
 
 import chess
 
-from lc0_rocm import __version__, native_rules, netfiles, uci_syzygy
+from lc0_rocm import __version__, backends, native_rules, netfiles, syzygy
+from lc0_rocm.backends import blas_threads
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.search import score as search_score
-from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
 from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
-                                  option_line, parse_backend_options, parse_value)
+                                  option_line, parse_value)
 
 ENGINE_NAME = f"lc0-rocm v{__version__}"
 ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
@@ -51,7 +52,7 @@ MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
 MAX_INT = 2**63 - 1
 
 
-class UciError(Exception):
+class UciError(Lc0RocmError):
     """A command that cannot be carried out; reported, then ignored."""
 
 
@@ -638,17 +639,17 @@ class UciEngine:
                 self._retired_tablebases.append(self.tablebase)
                 self.tablebase = None
             try:
-                self.tablebase = uci_syzygy.open_tablebases(value)
-            except uci_syzygy.SyzygyError as e:
+                self.tablebase = syzygy.open_tablebases(value)
+            except syzygy.SyzygyError as e:
                 self.tablebase = None
                 self.values[canonical] = value
                 raise UciError(str(e)) from None
             if self.tablebase is not None:
                 self.send(f"info string Syzygy tablebases: {len(getattr(self.tablebase, 'wdl', {}))} "
-                          f"WDL tables, up to {uci_syzygy.max_pieces(self.tablebase)} pieces")
+                          f"WDL tables, up to {syzygy.max_pieces(self.tablebase)} pieces")
         elif canonical == "BackendOptions":
             try:
-                parse_backend_options(value)
+                backends.parse_options(value)
             except ValueError as e:
                 raise UciError(str(e)) from None
         self.values[canonical] = value
@@ -699,7 +700,7 @@ class UciEngine:
         backend = self.values["Backend"]
         if path is None and backend != "random":   # lc0's random backend needs no net
             raise UciError(problem)
-        backend_options = parse_backend_options(self.values["BackendOptions"])
+        backend_options = backends.parse_options(self.values["BackendOptions"])
         key = (str(path), backend, tuple(sorted(backend_options.items())))
         if self.engine is not None and key == self._net_key:
             if self._dirty_engine_options:
@@ -707,7 +708,7 @@ class UciEngine:
             self._sync_tablebase()
             return self.engine
         if self._network_loader is _default_network_loader:
-            note = settle_blas_threads(backend)
+            note = blas_threads.settle_for_backend(backend)
             if note:
                 self.note(note)
         try:
@@ -810,7 +811,7 @@ class UciEngine:
                     continue
             if not candidates:
                 raise UciError("No legal searchmoves.")
-        tb_moves, tbhits = uci_syzygy.root_moves(self.tablebase, board, candidates)
+        tb_moves, tbhits = syzygy.root_moves(self.tablebase, board, candidates)
         if tb_moves is not None:
             candidates = tb_moves
         if candidates is not None:

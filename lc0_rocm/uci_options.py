@@ -145,12 +145,3 @@ UCI_FALLBACK_OPTIONS: dict[str, OptionSpec] = {
     "VerboseMoveStats": OptionSpec("check", False),
 }
 
-
-def parse_backend_options(text: str) -> dict:
-    """lc0's BackendOptions string (`key=value,...`, children in parentheses)
-    as an option tree (see backends.options); ValueError when it does not
-    parse or names an unknown backend."""
-    from lc0_rocm.backends import options
-    tree = options.parse(text)
-    options.check_backend_names(tree, backends.names())
-    return tree

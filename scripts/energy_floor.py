@@ -12,7 +12,7 @@ and held at the cap (scripts/gpu_bench.py turns the burst rate into issue
     python3 scripts/energy_floor.py --net t82 --batch 512 --seconds 3
 
 From batch ~64 the H100 runs at its power cap, where a pass's speed is its
-energy (BENCHMARKS.md, "The GPU at its power cap"). The products are work no
+energy (docs/history/benchmarks-2026-11.md, "The GPU at its power cap"). The products are work no
 kernel change removes: the positions a second they reach alone, at the cap,
 bound the whole pass's. Compiles native/bench/energy_floor_bench.cu with the
 toolchain the library's build finds, then runs it; NVML's energy counter

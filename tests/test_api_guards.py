@@ -12,7 +12,7 @@ import chess
 import pytest
 
 import lc0_rocm
-from lc0_rocm import weights as weights_module
+from lc0_rocm.weights import decode as weights_decode
 from lc0_rocm.weights import WeightsError, load_weights
 
 
@@ -66,8 +66,8 @@ def test_gzip_bomb_stops_at_the_bound(tmp_path, monkeypatch):
     """Inflating stops just past MAX_NET_BYTES: scaled down here (the real
     bound, 1 GiB, is checked to hold the largest nets and stay below
     protobuf's 2 GiB message limit)."""
-    assert 512 << 20 <= weights_module.MAX_NET_BYTES < 2 << 30
-    monkeypatch.setattr(weights_module, "MAX_NET_BYTES", 1 << 20)
+    assert 512 << 20 <= weights_decode.MAX_NET_BYTES < 2 << 30
+    monkeypatch.setattr(weights_decode, "MAX_NET_BYTES", 1 << 20)
     bomb = tmp_path / "bomb.pb.gz"
     with gzip.open(bomb, "wb") as f:
         for _ in range(64):

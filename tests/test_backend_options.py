@@ -6,7 +6,6 @@ import pytest
 from lc0_rocm import backends
 from lc0_rocm.backends import options
 from lc0_rocm.backends.options import BackendOptionsError
-from lc0_rocm.uci_options import parse_backend_options
 
 
 @pytest.mark.parametrize("text,tree", [
@@ -84,15 +83,19 @@ def test_keyword_options_merge_and_clash():
         options.merge({"threads": "1"}, {"threads": 2})
 
 
-def test_uci_parser_checks_backend_names():
-    assert parse_backend_options("backend=cpu,(threads=1),cpu(threads=2)") == {
+def test_parse_options_checks_backend_names():
+    """backends.parse_options: what UCI's BackendOptions and the commands' -o
+    go through."""
+    assert backends.parse_options("") == {}
+    assert backends.parse_options("backend=cpu,(threads=1),cpu(threads=2)") == {
         "backend": "cpu", "[0]": {"threads": "1"}, "cpu": {"threads": "2"}}
-    assert parse_backend_options("gpu=1, threads = 4,") == {"gpu": "1", "threads": "4"}
+    assert backends.parse_options("gpu=1, threads = 4,") == {"gpu": "1", "threads": "4"}
     for bad, message in [("x", "child x: unknown backend 'x'"), ("backend=nope", "unknown backend 'nope'"),
                          ("(backend=cpu),(backend=gpu9000)", "child \\[1\\]: unknown backend 'gpu9000'"),
-                         ("(gpu=0", "unbalanced")]:
-        with pytest.raises(ValueError, match=message):
-            parse_backend_options(bad)
+                         ("(gpu=0", "unbalanced"), ("gpu", "unknown backend 'gpu'"), ("=1", ""),
+                         ("a=1,b", "")]:
+        with pytest.raises(ValueError, match=message or None):
+            backends.parse_options(bad)
 
 
 def test_plain_backends_take_no_children(maia_path):

@@ -78,7 +78,7 @@ def test_time_batch_size_uses_the_backends_memory_and_one_output_triple():
 
     bb.time_batch_size(forward_into, pool, 3, seconds=0.0, min_runs=3, warmup=1, host_empty=host_empty)
     pool_copy, policy, wdl, moves_left = made
-    assert policy.shape == (3, bb.POLICY_SIZE) and wdl.shape == (3, 3) and moves_left.shape == (3,)
+    assert policy.shape == (3, 1858) and wdl.shape == (3, 3) and moves_left.shape == (3,)
     np.testing.assert_array_equal(pool_copy, pool)
     for x, out in calls:
         assert x.base is pool_copy          # inputs are slices of the copy in the backend's memory

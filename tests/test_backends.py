@@ -83,3 +83,40 @@ def test_forward_into_rejects_outputs_it_cannot_write_in_place(bad, match):
     masks, values = np.zeros((2, 112), np.uint64), np.zeros((2, 112), np.float32)
     with pytest.raises(ValueError, match=match):
         backend.forward_packed_into(masks, values, bad)
+
+
+def test_backends_state_their_attributes(make_test_net):
+    """lc0's BackendAttributes: cpu suggests one search thread and eigen's
+    minibatch of 7; random two threads and lc0's generic 256; a GPU three
+    threads and 2 x its multiprocessors (256 where the count is unknown)."""
+    from lc0_rocm.backends import native
+    from lc0_rocm.backends.base import DEFAULT_ATTRIBUTES, Backend, BackendAttributes
+    cpu = backends.create("cpu", load_weights(make_test_net("tiny-resnet")))
+    assert cpu.attributes() == BackendAttributes(True, 1, 7, 1024)
+    rnd = backends.create("random", None)
+    assert rnd.attributes() == BackendAttributes(True, 2, 256, 1024)
+    assert native.gpu_attributes({"multiprocessors": 132}, 512) == BackendAttributes(False, 3, 264, 512)
+    assert native.gpu_attributes({}, 1024).recommended_batch_size == 256
+
+    class Plain(Backend):
+        def forward(self, planes):
+            raise NotImplementedError
+    assert Plain().attributes() == DEFAULT_ATTRIBUTES
+
+
+@pytest.mark.gpu
+def test_gpu_backend_states_its_attributes(make_test_net):
+    """On a GPU: not on the CPU, three search threads, 2 x its
+    multiprocessors as the batch, max_batch as the largest."""
+    from lc0_rocm.backends import native
+    name = next((n for n in ("cuda-fp16", "rocm-fp16") if native.is_available(n)[0]), None)
+    if name is None:
+        pytest.skip(f"no GPU backend usable here ({native.is_available('cuda')[1]})")
+    gpu = backends.create(name, load_weights(make_test_net("tiny-resnet")), max_batch=64)
+    try:
+        attributes = gpu.attributes()
+        assert not attributes.runs_on_cpu and attributes.suggested_num_search_threads == 3
+        assert attributes.maximum_batch_size == 64
+        assert attributes.recommended_batch_size == 2 * gpu.device_info["multiprocessors"] > 0
+    finally:
+        gpu.close()

@@ -52,3 +52,21 @@ def test_public_api_uses_one_blas_thread_by_default(maia_path, tmp_path):
     assert blas() == "[1]"
     assert blas("2") == "[2]"
     assert blas(OPENBLAS_NUM_THREADS="2") == "[2]"
+
+
+def test_settle_for_backend_takes_one_thread_for_cpu(monkeypatch):
+    """What UCI and bench do before loading a net: one BLAS thread for cpu
+    unless the user chose, with a note saying so."""
+    for var in blas_threads.USER_VARIABLES:
+        monkeypatch.delenv(var, raising=False)
+    assert blas_threads.settle_for_backend("rocm") is None
+    before = blas_threads.get_threads()
+    note = blas_threads.settle_for_backend("cpu")
+    if before is None:
+        pytest.skip("no OpenBLAS loaded by numpy here")
+    try:
+        assert note and blas_threads.get_threads() == 1
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+        assert blas_threads.settle_for_backend("cpu") is None
+    finally:
+        blas_threads.set_threads(before)

@@ -9,6 +9,7 @@ is present, our `encode_batch` planes too.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import chess
@@ -21,6 +22,7 @@ from lc0_rocm.backends.base import BackendError
 from lc0_rocm.makenet import PRESETS, save_net
 from lc0_rocm.makenet import attention as _attention_presets  # noqa: F401  (registers presets)
 from lc0_rocm._proto import net_pb2
+from lc0_rocm.netspec import NetSpec
 from lc0_rocm.weights import WeightsError, load_weights
 
 NF = net_pb2.NetworkFormat
@@ -303,8 +305,7 @@ def test_bad_planes_are_rejected(net_dir):
     with pytest.raises(BackendError, match="112"):
         model.forward(np.zeros((2, 104, 8, 8), np.float32))
     with pytest.raises(BackendError, match="flow"):
-        cpu_attention.attention_policy(np.zeros((2, 32, 8), np.float32), load_weights(path).policy_head(),
-                                       load_weights(path).format, conv_body=False)
+        model.policy(np.zeros((2, 32, 8), np.float32))
 
 
 def test_missing_or_misshapen_tensors_raise_weights_error(net_dir):
@@ -442,9 +443,9 @@ def test_cpu_backend_uses_attention_model(net_dir):
         np.testing.assert_array_equal(got, want)
 
 
-def test_attention_policy_function_equals_model_head(net_dir):
-    """attention_policy() on an attention body's flow gives the model's policy;
-    its cache of built heads stays bounded and keys on the activation choice."""
+def test_attention_policy_head_follows_the_netspec(net_dir):
+    """AttentionPolicy on an attention body's flow gives the model's policy;
+    its activations are the NetSpec's (a convolution body's spec says SELU)."""
     path = write_net(net_dir / "tiny-attn-policy-fn.pb", "tiny-attn", seed=13)
     weights = load_weights(path)
     model = cpu_attention.AttentionModel(weights)
@@ -452,10 +453,11 @@ def test_attention_policy_function_equals_model_head(net_dir):
     flow = model.body(planes)
     head = weights.policy_head()
     want = model.forward(planes)[0]
-    got = cpu_attention.attention_policy(flow, head, weights.format, conv_body=False)
+    spec = NetSpec.from_weights(weights)
+    got = cpu_attention.AttentionPolicy(head, spec, flow.shape[2], weights.net.smolgen_w)(flow)
     np.testing.assert_array_equal(got, want)
-    as_conv = cpu_attention.attention_policy(flow, head, weights.format, conv_body=True)
-    assert np.abs(as_conv - want).max() > 1e-3   # SELU embedding and FFN instead
-    for _ in range(3 * cpu_attention._POLICY_CACHE_SIZE):
-        cpu_attention.attention_policy(flow[:1], weights.policy_head(), weights.format, conv_body=False)
-    assert len(cpu_attention._POLICY_CACHE) <= cpu_attention._POLICY_CACHE_SIZE
+    as_conv_body = dataclasses.replace(spec, policy_embedding_activation=NF.ACTIVATION_SELU,
+                                       policy_encoder_ffn_activation=NF.ACTIVATION_SELU,
+                                       policy_encoder_smolgen_activation=NF.ACTIVATION_NONE)
+    selu = cpu_attention.AttentionPolicy(head, as_conv_body, flow.shape[2], weights.net.smolgen_w)(flow)
+    assert np.abs(selu - want).max() > 1e-3   # SELU embedding and FFN instead

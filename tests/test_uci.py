@@ -621,24 +621,6 @@ def test_chess960_castling_king_takes_rook(session):
     assert best in engine.board.legal_moves
 
 
-def test_blas_threads_for_cpu(monkeypatch):
-    from lc0_rocm import uci_blas
-    from lc0_rocm.backends import blas_threads
-    for var in uci_blas.USER_VARIABLES:
-        monkeypatch.delenv(var, raising=False)
-    assert uci_blas.settle_blas_threads("rocm") is None
-    before = blas_threads.get_threads()
-    note = uci_blas.settle_blas_threads("cpu")
-    if before is None:
-        pytest.skip("no OpenBLAS loaded by numpy here")
-    try:
-        assert note and blas_threads.get_threads() == 1
-        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
-        assert uci_blas.settle_blas_threads("cpu") is None
-    finally:
-        blas_threads.set_threads(before)
-
-
 def test_nn_index_matches_lc0_verbose_stats():
     # indices lc0 v0.32.1 prints in VerboseMoveStats (startpos: e2e4 322, b1a3 34)
     board = chess.Board()

@@ -5,8 +5,7 @@ import collections
 
 import pytest
 
-from lc0_rocm.uci_options import (OptionSpec, as_spec, option_line, parse_backend_options,
-                                  parse_value)
+from lc0_rocm.uci_options import OptionSpec, as_spec, option_line, parse_value
 
 
 def test_option_lines_like_lc0():
@@ -51,10 +50,3 @@ def test_as_spec_accepts_tuples_and_objects():
     with pytest.raises(ValueError):
         as_spec(("weird", 1))
 
-
-def test_backend_options():
-    assert parse_backend_options("") == {}
-    assert parse_backend_options("gpu=1, threads = 4,") == {"gpu": "1", "threads": "4"}
-    for bad in ("gpu", "=1", "a=1,b"):
-        with pytest.raises(ValueError):
-            parse_backend_options(bad)

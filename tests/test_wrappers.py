@@ -351,7 +351,6 @@ def test_two_gpus_absent_gpu_is_named(maia_path):
 
 def test_commands_take_backend_opts(make_test_net, capsys):
     from lc0_rocm import backendbench, uci
-    from lc0_rocm.uci_options import parse_backend_options
     path = str(make_test_net("tiny-resnet"))
     assert backendbench.main(["-w", path, "-b", "demux", "-o", TWO_CPUS, "--batches", "3",
                               "--seconds", "0.01"]) == 0
@@ -360,7 +359,7 @@ def test_commands_take_backend_opts(make_test_net, capsys):
     assert capsys.readouterr().err.strip() == ("lc0-rocm backendbench: child 0 (gpu=1): "
                                                "unknown option(s) gpu for backend cpu")
     network = uci._default_network_loader(path, backend="multiplexing",
-                                          backend_opts=parse_backend_options(TWO_CPUS))
+                                          backend_opts=backends.parse_options(TWO_CPUS))
     assert network.backend.name == "multiplexing(cpu,cpu)"
     network.close()
 
@@ -384,7 +383,7 @@ def test_whole_batch_wrappers_give_the_search_a_slot_per_child_in_turn(net, name
     w = wrapper(name, net[0])
     for i, child in enumerate(w.children):
         child.backend = SlotChild(i)
-    assert w.parallel_devices == 2
+    assert w.attributes().suggested_num_search_threads == 4   # two per child
     slots = w.native_slots(4)
     assert [(s.address, s.ctx) for s in slots] == [(1000, 0), (1001, 100), (1000, 1), (1001, 101)]
     assert len(w.native_slots(1)) == 2        # every child gets a slot
@@ -396,7 +395,7 @@ def test_demux_gives_the_search_slots_spanning_every_child(net):
     dm = wrapper("demux", net[0], "backend=cpu,minimum-split-size=8,(threads=2),(threads=1)")
     for i, child in enumerate(dm.children):
         child.backend = SlotChild(i)
-    assert dm.parallel_devices == 1
+    assert dm.attributes().suggested_num_search_threads == 2   # each batch spans both children
     slots = dm.native_slots(2)
     assert len(slots) == 2
     for k, slot in enumerate(slots):
@@ -461,3 +460,30 @@ def test_demux_runs_packed_batches_through_the_native_core(net):
     with pytest.raises(BackendError, match="the backend is closed"):
         dm.forward_packed(masks, values)      # never through the closed children's slots
     assert len(first.native_rows) == calls
+
+
+def test_wrappers_state_attributes_from_their_children(net):
+    """roundrobin and multiplexing: two search threads per child, batches
+    sized for the first GPU child; demux: two threads, batches that fill
+    every GPU child. CPU-only wrappers keep lc0's generic 256."""
+    from lc0_rocm.backends.base import BackendAttributes
+
+    class Gpu(Recorder):
+        def __init__(self, name, multiprocessors):
+            super().__init__(name)
+            self.sms = multiprocessors
+
+        def attributes(self):
+            return native.gpu_attributes({"multiprocessors": self.sms}, 512)
+
+    for name in ("roundrobin", "multiplexing"):
+        w = wrapper(name, net[0])
+        assert w.attributes() == BackendAttributes(True, 4, 256, 1024)
+        w.children[0].backend, w.children[1].backend = Gpu("a", 132), Gpu("b", 66)
+        assert w.attributes() == BackendAttributes(False, 4, 264, 512)
+        w.close()
+    dm = wrapper("demux", net[0])
+    assert dm.attributes() == BackendAttributes(True, 2, 256, 2048)
+    dm.children[0].backend, dm.children[1].backend = Gpu("a", 132), Gpu("b", 66)
+    assert dm.attributes() == BackendAttributes(False, 2, 264 + 132, 1024)
+    dm.close()

@@ -164,7 +164,6 @@ class ManySearch:
     def _configure(self, per_group: list[int]) -> None:
         """Every handle: the engine's knobs, one thread, its mux client as
         the evaluator and the client's release after each job."""
-        from lc0_rocm.search import native as native_search
         ffi, lib = self.ffi, self.lib
         params = self.params
         minibatch = max(1, self.engine.minibatch_size())
@@ -174,13 +173,8 @@ class ManySearch:
             for c in range(clients):
                 h = lib.lc0core_search_many_handle(self._many, index)
                 # The knobs the native search reads, as NativeSearch.set_params sets them.
-                for name in native_search._NATIVE_KNOBS:
-                    self._check(lib.lc0core_search_set_option(h, name.encode(), float(params.values[name])), name)
-                for name in ("FpuStrategy", "FpuStrategyAtRoot"):
-                    value = float(native_search._FPU[params.values[name]])
-                    self._check(lib.lc0core_search_set_option(h, name.encode(), value), name)
-                self._check(lib.lc0core_search_set_option(h, b"MinibatchSize", float(minibatch)), "MinibatchSize")
-                self._check(lib.lc0core_search_set_option(h, b"Threads", 1.0), "Threads")
+                for name, number in params.native_settings(minibatch, 1):
+                    self._check(lib.lc0core_search_set_option(h, name.encode(), number), name)
                 client = lib.lc0core_mux_client(mux, c)
                 ev = ffi.new("lc0core_evaluator*")
                 ev.forward = ffi.addressof(lib, "lc0core_mux_forward")

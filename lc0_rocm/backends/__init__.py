@@ -91,6 +91,16 @@ def option_names(name: str) -> frozenset | None:
     return None if found is None else frozenset(found)
 
 
+def parse_options(text: str) -> dict:
+    """lc0's BackendOptions string (`key=value,...`, children in parentheses)
+    as an option tree (see backends.options), every backend it names checked
+    against the registry; BackendOptionsError (a ValueError) otherwise."""
+    from lc0_rocm.backends import options
+    tree = options.parse(text)
+    options.check_backend_names(tree, names())
+    return tree
+
+
 def takes_children(name: str) -> bool:
     """Is `name` a wrapper whose options hold child sub-dictionaries?"""
     entry = REGISTRY.get(name)

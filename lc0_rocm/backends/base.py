@@ -6,12 +6,31 @@ import dataclasses
 
 import numpy as np
 
-NUM_PLANES = 112
-POLICY_SIZE = 1858
+from lc0_rocm.errors import Lc0RocmError
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, WDL_SIZE
 
 
-class BackendError(Exception):
+class BackendError(Lc0RocmError):
     """A backend that cannot be created or cannot run."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendAttributes:
+    """What a backend tells the search about itself (lc0's BackendAttributes):
+    the defaults of Threads 0 and MinibatchSize 0 come from here, so each
+    backend states its own numbers in one place."""
+
+    runs_on_cpu: bool                  # the forward pass computes on the host's cores
+    suggested_num_search_threads: int  # search threads for Threads 0
+    recommended_batch_size: int        # positions per batch for MinibatchSize 0
+    maximum_batch_size: int            # the most positions one forward call takes in one pass
+
+
+# What a backend that says nothing of itself gets: lc0's generic minibatch
+# (Network::GetMiniBatchSize) and two search threads, one gathering while
+# the other's batch is at the network.
+DEFAULT_ATTRIBUTES = BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=2,
+                                       recommended_batch_size=256, maximum_batch_size=1024)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +104,10 @@ class Backend(abc.ABC):
         out = checked_outputs(out, len(masks))
         return copy_outputs(self.forward_packed(masks, values), out)
 
+    def attributes(self) -> BackendAttributes:
+        """Threads, batch sizes and where it computes (see BackendAttributes)."""
+        return DEFAULT_ATTRIBUTES
+
     def native_slots(self, count: int) -> list[NativeSlot] | None:
         """`count` slots whose forward calls may run at the same time (each
         with its own stream and buffers), kept by the caller until this
@@ -117,7 +140,7 @@ def checked_packed(masks, values) -> tuple[np.ndarray, np.ndarray]:
 
 def empty_outputs(n: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Uninitialised (policy (n, 1858), wdl (n, 3), moves_left (n,)) float32 arrays."""
-    return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, 3), np.float32),
+    return (np.empty((n, POLICY_SIZE), np.float32), np.empty((n, WDL_SIZE), np.float32),
             np.empty(n, np.float32))
 
 
@@ -127,7 +150,7 @@ def checked_outputs(out, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     written in place, so nothing is converted)."""
     if not isinstance(out, (tuple, list)) or len(out) != 3:
         raise ValueError("out must be a tuple (policy, wdl, moves_left)")
-    for name, a, shape in zip(("policy", "wdl", "moves_left"), out, ((n, POLICY_SIZE), (n, 3), (n,))):
+    for name, a, shape in zip(("policy", "wdl", "moves_left"), out, ((n, POLICY_SIZE), (n, WDL_SIZE), (n,))):
         if not isinstance(a, np.ndarray) or a.dtype != np.float32 or a.shape != shape:
             raise ValueError(f"out {name} must be a float32 array of shape {shape}, got "
                              f"{getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")

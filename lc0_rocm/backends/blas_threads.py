@@ -7,7 +7,9 @@ threads make the small matmuls of a search 10-50x slower (public API,
 maia-1900 at batch 16: ~800 positions/s idle, 23 with the cores busy).
 One thread is the robust choice, so the cpu backend uses one
 (`limit_by_default`) unless the user chose: `threads=N` as a backend option,
-`set_threads(N)`, or one of the usual environment variables.
+`set_threads(N)`, or one of the usual environment variables. The commands
+that search (UCI, bench) settle it before loading a net
+(`settle_for_backend`), so they can say what they did.
 """
 from __future__ import annotations
 
@@ -57,6 +59,24 @@ def set_threads(n: int) -> bool:
         library.set_num_threads(int(n))
     _user_chose = True
     return bool(libraries)
+
+
+def settle_for_backend(backend: str) -> str | None:
+    """One BLAS thread when `backend` (after `auto`) is cpu and the user did
+    not choose; a one-line note of what was done, or None. The search
+    evaluates small batches (lc0's cpu minibatch is 7): on busy cores the
+    spinning BLAS threads made each batch 10-100x slower (maia-1900: ~3
+    nodes/s instead of ~300)."""
+    if any(os.environ.get(v) for v in USER_VARIABLES):
+        return None
+    from lc0_rocm import backends
+    try:
+        name = backends.resolve(backend)
+    except Exception:  # an unknown name fails later, with a clear message
+        return None
+    if name == "cpu" and set_threads(1):
+        return "cpu backend: BLAS uses 1 thread (set OPENBLAS_NUM_THREADS to choose)"
+    return None
 
 
 def limit_by_default() -> bool:

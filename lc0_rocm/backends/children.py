@@ -18,8 +18,12 @@ import dataclasses
 import numpy as np
 
 from lc0_rocm.backends import options as opts
-from lc0_rocm.backends.base import (Backend, BackendError, NativeSlot, checked_packed, checked_planes,
-                                    empty_outputs)
+from lc0_rocm.backends.base import (DEFAULT_ATTRIBUTES, Backend, BackendAttributes, BackendError, NativeSlot,
+                                    checked_packed, checked_planes, empty_outputs)
+
+# Threads 0 under roundrobin and multiplexing: two search threads per child,
+# so each child has a batch at it while the next one is gathered.
+THREADS_PER_CHILD = 2
 
 
 @dataclasses.dataclass
@@ -145,7 +149,7 @@ class WrapperBackend(Backend):
 
     @property
     def device_info(self) -> dict | None:
-        """The first GPU child's device facts (the search sizes its batches from them)."""
+        """The first GPU child's device facts (what backendbench reports)."""
         return next((dict(c.backend.device_info) for c in self.children
                      if getattr(c.backend, "device_info", None)), None)
 
@@ -172,11 +176,21 @@ class WrapperBackend(Backend):
     def _dispatch(self, method: str, inputs: tuple, n: int):
         raise NotImplementedError
 
-    @property
-    def parallel_devices(self) -> int:
-        """Children that each take whole batches at once (the engine runs two
-        search threads per child by default)."""
-        return len(self.children)
+    def child_attributes(self) -> list[BackendAttributes]:
+        """Each child's attributes (the generic ones for a closed child)."""
+        asks = [getattr(c.backend, "attributes", None) for c in self.children]
+        return [ask() if ask else DEFAULT_ATTRIBUTES for ask in asks]
+
+    def attributes(self) -> BackendAttributes:
+        """Whole batches go to one child each: two search threads per child,
+        batches sized for the first GPU child, no batch larger than the
+        smallest child takes."""
+        kids = self.child_attributes()
+        gpus = [a for a in kids if not a.runs_on_cpu]
+        return BackendAttributes(
+            runs_on_cpu=not gpus, suggested_num_search_threads=THREADS_PER_CHILD * len(kids),
+            recommended_batch_size=(gpus[0] if gpus else DEFAULT_ATTRIBUTES).recommended_batch_size,
+            maximum_batch_size=min(a.maximum_batch_size for a in kids))
 
     def native_slots(self, count: int) -> list[NativeSlot] | None:
         """Whole batches to the children in turn (as roundrobin does): slot i

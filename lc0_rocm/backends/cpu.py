@@ -7,7 +7,7 @@ format and turns its outputs into the Backend contract.
 from __future__ import annotations
 
 from lc0_rocm._proto import net_pb2
-from lc0_rocm.backends.base import Backend, BackendError
+from lc0_rocm.backends.base import Backend, BackendAttributes, BackendError
 
 NF = net_pb2.NetworkFormat
 
@@ -22,6 +22,11 @@ def is_attention_body(weights) -> bool:
         NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT,
     )
 
+
+# One search thread (numpy's matmuls take the cores) and lc0's eigen/blas
+# minibatch of 7; larger batches run in chunks, so any size is taken.
+ATTRIBUTES = BackendAttributes(runs_on_cpu=True, suggested_num_search_threads=1,
+                               recommended_batch_size=7, maximum_batch_size=1024)
 
 # Options each body accepts (values may arrive as strings from UCI's BackendOptions).
 BODY_OPTIONS = {
@@ -64,3 +69,6 @@ class CpuBackend(Backend):
 
     def forward(self, planes):
         return self.model.forward(planes)
+
+    def attributes(self) -> BackendAttributes:
+        return ATTRIBUTES

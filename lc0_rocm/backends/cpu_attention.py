@@ -1,6 +1,6 @@
 """numpy float32 reference for attention-body nets (T79..T82, BT3/BT4).
 
-Follows lc0 v0.32.1's eigen backend step by step (see ../shared/LC0-FACTS.md):
+Follows lc0 v0.32.1's eigen backend step by step (see docs/LC0-FACTS.md):
 input embedding (PE_MAP or PE_DENSE), post-LN encoder layers with optional
 smolgen, the attention policy head, the attention value and moves-left heads,
 and lc0's choice of heads in multi-head files (policy `vanilla`, value
@@ -9,8 +9,10 @@ resolve them as lc0 does). Activations of an attention body's "flow" are
 kept per square, shape (N, 64, C); heads flatten them square-major
 (square * C + c). Every dense layer is one 2-D float32 GEMM over (N * 64, C).
 
-`attention_policy()` is also used by convolution bodies with an attention
-policy head (there the embedding activation is SELU).
+What the file leaves implicit (activations, layer-norm epsilons, the
+residual scale) comes resolved from the net's NetSpec. `AttentionPolicy` also
+serves convolution bodies with an attention policy head (their NetSpec says
+SELU there, as lc0 hard-codes it).
 """
 from __future__ import annotations
 
@@ -19,34 +21,20 @@ import numpy as np
 from lc0_rocm import tables
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.backends import cpu_ops
-from lc0_rocm.backends.base import BackendError, NUM_PLANES, wdl_from_classical
+from lc0_rocm.backends.base import BackendError, wdl_from_classical
 from lc0_rocm.backends.pos_encoding import POS_ENCODING
+from lc0_rocm.netspec import NetSpec
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, SQUARES
 from lc0_rocm.weights import Node, WeightsError
 
 NF = net_pb2.NetworkFormat
-SQUARES = 64
 MAX_BATCH = 256           # chunk size that bounds the scratch memory per call
 PE_DENSE_PLANES = 12      # PE_DENSE preprocesses the 12 piece planes of the newest board
-LN_EPS_PE_DENSE = 1e-3
-LN_EPS_DEFAULT = 1e-6
-LN_EPS_HEAD = 1e-3        # embedding and smolgen layer norms
 
 
 # ----------------------------------------------------------------------------
-# Format facts
+# Activations
 # ----------------------------------------------------------------------------
-
-def default_activation(fmt) -> int:
-    """The net's default activation as an ActivationFunction value."""
-    if fmt.default_activation == NF.DEFAULT_ACTIVATION_MISH:
-        return NF.ACTIVATION_MISH
-    return NF.ACTIVATION_RELU
-
-
-def resolved_activation(fn: int, fmt) -> int:
-    """ACTIVATION_DEFAULT means the net's default activation."""
-    return default_activation(fmt) if fn == NF.ACTIVATION_DEFAULT else fn
-
 
 def mish(x: np.ndarray) -> np.ndarray:
     """mish(x) = x * tanh(softplus(x)) = x * n / (n + 2), n = e^x (e^x + 2): one
@@ -122,7 +110,7 @@ def layer_norm(x, skip, alpha, gammas, betas, eps):
 class Smolgen:
     """Per-position attention logit offsets (N, heads, 64, 64), query square first."""
 
-    def __init__(self, sg, global_w, embedding: int, heads: int, act: int, name: str):
+    def __init__(self, sg, global_w, embedding: int, heads: int, act: int, eps: float, name: str):
         if is_empty(global_w):
             raise WeightsError(f"attention net: {name}: smolgen weights but no global smolgen_w")
         if is_empty(sg.compress) or sg.compress.size % embedding:
@@ -140,14 +128,15 @@ class Smolgen:
         self.ln2 = (sg.ln2_gammas, sg.ln2_betas)
         self.heads, self.hidden_channels = heads, hidden_channels
         self.act = activation_fn(act)
+        self.eps = eps
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         n = x.shape[0]
         compressed = self.compress(x).reshape(n, SQUARES * self.hidden_channels)
         hidden = self.dense1(compressed, self.act)
-        hidden = layer_norm(hidden, None, 1.0, *self.ln1, LN_EPS_HEAD)
+        hidden = layer_norm(hidden, None, 1.0, *self.ln1, self.eps)
         gen = self.dense2(hidden, self.act)
-        gen = layer_norm(gen, None, 1.0, *self.ln2, LN_EPS_HEAD)
+        gen = layer_norm(gen, None, 1.0, *self.ln2, self.eps)
         offsets = self.global_dense(gen.reshape(n, self.heads, self.gen))
         return offsets.reshape(n, self.heads, SQUARES, SQUARES)
 
@@ -156,7 +145,7 @@ class EncoderLayer:
     """Post-LN transformer layer: LN(alpha * MHA(x) + x), then LN(alpha * FFN(x) + x)."""
 
     def __init__(self, layer, embedding: int, heads: int, smolgen_act: int, ffn_act: int,
-                 alpha: float, eps: float, smolgen_w, name: str):
+                 alpha: float, eps: float, smolgen_eps: float, smolgen_w, name: str):
         mha = layer.mha
         if mha is None or layer.ffn is None:
             raise WeightsError(f"attention net: {name}: encoder layer without mha or ffn")
@@ -185,7 +174,7 @@ class EncoderLayer:
         self.smolgen = None
         if mha.smolgen is not None:
             self.smolgen = Smolgen(mha.smolgen, smolgen_w, embedding, heads, smolgen_act,
-                                   f"{name}.mha.smolgen")
+                                   smolgen_eps, f"{name}.mha.smolgen")
         self.ln1 = (layer.ln1_gammas, layer.ln1_betas)
         self.ln2 = (layer.ln2_gammas, layer.ln2_betas)
         self.heads, self.depth = heads, self.d_model // heads
@@ -215,19 +204,17 @@ class AttentionPolicy:
     """Attention policy head: embedding, optional encoder layers, Q.K^T / sqrt(d)
     for from-to moves plus promotion offsets, gathered into lc0's 1858 order."""
 
-    def __init__(self, head: Node, fmt, conv_body: bool, embedding: int, smolgen_w=None):
-        if conv_body:  # lc0 hard-codes these for attention policies on residual bodies
-            emb_act, smolgen_act, ffn_act = NF.ACTIVATION_SELU, NF.ACTIVATION_NONE, NF.ACTIVATION_SELU
-        else:
-            emb_act = default_activation(fmt)
-            smolgen_act = resolved_activation(fmt.smolgen_activation, fmt)
-            ffn_act = resolved_activation(fmt.ffn_activation, fmt)
+    def __init__(self, head: Node, spec: NetSpec, embedding: int, smolgen_w=None):
+        """`head`: a policy head Node (Weights.policy_head()); `embedding`:
+        the flow's channels per square."""
         self.embed = Dense(head.ip_pol_w, head.ip_pol_b, "policy.ip_pol", embedding)
-        self.embed_act = activation_fn(emb_act)
+        self.embed_act = activation_fn(spec.policy_embedding_activation)
         width = self.embed.n_out
         self.encoders = [
-            EncoderLayer(layer, width, head.pol_headcount or 0, smolgen_act, ffn_act, 1.0,
-                         LN_EPS_DEFAULT, smolgen_w, f"policy.pol_encoder[{i}]")
+            EncoderLayer(layer, width, head.pol_headcount or 0, spec.policy_encoder_smolgen_activation,
+                         spec.policy_encoder_ffn_activation, spec.policy_encoder_alpha,
+                         spec.policy_layer_norm_epsilon, spec.smolgen_layer_norm_epsilon, smolgen_w,
+                         f"policy.pol_encoder[{i}]")
             for i, layer in enumerate(head.pol_encoder or [])
         ]
         self.query = Dense(head.ip2_pol_w, head.ip2_pol_b, "policy.ip2_pol", width)
@@ -243,6 +230,10 @@ class AttentionPolicy:
         self.scale = np.float32(1.0 / np.sqrt(np.float32(d)))
 
     def __call__(self, flow: np.ndarray) -> np.ndarray:
+        """Policy logits (N, 1858) from a per-square flow (N, 64, C)."""
+        flow = np.asarray(flow, dtype=np.float32)
+        if flow.ndim != 3 or flow.shape[1] != SQUARES:
+            raise BackendError(f"attention policy: flow must be (N, 64, C), got {flow.shape}")
         n = flow.shape[0]
         x = self.embed(flow, self.embed_act)
         for layer in self.encoders:
@@ -257,40 +248,17 @@ class AttentionPolicy:
         return np.ascontiguousarray(full[:, tables.ATTN_POLICY_GATHER])
 
 
-# id(head) -> (head, key, AttentionPolicy): holding `head` keeps its id unique;
-# a few entries (one per loaded net) are enough, the oldest is dropped.
-_POLICY_CACHE: dict = {}
-_POLICY_CACHE_SIZE = 8
-
-
-def attention_policy(flow: np.ndarray, head: Node, fmt, conv_body: bool, smolgen_w=None) -> np.ndarray:
-    """Policy logits (N, 1858) from a per-square flow (N, 64, C) through an
-    attention policy head (`head`: a Node as from Weights.policy_head())."""
-    flow = np.asarray(flow, dtype=np.float32)
-    if flow.ndim != 3 or flow.shape[1] != SQUARES:
-        raise BackendError(f"attention_policy: flow must be (N, 64, C), got {flow.shape}")
-    key = (fmt.SerializeToString(), conv_body, flow.shape[2], id(smolgen_w))
-    cached = _POLICY_CACHE.get(id(head))
-    if cached is None or cached[1] != key:
-        cached = (head, key, AttentionPolicy(head, fmt, conv_body, flow.shape[2], smolgen_w))
-        _POLICY_CACHE.pop(id(head), None)
-        while len(_POLICY_CACHE) >= _POLICY_CACHE_SIZE:
-            del _POLICY_CACHE[next(iter(_POLICY_CACHE))]
-        _POLICY_CACHE[id(head)] = cached
-    return cached[2](flow)
-
-
 class AttentionValue:
     """Value head: per-square embedding, flatten square-major, dense, dense to WDL (or tanh)."""
 
-    def __init__(self, head: Node, fmt, embedding: int):
+    def __init__(self, head: Node, spec: NetSpec, embedding: int):
         self.embed = Dense(head.ip_val_w, head.ip_val_b, "value.ip_val", embedding)
         self.dense1 = Dense(head.ip1_val_w, head.ip1_val_b, "value.ip1_val", SQUARES * self.embed.n_out)
-        self.wdl = fmt.value == NF.VALUE_WDL
+        self.wdl = spec.value == "wdl"
         self.dense2 = Dense(head.ip2_val_w, head.ip2_val_b, "value.ip2_val", self.dense1.n_out)
         if self.dense2.n_out != (3 if self.wdl else 1):
             raise WeightsError(f"attention net: value.ip2_val has {self.dense2.n_out} outputs")
-        self.act = activation_fn(default_activation(fmt))
+        self.act = activation_fn(spec.default_activation)
 
     def __call__(self, flow: np.ndarray) -> np.ndarray:
         n = flow.shape[0]
@@ -304,13 +272,13 @@ class AttentionValue:
 class AttentionMovesLeft:
     """Moves-left head: per-square embedding, flatten, dense, dense to 1 + ReLU."""
 
-    def __init__(self, net: Node, fmt, embedding: int):
+    def __init__(self, net: Node, spec: NetSpec, embedding: int):
         self.embed = Dense(net.ip_mov_w, net.ip_mov_b, "moves_left.ip_mov", embedding)
         self.dense1 = Dense(net.ip1_mov_w, net.ip1_mov_b, "moves_left.ip1_mov", SQUARES * self.embed.n_out)
         self.dense2 = Dense(net.ip2_mov_w, net.ip2_mov_b, "moves_left.ip2_mov", self.dense1.n_out)
         if self.dense2.n_out != 1:
             raise WeightsError(f"attention net: moves_left.ip2_mov has {self.dense2.n_out} outputs")
-        self.act = activation_fn(default_activation(fmt))
+        self.act = activation_fn(spec.default_activation)
 
     def __call__(self, flow: np.ndarray) -> np.ndarray:
         n = flow.shape[0]
@@ -334,9 +302,10 @@ class AttentionModel:
         if fmt.policy != NF.POLICY_ATTENTION:
             raise WeightsError(f"attention net: attention body with policy format "
                                f"{NF.PolicyFormat.Name(fmt.policy)} (lc0 needs POLICY_ATTENTION)")
-        self.fmt = fmt
-        self.act = activation_fn(default_activation(fmt))
-        self.pe_dense = fmt.input_embedding == NF.INPUT_EMBEDDING_PE_DENSE
+        spec = NetSpec.from_weights(weights)
+        self.spec = spec
+        self.act = activation_fn(spec.default_activation)
+        self.pe_dense = spec.input_embedding == "pe_dense"
         embedding = net.ip_emb_b.size
         self.embedding = embedding
 
@@ -359,9 +328,8 @@ class AttentionModel:
             self.gates = (np.ascontiguousarray(net.ip_mult_gate.reshape(embedding, SQUARES).T),
                           np.ascontiguousarray(net.ip_add_gate.reshape(embedding, SQUARES).T))
 
-        smolgen_act = resolved_activation(fmt.smolgen_activation, fmt)
-        ffn_act = resolved_activation(fmt.ffn_activation, fmt)
-        self.alpha = float(np.float32((2.0 * len(net.encoder)) ** -0.25)) if net.encoder else 1.0
+        self.alpha = spec.encoder_alpha
+        self.embedding_eps = spec.embedding_layer_norm_epsilon
         if self.pe_dense:
             self.ln_emb = (net.ip_emb_ln_gammas, net.ip_emb_ln_betas)
             ffn = net.ip_emb_ffn
@@ -370,19 +338,19 @@ class AttentionModel:
             self.emb_ffn1 = Dense(ffn.dense1_w, ffn.dense1_b, "ip_emb_ffn.dense1", embedding)
             self.emb_ffn2 = Dense(ffn.dense2_w, ffn.dense2_b, "ip_emb_ffn.dense2", self.emb_ffn1.n_out)
             self.ln_emb_ffn = (net.ip_emb_ffn_ln_gammas, net.ip_emb_ffn_ln_betas)
-            self.ffn_act = activation_fn(ffn_act)
+            self.ffn_act = activation_fn(spec.ffn_activation)
 
-        eps = LN_EPS_PE_DENSE if self.pe_dense else LN_EPS_DEFAULT
         self.encoders = [
-            EncoderLayer(layer, embedding, net.headcount or 0, smolgen_act, ffn_act, self.alpha, eps,
+            EncoderLayer(layer, embedding, net.headcount or 0, spec.smolgen_activation, spec.ffn_activation,
+                         self.alpha, spec.layer_norm_epsilon, spec.smolgen_layer_norm_epsilon,
                          net.smolgen_w, f"encoder[{i}]")
             for i, layer in enumerate(net.encoder)
         ]
-        self.policy = AttentionPolicy(weights.policy_head(policy_head), fmt, False, embedding, net.smolgen_w)
-        self.value = AttentionValue(weights.value_head(value_head), fmt, embedding)
+        self.policy = AttentionPolicy(weights.policy_head(policy_head), spec, embedding, net.smolgen_w)
+        self.value = AttentionValue(weights.value_head(value_head), spec, embedding)
         self.moves_left = None
-        if fmt.moves_left == NF.MOVES_LEFT_V1:
-            self.moves_left = AttentionMovesLeft(net, fmt, embedding)
+        if spec.moves_left:
+            self.moves_left = AttentionMovesLeft(net, spec, embedding)
 
     def embed(self, planes: np.ndarray) -> np.ndarray:
         """Input planes (N, 112, 8, 8) -> embedded flow (N, 64, embedding)."""
@@ -395,12 +363,12 @@ class AttentionModel:
             extra = np.broadcast_to(POS_ENCODING, (n, SQUARES, self.pe_channels))
         x = self.input_embed(np.concatenate([per_square, extra], axis=2), self.act)
         if self.pe_dense:
-            x = layer_norm(x, None, 1.0, *self.ln_emb, LN_EPS_HEAD)
+            x = layer_norm(x, None, 1.0, *self.ln_emb, self.embedding_eps)
         if self.gates is not None:
             x = x * self.gates[0] + self.gates[1]
         if self.pe_dense:
             ffn = self.emb_ffn2(self.emb_ffn1(x, self.ffn_act))
-            x = layer_norm(ffn, x, self.alpha, *self.ln_emb_ffn, LN_EPS_HEAD)
+            x = layer_norm(ffn, x, self.alpha, *self.ln_emb_ffn, self.embedding_eps)
         return x
 
     def body(self, planes: np.ndarray) -> np.ndarray:
@@ -415,7 +383,7 @@ class AttentionModel:
             raise BackendError(f"cpu backend: planes must be (N, 112, 8, 8), got {planes.shape}")
         outputs = [self._forward_chunk(planes[i:i + MAX_BATCH]) for i in range(0, len(planes), MAX_BATCH)]
         if not outputs:
-            return (np.zeros((0, tables.POLICY_SIZE), np.float32), np.zeros((0, 3), np.float32),
+            return (np.zeros((0, POLICY_SIZE), np.float32), np.zeros((0, 3), np.float32),
                     np.zeros((0,), np.float32))
         return tuple(np.concatenate(parts).astype(np.float32, copy=False) for parts in zip(*outputs))
 

@@ -18,12 +18,12 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lc0_rocm._proto import net_pb2
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, checked_planes, wdl_from_classical
+from lc0_rocm.backends.base import checked_planes, wdl_from_classical
+from lc0_rocm.netspec import BN_EPSILON, NetSpec
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, SQUARES
 from lc0_rocm.weights import WeightsError
 
 NF = net_pb2.NetworkFormat
-SQUARES = 64
-BN_EPSILON = 1e-5
 CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
                NF.NETWORK_CLASSICAL_WITH_HEADFORMAT, NF.NETWORK_SE_WITH_HEADFORMAT)
 F32 = np.float32
@@ -43,7 +43,7 @@ def mish_(x):
     np.multiply(x, n / (n + 2), out=x)
 
 
-ACTIVATE_INPLACE = {NF.DEFAULT_ACTIVATION_RELU: relu_, NF.DEFAULT_ACTIVATION_MISH: mish_}
+ACTIVATE_INPLACE = {NF.ACTIVATION_RELU: relu_, NF.ACTIVATION_MISH: mish_}
 
 
 def sigmoid(x):
@@ -267,18 +267,15 @@ class ResNetModel:
         fmt, net = weights.format, weights.net
         if fmt.network not in CONV_BODIES:
             raise WeightsError(f"not a convolution-body net: {NF.NetworkStructure.Name(fmt.network)}")
-        if fmt.default_activation not in ACTIVATE_INPLACE:
-            raise WeightsError(f"unsupported default activation {fmt.default_activation}")
-        self.format = fmt
-        self.activate_ = ACTIVATE_INPLACE[fmt.default_activation]
-
         self.input = Conv3(net.input, "input", NUM_PLANES, algorithm)
         c = self.channels = self.input.outputs
         self.residual = [Residual(r, i, c, algorithm) for i, r in enumerate(net.residual)]
+        # Activations as NetSpec resolves them (read once the body is known to be whole).
+        self.spec = NetSpec.from_weights(weights)
+        self.activate_ = ACTIVATE_INPLACE[self.spec.default_activation]
         # lc0 evaluates the `vanilla` policy and `winner` value heads (the
         # top-level fields of a single-head file).
-        self.head = weights.policy_head()
-        self._init_policy(fmt, self.head, c)
+        self._init_policy(fmt, weights.policy_head(), c)
         self._init_value(fmt, weights.value_head(), c)
         self._init_moves_left(fmt, net, c)
         self._buffers: dict[int, Buffers] = {}
@@ -304,8 +301,8 @@ class ResNetModel:
                                         "ip_pol_w", "ip_pol_b")
             self.policy_ip_w = channel_major_to_nhwc_rows(w, planes)
         elif self.policy_kind == NF.POLICY_ATTENTION:
-            from lc0_rocm.backends.cpu_attention import attention_policy
-            self.attention_policy = attention_policy
+            from lc0_rocm.backends.cpu_attention import AttentionPolicy
+            self.attention_policy = AttentionPolicy(head, self.spec, c)
         else:
             raise WeightsError(f"unsupported policy format {NF.PolicyFormat.Name(fmt.policy)} "
                                "for a convolution body")
@@ -461,8 +458,7 @@ class ResNetModel:
             logits = p.reshape(n, -1) @ self.policy_ip_w
             logits += self.policy_ip_b
             return logits
-        out = self.attention_policy(flow.reshape(n, SQUARES, self.channels), self.head,
-                                    self.format, conv_body=True)
+        out = self.attention_policy(flow.reshape(n, SQUARES, self.channels))
         return np.ascontiguousarray(out, dtype=F32)
 
     def value_head(self, flow, n):

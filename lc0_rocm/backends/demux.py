@@ -28,7 +28,8 @@ import concurrent.futures
 import itertools
 import threading
 
-from lc0_rocm.backends.base import BackendError, NativeSlot, c_slot, checked_outputs, checked_packed
+from lc0_rocm.backends.base import (DEFAULT_ATTRIBUTES, BackendAttributes, BackendError, NativeSlot, c_slot,
+                                    checked_outputs, checked_packed)
 from lc0_rocm.backends.children import (WrapperBackend, child_slots, close_children, concat_outputs,
                                         create_children, empty_outputs, int_setting, plan_children,
                                         slice_inputs)
@@ -77,16 +78,18 @@ class DemuxBackend(WrapperBackend):
         self._native = None            # (ffi, lib, demux, keep) once built; False: none to be had
         self._native_lock = threading.Lock()
 
-    @property
-    def device_info(self):
-        """The first GPU child's facts with the children's multiprocessors
-        summed: a batch sized for it fills every GPU (lc0's demux suggests
-        the children's minibatch times the threads)."""
-        info = super().device_info
-        if info:
-            info["multiprocessors"] = sum(getattr(c.backend, "device_info", {}).get("multiprocessors", 0)
-                                          for c in self.children)
-        return info
+    def attributes(self) -> BackendAttributes:
+        """Every batch spans all children: the search's two threads (one
+        gathering while the other's batch is out), a batch that fills every
+        GPU child (the sum of their recommended sizes, as lc0's demux
+        suggests), at most the children's maxima together."""
+        kids = self.child_attributes()
+        gpus = [a for a in kids if not a.runs_on_cpu]
+        return BackendAttributes(
+            runs_on_cpu=not gpus, suggested_num_search_threads=DEFAULT_ATTRIBUTES.suggested_num_search_threads,
+            recommended_batch_size=(sum(a.recommended_batch_size for a in gpus)
+                                    or DEFAULT_ATTRIBUTES.recommended_batch_size),
+            maximum_batch_size=sum(a.maximum_batch_size for a in kids))
 
     def forward_packed(self, masks, values):
         masks, values = checked_packed(masks, values)
@@ -150,10 +153,6 @@ class DemuxBackend(WrapperBackend):
             offset += size
         concurrent.futures.wait(futures)   # every part done before any error is raised
         return concat_outputs([f.result() for f in futures])
-
-    @property
-    def parallel_devices(self) -> int:
-        return 1          # every batch already spans all children
 
     def native_slots(self, count):
         """`count` demux slots: each cuts a batch over every child's workers

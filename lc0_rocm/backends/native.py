@@ -40,9 +40,11 @@ import numpy as np
 from lc0_rocm import buildcache
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
-from lc0_rocm.backends.base import (NUM_PLANES, Backend, BackendError, NativeSlot, checked_outputs,
+from lc0_rocm.backends.base import (Backend, BackendAttributes, BackendError, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs)
+from lc0_rocm.netspec import BN_EPSILON, NetSpec
 from lc0_rocm.progress import Progress
+from lc0_rocm.sizes import NUM_PLANES
 
 NF = net_pb2.NetworkFormat
 VENDOR_OF_PREFIX = {"rocm": "amd", "cuda": "nvidia"}
@@ -426,14 +428,6 @@ ATTENTION_BODIES = (NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT,
                     NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT)
 
 
-def resolve_activations(fmt) -> tuple[int, int, int]:
-    """(default, ffn, smolgen) as ActivationFunction values, DEFAULT resolved."""
-    default = NF.ACTIVATION_MISH if fmt.default_activation == NF.DEFAULT_ACTIVATION_MISH else NF.ACTIVATION_RELU
-    def resolve(fn):
-        return default if fn == NF.ACTIVATION_DEFAULT else fn
-    return default, resolve(fmt.ffn_activation), resolve(fmt.smolgen_activation)
-
-
 def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
     """Every Layer of a Node tree under its dotted proto path."""
     out: dict[str, np.ndarray] = {}
@@ -457,9 +451,6 @@ def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
 
 def _as_f32(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32).ravel()
-
-
-BN_EPSILON = 1e-5
 
 
 def _layer(node, field, name):
@@ -629,6 +620,24 @@ def device_index(name: str, options: dict) -> int:
     return indices.pop() if indices else 0
 
 
+# Threads 0 on one GPU: three search threads, a stream each (lc0 runs two,
+# taking turns on one stream; a third measured +4-20 % on maia-1900 on most
+# lent H100s and no loss on t82). MinibatchSize 0: lc0's cuda backend
+# suggests 2 x the multiprocessors, its generic 256 where that is unknown.
+SEARCH_THREADS = 3
+BATCH_PER_MULTIPROCESSOR = 2
+FALLBACK_BATCH = 256
+
+
+def gpu_attributes(info: dict, max_batch: int) -> BackendAttributes:
+    """A GPU backend's attributes from its device_info and max_batch."""
+    multiprocessors = int(info.get("multiprocessors") or 0)
+    return BackendAttributes(
+        runs_on_cpu=False, suggested_num_search_threads=SEARCH_THREADS,
+        recommended_batch_size=BATCH_PER_MULTIPROCESSOR * multiprocessors or FALLBACK_BATCH,
+        maximum_batch_size=max_batch)
+
+
 def check_device(name: str, device: int, count: int) -> None:
     if not 0 <= device < count:
         present = f"devices 0..{count - 1}" if count else "no device"
@@ -668,13 +677,14 @@ class NativeBackend(Backend):
         self.max_batch = max_batch
         self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
         fmt = weights.format
-        default, ffn, smolgen = resolve_activations(fmt)
+        spec = NetSpec.from_weights(weights)   # the activations DEFAULT leaves implicit
         cfg = ffi.new("lc0rocm_config*")
         cfg.device, cfg.precision, cfg.max_batch = device, 1 if fp16 else 0, max_batch
         cfg.network, cfg.policy = fmt.network, fmt.policy or NF.POLICY_CLASSICAL
         cfg.value = fmt.value or NF.VALUE_CLASSICAL
         cfg.moves_left, cfg.input_embedding = fmt.moves_left, fmt.input_embedding
-        cfg.default_activation, cfg.ffn_activation, cfg.smolgen_activation = default, ffn, smolgen
+        cfg.default_activation, cfg.ffn_activation = spec.default_activation, spec.ffn_activation
+        cfg.smolgen_activation = spec.smolgen_activation
 
         tensors = named_tensors(weights)
         keep = []  # the arrays and names must outlive the create call
@@ -708,6 +718,9 @@ class NativeBackend(Backend):
     def _give_stream(self, stream):
         with self._pool_lock:
             self._free.append(stream)
+
+    def attributes(self) -> BackendAttributes:
+        return gpu_attributes(self.device_info, self.max_batch)
 
     def native_slots(self, count):
         """`count` slots on streams of their own (lc0rocm_forward with the

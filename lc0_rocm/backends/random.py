@@ -22,10 +22,14 @@ import time
 
 import numpy as np
 
-from lc0_rocm.backends.base import (NUM_PLANES, POLICY_SIZE, Backend, BackendError, checked_packed,
-                                    pack_planes)
+from lc0_rocm.backends.base import Backend, BackendAttributes, BackendError, checked_packed, pack_planes
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
 
 OPTIONS = ("seed", "uniform", "input_mode", "delay")
+# Hashing is cheap: two search threads (one gathers while the other's batch
+# is hashed) and lc0's generic minibatch.
+ATTRIBUTES = BackendAttributes(runs_on_cpu=True, suggested_num_search_threads=2,
+                               recommended_batch_size=256, maximum_batch_size=1024)
 
 
 def is_available(name: str) -> tuple[bool, str]:
@@ -94,6 +98,9 @@ class RandomBackend(Backend):
     @property
     def is_native(self) -> bool:
         return self._native is not None
+
+    def attributes(self) -> BackendAttributes:
+        return ATTRIBUTES
 
     def forward(self, planes: np.ndarray):
         """Planes are packed back as lc0 holds them; an all-zero plane packs

@@ -32,9 +32,9 @@ import numpy as np
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.makenet import fill_layer, new_net, preset
+from lc0_rocm.sizes import NUM_PLANES, SQUARES
 
 NF = net_pb2.NetworkFormat
-SQUARES = 64
 PIECE_PLANES = 12
 
 
@@ -157,13 +157,13 @@ def build(rng: np.random.Generator, shape: AttentionShape, input_format: int = 1
         pe = shape.pe_dense_channels
         # About 32 of the 768 piece inputs are set: scale for those.
         draw.dense(w.ip_emb_preproc_w, w.ip_emb_preproc_b, SQUARES * PIECE_PLANES, SQUARES * pe, fan_in=32)
-        draw.dense(w.ip_emb_w, w.ip_emb_b, 112 + pe, e)
+        draw.dense(w.ip_emb_w, w.ip_emb_b, NUM_PLANES + pe, e)
         draw.norm(w.ip_emb_ln_gammas, w.ip_emb_ln_betas, e)
         draw.dense(w.ip_emb_ffn.dense1_w, w.ip_emb_ffn.dense1_b, e, shape.embedding_dff)
         draw.dense(w.ip_emb_ffn.dense2_w, w.ip_emb_ffn.dense2_b, shape.embedding_dff, e)
         draw.norm(w.ip_emb_ffn_ln_gammas, w.ip_emb_ffn_ln_betas, e)
     else:
-        draw.dense(w.ip_emb_w, w.ip_emb_b, 112 + 64, e)
+        draw.dense(w.ip_emb_w, w.ip_emb_b, NUM_PLANES + 64, e)   # PE_MAP: 64 positional channels
     if shape.gates:
         fill_layer(w.ip_mult_gate, draw.normal(e * SQUARES, 0.1, 1.0))
         fill_layer(w.ip_add_gate, draw.normal(e * SQUARES, 0.1))

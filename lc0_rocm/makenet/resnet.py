@@ -15,10 +15,9 @@ import numpy as np
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.makenet import fill_layer, new_net, preset
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE, SQUARES
 
 NF = net_pb2.NetworkFormat
-PLANES = 112
-SQUARES = 64
 RULE50_PLANE = 109
 
 
@@ -51,7 +50,7 @@ def input_plane_scale() -> np.ndarray:
     """Per-input-plane weight factor: the rule-50 plane carries raw ply counts
     (up to ~100) where every other plane is 0/1, so its weights are drawn
     1/100 as large to keep high-rule-50 positions in range."""
-    scale = np.ones(PLANES, np.float32)
+    scale = np.ones(NUM_PLANES, np.float32)
     scale[RULE50_PLANE] = 0.01
     return scale
 
@@ -96,7 +95,7 @@ def build_resnet(rng, shape: ResNetShape) -> net_pb2.Net:
     w = net.weights
     c, bias = shape.filters, shape.conv_biases
 
-    fill_conv(w.input, rng, c, PLANES, 3, biases=bias, plane_scale=input_plane_scale())
+    fill_conv(w.input, rng, c, NUM_PLANES, 3, biases=bias, plane_scale=input_plane_scale())
     for _ in range(shape.blocks):
         res = w.residual.add()
         fill_conv(res.conv1, rng, c, c, 3, biases=bias)
@@ -126,7 +125,7 @@ def add_policy_head(w, rng, shape: ResNetShape) -> None:
         fill_conv(w.policy, rng, 80, c, 3, batch_norm=False, gain=2.0, bias_std=0.5)
     elif shape.policy == "classical":
         fill_conv(w.policy, rng, shape.head_channels, c, 1, biases=shape.conv_biases)
-        fill_dense(w.ip_pol_w, w.ip_pol_b, rng, 1858, shape.head_channels * SQUARES,
+        fill_dense(w.ip_pol_w, w.ip_pol_b, rng, POLICY_SIZE, shape.head_channels * SQUARES,
                    gain=2.0, bias_std=0.5)
     else:  # attention policy on a convolution body (lc0's "apmish" layout)
         emb, d = shape.policy_embedding, shape.policy_d_model

@@ -1,8 +1,10 @@
-"""lc0 v0.32.1-style PUCT MCTS (classic search), one thread.
+"""lc0 v0.32.1's classic PUCT search.
 
-`core.Search` is the hot path over the flat-array `tree.Tree`; `params`
-holds lc0's knobs; `evaluator` adapts a Network; `score` formats values.
-Most callers want `lc0_rocm.engine.Engine`.
+`native` binds the native core's search (what the engine runs). The Python
+search it is tested against: `core.Search` over the flat-array `tree.Tree`,
+its phases mixed in from `picking`, `leaves`, `backup`, `stoppers` and
+`selection`. `params` defines lc0's knobs for both; `evaluator` adapts a
+Network; `score` formats values. Most callers want `lc0_rocm.engine.Engine`.
 """
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.params import OPTIONS, OptionSpec, SearchParams

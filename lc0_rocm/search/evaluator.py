@@ -13,7 +13,7 @@ import chess
 import numpy as np
 
 from lc0_rocm import encoder
-from lc0_rocm.backends.base import POLICY_SIZE
+from lc0_rocm.sizes import POLICY_SIZE
 from lc0_rocm.search import leaf_planes
 
 

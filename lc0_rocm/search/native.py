@@ -18,20 +18,11 @@ from typing import Callable
 import chess
 import numpy as np
 
-from lc0_rocm.backends.base import NUM_PLANES, POLICY_SIZE, c_slot
+from lc0_rocm.backends.base import c_slot
+from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.search import contempt
-from lc0_rocm.search.params import OPTIONS, SearchParams
-
-# Knobs the core reads; combos become numbers.
-_FPU = {"reduction": 0, "absolute": 1, "same": 2}
-_NATIVE_KNOBS = [name for name, spec in OPTIONS.items()
-                 if spec.type in ("spin", "float", "check") and name not in (
-                     "MinibatchSize", "MaxCollisionEvents", "MultiPV", "Temperature",
-                     "TempDecayMoves", "TempDecayDelayMoves", "TempCutoffMove", "TempEndgame",
-                     "TempValueCutoff", "TempVisitOffset", "PerPvCounters", "Threads",
-                     "VerboseMoveStats", "ContemptMaxValue", "WDLCalibrationElo",
-                     "WDLContemptAttenuation", "WDLEvalObjectivity", "WDLDrawRateTarget",
-                     "WDLDrawRateReference", "WDLBookExitBias", "UCI_RatingAdv")]
+from lc0_rocm.search.params import SearchParams
+from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
 
 STOP_POLL_S = 0.002
 
@@ -47,7 +38,7 @@ def _close_all() -> None:
         search.close()
 
 
-class NativeSearchError(RuntimeError):
+class NativeSearchError(Lc0RocmError, RuntimeError):
     """The native search failed (the message says why)."""
 
 
@@ -210,7 +201,7 @@ class NativeSearch:
         if tablebase is None:
             ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = ffi.NULL, ffi.NULL, 0
         else:
-            from lc0_rocm.search.core import _max_pieces
+            from lc0_rocm.syzygy import max_pieces
 
             @ffi.callback("lc0core_tb_probe_fn")
             def probe(_ctx, fen, wdl_out):
@@ -224,21 +215,15 @@ class NativeSearch:
                 return 1
 
             self._keep.append(probe)
-            ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = probe, ffi.NULL, _max_pieces(tablebase)
+            ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = probe, ffi.NULL, max_pieces(tablebase)
         self._install_evaluator()
 
     def set_params(self, params: SearchParams, minibatch: int, threads: int = 1) -> None:
         """The knobs, the resolved minibatch size and thread count (2 or more:
         gather the next batch while the network computes the current one)."""
         lib, h = self.lib, self._handle
-        for name in _NATIVE_KNOBS:
-            value = params.values[name]
-            self._check(lib.lc0core_search_set_option(h, name.encode(), float(value)), name)
-        for name in ("FpuStrategy", "FpuStrategyAtRoot"):
-            self._check(lib.lc0core_search_set_option(h, name.encode(), float(_FPU[params.values[name]])), name)
-        self._check(lib.lc0core_search_set_option(h, b"MinibatchSize", float(max(1, minibatch))),
-                    "MinibatchSize")
-        self._check(lib.lc0core_search_set_option(h, b"Threads", float(max(1, threads))), "Threads")
+        for name, number in params.native_settings(minibatch, threads):
+            self._check(lib.lc0core_search_set_option(h, name.encode(), number), name)
         self._use_slots(max(1, threads))
 
     def new_game(self) -> None:

@@ -2,6 +2,10 @@
 
 `OPTIONS` lists every knob as an OptionSpec so the UCI layer can print
 `option name ... type ...` lines; `SearchParams` holds validated values.
+This file is where a knob is defined: the native core's SearchParams
+(native/core/src/search/params.h, params.cpp) repeats the ones it reads,
+and tests/test_native_params.py holds its names, types and defaults to
+these (`NATIVE_KNOBS`, `SearchParams.native_settings`).
 """
 from __future__ import annotations
 
@@ -135,9 +139,8 @@ OPTIONS: dict[str, OptionSpec] = {
     "UCI_Opponent": OptionSpec("string", ""),
     "UCI_RatingAdv": _float(0.0, -10000.0, 10000.0),
     "NNCacheSize": _spin(2000000, 0, 999999999, "cached NN evaluations (positions)"),
-    "Threads": _spin(0, 0, 128, "search threads; 0: 1 on cpu, 3 on one GPU, 2 per GPU under wrappers, "
-                                "else 2; on a GPU each has a stream "
-                                "of its own (elsewhere 2 or more pipeline gathering with the network)"),
+    "Threads": _spin(0, 0, 128, "search threads; 0 = the backend's suggestion; on a GPU each has a "
+                                "stream of its own (elsewhere 2 or more pipeline gathering with the network)"),
     "TaskWorkers": _spin(-1, -1, 128, "threads that help each gathering pick in separate branches "
                                       "per search thread (native search); -1 = min(4, cores / (Threads - 1) - 1)"),
     "MinimumPickingWork": _spin(1, 1, 100000, "a branch with more visits than this may go to a task worker"),
@@ -158,13 +161,32 @@ OPTIONS: dict[str, OptionSpec] = {
     "VerboseMoveStats": _check(False),
 }
 
-# lc0's defaults for MinibatchSize 0: the eigen/blas backend suggests 7, the
-# cuda backend 2 x multiprocessors (Engine uses the GPU's count when the
-# backend reports it), other networks 256 (Network::GetMiniBatchSize()).
-CPU_SUGGESTED_MINIBATCH = 7
-# Threads 0 on one GPU (Engine.search_threads): a stream per search thread.
-GPU_SEARCH_THREADS = 3
-GPU_SUGGESTED_MINIBATCH = 256
+# Knobs the Python layer applies itself, around the native search: the root
+# pick (temperature), MultiPV and reporting, the WDL rescaling's inputs (the
+# core takes their result per search), and MaxCollisionEvents (accepted like
+# lc0, unused by v0.32.1's classic search).
+PYTHON_ONLY = frozenset({
+    "MaxCollisionEvents", "MultiPV", "Temperature", "TempDecayMoves", "TempDecayDelayMoves",
+    "TempCutoffMove", "TempEndgame", "TempValueCutoff", "TempVisitOffset", "PerPvCounters",
+    "VerboseMoveStats", "ContemptMaxValue", "WDLCalibrationElo", "WDLContemptAttenuation",
+    "WDLEvalObjectivity", "WDLDrawRateTarget", "WDLDrawRateReference", "WDLBookExitBias",
+    "UCI_RatingAdv"})
+# Knobs whose value the engine resolves before the core sees it (0 = the
+# backend's suggestion there; the core takes only the number).
+RESOLVED_BY_ENGINE = ("MinibatchSize", "Threads")
+# Combos the core reads as numbers: params.h's enum FpuStrategy.
+FPU_STRATEGY_CODES = {"reduction": 0, "absolute": 1, "same": 2}
+# Every knob the native core's SearchParams::set takes, by lc0's name.
+NATIVE_KNOBS = tuple(name for name, spec in OPTIONS.items()
+                     if name not in PYTHON_ONLY and name not in RESOLVED_BY_ENGINE
+                     and (spec.type in ("spin", "float", "check") or name in ("FpuStrategy", "FpuStrategyAtRoot")))
+
+
+def native_number(name: str, value) -> float:
+    """A knob's value as the native core takes it (a double)."""
+    if name in ("FpuStrategy", "FpuStrategyAtRoot"):
+        return float(FPU_STRATEGY_CODES[value])
+    return float(value)
 
 
 def option_name(name: str) -> str:
@@ -197,6 +219,12 @@ class SearchParams:
         if values is not None and name in values:
             return values[name]
         raise AttributeError(name)
+
+    def native_settings(self, minibatch: int, threads: int) -> list[tuple[str, float]]:
+        """(name, number) for every knob the native core reads, with the
+        minibatch size and thread count the engine resolved (at least 1)."""
+        settings = [(name, native_number(name, self.values[name])) for name in NATIVE_KNOBS]
+        return settings + [("MinibatchSize", float(max(1, minibatch))), ("Threads", float(max(1, threads)))]
 
     # Root twins: lc0 uses the AtRoot values only with RootHasOwnCpuctParams.
     def cpuct(self, at_root: bool) -> tuple[float, float, float]:

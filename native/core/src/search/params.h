@@ -1,6 +1,7 @@
 // params.h - the search knobs the native search reads, under lc0's UCI names,
-// with lc0 v0.32.1's defaults (lc0_rocm/search/params.py validates them and
-// passes them in by name).
+// with lc0 v0.32.1's defaults. lc0_rocm/search/params.py defines them,
+// validates them and passes them in by name; tests/test_native_params.py
+// holds the names, types and defaults here (and params.cpp's) to it.
 #pragma once
 #include <string>
 
