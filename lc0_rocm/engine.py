@@ -320,7 +320,7 @@ class Engine:
             else:
                 while not search.run_iteration():
                     report()
-            result = self._result(_snapshot_of(search, multipv), rescale, search.root_black, board,
+            result = self.result_of(_snapshot_of(search, multipv), rescale, search.root_black, board,
                                   searchmoves)
             if on_info is not None:
                 for line in result.lines:
@@ -383,7 +383,7 @@ class Engine:
                    infinite=infinite, depth=depth, mate=mate, searchmoves=searchmoves, stop=stop,
                    report=report if on_info is not None else None, interval_s=INFO_INTERVAL_S)
         snap = native.snapshot(multipv)
-        result = self._result(snap, native.rescale, root_black, board, searchmoves)
+        result = self.result_of(snap, native.rescale, root_black, board, searchmoves)
         if on_info is not None:
             for line in result.lines:
                 on_info(line)
@@ -439,8 +439,10 @@ class Engine:
     def _has_moves_left(self) -> bool:
         return bool(getattr(self._evaluator, "has_moves_left", False))
 
-    def _result(self, snap: Snapshot, rescale: tuple, root_black: bool, board: chess.Board,
-                searchmoves) -> SearchResult:
+    def result_of(self, snap: Snapshot, rescale: tuple, root_black: bool, board: chess.Board,
+                  searchmoves) -> SearchResult:
+        """The SearchResult of a finished search's snapshot (also for searches
+        run outside this engine with its settings, as analysis runs them)."""
         lines = self._lines(snap, rescale, root_black)
         best = snap.best[:1]
         temperature = self._temperature(board)

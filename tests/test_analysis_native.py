@@ -15,6 +15,7 @@ from lc0_rocm import encoder, native_core
 from lc0_rocm.analysis.evaluate import RowEvaluator
 from lc0_rocm.analysis.inputs import board_of_row, board_position
 from lc0_rocm.analysis.many import ManySearch, ManySearchError
+from lc0_rocm.backends.base import BackendAttributes
 from lc0_rocm.bench import POSITIONS, board_for
 from lc0_rocm.engine import Engine
 from lc0_rocm.network import load_network
@@ -40,7 +41,6 @@ class RecordingSlots(CoreRandomSlots):
     input_format = 1
     has_moves_left = False
     name = "fake-gpu"
-    device_info = {"multiprocessors": 4}
 
     def __init__(self):
         super().__init__(seed=0, uniform=0)
@@ -55,6 +55,10 @@ class RecordingSlots(CoreRandomSlots):
 
     def forward_packed(self, masks, values):   # what Engine's Python parts may call
         raise AssertionError("the analysis search must stay native")
+
+    def attributes(self):                        # a GPU's: 2 x its multiprocessors a batch
+        return BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=3,
+                                 recommended_batch_size=8, maximum_batch_size=256)
 
 
 def engine_results(net, rows, nodes, **options):

@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _options(items: list[str], parser) -> tuple:
+def engine_options(items: list[str], parser) -> tuple:
     out = []
     for item in items:
         name, sep, value = item.partition("=")
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         for path in args.output:
             check_writable(path, "output")
         settings = Settings("eval" if args.eval else "search", nodes=args.nodes, movetime=args.movetime,
-                            top_k=args.top_k, options=_options(args.option, parser),
+                            top_k=args.top_k, options=engine_options(args.option, parser),
                             batching=args.batching, every=args.every, played=args.played)
         if settings.mode == "search":
             from lc0_rocm.analysis.many import check_options   # knob names and values, before any work

@@ -283,7 +283,7 @@ class ManySearch:
         ratio, diff = contempt.rescale_params(self.params)
         rescale = (ratio, diff, contempt.resolve_mode(self.params, black, False))
         board = _board_for_result(row)
-        result = self.engine._result(snap, rescale, black, board, None)
+        result = self.engine.result_of(snap, rescale, black, board, None)
         fill_search_result(out, i, result)
 
     def stats(self) -> list[dict]:

@@ -3,6 +3,8 @@ everything that changes the results, which the manifest records so that a
 resumed run cannot mix results of different settings."""
 from __future__ import annotations
 
+from lc0_rocm.errors import Lc0RocmError
+
 import dataclasses
 import hashlib
 import os
@@ -12,7 +14,7 @@ from lc0_rocm import __version__
 MODES = ("eval", "search")
 
 
-class AnalysisError(Exception):
+class AnalysisError(Lc0RocmError):
     """A run that cannot go on for a reason the user can act on (the
     message says it): the command prints it, no traceback."""
 

@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from lc0_rocm.analysis.cli import _options
+    from lc0_rocm.analysis.cli import engine_options
     from lc0_rocm.analysis.settings import AnalysisError
     from lc0_rocm.backends.base import BackendError
     from lc0_rocm.netfiles import NetNotFoundError
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
         print(f"{PROG}: {args.suite} has no position to score", file=sys.stderr)
         return 1
     try:
-        options = dict(_options(args.option, parser))
+        options = dict(engine_options(args.option, parser))
         with load_network(args.weights if args.weights or args.backend != "random" else None,
                           backend=args.backend, backend_opts=args.backend_opts or None) as network:
             outcomes = run_suite(problems, network, nodes=args.nodes, movetime=args.movetime,
