@@ -197,8 +197,14 @@ class Engine:
     def search_threads(self) -> int:
         """Threads, or with Threads 0 the backend's suggestion (one on cpu,
         three on one GPU, two per child under roundrobin and multiplexing,
-        two under demux and on the random backend)."""
-        return self.params.Threads or self.backend_attributes().suggested_num_search_threads
+        two under demux and on the random backend); at most
+        MaxBatchesInFlight (0: the suggestion, at least 2). Each search
+        thread holds a batch's visits in flight: beyond what the network can
+        use at once, more threads only add collisions and smaller batches
+        (lc0's search slows down with them), so they are not started."""
+        suggested = self.backend_attributes().suggested_num_search_threads
+        cap = self.params.MaxBatchesInFlight or max(2, suggested)
+        return min(self.params.Threads or suggested, cap)
 
     @staticmethod
     def _search_pipelined(search, report) -> None:

@@ -62,7 +62,11 @@ def test_threads_and_minibatch_come_from_the_backend():
                             recommended_batch_size=264, maximum_batch_size=1024)
     assert Engine(net_on(gpu)).search_threads() == 3
     assert Engine(net_on(gpu)).minibatch_size() == 264
-    assert Engine(net_on(gpu), Threads=5, MinibatchSize=64).search_threads() == 5
+    # More threads than batches the network can use at once are not started
+    # (MaxBatchesInFlight, 0: the suggestion); asked for, they are.
+    assert Engine(net_on(gpu), Threads=5, MinibatchSize=64).search_threads() == 3
+    assert Engine(net_on(gpu), Threads=5, MaxBatchesInFlight=8).search_threads() == 5
+    assert Engine(net_on(gpu), Threads=2).search_threads() == 2
     assert Engine(net_on(gpu), Threads=5, MinibatchSize=64).minibatch_size() == 64
     assert Engine(MaterialEvaluator()).search_threads() == 1
     assert Engine(MaterialEvaluator()).minibatch_size() == 7        # lc0 eigen's 7

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from lc0_rocm import native_core
+from lc0_rocm.backends.base import BackendAttributes
 from lc0_rocm.engine import Engine
 from lc0_rocm.search.native import NativeSearchError
 from native_slot_fakes import CoreRandomSlots
@@ -46,6 +47,10 @@ class SlotNet(CoreRandomSlots):
 
     name = "fake-gpu"
     device_info = {"multiprocessors": 4}
+
+    def attributes(self):            # a GPU's: three search threads
+        return BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=3,
+                                 recommended_batch_size=8, maximum_batch_size=1024)
 
     def _forward(self, ctx, n, masks, values, policy, wdl, moves_left):
         slot = int(self.ffi.cast("uintptr_t", ctx))
@@ -310,3 +315,15 @@ def test_max_batches_at_network_caps_the_calls_at_once():
     assert result.best_move in chess.Board().legal_moves
     assert len(net.calls) == 3 and net.most_at_once == 1, (net.calls, net.most_at_once)
     assert engine._native.tree_fault() == ""
+
+
+def test_threads_beyond_max_batches_in_flight_are_not_started():
+    net = SlotNet()
+    engine = Engine(net, implementation="native", Threads=8, MinibatchSize=16, SmartPruningFactor=0)
+    engine.search(chess.Board(), nodes=1500)
+    assert len(net.calls) == 3, net.calls          # the fake GPU's suggestion
+    net = SlotNet()
+    engine = Engine(net, implementation="native", Threads=4, MaxBatchesInFlight=4, MinibatchSize=16,
+                    SmartPruningFactor=0)
+    engine.search(chess.Board(), nodes=1500)
+    assert len(net.calls) == 4, net.calls

@@ -153,6 +153,8 @@ OPTIONS: dict[str, OptionSpec] = {
                                             "idle, once it has more than this many positions"),
     "ThreadIdlingThreshold": _spin(1, 0, 128, "the network counts as idle when more than this many "
                                               "search threads are not at it"),
+    "MaxBatchesInFlight": _spin(0, 0, 128, "at most this many search threads hold a batch at once; more only "
+                                           "add collisions (0: the backend's suggested Threads, at least 2)"),
     "MaxBatchesAtNetwork": _spin(0, 0, 128, "search threads on GPU streams of their own: at most this many "
                                             "batches at the network at once (0: one per thread)"),
     "SolidTreeThreshold": _spin(2000000000, 1, 2000000000,
@@ -170,7 +172,7 @@ PYTHON_ONLY = frozenset({
     "TempCutoffMove", "TempEndgame", "TempValueCutoff", "TempVisitOffset", "PerPvCounters",
     "VerboseMoveStats", "ContemptMaxValue", "WDLCalibrationElo", "WDLContemptAttenuation",
     "WDLEvalObjectivity", "WDLDrawRateTarget", "WDLDrawRateReference", "WDLBookExitBias",
-    "UCI_RatingAdv"})
+    "UCI_RatingAdv", "MaxBatchesInFlight"})
 # Knobs whose value the engine resolves before the core sees it (0 = the
 # backend's suggestion there; the core takes only the number).
 RESOLVED_BY_ENGINE = ("MinibatchSize", "Threads")
