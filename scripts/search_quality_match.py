@@ -107,6 +107,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max-plies", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--deadline", type=float, default=0,
+                        help="seconds: start no game after this and report the games played (0: none)")
     parser.add_argument("--out", default=".")
     args = parser.parse_args(argv)
     if args.games < 2 or args.games % 2:
@@ -125,6 +127,8 @@ def main(argv=None) -> int:
 
     def run(job):
         index, opening, a_white = job
+        if args.deadline and time.monotonic() - started > args.deadline:
+            return
         result, plies = play(network, opening, a if a_white else b, b if a_white else a,
                              args.nodes, args.max_plies)
         white_points = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
@@ -143,7 +147,7 @@ def main(argv=None) -> int:
                 future.result()
     finally:
         network.close()
-    result = dict(summary([points[i] for i in sorted(points)]), nodes=args.nodes, a=a, b=b,
+    result = dict(summary([points[i] for i in sorted(points)]), planned=len(jobs), nodes=args.nodes, a=a, b=b,
                   weights=args.weights, backend=args.backend, seconds=time.monotonic() - started)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
