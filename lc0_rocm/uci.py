@@ -49,6 +49,9 @@ ENGINE_NAME = f"lc0-rocm v{__version__}"
 ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
 MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
 MAX_INT = 2**63 - 1
+MAX_INT32 = 2**31 - 1          # depth and mate reach the search as C ints
+MAX_HALFMOVE_CLOCK = 2**31 - 1  # the native core's FEN limits (native/core/src/fen.cpp)
+MAX_FULLMOVE_NUMBER = 1_000_000_000
 
 
 class UciError(Exception):
@@ -121,34 +124,47 @@ def _parse_int(key: str, text: str) -> int:
     return value
 
 
-def parse_position(tokens: list[str], chess960: bool = False) -> tuple[chess.Board, str | None]:
-    """`position startpos|fen FEN [moves M...]` -> (board, error). On a bad
-    move the board holds the moves before it and error says why; a bad FEN
-    raises UciError."""
+def split_position(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """`startpos|fen FEN [moves M...]` -> (head tokens, move tokens)."""
     if not tokens or tokens[0] not in ("startpos", "fen"):
         raise UciError("position requires either fen or startpos")
     if "moves" in tokens:
         split = tokens.index("moves")
-        head, moves = tokens[:split], tokens[split + 1:]
-    else:
-        head, moves = tokens, []
+        return tokens[:split], tokens[split + 1:]
+    return tokens, []
+
+
+def start_board(head: list[str], chess960: bool = False) -> chess.Board:
+    """The board a `position` head (`startpos` or `fen FEN`) names."""
     if head[0] == "startpos":
         if len(head) > 1:
             raise UciError(f"position: unexpected token {_echo(head[1])} after startpos")
-        board = chess.Board(chess960=chess960)
-    else:
-        fen = " ".join(head[1:])
-        if not fen:
-            raise UciError("position fen: missing FEN")
-        board = board_from_fen(fen, chess960)
-    for ply, text in enumerate(moves):
+        return chess.Board(chess960=chess960)
+    fen = " ".join(head[1:])
+    if not fen:
+        raise UciError("position fen: missing FEN")
+    return board_from_fen(fen, chess960)
+
+
+def push_moves(board: chess.Board, moves: list[str], first_ply: int = 0) -> str | None:
+    """Play `moves` on `board`; on an illegal one stop before it and say why."""
+    for ply, text in enumerate(moves, start=first_ply):
         try:
             move = board.parse_uci(text)
         except ValueError:
-            return board, (f"illegal move {_echo(text)} at ply {ply + 1} of position; "
-                           f"position set to the one before it ({board.fen()})")
+            return (f"illegal move {_echo(text)} at ply {ply + 1} of position; "
+                    f"position set to the one before it ({board.fen()})")
         board.push(move)
-    return board, None
+    return None
+
+
+def parse_position(tokens: list[str], chess960: bool = False) -> tuple[chess.Board, str | None]:
+    """`position startpos|fen FEN [moves M...]` -> (board, error). On a bad
+    move the board holds the moves before it and error says why; a bad FEN
+    raises UciError."""
+    head, moves = split_position(tokens)
+    board = start_board(head, chess960)
+    return board, push_moves(board, moves)
 
 
 # Positions the search accepts although python-chess flags them (they occur
@@ -165,6 +181,10 @@ def board_from_fen(fen: str, chess960: bool = False) -> chess.Board:
         board = chess.Board(fen, chess960=chess960)
     except ValueError as e:
         raise UciError(f"malformed FEN {_echo(fen)}: {e}") from None
+    if not 0 <= board.halfmove_clock <= MAX_HALFMOVE_CLOCK:
+        raise UciError(f"invalid position {_echo(fen)}: half-move clock above {MAX_HALFMOVE_CLOCK}")
+    if board.fullmove_number > MAX_FULLMOVE_NUMBER:
+        raise UciError(f"invalid position {_echo(fen)}: fullmove number above {MAX_FULLMOVE_NUMBER}")
     if board.status() & chess.STATUS_BAD_CASTLING_RIGHTS:
         board.castling_rights = board.clean_castling_rights()
     if board.status() & chess.STATUS_INVALID_EP_SQUARE:
@@ -424,6 +444,7 @@ class UciEngine:
         self.tm = self._new_time_manager()
         self.debug = False
         self._job: _Job | None = None
+        self._position_key: tuple | None = None   # (chess960, head, moves) of self.board
 
     # ---------------------------------------------------------- output
 
@@ -521,25 +542,37 @@ class UciEngine:
         if self.engine is not None:
             self.engine.new_game()
         self.tm = self._new_time_manager()
-        self.board = None
+        self.board, self._position_key = None, None
         self.position_time = time.monotonic()
 
     def _cmd_position(self, args):
         self._finish_job()
-        previous, self.board = self.board, None
+        previous, previous_key = self.board, self._position_key
+        self.board, self._position_key = None, None
         # until this one is accepted, no position is valid: never search one the GUI did not send
         self.position_error = "position rejected"
         self.position_time = time.monotonic()
+        chess960 = bool(self.values["UCI_Chess960"])
         try:
-            board, problem = parse_position(args, bool(self.values["UCI_Chess960"]))
+            head, moves = split_position(args)
+            key = (chess960, head, moves)
+            if previous is not None and _extends(previous_key, key):
+                # the game went on: play the new moves only, so that a move
+                # costs the same at ply 200 as at ply 2 (no job holds the board now)
+                board, continues = previous, True
+                problem = push_moves(board, moves[len(previous_key[2]):], len(previous_key[2]))
+            else:
+                board = start_board(head, chess960)
+                problem = push_moves(board, moves)
+                continues = _continues_game(previous, board)
             if problem:
                 raise UciError(problem.split(";")[0])
         except UciError as e:
             self.position_error = f"the last position was rejected ({e})"
             raise UciError(f"{e}; go answers bestmove (none) until a valid position") from None
-        if not _continues_game(previous, board):
+        if not continues:
             self.tm = self._new_time_manager()
-        self.board, self.position_error = board, None
+        self.board, self._position_key, self.position_error = board, key, None
 
     def _cmd_stop(self, args):
         job = self._job
@@ -572,7 +605,9 @@ class UciEngine:
                 raise UciError(f"go: no valid position: {self.position_error}")
             if not go.has_clock() or go.ponder:
                 self.position_time = time.monotonic()
-            board = self.board.copy() if self.board is not None else chess.Board(
+            # the board itself, not a copy (O(game length)): `position`
+            # finishes this job before it plays more moves on it
+            board = self.board if self.board is not None else chess.Board(
                 chess960=bool(self.values["UCI_Chess960"]))
             self._start_search(board, go)
 
@@ -842,7 +877,7 @@ class UciEngine:
         if hold or not (budgets or "nodes" in kwargs):
             kwargs["infinite"] = True  # plain `go`, infinite, ponder, mate, depth: until stopped
         if go.depth is not None and _accepts(engine.search, "depth"):
-            kwargs["depth"] = max(1, go.depth)
+            kwargs["depth"] = min(max(1, go.depth), MAX_INT32)
 
         if self.debug:
             shown = {k: (v if not isinstance(v, list) else [m.uci() for m in v]) for k, v in kwargs.items()}
@@ -940,6 +975,14 @@ def _continues_game(old: chess.Board | None, board: chess.Board) -> bool:
         return False
     n = len(old.move_stack)
     return board.move_stack[:n] == old.move_stack
+
+
+def _extends(old_key: tuple | None, key: tuple) -> bool:
+    """True when the `position` `key` is `old_key`'s plus some moves."""
+    if old_key is None or old_key[:2] != key[:2]:
+        return False
+    done = old_key[2]
+    return len(key[2]) >= len(done) and key[2][:len(done)] == done
 
 
 def _find_word(text: str, word: str) -> int:
