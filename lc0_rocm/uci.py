@@ -38,7 +38,7 @@ from typing import Callable
 
 import chess
 
-from lc0_rocm import __version__, native_rules, netfiles, uci_syzygy
+from lc0_rocm import __version__, native_rules, netfiles, uci_build, uci_syzygy
 from lc0_rocm.search import score as search_score
 from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
@@ -445,6 +445,7 @@ class UciEngine:
         self.debug = False
         self._job: _Job | None = None
         self._position_key: tuple | None = None   # (chess960, head, moves) of self.board
+        self.native_build = uci_build.NativeBuild()
 
     # ---------------------------------------------------------- output
 
@@ -505,6 +506,7 @@ class UciEngine:
     # ---------------------------------------------------------- commands
 
     def _cmd_uci(self, args):
+        self._start_native_build()   # builds (first start only) while the GUI reads the options
         self.send(f"id name {ENGINE_NAME}")
         self.send(f"id author {ENGINE_AUTHOR}")
         for name, spec in self.specs.items():
@@ -514,6 +516,7 @@ class UciEngine:
     def _cmd_isready(self, args):
         try:
             if not self._searching():
+                self._await_native_build()
                 self.ensure_engine()
         except Exception as e:   # whatever fails, the GUI gets its readyok
             self._report("isready", e)
@@ -603,6 +606,8 @@ class UciEngine:
                 self.error(f"go: unexpected tokens ignored: {_echo(' '.join(go.ignored))}")
             if self.position_error is not None:
                 raise UciError(f"go: no valid position: {self.position_error}")
+            if self.native_build.busy():   # a go before isready: the build started at uci
+                self._await_native_build()
             if not go.has_clock() or go.ponder:
                 self.position_time = time.monotonic()
             # the board itself, not a copy (O(game length)): `position`
@@ -715,6 +720,23 @@ class UciEngine:
         except (OSError, ValueError) as e:   # a name too long, a folder we may not read, ...
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             self._weights = (None, f"WeightsFile {_echo(str(value))}: {type(e).__name__}: {_echo(reason)}")
+
+    def _start_native_build(self) -> None:
+        """Build the native libraries the Backend needs, in the background
+        (nothing to do once they are in the cache)."""
+        if self._network_loader is not _default_network_loader:
+            return   # tests' fake nets need no native library
+        try:
+            options = parse_backend_options(self.values["BackendOptions"])
+        except ValueError:
+            options = {}
+        self.native_build.start(str(self.values["Backend"]), options)
+
+    def _await_native_build(self) -> None:
+        """The build started at `uci` (or now), waited for with `info string`
+        progress lines at least every 5 s."""
+        self._start_native_build()
+        self.native_build.wait(lambda line: self.send(f"info string {line}"))
 
     def _new_time_manager(self) -> LegacyTimeManager:
         values = getattr(self, "values", {})
