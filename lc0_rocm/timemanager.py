@@ -19,6 +19,7 @@ single node so that a move is sent at once.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 # lc0 legacy defaults
@@ -107,6 +108,11 @@ class LegacyTimeManager:
         if deadline <= 0:
             return Budget(deadline_ms=0.0, single_node=True)
         return Budget(deadline_ms=deadline)
+
+    def preview(self, clock: ClockParams, *, black_to_move: bool, ply: int) -> Budget | None:
+        """What budget() would give, without spending the first-move bonus
+        or the piggy bank (for a `go ponder`: the move a ponderhit will get)."""
+        return copy.copy(self).budget(clock, black_to_move=black_to_move, ply=ply)
 
     def search_done(self, used_ms: float) -> None:
         """Bank the part of the last budget that the search left unused."""

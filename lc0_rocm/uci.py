@@ -589,11 +589,26 @@ class UciEngine:
         if job is None or not job.go.ponder or job.thread is None or job.stop_requested:
             raise UciError("ponderhit while not pondering")
         go = dataclasses.replace(job.go, ponder=False)
+        self.position_time = time.monotonic()  # the clock restarts on ponderhit
+        if go.has_clock() and go.nodes is None and go.depth is None:
+            budget = self.tm.budget(self._clock(go), black_to_move=job.board.turn == chess.BLACK,
+                                    ply=job.board.ply())
+            if budget is not None and budget.single_node:
+                # No time for a search of its own: the ponder search's move
+                # is this move's (a restart would first wait for its last batch).
+                self.tm.search_done(0.0)
+                job.stop_requested = True
+                job.stop.set()
+                job.release.set()
+                return
         with self._job_lock:
             job.silent = True   # the search below answers this `go`
         self._finish_job()
-        self.position_time = time.monotonic()  # the clock restarts on ponderhit
         self._search_or_answer(lambda: self._start_search(job.board, go))
+
+    @staticmethod
+    def _clock(go: GoParams) -> ClockParams:
+        return ClockParams(go.wtime, go.btime, go.winc, go.binc, go.movestogo)
 
     def _cmd_go(self, args):
         self._finish_job()   # a `go` during a search: that one gets its bestmove first
@@ -881,11 +896,19 @@ class UciEngine:
             budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
         single_node = False
         if not hold and go.has_clock():
-            budget = self.tm.budget(ClockParams(go.wtime, go.btime, go.winc, go.binc, go.movestogo),
-                                    black_to_move=board.turn == chess.BLACK, ply=board.ply())
+            budget = self.tm.budget(self._clock(go), black_to_move=board.turn == chess.BLACK,
+                                    ply=board.ply())
             if budget is not None:
                 budgets.append(budget.deadline_ms)
                 single_node = budget.single_node
+        ponder_single_node = False
+        if go.ponder and go.has_clock() and go.nodes is None and go.depth is None:
+            # With (nearly) no time left, the move after a ponderhit will be
+            # this search's: one node, then wait for ponderhit or stop, with
+            # no batch in flight for the next search to wait for.
+            preview = self.tm.preview(self._clock(go), black_to_move=board.turn == chess.BLACK,
+                                      ply=board.ply())
+            ponder_single_node = preview is not None and preview.single_node
         if budgets:
             remaining_ms = min(budgets) - elapsed_ms
             if remaining_ms <= 0:
@@ -894,9 +917,9 @@ class UciEngine:
             kwargs["time_budget"] = kwargs["movetime"]
         if go.nodes is not None:
             kwargs["nodes"] = max(1, go.nodes)
-        if single_node:
+        if single_node or ponder_single_node:
             kwargs["nodes"] = 1
-        if hold or not (budgets or "nodes" in kwargs):
+        if (hold and not ponder_single_node) or not (budgets or "nodes" in kwargs):
             kwargs["infinite"] = True  # plain `go`, infinite, ponder, mate, depth: until stopped
         if go.depth is not None and _accepts(engine.search, "depth"):
             kwargs["depth"] = min(max(1, go.depth), MAX_INT32)

@@ -103,3 +103,14 @@ def test_tiny_clock_games_never_flag(maia_path, start_ms, inc_ms, overhead):
     finally:
         engine.shutdown()
     assert board.ply() >= 40
+
+
+def test_preview_spends_nothing():
+    from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
+    tm = LegacyTimeManager(200)
+    tm.time_spared_ms = 500.0
+    clock = ClockParams(wtime=60000, btime=60000)
+    first = tm.preview(clock, black_to_move=False, ply=0)
+    assert tm.first_move_of_game and tm.time_spared_ms == 500.0
+    assert tm.budget(clock, black_to_move=False, ply=0).deadline_ms == first.deadline_ms
+    assert tm.preview(ClockParams(wtime=150, btime=150), black_to_move=False, ply=20).single_node

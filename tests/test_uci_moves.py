@@ -128,3 +128,30 @@ def test_go_depth_beyond_a_c_int_is_clamped(tmp_path, maia_path, depth):
         assert DepthEngine.depths == [2**31 - 1]
     finally:
         engine.shutdown()
+
+
+def test_ponder_on_a_nearly_empty_clock_is_one_node_and_ponderhit_answers_from_it(session):
+    """Below MoveOverheadMs a move gets one node; so does the ponder search,
+    and ponderhit answers with its move instead of waiting for a restart."""
+    engine, out = session
+    engine.handle("position startpos moves e2e4 e7e5")
+    engine.handle("go ponder wtime 150 btime 150")
+    ponder = FakeEngine.instances[-1].searches.get(timeout=10)
+    assert ponder["nodes"] == 1 and not ponder["infinite"]
+    assert not [line for line in out.lines if line.startswith("bestmove")]   # held until ponderhit
+    engine.handle("ponderhit")
+    assert out.wait_for("bestmove").startswith("bestmove ")
+    assert FakeEngine.instances[-1].searches.empty()   # no second search
+    assert len([line for line in out.lines if line.startswith("bestmove")]) == 1
+
+
+def test_ponder_with_time_left_still_searches_until_ponderhit(session):
+    engine, out = session
+    engine.handle("position startpos moves e2e4 e7e5")
+    engine.handle("go ponder wtime 60000 btime 60000")
+    ponder = FakeEngine.instances[-1].searches.get(timeout=10)
+    assert ponder["infinite"]
+    engine.handle("ponderhit")
+    after = FakeEngine.instances[-1].searches.get(timeout=10)   # the real move's search
+    assert not after["infinite"] and after["movetime"] > 0
+    assert out.wait_for("bestmove").startswith("bestmove ")
