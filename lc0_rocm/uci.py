@@ -31,6 +31,7 @@ import inspect
 import math
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -351,10 +352,11 @@ class IoLog:
         with self._lock:
             if self._file is None:
                 return
-            stamp = time.strftime("%m%d %H:%M:%S", time.localtime())
-            frac = f"{time.time() % 1:.6f}"[1:]
+            now = time.time()   # read once: seconds and their fraction from the same instant
+            stamp = time.strftime("%m%d %H:%M:%S", time.localtime(now))
+            micros = min(int((now % 1) * 1e6), 999999)
             try:
-                self._file.write(f"{stamp}{frac} {direction} {line}\n")
+                self._file.write(f"{stamp}.{micros:06d} {direction} {line}\n")
                 self._file.flush()
             except (OSError, ValueError):
                 pass
@@ -446,6 +448,7 @@ class UciEngine:
         self._job: _Job | None = None
         self._position_key: tuple | None = None   # (chess960, head, moves) of self.board
         self.native_build = uci_build.NativeBuild()
+        self.on_output_lost: Callable[[], None] | None = None   # main(): stop reading input
 
     # ---------------------------------------------------------- output
 
@@ -613,7 +616,12 @@ class UciEngine:
     def _cmd_go(self, args):
         self._finish_job()   # a `go` during a search: that one gets its bestmove first
         if args[:1] == ["perft"]:
-            return self._go_perft(args[1:])
+            try:
+                return self._go_perft(args[1:])
+            except UciError as e:   # a go that cannot count: an error and its bestmove
+                self._report("go", e)
+                self.send("bestmove (none)")
+                return None
 
         def start():
             go = parse_go(args)
@@ -855,6 +863,8 @@ class UciEngine:
         if job is not None:
             job.stop.set()
             job.release.set()
+        if self.on_output_lost is not None:
+            self.on_output_lost()
 
     def _no_move(self, board: chess.Board) -> None:
         """A root with no legal move: report the result (`bestmove (none)`
@@ -1104,6 +1114,7 @@ def main(argv=None) -> int:
             uci.output_lost()
 
     uci = UciEngine(write, cwd=os.getcwd())
+    uci.on_output_lost = _interrupt_input
     try:
         flags = parse_flags(argv)
     except UciError as e:
@@ -1127,13 +1138,24 @@ def main(argv=None) -> int:
             if not uci.handle(line):
                 break
     except KeyboardInterrupt:
-        status = 130
+        status = 0 if uci.closed else 130   # closed: the GUI stopped reading (see _interrupt_input)
     finally:
         # quit, end of input (the GUI quit or died: lc0 exits too) or lost output
         uci.shutdown()
         if _output_broken():
             _silence_stdout()
     return status
+
+
+def _interrupt_input() -> None:
+    """The GUI closed our output while the main thread waits for input:
+    a signal ends that wait (KeyboardInterrupt in main), and the engine exits."""
+    if threading.current_thread() is threading.main_thread():
+        return   # the input loop sees `closed` after this line
+    try:
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def _output_broken() -> bool:
