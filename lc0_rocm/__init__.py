@@ -19,6 +19,10 @@ Public API (each has its own help()):
   Engine         Engine(network, **lc0_options).search(board, nodes=...,
                  movetime=SECONDS, ...) -> SearchResult
   SearchResult   best_move, pv, wdl, q, nodes, nps, time (seconds), lines, stats
+  SearchInfo     one `info` line: depth, nodes, pv, wdl, score_cp or mate, ...
+  MoveStats      a root move's visits, q, prior p and wdl (SearchResult.stats)
+                 Every `wdl` (Evaluation, SearchResult, SearchInfo, MoveStats)
+                 is (win, draw, loss) probabilities for the side to move.
   load_weights(path) -> Weights, WeightsError, NetSpec (shape facts of a net),
   encode(board) -> the 112 input planes, NetNotFoundError, __version__
 
@@ -37,6 +41,8 @@ _EXPORTS = {
     "Evaluation": "lc0_rocm.network",
     "Engine": "lc0_rocm.engine",
     "SearchResult": "lc0_rocm.engine",
+    "SearchInfo": "lc0_rocm.engine",
+    "MoveStats": "lc0_rocm.engine",
     "load_weights": "lc0_rocm.weights",
     "Weights": "lc0_rocm.weights",
     "WeightsError": "lc0_rocm.weights",
@@ -45,12 +51,13 @@ _EXPORTS = {
     "NetNotFoundError": "lc0_rocm.netfiles",
 }
 
-__all__ = ["Engine", "Evaluation", "NetNotFoundError", "NetSpec", "Network", "SearchResult",
-           "Weights", "WeightsError", "__version__", "encode", "load_network", "load_weights"]
+__all__ = ["Engine", "Evaluation", "MoveStats", "NetNotFoundError", "NetSpec", "Network", "SearchInfo",
+           "SearchResult", "Weights", "WeightsError", "__version__", "encode", "load_network",
+           "load_weights"]
 
 if TYPE_CHECKING:   # type checkers and IDEs see the real objects
     from lc0_rocm.encoder import encode
-    from lc0_rocm.engine import Engine, SearchResult
+    from lc0_rocm.engine import Engine, MoveStats, SearchInfo, SearchResult
     from lc0_rocm.netfiles import NetNotFoundError
     from lc0_rocm.netspec import NetSpec
     from lc0_rocm.network import Evaluation, Network, load_network

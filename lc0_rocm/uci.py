@@ -246,7 +246,7 @@ def format_info(info, *, show_wdl: bool, show_moves_left: bool, multipv: bool,
     elif getattr(info, "q", None) is not None:
         parts += ["score", "cp", str(centipawns(info.q))]
     if show_wdl:
-        wdl = wdl_permille(getattr(info, "wdl", None))
+        wdl = getattr(info, "wdl_permille", None) or wdl_permille(getattr(info, "wdl", None))
         if wdl is not None:
             parts += ["wdl", *map(str, wdl)]
     moves_left = getattr(info, "moves_left", None)
@@ -802,6 +802,8 @@ class UciEngine:
                 self.engine = self.engine_class(network, **options)
             except ValueError as e:
                 raise UciError(str(e)) from None
+            if hasattr(self.engine, "movetime_limit_s"):
+                self.engine.movetime_limit_s = None   # `go movetime` comes in ms: its seconds are meant
             self._dirty_engine_options.clear()
         else:
             self.engine.set_network(network)
@@ -877,7 +879,7 @@ class UciEngine:
     def _start_search(self, board: chess.Board, go: GoParams) -> None:
         """Start the job for `go` on `board`; UciError when it cannot search."""
         if not any(board.legal_moves):
-            self._start_job(board, go, lambda job, on_info: self._no_move(board))
+            self._start_job(board, go, lambda job, on_info: self._no_move(board), inline=True)
             return
         engine = self.ensure_engine()
         kwargs: dict = {}
@@ -944,17 +946,27 @@ class UciEngine:
         def run(job: _Job, on_info):
             return engine.search(job.board, stop=job.stop, on_info=on_info, **kwargs)
 
-        self._start_job(board, go, run, extra_tbhits=tbhits, unbounded=bool(kwargs.get("infinite")),
+        inline = kwargs.get("nodes") == 1 and not kwargs.get("infinite") and "depth" not in kwargs
+        self._start_job(board, go, run, inline=inline, extra_tbhits=tbhits,
+                        unbounded=bool(kwargs.get("infinite")),
                         search_does_depth="depth" in kwargs)
 
-    def _start_job(self, board: chess.Board, go: GoParams, run, **fields) -> None:
+    def _start_job(self, board: chess.Board, go: GoParams, run, *, inline: bool = False,
+                   **fields) -> None:
         """The worker thread that answers one `go`: run(job, on_info) gives
-        the search result (None: nothing to play)."""
+        the search result (None: nothing to play). `inline`: a search of a
+        node or none, answered here on the input thread, since handing it
+        to a thread costs more than the search (milliseconds of a clock
+        that is nearly gone)."""
         hold = go.infinite or go.ponder
         job = _Job(board=board, go=go, stop=threading.Event(), release=threading.Event(),
                    hold=hold, clock_start=self.position_time, **fields)
         if not hold:
             job.release.set()
+            if inline:
+                self._job = None
+                self._run_job(job, run)
+                return
         job.thread = threading.Thread(target=self._run_job, args=(job, run),
                                       name="lc0-rocm-search", daemon=True)
         self._job = job

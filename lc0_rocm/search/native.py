@@ -231,6 +231,11 @@ class NativeSearch:
         """The knobs, the resolved minibatch size and thread count (2 or more:
         gather the next batch while the network computes the current one)."""
         lib, h = self.lib, self._handle
+        key = (tuple(params.values[name] for name in (*_NATIVE_KNOBS, "FpuStrategy", "FpuStrategyAtRoot")),
+               minibatch, threads)
+        if key == getattr(self, "_params_key", None):
+            return   # unchanged since the last search: ~40 calls saved on every move
+        self._params_key = None
         for name in _NATIVE_KNOBS:
             value = params.values[name]
             self._check(lib.lc0core_search_set_option(h, name.encode(), float(value)), name)
@@ -240,6 +245,7 @@ class NativeSearch:
                     "MinibatchSize")
         self._check(lib.lc0core_search_set_option(h, b"Threads", float(max(1, threads))), "Threads")
         self._use_slots(max(1, threads))
+        self._params_key = key
 
     def new_game(self) -> None:
         self._check(self.lib.lc0core_search_new_game(self._handle), "new game")
