@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import math
 import os
-import re
 import signal
 import sys
 import threading
@@ -40,333 +38,18 @@ from typing import Callable
 import chess
 
 from lc0_rocm import __version__, native_rules, netfiles, uci_build, uci_syzygy
-from lc0_rocm.search import score as search_score
 from lc0_rocm.uci_blas import settle_blas_threads
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
 from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
                                   option_line, parse_backend_options, parse_value)
+from lc0_rocm.uci_output import (IoLog, centipawns, format_info, nn_index,  # noqa: F401 (API)
+                                 verbose_move_stats, wdl_permille)
+from lc0_rocm.uci_parse import (GO_FLAGS, GO_KEYWORDS, GO_NUMERIC, MAX_INT, MAX_INT32,  # noqa: F401
+                                GoParams, UciError, _continues_game, _echo, _extends, board_from_fen,
+                                parse_go, parse_position, push_moves, split_position, start_board)
 
 ENGINE_NAME = f"lc0-rocm v{__version__}"
 ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
-MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
-MAX_INT = 2**63 - 1
-MAX_INT32 = 2**31 - 1          # depth and mate reach the search as C ints
-MAX_HALFMOVE_CLOCK = 2**31 - 1  # the native core's FEN limits (native/core/src/fen.cpp)
-MAX_FULLMOVE_NUMBER = 1_000_000_000
-
-
-class UciError(Exception):
-    """A command that cannot be carried out; reported, then ignored."""
-
-
-# ------------------------------------------------------------------ parsing
-
-GO_NUMERIC = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "mate", "nodes", "movetime")
-GO_FLAGS = ("infinite", "ponder")
-GO_KEYWORDS = GO_NUMERIC + GO_FLAGS + ("searchmoves",)
-
-
-@dataclasses.dataclass
-class GoParams:
-    wtime: int | None = None
-    btime: int | None = None
-    winc: int | None = None
-    binc: int | None = None
-    movestogo: int | None = None
-    depth: int | None = None
-    mate: int | None = None
-    nodes: int | None = None
-    movetime: int | None = None
-    infinite: bool = False
-    ponder: bool = False
-    searchmoves: list[str] = dataclasses.field(default_factory=list)
-    ignored: list[str] = dataclasses.field(default_factory=list)
-
-    def has_clock(self) -> bool:
-        return self.wtime is not None or self.btime is not None
-
-
-def parse_go(tokens: list[str]) -> GoParams:
-    """The arguments of `go`. Tokens after `searchmoves` are moves until the
-    next keyword; unknown tokens are collected in .ignored (UCI says to
-    skip them); a bad number is an error."""
-    params = GoParams()
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token in GO_FLAGS:
-            setattr(params, token, True)
-            i += 1
-        elif token in GO_NUMERIC:
-            if i + 1 >= len(tokens) or tokens[i + 1] in GO_KEYWORDS:
-                raise UciError(f"go: expected a number after {token}")
-            setattr(params, token, _parse_int(token, tokens[i + 1]))
-            i += 2
-            if token == "mate" and params.mate < 1:
-                raise UciError(f"go: mate needs a number of moves >= 1, got {params.mate}")
-        elif token == "searchmoves":
-            i += 1
-            while i < len(tokens) and tokens[i] not in GO_KEYWORDS:
-                params.searchmoves.append(tokens[i])
-                i += 1
-        else:
-            params.ignored.append(token)
-            i += 1
-    return params
-
-
-def _parse_int(key: str, text: str) -> int:
-    # ASCII digits only: int() would also take "1_000" or non-Latin digits
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
-        raise UciError(f"go: invalid value {_echo(text)} for {key}")
-    value = int(text)
-    if abs(value) > MAX_INT:
-        raise UciError(f"go: out of range value {_echo(text)} for {key}")
-    return value
-
-
-def split_position(tokens: list[str]) -> tuple[list[str], list[str]]:
-    """`startpos|fen FEN [moves M...]` -> (head tokens, move tokens)."""
-    if not tokens or tokens[0] not in ("startpos", "fen"):
-        raise UciError("position requires either fen or startpos")
-    if "moves" in tokens:
-        split = tokens.index("moves")
-        return tokens[:split], tokens[split + 1:]
-    return tokens, []
-
-
-def start_board(head: list[str], chess960: bool = False) -> chess.Board:
-    """The board a `position` head (`startpos` or `fen FEN`) names."""
-    if head[0] == "startpos":
-        if len(head) > 1:
-            raise UciError(f"position: unexpected token {_echo(head[1])} after startpos")
-        return chess.Board(chess960=chess960)
-    fen = " ".join(head[1:])
-    if not fen:
-        raise UciError("position fen: missing FEN")
-    return board_from_fen(fen, chess960)
-
-
-def push_moves(board: chess.Board, moves: list[str], first_ply: int = 0) -> str | None:
-    """Play `moves` on `board`; on an illegal one stop before it and say why."""
-    for ply, text in enumerate(moves, start=first_ply):
-        try:
-            move = board.parse_uci(text)
-        except ValueError:
-            return (f"illegal move {_echo(text)} at ply {ply + 1} of position; "
-                    f"position set to the one before it ({board.fen()})")
-        board.push(move)
-    return None
-
-
-def parse_position(tokens: list[str], chess960: bool = False) -> tuple[chess.Board, str | None]:
-    """`position startpos|fen FEN [moves M...]` -> (board, error). On a bad
-    move the board holds the moves before it and error says why; a bad FEN
-    raises UciError."""
-    head, moves = split_position(tokens)
-    board = start_board(head, chess960)
-    return board, push_moves(board, moves)
-
-
-# Positions the search accepts although python-chess flags them (they occur
-# in real games from odd FENs and do no harm to move generation).
-_TOLERATED_STATUS = chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
-
-
-def board_from_fen(fen: str, chess960: bool = False) -> chess.Board:
-    """A board for `fen`; UciError when the FEN is malformed or the position
-    cannot be played (no king, a pawn on the back rank, side not to move in
-    check, ...). Castling rights without their king and rook, and an
-    impossible en-passant square, are dropped."""
-    try:
-        board = chess.Board(fen, chess960=chess960)
-    except ValueError as e:
-        raise UciError(f"malformed FEN {_echo(fen)}: {e}") from None
-    if not 0 <= board.halfmove_clock <= MAX_HALFMOVE_CLOCK:
-        raise UciError(f"invalid position {_echo(fen)}: half-move clock above {MAX_HALFMOVE_CLOCK}")
-    if board.fullmove_number > MAX_FULLMOVE_NUMBER:
-        raise UciError(f"invalid position {_echo(fen)}: fullmove number above {MAX_FULLMOVE_NUMBER}")
-    if board.status() & chess.STATUS_BAD_CASTLING_RIGHTS:
-        board.castling_rights = board.clean_castling_rights()
-    if board.status() & chess.STATUS_INVALID_EP_SQUARE:
-        board.ep_square = None
-    bad = board.status() & ~_TOLERATED_STATUS
-    if bad:
-        problems = [name[len("STATUS_"):].lower().replace("_", " ")
-                    for name in dir(chess) if name.startswith("STATUS_")
-                    and getattr(chess, name) & bad]
-        raise UciError(f"invalid position {_echo(fen)}: {', '.join(sorted(problems))}")
-    return board
-
-
-def _echo(text: str) -> str:
-    """A piece of input, safe to print on one line."""
-    text = "".join(c if c.isprintable() else "?" for c in text)
-    return text if len(text) <= MAX_ECHO else text[:MAX_ECHO] + "..."
-
-
-# ------------------------------------------------------------------ output
-
-def wdl_permille(wdl) -> tuple[int, int, int] | None:
-    """(w, d, l) as lc0 prints it: permille ints that add up to 1000.
-    Accepts probabilities (floats in [0, 1]) or permille numbers."""
-    if wdl is None:
-        return None
-    w, d, l = (float(x) for x in wdl)
-    if max(w, d, l) <= 1.0 + 1e-6 and (w + d + l) <= 1.5:
-        wl, dd = w - l, d
-    else:
-        wl, dd = (w - l) / 1000.0, d / 1000.0
-    return search_score.wdl_permille(wl, dd)
-
-
-def centipawns(q: float) -> int:
-    """lc0's centipawn conversion, used only when the search gives no score."""
-    q = max(-1.0, min(1.0, float(q)))
-    return int(45 * math.tan(1.56728071628 * q))
-
-
-def format_info(info, *, show_wdl: bool, show_moves_left: bool, multipv: bool,
-                extra_tbhits: int = 0) -> str:
-    """One `info` line in lc0's order from a SearchInfo."""
-    parts = ["info"]
-    depth = getattr(info, "depth", None)
-    if depth is not None:
-        parts += ["depth", str(max(int(depth), 1))]
-    for key, attr in (("seldepth", "seldepth"), ("time", "time_ms"), ("nodes", "nodes")):
-        value = getattr(info, attr, None)
-        if value is not None:
-            parts += [key, str(int(value))]
-    mate = getattr(info, "mate", None)
-    score_cp = getattr(info, "score_cp", None)
-    if mate is not None:
-        parts += ["score", "mate", str(int(mate))]
-    elif score_cp is not None:
-        parts += ["score", "cp", str(int(score_cp))]
-    elif getattr(info, "q", None) is not None:
-        parts += ["score", "cp", str(centipawns(info.q))]
-    if show_wdl:
-        wdl = getattr(info, "wdl_permille", None) or wdl_permille(getattr(info, "wdl", None))
-        if wdl is not None:
-            parts += ["wdl", *map(str, wdl)]
-    moves_left = getattr(info, "moves_left", None)
-    if show_moves_left and moves_left is not None:
-        parts += ["movesleft", str(int(moves_left))]
-    nps = getattr(info, "nps", None)
-    if nps is not None:
-        parts += ["nps", str(int(nps))]
-    parts += ["tbhits", str(int(getattr(info, "tbhits", None) or 0) + extra_tbhits)]
-    if multipv and getattr(info, "multipv", None) is not None:
-        parts += ["multipv", str(int(info.multipv))]
-    pv = list(getattr(info, "pv", None) or [])
-    if not pv and getattr(info, "move", None) is not None:
-        pv = [info.move]
-    if pv:
-        parts += ["pv", *(m.uci() for m in pv)]
-    return " ".join(parts)
-
-
-def nn_index(board: chess.Board, move: chess.Move) -> int:
-    """lc0's policy index of a root move (side-to-move frame, castling as
-    king takes rook), as VerboseMoveStats prints it; -1 if it has none."""
-    from lc0_rocm import tables
-    from_sq, to_sq = move.from_square, move.to_square
-    if board.is_castling(move) and not board.chess960:
-        to_sq = chess.square(7 if chess.square_file(to_sq) > chess.square_file(from_sq) else 0,
-                             chess.square_rank(to_sq))
-    if board.turn == chess.BLACK:
-        from_sq, to_sq = chess.square_mirror(from_sq), chess.square_mirror(to_sq)
-    promotion = chess.piece_symbol(move.promotion) if move.promotion else ""
-    try:
-        return tables.move_index(chess.square_name(from_sq) + chess.square_name(to_sq) + promotion)
-    except ValueError:
-        return -1
-
-
-def verbose_move_stats(result, board: chess.Board) -> list[str]:
-    """`info string` lines per root move, fewest visits first, in lc0's
-    VerboseMoveStats layout (N, in-flight, P, WL, D, M, Q; lc0's U, S and V
-    columns need search internals and are left out), then the root."""
-    stats = getattr(result, "stats", None) or {}
-    rows = sorted(stats.items(), key=lambda kv: (getattr(kv[1], "visits", 0) or 0,
-                                                 getattr(kv[1], "p", 0.0) or 0.0))
-    lines = []
-    visited_policy = 0.0
-    for move, s in rows:
-        visits = int(getattr(s, "visits", 0) or 0)
-        in_flight = int(getattr(s, "n_in_flight", 0) or 0)
-        p = float(getattr(s, "p", 0.0) or 0.0)
-        wdl = getattr(s, "wdl", None)
-        q = getattr(s, "q", None)
-        m = getattr(s, "moves_left", None)
-        if visits > 0:
-            visited_policy += p
-        line = (f"info string {move.uci():<5} ({nn_index(board, move):<4}) N: {visits:7d} "
-                f"(+{in_flight:2d}) (P: {p * 100:5.2f}%) ")
-        if visits > 0 and wdl is not None:
-            w, d, l = (float(x) for x in wdl)
-            line += f"(WL: {w - l:8.5f}) (D: {d:5.3f}) "
-        else:
-            line += "(WL:  -.-----) (D: -.---) "
-        line += f"(M: {float(m):4.1f}) " if (m is not None and visits > 0) else "(M:  -.-) "
-        line += f"(Q: {float(q):8.5f})" if (q is not None and visits > 0) else "(Q:  -.-----)"
-        lines.append(line)
-    total = int(getattr(result, "nodes", 0) or 0)
-    q = getattr(result, "q", None)
-    lines.append(f"info string node  ({len(stats):4d}) N: {total:7d} (+ 0) (P: {visited_policy * 100:5.2f}%)"
-                 + (f" (Q: {float(q):8.5f})" if q is not None else ""))
-    return lines
-
-
-# ------------------------------------------------------------------ logging
-
-class IoLog:
-    """LogFile: every line in (>>) and out (<<), with a timestamp."""
-
-    def __init__(self):
-        self._file = None
-        self._name = ""
-        self._lock = threading.Lock()
-
-    def open(self, name: str) -> None:
-        with self._lock:
-            if name == self._name:
-                return
-            if self._file not in (None, sys.stderr):
-                try:
-                    self._file.close()
-                except OSError:
-                    pass   # its last lines are lost (a full disk); the file is closed all the same
-            self._file, self._name = None, name
-            if name == "<stderr>":
-                self._file = sys.stderr
-            elif name:
-                try:
-                    self._file = open(name, "a", encoding="utf-8")
-                except (OSError, ValueError) as e:   # ValueError: a NUL in the name
-                    self._name = ""
-                    reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-                    raise UciError(f"LogFile: cannot open {_echo(name)}: {reason}") from None
-
-    def write(self, direction: str, line: str) -> None:
-        with self._lock:
-            if self._file is None:
-                return
-            now = time.time()   # read once: seconds and their fraction from the same instant
-            stamp = time.strftime("%m%d %H:%M:%S", time.localtime(now))
-            micros = min(int((now % 1) * 1e6), 999999)
-            try:
-                self._file.write(f"{stamp}.{micros:06d} {direction} {line}\n")
-                self._file.flush()
-            except (OSError, ValueError):
-                pass
-
-    def close(self) -> None:
-        try:
-            self.open("")
-        except UciError:
-            pass
-
 
 # ------------------------------------------------------------------ search jobs
 
@@ -449,6 +132,7 @@ class UciEngine:
         self._position_key: tuple | None = None   # (chess960, head, moves) of self.board
         self.native_build = uci_build.NativeBuild()
         self.on_output_lost: Callable[[], None] | None = None   # main(): stop reading input
+        self._output_lost = False
 
     # ---------------------------------------------------------- output
 
@@ -860,12 +544,13 @@ class UciEngine:
     def output_lost(self) -> None:
         """The GUI no longer reads (its pipe is closed): stop searching for
         nobody. Called from any thread, the search's own included."""
-        self.closed = True
+        first = not self._output_lost
+        self._output_lost = self.closed = True
         job = self._job
         if job is not None:
             job.stop.set()
             job.release.set()
-        if self.on_output_lost is not None:
+        if first and self.on_output_lost is not None:
             self.on_output_lost()
 
     def _no_move(self, board: chess.Board) -> None:
@@ -1036,22 +721,6 @@ class UciEngine:
         return line
 
 
-def _continues_game(old: chess.Board | None, board: chess.Board) -> bool:
-    """True when `board` is the `old` position plus some moves."""
-    if old is None or old.root().fen() != board.root().fen():
-        return False
-    n = len(old.move_stack)
-    return board.move_stack[:n] == old.move_stack
-
-
-def _extends(old_key: tuple | None, key: tuple) -> bool:
-    """True when the `position` `key` is `old_key`'s plus some moves."""
-    if old_key is None or old_key[:2] != key[:2]:
-        return False
-    done = old_key[2]
-    return len(key[2]) >= len(done) and key[2][:len(done)] == done
-
-
 def _find_word(text: str, word: str) -> int:
     """Index of the first whitespace-separated `word` in `text`."""
     pos = 0
@@ -1152,7 +821,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         status = 0 if uci.closed else 130   # closed: the GUI stopped reading (see _interrupt_input)
     finally:
-        # quit, end of input (the GUI quit or died: lc0 exits too) or lost output
+        # quit, end of input (the GUI quit or died: lc0 exits too) or lost output;
+        # from here on the output-lost signal has done its work (see _interrupt_input)
+        uci.on_output_lost = None
         uci.shutdown()
         if _output_broken():
             _silence_stdout()

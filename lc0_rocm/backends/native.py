@@ -353,14 +353,15 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
                     print(" ".join(cmd), file=sys.stderr)
             what = f"building the native library for {arch} (once)"
             with Progress(what, len(files) + 1, unit="file") as progress:
+                shown = [0]   # files the bar has counted
+
                 def report(p: buildcache.BuildProgress) -> None:
                     if on_progress is not None:
                         on_progress(p)
                         return
-                    progress.advance(p.done - report.done)
-                    report.done = p.done
+                    progress.advance(p.done - shown[0])
+                    shown[0] = p.done
                     progress.phase(f"{p.current} ({p.done}/{p.total}, {p.elapsed_s:.0f} s)")
-                report.done = 0
                 if on_progress is None:
                     progress.phase(f"compiling {len(files)} files with {tc.compiler}")
                 try:
