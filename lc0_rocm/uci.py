@@ -45,7 +45,8 @@ from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec,
 from lc0_rocm.uci_output import (IoLog, centipawns, format_info, nn_index,  # noqa: F401 (API)
                                  verbose_move_stats, wdl_permille)
 from lc0_rocm.uci_parse import (GO_FLAGS, GO_KEYWORDS, GO_NUMERIC, MAX_INT, MAX_INT32,  # noqa: F401
-                                GoParams, UciError, _continues_game, _echo, _extends, board_from_fen,
+                                MAX_TAKEBACK, GoParams, UciError, _continues_game, _echo,
+                                _shared_moves, board_from_fen,
                                 parse_go, parse_position, push_moves, split_position, start_board)
 
 ENGINE_NAME = f"lc0-rocm v{__version__}"
@@ -246,11 +247,17 @@ class UciEngine:
         try:
             head, moves = split_position(args)
             key = (chess960, head, moves)
-            if previous is not None and _extends(previous_key, key):
-                # the game went on: play the new moves only, so that a move
-                # costs the same at ply 200 as at ply 2 (no job holds the board now)
+            shared = _shared_moves(previous_key, key) if previous is not None else None
+            if (shared is not None and len(previous_key[2]) - shared <= MAX_TAKEBACK
+                    and len(moves) >= len(previous_key[2])):
+                # The same game, gone on (or its last ply replaced: a missed
+                # ponder move): play only the difference on the last
+                # board, so that a move costs the same at ply 200 as at ply 2
+                # (no job holds the board now). The clock's state carries on.
                 board, continues = previous, True
-                problem = push_moves(board, moves[len(previous_key[2]):], len(previous_key[2]))
+                for _ in range(len(previous_key[2]) - shared):
+                    board.pop()
+                problem = push_moves(board, moves[shared:], shared)
             else:
                 board = start_board(head, chess960)
                 problem = push_moves(board, moves)

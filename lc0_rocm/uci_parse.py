@@ -174,9 +174,20 @@ def _continues_game(old: chess.Board | None, board: chess.Board) -> bool:
     return board.move_stack[:n] == old.move_stack
 
 
-def _extends(old_key: tuple | None, key: tuple) -> bool:
-    """True when the `position` `key` is `old_key`'s plus some moves."""
+# Plies a `position` may take back from the last one and still count as the
+# same game, played on from the last board: a missed ponder move takes back
+# the predicted reply and plays the real one. A shorter position, or more
+# taken back, is parsed whole and starts the clock's state anew.
+MAX_TAKEBACK = 1
+
+
+def _shared_moves(old_key: tuple | None, key: tuple) -> int | None:
+    """The number of leading moves the `position` `key` (chess960, head,
+    moves) shares with `old_key`, or None when they start elsewhere."""
     if old_key is None or old_key[:2] != key[:2]:
-        return False
-    done = old_key[2]
-    return len(key[2]) >= len(done) and key[2][:len(done)] == done
+        return None
+    old, new = old_key[2], key[2]
+    shared, limit = 0, min(len(old), len(new))
+    while shared < limit and old[shared] == new[shared]:
+        shared += 1
+    return shared

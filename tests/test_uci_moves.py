@@ -155,3 +155,44 @@ def test_ponder_with_time_left_still_searches_until_ponderhit(session):
     after = FakeEngine.instances[-1].searches.get(timeout=10)   # the real move's search
     assert not after["infinite"] and after["movetime"] > 0
     assert out.wait_for("bestmove").startswith("bestmove ")
+
+
+def test_a_missed_ponder_move_is_the_same_game(session, monkeypatch):
+    """python-chess and GUIs ponder on `... best predicted`; when the opponent
+    plays another move the next `position` takes one ply back. That is the
+    same game: one move played on the last board, and the time manager keeps
+    its state (a new one would spend the first move's bonus, 5.8 times the
+    time, on every missed ponder)."""
+    engine, out = session
+    moves = a_game(120)
+    engine.handle("position startpos moves " + " ".join(moves[:-1]))
+    engine.handle("go wtime 2000 btime 2000")
+    out.wait_for("bestmove")
+    tm = engine.tm
+    assert not tm.first_move_of_game
+    played = []
+    real = uci.push_moves
+    monkeypatch.setattr(uci, "push_moves", lambda b, m, first=0: played.append(len(m)) or real(b, m, first))
+    board = chess.Board()
+    for m in moves[:-2]:
+        board.push_uci(m)
+    other = next(m for m in board.legal_moves if m.uci() != moves[-2])
+    line = "position startpos moves " + " ".join(moves[:-2] + [other.uci()])
+    engine.handle(line)
+    expected, _ = uci.parse_position(line.split()[1:])
+    assert engine.board.move_stack == expected.move_stack and played == [1]
+    assert engine.tm is tm and not tm.first_move_of_game
+
+
+def test_a_long_takeback_is_parsed_whole_and_starts_the_clock_anew(session, monkeypatch):
+    engine, out = session
+    moves = a_game(40)
+    engine.handle("position startpos moves " + " ".join(moves))
+    tm = engine.tm
+    played = []
+    real = uci.push_moves
+    monkeypatch.setattr(uci, "push_moves", lambda b, m, first=0: played.append(len(m)) or real(b, m, first))
+    cut = len(moves) - uci.MAX_TAKEBACK - 1
+    engine.handle("position startpos moves " + " ".join(moves[:cut]))
+    assert played == [cut] and len(engine.board.move_stack) == cut
+    assert engine.tm is not tm
