@@ -269,6 +269,14 @@ class Engine:
             return 2 * int(info["multiprocessors"])
         return GPU_SUGGESTED_MINIBATCH
 
+    def wait_idle(self) -> None:
+        """Wait for a stopped search's last network batch (the native search
+        answers `stop` before it is back), so that the next search starts at
+        once; a UCI engine counts this wait against the move's clock."""
+        if self._native is not None:
+            with self._lock:
+                self._native.wait_idle()
+
     # ------------------------------------------------------------------
     def search(self, board: chess.Board, *, nodes: int | None = None,
                movetime: float | None = None, time_budget: float | None = None,

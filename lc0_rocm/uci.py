@@ -69,6 +69,8 @@ class _Job:
     extra_tbhits: int = 0
     silent: bool = False          # ponderhit: the search that replaces it answers the `go`
     stop_requested: bool = False  # `stop` seen
+    ponder_hit: bool = False      # ponderhit turned this ponder search into the move's search
+    timer: threading.Timer | None = None   # stops it when the move's budget is spent
     thread: threading.Thread | None = None
 
 
@@ -283,16 +285,29 @@ class UciEngine:
         if job is None or not job.go.ponder or job.thread is None or job.stop_requested:
             raise UciError("ponderhit while not pondering")
         go = dataclasses.replace(job.go, ponder=False)
-        self.position_time = time.monotonic()  # the clock restarts on ponderhit
-        if go.has_clock() and go.nodes is None and go.depth is None:
-            budget = self.tm.budget(self._clock(go), black_to_move=job.board.turn == chess.BLACK,
-                                    ply=job.board.ply())
-            if budget is not None and budget.single_node:
-                # No time for a search of its own: the ponder search's move
-                # is this move's (a restart would first wait for its last batch).
-                self.tm.search_done(0.0)
-                job.stop_requested = True
-                job.stop.set()
+        self.position_time = now = time.monotonic()  # the clock restarts on ponderhit
+        if go.nodes is None and go.depth is None and go.mate is None and (
+                go.has_clock() or go.movetime is not None):
+            # The ponder search goes on as this move's search, stopped when
+            # the time manager's budget (from now) is spent: a restart would
+            # first wait for the ponder search's last batch, on our clock.
+            budgets = []
+            if go.movetime is not None:
+                budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
+            if go.has_clock():
+                budget = self.tm.budget(self._clock(go), black_to_move=job.board.turn == chess.BLACK,
+                                        ply=job.board.ply())
+                if budget is not None:
+                    budgets.append(0.0 if budget.single_node else budget.deadline_ms)
+            if budgets:
+                job.clock_start, job.ponder_hit, job.go = now, True, go   # its time is this move's
+                left_s = max(0.0, min(budgets)) / 1000.0 - (time.monotonic() - now)
+                if left_s > 0:
+                    job.timer = threading.Timer(left_s, job.stop.set)
+                    job.timer.daemon = True
+                    job.timer.start()
+                else:
+                    job.stop.set()
                 job.release.set()
                 return
         with self._job_lock:
@@ -594,6 +609,9 @@ class UciEngine:
 
         # lc0: infinite and ponder ignore every limit; mate ignores movetime only
         hold = go.infinite or go.ponder
+        wait_idle = getattr(engine, "wait_idle", None)
+        if wait_idle is not None:
+            wait_idle()   # a stopped search's last batch: waited for here, so that it counts below
         elapsed_ms = (time.monotonic() - self.position_time) * 1000.0
         budgets = []
         if go.movetime is not None and not (hold or go.mate is not None):
@@ -695,8 +713,10 @@ class UciEngine:
                 result = run(job, on_info)
             except Exception as e:
                 self.error(f"search failed: {type(e).__name__}: {_echo(str(e))}")
+            if job.timer is not None:
+                job.timer.cancel()
             used_ms = (time.monotonic() - job.clock_start) * 1000.0
-            if not go.ponder:
+            if not go.ponder or job.ponder_hit:
                 self.tm.search_done(used_ms)
             job.release.wait()
             with self._job_lock:

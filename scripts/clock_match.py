@@ -113,6 +113,8 @@ def run(args) -> list[dict]:
         if weights is None:
             raise SystemExit("maia-1900 not found: pass --weights (or `lc0-rocm fetch-net maia-1900`)")
     ours_cmd = [sys.executable, "-m", "lc0_rocm", f"--weights={weights}", f"--backend={args.backend}"]
+    if args.log:
+        ours_cmd.append(f"--logfile={args.log}")
     lc0_cmd = [args.lc0, f"--weights={weights}", "--backend=eigen"]
     rows = []
     for tc_text in args.tc:
@@ -157,6 +159,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per game")
+    parser.add_argument("--log", help="our engine's LogFile (every UCI line, time-stamped)")
     args = parser.parse_args(argv)
     args.tc = args.tc or ["0.3+0", "1+0.01", "3+0"]
     args.ponder = args.ponder or ["off", "on"]

@@ -89,3 +89,40 @@ def test_first_start_builds_at_isready_with_progress_and_recovers(tmp_path, maia
     assert eng.read_until("bestmove", timeout=60)[-1] != "bestmove (none)"
     assert "damaged" in eng.stderr_text() and lib.stat().st_size == len(data)
     eng.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_a_cut_gpu_library_is_rebuilt_at_isready_and_the_engine_answers(tmp_path, maia_path):
+    """The GPU library's build cache: a copy of the built library cut in half
+    in a private cache is found damaged, rebuilt at `isready` (progress
+    lines, then readyok; minutes) and the engine plays on the GPU."""
+    import shutil
+
+    from lc0_rocm.backends import native
+    name = next((n for n in ("rocm-fp16", "cuda-fp16") if native.is_available(n)[0]), None)
+    if name is None:
+        pytest.skip(f"no GPU backend usable here ({native.is_available('cuda')[1]})")
+    lib = native.build(native.split_name(name)[0])          # the shared cache's, built if needed
+    cache = tmp_path / "builds"
+    shutil.copytree(lib.parent, cache / lib.parent.name)
+    core = native_core.build()
+    shutil.copytree(core.parent, cache / core.parent.name)
+    copy = cache / lib.parent.name / lib.name
+    data = copy.read_bytes()
+    copy.write_bytes(data[:len(data) // 2])
+    eng = start(tmp_path, cache)
+    try:
+        eng.send("uci")
+        eng.read_until("uciok", timeout=60)
+        eng.send(f"setoption name WeightsFile value {maia_path}")
+        eng.send(f"setoption name Backend value {name}")
+        eng.send("isready")
+        lines = eng.read_until("readyok", timeout=1800)
+        assert any(line.startswith("info string building the native library") for line in lines), lines
+        assert "damaged" in eng.stderr_text()
+        assert copy.stat().st_size > len(data) // 2
+        eng.send("go nodes 50")
+        assert eng.read_until("bestmove", timeout=120)[-1] != "bestmove (none)"
+    finally:
+        eng.close()

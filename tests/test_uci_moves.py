@@ -5,6 +5,7 @@ arrive."""
 from __future__ import annotations
 
 import random
+import time
 
 import chess
 import pytest
@@ -145,54 +146,33 @@ def test_ponder_on_a_nearly_empty_clock_is_one_node_and_ponderhit_answers_from_i
     assert len([line for line in out.lines if line.startswith("bestmove")]) == 1
 
 
-def test_ponder_with_time_left_still_searches_until_ponderhit(session):
+def test_ponderhit_turns_the_ponder_search_into_the_moves_search(session):
+    """With time left, ponderhit does not restart: the ponder search goes on
+    and is stopped when the move's budget (counted from ponderhit) is spent."""
     engine, out = session
     engine.handle("position startpos moves e2e4 e7e5")
-    engine.handle("go ponder wtime 60000 btime 60000")
+    engine.handle("go ponder wtime 4000 btime 4000 winc 0 binc 0")
     ponder = FakeEngine.instances[-1].searches.get(timeout=10)
     assert ponder["infinite"]
+    time.sleep(0.2)
+    assert not [line for line in out.lines if line.startswith("bestmove")]
+    hit = time.monotonic()
     engine.handle("ponderhit")
-    after = FakeEngine.instances[-1].searches.get(timeout=10)   # the real move's search
-    assert not after["infinite"] and after["movetime"] > 0
     assert out.wait_for("bestmove").startswith("bestmove ")
+    took = time.monotonic() - hit
+    assert FakeEngine.instances[-1].searches.empty()          # no second search
+    # (4000 - 200) ms over ~50 moves, the first move's bonus: a fraction of a second
+    assert 0.02 < took < 1.5, took
+    engine.handle("ponderhit")
+    assert out.lines[-1].startswith("info string error ponderhit while not pondering")
 
 
-def test_a_missed_ponder_move_is_the_same_game(session, monkeypatch):
-    """python-chess and GUIs ponder on `... best predicted`; when the opponent
-    plays another move the next `position` takes one ply back. That is the
-    same game: one move played on the last board, and the time manager keeps
-    its state (a new one would spend the first move's bonus, 5.8 times the
-    time, on every missed ponder)."""
+def test_ponderhit_with_nodes_restarts_with_its_limits(session):
     engine, out = session
-    moves = a_game(120)
-    engine.handle("position startpos moves " + " ".join(moves[:-1]))
-    engine.handle("go wtime 2000 btime 2000")
-    out.wait_for("bestmove")
-    tm = engine.tm
-    assert not tm.first_move_of_game
-    played = []
-    real = uci.push_moves
-    monkeypatch.setattr(uci, "push_moves", lambda b, m, first=0: played.append(len(m)) or real(b, m, first))
-    board = chess.Board()
-    for m in moves[:-2]:
-        board.push_uci(m)
-    other = next(m for m in board.legal_moves if m.uci() != moves[-2])
-    line = "position startpos moves " + " ".join(moves[:-2] + [other.uci()])
-    engine.handle(line)
-    expected, _ = uci.parse_position(line.split()[1:])
-    assert engine.board.move_stack == expected.move_stack and played == [1]
-    assert engine.tm is tm and not tm.first_move_of_game
-
-
-def test_a_long_takeback_is_parsed_whole_and_starts_the_clock_anew(session, monkeypatch):
-    engine, out = session
-    moves = a_game(40)
-    engine.handle("position startpos moves " + " ".join(moves))
-    tm = engine.tm
-    played = []
-    real = uci.push_moves
-    monkeypatch.setattr(uci, "push_moves", lambda b, m, first=0: played.append(len(m)) or real(b, m, first))
-    cut = len(moves) - uci.MAX_TAKEBACK - 1
-    engine.handle("position startpos moves " + " ".join(moves[:cut]))
-    assert played == [cut] and len(engine.board.move_stack) == cut
-    assert engine.tm is not tm
+    engine.handle("position startpos moves e2e4 e7e5")
+    engine.handle("go ponder nodes 7")
+    assert FakeEngine.instances[-1].searches.get(timeout=10)["infinite"]
+    engine.handle("ponderhit")
+    after = FakeEngine.instances[-1].searches.get(timeout=10)
+    assert after["nodes"] == 7 and not after["infinite"]
+    assert out.wait_for("bestmove").startswith("bestmove ")

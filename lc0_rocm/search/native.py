@@ -318,6 +318,16 @@ class NativeSearch:
             error, self._error = self._error, None
             raise error
 
+    def wait_idle(self) -> None:
+        """Wait until a stopped run's thread has ended (its last batch back
+        from the network), so that the next run starts at once."""
+        h = getattr(self, "_handle", None)
+        if h is None:
+            return
+        finished = self.ffi.new("int*")
+        while self._wait_fn(h, 0.05, finished) == 0 and not finished[0]:
+            pass
+
     def close(self) -> None:
         """Stop a run still going and wait for its thread (it may be inside
         a Python callback, which needs the GIL we release while waiting)."""
