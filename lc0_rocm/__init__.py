@@ -21,6 +21,10 @@ Public API (each has its own help()):
   SearchResult   best_move, pv, wdl, q, nodes, nps, time (seconds), lines, stats
   analyse(source, network=None, nodes=... | evaluate=True, ...) -> AnalysisRecord per
                  position of a PGN, EPD or FEN file (or boards), many at once
+  SearchInfo     one `info` line: depth, nodes, pv, wdl, score_cp or mate, ...
+  MoveStats      a root move's visits, q, prior p and wdl (SearchResult.stats)
+                 Every `wdl` (Evaluation, SearchResult, SearchInfo, MoveStats)
+                 is (win, draw, loss) probabilities for the side to move.
   load_weights(path) -> Weights, WeightsError, NetSpec (shape facts of a net),
   encode(board) -> the 112 input planes, NetNotFoundError, __version__
   Lc0RocmError   the root of every error lc0-rocm raises (each also keeps
@@ -41,6 +45,8 @@ _EXPORTS = {
     "Evaluation": "lc0_rocm.network",
     "Engine": "lc0_rocm.engine",
     "SearchResult": "lc0_rocm.engine",
+    "SearchInfo": "lc0_rocm.engine",
+    "MoveStats": "lc0_rocm.engine",
     "load_weights": "lc0_rocm.weights",
     "Weights": "lc0_rocm.weights",
     "WeightsError": "lc0_rocm.weights",
@@ -52,14 +58,14 @@ _EXPORTS = {
     "Lc0RocmError": "lc0_rocm.errors",
 }
 
-__all__ = ["AnalysisRecord", "Engine", "Evaluation", "Lc0RocmError", "NetNotFoundError", "NetSpec", "Network",
-           "SearchResult", "Weights", "WeightsError", "__version__", "analyse", "encode", "load_network",
-           "load_weights"]
+__all__ = ["AnalysisRecord", "Engine", "Evaluation", "Lc0RocmError", "MoveStats", "NetNotFoundError", "NetSpec",
+           "Network", "SearchInfo", "SearchResult", "Weights", "WeightsError", "__version__", "analyse", "encode",
+           "load_network", "load_weights"]
 
 if TYPE_CHECKING:   # type checkers and IDEs see the real objects
     from lc0_rocm.analysis import AnalysisRecord, analyse
     from lc0_rocm.encoder import encode
-    from lc0_rocm.engine import Engine, SearchResult
+    from lc0_rocm.engine import Engine, MoveStats, SearchInfo, SearchResult
     from lc0_rocm.errors import Lc0RocmError
     from lc0_rocm.netfiles import NetNotFoundError
     from lc0_rocm.netspec import NetSpec

@@ -220,7 +220,8 @@ def require_matplotlib():
 
 def plot(path, rows: list[dict], meta: dict, compare: list | None = None) -> None:
     """Positions/s over batch size: y from 0, ticks at the measured batch
-    sizes, device, net and date in the title; other runs overlaid."""
+    sizes (as many as fit side by side), device, net and date in the title;
+    other runs overlaid."""
     plt = require_matplotlib()
     batches = [r["batch"] for r in rows]
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -232,8 +233,9 @@ def plot(path, rows: list[dict], meta: dict, compare: list | None = None) -> Non
         ax.plot([b for b, _ in points], [n for _, n in points], marker="s", linestyle="--", label=label)
         ticks.update(b for b, _ in points)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(sorted(ticks))
-    ax.set_xticklabels([str(b) for b in sorted(ticks)])
+    shown = [(b, label) for b, label in zip(sorted(ticks), tick_labels(sorted(ticks))) if label]
+    ax.set_xticks([b for b, _ in shown])   # ticks (and grid lines) only where a label fits
+    ax.set_xticklabels([label for _, label in shown])
     ax.minorticks_off()
     ax.set_ylim(bottom=0)
     ax.set_xlabel("batch size")
@@ -255,8 +257,37 @@ def resolve_net(path):
         raise BenchError(str(e)) from None
 
 
+def description() -> str:
+    """The help's description: the module docstring's first paragraph, whole."""
+    first = (__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(first.split()).replace("`", "")
+
+
+MAX_TICK_LABELS = 12
+
+
+def tick_labels(values: list[int], max_labels: int = MAX_TICK_LABELS) -> list[str]:
+    """Labels for ticks at sorted batch sizes on a log2 axis: every one when
+    they fit, else the first, the last and those at least 1/max_labels of
+    the axis from the previous labelled one (the rest blank), so that the
+    labels never run into each other."""
+    import math
+    if len(values) <= max_labels:
+        return [str(v) for v in values]
+    logs = [math.log2(v) for v in values]
+    gap = (logs[-1] - logs[0]) / max_labels
+    labels, last = [], None
+    for i, (v, lg) in enumerate(zip(values, logs)):
+        near_end = i != len(values) - 1 and logs[-1] - lg < gap
+        keep = last is None or i == len(values) - 1 or (lg - last >= gap and not near_end)
+        labels.append(str(v) if keep else "")
+        if keep:
+            last = lg
+    return labels
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lc0-rocm backendbench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="lc0-rocm backendbench", description=description())
     p.add_argument("-w", "--weights", help="network file (default: the discovered net)")
     p.add_argument("-b", "--backend", default="auto", help="backend name (default: auto)")
     p.add_argument("-o", "--backend-opts", default="",

@@ -1,15 +1,29 @@
 """What the two native libraries (the GPU library in native/ and the chess
 core in native/core/) share about building: the per-user cache folder, the
 hash of the sources that names a build, the cffi declarations cut out of the
-headers, and a lock so that processes building at once do not collide."""
+headers, a lock so that processes building at once do not collide, and the
+build itself: commands run in parallel with progress reports and never
+outlive the process, temporary folders a killed build leaves are removed by
+the next, and a finished library is installed with a size and hash record
+that is checked before each load."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import pathlib
 import platform
 import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable
+
+from lc0_rocm.errors import Lc0RocmError
 
 SOURCE_SUFFIXES = (".cpp", ".hip", ".h", ".hpp", ".inc")
 
@@ -77,3 +91,251 @@ def build_lock(path: pathlib.Path):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------- building
+# A compiler driver (g++, hipcc, nvcc) starts helpers (cc1plus, as, clang)
+# that outlive it when it is killed. Each command therefore runs under this
+# small guard, in a process group of its own: when the guard's parent dies
+# (a GUI killed the engine mid-build) the kernel sends it SIGTERM (Linux's
+# parent-death signal) and it kills the whole group before it exits.
+_GUARD = r"""
+import ctypes, os, signal, subprocess, sys
+os.setpgrp()
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os.killpg(0, signal.SIGKILL)                                  # the parent is already gone
+def end(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.killpg(0, signal.SIGKILL)
+signal.signal(signal.SIGTERM, end)
+sys.exit(subprocess.call(sys.argv[2:]))
+"""
+PROGRESS_EVERY_S = 5.0
+OWNER_FILE = "owner.pid"
+
+
+def guarded(cmd: list[str]) -> list[str]:
+    """`cmd` run under the guard above (POSIX); as is elsewhere."""
+    if os.name != "posix":
+        return cmd
+    return [sys.executable, "-S", "-c", _GUARD, str(os.getpid()), *cmd]
+
+
+@dataclasses.dataclass
+class BuildProgress:
+    """What a build reports: files done of total, seconds since it began."""
+    what: str
+    done: int
+    total: int
+    elapsed_s: float
+    current: str = ""
+
+    def line(self) -> str:
+        tail = f" ({self.current})" if self.current else ""
+        return f"{self.what}: file {self.done} of {self.total}, {self.elapsed_s:.0f} s{tail}"
+
+
+def run_commands(commands: list[tuple[list[str], str]], what: str, *, env=None,
+                 workers: int | None = None,
+                 on_progress: Callable[[BuildProgress], None] | None = None,
+                 every_s: float = PROGRESS_EVERY_S) -> None:
+    """Run (command, label) pairs, `workers` at a time, each under the guard.
+    `on_progress` hears of each finished command and, while one runs, at
+    least every `every_s` seconds. A failing command raises BuildError with
+    its output; any exception (Ctrl-C included) kills the commands still
+    running, so a stopped build leaves no compiler behind."""
+    workers = max(1, workers or os.cpu_count() or 1)
+    start = time.monotonic()
+    pending = list(commands)
+    running: list[tuple[subprocess.Popen, str, Any]] = []
+    done, last_report = 0, start
+
+    def report(current: str = "") -> None:
+        nonlocal last_report
+        last_report = time.monotonic()
+        if on_progress is not None:
+            on_progress(BuildProgress(what, done, len(commands), last_report - start, current))
+
+    try:
+        while pending or running:
+            while pending and len(running) < workers:
+                cmd, label = pending.pop(0)
+                out = tempfile.TemporaryFile()
+                running.append((subprocess.Popen(guarded(cmd), stdin=subprocess.DEVNULL, stdout=out,
+                                                 stderr=subprocess.STDOUT, env=env), label, out))
+            time.sleep(0.02)
+            for entry in list(running):
+                proc, label, out = entry
+                if proc.poll() is None:
+                    continue
+                running.remove(entry)
+                if proc.returncode != 0:
+                    out.seek(0)
+                    text = out.read().decode(errors="replace")
+                    out.close()
+                    raise BuildError(f"{label} failed:\n{text[-4000:]}")
+                out.close()
+                done += 1
+                report(label)
+            if running and time.monotonic() - last_report >= every_s:
+                report(running[0][1])
+    finally:
+        for proc, _, out in running:
+            _kill_group(proc)
+            out.close()
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)   # the guard made its own group (pgid = its pid)
+    except (OSError, AttributeError):
+        proc.kill()
+    proc.wait()
+
+
+class BuildError(Lc0RocmError, RuntimeError):
+    """A compile or link command failed."""
+
+
+# ---------------------------------------------------------------- temporary folders
+@contextlib.contextmanager
+def build_folder(parent: pathlib.Path, prefix: str):
+    """A temporary folder for one build's objects, removed after it. It
+    names its owner's pid, so a later build removes the folder of a build
+    that was killed (`clean_stale`)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(parent, prefix)
+    path = pathlib.Path(tempfile.mkdtemp(dir=parent, prefix=prefix))
+    try:
+        (path / OWNER_FILE).write_text(str(os.getpid()))
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def clean_stale(parent: pathlib.Path, prefix: str) -> list[pathlib.Path]:
+    """Remove `prefix`* folders whose owning process is gone."""
+    removed = []
+    for folder in parent.glob(prefix + "*"):
+        try:
+            pid = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            pid = None
+        if pid is not None and _alive(pid):
+            continue
+        if pid is None and time.time() - _mtime(folder) < 3600:
+            continue   # an old-style folder, maybe of a build still running: leave it an hour
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _mtime(path: pathlib.Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+# ---------------------------------------------------------------- installing and checking
+CHECK_SUFFIX = ".check"
+NO_RECORD = "it has no size and hash record"
+
+
+def install(built: pathlib.Path, target: pathlib.Path) -> None:
+    """Move a finished library into the cache so that a power loss cannot
+    leave half a file under the final name: the data is synced, a size and
+    SHA-256 record is written (synced) beside it, then the library is
+    renamed into place and the folder synced."""
+    with open(built, "rb+") as f:
+        os.fsync(f.fileno())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    record = target.with_name(target.name + CHECK_SUFFIX)
+    tmp_record = built.with_name(built.name + CHECK_SUFFIX)
+    tmp_record.write_text(_fingerprint(built))
+    with open(tmp_record, "rb+") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp_record, record)
+    os.replace(built, target)
+    _sync_folder(target.parent)
+
+
+def verify(library: pathlib.Path) -> str | None:
+    """None when `library` matches its size and SHA-256 record, else why not."""
+    record = library.with_name(library.name + CHECK_SUFFIX)
+    try:
+        expected = record.read_text().strip()
+    except OSError:
+        return NO_RECORD
+    try:
+        actual = _fingerprint(library)
+    except OSError as e:
+        return f"it cannot be read ({e.strerror or e})"
+    if actual != expected:
+        return f"it does not match its record (size and SHA-256 {actual.split()[0]} bytes, expected {expected.split()[0]})"
+    return None
+
+
+def adopt(library: pathlib.Path, probe_code: str) -> bool:
+    """A library from before the records: load it in a child process
+    (`probe_code`, Python), and when that works, write its record."""
+    try:
+        ok = subprocess.run([sys.executable, "-c", probe_code], stdin=subprocess.DEVNULL,
+                            capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if ok:
+        record = library.with_name(library.name + CHECK_SUFFIX)
+        tmp = record.with_name(record.name + f".{os.getpid()}")
+        try:
+            tmp.write_text(_fingerprint(library))
+            os.replace(tmp, record)
+        except OSError:
+            pass
+    return ok
+
+
+def discard(library: pathlib.Path) -> None:
+    """Remove a damaged library and its record, so that it is rebuilt."""
+    for path in (library, library.with_name(library.name + CHECK_SUFFIX)):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _fingerprint(path: pathlib.Path) -> str:
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return f"{size} {h.hexdigest()}"
+
+
+def _sync_folder(folder: pathlib.Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

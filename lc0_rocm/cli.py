@@ -4,6 +4,7 @@ is imported only when used."""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 # name -> (module, function, one-line help)
@@ -32,6 +33,29 @@ def usage() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; output cut short by a closed pipe (`lc0-rocm -h | head -1`)
+    ends it quietly instead of with a BrokenPipeError traceback."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush at
+    exit does not fail again on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _run(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ("-h", "--help", "help"):
         print(usage())

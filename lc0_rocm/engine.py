@@ -41,7 +41,11 @@ INFO_INTERVAL_S = 0.5
 
 @dataclasses.dataclass
 class SearchInfo:
-    """One `info` line (one per MultiPV line), lc0's fields."""
+    """One `info` line (one per MultiPV line), lc0's fields, from the side
+    to move at the root: `wdl` (win, draw, loss) probabilities like
+    Evaluation.wdl and SearchResult.wdl, `wdl_permille` the integers lc0
+    prints (adding up to 1000), q = win - loss, `score_cp` or `mate` (moves,
+    negative when mated), `time_ms`, `nps`, `pv` (the line's moves)."""
     depth: int
     seldepth: int
     time_ms: int
@@ -51,15 +55,21 @@ class SearchInfo:
     move: chess.Move | None
     pv: list[chess.Move]
     q: float                     # side to move at the root
-    wdl: tuple[int, int, int]    # permille, side to move
+    wdl: tuple[float, float, float]   # probabilities, side to move
     moves_left: int | None
     tbhits: int
     score_cp: int | None         # None when `mate` is set
     mate: int | None
+    wdl_permille: tuple[int, int, int] | None = None   # as the `info` line prints it
 
 
 @dataclasses.dataclass
 class MoveStats:
+    """The search's figures for one root move (SearchResult.stats), from the
+    root's side to move: `visits` (nodes below the move), `q` (win - loss,
+    draw score included), `p` (prior after policy temperature), `wdl` (win,
+    draw, loss probabilities), `moves_left` (expected plies, None without
+    that head), `n_in_flight` (visits still at the network)."""
     visits: int
     q: float                     # root side to move's view
     p: float                     # prior (after policy temperature)
@@ -97,7 +107,17 @@ class SearchResult:
     nn_evals: int = 0
 
 
+def _wdl_probabilities(wl: float, d: float) -> tuple[float, float, float]:
+    """(win, draw, loss) from win - loss and draw."""
+    return ((1.0 + wl - d) / 2.0, d, (1.0 - wl - d) / 2.0)
+
+
 class Engine:
+    # A movetime or time_budget above this many seconds is refused as a
+    # likely millisecond value (None: no bound; the UCI engine, whose times
+    # come in milliseconds and are converted, sets None).
+    movetime_limit_s: float | None = 1000.0
+
     """lc0-style MCTS over one network. Not thread-safe: one search at a
     time; another thread may only set the `stop` event."""
 
@@ -238,6 +258,14 @@ class Engine:
         lc0's eigen; a GPU 2 x its multiprocessors, as lc0's cuda backend)."""
         return self.params.MinibatchSize or self.backend_attributes().recommended_batch_size
 
+    def wait_idle(self) -> None:
+        """Wait for a stopped search's last network batch (the native search
+        answers `stop` before it is back), so that the next search starts at
+        once; a UCI engine counts this wait against the move's clock."""
+        if self._native is not None:
+            with self._lock:
+                self._native.wait_idle()
+
     # ------------------------------------------------------------------
     def search(self, board: chess.Board, *, nodes: int | None = None,
                movetime: float | None = None, time_budget: float | None = None,
@@ -265,6 +293,13 @@ class Engine:
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
             if value is not None and not value >= 0:
                 raise ValueError(f"{limit_name} must be >= 0 seconds, got {value}")
+            if value is not None and self.movetime_limit_s is not None and value > self.movetime_limit_s:
+                raise ValueError(
+                    f"{limit_name}={value:g} is {value / 60:.0f} minutes: times are in seconds "
+                    f"({limit_name}=1.5 is 1.5 s); for a search longer than {self.movetime_limit_s:g} s "
+                    f"set engine.movetime_limit_s = None, or use infinite=True with stop")
+        if getattr(self._network, "closed", False):
+            raise RuntimeError(f"{self._network!r} is closed; load the network again to search")
         # Positions lc0 plays from are fine even when python-chess frowns
         # (odd checkers, an e.p. square or castling right taken as written);
         # no king, too many kings, pawns on the back rank or the side not to
@@ -438,8 +473,9 @@ class Engine:
                 depth=depth, seldepth=snap.max_depth, time_ms=int(snap.elapsed_ms),
                 nodes=e.visits if self.params.PerPvCounters else snap.total_nodes,
                 nps=nps, multipv=k, move=e.move,
-                pv=snap.pv_of(j), q=q, wdl=wdl_permille(shown[0], shown[1]),
-                moves_left=moves_left, tbhits=snap.tb_hits, score_cp=cp, mate=mate))
+                pv=snap.pv_of(j), q=q, wdl=_wdl_probabilities(shown[0], shown[1]),
+                moves_left=moves_left, tbhits=snap.tb_hits, score_cp=cp, mate=mate,
+                wdl_permille=wdl_permille(shown[0], shown[1])))
         return lines
 
     def _has_moves_left(self) -> bool:

@@ -8,8 +8,11 @@ The library is compiled from every native/core/src/**/*.cpp (C++17, -O3,
 -march=native where the compiler takes it) into
 `<cache root>/core-<hash>/liblc0core.so`; the hash covers the sources, the
 compiler, the flags and the CPU, so a cache shared between machines keeps
-one build per machine. Builds take a file lock and rename the finished
-library into place, so processes starting together build it once.
+one build per machine. Builds take a file lock, report progress (file n of N, at least every
+5 s) to a caller that asks, and install the finished library with a size
+and hash record (synced, then renamed into place): a cached library that
+does not match its record (cut short by a power loss, say) is rebuilt
+after a one-line notice. Processes starting together build it once.
 cffi's declarations are the LC0CORE_CDEF_BEGIN/END blocks of
 native/core/include/*.h in name order.
 
@@ -20,7 +23,6 @@ LC0ROCM_NO_NATIVE_CORE=1 turns the core off.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import pathlib
 import platform
@@ -28,8 +30,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
+from typing import Callable
 
 from lc0_rocm import buildcache
 from lc0_rocm.errors import Lc0RocmError
@@ -115,46 +117,64 @@ def library_path(compiler: list[str], src: pathlib.Path) -> pathlib.Path:
     return buildcache.cache_root() / f"core-{buildcache.source_hash(src, recipe)}" / LIBRARY_NAME
 
 
-def build(force: bool = False, verbose: bool = False) -> pathlib.Path:
-    """Compile the core (or find it in the cache) and return its path."""
+def build(force: bool = False, verbose: bool = False,
+          on_progress: Callable[[buildcache.BuildProgress], None] | None = None) -> pathlib.Path:
+    """Compile the core (or find it, whole, in the cache) and return its
+    path. `on_progress` hears of each compiled file and at least every 5 s."""
     compiler = find_compiler()
     src = source_dir()
     lib = library_path(compiler, src)
-    if lib.is_file() and not force:
+    if not force and _usable(lib):
         return lib
     with buildcache.build_lock(lib.parent.with_name(lib.parent.name + ".lock")):
-        if lib.is_file() and not force:   # another process built it meanwhile
+        if not force and _usable(lib, quiet=True):   # another process built it meanwhile
             return lib
         flags = list(BASE_FLAGS)
         if _accepts(compiler, MACHINE_FLAGS):
             flags += MACHINE_FLAGS
-        lib.parent.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=lib.parent.parent, prefix=".build-core-") as tmp:
-            tmp = pathlib.Path(tmp)
+        with buildcache.build_folder(lib.parent.parent, ".build-core-") as tmp:
             files = source_files(src)
             objs = [tmp / (str(f.relative_to(src)).replace(os.sep, "_") + ".o") for f in files]
-
-            def run(cmd: list[str], what: str) -> None:
-                if verbose:
-                    print(" ".join(cmd), file=sys.stderr)
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                if r.returncode != 0:
-                    raise NativeCoreError(f"{what} failed ({' '.join(cmd)}):\n{r.stderr[-4000:]}")
-
-            def compile_one(pair):
-                source, obj = pair
-                run([*compiler, *flags, "-c", str(source), "-o", str(obj)],
-                    f"compiling {source.relative_to(src)}")
-
-            workers = max(1, min(len(files), os.cpu_count() or 1))
-            with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-                list(pool.map(compile_one, zip(files, objs)))
+            commands = [([*compiler, *flags, "-c", str(f), "-o", str(o)], f"compiling {f.relative_to(src)}")
+                        for f, o in zip(files, objs)]
             out = tmp / LIBRARY_NAME
-            run([*compiler, *flags, "-shared", "-o", str(out), *map(str, objs)],
-                "linking the native core")
-            lib.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(out, lib)   # atomic: readers see no file or a whole one
+            commands_link = [([*compiler, *flags, "-shared", "-o", str(out), *map(str, objs)],
+                              "linking the native core")]
+            if verbose:
+                for cmd, _ in commands + commands_link:
+                    print(" ".join(cmd), file=sys.stderr)
+            try:
+                buildcache.run_commands(commands, "building the chess core", on_progress=on_progress)
+                buildcache.run_commands(commands_link, "linking the chess core")
+            except buildcache.BuildError as e:
+                raise NativeCoreError(str(e)) from None
+            buildcache.install(out, lib)
     return lib
+
+
+def _usable(lib: pathlib.Path, quiet: bool = False) -> bool:
+    """True when the cached `lib` is whole; a damaged one is removed (with
+    a one-line notice) so that it is rebuilt."""
+    if not lib.is_file():
+        return False
+    problem = buildcache.verify(lib)
+    if problem == buildcache.NO_RECORD:
+        if buildcache.adopt(lib, _probe_code(lib)):
+            return True   # built before records existed; it loads in a child process
+        problem = "it has no record and does not load in a child process"
+    if problem is None:
+        return True
+    if not quiet:
+        print(f"lc0-rocm: the cached chess core {lib} is damaged ({problem}); rebuilding it",
+              file=sys.stderr, flush=True)
+    buildcache.discard(lib)
+    return False
+
+
+def _probe_code(lib: pathlib.Path) -> str:
+    """Python that loads `lib` and calls into it (a child process runs it)."""
+    return (f"import cffi; ffi = cffi.FFI(); ffi.cdef('int lc0core_abi_version(void);'); "
+            f"ffi.dlopen({str(lib)!r}).lc0core_abi_version()")
 
 
 # ---------------------------------------------------------------- loading

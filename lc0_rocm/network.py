@@ -63,16 +63,39 @@ def _move_of_code():
     return native_encoder.move_table().__getitem__
 
 
+# What python-chess flags but lc0 (and the search) play from all the same.
+_TOLERATED_STATUS = (chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
+                     | chess.STATUS_INVALID_EP_SQUARE | chess.STATUS_BAD_CASTLING_RIGHTS)
+
+
+def _check_playable(board: chess.Board) -> None:
+    """ValueError for a board the search refuses (Engine.search's rule)."""
+    if not isinstance(board, chess.Board):
+        raise TypeError(f"evaluate needs chess.Board objects, got {type(board).__name__}")
+    bad = board.status() & ~_TOLERATED_STATUS
+    if bad:
+        problems = sorted(name[len("STATUS_"):].lower().replace("_", " ") for name in dir(chess)
+                          if name.startswith("STATUS_") and getattr(chess, name) & bad)
+        raise ValueError(f"invalid position {board.fen()}: {', '.join(problems)}")
+
+
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
     """The network's view of one position, from the side to move: `policy`
     maps each legal move to its probability (softmax, temperature 1), `wdl`
     is (win, draw, loss) probabilities, `q` = win - loss in [-1, 1],
-    `moves_left` the expected remaining plies (None without that head)."""
+    `moves_left` the expected remaining plies (None without that head).
+
+    A finished game (no legal move) is not sent to the net: `terminal` says
+    "checkmate" or "stalemate", `wdl` is the result ((0, 0, 1) for the mated
+    side to move, (0, 1, 0) for stalemate, as the search scores them),
+    `policy` is empty and `moves_left` 0 (None without that head); else
+    `terminal` is None."""
 
     policy: dict[chess.Move, float] = _PolicyField()   # legal moves -> probability (softmax, temperature 1)
     wdl: tuple[float, float, float]   # win, draw, loss
     moves_left: float | None          # plies; None when the net has no such head
+    terminal: str | None = None       # "checkmate" or "stalemate": the game is over here
 
     @classmethod
     def _with_lazy_policy(cls, move_codes: list, probs: list, start: int, end: int,
@@ -187,15 +210,22 @@ class Network:
     def evaluate(self, board: chess.Board) -> Evaluation:
         """The net's view of `board` (its move stack is the history the net
         sees): policy over the legal moves, WDL and moves-left, from the
-        side to move. Same as evaluate_batch([board])[0]."""
+        side to move. Same as evaluate_batch([board])[0]: a finished game
+        gets its result (Evaluation.terminal), an impossible position (no
+        king, a pawn on the first rank, ...) a ValueError."""
         return self.evaluate_batch([board])[0]
 
     def evaluate_batch(self, boards: Iterable[chess.Board],
                        chunk: int = DEFAULT_CHUNK) -> list[Evaluation]:
         """One Evaluation per board, in order; the boards go to the backend
         `chunk` at a time (one forward pass each), which is much faster than
-        evaluate() in a loop on a GPU."""
+        evaluate() in a loop on a GPU. Boards with no legal move get their
+        result without the net (Evaluation.terminal); a position the search
+        would refuse (no king, pawns on the first rank, the side not to move
+        in check, ...) is a ValueError naming it."""
         self._check_open()
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+            raise ValueError(f"chunk must be a positive number of boards, got {chunk!r}")
         boards = list(boards)
         chunks = [boards[start:start + chunk] for start in range(0, len(boards), chunk)]
         overlap = self.overlap_chunks
@@ -228,9 +258,12 @@ class Network:
             from lc0_rocm import native_encoder
             batch = native_encoder.encode_boards(boards, self.input_format)
         if batch is None:
+            for board in boards:
+                _check_playable(board)
             masks, values, transforms = encoder.encode_batch_packed(boards, self.input_format)
             return _Chunk(boards, masks, values, transforms, None)
         for i in batch.refused:
+            _check_playable(boards[i])
             batch.masks[i], batch.values[i], batch.transforms[i] = encoder.encode_packed(
                 boards[i], self.input_format)
         return _Chunk(boards, batch.masks, batch.values, batch.transforms, batch)
@@ -256,8 +289,16 @@ class Network:
         return [
             Evaluation(policy=dict(zip(moves, p.tolist())), wdl=tuple(wdl[i]),
                        moves_left=moves_left[i] if moves_left is not None else None)
+            if moves else self._terminal(boards[i])
             for i, ((moves, _), p) in enumerate(zip(per_board, probs))
         ]
+
+    def _terminal(self, board: chess.Board) -> Evaluation:
+        """A board with no legal move: its result, as the search scores it."""
+        mated = board.is_check()
+        return Evaluation(policy={}, wdl=(0.0, 0.0, 1.0) if mated else (0.0, 1.0, 0.0),
+                          moves_left=0.0 if self.has_moves_left else None,
+                          terminal="checkmate" if mated else "stalemate")
 
     def _finish_native(self, boards, batch, logits, wdl, moves_left) -> list[Evaluation]:
         from lc0_rocm import native_encoder
@@ -277,8 +318,13 @@ class Network:
         for i in range(len(boards)):
             ml = moves_left[i] if moves_left is not None else None
             if i in refused:
+                if not refused[i][0]:
+                    results.append(self._terminal(boards[i]))
+                    continue
                 results.append(Evaluation(policy=dict(zip(refused[i][0], refused_probs[i].tolist())),
                                           wdl=tuple(wdl[i]), moves_left=ml))
+            elif offsets[i] == offsets[i + 1]:
+                results.append(self._terminal(boards[i]))
             else:
                 results.append(lazy(legal, probs, offsets[i], offsets[i + 1], tuple(wdl[i]), ml))
         return results

@@ -16,9 +16,18 @@ On top of lc0 (which can hand out a zero or negative deadline on a nearly
 empty clock) the budget here is a hard deadline that leaves MoveOverheadMs
 of the clock untouched; when even that is gone the search is cut to a
 single node so that a move is sent at once.
+
+Also on top of lc0: what a move costs beyond the search (the pipes, the GUI,
+reading the command) is measured from the clocks the GUI sends: the clock
+drop over our last move less the time our search used. That `cycle_lag_ms`
+is kept back for every move still expected (and from this move's hard
+deadline), so that a long game does not reach its last moves with a clock
+that only the lag eats (sudden death on a loaded machine). Until a lag is
+seen the budgets are lc0's.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 # lc0 legacy defaults
@@ -29,6 +38,8 @@ FIRST_MOVE_BONUS = 1.8
 BOOK_PLY_BONUS = 0.25
 SMART_PRUNING_TOLERANCE_MS = 200
 DEFAULT_MOVE_OVERHEAD_MS = 200
+LAG_SMOOTHING = 0.3      # weight of the newest lag in its running mean
+MAX_LAG_MS = 1000.0      # a larger clock drop is not lag (the GUI changed the clock)
 
 
 def estimated_moves_to_go(ply: int, midpoint: float = MIDPOINT_MOVE,
@@ -70,6 +81,19 @@ class LegacyTimeManager:
         self.first_move_of_game = True
         self.time_spared_ms = 0.0
         self._last_deadline_ms: float | None = None
+        self.cycle_lag_ms = 0.0
+        self._clock_seen: tuple[float, float] | None = None   # (our clock, increment) at the last budget
+        self._last_used_ms: float | None = None
+
+    def _observe(self, time: float, increment: float) -> None:
+        """Update cycle_lag_ms from the clock of this move and the last one."""
+        if self._clock_seen is not None and self._last_used_ms is not None:
+            before, inc_before = self._clock_seen
+            lag = (before + inc_before - time) - self._last_used_ms
+            if 0.0 <= lag <= MAX_LAG_MS:
+                self.cycle_lag_ms = lag if self.cycle_lag_ms == 0.0 else (
+                    (1 - LAG_SMOOTHING) * self.cycle_lag_ms + LAG_SMOOTHING * lag)
+        self._clock_seen, self._last_used_ms = (float(time), float(increment)), None
 
     def budget(self, clock: ClockParams, *, black_to_move: bool, ply: int) -> Budget | None:
         """The budget for this move, or None when the clock sets no limit."""
@@ -78,12 +102,14 @@ class LegacyTimeManager:
             return None
         inc = clock.binc if black_to_move else clock.winc
         increment = max(0, inc or 0)
+        self._observe(time, increment)
+        lag = self.cycle_lag_ms
 
         movestogo = estimated_moves_to_go(ply)
         if clock.movestogo is not None and 0 < clock.movestogo < movestogo:
             movestogo = float(clock.movestogo)
 
-        total = max(0.0, time + increment * (movestogo - 1) - self.move_overhead_ms)
+        total = max(0.0, time + increment * (movestogo - 1) - self.move_overhead_ms - lag * movestogo)
 
         to_squander = 0.0
         if self.time_spared_ms > 0:
@@ -101,15 +127,21 @@ class LegacyTimeManager:
             this_move *= self.slowmover
 
         this_move += to_squander
-        hard_cap = time - self.move_overhead_ms
+        hard_cap = time - self.move_overhead_ms - lag
         deadline = min(float(int(this_move)), float(hard_cap))
         self._last_deadline_ms = deadline
         if deadline <= 0:
             return Budget(deadline_ms=0.0, single_node=True)
         return Budget(deadline_ms=deadline)
 
+    def preview(self, clock: ClockParams, *, black_to_move: bool, ply: int) -> Budget | None:
+        """What budget() would give, without spending the first-move bonus
+        or the piggy bank (for a `go ponder`: the move a ponderhit will get)."""
+        return copy.copy(self).budget(clock, black_to_move=black_to_move, ply=ply)
+
     def search_done(self, used_ms: float) -> None:
         """Bank the part of the last budget that the search left unused."""
+        self._last_used_ms = used_ms
         if self._last_deadline_ms is not None:
             self.time_spared_ms += self._last_deadline_ms - used_ms
             self._last_deadline_ms = None

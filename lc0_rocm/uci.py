@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import math
 import os
-import re
+import signal
 import sys
 import threading
 import time
@@ -38,314 +37,20 @@ from typing import Callable
 
 import chess
 
-from lc0_rocm import __version__, backends, native_rules, netfiles, syzygy
+from lc0_rocm import __version__, backends, native_rules, netfiles, syzygy, uci_build
 from lc0_rocm.backends import blas_threads
-from lc0_rocm.errors import Lc0RocmError
-from lc0_rocm.search import score as search_score
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
 from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
-                                  option_line, parse_value)
+                                  option_line, parse_backend_options, parse_value)
+from lc0_rocm.uci_output import (IoLog, centipawns, format_info, nn_index,  # noqa: F401 (API)
+                                 verbose_move_stats, wdl_permille)
+from lc0_rocm.uci_parse import (GO_FLAGS, GO_KEYWORDS, GO_NUMERIC, MAX_INT, MAX_INT32,  # noqa: F401
+                                MAX_TAKEBACK, GoParams, UciError, continues_game, echo,
+                                shared_moves, board_from_fen,
+                                parse_go, parse_position, push_moves, split_position, start_board)
 
 ENGINE_NAME = f"lc0-rocm v{__version__}"
 ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
-MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
-MAX_INT = 2**63 - 1
-
-
-class UciError(Lc0RocmError):
-    """A command that cannot be carried out; reported, then ignored."""
-
-
-# ------------------------------------------------------------------ parsing
-
-GO_NUMERIC = ("wtime", "btime", "winc", "binc", "movestogo", "depth", "mate", "nodes", "movetime")
-GO_FLAGS = ("infinite", "ponder")
-GO_KEYWORDS = GO_NUMERIC + GO_FLAGS + ("searchmoves",)
-
-
-@dataclasses.dataclass
-class GoParams:
-    wtime: int | None = None
-    btime: int | None = None
-    winc: int | None = None
-    binc: int | None = None
-    movestogo: int | None = None
-    depth: int | None = None
-    mate: int | None = None
-    nodes: int | None = None
-    movetime: int | None = None
-    infinite: bool = False
-    ponder: bool = False
-    searchmoves: list[str] = dataclasses.field(default_factory=list)
-    ignored: list[str] = dataclasses.field(default_factory=list)
-
-    def has_clock(self) -> bool:
-        return self.wtime is not None or self.btime is not None
-
-
-def parse_go(tokens: list[str]) -> GoParams:
-    """The arguments of `go`. Tokens after `searchmoves` are moves until the
-    next keyword; unknown tokens are collected in .ignored (UCI says to
-    skip them); a bad number is an error."""
-    params = GoParams()
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token in GO_FLAGS:
-            setattr(params, token, True)
-            i += 1
-        elif token in GO_NUMERIC:
-            if i + 1 >= len(tokens) or tokens[i + 1] in GO_KEYWORDS:
-                raise UciError(f"go: expected a number after {token}")
-            setattr(params, token, _parse_int(token, tokens[i + 1]))
-            i += 2
-            if token == "mate" and params.mate < 1:
-                raise UciError(f"go: mate needs a number of moves >= 1, got {params.mate}")
-        elif token == "searchmoves":
-            i += 1
-            while i < len(tokens) and tokens[i] not in GO_KEYWORDS:
-                params.searchmoves.append(tokens[i])
-                i += 1
-        else:
-            params.ignored.append(token)
-            i += 1
-    return params
-
-
-def _parse_int(key: str, text: str) -> int:
-    # ASCII digits only: int() would also take "1_000" or non-Latin digits
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
-        raise UciError(f"go: invalid value {_echo(text)} for {key}")
-    value = int(text)
-    if abs(value) > MAX_INT:
-        raise UciError(f"go: out of range value {_echo(text)} for {key}")
-    return value
-
-
-def parse_position(tokens: list[str], chess960: bool = False) -> tuple[chess.Board, str | None]:
-    """`position startpos|fen FEN [moves M...]` -> (board, error). On a bad
-    move the board holds the moves before it and error says why; a bad FEN
-    raises UciError."""
-    if not tokens or tokens[0] not in ("startpos", "fen"):
-        raise UciError("position requires either fen or startpos")
-    if "moves" in tokens:
-        split = tokens.index("moves")
-        head, moves = tokens[:split], tokens[split + 1:]
-    else:
-        head, moves = tokens, []
-    if head[0] == "startpos":
-        if len(head) > 1:
-            raise UciError(f"position: unexpected token {_echo(head[1])} after startpos")
-        board = chess.Board(chess960=chess960)
-    else:
-        fen = " ".join(head[1:])
-        if not fen:
-            raise UciError("position fen: missing FEN")
-        board = board_from_fen(fen, chess960)
-    for ply, text in enumerate(moves):
-        try:
-            move = board.parse_uci(text)
-        except ValueError:
-            return board, (f"illegal move {_echo(text)} at ply {ply + 1} of position; "
-                           f"position set to the one before it ({board.fen()})")
-        board.push(move)
-    return board, None
-
-
-# Positions the search accepts although python-chess flags them (they occur
-# in real games from odd FENs and do no harm to move generation).
-_TOLERATED_STATUS = chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
-
-
-def board_from_fen(fen: str, chess960: bool = False) -> chess.Board:
-    """A board for `fen`; UciError when the FEN is malformed or the position
-    cannot be played (no king, a pawn on the back rank, side not to move in
-    check, ...). Castling rights without their king and rook, and an
-    impossible en-passant square, are dropped."""
-    try:
-        board = chess.Board(fen, chess960=chess960)
-    except ValueError as e:
-        raise UciError(f"malformed FEN {_echo(fen)}: {e}") from None
-    if board.status() & chess.STATUS_BAD_CASTLING_RIGHTS:
-        board.castling_rights = board.clean_castling_rights()
-    if board.status() & chess.STATUS_INVALID_EP_SQUARE:
-        board.ep_square = None
-    bad = board.status() & ~_TOLERATED_STATUS
-    if bad:
-        problems = [name[len("STATUS_"):].lower().replace("_", " ")
-                    for name in dir(chess) if name.startswith("STATUS_")
-                    and getattr(chess, name) & bad]
-        raise UciError(f"invalid position {_echo(fen)}: {', '.join(sorted(problems))}")
-    return board
-
-
-def _echo(text: str) -> str:
-    """A piece of input, safe to print on one line."""
-    text = "".join(c if c.isprintable() else "?" for c in text)
-    return text if len(text) <= MAX_ECHO else text[:MAX_ECHO] + "..."
-
-
-# ------------------------------------------------------------------ output
-
-def wdl_permille(wdl) -> tuple[int, int, int] | None:
-    """(w, d, l) as lc0 prints it: permille ints that add up to 1000.
-    Accepts probabilities (floats in [0, 1]) or permille numbers."""
-    if wdl is None:
-        return None
-    w, d, l = (float(x) for x in wdl)
-    if max(w, d, l) <= 1.0 + 1e-6 and (w + d + l) <= 1.5:
-        wl, dd = w - l, d
-    else:
-        wl, dd = (w - l) / 1000.0, d / 1000.0
-    return search_score.wdl_permille(wl, dd)
-
-
-def centipawns(q: float) -> int:
-    """lc0's centipawn conversion, used only when the search gives no score."""
-    q = max(-1.0, min(1.0, float(q)))
-    return int(45 * math.tan(1.56728071628 * q))
-
-
-def format_info(info, *, show_wdl: bool, show_moves_left: bool, multipv: bool,
-                extra_tbhits: int = 0) -> str:
-    """One `info` line in lc0's order from a SearchInfo."""
-    parts = ["info"]
-    depth = getattr(info, "depth", None)
-    if depth is not None:
-        parts += ["depth", str(max(int(depth), 1))]
-    for key, attr in (("seldepth", "seldepth"), ("time", "time_ms"), ("nodes", "nodes")):
-        value = getattr(info, attr, None)
-        if value is not None:
-            parts += [key, str(int(value))]
-    mate = getattr(info, "mate", None)
-    score_cp = getattr(info, "score_cp", None)
-    if mate is not None:
-        parts += ["score", "mate", str(int(mate))]
-    elif score_cp is not None:
-        parts += ["score", "cp", str(int(score_cp))]
-    elif getattr(info, "q", None) is not None:
-        parts += ["score", "cp", str(centipawns(info.q))]
-    if show_wdl:
-        wdl = wdl_permille(getattr(info, "wdl", None))
-        if wdl is not None:
-            parts += ["wdl", *map(str, wdl)]
-    moves_left = getattr(info, "moves_left", None)
-    if show_moves_left and moves_left is not None:
-        parts += ["movesleft", str(int(moves_left))]
-    nps = getattr(info, "nps", None)
-    if nps is not None:
-        parts += ["nps", str(int(nps))]
-    parts += ["tbhits", str(int(getattr(info, "tbhits", None) or 0) + extra_tbhits)]
-    if multipv and getattr(info, "multipv", None) is not None:
-        parts += ["multipv", str(int(info.multipv))]
-    pv = list(getattr(info, "pv", None) or [])
-    if not pv and getattr(info, "move", None) is not None:
-        pv = [info.move]
-    if pv:
-        parts += ["pv", *(m.uci() for m in pv)]
-    return " ".join(parts)
-
-
-def nn_index(board: chess.Board, move: chess.Move) -> int:
-    """lc0's policy index of a root move (side-to-move frame, castling as
-    king takes rook), as VerboseMoveStats prints it; -1 if it has none."""
-    from lc0_rocm import tables
-    from_sq, to_sq = move.from_square, move.to_square
-    if board.is_castling(move) and not board.chess960:
-        to_sq = chess.square(7 if chess.square_file(to_sq) > chess.square_file(from_sq) else 0,
-                             chess.square_rank(to_sq))
-    if board.turn == chess.BLACK:
-        from_sq, to_sq = chess.square_mirror(from_sq), chess.square_mirror(to_sq)
-    promotion = chess.piece_symbol(move.promotion) if move.promotion else ""
-    try:
-        return tables.move_index(chess.square_name(from_sq) + chess.square_name(to_sq) + promotion)
-    except ValueError:
-        return -1
-
-
-def verbose_move_stats(result, board: chess.Board) -> list[str]:
-    """`info string` lines per root move, fewest visits first, in lc0's
-    VerboseMoveStats layout (N, in-flight, P, WL, D, M, Q; lc0's U, S and V
-    columns need search internals and are left out), then the root."""
-    stats = getattr(result, "stats", None) or {}
-    rows = sorted(stats.items(), key=lambda kv: (getattr(kv[1], "visits", 0) or 0,
-                                                 getattr(kv[1], "p", 0.0) or 0.0))
-    lines = []
-    visited_policy = 0.0
-    for move, s in rows:
-        visits = int(getattr(s, "visits", 0) or 0)
-        in_flight = int(getattr(s, "n_in_flight", 0) or 0)
-        p = float(getattr(s, "p", 0.0) or 0.0)
-        wdl = getattr(s, "wdl", None)
-        q = getattr(s, "q", None)
-        m = getattr(s, "moves_left", None)
-        if visits > 0:
-            visited_policy += p
-        line = (f"info string {move.uci():<5} ({nn_index(board, move):<4}) N: {visits:7d} "
-                f"(+{in_flight:2d}) (P: {p * 100:5.2f}%) ")
-        if visits > 0 and wdl is not None:
-            w, d, l = (float(x) for x in wdl)
-            line += f"(WL: {w - l:8.5f}) (D: {d:5.3f}) "
-        else:
-            line += "(WL:  -.-----) (D: -.---) "
-        line += f"(M: {float(m):4.1f}) " if (m is not None and visits > 0) else "(M:  -.-) "
-        line += f"(Q: {float(q):8.5f})" if (q is not None and visits > 0) else "(Q:  -.-----)"
-        lines.append(line)
-    total = int(getattr(result, "nodes", 0) or 0)
-    q = getattr(result, "q", None)
-    lines.append(f"info string node  ({len(stats):4d}) N: {total:7d} (+ 0) (P: {visited_policy * 100:5.2f}%)"
-                 + (f" (Q: {float(q):8.5f})" if q is not None else ""))
-    return lines
-
-
-# ------------------------------------------------------------------ logging
-
-class IoLog:
-    """LogFile: every line in (>>) and out (<<), with a timestamp."""
-
-    def __init__(self):
-        self._file = None
-        self._name = ""
-        self._lock = threading.Lock()
-
-    def open(self, name: str) -> None:
-        with self._lock:
-            if name == self._name:
-                return
-            if self._file not in (None, sys.stderr):
-                try:
-                    self._file.close()
-                except OSError:
-                    pass   # its last lines are lost (a full disk); the file is closed all the same
-            self._file, self._name = None, name
-            if name == "<stderr>":
-                self._file = sys.stderr
-            elif name:
-                try:
-                    self._file = open(name, "a", encoding="utf-8")
-                except (OSError, ValueError) as e:   # ValueError: a NUL in the name
-                    self._name = ""
-                    reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-                    raise UciError(f"LogFile: cannot open {_echo(name)}: {reason}") from None
-
-    def write(self, direction: str, line: str) -> None:
-        with self._lock:
-            if self._file is None:
-                return
-            stamp = time.strftime("%m%d %H:%M:%S", time.localtime())
-            frac = f"{time.time() % 1:.6f}"[1:]
-            try:
-                self._file.write(f"{stamp}{frac} {direction} {line}\n")
-                self._file.flush()
-            except (OSError, ValueError):
-                pass
-
-    def close(self) -> None:
-        try:
-            self.open("")
-        except UciError:
-            pass
-
 
 # ------------------------------------------------------------------ search jobs
 
@@ -364,6 +69,8 @@ class _Job:
     extra_tbhits: int = 0
     silent: bool = False          # ponderhit: the search that replaces it answers the `go`
     stop_requested: bool = False  # `stop` seen
+    ponder_hit: bool = False      # ponderhit turned this ponder search into the move's search
+    timer: threading.Timer | None = None   # stops it when the move's budget is spent
     thread: threading.Thread | None = None
 
 
@@ -425,6 +132,10 @@ class UciEngine:
         self.tm = self._new_time_manager()
         self.debug = False
         self._job: _Job | None = None
+        self._position_key: tuple | None = None   # (chess960, head, moves) of self.board
+        self.native_build = uci_build.NativeBuild()
+        self.on_output_lost: Callable[[], None] | None = None   # main(): stop reading input
+        self._output_lost = False
 
     # ---------------------------------------------------------- output
 
@@ -460,7 +171,7 @@ class UciEngine:
         if not tokens:
             return not self.closed
         if start is None:
-            self.error(f"Unknown command: {_echo(line.strip())}")
+            self.error(f"Unknown command: {echo(line.strip())}")
             return not self.closed
         command, args = tokens[start], tokens[start + 1:]
         if command == "quit":
@@ -480,11 +191,12 @@ class UciEngine:
         if isinstance(e, UciError):
             self.error(str(e))
         else:  # a bug must not kill the engine
-            self.error(f"internal error in {command}: {type(e).__name__}: {_echo(str(e))}")
+            self.error(f"internal error in {command}: {type(e).__name__}: {echo(str(e))}")
 
     # ---------------------------------------------------------- commands
 
     def _cmd_uci(self, args):
+        self._start_native_build()   # builds (first start only) while the GUI reads the options
         self.send(f"id name {ENGINE_NAME}")
         self.send(f"id author {ENGINE_AUTHOR}")
         for name, spec in self.specs.items():
@@ -494,6 +206,7 @@ class UciEngine:
     def _cmd_isready(self, args):
         try:
             if not self._searching():
+                self._await_native_build()
                 self.ensure_engine()
         except Exception as e:   # whatever fails, the GUI gets its readyok
             self._report("isready", e)
@@ -522,25 +235,43 @@ class UciEngine:
         if self.engine is not None:
             self.engine.new_game()
         self.tm = self._new_time_manager()
-        self.board = None
+        self.board, self._position_key = None, None
         self.position_time = time.monotonic()
 
     def _cmd_position(self, args):
         self._finish_job()
-        previous, self.board = self.board, None
+        previous, previous_key = self.board, self._position_key
+        self.board, self._position_key = None, None
         # until this one is accepted, no position is valid: never search one the GUI did not send
         self.position_error = "position rejected"
         self.position_time = time.monotonic()
+        chess960 = bool(self.values["UCI_Chess960"])
         try:
-            board, problem = parse_position(args, bool(self.values["UCI_Chess960"]))
+            head, moves = split_position(args)
+            key = (chess960, head, moves)
+            shared = shared_moves(previous_key, key) if previous is not None else None
+            if (shared is not None and len(previous_key[2]) - shared <= MAX_TAKEBACK
+                    and len(moves) >= len(previous_key[2])):
+                # The same game, gone on (or its last ply replaced: a missed
+                # ponder move): play only the difference on the last
+                # board, so that a move costs the same at ply 200 as at ply 2
+                # (no job holds the board now). The clock's state carries on.
+                board, continues = previous, True
+                for _ in range(len(previous_key[2]) - shared):
+                    board.pop()
+                problem = push_moves(board, moves[shared:], shared)
+            else:
+                board = start_board(head, chess960)
+                problem = push_moves(board, moves)
+                continues = continues_game(previous, board)
             if problem:
                 raise UciError(problem.split(";")[0])
         except UciError as e:
             self.position_error = f"the last position was rejected ({e})"
             raise UciError(f"{e}; go answers bestmove (none) until a valid position") from None
-        if not _continues_game(previous, board):
+        if not continues:
             self.tm = self._new_time_manager()
-        self.board, self.position_error = board, None
+        self.board, self._position_key, self.position_error = board, key, None
 
     def _cmd_stop(self, args):
         job = self._job
@@ -554,26 +285,63 @@ class UciEngine:
         if job is None or not job.go.ponder or job.thread is None or job.stop_requested:
             raise UciError("ponderhit while not pondering")
         go = dataclasses.replace(job.go, ponder=False)
+        self.position_time = now = time.monotonic()  # the clock restarts on ponderhit
+        if go.nodes is None and go.depth is None and go.mate is None and (
+                go.has_clock() or go.movetime is not None):
+            # The ponder search goes on as this move's search, stopped when
+            # the time manager's budget (from now) is spent: a restart would
+            # first wait for the ponder search's last batch, on our clock.
+            budgets = []
+            if go.movetime is not None:
+                budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
+            if go.has_clock():
+                budget = self.tm.budget(self._clock(go), black_to_move=job.board.turn == chess.BLACK,
+                                        ply=job.board.ply())
+                if budget is not None:
+                    budgets.append(0.0 if budget.single_node else budget.deadline_ms)
+            if budgets:
+                job.clock_start, job.ponder_hit, job.go = now, True, go   # its time is this move's
+                left_s = max(0.0, min(budgets)) / 1000.0 - (time.monotonic() - now)
+                if left_s > 0:
+                    job.timer = threading.Timer(left_s, job.stop.set)
+                    job.timer.daemon = True
+                    job.timer.start()
+                else:
+                    job.stop.set()
+                job.release.set()
+                return
         with self._job_lock:
             job.silent = True   # the search below answers this `go`
         self._finish_job()
-        self.position_time = time.monotonic()  # the clock restarts on ponderhit
         self._search_or_answer(lambda: self._start_search(job.board, go))
+
+    @staticmethod
+    def _clock(go: GoParams) -> ClockParams:
+        return ClockParams(go.wtime, go.btime, go.winc, go.binc, go.movestogo)
 
     def _cmd_go(self, args):
         self._finish_job()   # a `go` during a search: that one gets its bestmove first
         if args[:1] == ["perft"]:
-            return self._go_perft(args[1:])
+            try:
+                return self._go_perft(args[1:])
+            except UciError as e:   # a go that cannot count: an error and its bestmove
+                self._report("go", e)
+                self.send("bestmove (none)")
+                return None
 
         def start():
             go = parse_go(args)
             if go.ignored:
-                self.error(f"go: unexpected tokens ignored: {_echo(' '.join(go.ignored))}")
+                self.error(f"go: unexpected tokens ignored: {echo(' '.join(go.ignored))}")
             if self.position_error is not None:
                 raise UciError(f"go: no valid position: {self.position_error}")
+            if self.native_build.busy():   # a go before isready: the build started at uci
+                self._await_native_build()
             if not go.has_clock() or go.ponder:
                 self.position_time = time.monotonic()
-            board = self.board.copy() if self.board is not None else chess.Board(
+            # the board itself, not a copy (O(game length)): `position`
+            # finishes this job before it plays more moves on it
+            board = self.board if self.board is not None else chess.Board(
                 chess960=bool(self.values["UCI_Chess960"]))
             self._start_search(board, go)
 
@@ -622,7 +390,7 @@ class UciEngine:
     def set_option(self, name: str, text: str) -> None:
         canonical = next((n for n in self.specs if n.lower() == name.lower()), None)
         if canonical is None:
-            raise UciError(f"Unknown option: {_echo(name)}")
+            raise UciError(f"Unknown option: {echo(name)}")
         spec = self.specs[canonical]
         try:
             value = parse_value(canonical, spec, text)
@@ -680,7 +448,24 @@ class UciEngine:
             self._weights = (None, str(e))
         except (OSError, ValueError) as e:   # a name too long, a folder we may not read, ...
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-            self._weights = (None, f"WeightsFile {_echo(str(value))}: {type(e).__name__}: {_echo(reason)}")
+            self._weights = (None, f"WeightsFile {echo(str(value))}: {type(e).__name__}: {echo(reason)}")
+
+    def _start_native_build(self) -> None:
+        """Build the native libraries the Backend needs, in the background
+        (nothing to do once they are in the cache)."""
+        if self._network_loader is not _default_network_loader:
+            return   # tests' fake nets need no native library
+        try:
+            options = parse_backend_options(self.values["BackendOptions"])
+        except ValueError:
+            options = {}
+        self.native_build.start(str(self.values["Backend"]), options)
+
+    def _await_native_build(self) -> None:
+        """The build started at `uci` (or now), waited for with `info string`
+        progress lines at least every 5 s."""
+        self._start_native_build()
+        self.native_build.wait(lambda line: self.send(f"info string {line}"))
 
     def _new_time_manager(self) -> LegacyTimeManager:
         values = getattr(self, "values", {})
@@ -723,6 +508,8 @@ class UciEngine:
                 self.engine = self.engine_class(network, **options)
             except ValueError as e:
                 raise UciError(str(e)) from None
+            if hasattr(self.engine, "movetime_limit_s"):
+                self.engine.movetime_limit_s = None   # `go movetime` comes in ms: its seconds are meant
             self._dirty_engine_options.clear()
         else:
             self.engine.set_network(network)
@@ -779,11 +566,14 @@ class UciEngine:
     def output_lost(self) -> None:
         """The GUI no longer reads (its pipe is closed): stop searching for
         nobody. Called from any thread, the search's own included."""
-        self.closed = True
+        first = not self._output_lost
+        self._output_lost = self.closed = True
         job = self._job
         if job is not None:
             job.stop.set()
             job.release.set()
+        if first and self.on_output_lost is not None:
+            self.on_output_lost()
 
     def _no_move(self, board: chess.Board) -> None:
         """A root with no legal move: report the result (`bestmove (none)`
@@ -796,7 +586,7 @@ class UciEngine:
     def _start_search(self, board: chess.Board, go: GoParams) -> None:
         """Start the job for `go` on `board`; UciError when it cannot search."""
         if not any(board.legal_moves):
-            self._start_job(board, go, lambda job, on_info: self._no_move(board))
+            self._start_job(board, go, lambda job, on_info: self._no_move(board), inline=True)
             return
         engine = self.ensure_engine()
         kwargs: dict = {}
@@ -819,17 +609,28 @@ class UciEngine:
 
         # lc0: infinite and ponder ignore every limit; mate ignores movetime only
         hold = go.infinite or go.ponder
+        wait_idle = getattr(engine, "wait_idle", None)
+        if wait_idle is not None:
+            wait_idle()   # a stopped search's last batch: waited for here, so that it counts below
         elapsed_ms = (time.monotonic() - self.position_time) * 1000.0
         budgets = []
         if go.movetime is not None and not (hold or go.mate is not None):
             budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
         single_node = False
         if not hold and go.has_clock():
-            budget = self.tm.budget(ClockParams(go.wtime, go.btime, go.winc, go.binc, go.movestogo),
-                                    black_to_move=board.turn == chess.BLACK, ply=board.ply())
+            budget = self.tm.budget(self._clock(go), black_to_move=board.turn == chess.BLACK,
+                                    ply=board.ply())
             if budget is not None:
                 budgets.append(budget.deadline_ms)
                 single_node = budget.single_node
+        ponder_single_node = False
+        if go.ponder and go.has_clock() and go.nodes is None and go.depth is None:
+            # With (nearly) no time left, the move after a ponderhit will be
+            # this search's: one node, then wait for ponderhit or stop, with
+            # no batch in flight for the next search to wait for.
+            preview = self.tm.preview(self._clock(go), black_to_move=board.turn == chess.BLACK,
+                                      ply=board.ply())
+            ponder_single_node = preview is not None and preview.single_node
         if budgets:
             remaining_ms = min(budgets) - elapsed_ms
             if remaining_ms <= 0:
@@ -838,12 +639,12 @@ class UciEngine:
             kwargs["time_budget"] = kwargs["movetime"]
         if go.nodes is not None:
             kwargs["nodes"] = max(1, go.nodes)
-        if single_node:
+        if single_node or ponder_single_node:
             kwargs["nodes"] = 1
-        if hold or not (budgets or "nodes" in kwargs):
+        if (hold and not ponder_single_node) or not (budgets or "nodes" in kwargs):
             kwargs["infinite"] = True  # plain `go`, infinite, ponder, mate, depth: until stopped
         if go.depth is not None and _accepts(engine.search, "depth"):
-            kwargs["depth"] = max(1, go.depth)
+            kwargs["depth"] = min(max(1, go.depth), MAX_INT32)
 
         if self.debug:
             shown = {k: (v if not isinstance(v, list) else [m.uci() for m in v]) for k, v in kwargs.items()}
@@ -855,17 +656,27 @@ class UciEngine:
         def run(job: _Job, on_info):
             return engine.search(job.board, stop=job.stop, on_info=on_info, **kwargs)
 
-        self._start_job(board, go, run, extra_tbhits=tbhits, unbounded=bool(kwargs.get("infinite")),
+        inline = kwargs.get("nodes") == 1 and not kwargs.get("infinite") and "depth" not in kwargs
+        self._start_job(board, go, run, inline=inline, extra_tbhits=tbhits,
+                        unbounded=bool(kwargs.get("infinite")),
                         search_does_depth="depth" in kwargs)
 
-    def _start_job(self, board: chess.Board, go: GoParams, run, **fields) -> None:
+    def _start_job(self, board: chess.Board, go: GoParams, run, *, inline: bool = False,
+                   **fields) -> None:
         """The worker thread that answers one `go`: run(job, on_info) gives
-        the search result (None: nothing to play)."""
+        the search result (None: nothing to play). `inline`: a search of a
+        node or none, answered here on the input thread, since handing it
+        to a thread costs more than the search (milliseconds of a clock
+        that is nearly gone)."""
         hold = go.infinite or go.ponder
         job = _Job(board=board, go=go, stop=threading.Event(), release=threading.Event(),
                    hold=hold, clock_start=self.position_time, **fields)
         if not hold:
             job.release.set()
+            if inline:
+                self._job = None
+                self._run_job(job, run)
+                return
         job.thread = threading.Thread(target=self._run_job, args=(job, run),
                                       name="lc0-rocm-search", daemon=True)
         self._job = job
@@ -901,9 +712,11 @@ class UciEngine:
             try:
                 result = run(job, on_info)
             except Exception as e:
-                self.error(f"search failed: {type(e).__name__}: {_echo(str(e))}")
+                self.error(f"search failed: {type(e).__name__}: {echo(str(e))}")
+            if job.timer is not None:
+                job.timer.cancel()
             used_ms = (time.monotonic() - job.clock_start) * 1000.0
-            if not go.ponder:
+            if not go.ponder or job.ponder_hit:
                 self.tm.search_done(used_ms)
             job.release.wait()
             with self._job_lock:
@@ -933,14 +746,6 @@ class UciEngine:
             if ponder in after.legal_moves:
                 line += f" ponder {ponder.uci()}"
         return line
-
-
-def _continues_game(old: chess.Board | None, board: chess.Board) -> bool:
-    """True when `board` is the `old` position plus some moves."""
-    if old is None or old.root().fen() != board.root().fen():
-        return False
-    n = len(old.move_stack)
-    return board.move_stack[:n] == old.move_stack
 
 
 def _find_word(text: str, word: str) -> int:
@@ -1017,6 +822,7 @@ def main(argv=None) -> int:
             uci.output_lost()
 
     uci = UciEngine(write, cwd=os.getcwd())
+    uci.on_output_lost = _interrupt_input
     try:
         flags = parse_flags(argv)
     except UciError as e:
@@ -1040,13 +846,26 @@ def main(argv=None) -> int:
             if not uci.handle(line):
                 break
     except KeyboardInterrupt:
-        status = 130
+        status = 0 if uci.closed else 130   # closed: the GUI stopped reading (see _interrupt_input)
     finally:
-        # quit, end of input (the GUI quit or died: lc0 exits too) or lost output
+        # quit, end of input (the GUI quit or died: lc0 exits too) or lost output;
+        # from here on the output-lost signal has done its work (see _interrupt_input)
+        uci.on_output_lost = None
         uci.shutdown()
         if _output_broken():
             _silence_stdout()
     return status
+
+
+def _interrupt_input() -> None:
+    """The GUI closed our output while the main thread waits for input:
+    a signal ends that wait (KeyboardInterrupt in main), and the engine exits."""
+    if threading.current_thread() is threading.main_thread():
+        return   # the input loop sees `closed` after this line
+    try:
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def _output_broken() -> bool:

@@ -145,3 +145,32 @@ UCI_FALLBACK_OPTIONS: dict[str, OptionSpec] = {
     "VerboseMoveStats": OptionSpec("check", False),
 }
 
+
+def parse_backend_options(text: str) -> dict:
+    """lc0's BackendOptions string (`key=value,...`, children in parentheses)
+    as an option tree (see backends.options); ValueError when it does not
+    parse or names an unknown backend."""
+    tree = backends.parse_options(text)
+    _check_counts(tree)
+    return tree
+
+
+# Keys whose value is a count: (least value, what it counts). Checked when
+# the option is set, so that a bad value never reaches a later `go`.
+COUNT_KEYS = {"threads": (1, "threads"), "max_batch": (1, "positions per batch"),
+              "minimum-split-size": (1, "positions"), "gpu": (0, "a device index"),
+              "device": (0, "a device index")}
+
+
+def _check_counts(tree: dict, where: str = "") -> None:
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            _check_counts(value, f"{where}{key}: ")
+        elif key in COUNT_KEYS:
+            least, what = COUNT_KEYS[key]
+            try:
+                number = int(value)
+            except ValueError:
+                number = None
+            if number is None or number < least:
+                raise ValueError(f"BackendOptions: {where}{key}={value} must be an integer >= {least} ({what})")

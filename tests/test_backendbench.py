@@ -310,3 +310,27 @@ def test_random_backend_needs_no_net(tmp_path, monkeypatch, capsys):
                     "--packed"]) == 0
     out = capsys.readouterr().out
     assert "backend random" in out and "Benchmark batch size 8" in out
+
+
+def test_help_description_is_whole(capsys):
+    """`backendbench --help` shows the first paragraph of the docstring, not a line cut mid-sentence."""
+    from lc0_rocm import backendbench
+    with pytest.raises(SystemExit):
+        backendbench.build_parser().parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "raw network throughput over batch sizes, like lc0 backendbench." in text
+
+
+@pytest.mark.parametrize("batches", [list(range(1, 1025)), list(range(1, 65)) + list(range(96, 1025, 32)),
+                                     [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]])
+def test_tick_labels_never_crowd(batches):
+    """Labelled ticks at most MAX_TICK_LABELS + 1, spread over the log axis,
+    the first and last always shown (a plot with many batch sizes stays readable)."""
+    import math
+    from lc0_rocm import backendbench
+    labels = backendbench.tick_labels(batches)
+    shown = [b for b, label in zip(batches, labels) if label]
+    assert labels[0] and labels[-1] and len(shown) <= backendbench.MAX_TICK_LABELS + 1
+    span = math.log2(batches[-1]) - math.log2(batches[0])
+    gaps = [math.log2(b) - math.log2(a) for a, b in zip(shown, shown[1:])]
+    assert min(gaps) >= span / backendbench.MAX_TICK_LABELS - 1e-9 or len(batches) <= backendbench.MAX_TICK_LABELS

@@ -226,3 +226,22 @@ def test_make_net_interrupted_keeps_the_earlier_file(env, tmp_path, maia_path):
     assert code == 130, err
     assert target.read_bytes() == maia_path.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["net.pb.gz"]
+
+
+@pytest.mark.parametrize("args", [["-h"], ["--version"], ["uci", "--help"], ["bench", "--help"]])
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path, args):
+    """`lc0-rocm -h | head -1`: the reader is gone before the output is
+    written; no BrokenPipeError traceback."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    read_end, write_end = os.pipe()
+    os.close(read_end)                       # nobody will read
+    try:
+        proc = subprocess.run([sys.executable, "-m", "lc0_rocm", *args], stdout=write_end,
+                              stderr=subprocess.PIPE, cwd=tmp_path, env=env, timeout=120)
+    finally:
+        os.close(write_end)
+    assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr, proc.stderr.decode()[-2000:]

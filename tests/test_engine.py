@@ -81,7 +81,8 @@ def test_result_shape():
     assert abs(sum(result.wdl) - 1) < 1e-6 and result.nodes >= 120
     assert len(result.lines) == 2 and all(isinstance(x, SearchInfo) for x in result.lines)
     info = result.lines[0]
-    assert info.score_cp is not None and info.mate is None and sum(info.wdl) == 1000
+    assert info.score_cp is not None and info.mate is None and sum(info.wdl_permille) == 1000
+    assert abs(sum(info.wdl) - 1) < 1e-9 and all(0 <= x <= 1 for x in info.wdl)   # one unit with result.wdl
     assert info.seldepth >= info.depth >= 1
     assert set(result.stats) == set(chess.Board().legal_moves)
     assert all(isinstance(s, MoveStats) for s in result.stats.values())

@@ -172,6 +172,14 @@ def test_refused_boards_go_the_python_way(core):
     batch = native_encoder.encode_boards(boards, 1)
     assert batch.refused == [1, 2, 3, 4, 5]
     net = load_network(None, backend="random")
+    # fantasy material is a position the search refuses: evaluate refuses it
+    # too, on either path (issue 69); the other refused boards are evaluated
+    for use_core in (True, False):
+        net.use_native_core = use_core
+        with pytest.raises(ValueError, match="too many white pieces"):
+            net.evaluate_batch(boards)
+    net.use_native_core = True
+    boards.remove(fantasy)
     native = net.evaluate_batch(boards)
     net.use_native_core = False
     assert native == net.evaluate_batch(boards)

@@ -141,11 +141,11 @@ def test_info_lines_match_lc0s(maia_engine, maia_path):
         cp = info["score"].relative.score()
         wdl = tuple(info["wdl"].relative)
         if same_tree:
-            assert (line.score_cp, line.wdl, line.pv) == (cp, wdl, info["pv"])
+            assert (line.score_cp, line.wdl_permille, line.pv) == (cp, wdl, info["pv"])
             assert (line.depth, line.seldepth) == (info["depth"], info["seldepth"])
         else:
             assert abs(line.score_cp - cp) <= 10
-            assert max(abs(a - b) for a, b in zip(line.wdl, wdl)) <= 10
+            assert max(abs(a - b) for a, b in zip(line.wdl_permille, wdl)) <= 10
             assert line.pv[:2] == info["pv"][:2]
 
 
@@ -172,7 +172,7 @@ def test_contempt_matches_lc0s(maia_engine, maia_path):
         maia_engine.set_option("Contempt", "")
     assert line.move == info["pv"][0]
     assert abs(line.score_cp - info["score"].relative.score()) <= 10
-    assert max(abs(a - b) for a, b in zip(line.wdl, info["wdl"].relative)) <= 10
+    assert max(abs(a - b) for a, b in zip(line.wdl_permille, info["wdl"].relative)) <= 10
     maia_engine.new_game()
     plain = maia_engine.search(board, nodes=150).lines[0]
-    assert max(abs(a - b) for a, b in zip(plain.wdl, line.wdl)) > 20   # contempt shows
+    assert max(abs(a - b) for a, b in zip(plain.wdl_permille, line.wdl_permille)) > 20   # contempt shows

@@ -103,3 +103,42 @@ def test_tiny_clock_games_never_flag(maia_path, start_ms, inc_ms, overhead):
     finally:
         engine.shutdown()
     assert board.ply() >= 40
+
+
+def test_preview_spends_nothing():
+    from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
+    tm = LegacyTimeManager(200)
+    tm.time_spared_ms = 500.0
+    clock = ClockParams(wtime=60000, btime=60000)
+    first = tm.preview(clock, black_to_move=False, ply=0)
+    assert tm.first_move_of_game and tm.time_spared_ms == 500.0
+    assert tm.budget(clock, black_to_move=False, ply=0).deadline_ms == first.deadline_ms
+    assert tm.preview(ClockParams(wtime=150, btime=150), black_to_move=False, ply=20).single_node
+
+
+def test_the_move_cycles_lag_is_measured_from_the_clocks_and_kept_back():
+    """Our search used 50 ms but the clock fell by 60 ms a move: 10 ms of lag
+    a move, kept back for every move still expected and from the hard cap."""
+    from lc0_rocm.timemanager import ClockParams, LegacyTimeManager, estimated_moves_to_go
+    tm = LegacyTimeManager(200)
+    tm.first_move_of_game = False
+    clock = 3000
+    plain = LegacyTimeManager(200)
+    plain.first_move_of_game = False
+    for ply in range(0, 20, 2):
+        budget = tm.budget(ClockParams(wtime=clock, btime=clock), black_to_move=False, ply=ply)
+        tm.search_done(50.0)
+        clock -= 60
+    assert tm.cycle_lag_ms == pytest.approx(10.0)
+    mtg = estimated_moves_to_go(20)
+    got = tm.budget(ClockParams(wtime=clock, btime=clock), black_to_move=False, ply=20).deadline_ms
+    assert got == pytest.approx(int((clock - 200 - 10.0 * mtg) / mtg), abs=1)
+    assert budget.deadline_ms > 0
+    # near the end the hard cap keeps the lag too
+    assert tm.budget(ClockParams(wtime=205, btime=205), black_to_move=False, ply=22).single_node
+    # a clock the GUI raised, or one that fell by far more, is not lag
+    tm2 = LegacyTimeManager(200)
+    tm2.budget(ClockParams(wtime=3000, btime=3000), black_to_move=False, ply=0)
+    tm2.search_done(50.0)
+    tm2.budget(ClockParams(wtime=60000, btime=60000), black_to_move=False, ply=2)
+    assert tm2.cycle_lag_ms == 0.0

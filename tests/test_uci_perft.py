@@ -92,4 +92,6 @@ def test_go_perft_of_a_position_the_core_refuses_falls_back_and_bad_depths_are_e
     for bad in ("go perft", "go perft x", "go perft 1 2", "go perft 0", "go perft 11", "go perft \u00b2"):
         lines.clear()
         engine.handle(bad)
-        assert len(lines) == 1 and lines[0].startswith("info string error go perft: "), (bad, lines)
+        # an error, and the bestmove every `go` that cannot run is owed (issue 69)
+        assert len(lines) == 2 and lines[0].startswith("info string error go perft: "), (bad, lines)
+        assert lines[1] == "bestmove (none)"

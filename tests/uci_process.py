@@ -25,6 +25,7 @@ class UciProcess:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
         self.lines: queue.Queue = queue.Queue()
         self.seen: list[str] = []       # every line read so far
+        self.arrived: list[tuple[float, str]] = []   # (time.monotonic(), line) as each came
         self.stderr: list[bytes] = []
         self._stop_reading = threading.Event()
         self._stdout_thread = threading.Thread(target=self._pump_stdout, daemon=True)
@@ -49,8 +50,11 @@ class UciProcess:
             if not chunk:
                 break
             *lines, pending = (pending + chunk).split(b"\n")
+            now = time.monotonic()
             for raw in lines:
-                self.lines.put(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                line = raw.decode("utf-8", errors="replace").rstrip("\r")
+                self.arrived.append((now, line))
+                self.lines.put(line)
         self.lines.put(None)
 
     def close_stdout(self) -> None:

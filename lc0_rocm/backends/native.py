@@ -25,15 +25,14 @@ is its former name), LC0ROCM_NATIVE_SRC.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import dataclasses
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
+from typing import Callable
 
 import numpy as np
 
@@ -329,51 +328,75 @@ def link_command(tc: Toolchain, objs: list[pathlib.Path], out: pathlib.Path) -> 
 
 
 def build(vendor: str | None = None, arch: str | None = None, force: bool = False,
-          verbose: bool = False) -> pathlib.Path:
-    """Compile the library (or find it in the cache) and return its path."""
+          verbose: bool = False,
+          on_progress: Callable[[buildcache.BuildProgress], None] | None = None) -> pathlib.Path:
+    """Compile the library (or find it, whole, in the cache) and return its
+    path. Progress goes to `on_progress` (file n of N, at least every 5 s),
+    else to stderr."""
     tc, arch = detect_target(vendor, arch)
     src = source_dir()
     recipe = f"{tc.vendor}|{tc.compiler}|{arch}|{CXX_STD}|{tc.include_dirs}|{tc.libraries}"
     target_dir = cache_root() / f"{source_hash(src, recipe)}-{arch}"
     lib = target_dir / "liblc0rocm.so"
-    if lib.is_file() and not force:
+    if not force and _usable(lib):
         return lib
-    target_dir.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target_dir.parent, prefix=".build-") as tmp:
-        tmp = pathlib.Path(tmp)
-        files = source_files(src)
-        objs = [tmp / (str(f.relative_to(src)).replace(os.sep, "_") + ".o") for f in files]
-
-        def compile_one(pair):
-            source, obj = pair
-            cmd = compile_command(tc, arch, src, source, obj)
-            if verbose:
-                print(" ".join(cmd), file=sys.stderr)
-            r = subprocess.run(cmd, capture_output=True, text=True, env=tc.run_env())
-            if r.returncode != 0:
-                raise NativeError(f"compiling {source.relative_to(src)} failed:\n{r.stderr[-4000:]}")
-            return source
-
-        workers = max(1, min(len(files), os.cpu_count() or 1))
-        with Progress(f"building the native library for {arch} (once)", len(files) + 1,
-                      unit="file") as progress, \
-                concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            progress.phase(f"compiling {len(files)} files with {tc.compiler}")
-            for count, done in enumerate(pool.map(compile_one, zip(files, objs)), start=1):
-                progress.advance()
-                progress.phase(f"compiled {done.relative_to(src)} ({count}/{len(files)})")
-            progress.phase("linking")
+    with buildcache.build_lock(target_dir.with_name(target_dir.name + ".lock")):
+        if not force and _usable(lib, quiet=True):   # another process built it meanwhile
+            return lib
+        with buildcache.build_folder(target_dir.parent, ".build-") as tmp:
+            files = source_files(src)
+            objs = [tmp / (str(f.relative_to(src)).replace(os.sep, "_") + ".o") for f in files]
             out = tmp / "liblc0rocm.so"
-            cmd = link_command(tc, objs, out)
+            commands = [(compile_command(tc, arch, src, f, o), f"compiling {f.relative_to(src)}")
+                        for f, o in zip(files, objs)]
+            link = [(link_command(tc, objs, out), "linking the native library")]
             if verbose:
-                print(" ".join(cmd), file=sys.stderr)
-            r = subprocess.run(cmd, capture_output=True, text=True, env=tc.run_env())
-            progress.advance()
-        if r.returncode != 0:
-            raise NativeError(f"linking the native library failed:\n{r.stderr[-4000:]}")
-        target_dir.mkdir(parents=True, exist_ok=True)
-        os.replace(out, lib)  # atomic: a concurrent build leaves one complete file
+                for cmd, _ in commands + link:
+                    print(" ".join(cmd), file=sys.stderr)
+            what = f"building the native library for {arch} (once)"
+            with Progress(what, len(files) + 1, unit="file") as progress:
+                shown = [0]   # files the bar has counted
+
+                def report(p: buildcache.BuildProgress) -> None:
+                    if on_progress is not None:
+                        on_progress(p)
+                        return
+                    progress.advance(p.done - shown[0])
+                    shown[0] = p.done
+                    progress.phase(f"{p.current} ({p.done}/{p.total}, {p.elapsed_s:.0f} s)")
+                if on_progress is None:
+                    progress.phase(f"compiling {len(files)} files with {tc.compiler}")
+                try:
+                    buildcache.run_commands(commands, what, env=tc.run_env(), on_progress=report)
+                    if on_progress is None:
+                        progress.phase("linking")
+                    buildcache.run_commands(link, what, env=tc.run_env())
+                except buildcache.BuildError as e:
+                    raise NativeError(str(e)) from None
+                progress.advance()
+            buildcache.install(out, lib)
     return lib
+
+
+def _usable(lib: pathlib.Path, quiet: bool = False) -> bool:
+    """True when the cached `lib` is whole; a damaged one is removed (with
+    a one-line notice) so that it is rebuilt."""
+    if not lib.is_file():
+        return False
+    problem = buildcache.verify(lib)
+    if problem == buildcache.NO_RECORD:
+        code = (f"import cffi; ffi = cffi.FFI(); ffi.cdef('int lc0rocm_abi_version(void);'); "
+                f"ffi.dlopen({str(lib)!r}).lc0rocm_abi_version()")
+        if buildcache.adopt(lib, code):
+            return True   # built before records existed; it loads in a child process
+        problem = "it has no record and does not load in a child process"
+    if problem is None:
+        return True
+    if not quiet:
+        print(f"lc0-rocm: the cached GPU library {lib} is damaged ({problem}); rebuilding it",
+              file=sys.stderr, flush=True)
+    buildcache.discard(lib)
+    return False
 
 
 # ---------------------------------------------------------------- loading

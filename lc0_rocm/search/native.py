@@ -222,9 +222,15 @@ class NativeSearch:
         """The knobs, the resolved minibatch size and thread count (2 or more:
         gather the next batch while the network computes the current one)."""
         lib, h = self.lib, self._handle
-        for name, number in params.native_settings(minibatch, threads):
+        settings = params.native_settings(minibatch, threads)
+        key = tuple(settings)
+        if key == getattr(self, "_params_key", None):
+            return   # unchanged since the last search: ~40 calls saved on every move
+        self._params_key = None
+        for name, number in settings:
             self._check(lib.lc0core_search_set_option(h, name.encode(), number), name)
         self._use_slots(max(1, threads))
+        self._params_key = key
 
     def new_game(self) -> None:
         self._check(self.lib.lc0core_search_new_game(self._handle), "new game")
@@ -296,6 +302,16 @@ class NativeSearch:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+
+    def wait_idle(self) -> None:
+        """Wait until a stopped run's thread has ended (its last batch back
+        from the network), so that the next run starts at once."""
+        h = getattr(self, "_handle", None)
+        if h is None:
+            return
+        finished = self.ffi.new("int*")
+        while self._wait_fn(h, 0.05, finished) == 0 and not finished[0]:
+            pass
 
     def close(self) -> None:
         """Stop a run still going and wait for its thread (it may be inside
