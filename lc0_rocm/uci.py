@@ -50,6 +50,7 @@ from lc0_rocm.uci_parse import (GO_FLAGS, GO_KEYWORDS, GO_NUMERIC, MAX_INT, MAX_
                                 parse_go, parse_position, push_moves, split_position, start_board)
 
 ENGINE_NAME = f"lc0-rocm v{__version__}"
+BESTMOVE_GAP_S = 0.005   # UciEngine.send: the least time between a bestmove and the line before it
 ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
 
 # ------------------------------------------------------------------ search jobs
@@ -136,13 +137,24 @@ class UciEngine:
         self.native_build = uci_build.NativeBuild()
         self.on_output_lost: Callable[[], None] | None = None   # main(): stop reading input
         self._output_lost = False
+        self._last_output = 0.0
 
     # ---------------------------------------------------------- output
 
     def send(self, line: str) -> None:
         with self._out_lock:
+            if line.startswith("bestmove"):
+                # A GUI that waits for readiness (select/poll) and then reads
+                # through a buffer sees only the first of two lines that
+                # arrive in one read; the bestmove left in its buffer would
+                # wait for the GUI's next input. A moment after the line
+                # before it, the bestmove arrives in a read of its own.
+                pause = self._last_output + BESTMOVE_GAP_S - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
             self.log.write("<<", line)
             self._raw_output(line)
+            self._last_output = time.monotonic()
 
     def note(self, message: str) -> None:
         """A message for the user, not the GUI: stderr (as lc0 does) and LogFile."""

@@ -19,3 +19,19 @@ def test_race_then_silence(tmp_path, maia_path, race):
 
 def test_commands_written_together_to_a_new_process(tmp_path, maia_path):
     uci_races.run_fresh_process_races(tmp_path, maia_path, tries=1)
+
+
+def test_a_bestmove_leaves_a_gap_after_the_line_before_it():
+    """A GUI that selects on the pipe and reads through a buffer sees only
+    the first of two lines arriving in one read: the bestmove comes a moment
+    after the info line before it (scripts/uci_races.py --select-reader)."""
+    import time
+    from lc0_rocm.uci import BESTMOVE_GAP_S, UciEngine
+    stamps = []
+    engine = UciEngine(lambda line: stamps.append((time.monotonic(), line)))
+    engine.send("info depth 1 nodes 1")
+    engine.send("bestmove e2e4")
+    engine.send("readyok")
+    (t0, _), (t1, best), (t2, _) = stamps
+    assert best == "bestmove e2e4" and t1 - t0 >= BESTMOVE_GAP_S
+    assert t2 - t1 < BESTMOVE_GAP_S          # only a bestmove waits
