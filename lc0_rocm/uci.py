@@ -429,7 +429,7 @@ class UciEngine:
                           f"WDL tables, up to {syzygy.max_pieces(self.tablebase)} pieces")
         elif canonical == "BackendOptions":
             try:
-                backends.parse_options(value)
+                parse_backend_options(value)
             except ValueError as e:
                 raise UciError(str(e)) from None
         self.values[canonical] = value
@@ -497,7 +497,7 @@ class UciEngine:
         backend = self.values["Backend"]
         if path is None and backend != "random":   # lc0's random backend needs no net
             raise UciError(problem)
-        backend_options = backends.parse_options(self.values["BackendOptions"])
+        backend_options = parse_backend_options(self.values["BackendOptions"])
         key = (str(path), backend, tuple(sorted(backend_options.items())))
         if self.engine is not None and key == self._net_key:
             if self._dirty_engine_options:
