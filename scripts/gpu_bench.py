@@ -28,8 +28,7 @@ Steps, each reported even when an earlier one failed:
      docs/gpu-runs/lc0_master_h100_reference.csv (lc0 master on a lent H100,
      from issue 9), labelled as reference data.
 Variants (environment of the library, read when a network is created; see
-native/src/conv3x3.h): default, fused-conv (LC0ROCM_FUSED_CONV=1),
-fused-se / unfused-se (LC0ROCM_FUSED_SE=1 / 0: the fused SE kernel at any
+native/src/conv3x3.h): default, fused-se / unfused-se (LC0ROCM_FUSED_SE=1 / 0: the fused SE kernel at any
 width / never), no-graphs (LC0ROCM_NO_GRAPHS=1).
 """
 from __future__ import annotations
@@ -52,7 +51,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 OURS = "lc0-rocm"
 REFERENCE_CSV = ROOT / "docs" / "gpu-runs" / "lc0_master_h100_reference.csv"
-VARIANTS = {"default": {}, "fused-conv": {"LC0ROCM_FUSED_CONV": "1"},
+VARIANTS = {"default": {},
             "fused-se": {"LC0ROCM_FUSED_SE": "1"}, "unfused-se": {"LC0ROCM_FUSED_SE": "0"},
             "no-graphs": {"LC0ROCM_NO_GRAPHS": "1"}}
 MODES = ("packed", "lc0-way")

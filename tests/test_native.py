@@ -493,7 +493,6 @@ def check_paths_match_cpu(w, name, env, count, tol, monkeypatch, expect_path=Non
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{"LC0ROCM_FUSED_SE": "0"}, {"LC0ROCM_FUSED_SE": "1"},
-                                 {"LC0ROCM_FUSED_CONV": "1"},
                                  {"LC0ROCM_WINOGRAD": "0", "LC0ROCM_IMPLICIT_CONV": "0"},
                                  {"LC0ROCM_IMPLICIT_CONV": "0"},
                                  {"LC0ROCM_IMPLICIT_CONV": "1"},
@@ -505,8 +504,7 @@ def check_paths_match_cpu(w, name, env, count, tol, monkeypatch, expect_path=Non
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical"])
 def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, make_test_net, monkeypatch):
     """Every implementation of a convolution layer (native/src/conv3x3.h):
-    SE fused or in 7 launches at any width, the fused convolution kernel,
-    im2col + GEMM at every batch size (and below Winograd's threshold, with
+    SE fused or in 7 launches at any width, im2col + GEMM at every batch size (and below Winograd's threshold, with
     the deferred epilogue), the implicit-GEMM tensor-core kernel at every
     batch size (a no-op where the device has none), Winograd F(4x4, 3x3) at
     every batch size, the residual tower's Winograd chain
@@ -520,8 +518,6 @@ def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, ma
     name = gpu_backend_or_skip(precision)
     env = {"LC0ROCM_RESNET_TOWER": "0", **env}
     w = load_weights(maia_path if net == "maia" else make_test_net(net))
-    # conv3x3_fused keeps all 9 taps' weights in flight up to a block per
-    # multiprocessor, 3 beyond (200 > any current GPU's count)
     check_paths_match_cpu(w, name, env, 200, tol, monkeypatch)
 
 
@@ -628,21 +624,16 @@ def has_tf32_products(info):
 
 def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
     """expect_path for an attention body under `env`, on NVIDIA GPUs; None
-    elsewhere. Smolgen's chain in one launch over clusters
-    (attn_smolgen_cluster.hip; half on sm_90: clusters of 16 blocks) or a
-    layer at a time; float products as split tf32 (native/TF32_SPLIT.md;
+    elsewhere. Smolgen's chain a layer at a time; float products as split tf32 (native/TF32_SPLIT.md;
     compute capability 8.0 on) unless LC0ROCM_TF32_SPLIT_ROWS=0; half
     layers of one row on gemv_rows (native/GEMV_ROWS.md) at batch 1 unless
-    LC0ROCM_GEMV_ROWS says otherwise; half encoder products fused with
-    their layer norms on sm_90 (native/DENSE_LAYER_NORM.md) up to
-    LC0ROCM_DENSE_NORM_ROWS rows (off unless asked); half nets' Q|K|V on the
+    LC0ROCM_GEMV_ROWS says otherwise; half nets' Q|K|V on the
     side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions;
     half nets' FFN's first product on our sm_90 product
     (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
     LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits), its products summed
     in half on 256-wide tiles where those fit the FFN (ffn_tiles_256) unless
-    LC0ROCM_GEMM_SM90_HALF_SUMS=0, there on the wide ping-pong schedule
-    (LC0ROCM_GEMM_SM90_WIDE=0: the cooperative one);
+    LC0ROCM_GEMM_SM90_HALF_SUMS=0, there on the wide ping-pong schedule;
     half nets' smolgen
     compress in the Q|K|V product from LC0ROCM_QKV_COMPRESS positions where
     the chain runs a layer at a time, not beside Q|K|V, and the attention is
@@ -651,15 +642,11 @@ def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
         if info["vendor"] != "nvidia":
             return None
         sm90 = info["arch"] == "sm_90"
-        cluster = int(env.get("LC0ROCM_SMOLGEN_CLUSTER_BLOCKS", "16"))
-        positions = 0 if precision == "fp32" or not sm90 else info["multiprocessors"] // cluster
-        positions = min(positions, int(env.get("LC0ROCM_SMOLGEN_CLUSTER", "0")))  # off unless asked
-        path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
-                else "smolgen a layer at a time")
+        path = "smolgen a layer at a time"
         beside = int(env.get("LC0ROCM_SMOLGEN_BESIDE", SMOLGEN_BESIDE_DEFAULT_POSITIONS))
         beside = precision == "fp16" and n <= beside and env.get("LC0ROCM_SIDE_STREAM") != "0"
         compress_from = int(env.get("LC0ROCM_QKV_COMPRESS", QKV_COMPRESS_DEFAULT_POSITIONS))
-        if (precision == "fp16" and n > positions and not beside and 0 < compress_from <= n
+        if (precision == "fp16" and not beside and 0 < compress_from <= n
                 and env.get("LC0ROCM_ATTN_UNFUSED") != "1"):
             path += ", its compress in the Q|K|V product"
         if beside:
@@ -671,27 +658,19 @@ def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
         if (precision == "fp16" and sm90 and ffn_fits and env.get("LC0ROCM_GEMM_SM90") != "0"
                 and 64 * n >= sm90_rows):
             path += f", the FFN's first products on sm_90 wgmma from {sm90_rows} rows"
-            if (env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0" and env.get("LC0ROCM_GEMM_SM90_TILE") != "128"
-                    and env.get("LC0ROCM_GEMM_SM90_CLUSTER") != "2" and ffn_tiles_256):
-                path += " (half sums)"
-                if env.get("LC0ROCM_GEMM_SM90_WIDE", "1") != "0":
-                    path += " (ping-pong on 128 x 256 tiles)"
-        norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
-        if precision == "fp16" and sm90 and 64 * n <= norm_rows:
-            path += ", output and FFN products with their layer norms"
+            if env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0" and ffn_tiles_256:
+                path += " (half sums) (ping-pong on 128 x 256 tiles)"
         if precision == "fp16" and n <= int(env.get("LC0ROCM_GEMV_ROWS", GEMV_DEFAULT_ROWS)):
             path += ", per-position layers on gemv_rows"
         return re.escape(f"{path} (batch {n})")
     return expect
 
 
-# kTf32SplitFromRows, kGemvDefaultRows, kDenseNormDefaultRows,
-# kSmolgenBesideDefaultPositions, kSm90FromRows and
+# kTf32SplitFromRows, kGemvDefaultRows, kSmolgenBesideDefaultPositions, kSm90FromRows and
 # kQkvCompressDefaultPositions in native/src/attention.cpp.
 TF32_SPLIT_DEFAULT_ROWS = 128
 SM90_DEFAULT_ROWS = 8192
 GEMV_DEFAULT_ROWS = 1
-DENSE_NORM_DEFAULT_ROWS = 0
 SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
 QKV_COMPRESS_DEFAULT_POSITIONS = 1
 ATTENTION_SHAPES = {"tiny-attn": attention_nets.TINY_ATTN, "tiny-bt": attention_nets.TINY_BT}
@@ -707,22 +686,15 @@ def ffn_fits_sm90(shape) -> bool:
 @pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
 @pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"},
                                  {"LC0ROCM_ATTN_WMMA": "1"}, {"LC0ROCM_GEMM_TUNE": "0"},
-                                 {"LC0ROCM_PDL": "1"}, {"LC0ROCM_SMALL_GEMM_ROWS": "128"},
-                                 {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"},
-                                 {"LC0ROCM_SMOLGEN_CLUSTER": "1"}, {"LC0ROCM_SMOLGEN_CLUSTER": "2"},
-                                 {"LC0ROCM_SMOLGEN_CLUSTER": "2", "LC0ROCM_SMOLGEN_CLUSTER_BLOCKS": "8"},
+                                 {"LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_TF32_SPLIT_ROWS": "0"}, {"LC0ROCM_TF32_SPLIT_ROWS": "1"},
                                  {"LC0ROCM_GEMV_ROWS": "0"}, {"LC0ROCM_GEMV_ROWS": "4", "LC0ROCM_PDL": "1"},
-                                 {"LC0ROCM_DENSE_NORM_ROWS": "64"},
-                                 {"LC0ROCM_DENSE_NORM_ROWS": "256", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_BESIDE": "0"}, {"LC0ROCM_SIDE_STREAM": "0"},
                                  {"LC0ROCM_SMOLGEN_BESIDE": "64", "LC0ROCM_PDL": "1"},
                                  {"LC0ROCM_SMOLGEN_FIRST": "1"}, {"LC0ROCM_GEMM_SM90": "0"},
                                  {"LC0ROCM_GEMM_SM90_ROWS": "64"},
-                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_TILE": "128"},
-                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_WIDE": "0"},
-                                 {"LC0ROCM_QKV_COMPRESS": "0"}, {"LC0ROCM_QKV_COMPRESS": "17"},
-                                 {"LC0ROCM_QKV_COMPRESS": "1", "LC0ROCM_SMOLGEN_CLUSTER": "2"}])
+                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_HALF_SUMS": "0"},
+                                 {"LC0ROCM_QKV_COMPRESS": "0"}, {"LC0ROCM_QKV_COMPRESS": "17"}])
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
     """Every implementation of the attention body's attention
@@ -730,26 +702,20 @@ def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, 
     fragments or wmma) or scalar, or
     split heads + batched GEMMs + softmax + merge; dense layers all on BLAS
     (the default; half products on the algorithm that timed fastest per
-    shape, or with LC0ROCM_GEMM_TUNE=0 on cublasGemmEx's own choice) or, up
-    to 128 rows (batch 1 and 2, smolgen's per-position layers at 17), on
-    gemm_small_rows where the GPU has mma.sync; float
+    shape, or with LC0ROCM_GEMM_TUNE=0 on cublasGemmEx's own choice); float
     dense layers as split tf32 products from 128 rows (the default: batch 1
     plain, per-square layers split from batch 2, smolgen's per-position
-    ones from 128), at every size, or never; smolgen's chain a layer at a
-    time (the default) or, when asked, in one launch over clusters of 16 or
-    8 blocks (small batches, half, sm_90); half layers of one row (batch
-    1) on gemv_rows, or of up to 4 rows, or none; the output and FFN
-    products fused with their layer norms at batch 1, up to batch 4, or
-    never (the default); in half precision Q|K|V on the side lane beside
+    ones from 128), at every size, or never; half layers of one row (batch
+    1) on gemv_rows, or of up to 4 rows, or none; in half precision Q|K|V on the side lane beside
     smolgen's chain up to batch 2 (the default, with dependent launches
     there), up to 64, or never (asked, or no side lane); in half
     precision smolgen's chain before Q|K|V from batch 256 (the default) or
     from batch 1 (where it does not run beside); in half precision on sm_90
     the FFN's first product on our own (wgmma, its activation in the
     epilogue, where the FFN's shape fits it: tiny-attn's does, tiny-bt's 96
-    columns do not) from batch 128 (the default), from batch 1, on the
-    ping-pong schedule, on the wide ping-pong one (where its 256-wide tiles
-    fit: not tiny-attn's 128 columns), or never; in half precision smolgen's compress in
+    columns do not) from batch 128 (the default), from batch 1 with half
+    sums (on the wide ping-pong schedule where its 256-wide tiles fit: not
+    tiny-attn's 128 columns) or float sums, or never; in half precision smolgen's compress in
     the Q|K|V product (the fused attention reading wider rows; the tensor-core
     kernels, mma.sync or wmma, and the scalar one) wherever its chain runs a
     layer at a time and not beside (the default), from batch 17, or never;

@@ -309,83 +309,32 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode,tile,cluster,half,wide", [
-    ("1", "256", "1", "0", "0"), ("1", "128", "1", "0", "0"), ("2", "128", "1", "0", "0"),
-    ("2", "256", "1", "0", "0"), ("2", "128", "2", "0", "0"), ("2", "256", "2", "0", "0"),
-    ("1", "256", "1", "1", "0"), ("2", "256", "1", "1", "0"), ("2", "128", "1", "1", "0"),
-    ("1", "256", "1", "1", "1"), ("2", "256", "1", "1", "1"), ("2", "256", "1", "0", "1")])
+@pytest.mark.parametrize("half", ["1", "0"], ids=["half-sums", "float-sums"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, half, wide, monkeypatch):
+def test_sm90_products_match_reference(make_test_net, preset, half, monkeypatch):
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
     TMA, bias and activation in its epilogue, y written back by TMA stores)
-    for the FFN's first product (LC0ROCM_GEMM_SM90=1, the default from batch
-    128) or all four encoder products (2), on tiles 256 wide (the default)
-    or 128 wide (its ping-pong schedule), alone or in pairs of blocks
-    sharing W's fetches (cluster 2), with float sums (the cooperative
-    schedule on 256-wide tiles) or, on 256-wide tiles without pairs alone,
-    half sums (LC0ROCM_GEMM_SM90_HALF_SUMS 0 or 1; the 128-wide ping-pong
-    and pairs ignore it), and with half sums the wide ping-pong schedule or
-    the cooperative one (LC0ROCM_GEMM_SM90_WIDE 1, the default, or 0; float
-    sums ignore it), from 64 rows on so that every batch
-    takes it; batch 7 (448 rows) leaves the last 128-row tile part
-    empty (TMA reads zeros past the end and its stores leave those rows
-    out), at batch 1 a pair's second tile lies wholly past the end, and
-    from batch 64 on a block takes several tiles. Within the fp16 bound of
-    the float reference at every batch, NaN-poisoned outputs; describe()
-    shows the product ran. Skips off sm_90."""
+    for the FFN's first product, from 64 rows on so that every batch takes
+    it, with half sums on the wide ping-pong schedule (the default) or float
+    sums on the cooperative one (LC0ROCM_GEMM_SM90_HALF_SUMS=0); batch 7
+    (448 rows) leaves the last 128-row tile part empty (TMA reads zeros past
+    the end and its stores leave those rows out), from batch 64 on a block
+    takes several tiles. Within the fp16 bound of the float reference at
+    every batch, NaN-poisoned outputs; describe() shows the product ran.
+    Skips off sm_90."""
     gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90", mode)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_TILE", tile)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_CLUSTER", cluster)
     monkeypatch.setenv("LC0ROCM_GEMM_SM90_HALF_SUMS", half)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
     backend = sm90_half_backend(weights)
     try:
-        which = "encoder products" if mode == "2" else "the FFN's first products"
         text = backend.describe(1)
-        assert f"{which} on sm_90 wgmma from 64 rows" in text
-        halved = half == "1" and tile == "256" and cluster == "1"
-        assert (f"{which} on sm_90 wgmma from 64 rows (half sums)" in text) == halved, text
-        assert ("(half sums) (ping-pong on 128 x 256 tiles)" in text) == (halved and wide == "1"), text
-        check_batches(backend, planes, ref,
-                      f"{preset} mode {mode} tile {tile} cluster {cluster} half {half} wide {wide}",
-                      TOLERANCE["fp16"])
+        which = "the FFN's first products on sm_90 wgmma from 64 rows"
+        assert which in text
+        assert (f"{which} (half sums) (ping-pong on 128 x 256 tiles)" in text) == (half == "1"), text
+        check_batches(backend, planes, ref, f"{preset} half sums {half}", TOLERANCE["fp16"])
     finally:
         backend.close()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_wide_ping_pong_equals_cooperative(make_test_net, preset, monkeypatch):
-    """gemm_sm90's wide ping-pong schedule (LC0ROCM_GEMM_SM90_WIDE=1: each
-    consumer its own 128 x 256 tile, in turns) runs the cooperative
-    schedule's k16 products in the same order with half sums, so every
-    output equals the cooperative schedule's bit for bit: all four encoder
-    products (Q|K|V, output and FFN's, the FFN's first with its activation:
-    relu^2 on t82, mish on bt4) and the embedding's and policy's products
-    from 64 rows, at every batch (part-empty last tiles at batch 1 and 7,
-    several tiles a consumer from 64). Skips off sm_90."""
-    gpu_vendor()  # skips without a GPU, before the reference is computed
-    weights, planes, _ = reference(make_test_net(preset, seed=1), preset)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90", "2")
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
-    monkeypatch.delenv("LC0ROCM_GEMM_SM90_HALF_SUMS", raising=False)
-    outputs = {}
-    for wide in ("0", "1"):
-        monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
-        backend = sm90_half_backend(weights)
-        try:
-            assert ("(ping-pong on 128 x 256 tiles)" in backend.describe(1)) == (wide == "1")
-            poison(backend)
-            outputs[wide] = [backend.forward(planes[:n]) for n in BATCHES]
-        finally:
-            backend.close()
-    for n, cooperative, wide in zip(BATCHES, outputs["0"], outputs["1"]):
-        for label, c, w in zip(("policy", "wdl", "moves_left"), cooperative, wide):
-            assert not np.isnan(w).any(), f"{preset} n={n}: NaN in {label}"
-            assert np.array_equal(c, w), f"{preset} n={n} {label}: max difference {np.max(np.abs(c - w)):.3g}"
 
 
 # kSm90NormFromRows and kSm90NormMinFill in native/src/attention.cpp.
@@ -548,30 +497,6 @@ def test_smolgen_generate_match_reference(make_test_net, preset, monkeypatch):
         "its second layer norm in the generator",
         lambda env, n: fits and env["LC0ROCM_SMOLGEN_GENERATE"] == "4" and n <= 4, (1, 2, 4, 5),
         lambda info: None if info["vendor"] == "nvidia" else "no mma.sync on this GPU (NVIDIA 8.0 on)")
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
-def test_dense_layer_norm_match_reference(make_test_net, preset, monkeypatch):
-    """The encoder layers' output and FFN second products fused with their
-    layer norms (native/DENSE_LAYER_NORM.md) up to 128 rows: batches 1-2
-    fused, 3 back on BLAS + layer_norm; over clusters of the default size
-    (16 blocks where N allows), of 8, and off: within the fp16 bound of the
-    float reference, NaN-poisoned outputs; describe() says which batches
-    take it. Skips off sm_90."""
-    def taken(env, n):
-        # bt4's share of weight rows for a block of 8 (128 rows of up to
-        # 1,536 halves) is more than shared memory holds: no fusion there.
-        too_big = preset == "bt4" and env["LC0ROCM_DENSE_NORM_CLUSTER"] == "8"
-        return env["LC0ROCM_DENSE_NORM_ROWS"] == "128" and not too_big and n <= 2
-
-    check_small_batch_path(
-        make_test_net, preset, monkeypatch,
-        [{"LC0ROCM_DENSE_NORM_ROWS": rows, "LC0ROCM_DENSE_NORM_CLUSTER": cluster}
-         for rows, cluster in (("128", ""), ("128", "8"), ("0", ""))],
-        "with their layer norms", taken, (1, 2, 3),
-        lambda info: None if info["arch"] == "sm_90" else
-        f"no thread block clusters on {info['arch']} (NVIDIA compute capability 9.0)")
 
 
 @pytest.mark.gpu

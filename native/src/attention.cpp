@@ -44,10 +44,7 @@ struct Dense {
   // Half nets on sm_90: our own product (kernels/gemm_sm90.hip) from this
   // many rows on, bias and activation in its epilogue; 0: never.
   int sm90_from_rows = 0;
-  int sm90_tile = 128;    // its tiles of y: 128 (ping-pong) or 256 wide (cooperative, or wide ping-pong)
-  int sm90_cluster = 1;  // 2: blocks in pairs sharing W's fetches
   bool sm90_half_sums = false;  // on sm_90 (either kernel), the products summed in half
-  bool sm90_wide = false;       // with half sums: ping-pong on 128 x 256 tiles (gemm_sm90's wide schedule)
   // Output and FFN second products of half nets on sm_90: with the layer
   // norm after them (kernels/gemm_sm90_layer_norm.hip) from this many rows
   // on; 0: never.
@@ -93,8 +90,6 @@ struct Smolgen {
   Dense compress, dense1, dense2;
   Norm ln1, ln2;
   int hidden_channels = 0, gen = 0;
-  attn::SmolgenClusterPlan cluster;  // batches that take the one-launch chain (half only)
-  attn::SmolgenChain chain{};        // what that kernel reads, set with the plan
 };
 
 // A feed-forward block with its post-LN, x = LN(alpha * dense2(act(dense1(x)))
@@ -103,9 +98,6 @@ struct Smolgen {
 struct Ffn {
   Dense dense1, dense2;
   Norm ln;
-  // Rows whose dense2 runs with its layer norm in one launch
-  // (attn_dense_layer_norm.hip; half only).
-  attn::DenseNormPlan dense2_norm;
 };
 
 Ffn load_ffn(const WeightStore& ws, DType dt, const std::string& weights, const std::string& norm, int embedding) {
@@ -127,9 +119,6 @@ struct Encoder {
   // Half nets with smolgen: qkv.w's rows, smolgen's compress weights
   // stacked after Q|K|V's (one product reads x for both); 0: Q|K|V's alone.
   int qkv_with_compress = 0;
-  // Rows whose output product runs with its layer norm in one launch
-  // (attn_dense_layer_norm.hip; half only).
-  attn::DenseNormPlan out_norm;
 };
 
 std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts) {
@@ -203,98 +192,64 @@ Encoder load_encoder(const WeightStore& ws, DType dt, const std::string& p, int 
   return e;
 }
 
-// Smolgen's chain up to the shared generator, as the one-launch kernel reads it.
-attn::SmolgenChain smolgen_chain(const Smolgen& g) {
-  return attn::SmolgenChain{g.compress.w.as<__half>(), g.dense1.w.as<__half>(), g.dense2.w.as<__half>(),
-                            f32(g.dense1.b),            f32(g.ln1.gammas),      f32(g.ln1.betas),
-                            f32(g.dense2.b),            f32(g.ln2.gammas),      f32(g.ln2.betas),
-                            g.compress.in,              g.hidden_channels,      g.dense1.out,
-                            g.dense2.out,               kEpsHead};
-}
-
-// LC0ROCM_GEMM_SM90: which products of a half net run on our own sm_90
-// product (kernels/gemm_sm90.hip, native/GEMM_SM90.md): 0 none, 1 those
-// whose bias and activation would otherwise take a pass of their own (the
-// default: the FFNs' first, the encoders' and the PE_DENSE embedding's, the
+// LC0ROCM_GEMM_SM90=0: no product of a half net runs on our own sm_90
+// product (kernels/gemm_sm90.hip, native/GEMM_SM90.md); by default those
+// whose bias and activation would otherwise take a pass of their own do:
+// the FFNs' first, the encoders' and the PE_DENSE embedding's, the
 // attention policy's embedding and its query | key product; bias and
-// activation in the product's epilogue, no bias_act pass), 2 also the
-// encoders' other three (Q|K|V, output, FFN second: measured slower than
-// cuBLAS's products) and the embedding FFN's second.
+// activation in the product's epilogue, no bias_act pass.
 // LC0ROCM_GEMM_SM90_ROWS: from how many rows (64 a position).
-// LC0ROCM_GEMM_SM90_TILE: 128 for the ping-pong schedule on 128-wide tiles,
-// else tiles 256 wide (the faster). LC0ROCM_GEMM_SM90_CLUSTER=2: blocks in
-// pairs that share W's fetches. LC0ROCM_GEMM_SM90_HALF_SUMS (on by default;
-// 0: float sums): the products of both sm_90 kernels (this one on 256-wide
-// tiles alone, and gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's
-// cublasHgemm (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at
-// b256-512, the policy error 2.2-2.6x, within the fp16 bound).
-// LC0ROCM_GEMM_SM90_WIDE (on by default; 0: the cooperative schedule):
-// with half sums, the ping-pong schedule on 128 x 256 tiles, the same sums
-// bit for bit (native/GEMM_SM90.md, "Wide ping-pong": H200, t82 b512 the
-// FFN's first products -12 %; backendbench t82 and bt4 b256-512 +1.4..+2.3 %
-// on the means of runs 107-108).
-constexpr int kSm90DefaultMode = 1;
+// LC0ROCM_GEMM_SM90_HALF_SUMS (on by default; 0: float sums): the products
+// of both sm_90 kernels (this one where N is a multiple of 256, and
+// gemm_sm90_layer_norm) sum in half, as lc0's cuda backend's cublasHgemm
+// (native/GEMM_SM90.md, "Half sums": H200 +0.6..+1.4 % at b256-512, the
+// policy error 2.2-2.6x, within the fp16 bound), this one on the wide
+// ping-pong schedule (native/GEMM_SM90.md, "Wide ping-pong": H200, t82 b512
+// the FFN's first products -12 %; backendbench t82 and bt4 b256-512
+// +1.4..+2.3 % on the means of runs 107-108).
 constexpr int kSm90FromRows = 8192;  // batch 128: bt4 lost 1-3 % at 64 (t82 gained 1-3 %), both gain from 128
 
-// What runs there, for describe(): from which rows (0: nothing), and
-// whether every encoder product or the FFN's first only.
+// What runs there, for describe(): from which rows (0: nothing), and how.
 struct Sm90Plan {
   int from_rows = 0;
-  bool all_products = false;
   bool half_sums = false;
-  bool wide = false;
 };
 
-// What those switches ask; mode 0 where the net's precision or the device
-// cannot take our product.
+// What those switches ask; from_rows 0 where the net's precision or the
+// device cannot take our product.
 struct Sm90Settings {
-  int mode = 0, from_rows = 0, tile = 256, cluster = 1;
+  int from_rows = 0;
   bool half_sums = false;
-  bool wide = false;
 };
 
 bool sm90_half_sums() { return env_switch("LC0ROCM_GEMM_SM90_HALF_SUMS", true); }
 
 Sm90Settings sm90_settings(const NetConfig& cfg) {
   Sm90Settings s;
-  s.mode = env_int("LC0ROCM_GEMM_SM90", kSm90DefaultMode);
+  if (!env_switch("LC0ROCM_GEMM_SM90", true) || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) return s;
   s.from_rows = std::max(env_int("LC0ROCM_GEMM_SM90_ROWS", kSm90FromRows), 1);
-  s.tile = env_int("LC0ROCM_GEMM_SM90_TILE", 256) == 128 ? 128 : 256;
-  s.cluster = env_int("LC0ROCM_GEMM_SM90_CLUSTER", 1) == 2 ? 2 : 1;
-  s.half_sums = sm90_half_sums() && s.tile == 256 && s.cluster == 1;  // the kernel's 256-wide tiles, no pairs
-  s.wide = s.half_sums && env_switch("LC0ROCM_GEMM_SM90_WIDE", true);
-  if (s.mode <= 0 || cfg.dtype != DType::F16 || !gemm_sm90_prepare(cfg.device)) s.mode = 0;
+  s.half_sums = sm90_half_sums();
   return s;
 }
 
-// d on our product under s, where its shape fits. Half sums (and the wide
-// schedule) where the 256-wide tiles fit d's outputs; otherwise gemm_sm90
-// runs the ping-pong schedule's float sums.
+// d on our product under s, where its shape fits. Half sums where the
+// 256-wide tiles fit d's outputs; otherwise gemm_sm90 sums in float.
 void plan_sm90_product(Dense& d, const Sm90Settings& s) {
-  if (s.mode <= 0 || !gemm_sm90_fits(d.out, d.in)) return;
-  const bool tiles_256 = d.out % 256 == 0;
+  if (s.from_rows <= 0 || !gemm_sm90_fits(d.out, d.in)) return;
   d.sm90_from_rows = s.from_rows;
-  d.sm90_tile = s.tile;
-  d.sm90_cluster = s.cluster;
-  d.sm90_half_sums = s.half_sums && tiles_256;
-  d.sm90_wide = s.wide && tiles_256;
+  d.sm90_half_sums = s.half_sums && d.out % 256 == 0;
 }
 
 Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
   const Sm90Settings s = sm90_settings(cfg);
-  if (s.mode <= 0) return {};
+  if (s.from_rows <= 0) return {};
   Sm90Plan planned;
   for (Encoder& l : layers) {
     plan_sm90_product(l.ffn.dense1, s);
     const Dense& ffn1 = l.ffn.dense1;
-    if (ffn1.sm90_from_rows) planned = Sm90Plan{s.from_rows, s.mode >= 2, ffn1.sm90_half_sums, ffn1.sm90_wide};
-    if (s.mode >= 2)
-      for (Dense* d : {&l.qkv, &l.out, &l.ffn.dense2}) plan_sm90_product(*d, s);
+    if (ffn1.sm90_from_rows) planned = Sm90Plan{s.from_rows, ffn1.sm90_half_sums};
   }
-  if (embedding_ffn != nullptr) {
-    plan_sm90_product(embedding_ffn->dense1, s);
-    if (s.mode >= 2) plan_sm90_product(embedding_ffn->dense2, s);
-  }
+  if (embedding_ffn != nullptr) plan_sm90_product(embedding_ffn->dense1, s);
   return planned;
 }
 
@@ -302,9 +257,8 @@ Sm90Plan plan_sm90_products(std::vector<Encoder>& layers, Ffn* embedding_ffn, co
 // run on our sm_90 one.
 std::string sm90_path(const Sm90Plan& plan, int n) {
   if (plan.from_rows == 0 || static_cast<long long>(n) * kSquares < plan.from_rows) return "";
-  return std::string(plan.all_products ? ", encoder products" : ", the FFN's first products") +
-         " on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows" + (plan.half_sums ? " (half sums)" : "") +
-         (plan.wide ? " (ping-pong on 128 x 256 tiles)" : "");
+  return ", the FFN's first products on sm_90 wgmma from " + std::to_string(plan.from_rows) + " rows" +
+         (plan.half_sums ? " (half sums) (ping-pong on 128 x 256 tiles)" : "");
 }
 
 // LC0ROCM_GEMM_SM90_NORM_ROWS: from how many rows the encoder layers'
@@ -359,50 +313,6 @@ std::string sm90_norm_path(const std::vector<Encoder>& layers, int n) {
          " rows where its rounds of row tiles are at least " + std::to_string(std::max(d.sm90_norm_min_fill, 1)) +
          " % full (" + std::to_string(gemm_sm90_layer_norm_fill(rows, d.out)) + " % here)" +
          (d.sm90_half_sums ? " (half sums)" : "");
-}
-
-// Which batches of each layer take smolgen's chain in one launch
-// (attn_smolgen_cluster.hip): half storage on a device with clusters.
-void plan_smolgen_clusters(std::vector<Encoder>& layers, const NetConfig& cfg) {
-  if (cfg.dtype != DType::F16) return;
-  for (Encoder& l : layers)
-    if (l.has_smolgen) {
-      l.smolgen.chain = smolgen_chain(l.smolgen);
-      l.smolgen.cluster = attn::smolgen_cluster_prepare(cfg.device, l.smolgen.chain, cfg.smolgen_act);
-    }
-}
-
-// LC0ROCM_DENSE_NORM_ROWS: encoder products followed by a layer norm (the
-// output and the FFN's second) of up to this many rows run fused with it
-// (native/DENSE_LAYER_NORM.md). Off by default (0): slower than the BLAS
-// product and layer_norm at batch 1 (H100: 7.3 against 6.2 us a pair; the
-// cluster's exchange of statistics alone costs ~2 us).
-// LC0ROCM_DENSE_NORM_CLUSTER=N: clusters of N blocks only, to compare.
-constexpr int kDenseNormDefaultRows = 0;
-constexpr int kDenseNormMaxRows = 1024;
-
-void plan_dense_norms(std::vector<Encoder>& layers, Ffn* embedding_ffn, const NetConfig& cfg) {
-  if (cfg.dtype != DType::F16) return;
-  const int rows = std::clamp(env_int("LC0ROCM_DENSE_NORM_ROWS", kDenseNormDefaultRows), 0, kDenseNormMaxRows);
-  const int cluster = env_int("LC0ROCM_DENSE_NORM_CLUSTER", 0);
-  auto plan = [&](const Dense& d) { return attn::dense_layer_norm_prepare(cfg.device, d.out, d.in, rows, cluster); };
-  for (Encoder& l : layers) {
-    l.out_norm = plan(l.out);
-    l.ffn.dense2_norm = plan(l.ffn.dense2);
-  }
-  if (embedding_ffn != nullptr) embedding_ffn->dense2_norm = plan(embedding_ffn->dense2);
-}
-
-// ", ... layer norms" for describe() of a batch of n: whether the encoder
-// layers' products run fused with their layer norms.
-std::string dense_norm_path(const std::vector<Encoder>& layers, int n) {
-  if (layers.empty()) return "";
-  const Encoder& l = layers.front();
-  const long long rows = static_cast<long long>(n) * kSquares;
-  const bool out = rows <= l.out_norm.max_rows, ffn2 = rows <= l.ffn.dense2_norm.max_rows;
-  if (!out && !ffn2) return "";
-  return std::string(out && ffn2 ? ", output and FFN products" : out ? ", output products" : ", FFN products") +
-         " with their layer norms";
 }
 
 std::vector<Encoder> load_encoders(const WeightStore& ws, DType dt, const std::string& prefix,
@@ -484,15 +394,6 @@ std::string tf32_path(int from_rows) {
 // is even at 2, slower at 4 (H100; native/GEMV_ROWS.md).
 constexpr int kGemvDefaultRows = 1;
 
-// Few rows (batch 1-2, smolgen's per-position layers) on our own product,
-// which fetches its weights while the kernel before it finishes; false:
-// the caller runs BLAS (gemm_small_rows in kernels/ops.h says where).
-bool run_dense_small(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
-                     const float* bias, Activation act) {
-  return ctx.dtype == DType::F16 && rows <= ctx.small_gemm_max_rows &&
-         gemm_small_rows(ctx.stream, ctx.device, static_cast<int>(rows), d.out, d.in, x, d.w.get(), bias, act, y);
-}
-
 // A few rows (smolgen's per-position layers and the heads' at batches up to
 // ctx.gemv_max_rows) on gemv_rows; false: the caller runs BLAS.
 bool run_dense_gemv(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
@@ -506,8 +407,7 @@ bool run_dense_gemv(ForwardContext& ctx, const Dense& d, long long rows, const v
 bool run_dense_sm90(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                     const float* bias, Activation act) {
   return d.sm90_from_rows > 0 && rows >= d.sm90_from_rows && ctx.dtype == DType::F16 &&
-         gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_tile, d.sm90_cluster,
-                   d.sm90_half_sums, d.sm90_wide);
+         gemm_sm90(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), bias, act, y, d.sm90_half_sums);
 }
 
 // A float product of enough rows as one tf32 product over 3 * in columns:
@@ -534,7 +434,6 @@ bool run_dense_tf32(ForwardContext& ctx, const Dense& d, long long rows, const v
 bool run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                bool x_split = false) {
   if (run_dense_gemv(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
-  if (run_dense_small(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
   if (run_dense_sm90(ctx, d, rows, x, y, nullptr, Activation::None)) return false;
   if (run_dense_tf32(ctx, d, rows, x, y, x_split)) return true;
   ctx.blas.gemm(ctx.dtype, false, true, static_cast<int>(rows), d.out, d.in, x, d.in, d.w.get(), d.in,
@@ -546,7 +445,6 @@ bool run_dense(ForwardContext& ctx, const Dense& d, long long rows, const void* 
 void run_dense_act(ForwardContext& ctx, const Dense& d, long long rows, const void* x, void* y,
                    Activation act) {
   if (run_dense_gemv(ctx, d, rows, x, y, f32(d.b), act)) return;
-  if (run_dense_small(ctx, d, rows, x, y, f32(d.b), act)) return;
   if (run_dense_sm90(ctx, d, rows, x, y, f32(d.b), act)) return;
   run_dense(ctx, d, rows, x, y);
   bias_act(ctx.stream, ctx.dtype, rows, d.out, y, f32(d.b), nullptr, y, act);
@@ -695,7 +593,7 @@ bool runs_qkv_attention(const EncoderParams& p, const Encoder& l, int n) {
 // product (qkv_compress_positions).
 bool runs_with_compress(const EncoderParams& p, const Encoder& l, int n) {
   return l.qkv_with_compress > 0 && p.compress_positions > 0 && n >= p.compress_positions && runs_fused(p, l) &&
-         n > l.smolgen.cluster.positions && !runs_beside(p, l, n) && !runs_qkv_attention(p, l, n);
+         !runs_beside(p, l, n) && !runs_qkv_attention(p, l, n);
 }
 
 // The tensor-core fused attention where it applies (half storage, NVIDIA);
@@ -815,13 +713,6 @@ void run_smolgen(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
                  const EncoderScratch<T>& s, bool x_split) {
   const long long rows = static_cast<long long>(n) * kSquares;
   const Smolgen& g = L.smolgen;
-  if constexpr (std::is_same<T, half>::value) {
-    if (n <= g.cluster.positions) {
-      attn::smolgen_cluster(g.cluster, g.chain, n, x, s.sg_small, p.smolgen_act, ctx.stream);
-      run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
-      return;
-    }
-  }
   run_dense(ctx, g.compress, rows, x, s.sg_small, x_split);        // [n][64*hc]
   run_smolgen_from_compressed<T>(ctx, L, p, n, s);
 }
@@ -853,18 +744,14 @@ void run_smolgen_from_compressed(ForwardContext& ctx, const Encoder& L, const En
   run_dense(ctx, *p.smolgen_global, static_cast<long long>(n) * L.heads, s.sg_small, s.smolgen);
 }
 
-// y = LN(alpha * (x . W^T + b) + skip) in one launch where a plan takes
-// this many rows (half only): few rows on attn_dense_layer_norm, many on
-// gemm_sm90_layer_norm (its exchange from the pass's scratch); false: the
-// caller runs the product and layer_norm.
+// y = LN(alpha * (x . W^T + b) + skip) in one launch on
+// gemm_sm90_layer_norm where the plan takes this many rows (half only; its
+// exchange from the pass's scratch); false: the caller runs the product
+// and layer_norm.
 template <typename T>
-bool run_fused_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
-                          float alpha, float eps, long long rows, const T* x, const T* skip, T* y, void* exchange,
-                          int launch) {
+bool run_fused_dense_norm(ForwardContext& ctx, const Dense& d, const Norm& norm, float alpha, float eps,
+                          long long rows, const T* x, const T* skip, T* y, void* exchange, int launch) {
   if constexpr (std::is_same<T, half>::value) {
-    if (rows <= plan.max_rows)
-      return attn::dense_layer_norm(plan, ctx.stream, static_cast<int>(rows), d.out, d.in, x, d.w.as<half>(),
-                                    f32(d.b), skip, f32(norm.gammas), f32(norm.betas), alpha, eps, y);
     return exchange != nullptr && takes_sm90_norm(d, rows) &&
            gemm_sm90_layer_norm(ctx.stream, ctx.device, rows, d.out, d.in, x, d.w.get(), f32(d.b), skip,
                                 f32(norm.gammas), f32(norm.betas), alpha, eps, y, exchange, launch, d.sm90_half_sums);
@@ -875,10 +762,9 @@ bool run_fused_dense_norm(ForwardContext& ctx, const Dense& d, const attn::Dense
 // The same, fused where it can be, else the product into branch ([rows][out]
 // scratch; null: taken from the arena) and layer_norm.
 template <typename T>
-void run_dense_norm(ForwardContext& ctx, const Dense& d, const attn::DenseNormPlan& plan, const Norm& norm,
-                    float alpha, float eps, long long rows, const T* x, const T* skip, T* y, T* branch,
-                    void* exchange, int launch) {
-  if (run_fused_dense_norm(ctx, d, plan, norm, alpha, eps, rows, x, skip, y, exchange, launch)) return;
+void run_dense_norm(ForwardContext& ctx, const Dense& d, const Norm& norm, float alpha, float eps, long long rows,
+                    const T* x, const T* skip, T* y, T* branch, void* exchange, int launch) {
+  if (run_fused_dense_norm(ctx, d, norm, alpha, eps, rows, x, skip, y, exchange, launch)) return;
   if (branch == nullptr) branch = ctx.arena.take<T>(rows * d.out);
   run_dense(ctx, d, rows, x, branch);
   attn::layer_norm<T>(y, branch, f32(d.b), skip, f32(norm.gammas), f32(norm.betas), rows, d.out, alpha, eps,
@@ -891,7 +777,7 @@ template <typename T>
 void run_ffn(ForwardContext& ctx, const Ffn& f, float alpha, float eps, Activation act, long long rows, const T* x,
              T* hidden, T* y, T* branch, void* exchange, int launch) {
   run_dense_act(ctx, f.dense1, rows, x, hidden, act);
-  run_dense_norm(ctx, f.dense2, f.dense2_norm, f.ln, alpha, eps, rows, hidden, x, y, branch, exchange, launch);
+  run_dense_norm(ctx, f.dense2, f.ln, alpha, eps, rows, hidden, x, y, branch, exchange, launch);
 }
 
 // gemm_sm90_layer_norm's exchange of row statistics (kernels/ops.h), taken
@@ -959,7 +845,7 @@ void run_encoder(ForwardContext& ctx, const Encoder& L, const EncoderParams& p, 
   } else if (!attended) {
     run_attention_unfused<T>(ctx, L, n, s);
   }
-  run_dense_norm(ctx, L.out, L.out_norm, L.ln1, p.alpha, p.eps, rows, s.merged, x, s.x1, s.branch,
+  run_dense_norm(ctx, L.out, L.ln1, p.alpha, p.eps, rows, s.merged, x, s.x1, s.branch,
                  s.norm_exchange, launch);
   run_ffn(ctx, L.ffn, p.alpha, p.eps, p.ffn_act, rows, s.x1, s.qkv, x, s.branch, s.norm_exchange, launch + 1);
 }
@@ -1013,8 +899,6 @@ class AttentionPolicy final : public PolicyHead {
     encoders_ = load_encoders(ws, dtype_, prefix + "pol_encoder.", width,
                               load_count(ws, prefix, "pol_headcount"),
                               smolgen_global ? smolgen_global->in : 0);
-    plan_smolgen_clusters(encoders_, cfg);
-    plan_dense_norms(encoders_, nullptr, cfg);
     params_ = EncoderParams{1.0f, kEpsDefault, smolgen_act, ffn_act, smolgen_global,
                             fused_attention_enabled(), tensor_core_attention_enabled(), mma_attention_enabled(),
                             smolgen_generate_positions(cfg), 0, 0, qkv_compress_positions(cfg), wide_norm_rows(),
@@ -1187,8 +1071,6 @@ class AttentionBody final : public Body {
       embed_ffn_ = load_ffn(ws, dt, "ip_emb_ffn.", "ip_emb_ffn_ln_", e);
     }
     Ffn* embedding_ffn = pe_dense_ ? &embed_ffn_ : nullptr;
-    plan_smolgen_clusters(encoders_, cfg);
-    plan_dense_norms(encoders_, embedding_ffn, cfg);
     sm90_plan_ = plan_sm90_products(encoders_, embedding_ffn, cfg);
     plan_sm90_layer_norms(encoders_, embedding_ffn, cfg);
     const float alpha =
@@ -1250,7 +1132,7 @@ class AttentionBody final : public Body {
     return "attention body, " + std::to_string(encoders_.size()) + " encoder layers of " + std::to_string(embedding_) +
            (pe_dense_ ? ", PE_DENSE embedding" : "") + smolgen_path(n) + qkv_attention_path(n) +
            tf32_path(tf32_floats_per_position_ ? tf32_from_rows_ : 0) + sm90_path(sm90_plan_, n) +
-           dense_norm_path(encoders_, n) + sm90_norm_path(encoders_, n) +
+           sm90_norm_path(encoders_, n) +
            (n <= gemv_max_rows_ ? ", per-position layers on gemv_rows" : "");
   }
 
@@ -1291,11 +1173,7 @@ class AttentionBody final : public Body {
   std::string smolgen_path(int n) const {
     for (const Encoder& l : encoders_) {
       if (!l.has_smolgen) continue;
-      const attn::SmolgenClusterPlan& plan = l.smolgen.cluster;
       const std::string beside = runs_beside(params_, l, n) ? ", beside Q|K|V" : "";
-      if (n <= plan.positions)
-        return ", smolgen in one launch, a position per cluster of " + std::to_string(plan.cluster) + " blocks" +
-               beside;
       return std::string(", smolgen a layer at a time") +
              (runs_with_compress(params_, l, n) ? ", its compress in the Q|K|V product" : "") +
              (runs_generate(cfg_.device, params_, l, n) ? ", its second layer norm in the generator" : "") + beside;

@@ -123,33 +123,6 @@ bool fused_attention_mfma(__half* out, const __half* qkv, int qkv_stride, const 
 bool fused_attention_rdna(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
                           int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
 
-// Smolgen's chain per position up to the shared generator, in one launch for
-// small batches (attn_smolgen_cluster.hip; native/SMOLGEN_CLUSTER.md):
-//   out [n][out] = LN2(act(LN1(act(flat(x . compress^T) . w1^T + b1)) . w2^T + b2))
-// with x [n*64][embedding], compress [hidden_channels][embedding], w1
-// [hidden][64 * hidden_channels], w2 [out][hidden] half; biases, gammas and
-// betas float32; both layer norms with epsilon eps.
-struct SmolgenChain {
-  const __half *compress, *w1, *w2;
-  const float *b1, *gammas1, *betas1, *b2, *gammas2, *betas2;
-  int embedding, hidden_channels, hidden, out;
-  float eps;
-};
-// What a device takes: batches up to `positions`, each over a cluster of
-// `cluster` blocks (positions 0: never).
-struct SmolgenClusterPlan {
-  int positions = 0;
-  int cluster = 0;
-  int stages = 0;           // chunks of dense2's weight rows a block has in flight
-  size_t shared_bytes = 0;  // per block
-};
-// Sets the kernels' attributes, so call it at network creation (outside a
-// capture). NVIDIA sm_90 on, 32-lane warps, shapes within the kernel's
-// limits; elsewhere (AMD) positions 0 and the caller keeps the BLAS path.
-SmolgenClusterPlan smolgen_cluster_prepare(const DeviceInfo& device, const SmolgenChain& chain, Activation act);
-void smolgen_cluster(const SmolgenClusterPlan& plan, const SmolgenChain& chain, int n, const __half* x, __half* out,
-                     Activation act, hipStream_t stream);
-
 // Smolgen's second layer norm and its shared generator product in one
 // launch (attn_smolgen_generate.hip; native/SMOLGEN_GENERATE.md):
 //   out [n*heads][outputs] = (LN(v [n][heads*gen]) * gammas + betas) viewed
@@ -163,29 +136,6 @@ bool smolgen_generate_fits(const DeviceInfo& device, int heads, int gen, int out
 bool smolgen_generate(hipStream_t stream, const DeviceInfo& device, int n, int heads, int gen, const __half* v,
                       const float* gammas, const float* betas, float eps, const __half* w, int outputs,
                       __half* out);
-
-// An encoder layer's dense product and the layer norm after it in one
-// launch, for few rows (attn_dense_layer_norm.hip; native/DENSE_LAYER_NORM.md):
-//   y [M][N] = LN(alpha * (x [M][K] . w [N][K]^T + bias) + skip [M][N]) * gammas + betas
-// half x, w, skip, y; float bias, gammas, betas.
-// What a device takes: up to max_rows rows, each group of 16 over a cluster
-// of `cluster` blocks (cluster 0: never).
-struct DenseNormPlan {
-  int max_rows = 0;
-  int cluster = 0;
-  size_t shared_bytes = 0;  // per block
-};
-// Sets the kernel's attributes, so call it at network creation (outside a
-// capture). NVIDIA sm_90 on, 32-lane warps, K a multiple of 32 up to 2,048,
-// N split over a cluster of 1-16 blocks in 8-column tiles the kernel is
-// built for; elsewhere (AMD) cluster 0. forced_cluster > 0: that size only.
-DenseNormPlan dense_layer_norm_prepare(const DeviceInfo& device, int N, int K, int max_rows, int forced_cluster);
-// false, launching nothing, where the plan does not take M rows (or the
-// pointers are not 16-byte aligned): the caller runs the product and
-// layer_norm.
-bool dense_layer_norm(const DenseNormPlan& plan, hipStream_t stream, int M, int N, int K, const __half* x,
-                      const __half* w, const float* bias, const __half* skip, const float* gammas,
-                      const float* betas, float alpha, float eps, __half* y);
 
 // in [batch][heads][64][depth] -> out [batch*64][heads*depth].
 template <typename T>

@@ -76,9 +76,6 @@ struct ForwardContext {
   DType dtype;
   const DeviceInfo& device;
   SideLane* side = nullptr;  // null: every branch runs on stream
-  // Dense layers of up to this many rows run on gemm_small_rows (kernels/
-  // ops.h) instead of BLAS where it applies; 0: always BLAS.
-  int small_gemm_max_rows = 0;
   // Dense layers of up to this many rows run on gemv_rows (kernels/ops.h)
   // where it applies; 0: never. Set by a body that runs them, for its pass.
   int gemv_max_rows = 0;
@@ -100,8 +97,7 @@ inline ForwardContext fork_side(ForwardContext& ctx) {
   GPU_CHECK(hipStreamWaitEvent(side->stream, side->forked, 0));
   side->open = true;
   // The side lane takes its own tf32 scratch: the main stream's may be in use.
-  return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr,
-                        ctx.small_gemm_max_rows, ctx.gemv_max_rows};
+  return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr, ctx.gemv_max_rows};
 }
 
 // ctx.stream waits for everything issued on the side lane since the fork

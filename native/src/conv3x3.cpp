@@ -114,36 +114,23 @@ Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int e
   Dense plain = load_dense(ws, name, dt, 9, expected_in);
   in_ = plain.in;
   out_ = plain.out;
-  const int padded = (out_ + 31) / 32 * 32;  // the fused kernel's 32-wide output tiles
-  fused_ = env_switch("LC0ROCM_FUSED_CONV", false) && conv3x3_fused_supported(dt, in_, out_, padded, 0);
   fused_se_ = use_fused_se(out_);
   const WinogradMode mode = winograd_mode();
-  winograd_ = !fused_ && mode != WinogradMode::kNever;
+  winograd_ = mode != WinogradMode::kNever;
   winograd_always_ = mode == WinogradMode::kAlways || dt == DType::F32;
   if (winograd_) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt);
   const ImplicitMode implicit = implicit_mode();
   // LC0ROCM_WINOGRAD=1 asks for Winograd at every batch size: that wins
   // unless the implicit kernel is forced too.
-  implicit_ = !fused_ && implicit != ImplicitMode::kNever &&
+  implicit_ = implicit != ImplicitMode::kNever &&
               (mode != WinogradMode::kAlways || implicit == ImplicitMode::kAlways) &&
               conv3x3_implicit_supported(dt, in_, out_);
   implicit_always_ = implicit_ && implicit == ImplicitMode::kAlways;
   if (implicit_ || keep_transposed)
     implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt);
   b_ = std::move(plain.b);
-  ldw_ = out_;
   if (winograd_ && winograd_always_) return;  // im2col never runs: U is the only weight copy kept
-  if (!fused_ || padded == out_) {
-    w_ = std::move(plain.w);
-    return;
-  }
-  // Fused, with zero columns out_..padded-1 (their results are never stored).
-  ldw_ = padded;
-  const std::vector<float>& src = ws.floats(name + ".w");
-  std::vector<float> wide(static_cast<size_t>(9) * in_ * ldw_, 0.0f);
-  for (size_t row = 0; row < static_cast<size_t>(9) * in_; ++row)
-    std::memcpy(&wide[row * ldw_], &src[row * out_], sizeof(float) * out_);
-  w_ = upload_floats(wide, dt);
+  w_ = std::move(plain.w);
 }
 
 bool Conv3x3::uses_implicit(int n) const {
@@ -155,7 +142,7 @@ bool Conv3x3::uses_winograd(int n) const {
 }
 
 size_t Conv3x3::columns_bytes(int n) const {
-  if (fused_ || uses_implicit(n)) return 0;
+  if (uses_implicit(n)) return 0;
   // Winograd: v [36][4n][in] and m [36][4n][out]; im2col: [64n][9 in].
   if (uses_winograd(n)) return static_cast<size_t>(36) * 4 * n * (in_ + out_) * dtype_size(dt_);
   return static_cast<size_t>(n) * kSquares * 9 * in_ * dtype_size(dt_);
@@ -165,7 +152,7 @@ void Conv3x3::im2col_product(ForwardContext& ctx, int n, const void* x, void* co
                              const PendingEpilogue& x_pending) const {
   if (!columns) columns = ctx.arena.take(columns_bytes(n));
   im2col3x3(ctx.stream, dt_, n, in_, x, columns, x_pending.bias, x_pending.act);
-  ctx.blas.gemm(dt_, false, false, n * kSquares, out_, 9 * in_, columns, 9 * in_, w_.get(), ldw_, product, out_);
+  ctx.blas.gemm(dt_, false, false, n * kSquares, out_, 9 * in_, columns, 9 * in_, w_.get(), out_, product, out_);
 }
 
 PendingEpilogue Conv3x3::forward_deferred(ForwardContext& ctx, int n, const void* x, void* columns, void* y,
@@ -193,13 +180,6 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
   const size_t es = dtype_size(dt_);
   const SeWeights se_weights = se_weights_of(se);
   if (x_pending && !uses_im2col(n)) fail(LC0ROCM_INTERNAL_ERROR, "pending epilogue without im2col");
-  if (fused_ && (!se || conv3x3_fused_supported(dt_, in_, out_, ldw_, se->fc1.out))) {
-    // the whole layer in one launch
-    if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), residual,
-                       se_weights, y, act, ctx.device.multiprocessors))
-      fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
-    return;
-  }
 
   if (uses_implicit(n)) {
     // conv(x) in one launch, with the epilogue when no SE unit follows.
@@ -232,17 +212,11 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
     return;
   }
 
-  // product = conv(x) (+ b when fused). It goes straight to y only when
-  // nothing else reads y (the residual may alias it).
+  // product = conv(x). It goes straight to y only when nothing else reads y
+  // (the residual may alias it).
   void* product = (residual || se) ? ctx.arena.take(rows * out_ * es) : y;
-  if (fused_) {
-    if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), nullptr,
-                       SeWeights{}, product, Activation::None, ctx.device.multiprocessors))
-      fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
-  } else {
-    im2col_product(ctx, n, x, columns, product, x_pending ? *x_pending : PendingEpilogue{});
-  }
-  const float* bias = fused_ ? nullptr : b_.as<float>();
+  im2col_product(ctx, n, x, columns, product, x_pending ? *x_pending : PendingEpilogue{});
+  const float* bias = b_.as<float>();
   if (!se) {
     bias_act(ctx.stream, dt_, rows, out_, product, bias, residual, y, act);
     return;

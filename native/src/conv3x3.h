@@ -16,11 +16,6 @@
 // (bias, SE, residual, activation in one launch) up to 64 channels, where
 // it was measured faster, else 7 launches (pool, two dense layers,
 // se_apply).
-//   fused  - kernels/conv3x3_fused.hip: the whole layer in one launch, SE
-//            included (NVIDIA, half storage, <= 128 channels). Correct, but
-//            measured slower than im2col + cuBLAS on an H100 at every batch
-//            size (native/CONV3X3_FUSED.md), so only on request:
-//            LC0ROCM_FUSED_CONV=1.
 // LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off at any width,
 // LC0ROCM_WINOGRAD and LC0ROCM_IMPLICIT_CONV (1 / 0) their paths at every
 // batch size / never, to compare. All are read when a network is created.
@@ -69,8 +64,7 @@ class Conv3x3 {
 
   int in() const { return in_; }
   int out() const { return out_; }
-  bool fused() const { return fused_; }
-  // Scratch forward() needs in `columns` for n positions (0 when fused).
+  // Scratch forward() needs in `columns` for n positions (0 for the implicit kernel).
   size_t columns_bytes(int n) const;
   // Whether a call on n positions runs Winograd F(4x4, 3x3).
   bool uses_winograd(int n) const;
@@ -92,7 +86,7 @@ class Conv3x3 {
                const PendingEpilogue* x_pending = nullptr) const;
 
   // At n positions: im2col + GEMM, whose input can carry a pending epilogue.
-  bool uses_im2col(int n) const { return !fused_ && !uses_winograd(n) && !uses_implicit(n); }
+  bool uses_im2col(int n) const { return !uses_winograd(n) && !uses_implicit(n); }
   // y = conv(x) only, the bias and activation returned for the next layer
   // (one launch fewer: its im2col applies them). Only when uses_im2col(n),
   // and only for a y that nothing but that next layer reads.
@@ -124,14 +118,13 @@ class Conv3x3 {
                    const SeWeights& se_weights, const void* residual, void* y, Activation act) const;
 
   DType dt_ = DType::F32;
-  int in_ = 0, out_ = 0, ldw_ = 0;  // ldw_: the weight row length (padded when fused)
-  bool fused_ = false;     // conv3x3_fused.hip
+  int in_ = 0, out_ = 0;
   bool fused_se_ = false;  // se_fused.hip after im2col + GEMM (with an SE unit)
   bool winograd_ = false;  // winograd_input + 36 GEMMs + winograd_output instead of im2col + GEMM,
   bool winograd_always_ = false;  // at every batch size, or only from kWinogradMinBatchHalf on
   bool implicit_ = false;         // conv3x3_implicit.hip below kImplicitMaxBatch + 1
   bool implicit_always_ = false;  // at every batch size (LC0ROCM_IMPLICIT_CONV=1)
-  DeviceBuffer w_, b_;       // w_ [9 * in][ldw_]: im2col / fused weights, empty when Winograd always runs
+  DeviceBuffer w_, b_;       // w_ [9 * in][out]: im2col weights, empty when Winograd always runs
   DeviceBuffer winograd_w_;  // U [36][in][out] = G g G^T per (in, out)
   DeviceBuffer implicit_w_;  // [out][9 * in]: w_ transposed, for conv3x3_implicit
 };

@@ -149,14 +149,6 @@ size_t input_bytes_per_position() {
 }
 }  // namespace
 
-// LC0ROCM_SMALL_GEMM_ROWS: dense layers of up to this many rows on
-// gemm_small_rows (capped at kSmallGemmMaxRows); unset or 0: none. Off by
-// default: on an H100 it is still slower than cuBLAS (t82 fp16 b1 788-821
-// against 1,197-1,199 positions/s; native/GEMM_SMALL_ROWS.md).
-static int small_gemm_rows_from_environment() {
-  return std::clamp(env_int("LC0ROCM_SMALL_GEMM_ROWS", 0), 0, kSmallGemmMaxRows);
-}
-
 // LC0ROCM_MAPPED_IO: batches up to this size (after graph padding) skip
 // the copies to and from the device: the input expansion reads the pinned
 // staging buffer and the output kernels write the pinned output buffer
@@ -172,7 +164,6 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   const char* pdl = std::getenv("LC0ROCM_PDL");  // 1 / 0: dependent launches on / off whatever the body says
   device_dependent_launch_ = net.config().device.dependent_launch;
   forced_dependent_launch_ = pdl && std::strcmp(pdl, "1") == 0 ? 1 : pdl && std::strcmp(pdl, "0") == 0 ? 0 : -1;
-  small_gemm_max_rows_ = small_gemm_rows_from_environment();
   try {
     blas_ = std::make_unique<Blas>(stream_);
     if (side_enabled_) {
@@ -378,8 +369,7 @@ void Stream::run_device(int n, bool from_planes, const void* in, float* out) {
   float* d_wdl = d_policy + static_cast<size_t>(n) * kPolicyOutputs;
   float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
   side_.open = false;  // a pass that failed midway may have left it open
-  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr,
-                     small_gemm_max_rows_};
+  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr};
   net_.body().forward(ctx, n, input, NetOutputs{d_policy, d_wdl, d_mlh});
   join_side(ctx);  // a body that forked and did not join: the outputs must wait for it
 }

@@ -66,7 +66,6 @@ class Stream {
   // body decides per batch size.
   bool device_dependent_launch_ = false;
   int forced_dependent_launch_ = -1;
-  int small_gemm_max_rows_ = 0;    // ForwardContext::small_gemm_max_rows (LC0ROCM_SMALL_GEMM_ROWS)
   Arena arena_;
   int max_batch_;
   // pinned host staging: input, then outputs (policy, wdl, moves_left)

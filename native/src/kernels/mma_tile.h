@@ -1,7 +1,7 @@
 // mma_tile.h - NVIDIA's mma.sync m16n8k16 tensor-core tile on half with
 // float accumulation, for the kernels that load its fragments by hand
-// (conv3x3_implicit, gemm_small_rows, resnet_tower, the fused attention,
-// dense_layer_norm, smolgen_generate). Device code of NVIDIA
+// (conv3x3_implicit, resnet_tower, the fused attention, smolgen_generate).
+// Device code of NVIDIA
 // builds only (sm_80+; below that the product is left out).
 #pragma once
 #include <cstdint>

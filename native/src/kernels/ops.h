@@ -39,16 +39,6 @@ constexpr int kGemvMaxRows = 4;
 bool gemv_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x, const void* w,
                const float* bias, Activation act, void* y);
 
-// gemm_small_rows.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
-// storage (float accumulation), bias may be null, for M up to
-// kSmallGemmMaxRows (a dense layer at batch 1-2, smolgen's per-position
-// layers). Returns false, launching nothing, where it does not apply (AMD,
-// no mma.sync m16n8k16, N not a multiple of 8, K of 16, unaligned pointers,
-// K too deep for shared memory); the caller then runs its BLAS product.
-constexpr int kSmallGemmMaxRows = 128;
-bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x,
-                     const void* w, const float* bias, Activation act, void* y);
-
 // gemm_sm90.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
 // storage (float accumulation unless half_sums, one rounding), bias may be
 // null, on sm_90's warpgroup products fed by TMA (native/GEMM_SM90.md).
@@ -56,19 +46,15 @@ bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N,
 // gemm_sm90_prepare once per device at network creation (not in a capture):
 // whether it runs there.
 // gemm_sm90 returns false, launching nothing, where it does not apply (AMD,
-// builds not for sm_90a, other shapes, unaligned operands). tile_n: 128 for
-// the ping-pong schedule, 256 for the cooperative one (where N allows;
-// kernels/gemm_sm90.hip's Schedule); cluster 2: blocks in pairs sharing
-// W's fetches (TMA multicast) where the device runs such clusters, else 1.
-// half_sums (tile_n 256, cluster 1 alone): the products sum in half (as
-// lc0's cuda backend's cublasHgemm), widened to float for the epilogue.
-// wide (with half sums, tile_n 256, cluster 1): ping-pong on 128 x 256
-// tiles instead, each consumer its own tile, the same sums bit for bit.
+// builds not for sm_90a, other shapes, unaligned operands). Where N is a
+// multiple of 256: with half_sums the products sum in half (as lc0's cuda
+// backend's cublasHgemm) on the wide ping-pong schedule, else in float on
+// the cooperative one; other N: float sums, ping-pong on 128-wide tiles
+// (kernels/gemm_sm90.hip's Schedule).
 bool gemm_sm90_fits(int N, int K);
 bool gemm_sm90_prepare(const DeviceInfo& device);
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums,
-               bool wide);
+               const void* w, const float* bias, Activation act, void* y, bool half_sums);
 
 // gemm_sm90_layer_norm.hip: y [M][N] = LN(alpha * (x [M][K] . w[N][K]^T +
 // bias) + skip) * gammas + betas (eps inside the root), half storage, float
@@ -127,7 +113,7 @@ void winograd_output(hipStream_t stream, DType dt, int n, int channels, const vo
 
 // A squeeze-excitation unit's weights for the fused kernels: w1 [C][hidden],
 // w2 [hidden][2C] in the storage type, float biases; the gates are
-// y = sigmoid(g[c]) * x + g[C + c]. In conv3x3_fused, w1 == nullptr: no SE.
+// y = sigmoid(g[c]) * x + g[C + c]. w1 == nullptr: no SE.
 struct SeWeights {
   const void* w1 = nullptr;
   const float* b1 = nullptr;
@@ -152,18 +138,6 @@ void winograd_output_input(hipStream_t stream, DType dt, int n, int channels, co
 bool se_fused_supported(int channels, int hidden);
 void se_fused(hipStream_t stream, DType dt, int n, int channels, const void* x, const float* bias,
               const SeWeights& se, const void* residual, void* y, Activation act);
-
-// conv3x3_fused.hip: y [n][64][cout] = act(SE(conv3x3(x) + bias) + residual)
-// in one launch (implicit GEMM on tensor cores). w [9 * cin][ldw] with row
-// tap * cin + c and zero columns from cout to ldw; residual may be null or
-// alias y. Returns false (launching nothing) where this build, device or
-// shape has no fused kernel (AMD, float storage, before sm_80, channel
-// counts; see the .hip file); the caller then runs im2col + GEMM. Asks the
-// current device (its shared-memory limit, once).
-bool conv3x3_fused_supported(DType dt, int cin, int cout, int ldw, int se_hidden);
-bool conv3x3_fused(hipStream_t stream, DType dt, int n, int cin, int cout, int ldw, const void* x,
-                   const void* w, const float* bias, const void* residual, const SeWeights& se,
-                   void* y, Activation act, int multiprocessors);
 
 // conv3x3_implicit.hip: y [n][64][cout] = act(conv3x3(x) + bias + residual)
 // in one launch for a few positions (implicit GEMM on tensor cores; bias and
