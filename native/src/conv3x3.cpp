@@ -1,11 +1,7 @@
 // conv3x3.cpp - dense layers and 3x3 convolutions of convolution bodies.
 #include "conv3x3.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <vector>
-
-#include "env_switch.h"
 
 namespace lc0rocm {
 
@@ -35,46 +31,6 @@ void dense_forward(ForwardContext& ctx, long long rows, const Dense& l, const vo
 }
 
 namespace {
-// se_fused.hip is bound by the latency of each position's few dependent
-// steps: measured faster than the 7-launch SE unit at 64 channels
-// (maia-1900, fp16 +7..19 %, fp32 +6..16 %) and slower at 128 (resnet-se
-// fp16 -2..-14 %) on an H200 (native/SE_FUSED.md).
-constexpr int kFusedSeMaxChannels = 64;
-
-// LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off.
-bool use_fused_se(int channels) { return env_switch("LC0ROCM_FUSED_SE", channels <= kFusedSeMaxChannels); }
-
-// Winograd F(4x4, 3x3) against im2col + GEMM (H100, maia-1900,
-// native/WINOGRAD.md): in float it is even at batches 1-16 and far ahead
-// from 64 (+34 % at 64, +75 % at 256); in half, with the transforms spread
-// over six threads per item below batch 256 and the activation fixed at
-// compile time, it is even up to 8 and ahead from 16 on (16 +2..5 %, 48
-// +3..33 %; 24-32 even).
-constexpr int kWinogradMinBatchHalf = 16;
-
-// The implicit-GEMM kernel (conv3x3_implicit.hip, NVIDIA sm_80+, half),
-// measured on H100s (native/CONV3X3_IMPLICIT.md): against im2col + GEMM
-// b1 +1..9 %, b8 +2..15 %; against Winograd with its chain b16 -1..+10 %,
-// b24 -2..+16 %, b32 -1..+4 %, b48 -15..+9 % (two hosts disagree), so it
-// takes batches 1-31 where it is supported; elsewhere the Winograd
-// threshold above holds. LC0ROCM_IMPLICIT_CONV=1 / 0 forces it on at every
-// batch size / off.
-constexpr int kImplicitMaxBatch = 31;
-enum class ImplicitMode { kByBatch, kAlways, kNever };
-ImplicitMode implicit_mode() {
-  const char* v = std::getenv("LC0ROCM_IMPLICIT_CONV");
-  if (!v || !*v) return ImplicitMode::kByBatch;
-  return std::strcmp(v, "0") != 0 ? ImplicitMode::kAlways : ImplicitMode::kNever;
-}
-
-// LC0ROCM_WINOGRAD=1 / 0 forces Winograd on / off at every batch size;
-// unset, the rule above.
-enum class WinogradMode { kByBatch, kAlways, kNever };
-WinogradMode winograd_mode() {
-  const char* v = std::getenv("LC0ROCM_WINOGRAD");
-  if (!v || !*v) return WinogradMode::kByBatch;
-  return std::strcmp(v, "0") != 0 ? WinogradMode::kAlways : WinogradMode::kNever;
-}
 
 // U [36][in][out], U_t = (G g G^T)[xi][nu] for t = 6 xi + nu, from the
 // library's [9 * in][out] weights (row tap * in + c, tap = 3 ky + kx).
@@ -109,36 +65,19 @@ std::vector<float> transposed(const std::vector<float>& m, int rows, int cols) {
 }
 }  // namespace
 
-Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in, bool keep_transposed)
-    : dt_(dt) {
-  Dense plain = load_dense(ws, name, dt, 9, expected_in);
+Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, const NetConfig& cfg, int expected_in,
+                 bool keep_transposed, int se_hidden)
+    : dt_(cfg.dtype), se_hidden_(se_hidden) {
+  Dense plain = load_dense(ws, name, dt_, 9, expected_in);
   in_ = plain.in;
   out_ = plain.out;
-  fused_se_ = use_fused_se(out_);
-  const WinogradMode mode = winograd_mode();
-  winograd_ = mode != WinogradMode::kNever;
-  winograd_always_ = mode == WinogradMode::kAlways || dt == DType::F32;
-  if (winograd_) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt);
-  const ImplicitMode implicit = implicit_mode();
-  // LC0ROCM_WINOGRAD=1 asks for Winograd at every batch size: that wins
-  // unless the implicit kernel is forced too.
-  implicit_ = implicit != ImplicitMode::kNever &&
-              (mode != WinogradMode::kAlways || implicit == ImplicitMode::kAlways) &&
-              conv3x3_implicit_supported(dt, in_, out_);
-  implicit_always_ = implicit_ && implicit == ImplicitMode::kAlways;
-  if (implicit_ || keep_transposed)
-    implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt);
+  rules_ = conv_rules(dt_ == DType::F16, ConvShape{in_, out_, se_hidden}, cfg.device, cfg.settings);
+  if (rules_.winograd) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt_);
+  if (rules_.implicit || keep_transposed)
+    implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt_);
   b_ = std::move(plain.b);
-  if (winograd_ && winograd_always_) return;  // im2col never runs: U is the only weight copy kept
+  if (rules_.winograd && rules_.winograd_always) return;  // im2col never runs: U is the only weight copy kept
   w_ = std::move(plain.w);
-}
-
-bool Conv3x3::uses_implicit(int n) const {
-  return implicit_ && (implicit_always_ || n <= kImplicitMaxBatch);
-}
-
-bool Conv3x3::uses_winograd(int n) const {
-  return winograd_ && !uses_implicit(n) && (winograd_always_ || n >= kWinogradMinBatchHalf);
 }
 
 size_t Conv3x3::columns_bytes(int n) const {
@@ -228,7 +167,7 @@ void Conv3x3::se_epilogue(ForwardContext& ctx, int n, void* product, const float
                           const SeWeights& se_weights, const void* residual, void* y, Activation act) const {
   const long long rows = static_cast<long long>(n) * kSquares;
   const size_t es = dtype_size(dt_);
-  if (fused_se_ && se_fused_supported(out_, se->fc1.out)) {  // bias + SE + residual, one launch
+  if (rules_.fused_se && se->fc1.out == se_hidden_) {  // bias + SE + residual, one launch
     se_fused(ctx.stream, dt_, n, out_, product, bias, se_weights, residual, y, act);
     return;
   }
@@ -254,10 +193,6 @@ SeWeights Conv3x3::se_weights_of(const SqueezeExcite* se) {
     w.hidden = se->fc1.out;
   }
   return w;
-}
-
-bool Conv3x3::chains(int n, int se_hidden) const {
-  return uses_winograd(n) && winograd_output_input_supported(dt_, out_, se_hidden);
 }
 
 void Conv3x3::winograd_transform_input(ForwardContext& ctx, int n, const void* x, void* v) const {

@@ -192,7 +192,7 @@ __device__ __forceinline__ void gpu_release_next_grid() {
 
 // Whether the pass running on this thread launches dependently: set by
 // DependentLaunchScope around a forward pass (network.cpp: the body's choice,
-// or LC0ROCM_PDL=1 / 0, on a device where gpu_has_dependent_launch); kernels
+// or the dependent_launch setting, on a device with DeviceInfo::dependent_launch); kernels
 // launched outside one (at network creation) launch plainly.
 inline bool& gpu_dependent_launch_wanted() {
   static thread_local bool wanted = false;
@@ -267,7 +267,7 @@ inline void gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
 // ---------------------------------------------------------------- thread block clusters
 // NVIDIA sm_90 on: a launch's blocks grouped in clusters that are scheduled
 // together and reach each other's shared memory (distributed shared
-// memory). AMD has none: gpu_has_clusters says no there, and the callers
+// memory). AMD has none: DeviceInfo::clusters says no there, and the callers
 // keep their other paths (the device helpers below are NVIDIA-only).
 #ifdef LC0ROCM_VENDOR_NVIDIA
 // This block's rank in its cluster, and its cluster's index in the grid (x).
@@ -375,8 +375,8 @@ inline int gpu_max_active_clusters(void (*kernel)(Params...), dim3 block, size_t
 }
 #endif
 
-// Architecture name of a device ("gfx90a", "sm_90") and whether its fp16
-// matrix math is faster than fp32 (the `-auto` backends' choice).
+// Architecture name of a device ("gfx90a", "sm_90"); what it can run
+// follows from it in plan/device.cpp.
 inline void gpu_arch_name(const hipDeviceProp_t& prop, char* out, size_t size) {
 #ifdef LC0ROCM_VENDOR_AMD
   std::snprintf(out, size, "%s", prop.gcnArchName);
@@ -387,84 +387,14 @@ inline void gpu_arch_name(const hipDeviceProp_t& prop, char* out, size_t size) {
 #endif
 }
 
-inline bool gpu_fast_fp16(const hipDeviceProp_t& prop) {
-#ifdef LC0ROCM_VENDOR_AMD
-  // Packed/matrix fp16 from Vega 20 (gfx906) on: CDNA gfx908+, RDNA gfx10.3+, gfx11, gfx12.
-  const char* a = prop.gcnArchName;
-  if (std::strncmp(a, "gfx90", 5) == 0 || std::strncmp(a, "gfx94", 5) == 0 ||
-      std::strncmp(a, "gfx95", 5) == 0 || std::strncmp(a, "gfx103", 6) == 0 ||
-      std::strncmp(a, "gfx11", 5) == 0 || std::strncmp(a, "gfx12", 5) == 0)
-    return std::strncmp(a, "gfx900", 6) != 0 && std::strncmp(a, "gfx902", 6) != 0;
-  return false;
-#else
-  return prop.major >= 7;  // tensor cores from Volta on
-#endif
-}
-
-// Whether the device is NVIDIA's of compute capability `major`.0 or later
-// (false on AMD): the features below.
-inline bool gpu_nvidia_from(const hipDeviceProp_t& prop, int major) {
-#ifdef LC0ROCM_VENDOR_AMD
-  (void)prop;
-  (void)major;
-  return false;
-#else
-  return prop.major >= major;
-#endif
-}
-
-// Whether the device is AMD's with an architecture name starting with one of
-// `prefixes` (false on NVIDIA): the AMD features below.
-inline bool gpu_amd_arch_among(const hipDeviceProp_t& prop, std::initializer_list<const char*> prefixes) {
-#ifdef LC0ROCM_VENDOR_AMD
-  for (const char* p : prefixes)
-    if (std::strncmp(prop.gcnArchName, p, std::strlen(p)) == 0) return true;
-#else
-  (void)prop;
-  (void)prefixes;
-#endif
-  return false;
-}
-
-// Whether half tensor-core tiles of mma.sync m16n8k16 exist (NVIDIA compute
-// capability 8.0 on; AMD has other matrix instructions).
-inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
-
-// Whether AMD CDNA's v_mfma_f32_16x16x16f16 exists (gfx908, gfx90a,
-// gfx94x; false on NVIDIA and on RDNA, whose matrix instructions differ).
-inline bool gpu_has_mfma_fp16(const hipDeviceProp_t& prop) {
-  return gpu_amd_arch_among(prop, {"gfx908", "gfx90a", "gfx94"});
-}
-
-// Whether AMD RDNA 3's v_wmma_f32_16x16x16_f16 exists in the layout
-// rdna_wmma_tile.h assumes (gfx11; gfx12's WMMA has another layout; false
-// on NVIDIA).
-inline bool gpu_has_rdna_wmma_fp16(const hipDeviceProp_t& prop) { return gpu_amd_arch_among(prop, {"gfx11"}); }
-
-// Whether BLAS runs float products on tf32 tensor cores when asked
-// (NVIDIA compute capability 8.0 on; AMD's xf32 of gfx942 is untested here).
-inline bool gpu_has_tf32_products(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
-
-// Whether kernels may launch before the prior one ends (programmatic
-// dependent launch: NVIDIA compute capability 9.0 on; AMD has none).
-inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 9); }
-
-// Whether thread block clusters exist (see above: NVIDIA compute
-// capability 9.0 on; AMD has none).
-inline bool gpu_has_clusters(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 9); }
-
-// Whether warpgroup products (wgmma) and the tensor memory accelerator's
-// tiled copies run here: NVIDIA compute capability 9.0 exactly, in a build
-// for sm_90a (LC0ROCM_SM90A: the build's arch sm_90 compiles as sm_90a, whose
-// wgmma later chips lack). kernels/wgmma_tile.h.
-inline bool gpu_has_wgmma(const hipDeviceProp_t& prop) {
+// Whether this build's NVIDIA device code is sm_90a's (LC0ROCM_SM90A: the
+// build's arch sm_90 compiles as sm_90a, whose wgmma later chips lack):
+// plan/device.h's DeviceInfo::wgmma. kernels/wgmma_tile.h.
 #if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-  return prop.major == 9 && prop.minor == 0;
+constexpr bool kGpuSm90aBuild = true;
 #else
-  (void)prop;
-  return false;
+constexpr bool kGpuSm90aBuild = false;
 #endif
-}
 
 // The most shared memory (LDS) one block may use, where NVIDIA lets a
 // kernel opt in to more than the 48 KB default (hipFuncSetAttribute).

@@ -17,11 +17,11 @@
 // native/ATTENTION_FUSED.md.
 //
 // AMD: nvcuda::wmma does not exist there (rocWMMA is another header and
-// API), so under hipcc this file hands the op to the MFMA kernel
-// (attn_fused_attention_mfma.hip, CDNA) or the WMMA one
-// (attn_fused_attention_rdna.hip, RDNA 3), which return false elsewhere,
-// and the caller then runs the scalar kernel (attn_fused_attention.hip).
-// Likewise for float storage and head depths that are not a multiple of 16.
+// API): under hipcc the launchers return false, and AMD's matrix
+// instructions run attn_fused_attention_amd.hip where the plan takes it
+// (plan/attention_plan.cpp); elsewhere the scalar kernel
+// (attn_fused_attention.hip) runs. Likewise for float storage and head
+// depths these kernels do not take.
 #include "../attention_device.h"
 #include "aligned.h"
 
@@ -480,39 +480,51 @@ void launch_mma(__half* out, const __half* qkv, int qkv_stride, const float* bia
                     smolgen, batch, heads, kDepth, warp_size, multiprocessors, stream);
 }
 
-bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
-                                  const __half* smolgen, int batch, int heads, int depth,
-                                  const DeviceInfo& device, bool mma, hipStream_t stream) {
-  const int warp_size = device.warp_size;
-  check_warp_size(warp_size);
-  // The softmax gives each row to a lane pair (wmma) or a quad (mma):
-  // 32-lane warps (NVIDIA's) only.
-  if (warp_size != 32 || depth % kTile != 0 || qkv_stride < 3 * heads * depth || qkv_stride % 8 != 0 ||
-      !aligned16(out) || !aligned16(qkv) ||
-      !aligned16(bias) || (smolgen != nullptr && !aligned16(smolgen)))
+namespace {
+// What both kernels take beyond their depths: the softmax gives each row
+// to a lane pair (wmma) or a quad (mma), so 32-lane warps (NVIDIA's);
+// Q|K|V rows and the pointers in 16-byte pieces.
+bool operands_fit(const __half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                  int heads, int depth, const DeviceInfo& device) {
+  check_warp_size(device.warp_size);
+  return device.warp_size == 32 && qkv_stride >= 3 * heads * depth && qkv_stride % 8 == 0 && aligned16(out) &&
+         aligned16(qkv) && aligned16(bias) && (smolgen == nullptr || aligned16(smolgen));
+}
+}  // namespace
+
+bool fused_attention_mma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                         int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream) {
+  if (!operands_fit(out, qkv, qkv_stride, bias, smolgen, heads, depth, device) ||
+      !limits::mma_attention_fits(device, depth))
     return false;
-  if (!device.fast_fp16) return false;  // no tensor cores
   const int sms = device.multiprocessors;
-  if (mma && device.mma_fp16 && (depth == 16 || depth == 32)) {
-    if (depth == 16) launch_mma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream);
-    else launch_mma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream);
-    return true;
-  }
+  if (depth == 16) launch_mma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, device.warp_size, sms, stream);
+  else launch_mma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, device.warp_size, sms, stream);
+  return true;
+}
+
+bool fused_attention_wmma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                          int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream) {
+  if (!operands_fit(out, qkv, qkv_stride, bias, smolgen, heads, depth, device) ||
+      !limits::wmma_attention_fits(device, depth))
+    return false;
+  const int sms = device.multiprocessors, lanes = device.warp_size;
   switch (depth) {
-    case 16: launch_wmma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 32: launch_wmma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 48: launch_wmma<48>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    default: return false;
+    case 16: launch_wmma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, lanes, sms, stream); return true;
+    case 32: launch_wmma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, lanes, sms, stream); return true;
+    default: launch_wmma<48>(out, qkv, qkv_stride, bias, smolgen, batch, heads, lanes, sms, stream); return true;
   }
 }
 
-#else  // AMD: no wmma here (see the header comment); CDNA's or RDNA 3's matrix instructions where they exist.
+#else  // AMD: no wmma here (see the header comment): attn_fused_attention_amd.hip has its matrix instructions.
 
-bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
-                                  const __half* smolgen, int batch, int heads, int depth, const DeviceInfo& device,
-                                  bool, hipStream_t stream) {
-  return fused_attention_mfma(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream) ||
-         fused_attention_rdna(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream);
+bool fused_attention_mma(__half*, const __half*, int, const float*, const __half*, int, int, int, const DeviceInfo&,
+                         hipStream_t) {
+  return false;
+}
+bool fused_attention_wmma(__half*, const __half*, int, const float*, const __half*, int, int, int, const DeviceInfo&,
+                          hipStream_t) {
+  return false;
 }
 
 #endif

@@ -316,11 +316,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace qkv_sm90
 
-bool qkv_attention_sm90_fits(int heads, int depth, int embedding) {
-  using namespace qkv_sm90;
-  return depth == kDepth && heads >= kPairHeads && heads % kPairHeads == 0 && embedding >= kAhead * kTileK &&
-         embedding % kTileK == 0;
-}
+static_assert(qkv_sm90::kDepth == limits::kQkvDepth && qkv_sm90::kPairHeads == limits::kQkvPairHeads &&
+                  qkv_sm90::kTileK == limits::kQkvTileK && qkv_sm90::kAhead == limits::kQkvAhead,
+              "plan/limits.h's shapes");
 
 bool qkv_attention_sm90_prepare(const DeviceInfo& device) {
   using namespace qkv_sm90;
@@ -340,7 +338,8 @@ bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* ou
                         int embedding, bool half_sums) {
   using namespace qkv_sm90;
   const long long M = 64LL * batch;
-  if (!device.wgmma || batch < 1 || M > (1LL << 30) / heads || !qkv_attention_sm90_fits(heads, depth, embedding) ||
+  if (!device.wgmma || batch < 1 || M > (1LL << 30) / heads ||
+      !limits::qkv_attention_sm90_fits(heads, depth, embedding) ||
       w_rows < 3 * heads * depth)
     return false;
   if (!aligned(out, 16) || !aligned(x, 16) || !aligned(w, 16) || !aligned(bias, 8) ||
@@ -368,7 +367,6 @@ bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* ou
 
 #else
 
-bool qkv_attention_sm90_fits(int, int, int) { return false; }
 bool qkv_attention_sm90_prepare(const DeviceInfo&) { return false; }
 bool qkv_attention_sm90(hipStream_t, const DeviceInfo&, __half*, const __half*, const __half*, int, const float*,
                         const __half*, int, int, int, int, bool) {

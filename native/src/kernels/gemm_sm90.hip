@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                      const __grid_constant__ CUtensorMap y_map, const float* bias, int M, int N, int K,
                      Activation act) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
-  // is empty there (gpu_has_wgmma never lets that code run).
+  // is empty there (DeviceInfo::wgmma never lets that code run).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wgmma;
   using S = Schedule<kTileN, kWide>;
@@ -339,11 +339,6 @@ void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_m
 
 }  // namespace sm90_gemm
 
-bool gemm_sm90_fits(int N, int K) {
-  using namespace sm90_gemm;
-  return N >= 128 && N % 128 == 0 && K >= kTileK && K % kTileK == 0;
-}
-
 bool gemm_sm90_prepare(const DeviceInfo& device) {
   using namespace sm90_gemm;
   if (!device.wgmma || device.shared_per_block < std::max(Schedule<128>::kSharedBytes, Schedule<256>::kSharedBytes) ||
@@ -355,7 +350,8 @@ bool gemm_sm90_prepare(const DeviceInfo& device) {
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
                const void* w, const float* bias, Activation act, void* y, bool half_sums) {
   using namespace sm90_gemm;
-  if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_fits(N, K)) return false;
+  static_assert(kTileK == limits::kSm90TileK && kTileM == limits::kSm90TileN, "plan/limits.h's shapes");
+  if (M < 1 || M > (1LL << 30) || !device.wgmma || !limits::gemm_sm90_fits(N, K)) return false;
   if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 16) || (bias && !aligned(bias, 8))) return false;
   const int tile_n = N % 256 == 0 ? 256 : 128;
   CUtensorMap x_map, w_map, y_map;
@@ -370,7 +366,6 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 
 #else
 
-bool gemm_sm90_fits(int, int) { return false; }
 bool gemm_sm90_prepare(const DeviceInfo&) { return false; }
 bool gemm_sm90(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*, const float*, Activation,
                void*, bool) {

@@ -43,7 +43,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "../env_switch.h"
 #include "../gpu_compat.h"
 #include "ops.h"
 
@@ -403,22 +402,6 @@ void allow_shared(size_t bytes) {
   allow(reinterpret_cast<const void*>(&resnet_tower_kernel<kP, kMT, kKGroups, kAnyActivation>));
 }
 
-// Positions per block at a time: one while every position can have a
-// multiprocessor of its own, two beyond (the pair shares its weight
-// fragments); one where the device lacks the shared memory for a pair, or
-// as forced. One position runs with K split over two warp groups where the
-// shared memory allows and it is not turned off (resnet_tower_prepare
-// reads the switches).
-Variant variant_for(const ResnetTower& tower, const DeviceInfo& device, int n) {
-  const int wanted = tower.forced_positions ? tower.forced_positions : n > device.multiprocessors ? 2 : 1;
-  if (wanted == 2 && tower.pairs) return kPair;
-  return tower.split ? kSplit : kSingle;
-}
-
-// Small batches run a position per cluster (resnet_tower_cluster.hip),
-// unless the positions per block are forced.
-bool clustered(const ResnetTower& tower, int n) { return !tower.forced_positions && n <= tower.cluster_positions; }
-
 template <int kP, int kMT, int kKGroups>
 void launch(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const half* x, half* y,
             half* head_y, Activation act) {
@@ -436,80 +419,52 @@ void launch(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tow
 }
 }  // namespace tower_detail
 
-bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int blocks, int se_hidden,
-                          ResnetTower* tower) {
+TowerFacts resnet_tower_prepare(const DeviceInfo& device, int blocks, int se_hidden, ResnetTower* tower) {
   using namespace tower_detail;
-  if (dt != DType::F16 || !device.mma_fp16 || device.warp_size != 32 || channels != kC || blocks < 1 ||
-      blocks > kResnetTowerMaxBlocks || se_hidden < 0 || se_hidden > kResnetTowerMaxSeHidden || se_hidden % 4 != 0)
-    return false;
+  TowerFacts facts;
+  if (!limits::resnet_tower_fits(device, true, kC, blocks, se_hidden)) return facts;
   tower->blocks = blocks;
   tower->se_hidden = se_hidden;
-  if (device.shared_per_block < variant_bytes(kSingle, *tower)) return false;
-  // LC0ROCM_RESNET_TOWER_POSITIONS=1 / 2 forces the positions per block,
-  // LC0ROCM_RESNET_TOWER_SPLIT=0 turns the K split off (to compare).
-  const int forced = env_int("LC0ROCM_RESNET_TOWER_POSITIONS", 0);
-  tower->forced_positions = forced == 1 || forced == 2 ? forced : 0;
-  tower->split = env_switch("LC0ROCM_RESNET_TOWER_SPLIT", true) &&
-                 device.shared_per_block >= variant_bytes(kSplit, *tower);
-  tower->pairs = device.shared_per_block >= variant_bytes(kPair, *tower);
+  if (device.shared_per_block < variant_bytes(kSingle, *tower)) return facts;
+  facts.ready = true;
+  facts.split_fits = device.shared_per_block >= variant_bytes(kSplit, *tower);
+  facts.pairs_fit = device.shared_per_block >= variant_bytes(kPair, *tower);
   allow_shared<1, 1, 1>(variant_bytes(kSingle, *tower));
-  if (tower->split) allow_shared<1, 2, 2>(variant_bytes(kSplit, *tower));
-  if (tower->pairs) allow_shared<2, 1, 1>(variant_bytes(kPair, *tower));
-  tower->cluster_positions = resnet_tower_cluster_prepare(device, *tower);
-  return true;
+  if (facts.split_fits) allow_shared<1, 2, 2>(variant_bytes(kSplit, *tower));
+  if (facts.pairs_fit) allow_shared<2, 1, 1>(variant_bytes(kPair, *tower));
+  facts.cluster_positions = tower->cluster_positions = resnet_tower_cluster_prepare(device, *tower);
+  return facts;
 }
 
-// Only where a block takes two positions at a time: H200, maia-1900,
-// backendbench in turns against LC0ROCM_RESNET_TOWER_POLICY=0 (run 104,
-// eight rounds) b256 +4.1 %, b512 +0.9 %. With a position per block the
-// longer tower delays the value head, which starts from the tower's end
-// beside the policy head, and ends the pass later (run 103: b64 -4.0 %).
-bool resnet_tower_takes_head(const DeviceInfo& device, const ResnetTower& tower, int n) {
-  using namespace tower_detail;
-  return tower.head_w != nullptr && !clustered(tower, n) && variant_for(tower, device, n).positions == 2;
-}
-
-void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
-                  void* y, Activation act, void* head_y) {
+void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, TowerLayout layout, int n,
+                  const void* x, void* y, Activation act, void* head_y) {
   using namespace tower_detail;
   if ((reinterpret_cast<uintptr_t>(x) & 15) || (reinterpret_cast<uintptr_t>(y) & 15) ||
       (reinterpret_cast<uintptr_t>(head_y) & 15) || (reinterpret_cast<uintptr_t>(tower.layers) & 15))
     fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: misaligned buffers");
-  if (head_y && !resnet_tower_takes_head(device, tower, n))
-    fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no head convolution at this batch size");
+  if (head_y && (layout != TowerLayout::Pair || tower.head_w == nullptr))
+    fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no head convolution on this layout");
   if (n == 0) return;
-  if (clustered(tower, n)) {
-    resnet_tower_cluster(stream, tower, n, x, y, act);
-    return;
-  }
   const half* xh = static_cast<const half*>(x);
   half* yh = static_cast<half*>(y);
   half* head = static_cast<half*>(head_y);
-  const Variant v = variant_for(tower, device, n);
-  if (v.positions == 2) launch<2, 1, 1>(stream, device, tower, n, xh, yh, head, act);
-  else if (v.k_groups == 2) launch<1, 2, 2>(stream, device, tower, n, xh, yh, head, act);
-  else launch<1, 1, 1>(stream, device, tower, n, xh, yh, head, act);
-}
-
-const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower, int n) {
-  using namespace tower_detail;
-  if (clustered(tower, n)) return "a position per cluster of 4 blocks";
-  const Variant v = variant_for(tower, device, n);
-  if (v.positions == 2) return "two positions per block";
-  return v.k_groups == 2 ? "a position per block, K split" : "a position per block";
+  switch (layout) {
+    case TowerLayout::Cluster: resnet_tower_cluster(stream, tower, n, x, y, act); return;
+    case TowerLayout::Pair: launch<2, 1, 1>(stream, device, tower, n, xh, yh, head, act); return;
+    case TowerLayout::Split: launch<1, 2, 2>(stream, device, tower, n, xh, yh, head, act); return;
+    case TowerLayout::Single: launch<1, 1, 1>(stream, device, tower, n, xh, yh, head, act); return;
+    default: fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no layout planned");
+  }
 }
 
 #else  // AMD: no mma.sync; the caller keeps the per-layer path.
 
-bool resnet_tower_prepare(const DeviceInfo&, DType, int, int, int, ResnetTower*) { return false; }
+TowerFacts resnet_tower_prepare(const DeviceInfo&, int, int, ResnetTower*) { return TowerFacts{}; }
 
-bool resnet_tower_takes_head(const DeviceInfo&, const ResnetTower&, int) { return false; }
-
-void resnet_tower(hipStream_t, const DeviceInfo&, const ResnetTower&, int, const void*, void*, Activation, void*) {
+void resnet_tower(hipStream_t, const DeviceInfo&, const ResnetTower&, TowerLayout, int, const void*, void*, Activation,
+                  void*) {
   fail(LC0ROCM_INTERNAL_ERROR, "resnet_tower: no tensor-core tower in this build");
 }
-
-const char* resnet_tower_path(const DeviceInfo&, const ResnetTower&, int) { return "none"; }
 
 #endif
 

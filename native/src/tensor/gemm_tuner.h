@@ -21,7 +21,7 @@ class GemmTuner {
  public:
   // For the products of `blas` (bound to `stream`, whose own choice,
   // cublasGemmEx, is one of the candidates). Null where blasLt is not built
-  // in or LC0ROCM_GEMM_TUNE=0.
+  // in.
   static std::unique_ptr<GemmTuner> create(hipblasHandle_t blas, hipStream_t stream);
   ~GemmTuner();
   GemmTuner(const GemmTuner&) = delete;
