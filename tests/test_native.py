@@ -70,6 +70,15 @@ def test_the_library_reads_no_environment():
     assert not readers, readers
 
 
+def test_device_features_are_named_in_the_compat_header_only():
+    """Kernels test gpu_compat.h's feature names (LC0ROCM_MMA_AVAILABLE, ...),
+    never an architecture number or target name."""
+    raw = re.compile(r"__CUDA_ARCH__|__CUDA_ARCH_FEAT|__gfx\d|__HIP_DEVICE_COMPILE__")
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "native" / "src").rglob("*")
+                 if p.suffix in (".h", ".cpp", ".hip") and p.name != "gpu_compat.h" and raw.search(p.read_text())]
+    assert not offenders, offenders
+
+
 def test_no_literal_warp_width_in_kernels():
     pattern = ("__shfl_down_sync(0xffffffff", "WARP_SIZE 32", "WARP_SIZE 64", "kWarpSize = 32",
                "kWarpSize = 64")

@@ -149,6 +149,41 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 #endif
 #endif
 
+// ---------------------------------------------------------------- device features
+// What the device code being compiled may use, one name per feature (as
+// ggml's *_AVAILABLE): defined only in the device pass for a target that
+// has the feature, so kernels test a name, never an architecture number.
+// Host code asks DeviceInfo (plan/device.h) what the device it runs on has.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define LC0ROCM_DEVICE_CODE 1                 // the device pass (any GPU target)
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#define LC0ROCM_WMMA_AVAILABLE 1              // nvcuda::wmma half tiles (tensor cores)
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define LC0ROCM_MMA_AVAILABLE 1               // mma.sync m16n8k16 on half, cp.async, ex2.f16x2
+#endif
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
+#define LC0ROCM_DEPENDENT_LAUNCH_AVAILABLE 1  // griddepcontrol: programmatic dependent launch
+#define LC0ROCM_CLUSTERS_AVAILABLE 1          // thread block clusters, distributed shared memory
+#define LC0ROCM_MBARRIER_AVAILABLE 1          // shared-memory transaction barriers (mbarrier)
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LC0ROCM_WGMMA_AVAILABLE 1             // sm_90a's warpgroup products (wgmma) and TMA tile copies
+#endif
+#if defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define LC0ROCM_MFMA_AVAILABLE 1              // CDNA's v_mfma_f32_16x16x16f16
+#endif
+#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__)
+#define LC0ROCM_RDNA_WMMA_AVAILABLE 1         // RDNA 3's v_wmma_f32_16x16x16_f16
+#endif
+// Host and device: this build compiles the sm_90a kernels (the build's arch
+// sm_90 compiles as sm_90a: lc0_rocm/backends/native.py), so their
+// launchers are real (elsewhere they are stubs that return false).
+#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#define LC0ROCM_SM90A_BUILD 1
+#endif
+
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -179,13 +214,13 @@ inline bool gpu_stream_capturing(hipStream_t stream) {
 // NVIDIA, a pass that does not want them: see below) both are no-ops and
 // gpu_launch is a plain launch.
 __device__ __forceinline__ void gpu_wait_for_prior_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_DEPENDENT_LAUNCH_AVAILABLE)
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 
 __device__ __forceinline__ void gpu_release_next_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_DEPENDENT_LAUNCH_AVAILABLE)
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
@@ -272,14 +307,14 @@ inline void gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
 #ifdef LC0ROCM_VENDOR_NVIDIA
 // This block's rank in its cluster, and its cluster's index in the grid (x).
 __device__ __forceinline__ unsigned gpu_cluster_rank() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   return __clusterRelativeBlockRank();
 #else
   return 0;
 #endif
 }
 __device__ __forceinline__ unsigned gpu_cluster_index() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   return __clusterIdx().x;
 #else
   return blockIdx.x;
@@ -288,7 +323,7 @@ __device__ __forceinline__ unsigned gpu_cluster_index() {
 // The address of `p` (this block's shared memory) in block `rank`'s.
 template <typename T>
 __device__ __forceinline__ T* gpu_cluster_map(T* p, unsigned rank) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   return static_cast<T*>(__cluster_map_shared_rank(static_cast<void*>(p), rank));
 #else
   (void)rank;
@@ -300,12 +335,12 @@ __device__ __forceinline__ T* gpu_cluster_map(T* p, unsigned rank) {
 // memory, wait (acquire) before reading theirs again or leaving (a block's
 // shared memory must outlive the others' reads).
 __device__ __forceinline__ void gpu_cluster_arrive() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   __cluster_barrier_arrive();
 #endif
 }
 __device__ __forceinline__ void gpu_cluster_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   __cluster_barrier_wait();
 #endif
 }
@@ -390,7 +425,7 @@ inline void gpu_arch_name(const hipDeviceProp_t& prop, char* out, size_t size) {
 // Whether this build's NVIDIA device code is sm_90a's (LC0ROCM_SM90A: the
 // build's arch sm_90 compiles as sm_90a, whose wgmma later chips lack):
 // plan/device.h's DeviceInfo::wgmma. kernels/wgmma_tile.h.
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#if defined(LC0ROCM_SM90A_BUILD)
 constexpr bool kGpuSm90aBuild = true;
 #else
 constexpr bool kGpuSm90aBuild = false;

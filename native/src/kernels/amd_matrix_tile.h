@@ -45,14 +45,6 @@
 
 namespace lc0rocm {
 
-#if defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || \
-    defined(__gfx942__)
-#define LC0ROCM_MFMA_AVAILABLE 1
-#endif
-#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__)
-#define LC0ROCM_RDNA_WMMA_AVAILABLE 1
-#endif
-
 // Max / sum over the 16 lanes of a lane group (xor 1..8 stays inside it).
 __device__ __forceinline__ float lane_group_max(float v) {
 #pragma unroll

@@ -34,7 +34,7 @@ __device__ __forceinline__ void wait_copies(int pending) {
 // A barrier whose phase completes after `count` arrivals (and, where an
 // arrival announced bytes, once they have landed).
 __device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsigned count) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_MBARRIER_AVAILABLE)
   const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(barrier));
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
 #else
@@ -44,13 +44,13 @@ __device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsig
 // After a block's barrier inits, before any thread uses them (with a
 // __syncthreads): the tensor memory accelerator must see them initialised.
 __device__ __forceinline__ void mbarrier_init_fence() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_MBARRIER_AVAILABLE)
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
 }
 // Waits until the barrier's phase of this parity (0, 1, 0, ... per use) completes.
 __device__ __forceinline__ void bulk_copy_wait(unsigned long long* barrier, unsigned parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_MBARRIER_AVAILABLE)
   const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(barrier));
   asm volatile(
       "{\n"

@@ -74,7 +74,7 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int wi
                                           const __half* smolgen, int items, int heads, float scale) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#if defined(LC0ROCM_WMMA_AVAILABLE)
   extern __shared__ __align__(128) unsigned char shared_raw[];
   constexpr int P = tc_pitch<kDepth>();
   constexpr int kDepthTiles = kDepth / kTile;
@@ -318,7 +318,7 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
   static_assert(kDepth == 16 || kDepth == 32, "the K fragment loads assume 2 or 4 depth blocks of 8");
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   extern __shared__ __align__(128) unsigned char shared_raw[];
   constexpr int kBlocks = kDepth / 8;        // 16-byte depth blocks per row
   constexpr int kSteps = kDepth / 16;        // k steps of Q.K^T

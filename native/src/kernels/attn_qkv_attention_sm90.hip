@@ -34,8 +34,7 @@
 #include "../attention_kernels.h"
 #include "aligned.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-#define LC0ROCM_QKV_ATTENTION_SM90_BUILT 1
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -49,7 +48,7 @@
 namespace lc0rocm {
 namespace attn {
 
-#if defined(LC0ROCM_QKV_ATTENTION_SM90_BUILT)
+#if defined(LC0ROCM_SM90A_BUILD)
 
 namespace qkv_sm90 {
 
@@ -97,7 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                          const float* bias, int M, int K, int heads, float scale, int has_gen) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
   // is empty there (device.wgmma never lets that code run).
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(LC0ROCM_WGMMA_AVAILABLE)
   using namespace wgmma;
   extern __shared__ unsigned char shared_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>(

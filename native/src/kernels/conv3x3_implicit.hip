@@ -50,7 +50,7 @@ template <Activation kAct>
 __global__ void __launch_bounds__(conv_implicit_detail::kThreads)
 conv3x3_implicit_kernel(int cin, int cout, const half* __restrict__ x, const half* __restrict__ wt,
                         const float* __restrict__ bias, const half* residual, half* y, Activation act) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   using namespace conv_implicit_detail;
   extern __shared__ __align__(16) unsigned char implicit_shared[];
   const int ldb = cin + kPad, k_total = 9 * cin, ldk = k_total + kPad;

@@ -26,8 +26,7 @@
 #include "aligned.h"
 #include "ops.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-#define LC0ROCM_GEMM_SM90_BUILT 1
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -38,7 +37,7 @@
 
 namespace lc0rocm {
 
-#if defined(LC0ROCM_GEMM_SM90_BUILT)
+#if defined(LC0ROCM_SM90A_BUILD)
 
 namespace sm90_gemm {
 
@@ -176,7 +175,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                      Activation act) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
   // is empty there (DeviceInfo::wgmma never lets that code run).
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(LC0ROCM_WGMMA_AVAILABLE)
   using namespace wgmma;
   using S = Schedule<kTileN, kWide>;
   static_assert(!kWide || kTileN == 256, "wide ping-pong: 128 x 256 tiles in half");

@@ -47,8 +47,7 @@
 #include "aligned.h"
 #include "ops.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-#define LC0ROCM_GEMM_SM90_LAYER_NORM_BUILT 1
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -59,7 +58,7 @@
 
 namespace lc0rocm {
 
-#if defined(LC0ROCM_GEMM_SM90_LAYER_NORM_BUILT)
+#if defined(LC0ROCM_SM90A_BUILD)
 
 namespace sm90_layer_norm {
 
@@ -146,7 +145,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                 unsigned* group_sync, float2* group_slots) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
   // is empty there (DeviceInfo::wgmma never lets that code run).
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(LC0ROCM_WGMMA_AVAILABLE)
   using namespace wgmma;
   extern __shared__ unsigned char shared_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>(

@@ -92,7 +92,7 @@ template <int kP, int kMT, int kKGroups, Activation kAct>
 __global__ void __launch_bounds__(tower_detail::kThreads, 1)
 resnet_tower_kernel(int n, int blocks, int hidden, const ResidualBlockWeights* __restrict__ layers, const half* x,
                     half* y, const half* head_w, const float* head_b, half* head_y, Activation act) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   using namespace tower_detail;
   extern __shared__ __align__(16) unsigned char tower_shared[];
   ResidualBlockWeights* table = reinterpret_cast<ResidualBlockWeights*>(tower_shared);

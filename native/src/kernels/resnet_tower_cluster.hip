@@ -82,7 +82,7 @@ template <Activation kAct>
 __global__ void __launch_bounds__(tower_cluster_detail::kThreads, 1)
 resnet_tower_cluster_kernel(int blocks, int hidden, const ResidualBlockWeights* __restrict__ layers, const half* x,
                             half* y, Activation act) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   using namespace tower_cluster_detail;
   extern __shared__ __align__(16) unsigned char tower_shared[];
   ResidualBlockWeights* table = reinterpret_cast<ResidualBlockWeights*>(tower_shared);

@@ -11,7 +11,7 @@
 #include "../gpu_compat.h"
 #include "async_copy.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <cuda.h>  // CUtensorMap
 
 namespace lc0rocm {
