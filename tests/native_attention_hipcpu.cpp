@@ -13,12 +13,11 @@
 // HIP-CPU has no rsqrtf.
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 #include "kernels/attn_layer_norm.hip"
-#include "kernels/attn_softmax64.hip"
+#include "kernels/attn_layer_norm_half.hip"
+#include "kernels/attn_unfused.hip"
 #include "kernels/attn_fused_attention.hip"
 #include "kernels/attn_fused_attention_amd.hip"
-#include "kernels/attn_split_heads.hip"
-#include "kernels/attn_merge_heads.hip"
-#include "kernels/attn_input_gating.hip"
+#include "kernels/attn_embedding.hip"
 #include <cmath>
 #include <cstdio>
 #include <random>

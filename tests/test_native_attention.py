@@ -7,7 +7,7 @@ with the `cpu` backend (relative error = ||gpu - cpu|| / ||cpu||: fp32 1e-4,
 fp16 1e-2). They skip, saying why, where no GPU toolchain or GPU is present.
 The CPU tests check the contract between native.py's tensor names and the
 attention body (native/src/attention.h) and the policy slot rule that
-native/src/attention.cpp generates; with HIP-CPU at hand (LC0ROCM_HIPCPU)
+native/src/attention/heads.cpp generates; with HIP-CPU at hand (LC0ROCM_HIPCPU)
 one also runs the warp-level kernels on the CPU with 64-wide warps.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
 # ---------------------------------------------------------------- CPU tests
 
 def rule_policy_slots() -> list[int]:
-    """The rule attention.cpp uses: queen-like and knight moves in (from, to)
+    """The rule attention/heads.cpp uses: queen-like and knight moves in (from, to)
     order, then q/r/b promotions by from file, to file, piece."""
     slots = []
     for frm in range(64):
@@ -53,7 +53,7 @@ def test_policy_slot_rule_matches_tables():
     assert rule_policy_slots() == [int(i) for i in tables.ATTN_POLICY_GATHER]
 
 
-# What attention.cpp reads, for a net with smolgen; PE_DENSE adds the rest.
+# What attention/*.cpp read, for a net with smolgen; PE_DENSE adds the rest.
 BODY_NAMES = ["ip_emb_w", "ip_emb_b", "smolgen_w", "meta.headcount",
               "encoder.0.mha.q_w", "encoder.0.mha.k_b", "encoder.0.mha.dense_w",
               "encoder.0.ln1_gammas", "encoder.0.ln2_betas", "encoder.0.ffn.dense2_b",
@@ -110,7 +110,7 @@ def test_kernels_under_hip_cpu(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOT / "native" / "src", src)
     shutil.copytree(ROOT / "native" / "include", tmp_path / "include")
-    for kernel in (src / "kernels").glob("attn_*.hip"):
+    for kernel in [*(src / "kernels").glob("attn_*.hip"), *(src / "kernels").glob("attn_*.h")]:
         kernel.write_text(hip_cpu_dialect(kernel.read_text()))
     compat = src / "gpu_compat.h"  # HIP-CPU's device properties have no gcnArchName
     compat.write_text(compat.read_text().replace("prop.gcnArchName", '"gfx000"'))
