@@ -237,7 +237,7 @@ def test_parity_with_numpy_reference(make_test_net, preset, precision):
 @pytest.mark.parametrize("preset", ["tiny-attn", "t82"])
 def test_mma_attention_matches_wmma(make_test_net, preset):
     """The fused attention on mma.sync fragments (head depth 16: tiny-attn,
-    32: t82; native/ATTENTION_FUSED.md) against the wmma kernel it replaces:
+    32: t82; native/docs/ATTENTION_FUSED.md) against the wmma kernel it replaces:
     both within the fp16 bound of the float reference, and not the same
     bits (float sums in another order round some probabilities the other
     way), which shows disable=mma_attention switches the kernel that runs."""

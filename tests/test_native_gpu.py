@@ -345,7 +345,7 @@ def test_gpu_attention_paths_match_cpu(net, opts, precision, tol, make_test_net)
                          ids=["two-pairs-no-smolgen", "three-pairs-smolgen"])
 def test_gpu_qkv_attention_sm90_matches_cpu(filters, heads, smolgen, tmp_path):
     """The Q|K|V product with its attention in one launch on sm_90
-    (native/QKV_ATTENTION_SM90.md) from batch 1, on small nets of head depth
+    (native/docs/QKV_ATTENTION_SM90.md) from batch 1, on small nets of head depth
     32 that the big presets do not cover: without smolgen (no logits fetched)
     and with three pairs of heads; batches 1, 2, 17 and 70 (the last 128-row
     tile half past the end at 1 and 17), plain, captured and replayed.
@@ -395,7 +395,7 @@ def test_gpu_smolgen_wide_layer_norm(wide, gen, precision, tol, tmp_path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt", "tiny-resnet-attnpolicy"])
 def test_gpu_tf32_split_keeps_float_precision(net, make_test_net):
-    """Float products as split tf32 (native/TF32_SPLIT.md) stay within a
+    """Float products as split tf32 (native/docs/TF32_SPLIT.md) stay within a
     few float roundings of the cpu reference: 2e-5 relative, where plain
     tf32 products (10 mantissa bits) are off by ~3e-4 in every GEMM. On
     attention bodies and on the attention policy head of a convolution
@@ -424,7 +424,7 @@ def test_gpu_tf32_split_keeps_float_precision(net, make_test_net):
 @pytest.mark.gpu
 @pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-attnpolicy", "tiny-attn"])
 def test_gpu_side_lane_matches_one_stream(net, maia_path, make_test_net):
-    """The side lane's branches (native/SIDE_LANE.md: a convolution body's
+    """The side lane's branches (native/docs/SIDE_LANE.md: a convolution body's
     value and moves-left heads, an attention body's Q|K|V beside smolgen
     when force=smolgen_beside asks for it) give the same bits as
     everything on one stream, on the plain first pass, the captured second

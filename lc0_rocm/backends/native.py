@@ -478,7 +478,7 @@ OPTIONS = {
     "mapped_io": BackendOption("passes of up to this many positions read their input from and write their "
                                "outputs to pinned host memory in place, with no copies; 0: never", 1, "int",
                                0, 65536),
-    "disable": BackendOption("kernel paths to keep off, to compare (native/docs/README.md lists them)",
+    "disable": BackendOption("kernel paths to keep off, to compare (native/README.md lists them)",
                              frozenset(), "names", choices=_path_names),
     "force": BackendOption("kernel paths to take at every batch size or width they fit, to compare",
                            frozenset(), "names", choices=_forceable_names),

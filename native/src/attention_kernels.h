@@ -86,7 +86,7 @@ bool fused_attention_wmma(__half* out, const __half* qkv, int qkv_stride, const 
                           int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
 
 // The Q|K|V product and the same op in one launch on sm_90
-// (attn_qkv_attention_sm90.hip, native/QKV_ATTENTION_SM90.md): x
+// (attn_qkv_attention_sm90.hip, native/docs/QKV_ATTENTION_SM90.md): x
 // [batch*64][embedding] half, w [w_rows][embedding] half whose first
 // 3*heads*depth rows are Q's, K's and V's, bias [3*heads*depth] (Q|K|V's),
 // smolgen [batch][heads][64][64] or null -> out [batch*64][heads*depth]; Q,
@@ -112,7 +112,7 @@ bool fused_attention_amd(__half* out, const __half* qkv, int qkv_stride, const f
                          int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
 
 // Smolgen's second layer norm and its shared generator product in one
-// launch (attn_smolgen_generate.hip; native/SMOLGEN_GENERATE.md):
+// launch (attn_smolgen_generate.hip; native/docs/SMOLGEN_GENERATE.md):
 //   out [n*heads][outputs] = (LN(v [n][heads*gen]) * gammas + betas) viewed
 //                            [n*heads][gen], . w [outputs][gen]^T
 // v (dense2's output, bias and activation applied), w, out half; gammas,

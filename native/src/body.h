@@ -57,7 +57,7 @@ struct NetConfig {
 // A second stream for the branches of a pass that do not depend on each
 // other (convolution bodies' value and moves-left heads beside the policy
 // head; attention bodies' Q|K|V beside smolgen at batch 1-2,
-// native/SIDE_LANE.md): small launches of two branches then run side by
+// native/docs/SIDE_LANE.md): small launches of two branches then run side by
 // side instead of one after the other. In a captured graph the fork and
 // the join become edges.
 // Owned by the stream that runs the pass, with its own BLAS handle (a
@@ -79,7 +79,7 @@ struct ForwardContext {
   const DeviceInfo& device;
   SideLane* side = nullptr;  // null: every branch runs on stream
   // Room for a float dense layer's input split for tf32 products
-  // (kernels/tf32_split.hip, native/TF32_SPLIT.md), taken by the body that
+  // (kernels/tf32_split.hip, native/docs/TF32_SPLIT.md), taken by the body that
   // runs them (null: none yet). Never shared between streams.
   float* tf32_scratch = nullptr;
   size_t tf32_scratch_floats = 0;

@@ -4,8 +4,8 @@
 // A Conv3x3 runs the implementation plan/conv_plan.h picks per batch size n:
 //   implicit - kernels/conv3x3_implicit.hip, in half on NVIDIA sm_80+ below
 //            batch 32: the convolution as an implicit GEMM on tensor cores
-//            with its epilogue, one launch (native/CONV3X3_IMPLICIT.md).
-//   Winograd - F(4x4, 3x3) transforms around 36 GEMMs (native/WINOGRAD.md):
+//            with its epilogue, one launch (native/docs/CONV3X3_IMPLICIT.md).
+//   Winograd - F(4x4, 3x3) transforms around 36 GEMMs (native/docs/WINOGRAD.md):
 //            in float always, in half from batch 16 where the implicit
 //            kernel does not run (from 32 where it does).
 //   im2col - elsewhere (AMD half below batch 16): im2col + one GEMM

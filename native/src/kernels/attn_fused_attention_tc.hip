@@ -14,7 +14,7 @@
 // writes half probabilities over them, which feed the P.V tiles; the output
 // goes back through the same scratch to 16-byte global stores. 32.5 KB of
 // shared memory per block at depth 32. Design and measurements:
-// native/ATTENTION_FUSED.md.
+// native/docs/ATTENTION_FUSED.md.
 //
 // AMD: nvcuda::wmma does not exist there (rocWMMA is another header and
 // API): under hipcc the launchers return false, and AMD's matrix
@@ -268,14 +268,14 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int wi
 // because each row of probabilities sums to one, so it is added to the
 // output.
 // The output goes through the warp's own Q rows to 16-byte stores.
-// native/ATTENTION_FUSED.md, "mma.sync version".
+// native/docs/ATTENTION_FUSED.md, "mma.sync version".
 //
 // Rows lie unpadded in shared memory (Q|K|V: kDepth halves, the logits:
 // 64), with 16-byte piece p of row r at p ^ turn(r) (`swizzled`, attn_mma_head.h): the 8 rows one
 // ldmatrix matrix reads then fall in 8 different bank groups. Why not
 // padding (the first version): 16 bytes a row took a stage to 24.6 KB, so
 // a multiprocessor held 4 blocks, and ncu found the kernel short of loads
-// in flight (t82 b512: DRAM 67.5 %, 25 % occupancy; native/ATTENTION_FUSED.md).
+// in flight (t82 b512: DRAM 67.5 %, 25 % occupancy; native/docs/ATTENTION_FUSED.md).
 // Items in shared memory: the current one + 1 ahead (a third stage, two
 // ahead, measured no faster: 136 registers, 3 blocks per multiprocessor).
 constexpr int kMmaStages = 2;
@@ -284,7 +284,7 @@ constexpr int kMmaStages = 2;
 // V biases (float, 2 x kDepth), which come with the item by cp.async: read
 // from global memory after the stage's barrier, their latency held every
 // warp of the item (H200, kernel time a pass: t82 b512 1,369 -> 1,300 us,
-// bt4 b512 1,858 -> 1,684; native/ATTENTION_FUSED.md).
+// bt4 b512 1,858 -> 1,684; native/docs/ATTENTION_FUSED.md).
 template <int kDepth>
 __host__ __device__ constexpr int mma_bias_halves() {
   return 2 * kDepth * static_cast<int>(sizeof(float) / sizeof(__half));

@@ -205,7 +205,7 @@ constexpr int kBlockRegMaxThreads = 1024;
 // kernel too: a row over a block of one vector per thread has a shorter
 // serial chain per thread than a row per warp of 3 vectors per lane, and
 // needs few registers, so more rows are in flight (the row-per-warp kernel
-// is latency-bound: ncu, native/LAYER_NORM_FUSED.md). H100, t82 / bt4 fp16
+// is latency-bound: ncu, native/docs/LAYER_NORM_FUSED.md). H100, t82 / bt4 fp16
 // backendbench against a row per warp: b1 +9 / +16 %, b16 +5 / +12 %, b64
 // +4-5 / +10 %, b128 +3-4 %; b256 even, b512 -1 %, hence the limit.
 constexpr int kBlockPerRowMaxRows = 8192;
@@ -284,7 +284,7 @@ __global__ void __launch_bounds__(kBlockRegMaxThreads)
 // statistics, so a thread holds the row's values and little else (69
 // registers at 4 vectors) and three or four rows fit on a multiprocessor,
 // where the block-per-row kernel's 1,024-thread blocks fit one. H100, fp16,
-// these layer norms' time a pass (native/LAYER_NORM_FUSED.md): bt4 b512
+// these layer norms' time a pass (native/docs/LAYER_NORM_FUSED.md): bt4 b512
 // 314 -> 271 us, t82 b512 231 -> 142. Two rows a block sharing the
 // parameters' loads took longer at b256 (bt4 153 -> 222 us), so a block
 // takes one.

@@ -2,7 +2,7 @@
 // attention in one launch on Hopper (wgmma fed by TMA), so Q, K and V never
 // go to memory: out [batch*64][heads*32] = softmax(Q.K^T / sqrt(32) +
 // smolgen) . V with Q|K|V = x . W^T + b. Design and measurements:
-// native/QKV_ATTENTION_SM90.md.
+// native/docs/QKV_ATTENTION_SM90.md.
 //
 // Why: at large batches the GPU runs at its power cap, where a pass's speed
 // is its energy, and the Q|K|V product wrote 3 x d_model halves a row that

@@ -5,7 +5,7 @@
 // v half (dense2's output, bias and activation applied), gammas and betas
 // float, w half; the normalised values rounded to half before the product
 // (as the two-launch path stores them), float accumulation. Design and
-// measurements: native/SMOLGEN_GENERATE.md.
+// measurements: native/docs/SMOLGEN_GENERATE.md.
 //
 // Why: at batch 1 the layer norm (one block, ~3.3 us on an H100) and the
 // generator product (cuBLAS, ~3.8 us) are two launches per encoder layer

@@ -7,7 +7,7 @@
 // are three launches of a few microseconds each, all latency: here one
 // launch, and no 9x-inflated im2col matrix in device memory.
 //
-// Layout (design note: native/CONV3X3_IMPLICIT.md):
+// Layout (design note: native/docs/CONV3X3_IMPLICIT.md):
 //   x  [n][64][cin] half, cin % 16 == 0, cin <= 128
 //   wt [cout][9 * cin] half: the layer's weights transposed, column
 //      tap * cin + c (tap = 3 ky + kx), so that a block's 8 output channels

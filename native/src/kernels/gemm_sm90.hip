@@ -1,7 +1,7 @@
 // gemm_sm90: y[M][N] = act(x[M][K] . W[N][K]^T + b), half storage, float
 // accumulation, on Hopper's warpgroup tensor-core products (wgmma) fed by
 // the tensor memory accelerator (TMA). Design and measurements:
-// native/GEMM_SM90.md.
+// native/docs/GEMM_SM90.md.
 //
 // Why it exists: cuBLAS's products are near the tensor cores' peak, but their
 // output goes back to memory as is and a second kernel reads it again for
@@ -98,7 +98,7 @@ static_assert(kTileM / kConsumers * 256 / 128 == kAccumulators,
 // operands: the eight rows a store instruction covers land in different
 // banks) and leaves by one TMA store, asynchronously, while the warpgroup
 // fills the other box and then runs its next tile: as fast as cuBLAS
-// (native/GEMM_SM90.md). `boxes` is the warpgroup's pair; `barrier` its
+// (native/docs/GEMM_SM90.md). `boxes` is the warpgroup's pair; `barrier` its
 // named barrier.
 template <int kCols, Activation kAct, typename Sum>
 __device__ __forceinline__ void store_tile(const Sum* d, __half* boxes, const CUtensorMap* y_map,
@@ -152,7 +152,7 @@ __device__ __forceinline__ void store_tile(const Sum* d, __half* boxes, const CU
 // the output product's layer norm wrote x1 from the first row), and the
 // next kernel, which reads y from the first, finds y's first rows there.
 // H100 run 64, against the walk from the first: kernels a pass bt4 b256
-// -1.1 %, b512 -2.7 %, t82 b512 -1.0 %; native/GEMM_SM90.md.
+// -1.1 %, b512 -2.7 %, t82 b512 -1.0 %; native/docs/GEMM_SM90.md.
 //
 // The producer fills the stage ring in tile order: the block's i-th tile,
 // k-tile kt is fill seq = i * k_tiles + kt, in stage seq % kStages, after
@@ -166,7 +166,7 @@ __device__ __forceinline__ void store_tile(const Sum* d, __half* boxes, const CU
 // kWide: the wide ping-pong schedule (Schedule above): the products sum in
 // half (wgmma .f16 accumulators, as lc0's cuda backend's cublasHgemm),
 // widened to float in the epilogue; same speed per product, less energy,
-// which counts at the power cap (native/GEMM_SM90.md, "Half sums"). Its
+// which counts at the power cap (native/docs/GEMM_SM90.md, "Half sums"). Its
 // consumers take the registers the producer warpgroup gives up (setmaxnreg).
 template <int kTileN, Activation kAct, bool kWide = false>
 __global__ void __launch_bounds__(kThreads, 1)

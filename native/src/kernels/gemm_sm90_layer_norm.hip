@@ -3,7 +3,7 @@
 // statistics, in one launch on Hopper's warpgroup products (wgmma) fed by
 // TMA: the encoder layers' output and FFN second products with the post-LN
 // after them.
-// Design and measurements: native/GEMM_SM90.md ("Layer norms in the
+// Design and measurements: native/docs/GEMM_SM90.md ("Layer norms in the
 // epilogue").
 //
 // Why it exists: the product's output went to memory and a layer_norm pass
@@ -35,7 +35,7 @@
 // shared memory (the first version): an H100 runs only 30 clusters of 4
 // such blocks (120 of its 132 multiprocessors) and 39 of 3, so bt4's 128
 // row tiles at batch 256 took 5 rounds instead of 4 and t82's 4 instead of
-// 3: 93 against 75 us for bt4's output product (native/GEMM_SM90.md). A
+// 3: 93 against 75 us for bt4's output product (native/docs/GEMM_SM90.md). A
 // cooperative launch keeps all blocks resident, which the groups' waits
 // need. Two sets of slots (by tile parity): a block writes tile i + 2's
 // only after it saw every flag of the group at tile i + 1, which each block

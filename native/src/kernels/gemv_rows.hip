@@ -1,6 +1,6 @@
 // gemv_rows: y[M][N] = act(x[M][K] . W[N][K]^T + b) for a few rows (M up to
 // limits::kGemvMaxRows), half storage, float accumulation. Design and measurements:
-// native/GEMV_ROWS.md.
+// native/docs/GEMV_ROWS.md.
 //
 // Why it exists: at batch 1 smolgen's per-position layers (t82: 2,048 -> 256
 // and 256 -> 6,144) and the heads' flat layers are products of one row.

@@ -95,7 +95,7 @@ void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x,
 // block takes kWinogradGroup (position, tile, channel) items with six
 // threads each (more loads in flight); from there on one thread per item
 // (H100, maia-1900 fp16: spread +34 % at batch 1, even at 256, -9 % at 512;
-// native/WINOGRAD.md).
+// native/docs/WINOGRAD.md).
 constexpr int kWinogradGroup = 32;
 constexpr int kWinogradSpreadThreads = 6 * kWinogradGroup;
 constexpr int kWinogradSpreadMaxBatch = 255;

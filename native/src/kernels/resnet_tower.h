@@ -9,7 +9,7 @@
 // with flow and mid kept in shared memory between layers: nothing between
 // the tower's input and its output touches device memory but the weights.
 // NVIDIA sm_80+ (mma.sync m16n8k16), half storage, float accumulation,
-// 64 channels. Design and measurements: native/RESNET_TOWER.md.
+// 64 channels. Design and measurements: native/docs/RESNET_TOWER.md.
 //
 // Why: below a few hundred positions a 64-channel tower is ~20 launches
 // (two convolutions and an SE tail per block) of 2-5 us each, all latency

@@ -6,7 +6,7 @@
 //   flow = act(SE(v) + flow)            (SE optional: se_fused.hip's unit)
 // NVIDIA sm_90 on (mma.sync m16n8k16, distributed shared memory), half
 // storage, float accumulation, 64 channels. Design and measurements:
-// native/RESNET_TOWER.md.
+// native/docs/RESNET_TOWER.md.
 //
 // Why: with a position per block, one multiprocessor does all of a
 // position's products (~4 us per convolution at batch 1: tensor-core and

@@ -9,7 +9,7 @@
 // (7 launches) and keeps pooled, hidden and g in float (the unfused path
 // rounds each to the storage type). Plain arithmetic, no matrix units and no
 // warp-width assumption: the same kernel for AMD (wave32 and wave64) and
-// NVIDIA, float and half. Design note: native/SE_FUSED.md.
+// NVIDIA, float and half. Design note: native/docs/SE_FUSED.md.
 #include <cstdint>
 
 #include "../gpu_compat.h"

@@ -12,7 +12,7 @@
 // convolution never writes its output at all. Replaces winograd_output (+
 // se_fused) + winograd_input: two or three launches and two passes over the
 // activations. Plain arithmetic, no warp-width assumption: the same source
-// for AMD (wave32 and wave64) and NVIDIA. Design note: native/WINOGRAD.md.
+// for AMD (wave32 and wave64) and NVIDIA. Design note: native/docs/WINOGRAD.md.
 #include "../gpu_compat.h"
 #include "block_ops.h"
 #include "ops.h"

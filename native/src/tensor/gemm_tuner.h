@@ -1,5 +1,5 @@
 // gemm_tuner.h - half-precision products whose algorithm is chosen by
-// timing, once per shape (native/GEMM_TUNER.md).
+// timing, once per shape (native/docs/GEMM_TUNER.md).
 //
 // cublasGemmEx picks an algorithm by heuristic and, given a workspace, often
 // a cooperative kernel that needs its counters zeroed first: a memset node
