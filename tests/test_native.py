@@ -79,6 +79,22 @@ def test_device_features_are_named_in_the_compat_header_only():
     assert not offenders, offenders
 
 
+def test_every_device_feature_rests_on_the_target():
+    """Each feature name is defined under a test of the target being compiled
+    (an architecture number or name), never of another feature name: a
+    circular condition defines nothing and the kernels silently lose the
+    feature (it happened: dependent launch and clusters vanished from
+    sm_90a's code while every build still passed)."""
+    text = (ROOT / "native" / "src" / "gpu_compat.h").read_text()
+    lines = text.splitlines()
+    features = [i for i, line in enumerate(lines) if re.match(r"#define LC0ROCM_\w+_AVAILABLE\b", line)]
+    assert len(features) >= 8
+    for i in features:
+        condition = next(lines[j] for j in range(i - 1, -1, -1) if lines[j].startswith("#if"))
+        assert re.search(r"__CUDA_ARCH|__gfx\d|__HIP_DEVICE_COMPILE__", condition), (lines[i], condition)
+        assert "AVAILABLE" not in condition, (lines[i], condition)
+
+
 def test_no_literal_warp_width_in_kernels():
     pattern = ("__shfl_down_sync(0xffffffff", "WARP_SIZE 32", "WARP_SIZE 64", "kWarpSize = 32",
                "kWarpSize = 64")

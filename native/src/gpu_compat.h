@@ -163,7 +163,7 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define LC0ROCM_MMA_AVAILABLE 1               // mma.sync m16n8k16 on half, cp.async, ex2.f16x2
 #endif
-#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define LC0ROCM_DEPENDENT_LAUNCH_AVAILABLE 1  // griddepcontrol: programmatic dependent launch
 #define LC0ROCM_CLUSTERS_AVAILABLE 1          // thread block clusters, distributed shared memory
 #define LC0ROCM_MBARRIER_AVAILABLE 1          // shared-memory transaction barriers (mbarrier)
