@@ -68,62 +68,30 @@ Settings settings_of(const std::map<std::string, std::string>& kv) {
   return s;
 }
 
+// Enumerators' names, by their values (as the header declares them).
 const char* name(AttentionKernel k) {
-  switch (k) {
-    case AttentionKernel::Unfused: return "unfused";
-    case AttentionKernel::Scalar: return "scalar";
-    case AttentionKernel::Mma: return "mma";
-    case AttentionKernel::Wmma: return "wmma";
-    case AttentionKernel::Mfma: return "mfma";
-    case AttentionKernel::RdnaWmma: return "rdna_wmma";
-    case AttentionKernel::QkvSm90: return "qkv_sm90";
-  }
-  return "?";
+  static const char* const names[] = {"unfused", "scalar", "mma", "wmma", "mfma", "rdna_wmma", "qkv_sm90"};
+  return names[static_cast<int>(k)];
 }
 const char* name(QkvOrder o) {
-  switch (o) {
-    case QkvOrder::QkvFirst: return "qkv_first";
-    case QkvOrder::SmolgenFirst: return "smolgen_first";
-    case QkvOrder::Beside: return "beside";
-    case QkvOrder::WithCompress: return "with_compress";
-    case QkvOrder::OneLaunch: return "one_launch";
-  }
-  return "?";
+  static const char* const names[] = {"qkv_first", "smolgen_first", "beside", "with_compress", "one_launch"};
+  return names[static_cast<int>(o)];
 }
 const char* name(Product p) {
-  switch (p) {
-    case Product::Blas: return "blas";
-    case Product::Gemv: return "gemv";
-    case Product::Sm90: return "sm90";
-    case Product::Tf32Split: return "tf32";
-  }
-  return "?";
+  static const char* const names[] = {"blas", "gemv", "sm90", "tf32"};
+  return names[static_cast<int>(p)];
 }
 const char* name(ConvKernel k) {
-  switch (k) {
-    case ConvKernel::Implicit: return "implicit";
-    case ConvKernel::Winograd: return "winograd";
-    case ConvKernel::Im2col: return "im2col";
-  }
-  return "?";
+  static const char* const names[] = {"implicit", "winograd", "im2col"};
+  return names[static_cast<int>(k)];
 }
 const char* name(TowerPath t) {
-  switch (t) {
-    case TowerPath::OneLaunch: return "one_launch";
-    case TowerPath::WinogradChain: return "winograd_chain";
-    case TowerPath::LayerAtATime: return "layer_at_a_time";
-  }
-  return "?";
+  static const char* const names[] = {"one_launch", "winograd_chain", "layer_at_a_time"};
+  return names[static_cast<int>(t)];
 }
 const char* name(TowerLayout l) {
-  switch (l) {
-    case TowerLayout::None: return "none";
-    case TowerLayout::Cluster: return "cluster";
-    case TowerLayout::Single: return "single";
-    case TowerLayout::Split: return "split";
-    case TowerLayout::Pair: return "pair";
-  }
-  return "?";
+  static const char* const names[] = {"none", "cluster", "single", "split", "pair"};
+  return names[static_cast<int>(l)];
 }
 
 std::string encoders_json(const std::vector<EncoderPlan>& plans) {

@@ -57,6 +57,47 @@ __device__ __forceinline__ float lane_group_sum(float v) {
   return v;
 }
 
+// A fragment as the builtin's vector type and back (same size, any
+// alignment): a local value, never a load straight into the instruction.
+template <typename To, typename From>
+__device__ __forceinline__ To bit_copy(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "a fragment and its vector are the same size");
+  To to;
+  __builtin_memcpy(&to, &from, sizeof to);
+  return to;
+}
+
+// Tile's product by shuffles in its layout, for HIP-CPU
+// (LC0ROCM_AMD_MATRIX_EMULATE; its warps are 64 lanes, RDNA's waves their
+// halves): lane l's C element i, at row Tile::c_row(g, i) and column l % 16,
+// adds A[row][k] B[k][column] over k, A's row and B's column held by the
+// lanes source_lane names. Every lane runs every shuffle. Elsewhere (targets
+// the launcher never gives these kernels) it traps.
+template <typename Tile>
+__device__ typename Tile::Floats emulated_product(const typename Tile::Halves& a, const typename Tile::Halves& b,
+                                                  typename Tile::Floats c) {
+#if defined(LC0ROCM_AMD_MATRIX_EMULATE)
+  const int lane = static_cast<int>(threadIdx.x) % 64;
+  const int col = lane % 16, g = lane % Tile::kWave / 16;
+  for (int i = 0; i < Tile::kRows; ++i) {
+    const int row = Tile::c_row(g, i);
+    float sum = c.v[i];
+    for (int k = 0; k < 16; ++k) {
+      const float x = __shfl(__half2float(a.v[Tile::element(k)]), Tile::source_lane(row, k, lane), 64);
+      const float y = __shfl(__half2float(b.v[Tile::element(k)]), Tile::source_lane(col, k, lane), 64);
+      sum += x * y;
+    }
+    c.v[i] = sum;
+  }
+  return c;
+#else
+  (void)a;
+  (void)b;
+  __builtin_trap();
+  return c;
+#endif
+}
+
 struct CdnaMfma {
   static constexpr int kWave = 64;
   static constexpr int kRows = 4;
@@ -70,6 +111,10 @@ struct CdnaMfma {
 
   // The row of C element i of lane group g (its column: the lane % 16).
   __device__ static int c_row(int g, int i) { return 4 * g + i; }
+  // For the emulation: the lane of HIP-CPU's 64-lane warp holding A's row r
+  // (or B's column r) at k, as element element(k) of its fragment.
+  __device__ static int source_lane(int r, int k, int) { return r + 16 * (k / 4); }
+  __device__ static int element(int k) { return k % 4; }
   // A's fragment from row `row` of a tile (8-byte aligned rows, `pitch`
   // halves apart), k from k0; also B's where B = M^T for a row-major M
   // (B's column is M's row).
@@ -90,34 +135,11 @@ struct CdnaMfma {
 #if defined(LC0ROCM_MFMA_AVAILABLE)
     typedef _Float16 HalfX4 __attribute__((ext_vector_type(4)));
     typedef float FloatX4 __attribute__((ext_vector_type(4)));
-    HalfX4 av, bv;
-    __builtin_memcpy(&av, &a, sizeof av);
-    __builtin_memcpy(&bv, &b, sizeof bv);
-    FloatX4 cv = {c.v[0], c.v[1], c.v[2], c.v[3]};
-    cv = __builtin_amdgcn_mfma_f32_16x16x16f16(av, bv, cv, 0, 0, 0);
-    return Floats{{cv[0], cv[1], cv[2], cv[3]}};
-#elif defined(LC0ROCM_AMD_MATRIX_EMULATE)
-    // Lane l's C[4 (l / 16) + i][l % 16] += sum over k of A[row][k] B[k][col],
-    // A[row][k] held by lane row + 16 (k / 4) as element k % 4, B[k][col] by
-    // lane col + 16 (k / 4). Every lane runs every shuffle.
-    const int lane = static_cast<int>(threadIdx.x) % 64;
-    const int col = lane % 16;
-    for (int i = 0; i < 4; ++i) {
-      const int row = 4 * (lane / 16) + i;
-      float sum = c.v[i];
-      for (int k = 0; k < 16; ++k) {
-        const float x = __shfl(__half2float(a.v[k % 4]), row + 16 * (k / 4), 64);
-        const float y = __shfl(__half2float(b.v[k % 4]), col + 16 * (k / 4), 64);
-        sum += x * y;
-      }
-      c.v[i] = sum;
-    }
-    return c;
+    const FloatX4 d = __builtin_amdgcn_mfma_f32_16x16x16f16(bit_copy<HalfX4>(a), bit_copy<HalfX4>(b),
+                                                            bit_copy<FloatX4>(c), 0, 0, 0);
+    return bit_copy<Floats>(d);
 #else
-    (void)a;
-    (void)b;
-    __builtin_trap();
-    return c;
+    return emulated_product<CdnaMfma>(a, b, c);
 #endif
   }
 };
@@ -134,6 +156,9 @@ struct RdnaWmma {
   };
 
   __device__ static int c_row(int g, int i) { return 2 * i + g; }
+  // Each half of a HIP-CPU warp is one wave of 32.
+  __device__ static int source_lane(int r, int, int warp_lane) { return warp_lane / 32 * 32 + r; }
+  __device__ static int element(int k) { return k; }
   // 16-byte aligned rows.
   __device__ static Halves row_fragment(const __half* tile, int row, int pitch, int k0, int) {
     const __half* p = tile + row * pitch + k0;
@@ -153,42 +178,11 @@ struct RdnaWmma {
 #if defined(LC0ROCM_RDNA_WMMA_AVAILABLE)
     typedef _Float16 HalfX16 __attribute__((ext_vector_type(16)));
     typedef float FloatX8 __attribute__((ext_vector_type(8)));
-    HalfX16 av, bv;
-    __builtin_memcpy(&av, &a, sizeof av);
-    __builtin_memcpy(&bv, &b, sizeof bv);
-    FloatX8 cv;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) cv[i] = c.v[i];
-    cv = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(av, bv, cv);
-    Floats d;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) d.v[i] = cv[i];
-    return d;
-#elif defined(LC0ROCM_AMD_MATRIX_EMULATE)
-    // Lane l's C[2 i + l / 16][l % 16] += sum over k of A[row][k] B[k][col],
-    // A's row held by lane row as element k, B's column col by lane col.
-    // Each half of a HIP-CPU warp is one wave; the shuffles name the source
-    // lane in the whole 64-lane warp (HIP-CPU's 32-wide shuffles return the
-    // lane's own value in the upper half). Every lane runs every shuffle.
-    const int warp_lane = static_cast<int>(threadIdx.x) % 64;
-    const int base = warp_lane / 32 * 32, lane = warp_lane % 32;
-    const int col = lane % 16;
-    for (int i = 0; i < 8; ++i) {
-      const int row = 2 * i + lane / 16;
-      float sum = c.v[i];
-      for (int k = 0; k < 16; ++k) {
-        const float x = __shfl(__half2float(a.v[k]), base + row, 64);
-        const float y = __shfl(__half2float(b.v[k]), base + col, 64);
-        sum += x * y;
-      }
-      c.v[i] = sum;
-    }
-    return c;
+    const FloatX8 d = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(bit_copy<HalfX16>(a), bit_copy<HalfX16>(b),
+                                                                 bit_copy<FloatX8>(c));
+    return bit_copy<Floats>(d);
 #else
-    (void)a;
-    (void)b;
-    __builtin_trap();
-    return c;
+    return emulated_product<RdnaWmma>(a, b, c);
 #endif
   }
 };

@@ -187,6 +187,26 @@ __global__ void layer_norm_regs_kernel(T* out, const T* in, const float* bias, c
   }
 }
 
+// The mean and 1 / std of a row spread over a block, each thread holding its
+// vectors of it in x (sum: their sum); the block-wide kernels below share it.
+template <int kIters, int V>
+__device__ __forceinline__ void row_statistics(const float (&x)[kIters][V], float sum, int cols, float eps,
+                                               float* partials, float& mean, float& inv_std) {
+  mean = block_sum(sum, partials) / cols;
+  float squares = 0.0f;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    if ((threadIdx.x + it * blockDim.x) * V < cols) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float d = x[it][k] - mean;
+        squares += d * d;
+      }
+    }
+  }
+  inv_std = rsqrtf(block_sum(squares, partials) / cols + eps);
+}
+
 // A wide row (smolgen's: heads x 256 values, one row per position) over a
 // whole block, every thread holding kIters 16-byte vectors in registers.
 // The shared-memory kernel walked such a row in dependent steps (load,
@@ -251,20 +271,8 @@ __global__ void __launch_bounds__(kBlockRegMaxThreads)
       }
     }
   }
-  const float mean = block_sum(sum, partials) / cols;
-  float squares = 0.0f;
-#pragma unroll
-  for (int it = 0; it < kIters; ++it) {
-    if ((threadIdx.x + it * blockDim.x) * V < cols) {
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const float d = x[it][k] - mean;
-        squares += d * d;
-      }
-    }
-  }
-  const float var = block_sum(squares, partials) / cols;
-  const float inv_std = rsqrtf(var + eps);
+  float mean, inv_std;
+  row_statistics<kIters, V>(x, sum, cols, eps, partials, mean, inv_std);
 #pragma unroll
   for (int it = 0; it < kIters; ++it) {
     const int c = (threadIdx.x + it * blockDim.x) * V;
@@ -327,20 +335,8 @@ __global__ void __launch_bounds__(kWideRowThreads)
       }
     }
   }
-  const float mean = block_sum(sum, partials) / cols;
-  float squares = 0.0f;
-#pragma unroll
-  for (int it = 0; it < kIters; ++it) {
-    if ((threadIdx.x + it * blockDim.x) * V < cols) {
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const float d = x[it][k] - mean;
-        squares += d * d;
-      }
-    }
-  }
-  const float var = block_sum(squares, partials) / cols;
-  const float inv_std = rsqrtf(var + eps);
+  float mean, inv_std;
+  row_statistics<kIters, V>(x, sum, cols, eps, partials, mean, inv_std);
 #pragma unroll
   for (int it = 0; it < kIters; ++it) {
     const int c = (threadIdx.x + it * blockDim.x) * V;
