@@ -27,10 +27,9 @@ Steps, each reported even when an earlier one failed:
      over batch size, both engines). Without --lc0, lc0's figures are
      docs/gpu-runs/lc0_master_h100_reference.csv (lc0 master on a lent H100,
      from issue 9), labelled as reference data.
-Variants (environment of the library, read when a network is created; see
-native/src/conv3x3.h): default, fused-conv (LC0ROCM_FUSED_CONV=1),
-fused-se / unfused-se (LC0ROCM_FUSED_SE=1 / 0: the fused SE kernel at any
-width / never), no-graphs (LC0ROCM_NO_GRAPHS=1).
+Variants (the GPU backend's options, lc0_rocm/backends/native.py's OPTIONS):
+default, fused-se / unfused-se (force=fused_se / disable=fused_se: the fused
+SE kernel at any width / never), no-graphs (graphs=off).
 """
 from __future__ import annotations
 
@@ -52,9 +51,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 OURS = "lc0-rocm"
 REFERENCE_CSV = ROOT / "docs" / "gpu-runs" / "lc0_master_h100_reference.csv"
-VARIANTS = {"default": {}, "fused-conv": {"LC0ROCM_FUSED_CONV": "1"},
-            "fused-se": {"LC0ROCM_FUSED_SE": "1"}, "unfused-se": {"LC0ROCM_FUSED_SE": "0"},
-            "no-graphs": {"LC0ROCM_NO_GRAPHS": "1"}}
+VARIANTS = {"default": {}, "fused-se": {"force": "fused_se"}, "unfused-se": {"disable": "fused_se"},
+            "no-graphs": {"graphs": "off"}}
 MODES = ("packed", "lc0-way")
 FIELDS = ["engine", "net", "precision", "variant", "mode", "batch", "nps", "source"]
 LC0_LINE = re.compile(r"Benchmark batch size (\d+) .*throughput ([0-9.]+) nps")
@@ -65,13 +63,6 @@ CEILING_SHARE = 0.60
 
 def log(msg: str) -> None:
     print(msg, flush=True)
-
-
-def set_variant(name: str) -> None:
-    for env in VARIANTS.values():
-        for key in env:
-            os.environ.pop(key, None)
-    os.environ.update(VARIANTS[name])
 
 
 # ---------------------------------------------------------------- lc0
@@ -112,13 +103,14 @@ def reference_rows(path: pathlib.Path = REFERENCE_CSV) -> list[dict]:
 
 
 # ---------------------------------------------------------------- ours
-def bench_ours(weights, backend_name: str, batches, seconds: float, mode: str) -> dict[int, float]:
+def bench_ours(weights, backend_name: str, batches, seconds: float, mode: str,
+               options: dict | None = None) -> dict[int, float]:
     from lc0_rocm import backends
     from lc0_rocm.backendbench import bench_positions, encode_pool, summarize, time_batch_size
     one_position = mode == "lc0-way"
     boards = bench_positions(1 if one_position else 512, seed=0)
     pool = encode_pool(boards, weights.format.input, packed=not one_position)
-    be = backends.create(backend_name, weights, max_batch=max(batches))
+    be = backends.create(backend_name, weights, max_batch=max(batches), **(options or {}))
     try:
         forward_into = be.forward_into if one_position else be.forward_packed_into
         return {b: summarize(b, time_batch_size(forward_into, pool, b, seconds, host_empty=be.host_empty))["mean_nps"]
@@ -329,11 +321,10 @@ def main(argv=None) -> int:
             pbatches = [int(b) for b in args.parity_batches.split(",")]
             for v in variants:
                 log(f"== parity, variant {v} (t={time.perf_counter() - t_start:.0f}s)")
-                set_variant(v)
                 start = len(checks)
                 try:
                     gpu_check.parity(checks, {n: paths[n] for n in args.parity_nets.split(",") if n in paths},
-                                     args.vendor, pbatches, boards)
+                                     args.vendor, pbatches, boards, options=VARIANTS[v])
                 except Exception:  # noqa: BLE001
                     checks.append(dict(step="parity", status="ERROR", error=traceback.format_exc()))
                 for c in checks[start:]:
@@ -347,9 +338,8 @@ def main(argv=None) -> int:
                     bname = args.vendor + ("-fp16" if prec == "fp16" else "")
                     for v in (variants if net in args.bench_variants_nets.split(",") else variants[:1]):
                         for mode in args.modes.split(","):
-                            set_variant(v)
                             try:
-                                got = bench_ours(weights, bname, batches, args.seconds, mode)
+                                got = bench_ours(weights, bname, batches, args.seconds, mode, VARIANTS[v])
                             except Exception as e:  # noqa: BLE001
                                 log(f"  {net} {bname} {v} {mode}: {type(e).__name__}: {e}")
                                 continue
@@ -357,7 +347,6 @@ def main(argv=None) -> int:
                                           batch=b, nps=n, source="measured") for b, n in got.items()]
                             log(f"  {net:10s} {bname:10s} {v:9s} {mode:8s} "
                                 + " ".join(f"{b}:{n:.0f}" for b, n in got.items()))
-            set_variant("default")
         if args.lc0 and "lc0" not in skip:
             log("== lc0")
             for net in nets:

@@ -100,7 +100,7 @@ def net_paths(tmp: pathlib.Path, names, net_dir: pathlib.Path | None = None) -> 
 
 
 # ---------------------------------------------------------------- parity
-def parity(results, paths, vendor_prefix, batches, boards_all):
+def parity(results, paths, vendor_prefix, batches, boards_all, options=None):
     for name, path in paths.items():
         weights = load_weights(path)
         distinct = 256 if name in BIG else max(batches)
@@ -119,7 +119,7 @@ def parity(results, paths, vendor_prefix, batches, boards_all):
         for precision, suffix in (("fp32", ""), ("fp16", "-fp16")):
             bname = vendor_prefix + suffix
             try:
-                be = backends.create(bname, weights, max_batch=max(batches))
+                be = backends.create(bname, weights, max_batch=max(batches), **(options or {}))
             except Exception as e:  # noqa: BLE001
                 log(f"  {name} {bname}: create failed: {e}")
                 results.append(dict(step="parity", net=name, backend=bname, status="ERROR", error=str(e)))
@@ -230,11 +230,8 @@ def benchmark(results, paths, bnames, batches, boards_all, seconds=0.6, no_graph
         variants = [(b, False) for b in bnames] + ([(bnames[0], True)] if name in no_graph_nets else [])
         for bname, no_graphs in variants:
             label = bname + (" (no graphs)" if no_graphs else "")
-            os.environ.pop("LC0ROCM_NO_GRAPHS", None)
-            if no_graphs:
-                os.environ["LC0ROCM_NO_GRAPHS"] = "1"  # read when a stream is created
             try:
-                be = backends.create(bname, weights, max_batch=max(batches))
+                be = backends.create(bname, weights, max_batch=max(batches), graphs=not no_graphs)
             except Exception as e:  # noqa: BLE001
                 results.append(dict(step="bench", net=name, backend=bname, status="ERROR", error=str(e)))
                 continue
@@ -252,7 +249,6 @@ def benchmark(results, paths, bnames, batches, boards_all, seconds=0.6, no_graph
                 results.append(dict(step="bench", net=name, backend=label, batch=n, nps=nps, status="OK"))
             log(f"  {name:12s} {label:22s} " + " ".join(f"{n}:{v:.0f}" for n, v in zip(batches, row)))
             be.close()
-            os.environ.pop("LC0ROCM_NO_GRAPHS", None)
 
 
 def profile(results, paths, bname, boards_all, out: pathlib.Path, batch=256, passes=10):

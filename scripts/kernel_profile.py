@@ -3,7 +3,8 @@
 sizes side by side: which kernels cost a fixed time per call whatever the
 batch (latency-bound: the small-batch targets) and which scale.
 
-    python3 scripts/kernel_profile.py --weights t82.pb.gz --backend cuda-fp16 --batches 1,16,128
+    python3 scripts/kernel_profile.py --weights t82.pb.gz --backend cuda-fp16 --batches 1,16,128 \
+        [--backend-opts disable=sm90_gemm]
 
 Needs PyTorch (its profiler records every kernel of the process through
 CUPTI, ours too) and a GPU. Per batch size: total kernel time per pass and
@@ -52,6 +53,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-w", "--weights", required=True)
     parser.add_argument("-b", "--backend", default="cuda-fp16")
+    parser.add_argument("-o", "--backend-opts", default="",
+                        help="the backend's options in lc0's syntax, e.g. disable=qkv_attention/sm90_gemm")
     parser.add_argument("--batches", default="1,16,128")
     parser.add_argument("--passes", type=int, default=5, help="profiled passes per batch size")
     parser.add_argument("--top", type=int, default=25, help="kernel names shown")
@@ -63,13 +66,14 @@ def main(argv=None) -> int:
         return 2
     from lc0_rocm import backends
     from lc0_rocm.backendbench import bench_positions, encode_pool
+    from lc0_rocm.backends import options
     from lc0_rocm.weights import load_weights
 
     batches = [int(b) for b in args.batches.split(",")]
     torch.zeros(1, device="cuda")          # one CUDA context, shared with the library
     weights = load_weights(args.weights)
     masks, values = encode_pool(bench_positions(max(batches), 0), weights.format.input, packed=True)
-    backend = backends.create(args.backend, weights)
+    backend = backends.create(args.backend, weights, **options.parse(args.backend_opts))
     try:
         per_pass, launches = kernel_times(backend, masks, values, batches, args.passes)
     finally:

@@ -3,7 +3,7 @@
 per call (pinned inputs and outputs, as backendbench), then per pass the GPU
 span (first operation's start to the last one's end), kernel busy time,
 copies, memsets, the idle gaps between operations, and which kernels follow
-the memsets (cuBLAS's cooperative kernels need theirs; native/GEMM_TUNER.md).
+the memsets (cuBLAS's cooperative kernels need theirs; native/docs/GEMM_TUNER.md).
 
     python3 scripts/pass_breakdown.py --weights t82.pb.gz --backend cuda-fp16 --batch 256
 

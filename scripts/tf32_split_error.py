@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How precise are float products as split tf32 (native/TF32_SPLIT.md)?
+"""How precise are float products as split tf32 (native/docs/TF32_SPLIT.md)?
 
     python3 scripts/tf32_split_error.py --gemm
     python3 scripts/tf32_split_error.py --net t82.pb.gz [--backend cuda] [--positions 64]
@@ -11,7 +11,7 @@ small terms first, three GEMMs) - tf32 on the tensor cores through torch,
 the split done here as the library does it.
 
 --net: the whole net on the GPU backend with float GEMMs
-(LC0ROCM_TF32_SPLIT_ROWS=0) and with every product split (=1), each against
+(disable=tf32_split) and with every product split (force=tf32_split), each against
 the cpu backend on the same positions: relative error of policy, WDL and
 moves left.
 """
@@ -58,7 +58,7 @@ def gemm_errors() -> None:
 
 def net_errors(path: str, backend: str, positions: int) -> None:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-    from test_native import random_packed
+    from test_native_gpu import random_packed
 
     from lc0_rocm import backends
     from lc0_rocm.weights import load_weights
@@ -66,9 +66,8 @@ def net_errors(path: str, backend: str, positions: int) -> None:
     w = load_weights(path)
     masks, values = random_packed(w, positions)
     ref = backends.create("cpu", w).forward_packed(masks, values)
-    for rows, label in (("0", "float GEMMs"), ("1", "every product split")):
-        os.environ["LC0ROCM_TF32_SPLIT_ROWS"] = rows  # read when a network is created
-        b = backends.create(backend, w, max_batch=positions)
+    for option, label in (("disable", "float GEMMs"), ("force", "every product split")):
+        b = backends.create(backend, w, max_batch=positions, **{option: "tf32_split"})
         try:
             got = b.forward_packed(masks, values)
             path_taken = b.describe(positions)

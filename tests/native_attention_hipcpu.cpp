@@ -5,23 +5,19 @@
 // through HIP_DYNAMIC_SHARED; launches go through gpu_launch's
 // hipLaunchKernelGGL).
 // Each kernel is compared with a plain C++ reference; exit status 0 = all OK.
-// The MFMA attention's matrix instruction is emulated by shuffles in the
-// layout CDNA defines (kernels/mfma_tile.h, LC0ROCM_MFMA_EMULATE), and the
-// RDNA 3 attention's in gfx11's layout over 32-lane halves of the warps
-// (kernels/rdna_wmma_tile.h, LC0ROCM_RDNA_WMMA_EMULATE).
-#define LC0ROCM_MFMA_EMULATE 1
-#define LC0ROCM_RDNA_WMMA_EMULATE 1
+// The AMD attention's matrix instructions are emulated by shuffles in the
+// layouts CDNA's MFMA and RDNA 3's WMMA define, the latter over 32-lane
+// halves of the warps (kernels/amd_matrix_tile.h, LC0ROCM_AMD_MATRIX_EMULATE).
+#define LC0ROCM_AMD_MATRIX_EMULATE 1
 #include <cmath>
 // HIP-CPU has no rsqrtf.
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 #include "kernels/attn_layer_norm.hip"
-#include "kernels/attn_softmax64.hip"
+#include "kernels/attn_layer_norm_half.hip"
+#include "kernels/attn_unfused.hip"
 #include "kernels/attn_fused_attention.hip"
-#include "kernels/attn_fused_attention_mfma.hip"
-#include "kernels/attn_fused_attention_rdna.hip"
-#include "kernels/attn_split_heads.hip"
-#include "kernels/attn_merge_heads.hip"
-#include "kernels/attn_input_gating.hip"
+#include "kernels/attn_fused_attention_amd.hip"
+#include "kernels/attn_embedding.hip"
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -36,7 +32,7 @@ int fails = 0;
 void report(const char* what, double d, double tol) { printf("%-40s maxdiff %.3g %s\n", what, d, d <= tol ? "OK" : "FAIL"); if (!(d <= tol)) ++fails; }
 
 // wide_from_rows: layer_norm's (1: rows over 256 vectors on the 256-thread kernel at any count).
-void test_ln(int rows, int cols, int wide_from_rows = kWideNormDefaultRows) {
+void test_ln(int rows, int cols, int wide_from_rows = limits::kWideNormDefaultRows) {
   auto in = rnd(rows * cols), skip = rnd(rows * cols), bias = rnd(cols), g = rnd(cols), b = rnd(cols);
   std::vector<float> out(rows * cols, NAN), ref(rows * cols);
   float alpha = 0.7f, eps = 1e-3f;
@@ -114,9 +110,9 @@ struct MatrixKernel {
     return d;
   }
 };
-const MatrixKernel kMfma{"fused_attention_mfma", fused_attention_mfma, &DeviceInfo::mfma_fp16, 64};
+const MatrixKernel kMfma{"fused_attention_amd (MFMA)", fused_attention_amd, &DeviceInfo::mfma_fp16, 64};
 // RDNA 3's waves of 32 are the halves of HIP-CPU's 64-lane warps.
-const MatrixKernel kRdna{"fused_attention_rdna", fused_attention_rdna, &DeviceInfo::rdna_wmma_fp16, 32};
+const MatrixKernel kRdna{"fused_attention_amd (RDNA WMMA)", fused_attention_amd, &DeviceInfo::rdna_wmma_fp16, 32};
 
 // On half storage (Q|K|V and smolgen's logits rounded to half first, so the
 // reference sees the kernel's inputs).
@@ -154,7 +150,7 @@ void test_attention_matrix_declines(const MatrixKernel& kernel) {
   report(name, depth48 || odd_stride || no_instruction || other_wave ? 1 : 0, 0);
 }
 
-void test_ln_half(int rows, int cols, int wide_from_rows = kWideNormDefaultRows) {
+void test_ln_half(int rows, int cols, int wide_from_rows = limits::kWideNormDefaultRows) {
   auto in = rnd(rows * cols), skip = rnd(rows * cols), bias = rnd(cols), g = rnd(cols), b = rnd(cols);
   std::vector<__half> hin(rows * cols), hskip(rows * cols), hout(rows * cols);
   for (int i = 0; i < rows * cols; ++i) { hin[i] = __float2half(in[i]); skip[i] = __half2float(hskip[i] = __float2half(skip[i])); in[i] = __half2float(hin[i]); }

@@ -1,28 +1,21 @@
 """Native GPU backend: the Python side without a GPU (ABI header, toolchain
 and architecture detection, cached builds, clear errors, `auto` falling back
-to cpu, weights -> named tensors), plus GPU parity tests marked `gpu` that
-skip with a reason when no GPU backend is usable here."""
+to cpu, weights -> named tensors). On a GPU: test_native_gpu.py."""
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 import re
 import shutil
 import stat
 import subprocess
 import textwrap
-import threading
 
 import numpy as np
 import pytest
 
 from lc0_rocm import backends
-from lc0_rocm.backends import native
-from lc0_rocm.backends.base import unpack_planes
+from lc0_rocm.backends import native, native_tensors
 from lc0_rocm.backends.native import NativeError
-from lc0_rocm.makenet import attention as attention_nets
-from lc0_rocm.makenet import resnet as resnet_nets
-from lc0_rocm.makenet import save_net
 from lc0_rocm.weights import load_weights
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -44,7 +37,7 @@ def test_cdef_block_parses_and_declares_the_abi():
     ffi = cffi.FFI()
     ffi.cdef(native.cdef_text())
     libc = ffi.dlopen(None)
-    assert libc.LC0ROCM_ABI_VERSION == 3
+    assert libc.LC0ROCM_ABI_VERSION == 4
     assert libc.LC0ROCM_OK == 0 and libc.LC0ROCM_INVALID_ARGUMENT != 0
     for fn in ("lc0rocm_abi_version", "lc0rocm_last_error", "lc0rocm_get_device_info",
                "lc0rocm_create", "lc0rocm_destroy", "lc0rocm_stream_create",
@@ -66,6 +59,40 @@ def test_only_the_compat_header_names_a_vendor():
                                            "__shfl_xor_sync", "warpSize == 32", "warpSize == 64")):
                 offenders.append(f"{path.relative_to(ROOT)}: {line.strip()}")
     assert not offenders, offenders
+
+
+def test_the_library_reads_no_environment():
+    """Settings reach the library as backend options in lc0rocm_config
+    (native.OPTIONS); no kernel or layer file reads the environment."""
+    readers = [str(p.relative_to(ROOT)) for p in (ROOT / "native" / "src").rglob("*")
+               if p.suffix in (".h", ".cpp", ".hip") and re.search(r"\bgetenv\b|secure_getenv|environ\b",
+                                                                     p.read_text())]
+    assert not readers, readers
+
+
+def test_device_features_are_named_in_the_compat_header_only():
+    """Kernels test gpu_compat.h's feature names (LC0ROCM_MMA_AVAILABLE, ...),
+    never an architecture number or target name."""
+    raw = re.compile(r"__CUDA_ARCH__|__CUDA_ARCH_FEAT|__gfx\d|__HIP_DEVICE_COMPILE__")
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "native" / "src").rglob("*")
+                 if p.suffix in (".h", ".cpp", ".hip") and p.name != "gpu_compat.h" and raw.search(p.read_text())]
+    assert not offenders, offenders
+
+
+def test_every_device_feature_rests_on_the_target():
+    """Each feature name is defined under a test of the target being compiled
+    (an architecture number or name), never of another feature name: a
+    circular condition defines nothing and the kernels silently lose the
+    feature (it happened: dependent launch and clusters vanished from
+    sm_90a's code while every build still passed)."""
+    text = (ROOT / "native" / "src" / "gpu_compat.h").read_text()
+    lines = text.splitlines()
+    features = [i for i, line in enumerate(lines) if re.match(r"#define LC0ROCM_\w+_AVAILABLE\b", line)]
+    assert len(features) >= 8
+    for i in features:
+        condition = next(lines[j] for j in range(i - 1, -1, -1) if lines[j].startswith("#if"))
+        assert re.search(r"__CUDA_ARCH|__gfx\d|__HIP_DEVICE_COMPILE__", condition), (lines[i], condition)
+        assert "AVAILABLE" not in condition, (lines[i], condition)
 
 
 def test_no_literal_warp_width_in_kernels():
@@ -313,7 +340,7 @@ def test_abi_version_mismatch_is_refused(tmp_path):
 
 # ---------------------------------------------------------------- tensors
 def test_maia_tensors_names_and_shapes(maia_path):
-    t = native.named_tensors(load_weights(maia_path))
+    t = native_tensors.named_tensors(load_weights(maia_path))
     c = 64
     assert t["resnet.input.w"].shape == (9 * 112 * c,)
     assert t["resnet.block.5.conv2.w"].shape == (9 * c * c,)
@@ -330,7 +357,7 @@ def test_maia_tensors_names_and_shapes(maia_path):
 
 def test_attention_tensors_carry_raw_paths_heads_and_maps(make_test_net):
     w = load_weights(make_test_net("tiny-bt"))
-    t = native.named_tensors(w)
+    t = native_tensors.named_tensors(w)
     assert "encoder.0.mha.q_w" in t and "encoder.1.ffn.dense2_b" in t
     assert "policy_head.ip2_pol_w" in t and "value_head.ip2_val_w" in t
     assert not any(k.startswith(("policy_heads.", "value_heads.")) for k in t)
@@ -390,535 +417,10 @@ def test_named_tensor_layouts_reproduce_the_reference(maia_path):
     boards = [chess.Board(), chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4")]
     boards[1].push_san("O-O")
     masks, values, _ = encoder.encode_batch_packed(boards, w.format.input)
-    policy, wdl = emulate_resnet(native.named_tensors(w), masks, values)
+    policy, wdl = emulate_resnet(native_tensors.named_tensors(w), masks, values)
     ref_policy, ref_wdl, _ = backends.create("cpu", w).forward_packed(masks, values)
     np.testing.assert_allclose(policy, ref_policy, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(wdl, ref_wdl, rtol=1e-4, atol=1e-5)
-
-
-# ---------------------------------------------------------------- GPU (skipped without one)
-def gpu_backend_or_skip(precision: str) -> str:
-    for prefix in ("rocm", "cuda"):
-        name = prefix + ("" if precision == "fp32" else "-" + precision)
-        ok, reason = native.is_available(name)
-        if ok:
-            return name
-    pytest.skip(f"no GPU backend usable here ({native.is_available('rocm')[1]}; "
-                f"{native.is_available('cuda')[1]})")
-
-
-def random_packed(weights, count, seed=3):
-    from lc0_rocm import encoder
-    from lc0_rocm.backendbench import bench_positions
-    boards = bench_positions(count, seed)
-    masks, values, _ = encoder.encode_batch_packed(boards, weights.format.input or 1)
-    return masks, values
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
-@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical",
-                                 "tiny-resnet-mish", "tiny-resnet-attnpolicy", "tiny-attn", "tiny-bt"])
-def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
-    name = gpu_backend_or_skip(precision)
-    w = load_weights(maia_path if net == "maia" else make_test_net(net))
-    masks, values = random_packed(w, 70)
-    ref = backends.create("cpu", w).forward_packed(masks, values)
-    gpu = backends.create(name, w, max_batch=32)   # 70 positions: split into 3 passes
-    got = gpu.forward_packed(masks, values)
-    for g, r in zip(got, ref):
-        assert not np.isnan(g).any()
-        assert np.linalg.norm(g - r) <= tol * max(np.linalg.norm(r), 1e-6)
-    planes = gpu.forward(backends.base.unpack_planes(masks[:5], values[:5]))
-    assert np.linalg.norm(planes[0] - ref[0][:5]) <= tol * np.linalg.norm(ref[0][:5])
-    gpu.close()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("net", ["maia", "tiny-attn"])
-def test_gpu_mapped_io_equals_copies(net, maia_path, make_test_net, monkeypatch):
-    """Batches up to LC0ROCM_MAPPED_IO read their input from and write their
-    outputs into pinned host memory in place (no copies on the stream): the
-    same kernels, so the same outputs bit for bit as with the copies, packed
-    and from planes, plain, captured and replayed; batches above the limit
-    keep the copies. maia has no moves-left head (its output must read
-    zero), tiny-attn has one."""
-    name = gpu_backend_or_skip("fp16")
-    w = load_weights(maia_path if net == "maia" else make_test_net(net))
-    masks, values = random_packed(w, 40)
-    results = {}
-    for mapped in ("0", "16"):
-        monkeypatch.setenv("LC0ROCM_MAPPED_IO", mapped)
-        gpu = backends.create(name, w, max_batch=40)
-        for n in (1, 7, 16, 17, 40):
-            assert ("in mapped host memory" in gpu.describe(n)) == (mapped == "16" and n <= 16), gpu.describe(n)
-        runs = []
-        for n in (1, 1, 1, 7, 7, 7, 16, 16, 16, 40):
-            runs.append(gpu.forward_packed(masks[:n], values[:n]))
-        runs.append(gpu.forward(backends.base.unpack_planes(masks[:5], values[:5])))
-        gpu.close()
-        results[mapped] = runs
-    for copied, in_place in zip(results["0"], results["16"]):
-        for a, b in zip(copied, in_place):
-            assert not np.isnan(b).any()
-            np.testing.assert_array_equal(a, b)
-    if net == "maia":
-        assert not results["16"][0][2].any()  # moves left: zeros without the head
-
-
-def check_paths_match_cpu(w, name, env, count, tol, monkeypatch, expect_path=None):
-    """GPU backend `name` with the library's `env` (read when a network is
-    created) against the cpu backend, at batch 1, 2, 17 and `count`; the
-    small sizes three times each: a plain pass, a captured graph's first
-    launch and its replay. expect_path(device_info, batch): a pattern the
-    backend's describe() must match at that (graph-padded) batch, or None."""
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    masks, values = random_packed(w, count)
-    ref = backends.create("cpu", w).forward_packed(masks, values)
-    gpu = backends.create(name, w, max_batch=count)
-    for n in (1, 2, 17, count):
-        described = gpu.describe(n)
-        padded = int(re.search(r"\(batch (\d+)\)", described).group(1))
-        wanted = expect_path(gpu.device_info, padded) if expect_path else None
-        assert wanted is None or re.search(wanted, described), (n, described, wanted)
-    for n in (1, 1, 1, 2, 2, 2, 17, 17, 17, count):
-        got = gpu.forward_packed(masks[:n], values[:n])
-        for g, r in zip(got, ref):
-            assert not np.isnan(g).any()
-            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
-    gpu.close()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
-@pytest.mark.parametrize("env", [{"LC0ROCM_FUSED_SE": "0"}, {"LC0ROCM_FUSED_SE": "1"},
-                                 {"LC0ROCM_FUSED_CONV": "1"},
-                                 {"LC0ROCM_WINOGRAD": "0", "LC0ROCM_IMPLICIT_CONV": "0"},
-                                 {"LC0ROCM_IMPLICIT_CONV": "0"},
-                                 {"LC0ROCM_IMPLICIT_CONV": "1"},
-                                 {"LC0ROCM_VALUE_TAIL": "0"},
-                                 {"LC0ROCM_IMPLICIT_CONV": "1", "LC0ROCM_FUSED_SE": "0"},
-                                 {"LC0ROCM_WINOGRAD": "1"}, {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_FUSED_SE": "0"},
-                                 {"LC0ROCM_WINOGRAD": "1", "LC0ROCM_WINOGRAD_CHAIN": "0"},
-                                 {"LC0ROCM_PDL": "0"}])
-@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical"])
-def test_gpu_convolution_paths_match_cpu(net, env, precision, tol, maia_path, make_test_net, monkeypatch):
-    """Every implementation of a convolution layer (native/src/conv3x3.h):
-    SE fused or in 7 launches at any width, the fused convolution kernel,
-    im2col + GEMM at every batch size (and below Winograd's threshold, with
-    the deferred epilogue), the implicit-GEMM tensor-core kernel at every
-    batch size (a no-op where the device has none), Winograd F(4x4, 3x3) at
-    every batch size, the residual tower's Winograd chain
-    (winograd_output_input.hip) or a layer at a time; kernels launched as
-    dependent launches (gpu_compat.h; where the GPU has them) or plainly;
-    the value head's last layer and its output in one launch
-    (value_head_tail.hip, WDL and classical heads) or as before.
-    The residual tower in one launch (resnet_tower.hip, the default for
-    64-channel nets in half) is off here, so that every layer takes the
-    path asked for; test_gpu_resnet_tower_matches_cpu covers it."""
-    name = gpu_backend_or_skip(precision)
-    env = {"LC0ROCM_RESNET_TOWER": "0", **env}
-    w = load_weights(maia_path if net == "maia" else make_test_net(net))
-    # conv3x3_fused keeps all 9 taps' weights in flight up to a block per
-    # multiprocessor, 3 beyond (200 > any current GPU's count)
-    check_paths_match_cpu(w, name, env, 200, tol, monkeypatch)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
-@pytest.mark.parametrize("value_hidden", [36, 40, 64])
-@pytest.mark.parametrize("body", ["resnet", "resnet-classical", "attention"])
-def test_gpu_value_head_tail_widths_match_cpu(body, value_hidden, precision, tol, tmp_path, monkeypatch):
-    """The value head's last layer and output in one launch
-    (value_head_tail.hip) at hidden widths that take each of its ways: 64
-    eight threads a position (fp16 and fp32), 40 a thread a position, 36
-    (not 16 bytes' worth in half) the product and value_output instead;
-    WDL and classical heads, residual and attention bodies."""
-    name = gpu_backend_or_skip(precision)
-    rng = np.random.default_rng(value_hidden)
-    if body == "attention":
-        net = attention_nets.build(rng, dataclasses.replace(attention_nets.TINY_ATTN, value_hidden=value_hidden))
-    else:
-        classical = body == "resnet-classical"
-        net = resnet_nets.build_resnet(rng, resnet_nets.ResNetShape(
-            blocks=2, filters=16, value="classical" if classical else "wdl", moves_left=not classical,
-            value_hidden=value_hidden))
-    w = load_weights(save_net(net, tmp_path / "net.pb.gz"))
-    check_paths_match_cpu(w, name, {}, 40, tol, monkeypatch)
-
-
-def resnet_tower_path(env, conv_policy=True):
-    """expect_path for the residual tower in one launch under `env`: which
-    layout resnet_tower.hip / resnet_tower_cluster.hip must take on an
-    sm_90 GPU (H100, H200: 227 KB of shared memory per block, clusters),
-    and whether resnet_tower.hip runs a convolution policy's first layer
-    too (with two positions per block; LC0ROCM_RESNET_TOWER_POLICY=0 keeps
-    it out); None elsewhere (other GPUs have other shared memory and no
-    clusters; there only the parity is checked)."""
-    def expect(info, n):
-        if info["vendor"] != "nvidia" or info["arch"] != "sm_90":
-            return None
-        if env.get("LC0ROCM_RESNET_TOWER") == "0":
-            return r"residual tower (a layer at a time|as one Winograd chain) \(batch"
-        forced = int(env.get("LC0ROCM_RESNET_TOWER_POSITIONS", "0"))
-        clusters = info["multiprocessors"] // 4
-        if "LC0ROCM_RESNET_TOWER_CLUSTER" in env:
-            clusters = min(clusters, int(env["LC0ROCM_RESNET_TOWER_CLUSTER"]))
-        if not forced and n <= clusters:
-            path = "a position per cluster of 4 blocks"
-        elif (forced or (2 if n > info["multiprocessors"] else 1)) == 2:
-            path = "two positions per block"
-        else:
-            path = "a position per block" + ("" if env.get("LC0ROCM_RESNET_TOWER_SPLIT") == "0" else ", K split")
-        if conv_policy and env.get("LC0ROCM_RESNET_TOWER_POLICY") != "0" and path == "two positions per block":
-            path += ", the policy's first convolution in it"
-        return re.escape(f"residual tower in one launch, {path} (batch {n})")
-    return expect
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("env", [{}, {"LC0ROCM_PDL": "0"}, {"LC0ROCM_RESNET_TOWER_CLUSTER": "0"},
-                                 {"LC0ROCM_RESNET_TOWER_CLUSTER": "2"},
-                                 {"LC0ROCM_RESNET_TOWER_CLUSTER": "0", "LC0ROCM_PDL": "0"},
-                                 {"LC0ROCM_RESNET_TOWER_POSITIONS": "1"},
-                                 {"LC0ROCM_RESNET_TOWER_POSITIONS": "1", "LC0ROCM_RESNET_TOWER_SPLIT": "0"},
-                                 {"LC0ROCM_RESNET_TOWER_POSITIONS": "2"}, {"LC0ROCM_RESNET_TOWER": "0"},
-                                 {"LC0ROCM_RESNET_TOWER_POLICY": "0"},
-                                 {"LC0ROCM_RESNET_TOWER_POLICY": "0", "LC0ROCM_RESNET_TOWER_POSITIONS": "2"}])
-@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-classical", "tiny-resnet-mish"])
-def test_gpu_resnet_tower_matches_cpu(net, env, maia_path, make_test_net, monkeypatch):
-    """The residual tower in one launch (native/src/kernels/resnet_tower.hip:
-    64 channels, half, where the GPU has mma.sync; the default there) or
-    off: a position per cluster of 4 blocks (resnet_tower_cluster.hip,
-    small batches on sm_90), a position (K split over two warp groups or
-    not) or a pair of positions per block at a time, against the cpu
-    backend: with SE and ReLU (maia-1900), without SE (classical heads),
-    with mish and convolution biases; batches 1 and 17 leave a pair short,
-    200 gives blocks more than one turn on any current GPU. The convolution
-    policy's first layer runs as the tower kernel's last step (with two
-    positions per block) or after it. On an sm_90 GPU the backend's
-    describe() must name the layout asked for."""
-    name = gpu_backend_or_skip("fp16")
-    path = maia_path if net == "maia" else make_test_net(net, blocks=3, filters=64)
-    check_paths_match_cpu(load_weights(path), name, env, 200, 1e-2, monkeypatch,
-                          expect_path=resnet_tower_path(env, conv_policy=net != "tiny-resnet-classical"))
-
-
-@pytest.mark.gpu
-def test_gpu_describe_names_the_body(maia_path, make_test_net):
-    """describe() says what kind of body runs, at any batch (clamped to
-    max_batch), on every GPU."""
-    name = gpu_backend_or_skip("fp16")
-    conv = backends.create(name, load_weights(maia_path), max_batch=32)
-    attn = backends.create(name, load_weights(make_test_net("tiny-attn")), max_batch=32)
-    assert conv.describe(1).startswith("convolution body, 64 channels: ")
-    assert conv.describe(1000).endswith("(batch 32)")
-    assert "(batch 1)" in conv.describe(0)
-    assert attn.describe(5).startswith("attention body, ")
-    conv.close()
-    attn.close()
-
-
-def has_tf32_products(info):
-    """NVIDIA compute capability 8.0 on (DeviceInfo::tf32_products)."""
-    found = re.match(r"sm_(\d+)", info["arch"])
-    return info["vendor"] == "nvidia" and found is not None and int(found.group(1)) >= 80
-
-
-def attention_path(env, precision, ffn_fits=False, ffn_tiles_256=False):
-    """expect_path for an attention body under `env`, on NVIDIA GPUs; None
-    elsewhere. Smolgen's chain in one launch over clusters
-    (attn_smolgen_cluster.hip; half on sm_90: clusters of 16 blocks) or a
-    layer at a time; float products as split tf32 (native/TF32_SPLIT.md;
-    compute capability 8.0 on) unless LC0ROCM_TF32_SPLIT_ROWS=0; half
-    layers of one row on gemv_rows (native/GEMV_ROWS.md) at batch 1 unless
-    LC0ROCM_GEMV_ROWS says otherwise; half encoder products fused with
-    their layer norms on sm_90 (native/DENSE_LAYER_NORM.md) up to
-    LC0ROCM_DENSE_NORM_ROWS rows (off unless asked); half nets' Q|K|V on the
-    side lane beside smolgen's chain up to LC0ROCM_SMOLGEN_BESIDE positions;
-    half nets' FFN's first product on our sm_90 product
-    (native/GEMM_SM90.md) from LC0ROCM_GEMM_SM90_ROWS rows unless
-    LC0ROCM_GEMM_SM90=0, where its shape fits (ffn_fits), its products summed
-    in half on 256-wide tiles where those fit the FFN (ffn_tiles_256) unless
-    LC0ROCM_GEMM_SM90_HALF_SUMS=0, there on the wide ping-pong schedule
-    (LC0ROCM_GEMM_SM90_WIDE=0: the cooperative one);
-    half nets' smolgen
-    compress in the Q|K|V product from LC0ROCM_QKV_COMPRESS positions where
-    the chain runs a layer at a time, not beside Q|K|V, and the attention is
-    fused."""
-    def expect(info, n):
-        if info["vendor"] != "nvidia":
-            return None
-        sm90 = info["arch"] == "sm_90"
-        cluster = int(env.get("LC0ROCM_SMOLGEN_CLUSTER_BLOCKS", "16"))
-        positions = 0 if precision == "fp32" or not sm90 else info["multiprocessors"] // cluster
-        positions = min(positions, int(env.get("LC0ROCM_SMOLGEN_CLUSTER", "0")))  # off unless asked
-        path = (f"smolgen in one launch, a position per cluster of {cluster} blocks" if n <= positions
-                else "smolgen a layer at a time")
-        beside = int(env.get("LC0ROCM_SMOLGEN_BESIDE", SMOLGEN_BESIDE_DEFAULT_POSITIONS))
-        beside = precision == "fp16" and n <= beside and env.get("LC0ROCM_SIDE_STREAM") != "0"
-        compress_from = int(env.get("LC0ROCM_QKV_COMPRESS", QKV_COMPRESS_DEFAULT_POSITIONS))
-        if (precision == "fp16" and n > positions and not beside and 0 < compress_from <= n
-                and env.get("LC0ROCM_ATTN_UNFUSED") != "1"):
-            path += ", its compress in the Q|K|V product"
-        if beside:
-            path += ", beside Q|K|V"
-        split_rows = int(env.get("LC0ROCM_TF32_SPLIT_ROWS", TF32_SPLIT_DEFAULT_ROWS))
-        if precision == "fp32" and has_tf32_products(info) and split_rows > 0:
-            path += f", float products from {split_rows} rows as split tf32 (3 passes)"
-        sm90_rows = int(env.get("LC0ROCM_GEMM_SM90_ROWS", SM90_DEFAULT_ROWS))
-        if (precision == "fp16" and sm90 and ffn_fits and env.get("LC0ROCM_GEMM_SM90") != "0"
-                and 64 * n >= sm90_rows):
-            path += f", the FFN's first products on sm_90 wgmma from {sm90_rows} rows"
-            if (env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0" and env.get("LC0ROCM_GEMM_SM90_TILE") != "128"
-                    and env.get("LC0ROCM_GEMM_SM90_CLUSTER") != "2" and ffn_tiles_256):
-                path += " (half sums)"
-                if env.get("LC0ROCM_GEMM_SM90_WIDE", "1") != "0":
-                    path += " (ping-pong on 128 x 256 tiles)"
-        norm_rows = int(env.get("LC0ROCM_DENSE_NORM_ROWS", DENSE_NORM_DEFAULT_ROWS))
-        if precision == "fp16" and sm90 and 64 * n <= norm_rows:
-            path += ", output and FFN products with their layer norms"
-        if precision == "fp16" and n <= int(env.get("LC0ROCM_GEMV_ROWS", GEMV_DEFAULT_ROWS)):
-            path += ", per-position layers on gemv_rows"
-        return re.escape(f"{path} (batch {n})")
-    return expect
-
-
-# kTf32SplitFromRows, kGemvDefaultRows, kDenseNormDefaultRows,
-# kSmolgenBesideDefaultPositions, kSm90FromRows and
-# kQkvCompressDefaultPositions in native/src/attention.cpp.
-TF32_SPLIT_DEFAULT_ROWS = 128
-SM90_DEFAULT_ROWS = 8192
-GEMV_DEFAULT_ROWS = 1
-DENSE_NORM_DEFAULT_ROWS = 0
-SMOLGEN_BESIDE_DEFAULT_POSITIONS = 2
-QKV_COMPRESS_DEFAULT_POSITIONS = 1
-ATTENTION_SHAPES = {"tiny-attn": attention_nets.TINY_ATTN, "tiny-bt": attention_nets.TINY_BT}
-
-
-def ffn_fits_sm90(shape) -> bool:
-    """Whether an attention net's FFN's first product takes our sm_90 product:
-    gemm_sm90_fits (native/src/kernels/gemm_sm90.hip) on N = dff, K = embedding."""
-    return shape.dff >= 128 and shape.dff % 128 == 0 and shape.embedding >= 64 and shape.embedding % 64 == 0
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
-@pytest.mark.parametrize("env", [{}, {"LC0ROCM_ATTN_UNFUSED": "1"}, {"LC0ROCM_ATTN_NO_TC": "1"},
-                                 {"LC0ROCM_ATTN_WMMA": "1"}, {"LC0ROCM_GEMM_TUNE": "0"},
-                                 {"LC0ROCM_PDL": "1"}, {"LC0ROCM_SMALL_GEMM_ROWS": "128"},
-                                 {"LC0ROCM_SMALL_GEMM_ROWS": "128", "LC0ROCM_PDL": "1"},
-                                 {"LC0ROCM_SMOLGEN_CLUSTER": "1"}, {"LC0ROCM_SMOLGEN_CLUSTER": "2"},
-                                 {"LC0ROCM_SMOLGEN_CLUSTER": "2", "LC0ROCM_SMOLGEN_CLUSTER_BLOCKS": "8"},
-                                 {"LC0ROCM_TF32_SPLIT_ROWS": "0"}, {"LC0ROCM_TF32_SPLIT_ROWS": "1"},
-                                 {"LC0ROCM_GEMV_ROWS": "0"}, {"LC0ROCM_GEMV_ROWS": "4", "LC0ROCM_PDL": "1"},
-                                 {"LC0ROCM_DENSE_NORM_ROWS": "64"},
-                                 {"LC0ROCM_DENSE_NORM_ROWS": "256", "LC0ROCM_PDL": "1"},
-                                 {"LC0ROCM_SMOLGEN_BESIDE": "0"}, {"LC0ROCM_SIDE_STREAM": "0"},
-                                 {"LC0ROCM_SMOLGEN_BESIDE": "64", "LC0ROCM_PDL": "1"},
-                                 {"LC0ROCM_SMOLGEN_FIRST": "1"}, {"LC0ROCM_GEMM_SM90": "0"},
-                                 {"LC0ROCM_GEMM_SM90_ROWS": "64"},
-                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_TILE": "128"},
-                                 {"LC0ROCM_GEMM_SM90_ROWS": "64", "LC0ROCM_GEMM_SM90_WIDE": "0"},
-                                 {"LC0ROCM_QKV_COMPRESS": "0"}, {"LC0ROCM_QKV_COMPRESS": "17"},
-                                 {"LC0ROCM_QKV_COMPRESS": "1", "LC0ROCM_SMOLGEN_CLUSTER": "2"}])
-@pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
-def test_gpu_attention_paths_match_cpu(net, env, precision, tol, make_test_net, monkeypatch):
-    """Every implementation of the attention body's attention
-    (native/src/attention.cpp): the fused kernel, tensor-core (mma.sync
-    fragments or wmma) or scalar, or
-    split heads + batched GEMMs + softmax + merge; dense layers all on BLAS
-    (the default; half products on the algorithm that timed fastest per
-    shape, or with LC0ROCM_GEMM_TUNE=0 on cublasGemmEx's own choice) or, up
-    to 128 rows (batch 1 and 2, smolgen's per-position layers at 17), on
-    gemm_small_rows where the GPU has mma.sync; float
-    dense layers as split tf32 products from 128 rows (the default: batch 1
-    plain, per-square layers split from batch 2, smolgen's per-position
-    ones from 128), at every size, or never; smolgen's chain a layer at a
-    time (the default) or, when asked, in one launch over clusters of 16 or
-    8 blocks (small batches, half, sm_90); half layers of one row (batch
-    1) on gemv_rows, or of up to 4 rows, or none; the output and FFN
-    products fused with their layer norms at batch 1, up to batch 4, or
-    never (the default); in half precision Q|K|V on the side lane beside
-    smolgen's chain up to batch 2 (the default, with dependent launches
-    there), up to 64, or never (asked, or no side lane); in half
-    precision smolgen's chain before Q|K|V from batch 256 (the default) or
-    from batch 1 (where it does not run beside); in half precision on sm_90
-    the FFN's first product on our own (wgmma, its activation in the
-    epilogue, where the FFN's shape fits it: tiny-attn's does, tiny-bt's 96
-    columns do not) from batch 128 (the default), from batch 1, on the
-    ping-pong schedule, on the wide ping-pong one (where its 256-wide tiles
-    fit: not tiny-attn's 128 columns), or never; in half precision smolgen's compress in
-    the Q|K|V product (the fused attention reading wider rows; the tensor-core
-    kernels, mma.sync or wmma, and the scalar one) wherever its chain runs a
-    layer at a time and not beside (the default), from batch 17, or never;
-    kernels launched plainly or (forced) as dependent launches."""
-    name = gpu_backend_or_skip(precision)
-    check_paths_match_cpu(load_weights(make_test_net(net)), name, env, 70, tol, monkeypatch,
-                          expect_path=attention_path(env, precision, ffn_fits_sm90(ATTENTION_SHAPES[net]),
-                                                     ATTENTION_SHAPES[net].dff % 256 == 0))
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("filters,heads,smolgen", [(128, 4, False), (192, 6, True)],
-                         ids=["two-pairs-no-smolgen", "three-pairs-smolgen"])
-def test_gpu_qkv_attention_sm90_matches_cpu(filters, heads, smolgen, tmp_path, monkeypatch):
-    """The Q|K|V product with its attention in one launch on sm_90
-    (native/QKV_ATTENTION_SM90.md) from batch 1, on small nets of head depth
-    32 that the big presets do not cover: without smolgen (no logits fetched)
-    and with three pairs of heads; batches 1, 2, 17 and 70 (the last 128-row
-    tile half past the end at 1 and 17), plain, captured and replayed.
-    Within the fp16 bound of the cpu backend; describe() names the one launch
-    on sm_90 (elsewhere only the parity of the other paths is checked)."""
-    import dataclasses
-
-    from lc0_rocm.makenet import save_net
-
-    name = gpu_backend_or_skip("fp16")
-    net = attention_nets.reshape(attention_nets.TINY_ATTN, filters=filters, heads=heads)
-    if not smolgen:
-        net = dataclasses.replace(net, smolgen=None)
-    path = save_net(attention_nets.build(np.random.default_rng(7), net), tmp_path / "qkv-attention.pb.gz")
-
-    def expect(info, n):
-        return r"Q\|K\|V with the attention in one launch" if info["arch"] == "sm_90" else None
-
-    check_paths_match_cpu(load_weights(path), name, {"LC0ROCM_QKV_ATTENTION": "1", "LC0ROCM_SMOLGEN_BESIDE": "0"},
-                          70, 1e-2, monkeypatch, expect_path=expect)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
-@pytest.mark.parametrize("gen", [1024, 2304])
-@pytest.mark.parametrize("wide_rows", ["1", "0"])
-def test_gpu_smolgen_wide_layer_norm(wide_rows, gen, precision, tol, tmp_path, monkeypatch):
-    """Smolgen's second layer norm over 4 heads x `gen` values a row on
-    blocks of 256 threads (LC0ROCM_WIDE_NORM_ROWS=1: at every batch; the
-    default takes it from batch 256) and on the row-a-block kernel (0). Half
-    rows of 4,096 and 9,216 values take 2 and 5 vectors a thread, float rows
-    of 4,096 take 4; float rows of 9,216 (9 vectors) stay on the other
-    kernel. Rows over 8,192 values give the row-a-block kernel more than one
-    vector a thread, which must fit a block of 1,024 threads' registers
-    (without launch bounds it failed to launch, float and half, on an
-    H100)."""
-    import dataclasses
-
-    from lc0_rocm.makenet import save_net
-
-    name = gpu_backend_or_skip(precision)
-    shape = dataclasses.replace(attention_nets.TINY_ATTN, smolgen=(8, 32, gen))
-    path = save_net(attention_nets.build(np.random.default_rng(5), shape), tmp_path / "wide-smolgen.pb.gz")
-    check_paths_match_cpu(load_weights(path), name, {"LC0ROCM_WIDE_NORM_ROWS": wide_rows}, 70, tol, monkeypatch)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt", "tiny-resnet-attnpolicy"])
-def test_gpu_tf32_split_keeps_float_precision(net, make_test_net, monkeypatch):
-    """Float products as split tf32 (native/TF32_SPLIT.md) stay within a
-    few float roundings of the cpu reference: 2e-5 relative, where plain
-    tf32 products (10 mantissa bits) are off by ~3e-4 in every GEMM. On
-    attention bodies and on the attention policy head of a convolution
-    body. Skips where the GPU has no tf32 products."""
-    name = gpu_backend_or_skip("fp32")
-    monkeypatch.setenv("LC0ROCM_TF32_SPLIT_ROWS", "1")
-    w = load_weights(make_test_net(net))
-    masks, values = random_packed(w, 64)
-    ref = backends.create("cpu", w).forward_packed(masks, values)
-    gpu = backends.create(name, w, max_batch=64)
-    try:
-        info = gpu.device_info
-        if not has_tf32_products(info):
-            pytest.skip(f"no tf32 products on {info['arch']} (NVIDIA compute capability 8.0 on)")
-        if net != "tiny-resnet-attnpolicy":
-            assert "split tf32" in gpu.describe(64)
-        got = gpu.forward_packed(masks, values)
-    finally:
-        gpu.close()
-    for g, r in zip(got, ref):
-        assert not np.isnan(g).any()
-        err = np.linalg.norm(g.astype(np.float64) - r) / max(np.linalg.norm(r), 1e-6)
-        print(net, f"relative error {err:.2e}")
-        assert err <= 2e-5, err
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("net", ["maia", "tiny-resnet", "tiny-resnet-attnpolicy", "tiny-attn"])
-def test_gpu_side_lane_matches_one_stream(net, maia_path, make_test_net, monkeypatch):
-    """The side lane's branches (native/SIDE_LANE.md: a convolution body's
-    value and moves-left heads, an attention body's Q|K|V beside smolgen
-    when LC0ROCM_SMOLGEN_BESIDE asks for it) give the same bits as
-    everything on one stream, on the plain first pass, the captured second
-    and the replays after it; every pass gets new positions, so outputs
-    copied before the side lane joined would show."""
-    name = gpu_backend_or_skip("fp16")
-    monkeypatch.setenv("LC0ROCM_SMOLGEN_BESIDE", "64")
-    w = load_weights(maia_path if net == "maia" else make_test_net(net))
-    masks, values = random_packed(w, 4 * 24)
-    results = {}
-    for side in ("1", "0"):
-        monkeypatch.setenv("LC0ROCM_SIDE_STREAM", side)
-        gpu = backends.create(name, w, max_batch=24)
-        if net == "tiny-attn":
-            assert ("beside Q|K|V" in gpu.describe(24)) == (side == "1"), gpu.describe(24)
-        results[side] = [gpu.forward_packed(masks[i * 24:(i + 1) * 24], values[i * 24:(i + 1) * 24])
-                         for i in range(4)]
-        gpu.close()
-    for with_side, alone in zip(results["1"], results["0"]):
-        for a, b in zip(with_side, alone):
-            assert not np.isnan(a).any()
-            np.testing.assert_array_equal(a, b)
-
-
-@pytest.mark.gpu
-def test_gpu_threads_match_one_thread(maia_path):
-    name = gpu_backend_or_skip("fp16")
-    w = load_weights(maia_path)
-    masks, values = random_packed(w, 4 * 16)
-    gpu = backends.create(name, w, max_batch=16)
-    chunks = [(masks[i * 16:(i + 1) * 16], values[i * 16:(i + 1) * 16]) for i in range(4)]
-    single = [gpu.forward_packed(m, v) for m, v in chunks]
-    outs = [None] * 4
-
-    def run(i):
-        for _ in range(5):
-            outs[i] = gpu.forward_packed(*chunks[i])
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for o, s in zip(outs, single):
-        for a, b in zip(o, s):
-            np.testing.assert_array_equal(a, b)
-    gpu.close()
-
-
-@pytest.mark.gpu
-def test_gpu_bad_input_is_a_clear_error(maia_path):
-    name = gpu_backend_or_skip("fp32")
-    gpu = backends.create(name, load_weights(maia_path), max_batch=8)
-    with pytest.raises(ValueError, match="masks and values"):
-        gpu.forward_packed(np.zeros((2, 111), np.uint64), np.zeros((2, 111), np.float32))
-    with pytest.raises(NativeError, match="unknown options"):
-        backends.create(name, load_weights(maia_path), colour="blue")
-    gpu.close()
-
-
-@pytest.mark.gpu
-def test_create_with_missing_tensor_reports_its_name():
-    """The library's own validation, through the C ABI (GPU needed)."""
-    name = gpu_backend_or_skip("fp32")
-    ffi, lib = native.load_library(native.build(native.split_name(name)[0]))
-    cfg = ffi.new("lc0rocm_config*")
-    cfg.max_batch, cfg.network, cfg.policy, cfg.value = 8, 4, 2, 2
-    cfg.default_activation = cfg.ffn_activation = cfg.smolgen_activation = 2
-    out = ffi.new("lc0rocm_net**")
-    status = lib.lc0rocm_create(cfg, ffi.NULL, 0, out)
-    assert status == lib.LC0ROCM_INVALID_ARGUMENT
-    assert "resnet.input" in ffi.string(lib.lc0rocm_last_error()).decode()
-
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed: the host check of kernel code needs it")
@@ -952,125 +454,8 @@ def test_auto_picks_the_gpu_backend_when_a_gpu_is_present(bare_env, tmp_path, mo
 
 
 def test_conv_body_with_attention_policy_gets_head_tensors(make_test_net):
-    t = native.named_tensors(load_weights(make_test_net("tiny-resnet-attnpolicy")))
+    t = native_tensors.named_tensors(load_weights(make_test_net("tiny-resnet-attnpolicy")))
     assert "resnet.input.w" in t and "resnet.value_ip2.w" in t
     assert not any(k.startswith("resnet.policy") for k in t)
     assert {"policy_head.ip_pol_w", "policy_head.ip2_pol_w", "policy_head.ip3_pol_w",
             "policy_head.ip4_pol_w", "map.attention_policy_gather", "meta.pol_headcount"} <= set(t)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
-def test_gpu_pinned_inputs_and_outputs_equal_the_staged_path(precision, maia_path):
-    """Inputs and outputs in host_empty() memory move by one DMA each (blocks
-    of 64 KB and more), with no staging copy: bit for bit the staged path's
-    results, for every mix of pinned, plain and small blocks, slices at an
-    offset into a pinned pool, sizes padded to a graph bucket and full
-    planes; outputs outside the n rows are left alone."""
-    name = gpu_backend_or_skip(precision)
-    w = load_weights(maia_path)
-    total = 320
-    masks, values = random_packed(w, total, seed=9)
-    gpu = backends.create(name, w, max_batch=total)
-    pinned_masks, pinned_values = gpu.host_empty(masks.shape, np.uint64), gpu.host_empty(values.shape, np.float32)
-    pinned_masks[:], pinned_values[:] = masks, values
-    spare = 2
-    pinned_out = tuple(gpu.host_empty((total + spare, *shape)) for shape in ((1858,), (3,), ()))
-    # 100 rows: the masks go direct, the values (45 KB) are staged; 200 and 320: both direct
-    for n, start in ((1, 0), (7, 3), (13, 20), (100, 7), (200, 120), (320, 0)):
-        rows = slice(start, start + n)
-        want = gpu.forward_packed(masks[rows], values[rows])          # plain memory: staged
-        for in_masks, in_values in ((pinned_masks, values), (masks, pinned_values), (pinned_masks, pinned_values)):
-            for pin in ((True, True, True), (True, False, True), (False, True, False)):
-                for a in pinned_out:
-                    a[:] = -7.0
-                out = tuple(p[:n] if pinned else np.full(p[:n].shape, -7.0, np.float32)
-                            for p, pinned in zip(pinned_out, pin))
-                got = gpu.forward_packed_into(in_masks[rows], in_values[rows], out)
-                for g, r in zip(got, want):
-                    np.testing.assert_array_equal(g, r)
-                assert all((p[n:] == -7.0).all() for p in pinned_out)
-        planes = gpu.host_empty((n, 112, 8, 8))
-        planes[:] = unpack_planes(masks[rows], values[rows])
-        out = tuple(p[:n] for p in pinned_out)
-        for g, r in zip(gpu.forward_into(planes, out), gpu.forward(unpack_planes(masks[rows], values[rows]))):
-            np.testing.assert_array_equal(g, r)
-    ffi, lib = gpu.ffi, gpu.lib
-    assert lib.lc0rocm_host_free(ffi.cast("void*", pinned_masks.ctypes.data + 8)) == lib.LC0ROCM_INVALID_ARGUMENT
-    gpu.close()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
-@pytest.mark.parametrize("net", ["maia", "tiny-bt"])
-def test_gpu_packed_input_gives_the_planes_results_bit_for_bit(net, precision, maia_path, make_test_net):
-    """lc0's packed input (a mask and a value per plane) expanded on the
-    device gives the same planes as the float planes sent whole: the same
-    outputs bit for bit, at batch 1 (read in place from mapped memory), 9,
-    100 and 256, for positions from games and for random masks with values
-    other than 1 (every plane and square of the expansion)."""
-    name = gpu_backend_or_skip(precision)
-    w = load_weights(maia_path if net == "maia" else make_test_net(net))
-    rng = np.random.default_rng(17)
-    game_masks, game_values = random_packed(w, 256, seed=13)
-    # every bit of a mask reachable (bit 63 and bit 0 included), one in 16
-    # set, about as dense as real positions (far denser planes overflow half
-    # activations into NaN)
-    bits = [rng.integers(0, 2**63, size=(256, 112), dtype=np.uint64) * np.uint64(2) +
-            rng.integers(0, 2, size=(256, 112), dtype=np.uint64) for _ in range(4)]
-    noise_masks = bits[0] & bits[1] & bits[2] & bits[3]
-    noise_values = rng.choice(np.array([1.0, 0.5, 0.25], np.float32), size=(256, 112))
-    gpu = backends.create(name, w, max_batch=256)
-    try:
-        for masks, values in ((game_masks, game_values), (noise_masks, noise_values)):
-            for n in (1, 9, 100, 256):
-                packed = gpu.forward_packed(masks[:n], values[:n])
-                planes = gpu.forward(unpack_planes(masks[:n], values[:n]))
-                for a, b in zip(packed, planes):
-                    assert not np.isnan(a).any()
-                    np.testing.assert_array_equal(a, b)
-    finally:
-        gpu.close()
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
-def test_gpu_calls_padded_to_a_graph_bucket_return_their_own_rows(precision, tol, maia_path):
-    """A call of n positions runs at the next batch-size bucket (zeros after
-    the n rows, graphs shared between sizes): each size still gets exactly
-    its rows' results, repeated calls (graph replays) included."""
-    name = gpu_backend_or_skip(precision)
-    w = load_weights(maia_path)
-    masks, values = random_packed(w, 120, seed=5)
-    ref = backends.create("cpu", w).forward_packed(masks, values)
-    gpu = backends.create(name, w, max_batch=120)
-    for n in (9, 13, 63, 65, 100, 117, 120, 13, 100):
-        got = gpu.forward_packed(masks[:n], values[:n])
-        for g, r in zip(got, ref):
-            assert g.shape[0] == n and not np.isnan(g).any()
-            assert np.linalg.norm(g - r[:n]) <= tol * max(np.linalg.norm(r[:n]), 1e-6)
-    gpu.close()
-
-
-@pytest.mark.gpu
-def test_gpu_mish_half2_within_its_bound(tmp_path):
-    """mish_half2 (the half-pair Mish of gemm_sm90's epilogue, sm_80+): every
-    finite half and a float sweep against Mish in double, within 8e-3
-    relative + 2e-5; NaN stays NaN, +inf stays +inf
-    (tests/native/mish_half2_check.cu)."""
-    try:
-        tc, arch = native.detect_target("nvidia")
-    except native.NativeError as e:
-        pytest.skip(f"no NVIDIA GPU and toolchain: {e}")
-    if int(arch.removeprefix("sm_")) < 80:
-        pytest.skip(f"mish_half2 is for sm_80+ ({arch} keeps the float Mish)")
-    exe = tmp_path / "mish_half2_check"
-    src = native.source_dir()
-    built = subprocess.run([tc.compiler, "-x", "cu", *native.nvidia_arch_flags(arch), native.CXX_STD, "-O3",
-                            f"-I{src / 'src'}", *[f"-I{d}" for d in tc.include_dirs],
-                            str(ROOT / "tests" / "native" / "mish_half2_check.cu"), "-o", str(exe)],
-                           env=tc.run_env(), capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, env=tc.run_env())
-    print(run.stdout)
-    assert run.returncode == 0 and "0 failures" in run.stdout, run.stdout[-2000:]

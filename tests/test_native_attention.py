@@ -7,7 +7,7 @@ with the `cpu` backend (relative error = ||gpu - cpu|| / ||cpu||: fp32 1e-4,
 fp16 1e-2). They skip, saying why, where no GPU toolchain or GPU is present.
 The CPU tests check the contract between native.py's tensor names and the
 attention body (native/src/attention.h) and the policy slot rule that
-native/src/attention.cpp generates; with HIP-CPU at hand (LC0ROCM_HIPCPU)
+native/src/attention/heads.cpp generates; with HIP-CPU at hand (LC0ROCM_HIPCPU)
 one also runs the warp-level kernels on the CPU with 64-wide warps.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
 # ---------------------------------------------------------------- CPU tests
 
 def rule_policy_slots() -> list[int]:
-    """The rule attention.cpp uses: queen-like and knight moves in (from, to)
+    """The rule attention/heads.cpp uses: queen-like and knight moves in (from, to)
     order, then q/r/b promotions by from file, to file, piece."""
     slots = []
     for frm in range(64):
@@ -53,7 +53,7 @@ def test_policy_slot_rule_matches_tables():
     assert rule_policy_slots() == [int(i) for i in tables.ATTN_POLICY_GATHER]
 
 
-# What attention.cpp reads, for a net with smolgen; PE_DENSE adds the rest.
+# What attention/*.cpp read, for a net with smolgen; PE_DENSE adds the rest.
 BODY_NAMES = ["ip_emb_w", "ip_emb_b", "smolgen_w", "meta.headcount",
               "encoder.0.mha.q_w", "encoder.0.mha.k_b", "encoder.0.mha.dense_w",
               "encoder.0.ln1_gammas", "encoder.0.ln2_betas", "encoder.0.ffn.dense2_b",
@@ -68,10 +68,10 @@ PE_DENSE_NAMES = ["ip_emb_preproc_w", "ip_emb_preproc_b", "ip_emb_ln_gammas", "i
 
 @pytest.mark.parametrize("preset", ["tiny-attn", "tiny-bt"])
 def test_native_tensor_names_cover_attention_body(make_test_net, preset):
-    from lc0_rocm.backends import native
+    from lc0_rocm.backends import native_tensors
 
     weights = load_weights(make_test_net(preset))
-    tensors = native.named_tensors(weights)
+    tensors = native_tensors.named_tensors(weights)
     want = BODY_NAMES + (PE_DENSE_NAMES if preset == "tiny-bt" else [])
     missing = [name for name in want if name not in tensors]
     assert not missing, f"native.py does not send {missing}"
@@ -110,7 +110,7 @@ def test_kernels_under_hip_cpu(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(ROOT / "native" / "src", src)
     shutil.copytree(ROOT / "native" / "include", tmp_path / "include")
-    for kernel in (src / "kernels").glob("attn_*.hip"):
+    for kernel in [*(src / "kernels").glob("attn_*.hip"), *(src / "kernels").glob("attn_*.h")]:
         kernel.write_text(hip_cpu_dialect(kernel.read_text()))
     compat = src / "gpu_compat.h"  # HIP-CPU's device properties have no gcnArchName
     compat.write_text(compat.read_text().replace("prop.gcnArchName", '"gfx000"'))
@@ -142,13 +142,13 @@ def gpu_vendor() -> str:
     pytest.skip("no GPU backend here: " + "; ".join(reasons))
 
 
-def sm90_half_backend(weights):
+def sm90_half_backend(weights, **opts):
     """A half backend of `weights` for up to max(BATCHES) positions on a GPU
-    with wgmma (compute capability 9.0, the library built as sm_90a); skips
-    elsewhere. The caller closes it."""
+    with wgmma (compute capability 9.0, the library built as sm_90a), with
+    backend options opts; skips elsewhere. The caller closes it."""
     from lc0_rocm import backends
 
-    backend = backends.create(f"{gpu_vendor()}-fp16", weights, max_batch=max(BATCHES))
+    backend = backends.create(f"{gpu_vendor()}-fp16", weights, max_batch=max(BATCHES), **opts)
     arch = backend.device_info["arch"]
     if arch != "sm_90":
         backend.close()
@@ -235,12 +235,12 @@ def test_parity_with_numpy_reference(make_test_net, preset, precision):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", ["tiny-attn", "t82"])
-def test_mma_attention_matches_wmma(make_test_net, preset, monkeypatch):
+def test_mma_attention_matches_wmma(make_test_net, preset):
     """The fused attention on mma.sync fragments (head depth 16: tiny-attn,
-    32: t82; native/ATTENTION_FUSED.md) against the wmma kernel it replaces:
+    32: t82; native/docs/ATTENTION_FUSED.md) against the wmma kernel it replaces:
     both within the fp16 bound of the float reference, and not the same
     bits (float sums in another order round some probabilities the other
-    way), which shows LC0ROCM_ATTN_WMMA switches the kernel that runs."""
+    way), which shows disable=mma_attention switches the kernel that runs."""
     from lc0_rocm import backends
 
     vendor = gpu_vendor()
@@ -254,8 +254,8 @@ def test_mma_attention_matches_wmma(make_test_net, preset, monkeypatch):
     if found is None or int(found.group(1)) < 80:
         pytest.skip(f"no mma.sync kernel on {arch} (NVIDIA compute capability 8.0 on): both runs would be wmma")
     for wmma in ("0", "1"):
-        monkeypatch.setenv("LC0ROCM_ATTN_WMMA", wmma)
-        backend = backends.create(f"{vendor}-fp16", weights, max_batch=n)
+        opts = {"disable": "mma_attention"} if wmma == "1" else {}
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=n, **opts)
         try:
             poison(backend)
             got[wmma] = backend.forward(planes[:n])
@@ -273,7 +273,7 @@ def test_mma_attention_matches_wmma(make_test_net, preset, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", ["mma", "wmma"])
 @pytest.mark.parametrize("preset", ["tiny-attn", "t82"])
-def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
+def test_large_projection_biases(make_test_net, preset, kernel):
     """Q|K|V projection biases far above make-net's (~0.07): the mma.sync
     attention leaves K's bias out (it shifts a query row's scores by one
     amount, which softmax cancels) and adds V's to the output (each row of
@@ -294,8 +294,8 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
     n = 64
     planes = random_planes(n, seed=3)
     ref = backends.create("cpu", weights).forward(planes)
-    monkeypatch.setenv("LC0ROCM_ATTN_WMMA", "1" if kernel == "wmma" else "0")
-    backend = backends.create(f"{vendor}-fp16", weights, max_batch=n)
+    opts = {"disable": "mma_attention"} if kernel == "wmma" else {}
+    backend = backends.create(f"{vendor}-fp16", weights, max_batch=n, **opts)
     try:
         poison(backend)
         got = backend.forward(planes)
@@ -309,86 +309,34 @@ def test_large_projection_biases(make_test_net, preset, kernel, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("mode,tile,cluster,half,wide", [
-    ("1", "256", "1", "0", "0"), ("1", "128", "1", "0", "0"), ("2", "128", "1", "0", "0"),
-    ("2", "256", "1", "0", "0"), ("2", "128", "2", "0", "0"), ("2", "256", "2", "0", "0"),
-    ("1", "256", "1", "1", "0"), ("2", "256", "1", "1", "0"), ("2", "128", "1", "1", "0"),
-    ("1", "256", "1", "1", "1"), ("2", "256", "1", "1", "1"), ("2", "256", "1", "0", "1")])
+@pytest.mark.parametrize("half", ["1", "0"], ids=["half-sums", "float-sums"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_products_match_reference(make_test_net, preset, mode, tile, cluster, half, wide, monkeypatch):
+def test_sm90_products_match_reference(make_test_net, preset, half):
     """Our own sm_90 product (native/src/kernels/gemm_sm90.hip: wgmma fed by
     TMA, bias and activation in its epilogue, y written back by TMA stores)
-    for the FFN's first product (LC0ROCM_GEMM_SM90=1, the default from batch
-    128) or all four encoder products (2), on tiles 256 wide (the default)
-    or 128 wide (its ping-pong schedule), alone or in pairs of blocks
-    sharing W's fetches (cluster 2), with float sums (the cooperative
-    schedule on 256-wide tiles) or, on 256-wide tiles without pairs alone,
-    half sums (LC0ROCM_GEMM_SM90_HALF_SUMS 0 or 1; the 128-wide ping-pong
-    and pairs ignore it), and with half sums the wide ping-pong schedule or
-    the cooperative one (LC0ROCM_GEMM_SM90_WIDE 1, the default, or 0; float
-    sums ignore it), from 64 rows on so that every batch
-    takes it; batch 7 (448 rows) leaves the last 128-row tile part
-    empty (TMA reads zeros past the end and its stores leave those rows
-    out), at batch 1 a pair's second tile lies wholly past the end, and
-    from batch 64 on a block takes several tiles. Within the fp16 bound of
-    the float reference at every batch, NaN-poisoned outputs; describe()
-    shows the product ran. Skips off sm_90."""
+    for the FFN's first product, from 64 rows on so that every batch takes
+    it, with half sums on the wide ping-pong schedule (the default) or float
+    sums on the cooperative one (half_sums=off); batch 7
+    (448 rows) leaves the last 128-row tile part empty (TMA reads zeros past
+    the end and its stores leave those rows out), from batch 64 on a block
+    takes several tiles. Within the fp16 bound of the float reference at
+    every batch, NaN-poisoned outputs; describe() shows the product ran.
+    Skips off sm_90."""
     gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90", mode)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_TILE", tile)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_CLUSTER", cluster)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_HALF_SUMS", half)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
-    backend = sm90_half_backend(weights)
+    backend = sm90_half_backend(weights, force="sm90_gemm", half_sums="on" if half == "1" else "off")
     try:
-        which = "encoder products" if mode == "2" else "the FFN's first products"
         text = backend.describe(1)
-        assert f"{which} on sm_90 wgmma from 64 rows" in text
-        halved = half == "1" and tile == "256" and cluster == "1"
-        assert (f"{which} on sm_90 wgmma from 64 rows (half sums)" in text) == halved, text
-        assert ("(half sums) (ping-pong on 128 x 256 tiles)" in text) == (halved and wide == "1"), text
-        check_batches(backend, planes, ref,
-                      f"{preset} mode {mode} tile {tile} cluster {cluster} half {half} wide {wide}",
-                      TOLERANCE["fp16"])
+        which = "the FFN's first products on sm_90 wgmma from 64 rows"
+        assert which in text
+        assert (f"{which} (half sums) (ping-pong on 128 x 256 tiles)" in text) == (half == "1"), text
+        check_batches(backend, planes, ref, f"{preset} half sums {half}", TOLERANCE["fp16"])
     finally:
         backend.close()
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_wide_ping_pong_equals_cooperative(make_test_net, preset, monkeypatch):
-    """gemm_sm90's wide ping-pong schedule (LC0ROCM_GEMM_SM90_WIDE=1: each
-    consumer its own 128 x 256 tile, in turns) runs the cooperative
-    schedule's k16 products in the same order with half sums, so every
-    output equals the cooperative schedule's bit for bit: all four encoder
-    products (Q|K|V, output and FFN's, the FFN's first with its activation:
-    relu^2 on t82, mish on bt4) and the embedding's and policy's products
-    from 64 rows, at every batch (part-empty last tiles at batch 1 and 7,
-    several tiles a consumer from 64). Skips off sm_90."""
-    gpu_vendor()  # skips without a GPU, before the reference is computed
-    weights, planes, _ = reference(make_test_net(preset, seed=1), preset)
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90", "2")
-    monkeypatch.setenv("LC0ROCM_GEMM_SM90_ROWS", "64")
-    monkeypatch.delenv("LC0ROCM_GEMM_SM90_HALF_SUMS", raising=False)
-    outputs = {}
-    for wide in ("0", "1"):
-        monkeypatch.setenv("LC0ROCM_GEMM_SM90_WIDE", wide)
-        backend = sm90_half_backend(weights)
-        try:
-            assert ("(ping-pong on 128 x 256 tiles)" in backend.describe(1)) == (wide == "1")
-            poison(backend)
-            outputs[wide] = [backend.forward(planes[:n]) for n in BATCHES]
-        finally:
-            backend.close()
-    for n, cooperative, wide in zip(BATCHES, outputs["0"], outputs["1"]):
-        for label, c, w in zip(("policy", "wdl", "moves_left"), cooperative, wide):
-            assert not np.isnan(w).any(), f"{preset} n={n}: NaN in {label}"
-            assert np.array_equal(c, w), f"{preset} n={n} {label}: max difference {np.max(np.abs(c - w)):.3g}"
-
-
-# kSm90NormFromRows and kSm90NormMinFill in native/src/attention.cpp.
+# From which rows, and where its rounds are how full (percent), the plan
+# takes gemm_sm90_layer_norm (plan/attention_plan.cpp); forced: 64 and any.
 SM90_NORM_DEFAULT_ROWS = 4096
 SM90_NORM_DEFAULT_FILL = 90
 
@@ -396,32 +344,36 @@ SM90_NORM_DEFAULT_FILL = 90
 def sm90_norm_fill(n, embedding, multiprocessors):
     """How full (percent) gemm_sm90_layer_norm's rounds of 128-row tiles
     are for a batch of n over the device's groups of embedding / 256 blocks
-    (one block a multiprocessor): gemm_sm90_layer_norm_fill."""
+    (one block a multiprocessor): limits::gemm_sm90_layer_norm_fill."""
     groups = multiprocessors // (embedding // 256)
     tiles = -(-64 * n // 128)
     rounds = -(-tiles // groups)
     return 100 * tiles // (rounds * groups)
 
 
-def sm90_norm_taken(env, n, embedding, multiprocessors):
-    """Whether a batch of n takes gemm_sm90_layer_norm under env: from
-    LC0ROCM_GEMM_SM90_NORM_ROWS rows where its rounds are at least
-    LC0ROCM_GEMM_SM90_NORM_FILL percent full."""
-    from_rows = int(env.get("LC0ROCM_GEMM_SM90_NORM_ROWS", SM90_NORM_DEFAULT_ROWS))
-    min_fill = max(int(env.get("LC0ROCM_GEMM_SM90_NORM_FILL", SM90_NORM_DEFAULT_FILL)), 1)
+def sm90_norm_rule(opts):
+    """(from rows, least fill) of gemm_sm90_layer_norm under opts; rows 0: never."""
+    if opts.get("disable") == "sm90_layer_norm":
+        return 0, 1
+    if opts.get("force") == "sm90_layer_norm":
+        return 64, 1
+    return SM90_NORM_DEFAULT_ROWS, SM90_NORM_DEFAULT_FILL
+
+
+def sm90_norm_taken(opts, n, embedding, multiprocessors):
+    """Whether a batch of n takes gemm_sm90_layer_norm under opts."""
+    from_rows, min_fill = sm90_norm_rule(opts)
     if from_rows <= 0 or 64 * n < from_rows:
         return False
     return sm90_norm_fill(n, embedding, multiprocessors) >= min_fill
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("env", [{"LC0ROCM_GEMM_SM90_NORM_ROWS": "64", "LC0ROCM_GEMM_SM90_NORM_FILL": "0"}, {},
-                                 {"LC0ROCM_GEMM_SM90_NORM_ROWS": "0"},
-                                 {"LC0ROCM_GEMM_SM90_NORM_ROWS": "64", "LC0ROCM_GEMM_SM90_NORM_FILL": "0",
-                                  "LC0ROCM_GEMM_SM90_HALF_SUMS": "0"}],
+@pytest.mark.parametrize("opts", [{"force": "sm90_layer_norm"}, {}, {"disable": "sm90_layer_norm"},
+                                  {"force": "sm90_layer_norm", "half_sums": "off"}],
                          ids=["every-batch", "default", "off", "every-batch-float-sums"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatch):
+def test_sm90_layer_norms_match_reference(make_test_net, preset, opts):
     """The encoder layers' output and FFN second products with their layer
     norms in the product's epilogue on sm_90 (native/src/kernels/
     gemm_sm90_layer_norm.hip: groups of N / 256 blocks exchange each row's
@@ -430,35 +382,30 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
     part empty; from batch 64 on a group takes several tiles, both tile
     parities of its statistics slots, its barrier reused), by default
     (from batch 64 where its rounds of tiles are 90 % full), off, and from
-    64 rows with the products summed in float (LC0ROCM_GEMM_SM90_HALF_SUMS=0;
-    half by default).
+    64 rows with the products summed in float (half_sums=off; half by
+    default).
     Within the fp16 bound of the float reference at every batch,
     NaN-poisoned outputs; describe() says which batches take it. Skips off
     sm_90."""
     gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    for name in ("LC0ROCM_GEMM_SM90_NORM_ROWS", "LC0ROCM_GEMM_SM90_NORM_FILL", "LC0ROCM_GEMM_SM90_HALF_SUMS"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    backend = sm90_half_backend(weights)
+    backend = sm90_half_backend(weights, **opts)
     try:
         info = backend.device_info
         embedding = {"t82": 768, "bt4": 1024}[preset]
-        from_rows = env.get("LC0ROCM_GEMM_SM90_NORM_ROWS", SM90_NORM_DEFAULT_ROWS)
-        min_fill = max(int(env.get("LC0ROCM_GEMM_SM90_NORM_FILL", SM90_NORM_DEFAULT_FILL)), 1)
+        from_rows, min_fill = sm90_norm_rule(opts)
         marker = f"output and FFN products with their layer norms on sm_90 wgmma from {from_rows} rows"
         for n in BATCHES:
-            expected = sm90_norm_taken(env, n, embedding, info["multiprocessors"])
+            expected = sm90_norm_taken(opts, n, embedding, info["multiprocessors"])
             text = backend.describe(n)
             assert (marker in text) == expected, (n, text)
             if expected:  # both rules that chose it, and how full this batch's rounds are
                 fill = sm90_norm_fill(n, embedding, info["multiprocessors"])
                 assert f"rows where its rounds of row tiles are at least {min_fill} % full ({fill} % here)" in text, (
                     n, text)
-                halved = env.get("LC0ROCM_GEMM_SM90_HALF_SUMS", "1") != "0"
+                halved = opts.get("half_sums") != "off"
                 assert (f"({fill} % here) (half sums)" in text) == halved, (n, text)
-        check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 {env}", TOLERANCE["fp16"])
+        check_batches(backend, planes, ref, f"{preset} layer norms on sm_90 {opts}", TOLERANCE["fp16"])
     finally:
         backend.close()
 
@@ -466,24 +413,23 @@ def test_sm90_layer_norms_match_reference(make_test_net, preset, env, monkeypatc
 @pytest.mark.gpu
 @pytest.mark.parametrize("half", ["1", "0"], ids=["half-sums", "float-sums"])
 @pytest.mark.parametrize("preset", ["t82", "bt4"])
-def test_qkv_attention_sm90_matches_reference(make_test_net, preset, half, monkeypatch):
+def test_qkv_attention_sm90_matches_reference(make_test_net, preset, half):
     """Each encoder layer's Q|K|V product and its attention in one launch on
     sm_90 (native/src/kernels/attn_qkv_attention_sm90.hip: wgmma fed by TMA,
     then each position's attention of a pair of heads in the epilogue, with
     smolgen's logits fetched by TMA beside the product's stages), from batch 1
-    (LC0ROCM_QKV_ATTENTION=1, and Q|K|V not beside smolgen) so that every batch takes it: batch 1 and 7 leave
+    (force=qkv_attention, and Q|K|V not beside smolgen) so that every batch takes it: batch 1 and 7 leave
     the second position of the last 128-row tile past the end (its logits
     read as zeros, its output rows not stored), from batch 64 on a block
     takes several tiles and the single logits buffer turns over; the product
-    summed in half (the default) and in float (LC0ROCM_QKV_HALF_SUMS=0).
+    summed in half (the default) and in float (half_sums=off).
     Within the fp16 bound of the float reference, NaN-poisoned outputs;
     describe() says so, and which sums. Skips off sm_90."""
     gpu_vendor()  # skips without a GPU, before the reference is computed
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
-    monkeypatch.setenv("LC0ROCM_QKV_ATTENTION", "1")
-    monkeypatch.setenv("LC0ROCM_SMOLGEN_BESIDE", "0")  # batches 1-2 run Q|K|V beside smolgen otherwise
-    monkeypatch.setenv("LC0ROCM_QKV_HALF_SUMS", half)
-    backend = sm90_half_backend(weights)
+    # disable=smolgen_beside: batches 1-2 run Q|K|V beside smolgen otherwise
+    backend = sm90_half_backend(weights, force="qkv_attention", disable="smolgen_beside",
+                                half_sums="on" if half == "1" else "off")
     try:
         for n in BATCHES:
             sums = ", half sums" if half == "1" else ""
@@ -493,21 +439,18 @@ def test_qkv_attention_sm90_matches_reference(make_test_net, preset, half, monke
         backend.close()
 
 
-def check_small_batch_path(make_test_net, preset, monkeypatch, variants, marker, taken, batches,
-                           skip_reason=lambda info: None):
-    """A small-batch path under each env of `variants` (dicts of variables;
-    the library reads "" as unset): describe(n) names it (contains `marker`) exactly where
-    taken(env, n) says so, and the forward passes of `batches` stay within
-    the fp16 bound of the float reference, no NaN in NaN-poisoned outputs.
+def check_small_batch_path(make_test_net, preset, variants, marker, taken, batches, skip_reason=lambda info: None):
+    """A small-batch path under each of `variants` (backend options):
+    describe(n) names it (contains `marker`) exactly where taken(opts, n)
+    says so, and the forward passes of `batches` stay within the fp16 bound
+    of the float reference, no NaN in NaN-poisoned outputs.
     skip_reason(device_info): why this GPU cannot run the path, or None."""
     from lc0_rocm import backends
 
     vendor = gpu_vendor()
     weights, planes, ref = reference(make_test_net(preset, seed=1), preset)
     for env in variants:
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8)
+        backend = backends.create(f"{vendor}-fp16", weights, max_batch=8, **env)
         try:
             reason = skip_reason(backend.device_info)
             if reason:
@@ -521,57 +464,35 @@ def check_small_batch_path(make_test_net, preset, monkeypatch, variants, marker,
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", ATTENTION_PRESETS)
-def test_gemv_rows_match_reference(make_test_net, preset, monkeypatch):
-    """Dense layers of up to 4 rows on gemv_rows (native/GEMV_ROWS.md:
-    smolgen's per-position layers and the heads' flat layers) at batches 1-4,
-    batch 5 back on BLAS, and all on BLAS with LC0ROCM_GEMV_ROWS=0: within
-    the fp16 bound of the float reference, NaN-poisoned outputs; describe()
-    says which batches take it."""
-    check_small_batch_path(make_test_net, preset, monkeypatch,
-                           [{"LC0ROCM_GEMV_ROWS": "4"}, {"LC0ROCM_GEMV_ROWS": "0"}], "on gemv_rows",
-                           lambda env, n: env["LC0ROCM_GEMV_ROWS"] == "4" and n <= 4, (1, 2, 3, 4, 5))
+def test_gemv_rows_match_reference(make_test_net, preset):
+    """Dense layers of up to 4 rows on gemv_rows (native/docs/GEMV_ROWS.md:
+    smolgen's per-position layers and the heads' flat layers): forced,
+    batches 1-4, batch 5 back on BLAS; by default batch 1; all on BLAS with
+    disable=gemv: within the fp16 bound of the float reference,
+    NaN-poisoned outputs; describe() says which batches take it."""
+    def taken(opts, n):
+        return n <= {"force": 4, "disable": 0}.get(next(iter(opts), ""), 1)
+    check_small_batch_path(make_test_net, preset, [{"force": "gemv"}, {}, {"disable": "gemv"}], "on gemv_rows",
+                           taken, (1, 2, 3, 4, 5))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", ATTENTION_PRESETS)
-def test_smolgen_generate_match_reference(make_test_net, preset, monkeypatch):
+def test_smolgen_generate_match_reference(make_test_net, preset):
     """Smolgen's second layer norm inside its generator product
-    (native/SMOLGEN_GENERATE.md) at batches up to 4 (1-4 take it, 5 does
-    not), and never with LC0ROCM_SMOLGEN_GENERATE=0: within the fp16 bound
-    of the float reference, NaN-poisoned outputs; describe() says which
-    batches take it. The tiny presets' generator (16 inputs a head) is
-    below the kernel's chunk of 32: they never take it."""
+    (native/docs/SMOLGEN_GENERATE.md): by default at batch 1, forced at
+    every batch here (up to 64), never with disable=smolgen_generate:
+    within the fp16 bound of the float reference, NaN-poisoned outputs;
+    describe() says which batches take it. The tiny presets' generator (16
+    inputs a head) is below the kernel's chunk of 32: they never take it."""
     fits = preset in ("t82", "bt4")
+
+    def taken(opts, n):
+        return fits and n <= {"force": 64, "disable": 0}.get(next(iter(opts), ""), 1)
     check_small_batch_path(
-        make_test_net, preset, monkeypatch,
-        [{"LC0ROCM_SMOLGEN_GENERATE": "4"}, {"LC0ROCM_SMOLGEN_GENERATE": "0"}],
-        "its second layer norm in the generator",
-        lambda env, n: fits and env["LC0ROCM_SMOLGEN_GENERATE"] == "4" and n <= 4, (1, 2, 4, 5),
+        make_test_net, preset, [{}, {"force": "smolgen_generate"}, {"disable": "smolgen_generate"}],
+        "its second layer norm in the generator", taken, (1, 2, 4, 5),
         lambda info: None if info["vendor"] == "nvidia" else "no mma.sync on this GPU (NVIDIA 8.0 on)")
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
-def test_dense_layer_norm_match_reference(make_test_net, preset, monkeypatch):
-    """The encoder layers' output and FFN second products fused with their
-    layer norms (native/DENSE_LAYER_NORM.md) up to 128 rows: batches 1-2
-    fused, 3 back on BLAS + layer_norm; over clusters of the default size
-    (16 blocks where N allows), of 8, and off: within the fp16 bound of the
-    float reference, NaN-poisoned outputs; describe() says which batches
-    take it. Skips off sm_90."""
-    def taken(env, n):
-        # bt4's share of weight rows for a block of 8 (128 rows of up to
-        # 1,536 halves) is more than shared memory holds: no fusion there.
-        too_big = preset == "bt4" and env["LC0ROCM_DENSE_NORM_CLUSTER"] == "8"
-        return env["LC0ROCM_DENSE_NORM_ROWS"] == "128" and not too_big and n <= 2
-
-    check_small_batch_path(
-        make_test_net, preset, monkeypatch,
-        [{"LC0ROCM_DENSE_NORM_ROWS": rows, "LC0ROCM_DENSE_NORM_CLUSTER": cluster}
-         for rows, cluster in (("128", ""), ("128", "8"), ("0", ""))],
-        "with their layer norms", taken, (1, 2, 3),
-        lambda info: None if info["arch"] == "sm_90" else
-        f"no thread block clusters on {info['arch']} (NVIDIA compute capability 9.0)")
 
 
 @pytest.mark.gpu

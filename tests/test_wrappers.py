@@ -269,13 +269,15 @@ def test_an_absent_gpu_is_named(net, monkeypatch):
 
 
 def test_native_device_index_takes_lc0s_gpu_key():
-    assert native.device_index("cuda", {"gpu": "1"}) == 1
-    assert native.device_index("cuda", {"device": 2}) == 2
-    assert native.device_index("cuda", {}) == 0
+    def index(**options):
+        return native.device_index("cuda", native.read_settings("cuda", options))
+    assert index(gpu="1") == 1
+    assert index(device=2) == 2
+    assert index() == 0
     with pytest.raises(native.NativeError, match="gpu and device disagree"):
-        native.device_index("cuda", {"gpu": "1", "device": "0"})
-    with pytest.raises(native.NativeError, match="cuda: gpu must be an integer"):
-        native.device_index("cuda", {"gpu": "one"})
+        index(gpu="1", device="0")
+    with pytest.raises(ValueError, match="cuda: gpu='one' is not an integer >= 0"):
+        index(gpu="one")
     with pytest.raises(native.NativeError, match="cuda: gpu=2 does not exist \\(1 GPU\\(s\\) present: devices 0..0\\)"):
         native.check_device("cuda", 2, 1)
 

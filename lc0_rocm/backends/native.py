@@ -5,18 +5,8 @@ NVIDIA) and the GPU architecture, compiles native/ into a per-user cache
 (`~/.cache/lc0-rocm/native/<source hash>-<arch>/`), loads the library with
 cffi, hands it the net as named float32 tensors and runs forward passes.
 
-Tensor names given to the library (see native/src/resnet.h for the
-convolution body's derived ones):
-  * convolution bodies: "resnet.*", batch norm folded, matrices [in][out],
-    NHWC (square-major) layouts; policy gather indices as int32;
-  * attention bodies: every Layer of the proto tree under its dotted path
-    ("encoder.3.mha.q_w", "ip_emb_w", "smolgen_w", ...), the resolved heads
-    under "policy_head." and "value_head." (Weights.policy_head() /
-    value_head(), so multi-head files look like single-head ones),
-    "meta.headcount" and "meta.pol_headcount" (int32 scalars), and
-    "map.attention_policy_gather" (int32 [1858], index into 64*64+8*24);
-  * a convolution body with an attention policy also gets "policy_head.*",
-    "meta.pol_headcount" and "map.attention_policy_gather".
+The net goes to the library as named tensors (native_tensors.py) and its
+settings as the backend options below (OPTIONS), in lc0rocm_config.
 
 Environment overrides: LC0ROCM_TOOLCHAIN (hip|cuda), LC0ROCM_GPU_ARCH
 (gfx90a, sm_90, ...), LC0ROCM_BUILD_CACHE (the build folder; LC0ROCM_CACHE_DIR
@@ -28,6 +18,7 @@ import argparse
 import dataclasses
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -41,9 +32,9 @@ from lc0_rocm._proto import net_pb2
 from lc0_rocm.buildcache import cache_root
 from lc0_rocm.backends.base import (Backend, BackendAttributes, BackendError, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs)
-from lc0_rocm.netspec import BN_EPSILON, NetSpec
+from lc0_rocm.backends.options import BackendOption, BackendOptionsError, read_options
+from lc0_rocm.netspec import NetSpec
 from lc0_rocm.progress import Progress
-from lc0_rocm.sizes import NUM_PLANES
 
 NF = net_pb2.NetworkFormat
 VENDOR_OF_PREFIX = {"rocm": "amd", "cuda": "nvidia"}
@@ -444,178 +435,7 @@ def device_info(ffi, lib, device: int = 0) -> dict:
     }
 
 
-# ---------------------------------------------------------------- weights -> tensors
-CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
-               NF.NETWORK_CLASSICAL_WITH_HEADFORMAT, NF.NETWORK_SE_WITH_HEADFORMAT)
-ATTENTION_BODIES = (NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT,
-                    NF.NETWORK_ATTENTIONBODY_WITH_MULTIHEADFORMAT)
-
-
-def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
-    """Every Layer of a Node tree under its dotted proto path."""
-    out: dict[str, np.ndarray] = {}
-    if node is None:
-        return out
-    for key, value in vars(node).items():
-        name = prefix + key
-        if isinstance(value, np.ndarray):
-            if value.size:
-                out[name] = value
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                if isinstance(item, np.ndarray):
-                    out[f"{name}.{i}"] = item
-                else:
-                    out.update(flatten_node(item, f"{name}.{i}."))
-        elif hasattr(value, "__dict__") and not isinstance(value, (int, float, str, bytes)):
-            out.update(flatten_node(value, name + "."))
-    return out
-
-
-def _as_f32(a) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=np.float32).ravel()
-
-
-def _layer(node, field, name):
-    value = getattr(node, field, None) if node is not None else None
-    if value is None or len(value) == 0:
-        raise NativeError(f"convolution-body net: missing tensor {name}.{field}")
-    return np.asarray(value, np.float32)
-
-
-def fold_conv(block, name: str, inputs: int, kernel: int) -> tuple[np.ndarray, np.ndarray]:
-    """ConvBlock -> (weights (K, inputs, k, k), biases (K,)) with batch norm
-    folded in as lc0 does: s = gamma / sqrt(var + eps), w' = w s, b' = beta + s (b - mean)."""
-    w = _layer(block, "weights", name)
-    has_bn = block.bn_means is not None and len(block.bn_means) > 0
-    outputs = len(block.bn_means) if has_bn else len(_layer(block, "biases", name))
-    if w.size != outputs * inputs * kernel * kernel:
-        raise NativeError(f"{name}.weights has {w.size} values; expected {outputs} x {inputs} x "
-                          f"{kernel} x {kernel}")
-    w = w.reshape(outputs, inputs, kernel, kernel)
-    present = lambda a: a is not None and len(a) > 0  # noqa: E731
-    b = np.asarray(block.biases, np.float32) if present(block.biases) else np.zeros(outputs, np.float32)
-    if not has_bn:
-        return w, b
-    gammas = np.asarray(block.bn_gammas, np.float32) if present(block.bn_gammas) else np.ones(outputs, np.float32)
-    betas = np.asarray(block.bn_betas, np.float32) if present(block.bn_betas) else np.zeros(outputs, np.float32)
-    var = _layer(block, "bn_stddivs", name)
-    scale = gammas / np.sqrt(var + np.float32(BN_EPSILON))
-    means = np.asarray(block.bn_means, np.float32)
-    return w * scale[:, None, None, None], betas + scale * (b - means)
-
-
-def conv3_tensors(block, name: str, inputs: int) -> tuple[np.ndarray, np.ndarray]:
-    """3x3 conv -> ([9*inputs][K] with row tap*inputs + c, tap = ky*3 + kx; bias)."""
-    w, b = fold_conv(block, name, inputs, 3)
-    return w.transpose(2, 3, 1, 0).reshape(9 * inputs, -1), b
-
-
-def conv1_tensors(block, name: str, inputs: int) -> tuple[np.ndarray, np.ndarray]:
-    """1x1 conv -> ([inputs][K]; bias)."""
-    w, b = fold_conv(block, name, inputs, 1)
-    return w.reshape(-1, inputs).T, b
-
-
-def dense_tensors(w, b, inputs: int, name: str, square_major_from: int = 0):
-    """Dense [out][in] -> ([in][out], bias). square_major_from=P: the input is
-    a channel-major flatten (c*64 + square) of P channels, re-ordered to the
-    library's square-major one (square*P + c)."""
-    w = np.asarray(w if w is not None else [], np.float32)
-    b = np.asarray(b if b is not None else [], np.float32)
-    if b.size == 0 or w.size != b.size * inputs:
-        raise NativeError(f"{name}: {w.size} weights and {b.size} biases do not fit {inputs} inputs")
-    m = w.reshape(b.size, inputs).T
-    if square_major_from:
-        p = square_major_from
-        m = m.reshape(p, 64, b.size).transpose(1, 0, 2).reshape(inputs, b.size)
-    return m, b
-
-
-def resnet_tensors(weights) -> dict[str, np.ndarray]:
-    """Derived tensors of a convolution body (see native/src/resnet.h)."""
-    fmt, net = weights.format, weights.net
-    t: dict[str, np.ndarray] = {}
-
-    def put(prefix, pair):
-        t[prefix + ".w"], t[prefix + ".b"] = _as_f32(pair[0]), _as_f32(pair[1])
-
-    put("resnet.input", conv3_tensors(net.input, "input", NUM_PLANES))
-    c = len(t["resnet.input.b"])
-    for i, res in enumerate(net.residual):
-        p = f"resnet.block.{i}"
-        put(p + ".conv1", conv3_tensors(res.conv1, f"residual[{i}].conv1", c))
-        put(p + ".conv2", conv3_tensors(res.conv2, f"residual[{i}].conv2", c))
-        se = res.se
-        if se is not None and se.w1 is not None and len(se.w1):
-            put(p + ".se1", dense_tensors(se.w1, se.b1, c, f"residual[{i}].se.w1"))
-            hidden = len(t[p + ".se1.b"])
-            put(p + ".se2", dense_tensors(se.w2, se.b2, hidden, f"residual[{i}].se.w2"))
-
-    head = weights.policy_head()
-    policy = fmt.policy or NF.POLICY_CLASSICAL
-    if policy == NF.POLICY_CONVOLUTION:
-        from lc0_rocm import tables
-        put("resnet.policy1", conv3_tensors(head.policy1, "policy1", c))
-        put("resnet.policy", conv3_tensors(head.policy, "policy", len(t["resnet.policy1.b"])))
-        planes = len(t["resnet.policy.b"])
-        gather = np.asarray(tables.CONV_POLICY_GATHER, dtype=np.int64)  # plane*64 + square
-        if gather.max() >= planes * 64:
-            raise NativeError(f"convolution policy: {planes} output planes do not fit the policy map")
-        t["resnet.policy.gather"] = np.ascontiguousarray((gather % 64) * planes + gather // 64, np.int32)
-    elif policy == NF.POLICY_CLASSICAL:
-        put("resnet.policy", conv1_tensors(head.policy, "policy", c))
-        planes = len(t["resnet.policy.b"])
-        put("resnet.policy_ip", dense_tensors(head.ip_pol_w, head.ip_pol_b, planes * 64, "ip_pol_w", planes))
-    elif policy == NF.POLICY_ATTENTION:
-        t.update(attention_policy_tensors(weights))
-    else:
-        raise NativeError(f"unsupported policy format {NF.PolicyFormat.Name(policy)}")
-
-    vh = weights.value_head()
-    put("resnet.value", conv1_tensors(vh.value, "value", c))
-    planes = len(t["resnet.value.b"])
-    put("resnet.value_ip1", dense_tensors(vh.ip1_val_w, vh.ip1_val_b, planes * 64, "ip1_val_w", planes))
-    put("resnet.value_ip2", dense_tensors(vh.ip2_val_w, vh.ip2_val_b, len(t["resnet.value_ip1.b"]), "ip2_val_w"))
-
-    if fmt.moves_left == NF.MOVES_LEFT_V1:
-        put("resnet.mlh", conv1_tensors(net.moves_left, "moves_left", c))
-        planes = len(t["resnet.mlh.b"])
-        put("resnet.mlh_ip1", dense_tensors(net.ip1_mov_w, net.ip1_mov_b, planes * 64, "ip1_mov_w", planes))
-        put("resnet.mlh_ip2", dense_tensors(net.ip2_mov_w, net.ip2_mov_b, len(t["resnet.mlh_ip1.b"]), "ip2_mov_w"))
-    return t
-
-
-def attention_policy_tensors(weights) -> dict[str, np.ndarray]:
-    from lc0_rocm import tables
-
-    head = weights.policy_head()
-    t = {k: _as_f32(v) for k, v in flatten_node(head, "policy_head.").items()}
-    heads = head.pol_headcount or weights.net.pol_headcount or 0
-    t["meta.pol_headcount"] = np.array([heads], np.int32)
-    t["map.attention_policy_gather"] = np.ascontiguousarray(tables.ATTN_POLICY_GATHER, dtype=np.int32)
-    return t
-
-
-def attention_tensors(weights) -> dict[str, np.ndarray]:
-    net = weights.net
-    t = {k: _as_f32(v) for k, v in flatten_node(net).items()
-         if not k.startswith(("policy_heads.", "value_heads."))}
-    t.update(attention_policy_tensors(weights))
-    t.update({k: _as_f32(v) for k, v in flatten_node(weights.value_head(), "value_head.").items()})
-    t["meta.headcount"] = np.array([net.headcount or 0], np.int32)
-    return t
-
-
-def named_tensors(weights) -> dict[str, np.ndarray]:
-    network = weights.format.network
-    if network in CONV_BODIES:
-        return resnet_tensors(weights)
-    if network in ATTENTION_BODIES:
-        return attention_tensors(weights)
-    raise NativeError(f"unsupported network structure {NF.NetworkStructure.Name(network)}")
-
-
+# ---------------------------------------------------------------- format
 # ---------------------------------------------------------------- backend
 def is_available(name: str) -> tuple[bool, str]:
     """Toolchain and GPU present? (Does not compile anything.)"""
@@ -627,20 +447,107 @@ def is_available(name: str) -> tuple[bool, str]:
     return True, ""
 
 
-# Every key create() reads; `gpu` is lc0's name for the device index.
-OPTIONS = frozenset({"gpu", "device", "max_batch", "arch"})
+# ---------------------------------------------------------------- options
+def path_bits(src: pathlib.Path | None = None) -> dict[str, tuple[int, bool]]:
+    """The kernel paths the library knows, from lc0rocm.h's LC0ROCM_PATH_*
+    enumeration: name (lower case) -> (bit, whether force= takes it)."""
+    text = cdef_text(src)
+    bits = {m.group(1).lower(): 1 << int(m.group(2))
+            for m in re.finditer(r"LC0ROCM_PATH_(\w+) = 1 << (\d+)", text)}
+    forceable = re.search(r"LC0ROCM_FORCEABLE_PATHS = ([^}]*)}", text).group(1)
+    forced = {m.lower() for m in re.findall(r"LC0ROCM_PATH_(\w+)", forceable)}
+    return {name: (bit, name in forced) for name, bit in bits.items()}
 
 
-def device_index(name: str, options: dict) -> int:
+def _path_names() -> tuple[str, ...]:
+    return tuple(path_bits())
+
+
+def _forceable_names() -> tuple[str, ...]:
+    return tuple(name for name, (_, forceable) in path_bits().items() if forceable)
+
+
+# Every key create() reads (lc0's backend-options syntax: backends/options.py);
+# the settings are carried to the library in lc0rocm_config and read once
+# when the network is created. Where a default was measured, it says where.
+OPTIONS = {
+    "gpu": BackendOption("device index (lc0's key)", None, "int", minimum=0),
+    "device": BackendOption("the same as gpu", None, "int", minimum=0),
+    "max_batch": BackendOption("positions per GPU pass; larger calls are split", DEFAULT_MAX_BATCH, "int", 1, 65536),
+    "arch": BackendOption("GPU architecture to build for, e.g. gfx90a or sm_90 (default: the GPU's)"),
+    "graphs": BackendOption("capture each batch size's pass into a graph on its second run and replay it", True,
+                            "bool"),
+    "gemm_tune": BackendOption("run large half products on the algorithm that timed fastest for their shape "
+                               "(NVIDIA; the first pass at a batch size takes ~0.1 s longer; native/docs/"
+                               "GEMM_TUNER.md)", True, "bool"),
+    "half_sums": BackendOption("let the sm_90 products of half nets sum in half, as lc0's cuda backend's "
+                               "cublasHgemm (H200 +0.6..+1.4 % at b256-512, policy error 2.2-2.6x, within the "
+                               "fp16 bound; native/docs/GEMM_SM90.md); false: in float", True, "bool"),
+    "side_stream": BackendOption("run independent branches of a pass on a second stream (native/docs/"
+                                 "SIDE_LANE.md)", True, "bool"),
+    "dependent_launch": BackendOption("launch kernels as programmatic dependent launches (NVIDIA sm_90+): where "
+                                      "the plan measured a gain (auto), always or never", "auto", "choice",
+                                      choices=("auto", "on", "off")),
+    # A copy on the stream is a step of its own, with a copy's latency before
+    # and after a pass of ~75 us (maia-1900 on an H100: b1 +12 % mean, 10
+    # rounds of 11 in turns faster; t82 even; b4-16 lost up to 12 %).
+    "mapped_io": BackendOption("passes of up to this many positions read their input from and write their "
+                               "outputs to pinned host memory in place, with no copies; 0: never", 1, "int",
+                               0, 65536),
+    "disable": BackendOption("kernel paths to keep off, to compare (native/README.md lists them)",
+                             frozenset(), "names", choices=_path_names),
+    "force": BackendOption("kernel paths to take at every batch size or width they fit, to compare",
+                           frozenset(), "names", choices=_forceable_names),
+}
+DEPENDENT_LAUNCH = {"auto": -1, "on": 1, "off": 0}
+
+
+def device_index(name: str, values: dict) -> int:
     """The device of `gpu=N` (lc0's key) or `device=N`, default 0."""
-    given = {k: options.pop(k) for k in ("gpu", "device") if k in options}
-    try:
-        indices = {int(v) for v in given.values()}
-    except ValueError:
-        raise NativeError(f"{name}: gpu must be an integer, got {given}") from None
-    if len(indices) > 1:
-        raise NativeError(f"{name}: gpu and device disagree ({given})")
-    return indices.pop() if indices else 0
+    given = {values[k] for k in ("gpu", "device") if values.get(k) is not None}
+    if len(given) > 1:
+        raise NativeError(f"{name}: gpu and device disagree ({values['gpu']} and {values['device']})")
+    return given.pop() if given else 0
+
+
+def read_settings(name: str, options: dict) -> dict:
+    """OPTIONS' values from one level of an options tree (read_options),
+    with a path both disabled and forced an error too."""
+    values = read_options(name, OPTIONS, options)
+    both = values["disable"] & values["force"]
+    if both:
+        raise BackendOptionsError(f"{name}: {', '.join(sorted(both))} both disabled and forced")
+    return values
+
+
+def fill_settings(cfg, values: dict) -> None:
+    """lc0rocm_config's settings from read_settings' values."""
+    bits = path_bits()
+    cfg.graphs, cfg.gemm_tune = int(values["graphs"]), int(values["gemm_tune"])
+    cfg.half_sums, cfg.side_stream = int(values["half_sums"]), int(values["side_stream"])
+    cfg.dependent_launch = DEPENDENT_LAUNCH[values["dependent_launch"]]
+    cfg.mapped_io = values["mapped_io"]
+    cfg.disabled = sum(bits[n][0] for n in values["disable"])
+    cfg.forced = sum(bits[n][0] for n in values["force"])
+
+
+def check_device(name: str, device: int, count: int) -> None:
+    if not 0 <= device < count:
+        present = f"devices 0..{count - 1}" if count else "no device"
+        raise NativeError(f"{name}: gpu={device} does not exist ({count} GPU(s) present: {present})")
+
+
+def create(name: str, weights, **options) -> Backend:
+    vendor, precision = split_name(name)
+    values = read_settings(name, options)
+    device = device_index(name, values)
+    ffi, lib = load_library(build(vendor, values["arch"]))
+    count = ffi.new("int*")
+    check(ffi, lib, lib.lc0rocm_get_device_count(count), f"{name}: device count")
+    check_device(name, device, count[0])
+    info = device_info(ffi, lib, device)
+    fp16 = precision == "fp16" or (precision == "auto" and info["fast_fp16"])
+    return NativeBackend(name, ffi, lib, weights, device=device, fp16=fp16, info=info, settings=values)
 
 
 # Threads 0 on one GPU: three search threads, a stream each (lc0 runs two,
@@ -689,7 +596,7 @@ class NativeBackend(Backend):
     native stream from a pool, so forward passes from several threads run
     concurrently on the GPU (no lock around the forward pass)."""
 
-    def __init__(self, name, ffi, lib, weights, *, device, max_batch, fp16, info):
+    def __init__(self, name, ffi, lib, weights, *, device, fp16, info, settings):
         self.name = name
         self.ffi, self.lib = ffi, lib
         # close() also runs from __del__, possibly inside a cffi call that
@@ -697,7 +604,7 @@ class NativeBackend(Backend):
         self._destroy_stream, self._destroy_net = lib.lc0rocm_stream_destroy, lib.lc0rocm_destroy
         self.device_info = info
         self.fp16 = fp16
-        self.max_batch = max_batch
+        self.max_batch = max_batch = settings["max_batch"]
         self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
         fmt = weights.format
         spec = NetSpec.from_weights(weights)   # the activations DEFAULT leaves implicit
@@ -708,7 +615,9 @@ class NativeBackend(Backend):
         cfg.moves_left, cfg.input_embedding = fmt.moves_left, fmt.input_embedding
         cfg.default_activation, cfg.ffn_activation = spec.default_activation, spec.ffn_activation
         cfg.smolgen_activation = spec.smolgen_activation
+        fill_settings(cfg, settings)
 
+        from lc0_rocm.backends.native_tensors import named_tensors   # imports this module
         tensors = named_tensors(weights)
         keep = []  # the arrays and names must outlive the create call
         arr = ffi.new("lc0rocm_tensor[]", len(tensors))

@@ -19,8 +19,15 @@ name, so "[10]" came before "[2]").
 
 A sub-dictionary inherits its parents' keys (`child_options`), which is how
 `backend=cuda-fp16,(gpu=0),(gpu=1)` gives both children the backend.
+
+A backend that reads typed keys describes each as a `BackendOption` and
+reads them with `read_options`: an unknown key, or a value that is not of
+its kind, is a `BackendOptionsError` that says what is valid.
 """
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 
 from lc0_rocm.backends.base import BackendError
 
@@ -185,3 +192,121 @@ def format_options(tree: dict) -> str:
             plain = text and all(c.isalnum() or c in IDENTIFIER_PUNCTUATION for c in text)
             parts.append(f"{key}={text if plain else repr(text)}")
     return ",".join(parts)
+
+
+# ---------------------------------------------------------------- typed keys
+TRUE_WORDS = ("true", "on", "yes", "1")
+FALSE_WORDS = ("false", "off", "no", "0")
+NAME_SEPARATORS = "/,"   # disable=winograd/fused_se, or quoted: disable="winograd,fused_se"
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendOption:
+    """One key a backend reads. kind: "str", "int" (minimum..maximum), "bool"
+    (true/false, on/off, yes/no, 1/0), "choice" (one of choices) or "names"
+    (a set of choices, written name/name or quoted "name,name"); choices may
+    be a function that lists them (read when a value needs them)."""
+    help: str
+    default: object = None
+    kind: str = "str"
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] | Callable[[], Iterable[str]] = ()
+
+    def valid_choices(self) -> tuple[str, ...]:
+        return tuple(self.choices() if callable(self.choices) else self.choices)
+
+    def valid(self) -> str:
+        """What a value may be, in words."""
+        if self.kind == "int":
+            if self.minimum is not None and self.maximum is not None:
+                return f"an integer in {self.minimum}..{self.maximum}"
+            return f"an integer >= {self.minimum}" if self.minimum is not None else "an integer"
+        if self.kind == "bool":
+            return "true or false (on/off, yes/no, 1/0)"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.valid_choices())
+        if self.kind == "names":
+            return "names from " + ", ".join(self.valid_choices()) + " (several as a/b)"
+        return "a string"
+
+    def parse(self, backend: str, key: str, value):
+        """value (a string from the options text, or a Python value given as a
+        keyword) as this key's kind; BackendOptionsError naming what is valid."""
+        def bad(why: str = ""):
+            return BackendOptionsError(f"{backend}: {key}={value!r} is not {self.valid()}{why}")
+        if self.kind == "str":
+            if not isinstance(value, str):
+                raise bad()
+            return value
+        if self.kind == "int":
+            if isinstance(value, bool):
+                raise bad()
+            try:
+                number = int(value) if isinstance(value, (int, str)) else None
+            except ValueError:
+                number = None
+            if number is None or (self.minimum is not None and number < self.minimum) or \
+                    (self.maximum is not None and number > self.maximum):
+                raise bad()
+            return number
+        if self.kind == "bool":
+            if isinstance(value, bool):
+                return value
+            word = str(value).strip().lower()
+            if word in TRUE_WORDS:
+                return True
+            if word in FALSE_WORDS:
+                return False
+            raise bad()
+        if self.kind == "choice":
+            word = str(value).strip().lower()
+            if word not in self.valid_choices():
+                raise bad()
+            return word
+        if self.kind == "names":
+            if isinstance(value, str):
+                for separator in NAME_SEPARATORS[1:]:
+                    value = value.replace(separator, NAME_SEPARATORS[0])
+                names = [n.strip() for n in value.split(NAME_SEPARATORS[0]) if n.strip()]
+            elif isinstance(value, Iterable):
+                names = [str(n) for n in value]
+            else:
+                raise bad()
+            valid = self.valid_choices()
+            unknown = [n for n in names if n not in valid]
+            if unknown:
+                raise bad(f" (unknown: {', '.join(unknown)})")
+            return frozenset(names)
+        raise ValueError(f"BackendOption {key}: unknown kind {self.kind!r}")
+
+
+def read_options(backend: str, specs: Mapping[str, BackendOption], given: Mapping) -> dict:
+    """Every key of specs: its value in `given` read by its kind, else its
+    default. A key specs do not list is an error naming the valid ones."""
+    unknown = sorted(k for k in given if k not in specs)
+    if unknown:
+        plural = "s" if len(unknown) > 1 else ""
+        raise BackendOptionsError(f"{backend}: unknown option{plural} {', '.join(unknown)}; "
+                                  f"valid options: {', '.join(sorted(specs))}")
+    values = {key: spec.default for key, spec in specs.items()}
+    for key, value in given.items():
+        values[key] = specs[key].parse(backend, key, value)
+    return values
+
+
+def describe_options(specs: Mapping[str, BackendOption]) -> str:
+    """One line per key: key=<valid values> (default): meaning."""
+    lines = []
+    for key, spec in specs.items():
+        default = "" if spec.default in (None, frozenset()) else f" (default {format_value(spec.default)})"
+        lines.append(f"{key}=<{spec.valid()}>{default}: {spec.help}")
+    return "\n".join(lines)
+
+
+def format_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (set, frozenset)):
+        return "/".join(sorted(value))
+    return str(value)

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* LC0ROCM_CDEF_BEGIN */
-enum { LC0ROCM_ABI_VERSION = 3 };
+enum { LC0ROCM_ABI_VERSION = 4 };
 
 typedef enum lc0rocm_status {
   LC0ROCM_OK = 0,
@@ -55,9 +55,51 @@ typedef struct lc0rocm_tensor {
   int dtype;             /* LC0ROCM_DTYPE_* */
 } lc0rocm_tensor;
 
-/* Format facts of the net. Enumerations carry net.proto's NetworkFormat
- * values; activations are ActivationFunction values already resolved (no
- * ACTIVATION_DEFAULT). */
+/* Kernel paths, as bits of lc0rocm_config's disabled and forced (the GPU
+ * backends' options disable= and force=, named by these names in lower
+ * case). The plan (native/src/plan/) runs each where it applies and
+ * measured faster; disabled: never; forced: at every batch size or width
+ * it takes. Forcing is only for paths whose use depends on the batch size
+ * or width (LC0ROCM_FORCEABLE_PATHS). */
+enum {
+  LC0ROCM_PATH_WINOGRAD = 1 << 0,          /* Winograd F(4x4, 3x3) convolutions */
+  LC0ROCM_PATH_IMPLICIT_CONV = 1 << 1,     /* implicit-GEMM tensor-core convolutions (NVIDIA) */
+  LC0ROCM_PATH_FUSED_SE = 1 << 2,          /* the SE unit in one launch */
+  LC0ROCM_PATH_WINOGRAD_CHAIN = 1 << 3,    /* a residual tower as one Winograd chain */
+  LC0ROCM_PATH_RESNET_TOWER = 1 << 4,      /* a 64-channel residual tower in one launch (NVIDIA, half) */
+  LC0ROCM_PATH_TOWER_CLUSTER = 1 << 5,     /* that tower a position per cluster of blocks (small batches) */
+  LC0ROCM_PATH_TOWER_SPLIT = 1 << 6,       /* that tower with K split over two warp groups */
+  LC0ROCM_PATH_TOWER_PAIRS = 1 << 7,       /* that tower two positions per block */
+  LC0ROCM_PATH_TOWER_POLICY = 1 << 8,      /* the convolution policy's first layer inside that tower */
+  LC0ROCM_PATH_VALUE_TAIL = 1 << 9,        /* the value head's last layer and output in one launch */
+  LC0ROCM_PATH_FUSED_ATTENTION = 1 << 10,  /* an attention head's whole attention in one kernel */
+  LC0ROCM_PATH_MATRIX_ATTENTION = 1 << 11, /* that kernel on matrix cores (tensor cores, MFMA, WMMA) */
+  LC0ROCM_PATH_MMA_ATTENTION = 1 << 12,    /* on NVIDIA, on mma.sync fragments rather than wmma */
+  LC0ROCM_PATH_QKV_ATTENTION = 1 << 13,    /* the Q|K|V product and the attention in one launch (sm_90) */
+  LC0ROCM_PATH_QKV_COMPRESS = 1 << 14,     /* smolgen's compress inside the Q|K|V product */
+  LC0ROCM_PATH_SMOLGEN_BESIDE = 1 << 15,   /* Q|K|V on a second stream beside smolgen */
+  LC0ROCM_PATH_SMOLGEN_FIRST = 1 << 16,    /* smolgen before Q|K|V */
+  LC0ROCM_PATH_SMOLGEN_GENERATE = 1 << 17, /* smolgen's second layer norm inside its generator */
+  LC0ROCM_PATH_WIDE_NORM = 1 << 18,        /* smolgen's second layer norm on 256-thread blocks */
+  LC0ROCM_PATH_GEMV = 1 << 19,             /* dense layers of a few rows on gemv_rows */
+  LC0ROCM_PATH_SM90_GEMM = 1 << 20,        /* products with bias and activation on our sm_90 GEMM */
+  LC0ROCM_PATH_SM90_LAYER_NORM = 1 << 21,  /* products with their layer norm on our sm_90 GEMM */
+  LC0ROCM_PATH_TF32_SPLIT = 1 << 22        /* float products as split tf32 (3 passes, float precision) */
+};
+enum {
+  LC0ROCM_FORCEABLE_PATHS = LC0ROCM_PATH_WINOGRAD | LC0ROCM_PATH_IMPLICIT_CONV | LC0ROCM_PATH_FUSED_SE |
+                            LC0ROCM_PATH_TOWER_PAIRS | LC0ROCM_PATH_QKV_ATTENTION | LC0ROCM_PATH_SMOLGEN_BESIDE |
+                            LC0ROCM_PATH_SMOLGEN_FIRST | LC0ROCM_PATH_SMOLGEN_GENERATE | LC0ROCM_PATH_WIDE_NORM |
+                            LC0ROCM_PATH_GEMV | LC0ROCM_PATH_SM90_GEMM | LC0ROCM_PATH_SM90_LAYER_NORM |
+                            LC0ROCM_PATH_TF32_SPLIT
+};
+enum { LC0ROCM_DEPENDENT_LAUNCH_AUTO = -1 };
+
+/* A network and how to run it. Format facts: enumerations carry net.proto's
+ * NetworkFormat values; activations are ActivationFunction values already
+ * resolved (no ACTIVATION_DEFAULT). Settings: the GPU backends' options
+ * (lc0_rocm/backends/native.py's OPTIONS gives each one's meaning and
+ * default); every field must be set. */
 typedef struct lc0rocm_config {
   int device;
   int precision;         /* LC0ROCM_PRECISION_* */
@@ -70,6 +112,14 @@ typedef struct lc0rocm_config {
   int default_activation;
   int ffn_activation;
   int smolgen_activation;
+  int graphs;            /* 1: passes captured into graphs and replayed; 0: never */
+  int gemm_tune;         /* 1: large half products on the algorithm that timed fastest */
+  int half_sums;         /* 1: the sm_90 products sum in half (as lc0's cuda backend); 0: in float */
+  int side_stream;       /* 1: independent branches of a pass on a second stream */
+  int dependent_launch;  /* 1 / 0: kernels as dependent launches always / never; AUTO: where they gain */
+  int mapped_io;         /* passes of up to this many positions read and write pinned host memory in place */
+  unsigned disabled;     /* LC0ROCM_PATH_* bits */
+  unsigned forced;       /* LC0ROCM_PATH_* bits, within LC0ROCM_FORCEABLE_PATHS */
 } lc0rocm_config;
 
 typedef struct lc0rocm_net lc0rocm_net;

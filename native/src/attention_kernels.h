@@ -14,8 +14,9 @@
 
 #include <cstdint>
 
-#include "device_info.h"
 #include "kernels/activation.h"
+#include "plan/device.h"
+#include "plan/limits.h"
 #include "tensor/dtype.h"
 #include "tensor/errors.h"
 
@@ -47,18 +48,13 @@ inline void check_warp_size(int warp_size) {
     fail(LC0ROCM_UNSUPPORTED, "warp size " + std::to_string(warp_size) + " (need 32 or 64)");
 }
 
-// From this many rows, rows wider than 256 16-byte vectors (smolgen's
-// second layer norm) go a row to a block of 256 threads instead of 1,024
-// (layer_norm's wide_from_rows; kernels/attn_layer_norm.hip says why).
-constexpr int kWideNormDefaultRows = 256;
-
 // out[r] = LN(act(in[r] + bias) * alpha + skip[r]) * gammas + betas, LN over
 // cols with epsilon eps. bias and skip may be null; out may alias in or skip.
-// wide_from_rows: see kWideNormDefaultRows (0: never).
+// wide_from_rows: see limits::kWideNormDefaultRows (0: never).
 template <typename T>
 void layer_norm(T* out, const T* in, const float* bias, const T* skip, const float* gammas,
                 const float* betas, int rows, int cols, float alpha, float eps, Activation act,
-                int warp_size, hipStream_t stream, int wide_from_rows = kWideNormDefaultRows);
+                int warp_size, hipStream_t stream, int wide_from_rows = limits::kWideNormDefaultRows);
 
 // qkv [batch*64][3*heads*depth] (q | k | v, from one GEMM against the stacked
 // weights) plus bias [3*heads*depth] -> q, k, v each [batch][heads][64][depth].
@@ -72,120 +68,60 @@ void split_heads(T* q, T* k, T* v, const T* qkv, const float* bias, int batch, i
 // channels may follow), bias [3*heads*depth], smolgen [batch][heads][64][64]
 // or null -> out [batch*64][heads*depth] = softmax(Q.K^T / sqrt(depth) +
 // smolgen) . V.
-constexpr int kFusedMaxDepth = 48;  // K, V, Q of a head in 48 KB of shared memory
+constexpr int kFusedMaxDepth = limits::kFusedMaxDepth;  // K, V, Q of a head in 48 KB of shared memory
 template <typename T>
 void fused_attention(T* out, const T* qkv, int qkv_stride, const float* bias, const T* smolgen, int batch,
                      int heads, int depth, int warp_size, hipStream_t stream);
 
-// The same op on tensor cores (attn_fused_attention_tc.hip): half storage,
-// Q, K, V (bias added) and the probabilities rounded to half, products
-// accumulated in float. mma: the mma.sync kernel where it applies (sm_80 on,
-// depth 16 or 32), else the wmma one. Returns false, launching nothing,
-// where neither applies (AMD builds, depth not 16, 32 or 48, unaligned
-// pointers or rows, a GPU without tensor cores); the caller then runs
-// fused_attention.
-bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
-                                  const __half* smolgen, int batch, int heads, int depth,
-                                  const DeviceInfo& device, bool mma, hipStream_t stream);
+// The same op on NVIDIA's tensor cores (attn_fused_attention_tc.hip): half
+// storage, Q, K, V (bias added) and the probabilities rounded to half,
+// products accumulated in float; on mma.sync fragments (where
+// limits::mma_attention_fits) or wmma tiles (limits::wmma_attention_fits).
+// Returns false, launching nothing, where it does not apply (AMD builds,
+// other depths, unaligned pointers or rows, a GPU without them); the caller
+// then runs fused_attention.
+bool fused_attention_mma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                         int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
+bool fused_attention_wmma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                          int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
 
 // The Q|K|V product and the same op in one launch on sm_90
-// (attn_qkv_attention_sm90.hip, native/QKV_ATTENTION_SM90.md): x
+// (attn_qkv_attention_sm90.hip, native/docs/QKV_ATTENTION_SM90.md): x
 // [batch*64][embedding] half, w [w_rows][embedding] half whose first
 // 3*heads*depth rows are Q's, K's and V's, bias [3*heads*depth] (Q|K|V's),
 // smolgen [batch][heads][64][64] or null -> out [batch*64][heads*depth]; Q,
 // K, V rounded to half once (bias added first), the rest as
-// fused_attention_tensor_cores; half_sums: the product sums in half (wgmma
-// .f16 accumulators), else in float. _fits: the shapes it takes (depth 32, an even
-// count of heads, embedding a multiple of 64); _prepare once per device at
-// network creation (not in a capture). Returns false, launching nothing,
-// where it does not apply (AMD, builds not for sm_90a, other shapes,
-// unaligned operands); the caller then runs the product and the attention.
-bool qkv_attention_sm90_fits(int heads, int depth, int embedding);
+// fused_attention_mma; half_sums: the product sums in half (wgmma .f16
+// accumulators), else in float. The shapes it takes:
+// limits::qkv_attention_sm90_fits; _prepare once per device at network
+// creation (not in a capture). Returns false, launching nothing, where it
+// does not apply (AMD, builds not for sm_90a, other shapes, unaligned
+// operands); the caller then runs the product and the attention.
 bool qkv_attention_sm90_prepare(const DeviceInfo& device);
 bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* out, const __half* x, const __half* w,
                         int w_rows, const float* bias, const __half* smolgen, int batch, int heads, int depth,
                         int embedding, bool half_sums);
 
-// The same op on AMD CDNA's matrix cores (attn_fused_attention_mfma.hip):
-// half storage, 16 x 16 x 16 MFMA products with float sums, on devices with
-// device.mfma_fp16 and waves of 64 lanes, depth 16 or 32, 16-byte aligned
-// Q|K|V rows and biases. Returns false, launching nothing, elsewhere (NVIDIA
-// builds among them); the caller then runs fused_attention.
-bool fused_attention_mfma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
-                          int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
-
-// The same op on AMD RDNA 3's WMMA instruction (attn_fused_attention_rdna.hip):
-// half storage, 16 x 16 x 16 products with float sums, on devices with
-// device.rdna_wmma_fp16 and waves of 32 lanes, depth 16 or 32, 16-byte
-// aligned Q|K|V rows and biases. Returns false, launching nothing,
-// elsewhere (NVIDIA builds among them); the caller then runs
+// The same op on AMD's matrix instructions (attn_fused_attention_amd.hip):
+// CDNA's MFMA (limits::mfma_attention_fits) or RDNA 3's WMMA
+// (limits::rdna_attention_fits), 16 x 16 x 16 products of half with float
+// sums, 16-byte aligned Q|K|V rows and biases. Returns false, launching
+// nothing, elsewhere (NVIDIA builds among them); the caller then runs
 // fused_attention.
-bool fused_attention_rdna(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
-                          int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
-
-// Smolgen's chain per position up to the shared generator, in one launch for
-// small batches (attn_smolgen_cluster.hip; native/SMOLGEN_CLUSTER.md):
-//   out [n][out] = LN2(act(LN1(act(flat(x . compress^T) . w1^T + b1)) . w2^T + b2))
-// with x [n*64][embedding], compress [hidden_channels][embedding], w1
-// [hidden][64 * hidden_channels], w2 [out][hidden] half; biases, gammas and
-// betas float32; both layer norms with epsilon eps.
-struct SmolgenChain {
-  const __half *compress, *w1, *w2;
-  const float *b1, *gammas1, *betas1, *b2, *gammas2, *betas2;
-  int embedding, hidden_channels, hidden, out;
-  float eps;
-};
-// What a device takes: batches up to `positions`, each over a cluster of
-// `cluster` blocks (positions 0: never).
-struct SmolgenClusterPlan {
-  int positions = 0;
-  int cluster = 0;
-  int stages = 0;           // chunks of dense2's weight rows a block has in flight
-  size_t shared_bytes = 0;  // per block
-};
-// Sets the kernels' attributes, so call it at network creation (outside a
-// capture). NVIDIA sm_90 on, 32-lane warps, shapes within the kernel's
-// limits; elsewhere (AMD) positions 0 and the caller keeps the BLAS path.
-SmolgenClusterPlan smolgen_cluster_prepare(const DeviceInfo& device, const SmolgenChain& chain, Activation act);
-void smolgen_cluster(const SmolgenClusterPlan& plan, const SmolgenChain& chain, int n, const __half* x, __half* out,
-                     Activation act, hipStream_t stream);
+bool fused_attention_amd(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                         int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream);
 
 // Smolgen's second layer norm and its shared generator product in one
-// launch (attn_smolgen_generate.hip; native/SMOLGEN_GENERATE.md):
+// launch (attn_smolgen_generate.hip; native/docs/SMOLGEN_GENERATE.md):
 //   out [n*heads][outputs] = (LN(v [n][heads*gen]) * gammas + betas) viewed
 //                            [n*heads][gen], . w [outputs][gen]^T
 // v (dense2's output, bias and activation applied), w, out half; gammas,
-// betas float. fits: NVIDIA mma.sync, 32-lane warps, outputs 4096, heads up
-// to 32, gen a multiple of 32 up to 256, heads * gen up to 8,192. false,
+// betas float. The shapes it takes: limits::smolgen_generate_fits. false,
 // launching nothing, where it does not fit (or the pointers are not
-// aligned): the caller runs layer_norm and the BLAS product.
-bool smolgen_generate_fits(const DeviceInfo& device, int heads, int gen, int outputs);
+// aligned).
 bool smolgen_generate(hipStream_t stream, const DeviceInfo& device, int n, int heads, int gen, const __half* v,
                       const float* gammas, const float* betas, float eps, const __half* w, int outputs,
                       __half* out);
-
-// An encoder layer's dense product and the layer norm after it in one
-// launch, for few rows (attn_dense_layer_norm.hip; native/DENSE_LAYER_NORM.md):
-//   y [M][N] = LN(alpha * (x [M][K] . w [N][K]^T + bias) + skip [M][N]) * gammas + betas
-// half x, w, skip, y; float bias, gammas, betas.
-// What a device takes: up to max_rows rows, each group of 16 over a cluster
-// of `cluster` blocks (cluster 0: never).
-struct DenseNormPlan {
-  int max_rows = 0;
-  int cluster = 0;
-  size_t shared_bytes = 0;  // per block
-};
-// Sets the kernel's attributes, so call it at network creation (outside a
-// capture). NVIDIA sm_90 on, 32-lane warps, K a multiple of 32 up to 2,048,
-// N split over a cluster of 1-16 blocks in 8-column tiles the kernel is
-// built for; elsewhere (AMD) cluster 0. forced_cluster > 0: that size only.
-DenseNormPlan dense_layer_norm_prepare(const DeviceInfo& device, int N, int K, int max_rows, int forced_cluster);
-// false, launching nothing, where the plan does not take M rows (or the
-// pointers are not 16-byte aligned): the caller runs the product and
-// layer_norm.
-bool dense_layer_norm(const DenseNormPlan& plan, hipStream_t stream, int M, int N, int K, const __half* x,
-                      const __half* w, const float* bias, const __half* skip, const float* gammas,
-                      const float* betas, float alpha, float eps, __half* y);
 
 // in [batch][heads][64][depth] -> out [batch*64][heads*depth].
 template <typename T>

@@ -2,7 +2,7 @@
 //
 // network.cpp turns an lc0rocm_config + named tensors into one Body, picked
 // by kind from a registry: "resnet" (convolution bodies, resnet.cpp) and
-// "attention" (attention bodies, attention*.cpp). A body owns its weights on
+// "attention" (attention bodies, attention/). A body owns its weights on
 // the device (uploaded from the WeightStore in its factory) and runs the
 // whole net: body, policy head, value head and moves-left head.
 //
@@ -21,9 +21,10 @@
 #include <memory>
 #include <string>
 
-#include "device_info.h"
 #include "gpu_compat.h"
 #include "kernels/activation.h"
+#include "plan/device.h"
+#include "plan/settings.h"
 #include "tensor/device_buffer.h"
 #include "tensor/dtype.h"
 #include "tensor/errors.h"
@@ -36,8 +37,8 @@ constexpr int kSquares = 64;
 constexpr int kInputPlanes = 112;
 constexpr int kPolicyOutputs = 1858;
 
-// lc0rocm_config with enumerations kept as net.proto numbers and the
-// activations resolved.
+// lc0rocm_config with enumerations kept as net.proto numbers, the
+// activations resolved and the settings read.
 struct NetConfig {
   int network = 0;            // NetworkFormat.NetworkStructure
   int policy = 0;             // NetworkFormat.PolicyFormat
@@ -50,12 +51,13 @@ struct NetConfig {
   DType dtype = DType::F32;
   int max_batch = 0;
   DeviceInfo device;
+  Settings settings;
 };
 
 // A second stream for the branches of a pass that do not depend on each
 // other (convolution bodies' value and moves-left heads beside the policy
 // head; attention bodies' Q|K|V beside smolgen at batch 1-2,
-// native/SIDE_LANE.md): small launches of two branches then run side by
+// native/docs/SIDE_LANE.md): small launches of two branches then run side by
 // side instead of one after the other. In a captured graph the fork and
 // the join become edges.
 // Owned by the stream that runs the pass, with its own BLAS handle (a
@@ -76,14 +78,8 @@ struct ForwardContext {
   DType dtype;
   const DeviceInfo& device;
   SideLane* side = nullptr;  // null: every branch runs on stream
-  // Dense layers of up to this many rows run on gemm_small_rows (kernels/
-  // ops.h) instead of BLAS where it applies; 0: always BLAS.
-  int small_gemm_max_rows = 0;
-  // Dense layers of up to this many rows run on gemv_rows (kernels/ops.h)
-  // where it applies; 0: never. Set by a body that runs them, for its pass.
-  int gemv_max_rows = 0;
   // Room for a float dense layer's input split for tf32 products
-  // (kernels/tf32_split.hip, native/TF32_SPLIT.md), taken by the body that
+  // (kernels/tf32_split.hip, native/docs/TF32_SPLIT.md), taken by the body that
   // runs them (null: none yet). Never shared between streams.
   float* tf32_scratch = nullptr;
   size_t tf32_scratch_floats = 0;
@@ -100,8 +96,7 @@ inline ForwardContext fork_side(ForwardContext& ctx) {
   GPU_CHECK(hipStreamWaitEvent(side->stream, side->forked, 0));
   side->open = true;
   // The side lane takes its own tf32 scratch: the main stream's may be in use.
-  return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr,
-                        ctx.small_gemm_max_rows, ctx.gemv_max_rows};
+  return ForwardContext{side->stream, *side->blas, ctx.arena, ctx.dtype, ctx.device, nullptr};
 }
 
 // ctx.stream waits for everything issued on the side lane since the fork
@@ -131,11 +126,10 @@ class Body {
   // Whether forward() forks onto ctx.side (a stream then creates one for it).
   virtual bool uses_side_lane() const { return false; }
   // Whether a pass of n positions launches its kernels as dependent
-  // launches (gpu_compat.h) by default: a gain only where our kernels follow
-  // each other, or (attention bodies at batch 1-2) beside the side lane.
+  // launches (gpu_compat.h) by default (the plan's choice: plan/).
   virtual bool uses_dependent_launch(int /*n*/) const { return false; }
-  // How a pass of n positions runs, in words (which of the body's paths it
-  // takes): for tests and diagnostics (lc0rocm_stream_describe).
+  // How a pass of n positions runs, in words (the plan of it, plan/): for
+  // tests and diagnostics (lc0rocm_stream_describe).
   virtual std::string describe(int n) const = 0;
 };
 

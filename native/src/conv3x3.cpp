@@ -1,11 +1,7 @@
 // conv3x3.cpp - dense layers and 3x3 convolutions of convolution bodies.
 #include "conv3x3.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <vector>
-
-#include "env_switch.h"
 
 namespace lc0rocm {
 
@@ -35,46 +31,6 @@ void dense_forward(ForwardContext& ctx, long long rows, const Dense& l, const vo
 }
 
 namespace {
-// se_fused.hip is bound by the latency of each position's few dependent
-// steps: measured faster than the 7-launch SE unit at 64 channels
-// (maia-1900, fp16 +7..19 %, fp32 +6..16 %) and slower at 128 (resnet-se
-// fp16 -2..-14 %) on an H200 (native/SE_FUSED.md).
-constexpr int kFusedSeMaxChannels = 64;
-
-// LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off.
-bool use_fused_se(int channels) { return env_switch("LC0ROCM_FUSED_SE", channels <= kFusedSeMaxChannels); }
-
-// Winograd F(4x4, 3x3) against im2col + GEMM (H100, maia-1900,
-// native/WINOGRAD.md): in float it is even at batches 1-16 and far ahead
-// from 64 (+34 % at 64, +75 % at 256); in half, with the transforms spread
-// over six threads per item below batch 256 and the activation fixed at
-// compile time, it is even up to 8 and ahead from 16 on (16 +2..5 %, 48
-// +3..33 %; 24-32 even).
-constexpr int kWinogradMinBatchHalf = 16;
-
-// The implicit-GEMM kernel (conv3x3_implicit.hip, NVIDIA sm_80+, half),
-// measured on H100s (native/CONV3X3_IMPLICIT.md): against im2col + GEMM
-// b1 +1..9 %, b8 +2..15 %; against Winograd with its chain b16 -1..+10 %,
-// b24 -2..+16 %, b32 -1..+4 %, b48 -15..+9 % (two hosts disagree), so it
-// takes batches 1-31 where it is supported; elsewhere the Winograd
-// threshold above holds. LC0ROCM_IMPLICIT_CONV=1 / 0 forces it on at every
-// batch size / off.
-constexpr int kImplicitMaxBatch = 31;
-enum class ImplicitMode { kByBatch, kAlways, kNever };
-ImplicitMode implicit_mode() {
-  const char* v = std::getenv("LC0ROCM_IMPLICIT_CONV");
-  if (!v || !*v) return ImplicitMode::kByBatch;
-  return std::strcmp(v, "0") != 0 ? ImplicitMode::kAlways : ImplicitMode::kNever;
-}
-
-// LC0ROCM_WINOGRAD=1 / 0 forces Winograd on / off at every batch size;
-// unset, the rule above.
-enum class WinogradMode { kByBatch, kAlways, kNever };
-WinogradMode winograd_mode() {
-  const char* v = std::getenv("LC0ROCM_WINOGRAD");
-  if (!v || !*v) return WinogradMode::kByBatch;
-  return std::strcmp(v, "0") != 0 ? WinogradMode::kAlways : WinogradMode::kNever;
-}
 
 // U [36][in][out], U_t = (G g G^T)[xi][nu] for t = 6 xi + nu, from the
 // library's [9 * in][out] weights (row tap * in + c, tap = 3 ky + kx).
@@ -109,53 +65,23 @@ std::vector<float> transposed(const std::vector<float>& m, int rows, int cols) {
 }
 }  // namespace
 
-Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in, bool keep_transposed)
-    : dt_(dt) {
-  Dense plain = load_dense(ws, name, dt, 9, expected_in);
+Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, const NetConfig& cfg, int expected_in,
+                 bool keep_transposed, int se_hidden)
+    : dt_(cfg.dtype), se_hidden_(se_hidden) {
+  Dense plain = load_dense(ws, name, dt_, 9, expected_in);
   in_ = plain.in;
   out_ = plain.out;
-  const int padded = (out_ + 31) / 32 * 32;  // the fused kernel's 32-wide output tiles
-  fused_ = env_switch("LC0ROCM_FUSED_CONV", false) && conv3x3_fused_supported(dt, in_, out_, padded, 0);
-  fused_se_ = use_fused_se(out_);
-  const WinogradMode mode = winograd_mode();
-  winograd_ = !fused_ && mode != WinogradMode::kNever;
-  winograd_always_ = mode == WinogradMode::kAlways || dt == DType::F32;
-  if (winograd_) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt);
-  const ImplicitMode implicit = implicit_mode();
-  // LC0ROCM_WINOGRAD=1 asks for Winograd at every batch size: that wins
-  // unless the implicit kernel is forced too.
-  implicit_ = !fused_ && implicit != ImplicitMode::kNever &&
-              (mode != WinogradMode::kAlways || implicit == ImplicitMode::kAlways) &&
-              conv3x3_implicit_supported(dt, in_, out_);
-  implicit_always_ = implicit_ && implicit == ImplicitMode::kAlways;
-  if (implicit_ || keep_transposed)
-    implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt);
+  rules_ = conv_rules(dt_ == DType::F16, ConvShape{in_, out_, se_hidden}, cfg.device, cfg.settings);
+  if (rules_.winograd) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt_);
+  if (rules_.implicit || keep_transposed)
+    implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt_);
   b_ = std::move(plain.b);
-  ldw_ = out_;
-  if (winograd_ && winograd_always_) return;  // im2col never runs: U is the only weight copy kept
-  if (!fused_ || padded == out_) {
-    w_ = std::move(plain.w);
-    return;
-  }
-  // Fused, with zero columns out_..padded-1 (their results are never stored).
-  ldw_ = padded;
-  const std::vector<float>& src = ws.floats(name + ".w");
-  std::vector<float> wide(static_cast<size_t>(9) * in_ * ldw_, 0.0f);
-  for (size_t row = 0; row < static_cast<size_t>(9) * in_; ++row)
-    std::memcpy(&wide[row * ldw_], &src[row * out_], sizeof(float) * out_);
-  w_ = upload_floats(wide, dt);
-}
-
-bool Conv3x3::uses_implicit(int n) const {
-  return implicit_ && (implicit_always_ || n <= kImplicitMaxBatch);
-}
-
-bool Conv3x3::uses_winograd(int n) const {
-  return winograd_ && !uses_implicit(n) && (winograd_always_ || n >= kWinogradMinBatchHalf);
+  if (rules_.winograd && rules_.winograd_always) return;  // im2col never runs: U is the only weight copy kept
+  w_ = std::move(plain.w);
 }
 
 size_t Conv3x3::columns_bytes(int n) const {
-  if (fused_ || uses_implicit(n)) return 0;
+  if (uses_implicit(n)) return 0;
   // Winograd: v [36][4n][in] and m [36][4n][out]; im2col: [64n][9 in].
   if (uses_winograd(n)) return static_cast<size_t>(36) * 4 * n * (in_ + out_) * dtype_size(dt_);
   return static_cast<size_t>(n) * kSquares * 9 * in_ * dtype_size(dt_);
@@ -165,7 +91,7 @@ void Conv3x3::im2col_product(ForwardContext& ctx, int n, const void* x, void* co
                              const PendingEpilogue& x_pending) const {
   if (!columns) columns = ctx.arena.take(columns_bytes(n));
   im2col3x3(ctx.stream, dt_, n, in_, x, columns, x_pending.bias, x_pending.act);
-  ctx.blas.gemm(dt_, false, false, n * kSquares, out_, 9 * in_, columns, 9 * in_, w_.get(), ldw_, product, out_);
+  ctx.blas.gemm(dt_, false, false, n * kSquares, out_, 9 * in_, columns, 9 * in_, w_.get(), out_, product, out_);
 }
 
 PendingEpilogue Conv3x3::forward_deferred(ForwardContext& ctx, int n, const void* x, void* columns, void* y,
@@ -193,13 +119,6 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
   const size_t es = dtype_size(dt_);
   const SeWeights se_weights = se_weights_of(se);
   if (x_pending && !uses_im2col(n)) fail(LC0ROCM_INTERNAL_ERROR, "pending epilogue without im2col");
-  if (fused_ && (!se || conv3x3_fused_supported(dt_, in_, out_, ldw_, se->fc1.out))) {
-    // the whole layer in one launch
-    if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), residual,
-                       se_weights, y, act, ctx.device.multiprocessors))
-      fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
-    return;
-  }
 
   if (uses_implicit(n)) {
     // conv(x) in one launch, with the epilogue when no SE unit follows.
@@ -232,17 +151,11 @@ void Conv3x3::forward(ForwardContext& ctx, int n, const void* x, void* columns, 
     return;
   }
 
-  // product = conv(x) (+ b when fused). It goes straight to y only when
-  // nothing else reads y (the residual may alias it).
+  // product = conv(x). It goes straight to y only when nothing else reads y
+  // (the residual may alias it).
   void* product = (residual || se) ? ctx.arena.take(rows * out_ * es) : y;
-  if (fused_) {
-    if (!conv3x3_fused(ctx.stream, dt_, n, in_, out_, ldw_, x, w_.get(), b_.as<float>(), nullptr,
-                       SeWeights{}, product, Activation::None, ctx.device.multiprocessors))
-      fail(LC0ROCM_INTERNAL_ERROR, "fused 3x3 convolution refused its buffers (misaligned)");
-  } else {
-    im2col_product(ctx, n, x, columns, product, x_pending ? *x_pending : PendingEpilogue{});
-  }
-  const float* bias = fused_ ? nullptr : b_.as<float>();
+  im2col_product(ctx, n, x, columns, product, x_pending ? *x_pending : PendingEpilogue{});
+  const float* bias = b_.as<float>();
   if (!se) {
     bias_act(ctx.stream, dt_, rows, out_, product, bias, residual, y, act);
     return;
@@ -254,7 +167,7 @@ void Conv3x3::se_epilogue(ForwardContext& ctx, int n, void* product, const float
                           const SeWeights& se_weights, const void* residual, void* y, Activation act) const {
   const long long rows = static_cast<long long>(n) * kSquares;
   const size_t es = dtype_size(dt_);
-  if (fused_se_ && se_fused_supported(out_, se->fc1.out)) {  // bias + SE + residual, one launch
+  if (rules_.fused_se && se->fc1.out == se_hidden_) {  // bias + SE + residual, one launch
     se_fused(ctx.stream, dt_, n, out_, product, bias, se_weights, residual, y, act);
     return;
   }
@@ -280,10 +193,6 @@ SeWeights Conv3x3::se_weights_of(const SqueezeExcite* se) {
     w.hidden = se->fc1.out;
   }
   return w;
-}
-
-bool Conv3x3::chains(int n, int se_hidden) const {
-  return uses_winograd(n) && winograd_output_input_supported(dt_, out_, se_hidden);
 }
 
 void Conv3x3::winograd_transform_input(ForwardContext& ctx, int n, const void* x, void* v) const {

@@ -1,11 +1,11 @@
 // conv3x3.h - the layers of convolution bodies: dense (1x1) layers and 3x3
 // convolutions with their epilogue y = act(SE(conv(x) + b) + residual).
 //
-// A Conv3x3 picks its implementation per batch size n:
+// A Conv3x3 runs the implementation plan/conv_plan.h picks per batch size n:
 //   implicit - kernels/conv3x3_implicit.hip, in half on NVIDIA sm_80+ below
 //            batch 32: the convolution as an implicit GEMM on tensor cores
-//            with its epilogue, one launch (native/CONV3X3_IMPLICIT.md).
-//   Winograd - F(4x4, 3x3) transforms around 36 GEMMs (native/WINOGRAD.md):
+//            with its epilogue, one launch (native/docs/CONV3X3_IMPLICIT.md).
+//   Winograd - F(4x4, 3x3) transforms around 36 GEMMs (native/docs/WINOGRAD.md):
 //            in float always, in half from batch 16 where the implicit
 //            kernel does not run (from 32 where it does).
 //   im2col - elsewhere (AMD half below batch 16): im2col + one GEMM
@@ -16,19 +16,14 @@
 // (bias, SE, residual, activation in one launch) up to 64 channels, where
 // it was measured faster, else 7 launches (pool, two dense layers,
 // se_apply).
-//   fused  - kernels/conv3x3_fused.hip: the whole layer in one launch, SE
-//            included (NVIDIA, half storage, <= 128 channels). Correct, but
-//            measured slower than im2col + cuBLAS on an H100 at every batch
-//            size (native/CONV3X3_FUSED.md), so only on request:
-//            LC0ROCM_FUSED_CONV=1.
-// LC0ROCM_FUSED_SE=1 / 0 forces the fused SE kernel on / off at any width,
-// LC0ROCM_WINOGRAD and LC0ROCM_IMPLICIT_CONV (1 / 0) their paths at every
-// batch size / never, to compare. All are read when a network is created.
+// The backend options disable= / force= (fused_se, winograd, implicit_conv)
+// keep each off or take it at every width or batch size, to compare.
 #pragma once
 #include <string>
 
 #include "body.h"
 #include "kernels/ops.h"
+#include "plan/conv_plan.h"
 
 namespace lc0rocm {
 
@@ -60,22 +55,23 @@ struct PendingEpilogue {
 class Conv3x3 {
  public:
   Conv3x3() = default;
-  // name.w [9 * in][out] (row tap * in + c), name.b [out].
-  // keep_transposed: keep the [out][9 * in] copy of the weights (the
-  // implicit kernel's) even where that kernel does not run, for
-  // resnet_tower (kernels/ops.h).
-  Conv3x3(const WeightStore& ws, const std::string& name, DType dt, int expected_in = -1,
-          bool keep_transposed = false);
+  // name.w [9 * in][out] (row tap * in + c), name.b [out], in cfg's
+  // storage type, planned for cfg's device and settings. keep_transposed:
+  // keep the [out][9 * in] copy of the weights (the implicit kernel's) even
+  // where that kernel does not run, for resnet_tower (kernels/ops.h).
+  // se_hidden: the SE unit after it (0: none).
+  Conv3x3(const WeightStore& ws, const std::string& name, const NetConfig& cfg, int expected_in = -1,
+          bool keep_transposed = false, int se_hidden = 0);
 
   int in() const { return in_; }
   int out() const { return out_; }
-  bool fused() const { return fused_; }
-  // Scratch forward() needs in `columns` for n positions (0 when fused).
+  // Scratch forward() needs in `columns` for n positions (0 for the implicit kernel).
   size_t columns_bytes(int n) const;
+  int se_hidden() const { return se_hidden_; }
   // Whether a call on n positions runs Winograd F(4x4, 3x3).
-  bool uses_winograd(int n) const;
+  bool uses_winograd(int n) const { return conv_kernel(rules_, n) == ConvKernel::Winograd; }
   // Whether it runs the implicit-GEMM tensor-core kernel (conv3x3_implicit.hip).
-  bool uses_implicit(int n) const;
+  bool uses_implicit(int n) const { return conv_kernel(rules_, n) == ConvKernel::Implicit; }
   // The weights [out][9 * in] (column tap * in + c) in the storage type;
   // null unless the implicit kernel runs or keep_transposed was asked.
   const void* transposed_weights() const { return implicit_w_.get(); }
@@ -92,19 +88,18 @@ class Conv3x3 {
                const PendingEpilogue* x_pending = nullptr) const;
 
   // At n positions: im2col + GEMM, whose input can carry a pending epilogue.
-  bool uses_im2col(int n) const { return !fused_ && !uses_winograd(n) && !uses_implicit(n); }
+  bool uses_im2col(int n) const { return conv_kernel(rules_, n) == ConvKernel::Im2col; }
   // y = conv(x) only, the bias and activation returned for the next layer
   // (one launch fewer: its im2col applies them). Only when uses_im2col(n),
   // and only for a y that nothing but that next layer reads.
   PendingEpilogue forward_deferred(ForwardContext& ctx, int n, const void* x, void* columns, void* y,
                                    Activation act) const;
 
-  // Winograd towers (resnet.cpp): a layer whose input comes already
-  // transformed from the layer before and whose output goes on transformed
-  // to the next (winograd_output_input.hip), so no activation between two
-  // of them makes a round trip through device memory for its transforms.
-  // Whether that applies at n positions with an SE unit of se_hidden (0: none):
-  bool chains(int n, int se_hidden) const;
+  // Winograd towers (resnet.cpp, where the plan chains them): a layer whose
+  // input comes already transformed from the layer before and whose output
+  // goes on transformed to the next (winograd_output_input.hip), so no
+  // activation between two of them makes a round trip through device memory
+  // for its transforms.
   // v [36][4n][in]: x's input transform (the tower's first layer).
   void winograd_transform_input(ForwardContext& ctx, int n, const void* x, void* v) const;
   // m [36][4n][out] = v_t . U_t for the 36 t, one strided-batched GEMM.
@@ -124,14 +119,9 @@ class Conv3x3 {
                    const SeWeights& se_weights, const void* residual, void* y, Activation act) const;
 
   DType dt_ = DType::F32;
-  int in_ = 0, out_ = 0, ldw_ = 0;  // ldw_: the weight row length (padded when fused)
-  bool fused_ = false;     // conv3x3_fused.hip
-  bool fused_se_ = false;  // se_fused.hip after im2col + GEMM (with an SE unit)
-  bool winograd_ = false;  // winograd_input + 36 GEMMs + winograd_output instead of im2col + GEMM,
-  bool winograd_always_ = false;  // at every batch size, or only from kWinogradMinBatchHalf on
-  bool implicit_ = false;         // conv3x3_implicit.hip below kImplicitMaxBatch + 1
-  bool implicit_always_ = false;  // at every batch size (LC0ROCM_IMPLICIT_CONV=1)
-  DeviceBuffer w_, b_;       // w_ [9 * in][ldw_]: im2col / fused weights, empty when Winograd always runs
+  int in_ = 0, out_ = 0, se_hidden_ = 0;
+  ConvRules rules_;  // which kernels it runs at which batch sizes (plan/conv_plan.h)
+  DeviceBuffer w_, b_;       // w_ [9 * in][out]: im2col weights, empty when Winograd always runs
   DeviceBuffer winograd_w_;  // U [36][in][out] = G g G^T per (in, out)
   DeviceBuffer implicit_w_;  // [out][9 * in]: w_ transposed, for conv3x3_implicit
 };

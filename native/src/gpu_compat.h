@@ -149,6 +149,41 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 #endif
 #endif
 
+// ---------------------------------------------------------------- device features
+// What the device code being compiled may use, one name per feature (as
+// ggml's *_AVAILABLE): defined only in the device pass for a target that
+// has the feature, so kernels test a name, never an architecture number.
+// Host code asks DeviceInfo (plan/device.h) what the device it runs on has.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define LC0ROCM_DEVICE_CODE 1                 // the device pass (any GPU target)
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#define LC0ROCM_WMMA_AVAILABLE 1              // nvcuda::wmma half tiles (tensor cores)
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define LC0ROCM_MMA_AVAILABLE 1               // mma.sync m16n8k16 on half, cp.async, ex2.f16x2
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define LC0ROCM_DEPENDENT_LAUNCH_AVAILABLE 1  // griddepcontrol: programmatic dependent launch
+#define LC0ROCM_CLUSTERS_AVAILABLE 1          // thread block clusters, distributed shared memory
+#define LC0ROCM_MBARRIER_AVAILABLE 1          // shared-memory transaction barriers (mbarrier)
+#endif
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LC0ROCM_WGMMA_AVAILABLE 1             // sm_90a's warpgroup products (wgmma) and TMA tile copies
+#endif
+#if defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define LC0ROCM_MFMA_AVAILABLE 1              // CDNA's v_mfma_f32_16x16x16f16
+#endif
+#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__)
+#define LC0ROCM_RDNA_WMMA_AVAILABLE 1         // RDNA 3's v_wmma_f32_16x16x16_f16
+#endif
+// Host and device: this build compiles the sm_90a kernels (the build's arch
+// sm_90 compiles as sm_90a: lc0_rocm/backends/native.py), so their
+// launchers are real (elsewhere they are stubs that return false).
+#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#define LC0ROCM_SM90A_BUILD 1
+#endif
+
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -179,20 +214,20 @@ inline bool gpu_stream_capturing(hipStream_t stream) {
 // NVIDIA, a pass that does not want them: see below) both are no-ops and
 // gpu_launch is a plain launch.
 __device__ __forceinline__ void gpu_wait_for_prior_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_DEPENDENT_LAUNCH_AVAILABLE)
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 
 __device__ __forceinline__ void gpu_release_next_grid() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_DEPENDENT_LAUNCH_AVAILABLE)
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
 // Whether the pass running on this thread launches dependently: set by
 // DependentLaunchScope around a forward pass (network.cpp: the body's choice,
-// or LC0ROCM_PDL=1 / 0, on a device where gpu_has_dependent_launch); kernels
+// or the dependent_launch setting, on a device with DeviceInfo::dependent_launch); kernels
 // launched outside one (at network creation) launch plainly.
 inline bool& gpu_dependent_launch_wanted() {
   static thread_local bool wanted = false;
@@ -267,19 +302,19 @@ inline void gpu_launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
 // ---------------------------------------------------------------- thread block clusters
 // NVIDIA sm_90 on: a launch's blocks grouped in clusters that are scheduled
 // together and reach each other's shared memory (distributed shared
-// memory). AMD has none: gpu_has_clusters says no there, and the callers
+// memory). AMD has none: DeviceInfo::clusters says no there, and the callers
 // keep their other paths (the device helpers below are NVIDIA-only).
 #ifdef LC0ROCM_VENDOR_NVIDIA
 // This block's rank in its cluster, and its cluster's index in the grid (x).
 __device__ __forceinline__ unsigned gpu_cluster_rank() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   return __clusterRelativeBlockRank();
 #else
   return 0;
 #endif
 }
 __device__ __forceinline__ unsigned gpu_cluster_index() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   return __clusterIdx().x;
 #else
   return blockIdx.x;
@@ -288,7 +323,7 @@ __device__ __forceinline__ unsigned gpu_cluster_index() {
 // The address of `p` (this block's shared memory) in block `rank`'s.
 template <typename T>
 __device__ __forceinline__ T* gpu_cluster_map(T* p, unsigned rank) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   return static_cast<T*>(__cluster_map_shared_rank(static_cast<void*>(p), rank));
 #else
   (void)rank;
@@ -300,12 +335,12 @@ __device__ __forceinline__ T* gpu_cluster_map(T* p, unsigned rank) {
 // memory, wait (acquire) before reading theirs again or leaving (a block's
 // shared memory must outlive the others' reads).
 __device__ __forceinline__ void gpu_cluster_arrive() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   __cluster_barrier_arrive();
 #endif
 }
 __device__ __forceinline__ void gpu_cluster_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   __cluster_barrier_wait();
 #endif
 }
@@ -375,8 +410,8 @@ inline int gpu_max_active_clusters(void (*kernel)(Params...), dim3 block, size_t
 }
 #endif
 
-// Architecture name of a device ("gfx90a", "sm_90") and whether its fp16
-// matrix math is faster than fp32 (the `-auto` backends' choice).
+// Architecture name of a device ("gfx90a", "sm_90"); what it can run
+// follows from it in plan/device.cpp.
 inline void gpu_arch_name(const hipDeviceProp_t& prop, char* out, size_t size) {
 #ifdef LC0ROCM_VENDOR_AMD
   std::snprintf(out, size, "%s", prop.gcnArchName);
@@ -387,84 +422,14 @@ inline void gpu_arch_name(const hipDeviceProp_t& prop, char* out, size_t size) {
 #endif
 }
 
-inline bool gpu_fast_fp16(const hipDeviceProp_t& prop) {
-#ifdef LC0ROCM_VENDOR_AMD
-  // Packed/matrix fp16 from Vega 20 (gfx906) on: CDNA gfx908+, RDNA gfx10.3+, gfx11, gfx12.
-  const char* a = prop.gcnArchName;
-  if (std::strncmp(a, "gfx90", 5) == 0 || std::strncmp(a, "gfx94", 5) == 0 ||
-      std::strncmp(a, "gfx95", 5) == 0 || std::strncmp(a, "gfx103", 6) == 0 ||
-      std::strncmp(a, "gfx11", 5) == 0 || std::strncmp(a, "gfx12", 5) == 0)
-    return std::strncmp(a, "gfx900", 6) != 0 && std::strncmp(a, "gfx902", 6) != 0;
-  return false;
+// Whether this build's NVIDIA device code is sm_90a's (LC0ROCM_SM90A: the
+// build's arch sm_90 compiles as sm_90a, whose wgmma later chips lack):
+// plan/device.h's DeviceInfo::wgmma. kernels/wgmma_tile.h.
+#if defined(LC0ROCM_SM90A_BUILD)
+constexpr bool kGpuSm90aBuild = true;
 #else
-  return prop.major >= 7;  // tensor cores from Volta on
+constexpr bool kGpuSm90aBuild = false;
 #endif
-}
-
-// Whether the device is NVIDIA's of compute capability `major`.0 or later
-// (false on AMD): the features below.
-inline bool gpu_nvidia_from(const hipDeviceProp_t& prop, int major) {
-#ifdef LC0ROCM_VENDOR_AMD
-  (void)prop;
-  (void)major;
-  return false;
-#else
-  return prop.major >= major;
-#endif
-}
-
-// Whether the device is AMD's with an architecture name starting with one of
-// `prefixes` (false on NVIDIA): the AMD features below.
-inline bool gpu_amd_arch_among(const hipDeviceProp_t& prop, std::initializer_list<const char*> prefixes) {
-#ifdef LC0ROCM_VENDOR_AMD
-  for (const char* p : prefixes)
-    if (std::strncmp(prop.gcnArchName, p, std::strlen(p)) == 0) return true;
-#else
-  (void)prop;
-  (void)prefixes;
-#endif
-  return false;
-}
-
-// Whether half tensor-core tiles of mma.sync m16n8k16 exist (NVIDIA compute
-// capability 8.0 on; AMD has other matrix instructions).
-inline bool gpu_has_mma_fp16(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
-
-// Whether AMD CDNA's v_mfma_f32_16x16x16f16 exists (gfx908, gfx90a,
-// gfx94x; false on NVIDIA and on RDNA, whose matrix instructions differ).
-inline bool gpu_has_mfma_fp16(const hipDeviceProp_t& prop) {
-  return gpu_amd_arch_among(prop, {"gfx908", "gfx90a", "gfx94"});
-}
-
-// Whether AMD RDNA 3's v_wmma_f32_16x16x16_f16 exists in the layout
-// rdna_wmma_tile.h assumes (gfx11; gfx12's WMMA has another layout; false
-// on NVIDIA).
-inline bool gpu_has_rdna_wmma_fp16(const hipDeviceProp_t& prop) { return gpu_amd_arch_among(prop, {"gfx11"}); }
-
-// Whether BLAS runs float products on tf32 tensor cores when asked
-// (NVIDIA compute capability 8.0 on; AMD's xf32 of gfx942 is untested here).
-inline bool gpu_has_tf32_products(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 8); }
-
-// Whether kernels may launch before the prior one ends (programmatic
-// dependent launch: NVIDIA compute capability 9.0 on; AMD has none).
-inline bool gpu_has_dependent_launch(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 9); }
-
-// Whether thread block clusters exist (see above: NVIDIA compute
-// capability 9.0 on; AMD has none).
-inline bool gpu_has_clusters(const hipDeviceProp_t& prop) { return gpu_nvidia_from(prop, 9); }
-
-// Whether warpgroup products (wgmma) and the tensor memory accelerator's
-// tiled copies run here: NVIDIA compute capability 9.0 exactly, in a build
-// for sm_90a (LC0ROCM_SM90A: the build's arch sm_90 compiles as sm_90a, whose
-// wgmma later chips lack). kernels/wgmma_tile.h.
-inline bool gpu_has_wgmma(const hipDeviceProp_t& prop) {
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-  return prop.major == 9 && prop.minor == 0;
-#else
-  (void)prop;
-  return false;
-#endif
-}
 
 // The most shared memory (LDS) one block may use, where NVIDIA lets a
 // kernel opt in to more than the 48 KB default (hipFuncSetAttribute).

@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 
-#include "env_switch.h"
 #include "kernels/ops.h"
 #include "pinned_host.h"
 
@@ -57,23 +56,21 @@ PolicyHeadFactory find_policy_head(const std::string& kind) {
 }
 
 // ---------------------------------------------------------------- device
+namespace {
+DeviceInfo device_of(int device, const hipDeviceProp_t& prop) {
+  char arch[64];
+  gpu_arch_name(prop, arch, sizeof(arch));
+  DeviceInfo info = device_from_arch(arch, prop.warpSize, prop.multiProcessorCount, gpu_shared_per_block(prop),
+                                     kGpuSm90aBuild);
+  info.device = device;
+  return info;
+}
+}  // namespace
+
 DeviceInfo query_device(int device) {
   hipDeviceProp_t prop;
   GPU_CHECK(hipGetDeviceProperties(&prop, device));
-  DeviceInfo info;
-  info.device = device;
-  info.warp_size = prop.warpSize;
-  info.multiprocessors = prop.multiProcessorCount;
-  info.fast_fp16 = gpu_fast_fp16(prop);
-  info.mma_fp16 = gpu_has_mma_fp16(prop);
-  info.mfma_fp16 = gpu_has_mfma_fp16(prop);
-  info.rdna_wmma_fp16 = gpu_has_rdna_wmma_fp16(prop);
-  info.tf32_products = gpu_has_tf32_products(prop);
-  info.dependent_launch = gpu_has_dependent_launch(prop);
-  info.clusters = gpu_has_clusters(prop);
-  info.wgmma = gpu_has_wgmma(prop);
-  info.shared_per_block = gpu_shared_per_block(prop);
-  return info;
+  return device_of(device, prop);
 }
 
 void fill_device_info(int device, lc0rocm_device_info* info) {
@@ -90,7 +87,7 @@ void fill_device_info(int device, lc0rocm_device_info* info) {
   info->vendor = gpu_vendor_id();
   info->warp_size = prop.warpSize;
   info->multiprocessors = prop.multiProcessorCount;
-  info->fast_fp16 = gpu_fast_fp16(prop) ? 1 : 0;
+  info->fast_fp16 = device_of(device, prop).fast_fp16 ? 1 : 0;
   info->total_memory = static_cast<int64_t>(prop.totalGlobalMem);
 }
 
@@ -104,6 +101,35 @@ Activation resolve_activation(int value, const char* what) {
 
 bool is_attention_body(int network) { return network == 6 || network == 7; }
 bool is_convolution_body(int network) { return network >= 1 && network <= 4; }
+
+// The settings (the backends' options) of c; a setting out of its range is
+// an invalid argument naming it (native.py checks them first).
+Settings settings_of(const lc0rocm_config& c) {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) fail(LC0ROCM_INVALID_ARGUMENT, what);
+  };
+  auto flag = [&](int v, const char* name) {
+    require(v == 0 || v == 1, std::string(name) + " must be 0 or 1, got " + std::to_string(v));
+    return v == 1;
+  };
+  Settings s;
+  s.graphs = flag(c.graphs, "graphs");
+  s.gemm_tune = flag(c.gemm_tune, "gemm_tune");
+  s.half_sums = flag(c.half_sums, "half_sums");
+  s.side_stream = flag(c.side_stream, "side_stream");
+  require(c.dependent_launch >= -1 && c.dependent_launch <= 1,
+          "dependent_launch must be -1, 0 or 1, got " + std::to_string(c.dependent_launch));
+  s.dependent_launch = c.dependent_launch;
+  require(c.mapped_io >= 0 && c.mapped_io <= 65536, "mapped_io must be in 0..65536, got " + std::to_string(c.mapped_io));
+  s.mapped_io = c.mapped_io;
+  constexpr unsigned kAllPaths = (LC0ROCM_PATH_TF32_SPLIT << 1) - 1;
+  require((c.disabled & ~kAllPaths) == 0, "disabled names unknown paths");
+  require((c.forced & ~static_cast<unsigned>(LC0ROCM_FORCEABLE_PATHS)) == 0, "forced names paths that cannot be forced");
+  require((c.disabled & c.forced) == 0, "a path is both disabled and forced");
+  s.disabled = c.disabled;
+  s.forced = c.forced;
+  return s;
+}
 }  // namespace
 
 Network::Network(const lc0rocm_config& c, const WeightStore& weights) {
@@ -128,6 +154,7 @@ Network::Network(const lc0rocm_config& c, const WeightStore& weights) {
   config_.dtype = c.precision == LC0ROCM_PRECISION_FP16 ? DType::F16 : DType::F32;
   config_.max_batch = c.max_batch;
   config_.device = query_device(c.device);
+  config_.settings = settings_of(c);
   if (c.value != 1 && c.value != 2)
     fail(LC0ROCM_UNSUPPORTED, "unsupported value format " + std::to_string(c.value));
 
@@ -149,35 +176,19 @@ size_t input_bytes_per_position() {
 }
 }  // namespace
 
-// LC0ROCM_SMALL_GEMM_ROWS: dense layers of up to this many rows on
-// gemm_small_rows (capped at kSmallGemmMaxRows); unset or 0: none. Off by
-// default: on an H100 it is still slower than cuBLAS (t82 fp16 b1 788-821
-// against 1,197-1,199 positions/s; native/GEMM_SMALL_ROWS.md).
-static int small_gemm_rows_from_environment() {
-  return std::clamp(env_int("LC0ROCM_SMALL_GEMM_ROWS", 0), 0, kSmallGemmMaxRows);
-}
-
-// LC0ROCM_MAPPED_IO: batches up to this size (after graph padding) skip
-// the copies to and from the device: the input expansion reads the pinned
-// staging buffer and the output kernels write the pinned output buffer
-// through the device's view of them (a copy on the stream is a step of its
-// own, with the latency of one, before and after the pass); 0: never.
-constexpr int kMappedDefaultMaxBatch = 1;
-
 Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
-  graphs_enabled_ = !env_switch("LC0ROCM_NO_GRAPHS", false);
+  const Settings& settings = net.config().settings;
+  graphs_enabled_ = settings.graphs;
   GPU_CHECK(hipSetDevice(net.config().device.device));
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
-  side_enabled_ = net.body().uses_side_lane() && env_switch("LC0ROCM_SIDE_STREAM", true);
-  const char* pdl = std::getenv("LC0ROCM_PDL");  // 1 / 0: dependent launches on / off whatever the body says
+  side_enabled_ = net.body().uses_side_lane() && settings.side_stream;
   device_dependent_launch_ = net.config().device.dependent_launch;
-  forced_dependent_launch_ = pdl && std::strcmp(pdl, "1") == 0 ? 1 : pdl && std::strcmp(pdl, "0") == 0 ? 0 : -1;
-  small_gemm_max_rows_ = small_gemm_rows_from_environment();
+  forced_dependent_launch_ = settings.dependent_launch;
   try {
-    blas_ = std::make_unique<Blas>(stream_);
+    blas_ = std::make_unique<Blas>(stream_, settings.gemm_tune);
     if (side_enabled_) {
       GPU_CHECK(hipStreamCreateWithFlags(&side_.stream, hipStreamNonBlocking));
-      side_blas_ = std::make_unique<Blas>(side_.stream);
+      side_blas_ = std::make_unique<Blas>(side_.stream, settings.gemm_tune);
       side_.blas = side_blas_.get();
       GPU_CHECK(hipEventCreateWithFlags(&side_.forked, hipEventDisableTiming));
       GPU_CHECK(hipEventCreateWithFlags(&side_.done, hipEventDisableTiming));
@@ -188,7 +199,7 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
     GPU_CHECK(hipHostMalloc(reinterpret_cast<void**>(&host_out_), out_bytes, hipHostMallocDefault));
     dev_in_ = DeviceBuffer(in_bytes);
     dev_out_ = DeviceBuffer(out_bytes);
-    mapped_max_batch_ = std::max(0, env_int("LC0ROCM_MAPPED_IO", kMappedDefaultMaxBatch));
+    mapped_max_batch_ = settings.mapped_io;
     if (mapped_max_batch_ > 0 && (hipHostGetDevicePointer(&host_in_device_, host_in_, 0) != hipSuccess ||
                                   hipHostGetDevicePointer(reinterpret_cast<void**>(&host_out_device_),
                                                           host_out_, 0) != hipSuccess)) {
@@ -381,8 +392,7 @@ void Stream::run_device(int n, bool from_planes, const void* in, float* out) {
   float* d_wdl = d_policy + static_cast<size_t>(n) * kPolicyOutputs;
   float* d_mlh = d_wdl + static_cast<size_t>(n) * 3;
   side_.open = false;  // a pass that failed midway may have left it open
-  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr,
-                     small_gemm_max_rows_};
+  ForwardContext ctx{stream_, *blas_, arena_, cfg.dtype, cfg.device, side_enabled_ ? &side_ : nullptr};
   net_.body().forward(ctx, n, input, NetOutputs{d_policy, d_wdl, d_mlh});
   join_side(ctx);  // a body that forked and did not join: the outputs must wait for it
 }

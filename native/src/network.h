@@ -62,32 +62,31 @@ class Stream {
   int stream_id_ = 0;
   std::unique_ptr<Blas> blas_;
   // The side lane (body.h): its stream, BLAS handle and fork/join events,
-  // for bodies that use one. Off (every branch on stream_) with
-  // LC0ROCM_SIDE_STREAM=0.
+  // for bodies that use one. Off (every branch on stream_) with the
+  // side_stream setting off.
   SideLane side_;
   std::unique_ptr<Blas> side_blas_;
   bool side_enabled_ = true;
   // Kernels as dependent launches (gpu_compat.h) where the device has them:
-  // LC0ROCM_PDL=1 / 0 forces them on / off (1 / 0 here), else -1 and the
-  // body decides per batch size.
+  // the dependent_launch setting forces them on / off (1 / 0 here), else -1
+  // and the body's plan decides per batch size.
   bool device_dependent_launch_ = false;
   int forced_dependent_launch_ = -1;
-  int small_gemm_max_rows_ = 0;    // ForwardContext::small_gemm_max_rows (LC0ROCM_SMALL_GEMM_ROWS)
   Arena arena_;
   int max_batch_;
   // pinned host staging: input, then outputs (policy, wdl, moves_left)
   void* host_in_ = nullptr;
   float* host_out_ = nullptr;
   DeviceBuffer dev_in_, dev_out_;
-  // Batches up to mapped_max_batch_ (LC0ROCM_MAPPED_IO) have the kernels
+  // Batches up to mapped_max_batch_ (the mapped_io setting) have the kernels
   // read their input from host_in_ and write their outputs into host_out_
   // through these device views of them, with no copies on the stream.
   int mapped_max_batch_ = 0;
   void* host_in_device_ = nullptr;
   float* host_out_device_ = nullptr;
   // Graphs: the first pass of a shape runs plainly (growing the arena), the
-  // second captures it, later ones replay it. Off with LC0ROCM_NO_GRAPHS=1,
-  // and for good after any capture failure.
+  // second captures it, later ones replay it. Off with the graphs setting
+  // off, and for good after any capture failure.
   bool graphs_enabled_ = true;
   std::map<int, int> passes_;                  // key -> plain passes so far
   std::map<int, hipGraphExec_t> graphs_;       // key -> instantiated graph

@@ -1,35 +1,26 @@
 // resnet.cpp - forward pass of convolution-body nets: 3x3 convolutions with
 // their SE units and residual adds (conv3x3.h), the residual tower in one
-// launch (kernels/resnet_tower.hip) or as one Winograd chain where the
-// layers allow it, convolution/classical/attention policy, value and
-// moves-left heads.
+// launch (kernels/resnet_tower.hip) or as one Winograd chain where the plan
+// (plan/conv_plan.h) takes them, convolution/classical/attention policy,
+// value and moves-left heads.
 #include "resnet.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "conv3x3.h"
-#include "env_switch.h"
 #include "kernels/ops.h"
 
 namespace lc0rocm {
 namespace {
 
 // The residual tower in one launch (resnet_tower.hip: 64 channels, half,
-// NVIDIA sm_80+) at every batch size where it runs: on an H100 (maia-1900
-// fp16, two rounds in turns with a launch per layer) b1 even, b16 +6..10 %,
-// b32 +31..39 %, b64 +28..31 %, b128 +29..34 %, b256 +20 %, b384 even,
-// b512 +4..5 % (native/RESNET_TOWER.md). LC0ROCM_RESNET_TOWER=0 turns it off
-// (to compare; 1 or unset: on). Read when a network is created.
-bool tower_wanted() { return env_switch("LC0ROCM_RESNET_TOWER", true); }
-// The convolution policy's first layer as the tower kernel's last step,
-// where that kernel takes two positions per block (resnet_tower_takes_head
-// says why only there): one Winograd convolution fewer
-// (LC0ROCM_RESNET_TOWER_POLICY=0: after the tower, as before). Read when a
-// network is created.
-bool tower_policy_wanted() { return env_switch("LC0ROCM_RESNET_TOWER_POLICY", true); }
+// NVIDIA sm_80+) runs at every batch size where it fits: on an H100
+// (maia-1900 fp16, two rounds in turns with a launch per layer) b1 even,
+// b16 +6..10 %, b32 +31..39 %, b64 +28..31 %, b128 +29..34 %, b256 +20 %,
+// b384 even, b512 +4..5 % (RESNET_TOWER.md). Where its blocks take two
+// positions each, the convolution policy's first layer joins it as its last
+// step (plan/conv_plan.cpp says why only there): one convolution fewer.
 
 struct Block {
   Conv3x3 conv1, conv2;
@@ -42,19 +33,15 @@ class ResNetBody : public Body {
   ResNetBody(const NetConfig& config, const WeightStore& ws);
   void forward(ForwardContext& ctx, int n, const void* planes, NetOutputs out) const override;
   bool uses_side_lane() const override { return true; }  // the value head beside the policy head
-  // Convolutions, SE and heads are our kernels back to back: maia-1900 fp16
-  // b1 +20..40 %, b16 +20..29 % on an H100. (Attention bodies: their kernels
-  // sit between cuBLAS GEMMs; t82 measured -6..-8 % at b16, bt4 even.)
-  bool uses_dependent_launch(int) const override { return true; }
+  bool uses_dependent_launch(int n) const override {
+    return plan_conv(net_, rules_, cfg_.device, cfg_.settings, n).dependent_launch;
+  }
   std::string describe(int n) const override;
 
  private:
   // The residual tower, input convolution included, into flow.
   void tower(ForwardContext& ctx, int n, const void* planes, void* columns, void* flow) const;
-  // The same as one Winograd chain (Conv3x3::chains), when every layer can;
-  // the convolution policy head may continue it.
-  bool chains(int n) const;
-  bool policy_chains(int n) const;
+  // The same as one Winograd chain; the convolution policy head may continue it.
   void tower_chained(ForwardContext& ctx, int n, const void* planes, void* v, void* m, void* flow,
                      bool hand_on) const;
   void policy_head_chained(ForwardContext& ctx, int n, void* v, void* m, float* policy) const;
@@ -79,27 +66,26 @@ class ResNetBody : public Body {
   Dense value_, value_ip1_, value_ip2_;
   Dense mlh_, mlh_ip1_, mlh_ip2_;
   std::vector<const Conv3x3*> convs_;  // all of them, to size the im2col scratch
-  bool chain_enabled_ = true;          // LC0ROCM_WINOGRAD_CHAIN=0 turns Winograd towers off
-  bool value_tail_ = value_tail_wanted();  // the value head's last layer and output in one launch (where it applies)
-  bool tower_ = false;         // resnet_tower runs here (wanted; device, precision and shapes allow it)
-  ResnetTower tower_shape_;    // its launch facts
+  ConvNet net_;                // the shapes the plan reads
+  BodyRules rules_;            // the plan's rules for every batch size
+  ResnetTower tower_shape_;    // the one-launch tower's launch facts, where it runs
   DeviceBuffer tower_blocks_;  // ResidualBlockWeights [blocks_.size()] for it
 };
 
 ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     : cfg_(config), dt_(config.dtype), act_(config.default_act) {
-  input_ = Conv3x3(ws, "resnet.input", dt_, kInputPlanes);
+  input_ = Conv3x3(ws, "resnet.input", cfg_, kInputPlanes);
   channels_ = input_.out();
   const int c = channels_;
   // Worth keeping the tower kernel's weight layout for (its own checks follow).
-  const bool tower_candidate =
-      tower_wanted() && dt_ == DType::F16 && config.device.mma_fp16 && c == kResnetTowerChannels;
+  const bool tower_candidate = resnet_tower_candidate(cfg_.device, cfg_.settings, dt_ == DType::F16, c);
   for (int i = 0;; ++i) {
     std::string p = "resnet.block." + std::to_string(i);
     if (!ws.has(p + ".conv1.w")) break;
     Block b;
-    b.conv1 = Conv3x3(ws, p + ".conv1", dt_, c, tower_candidate);
-    b.conv2 = Conv3x3(ws, p + ".conv2", dt_, c, tower_candidate);
+    const int se_hidden = ws.has(p + ".se1.w") ? static_cast<int>(ws.count(p + ".se1.b")) : 0;
+    b.conv1 = Conv3x3(ws, p + ".conv1", cfg_, c, tower_candidate);
+    b.conv2 = Conv3x3(ws, p + ".conv2", cfg_, c, tower_candidate, se_hidden);
     if (b.conv1.out() != c || b.conv2.out() != c)
       fail(LC0ROCM_INVALID_ARGUMENT, p + ": filters differ from the body's " + std::to_string(c));
     b.has_se = ws.has(p + ".se1.w");
@@ -113,8 +99,8 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
 
   switch (cfg_.policy) {
     case 2: {  // POLICY_CONVOLUTION
-      policy_conv1_ = Conv3x3(ws, "resnet.policy1", dt_, c, tower_candidate);
-      policy_conv_ = Conv3x3(ws, "resnet.policy", dt_, policy_conv1_.out());
+      policy_conv1_ = Conv3x3(ws, "resnet.policy1", cfg_, c, tower_candidate);
+      policy_conv_ = Conv3x3(ws, "resnet.policy", cfg_, policy_conv1_.out());
       policy_gather_ = ws.upload_i32("resnet.policy.gather", kPolicyOutputs);
       for (int32_t idx : ws.ints("resnet.policy.gather"))
         if (idx < 0 || idx >= kSquares * policy_conv_.out())
@@ -148,12 +134,27 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     if (mlh_ip2_.out != 1) fail(LC0ROCM_INVALID_ARGUMENT, "resnet.mlh_ip2 must have 1 output");
   }
 
+  net_.half = dt_ == DType::F16;
+  net_.channels = c;
+  net_.input = ConvShape{input_.in(), c, 0};
   int max_se_hidden = 0;
-  for (const Block& b : blocks_)
-    if (b.has_se) max_se_hidden = std::max(max_se_hidden, b.se.fc1.out);
-  tower_ = tower_candidate && resnet_tower_prepare(config.device, dt_, c, static_cast<int>(blocks_.size()),
-                                                   max_se_hidden, &tower_shape_);
-  if (tower_) {
+  for (const Block& b : blocks_) {
+    net_.tower.push_back(ConvShape{c, c, 0});
+    net_.tower.push_back(ConvShape{c, c, b.conv2.se_hidden()});
+    max_se_hidden = std::max(max_se_hidden, b.conv2.se_hidden());
+  }
+  net_.conv_policy = cfg_.policy == 2;
+  if (net_.conv_policy) {
+    net_.policy1 = ConvShape{c, policy_conv1_.out(), 0};
+    net_.policy = ConvShape{policy_conv1_.out(), policy_conv_.out(), 0};
+  }
+  net_.value_inputs = value_ip2_.in;
+  net_.value_outputs = value_ip2_.out;
+  const TowerFacts facts = tower_candidate ? resnet_tower_prepare(config.device, static_cast<int>(blocks_.size()),
+                                                                  max_se_hidden, &tower_shape_)
+                                           : TowerFacts{};
+  rules_ = body_rules(net_, config.device, cfg_.settings, facts);
+  if (rules_.tower) {
     std::vector<ResidualBlockWeights> host(blocks_.size());
     for (size_t i = 0; i < blocks_.size(); ++i) {
       const Block& b = blocks_[i];
@@ -166,13 +167,11 @@ ResNetBody::ResNetBody(const NetConfig& config, const WeightStore& ws)
     tower_blocks_ = DeviceBuffer(sizeof(ResidualBlockWeights) * host.size());
     GPU_CHECK(hipMemcpy(tower_blocks_.get(), host.data(), tower_blocks_.bytes(), hipMemcpyHostToDevice));
     tower_shape_.layers = tower_blocks_.as<ResidualBlockWeights>();
-    if (cfg_.policy == 2 && policy_conv1_.out() == c && tower_policy_wanted()) {
+    if (rules_.tower_head) {
       tower_shape_.head_w = policy_conv1_.transposed_weights();
       tower_shape_.head_b = policy_conv1_.bias();
     }
   }
-
-  chain_enabled_ = env_switch("LC0ROCM_WINOGRAD_CHAIN", true);
 
   convs_.push_back(&input_);
   for (const Block& b : blocks_) {
@@ -197,19 +196,18 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
     value_head(side, n, flow, out.wdl);
     if (cfg_.moves_left) moves_left_head(side, n, flow, out.moves_left);
   };
-  if (tower_) {
+  const ConvPlan plan = plan_conv(net_, rules_, ctx.device, cfg_.settings, n);
+  if (plan.tower == TowerPath::OneLaunch) {
     input_.forward(ctx, n, planes, conv_scratch(ctx, n), flow, act_);
     // The policy's first layer, where the tower kernel runs it.
-    void* hidden = resnet_tower_takes_head(ctx.device, tower_shape_, n)
-                       ? ctx.arena.take(rows * policy_conv1_.out() * es)
-                       : nullptr;
-    resnet_tower(ctx.stream, ctx.device, tower_shape_, n, flow, flow, act_, hidden);
+    void* hidden = plan.head_in_tower ? ctx.arena.take(rows * policy_conv1_.out() * es) : nullptr;
+    resnet_tower(ctx.stream, ctx.device, tower_shape_, plan.layout, n, flow, flow, act_, hidden);
     heads_beside();
     if (hidden) policy_head_second(ctx, n, hidden, out.policy);
     else policy_head(ctx, n, flow, out.policy);
-  } else if (chains(n)) {
+  } else if (plan.tower == TowerPath::WinogradChain) {
     // v: each layer's transformed input, m: its products, for the whole chain.
-    const bool policy_chained = policy_chains(n);
+    const bool policy_chained = plan.policy_chained;
     int widest_in = std::max(input_.in(), c), widest_out = c;
     if (policy_chained) {
       widest_in = std::max(widest_in, policy_conv1_.out());
@@ -230,16 +228,7 @@ void ResNetBody::forward(ForwardContext& ctx, int n, const void* planes, NetOutp
   join_side(ctx);
 }
 
-std::string ResNetBody::describe(int n) const {
-  const std::string path = tower_ ? std::string("residual tower in one launch, ") +
-                                        resnet_tower_path(cfg_.device, tower_shape_, n) +
-                                        (resnet_tower_takes_head(cfg_.device, tower_shape_, n)
-                                             ? ", the policy's first convolution in it"
-                                             : "")
-                           : chains(n) ? "residual tower as one Winograd chain"
-                                       : "residual tower a layer at a time";
-  return "convolution body, " + std::to_string(channels_) + " channels: " + path;
-}
+std::string ResNetBody::describe(int n) const { return describe_conv(net_, rules_, cfg_.device, cfg_.settings, n); }
 
 // Scratch for the largest convolution's im2col or Winograd buffers.
 void* ResNetBody::conv_scratch(ForwardContext& ctx, int n) const {
@@ -254,17 +243,6 @@ void ResNetBody::tower(ForwardContext& ctx, int n, const void* planes, void* col
   // flow = act(SE(conv2(act(conv1(flow) + b1)) + b2) + flow)
   for (const Block& b : blocks_)
     forward_two(ctx, n, b.conv1, b.conv2, flow, columns, mid, flow, act_, act_, flow, b.has_se ? &b.se : nullptr);
-}
-
-bool ResNetBody::chains(int n) const {
-  if (!chain_enabled_ || !input_.chains(n, 0)) return false;
-  for (const Block& b : blocks_)
-    if (!b.conv1.chains(n, 0) || !b.conv2.chains(n, b.has_se ? b.se.fc1.out : 0)) return false;
-  return true;
-}
-
-bool ResNetBody::policy_chains(int n) const {
-  return cfg_.policy == 2 && policy_conv1_.chains(n, 0) && policy_conv_.chains(n, 0);
 }
 
 // v holds each layer's transformed input, m its products: the output
@@ -340,7 +318,7 @@ void ResNetBody::value_head(ForwardContext& ctx, int n, const void* flow, float*
   void* hidden = ctx.arena.take(static_cast<size_t>(n) * value_ip1_.out * es);
   dense_forward(ctx, rows, value_, flow, planes, act_);
   dense_forward(ctx, n, value_ip1_, planes, hidden, act_);
-  if (value_tail_ && value_head_tail(ctx.stream, dt_, n, value_ip2_.in, value_ip2_.out, hidden,
+  if (rules_.value_tail && value_head_tail(ctx.stream, dt_, n, value_ip2_.in, value_ip2_.out, hidden,
                                      value_ip2_.w.get(), /*w_by_output=*/false, value_ip2_.b.as<float>(), wdl))
     return;
   void* logits = ctx.arena.take(static_cast<size_t>(n) * value_ip2_.out * es);

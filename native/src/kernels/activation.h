@@ -31,7 +31,7 @@ __host__ __device__ __forceinline__ float activate(float x, Activation act) {
       // On the device: the hardware exp2 and reciprocal (a few ulp) instead
       // of the IEEE expf and division, several instructions each: bt4's
       // mish launches measured 13-24 % faster (BENCHMARKS.md).
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if defined(LC0ROCM_DEVICE_CODE)
       const float e = __expf(fminf(x, 20.0f));
       const float n = e * (e + 2.0f);
       return x * __fdividef(n, n + 2.0f);
@@ -54,7 +54,7 @@ __host__ __device__ __forceinline__ float activate(float x, Activation act) {
   }
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
 // Mish of two values into a half pair, in half arithmetic: one ex2.f16x2 for
 // both (an H100 issues it as two MUFU.EX2.F16) and a Newton reciprocal, where
 // the float formula above spends two special-function instructions (exp2,
@@ -113,7 +113,7 @@ __host__ __device__ __forceinline__ float activate_as(float x, Activation act) {
 // rounded once.
 template <Activation kAct>
 __device__ __forceinline__ __half2 activate_pair_as(float a, float b, Activation act) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   if constexpr (kAct == Activation::Mish) return mish_half2(a, b);
 #endif
   return __floats2half2_rn(activate_as<kAct>(a, act), activate_as<kAct>(b, act));

@@ -28,18 +28,13 @@ __device__ __forceinline__ void wait_copies(int pending) {
   }
 }
 
-// Bulk copies by the tensor memory accelerator (cp.async.bulk, NVIDIA
-// sm_90 on): one thread moves a whole contiguous piece to shared memory,
-// without the per-thread limit on loads in flight that caps cp.async
-// (~10-20 GB/s per multiprocessor from HBM, native/SMOLGEN_CLUSTER.md).
-// Completion is counted in bytes on a shared-memory barrier (mbarrier):
-// bulk_copy_barrier_init once (one thread, then a __syncthreads), then per
-// use one thread calls bulk_copy_to_shared and every thread waits with the
-// use's parity (0, 1, 0, ...).
+// Shared-memory barriers (mbarrier, NVIDIA sm_90 on) for the tensor memory
+// accelerator's copies (wgmma_tile.h): completion counted in arrivals and
+// in bytes landed.
 // A barrier whose phase completes after `count` arrivals (and, where an
 // arrival announced bytes, once they have landed).
 __device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsigned count) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_MBARRIER_AVAILABLE)
   const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(barrier));
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
 #else
@@ -49,34 +44,13 @@ __device__ __forceinline__ void mbarrier_init(unsigned long long* barrier, unsig
 // After a block's barrier inits, before any thread uses them (with a
 // __syncthreads): the tensor memory accelerator must see them initialised.
 __device__ __forceinline__ void mbarrier_init_fence() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_MBARRIER_AVAILABLE)
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
 }
-__device__ __forceinline__ void bulk_copy_barrier_init(unsigned long long* barrier) {
-  mbarrier_init(barrier, 1);
-  mbarrier_init_fence();
-}
-// bytes: a multiple of 16; both ends 16-byte aligned.
-__device__ __forceinline__ void bulk_copy_to_shared(void* shared_dst, const void* global_src, unsigned bytes,
-                                                    unsigned long long* barrier) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(barrier));
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(shared_dst));
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // earlier reads of dst by this block's threads
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(global_src), "r"(bytes), "r"(b)
-               : "memory");
-#else
-  (void)shared_dst;
-  (void)global_src;
-  (void)bytes;
-  (void)barrier;
-#endif
-}
+// Waits until the barrier's phase of this parity (0, 1, 0, ... per use) completes.
 __device__ __forceinline__ void bulk_copy_wait(unsigned long long* barrier, unsigned parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_MBARRIER_AVAILABLE)
   const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(barrier));
   asm volatile(
       "{\n"

@@ -14,14 +14,14 @@
 // writes half probabilities over them, which feed the P.V tiles; the output
 // goes back through the same scratch to 16-byte global stores. 32.5 KB of
 // shared memory per block at depth 32. Design and measurements:
-// native/ATTENTION_FUSED.md.
+// native/docs/ATTENTION_FUSED.md.
 //
 // AMD: nvcuda::wmma does not exist there (rocWMMA is another header and
-// API), so under hipcc this file hands the op to the MFMA kernel
-// (attn_fused_attention_mfma.hip, CDNA) or the WMMA one
-// (attn_fused_attention_rdna.hip, RDNA 3), which return false elsewhere,
-// and the caller then runs the scalar kernel (attn_fused_attention.hip).
-// Likewise for float storage and head depths that are not a multiple of 16.
+// API): under hipcc the launchers return false, and AMD's matrix
+// instructions run attn_fused_attention_amd.hip where the plan takes it
+// (plan/attention_plan.cpp); elsewhere the scalar kernel
+// (attn_fused_attention.hip) runs. Likewise for float storage and head
+// depths these kernels do not take.
 #include "../attention_device.h"
 #include "aligned.h"
 
@@ -74,7 +74,7 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int wi
                                           const __half* smolgen, int items, int heads, float scale) {
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+#if defined(LC0ROCM_WMMA_AVAILABLE)
   extern __shared__ __align__(128) unsigned char shared_raw[];
   constexpr int P = tc_pitch<kDepth>();
   constexpr int kDepthTiles = kDepth / kTile;
@@ -268,14 +268,14 @@ __global__ void fused_attention_tc_kernel(__half* out, const __half* qkv, int wi
 // because each row of probabilities sums to one, so it is added to the
 // output.
 // The output goes through the warp's own Q rows to 16-byte stores.
-// native/ATTENTION_FUSED.md, "mma.sync version".
+// native/docs/ATTENTION_FUSED.md, "mma.sync version".
 //
 // Rows lie unpadded in shared memory (Q|K|V: kDepth halves, the logits:
 // 64), with 16-byte piece p of row r at p ^ turn(r) (`swizzled`, attn_mma_head.h): the 8 rows one
 // ldmatrix matrix reads then fall in 8 different bank groups. Why not
 // padding (the first version): 16 bytes a row took a stage to 24.6 KB, so
 // a multiprocessor held 4 blocks, and ncu found the kernel short of loads
-// in flight (t82 b512: DRAM 67.5 %, 25 % occupancy; native/ATTENTION_FUSED.md).
+// in flight (t82 b512: DRAM 67.5 %, 25 % occupancy; native/docs/ATTENTION_FUSED.md).
 // Items in shared memory: the current one + 1 ahead (a third stage, two
 // ahead, measured no faster: 136 registers, 3 blocks per multiprocessor).
 constexpr int kMmaStages = 2;
@@ -284,7 +284,7 @@ constexpr int kMmaStages = 2;
 // V biases (float, 2 x kDepth), which come with the item by cp.async: read
 // from global memory after the stage's barrier, their latency held every
 // warp of the item (H200, kernel time a pass: t82 b512 1,369 -> 1,300 us,
-// bt4 b512 1,858 -> 1,684; native/ATTENTION_FUSED.md).
+// bt4 b512 1,858 -> 1,684; native/docs/ATTENTION_FUSED.md).
 template <int kDepth>
 __host__ __device__ constexpr int mma_bias_halves() {
   return 2 * kDepth * static_cast<int>(sizeof(float) / sizeof(__half));
@@ -318,7 +318,7 @@ __global__ void __launch_bounds__(kTcWarps * 32, kMmaBlocksPerMultiprocessor)
   static_assert(kDepth == 16 || kDepth == 32, "the K fragment loads assume 2 or 4 depth blocks of 8");
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // launched by gpu_launch
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   extern __shared__ __align__(128) unsigned char shared_raw[];
   constexpr int kBlocks = kDepth / 8;        // 16-byte depth blocks per row
   constexpr int kSteps = kDepth / 16;        // k steps of Q.K^T
@@ -480,39 +480,51 @@ void launch_mma(__half* out, const __half* qkv, int qkv_stride, const float* bia
                     smolgen, batch, heads, kDepth, warp_size, multiprocessors, stream);
 }
 
-bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
-                                  const __half* smolgen, int batch, int heads, int depth,
-                                  const DeviceInfo& device, bool mma, hipStream_t stream) {
-  const int warp_size = device.warp_size;
-  check_warp_size(warp_size);
-  // The softmax gives each row to a lane pair (wmma) or a quad (mma):
-  // 32-lane warps (NVIDIA's) only.
-  if (warp_size != 32 || depth % kTile != 0 || qkv_stride < 3 * heads * depth || qkv_stride % 8 != 0 ||
-      !aligned16(out) || !aligned16(qkv) ||
-      !aligned16(bias) || (smolgen != nullptr && !aligned16(smolgen)))
+namespace {
+// What both kernels take beyond their depths: the softmax gives each row
+// to a lane pair (wmma) or a quad (mma), so 32-lane warps (NVIDIA's);
+// Q|K|V rows and the pointers in 16-byte pieces.
+bool operands_fit(const __half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                  int heads, int depth, const DeviceInfo& device) {
+  check_warp_size(device.warp_size);
+  return device.warp_size == 32 && qkv_stride >= 3 * heads * depth && qkv_stride % 8 == 0 && aligned16(out) &&
+         aligned16(qkv) && aligned16(bias) && (smolgen == nullptr || aligned16(smolgen));
+}
+}  // namespace
+
+bool fused_attention_mma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                         int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream) {
+  if (!operands_fit(out, qkv, qkv_stride, bias, smolgen, heads, depth, device) ||
+      !limits::mma_attention_fits(device, depth))
     return false;
-  if (!device.fast_fp16) return false;  // no tensor cores
   const int sms = device.multiprocessors;
-  if (mma && device.mma_fp16 && (depth == 16 || depth == 32)) {
-    if (depth == 16) launch_mma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream);
-    else launch_mma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream);
-    return true;
-  }
+  if (depth == 16) launch_mma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, device.warp_size, sms, stream);
+  else launch_mma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, device.warp_size, sms, stream);
+  return true;
+}
+
+bool fused_attention_wmma(__half* out, const __half* qkv, int qkv_stride, const float* bias, const __half* smolgen,
+                          int batch, int heads, int depth, const DeviceInfo& device, hipStream_t stream) {
+  if (!operands_fit(out, qkv, qkv_stride, bias, smolgen, heads, depth, device) ||
+      !limits::wmma_attention_fits(device, depth))
+    return false;
+  const int sms = device.multiprocessors, lanes = device.warp_size;
   switch (depth) {
-    case 16: launch_wmma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 32: launch_wmma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    case 48: launch_wmma<48>(out, qkv, qkv_stride, bias, smolgen, batch, heads, warp_size, sms, stream); return true;
-    default: return false;
+    case 16: launch_wmma<16>(out, qkv, qkv_stride, bias, smolgen, batch, heads, lanes, sms, stream); return true;
+    case 32: launch_wmma<32>(out, qkv, qkv_stride, bias, smolgen, batch, heads, lanes, sms, stream); return true;
+    default: launch_wmma<48>(out, qkv, qkv_stride, bias, smolgen, batch, heads, lanes, sms, stream); return true;
   }
 }
 
-#else  // AMD: no wmma here (see the header comment); CDNA's or RDNA 3's matrix instructions where they exist.
+#else  // AMD: no wmma here (see the header comment): attn_fused_attention_amd.hip has its matrix instructions.
 
-bool fused_attention_tensor_cores(__half* out, const __half* qkv, int qkv_stride, const float* bias,
-                                  const __half* smolgen, int batch, int heads, int depth, const DeviceInfo& device,
-                                  bool, hipStream_t stream) {
-  return fused_attention_mfma(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream) ||
-         fused_attention_rdna(out, qkv, qkv_stride, bias, smolgen, batch, heads, depth, device, stream);
+bool fused_attention_mma(__half*, const __half*, int, const float*, const __half*, int, int, int, const DeviceInfo&,
+                         hipStream_t) {
+  return false;
+}
+bool fused_attention_wmma(__half*, const __half*, int, const float*, const __half*, int, int, int, const DeviceInfo&,
+                          hipStream_t) {
+  return false;
 }
 
 #endif

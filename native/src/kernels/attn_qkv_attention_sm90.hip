@@ -2,7 +2,7 @@
 // attention in one launch on Hopper (wgmma fed by TMA), so Q, K and V never
 // go to memory: out [batch*64][heads*32] = softmax(Q.K^T / sqrt(32) +
 // smolgen) . V with Q|K|V = x . W^T + b. Design and measurements:
-// native/QKV_ATTENTION_SM90.md.
+// native/docs/QKV_ATTENTION_SM90.md.
 //
 // Why: at large batches the GPU runs at its power cap, where a pass's speed
 // is its energy, and the Q|K|V product wrote 3 x d_model halves a row that
@@ -34,8 +34,7 @@
 #include "../attention_kernels.h"
 #include "aligned.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-#define LC0ROCM_QKV_ATTENTION_SM90_BUILT 1
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -49,7 +48,7 @@
 namespace lc0rocm {
 namespace attn {
 
-#if defined(LC0ROCM_QKV_ATTENTION_SM90_BUILT)
+#if defined(LC0ROCM_SM90A_BUILD)
 
 namespace qkv_sm90 {
 
@@ -97,7 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                          const float* bias, int M, int K, int heads, float scale, int has_gen) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
   // is empty there (device.wgmma never lets that code run).
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(LC0ROCM_WGMMA_AVAILABLE)
   using namespace wgmma;
   extern __shared__ unsigned char shared_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>(
@@ -316,11 +315,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace qkv_sm90
 
-bool qkv_attention_sm90_fits(int heads, int depth, int embedding) {
-  using namespace qkv_sm90;
-  return depth == kDepth && heads >= kPairHeads && heads % kPairHeads == 0 && embedding >= kAhead * kTileK &&
-         embedding % kTileK == 0;
-}
+static_assert(qkv_sm90::kDepth == limits::kQkvDepth && qkv_sm90::kPairHeads == limits::kQkvPairHeads &&
+                  qkv_sm90::kTileK == limits::kQkvTileK && qkv_sm90::kAhead == limits::kQkvAhead,
+              "plan/limits.h's shapes");
 
 bool qkv_attention_sm90_prepare(const DeviceInfo& device) {
   using namespace qkv_sm90;
@@ -340,7 +337,8 @@ bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* ou
                         int embedding, bool half_sums) {
   using namespace qkv_sm90;
   const long long M = 64LL * batch;
-  if (!device.wgmma || batch < 1 || M > (1LL << 30) / heads || !qkv_attention_sm90_fits(heads, depth, embedding) ||
+  if (!device.wgmma || batch < 1 || M > (1LL << 30) / heads ||
+      !limits::qkv_attention_sm90_fits(heads, depth, embedding) ||
       w_rows < 3 * heads * depth)
     return false;
   if (!aligned(out, 16) || !aligned(x, 16) || !aligned(w, 16) || !aligned(bias, 8) ||
@@ -368,7 +366,6 @@ bool qkv_attention_sm90(hipStream_t stream, const DeviceInfo& device, __half* ou
 
 #else
 
-bool qkv_attention_sm90_fits(int, int, int) { return false; }
 bool qkv_attention_sm90_prepare(const DeviceInfo&) { return false; }
 bool qkv_attention_sm90(hipStream_t, const DeviceInfo&, __half*, const __half*, const __half*, int, const float*,
                         const __half*, int, int, int, int, bool) {

@@ -5,7 +5,7 @@
 // v half (dense2's output, bias and activation applied), gammas and betas
 // float, w half; the normalised values rounded to half before the product
 // (as the two-launch path stores them), float accumulation. Design and
-// measurements: native/SMOLGEN_GENERATE.md.
+// measurements: native/docs/SMOLGEN_GENERATE.md.
 //
 // Why: at batch 1 the layer norm (one block, ~3.3 us on an H100) and the
 // generator product (cuBLAS, ~3.8 us) are two launches per encoder layer
@@ -26,7 +26,7 @@
 //    normalised rows and the weights read as whole 16-byte vectors
 //    (mma_16x8x32_vectors, mma_tile.h).
 //
-// NVIDIA only (mma.sync, sm_80 on); elsewhere smolgen_generate_fits says
+// NVIDIA only (mma.sync, sm_80 on); elsewhere limits::smolgen_generate_fits says
 // no and the caller keeps layer_norm + its BLAS product.
 #include "../attention_device.h"
 #include "../gpu_compat.h"
@@ -171,19 +171,20 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace smolgen_generate_detail
 
-bool smolgen_generate_fits(const DeviceInfo& device, int heads, int gen, int outputs) {
-  using namespace smolgen_generate_detail;
-  const long long width = static_cast<long long>(heads) * gen;
-  return device.mma_fp16 && device.warp_size == 32 && outputs == kOutputs && heads >= 1 && heads <= kMaxHeads &&
-         gen >= kChunk && gen % kChunk == 0 && gen <= kMaxChunks * kChunk &&
-         width <= static_cast<long long>(kMaxIters) * kThreads * kVec;
-}
+static_assert(smolgen_generate_detail::kOutputs == limits::kGenerateOutputs &&
+                  smolgen_generate_detail::kMaxHeads == limits::kGenerateMaxHeads &&
+                  smolgen_generate_detail::kChunk == limits::kGenerateChunk &&
+                  smolgen_generate_detail::kMaxChunks == limits::kGenerateMaxChunks &&
+                  smolgen_generate_detail::kMaxIters * smolgen_generate_detail::kThreads *
+                          smolgen_generate_detail::kVec ==
+                      limits::kGenerateMaxWidth,
+              "plan/limits.h's shapes");
 
 bool smolgen_generate(hipStream_t stream, const DeviceInfo& device, int n, int heads, int gen, const __half* v,
                       const float* gammas, const float* betas, float eps, const __half* w, int outputs,
                       __half* out) {
   using namespace smolgen_generate_detail;
-  if (n < 1 || !smolgen_generate_fits(device, heads, gen, outputs)) return false;
+  if (n < 1 || !limits::smolgen_generate_fits(device, heads, gen, outputs)) return false;
   if (!aligned16(v) || !aligned16(w) || !aligned16(gammas) || !aligned16(betas) || !aligned(out, 4)) return false;
   const size_t shared = sizeof(__half) * static_cast<size_t>(heads) * vector_row_stride(gen);
   gpu_launch(smolgen_generate_kernel, dim3(kOutputs / kCols, n), dim3(kThreads), shared, stream, out, v, gammas,
@@ -193,8 +194,6 @@ bool smolgen_generate(hipStream_t stream, const DeviceInfo& device, int n, int h
 }
 
 #else  // AMD: no mma.sync; the caller keeps layer_norm + its BLAS product.
-
-bool smolgen_generate_fits(const DeviceInfo&, int, int, int) { return false; }
 
 bool smolgen_generate(hipStream_t, const DeviceInfo&, int, int, int, const __half*, const float*, const float*, float,
                       const __half*, int, __half*) {

@@ -1,7 +1,6 @@
 // block_ops.h - work shared by a whole thread block, for the kernels that
-// run an SE unit per position (se_fused.hip, winograd_output_input.hip,
-// conv3x3_fused.hip): a small dense layer, the SE unit's two, a copy into
-// shared memory.
+// run an SE unit per position (se_fused.hip, winograd_output_input.hip):
+// a small dense layer, the SE unit's two, a copy into shared memory.
 #pragma once
 #include <cstdint>
 

@@ -7,7 +7,7 @@
 // are three launches of a few microseconds each, all latency: here one
 // launch, and no 9x-inflated im2col matrix in device memory.
 //
-// Layout (design note: native/CONV3X3_IMPLICIT.md):
+// Layout (design note: native/docs/CONV3X3_IMPLICIT.md):
 //   x  [n][64][cin] half, cin % 16 == 0, cin <= 128
 //   wt [cout][9 * cin] half: the layer's weights transposed, column
 //      tap * cin + c (tap = 3 ky + kx), so that a block's 8 output channels
@@ -25,7 +25,6 @@
 // support, and the caller keeps im2col + GEMM (where an MIOpen or rocWMMA
 // convolution would slot in).
 #include <cstdint>
-#include <mutex>
 
 #include "../gpu_compat.h"
 #include "aligned.h"
@@ -39,13 +38,11 @@ namespace lc0rocm {
 
 namespace conv_implicit_detail {
 constexpr int kThreads = 128;       // 4 warps; mma.sync is defined for NVIDIA's 32 lanes
-constexpr int kOutPerBlock = 8;     // the n of m16n8k16
-constexpr int kPad = 8;             // halves per board square and weight row
-constexpr int kMaxChannels = 128;
+constexpr int kOutPerBlock = limits::kImplicitOutPerBlock;  // the n of m16n8k16
+constexpr int kPad = limits::kImplicitPad;                  // halves per board square and weight row
 
-__host__ __device__ inline size_t shared_bytes(int cin) {
-  return sizeof(half) * (static_cast<size_t>(100) * (cin + kPad) + static_cast<size_t>(kOutPerBlock) * (9 * cin + kPad));
-}
+// The board [100][cin + kPad] and the block's weight rows [8][9 cin + kPad], half.
+constexpr size_t shared_bytes(int cin) { return limits::implicit_conv_shared_bytes(cin); }
 
 }  // namespace conv_implicit_detail
 
@@ -53,7 +50,7 @@ template <Activation kAct>
 __global__ void __launch_bounds__(conv_implicit_detail::kThreads)
 conv3x3_implicit_kernel(int cin, int cout, const half* __restrict__ x, const half* __restrict__ wt,
                         const float* __restrict__ bias, const half* residual, half* y, Activation act) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   using namespace conv_implicit_detail;
   extern __shared__ __align__(16) unsigned char implicit_shared[];
   const int ldb = cin + kPad, k_total = 9 * cin, ldk = k_total + kPad;
@@ -139,35 +136,10 @@ conv3x3_implicit_kernel(int cin, int cout, const half* __restrict__ x, const hal
 #endif
 }
 
-namespace conv_implicit_detail {
-// mma.sync m16n8k16 with half inputs needs sm_80; asked once per device.
-bool device_supported() {
-  static std::mutex mutex;
-  static int known[64] = {};  // by device ordinal; 0 = not asked, 1 = yes, 2 = no
-  int device = 0;
-  GPU_CHECK(hipGetDevice(&device));
-  if (device < 0 || device >= 64) return false;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (known[device] == 0) {
-    hipDeviceProp_t prop;
-    GPU_CHECK(hipGetDeviceProperties(&prop, device));
-    known[device] = prop.major >= 8 ? 1 : 2;
-  }
-  return known[device] == 1;
-}
-
-}  // namespace conv_implicit_detail
-
-bool conv3x3_implicit_supported(DType dt, int cin, int cout) {
-  using namespace conv_implicit_detail;
-  return dt == DType::F16 && cin > 0 && cin % 16 == 0 && cin <= kMaxChannels && cout > 0 &&
-         cout % kOutPerBlock == 0 && shared_bytes(cin) <= 48 * 1024 && device_supported();
-}
-
 void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, const void* x, const void* wt,
                       const float* bias, const void* residual, void* y, Activation act) {
   using namespace conv_implicit_detail;
-  if (!conv3x3_implicit_supported(dt, cin, cout))
+  if (dt != DType::F16 || !limits::implicit_conv_shape_fits(cin, cout))
     fail(LC0ROCM_INTERNAL_ERROR, "conv3x3_implicit: " + std::to_string(cin) + " -> " + std::to_string(cout) +
                                      " channels are not supported here");
   if (!aligned16(x) || !aligned16(wt) || (reinterpret_cast<uintptr_t>(y) & 3) ||
@@ -185,8 +157,6 @@ void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, co
 }
 
 #else  // AMD: no mma.sync; the caller keeps im2col + GEMM.
-
-bool conv3x3_implicit_supported(DType, int, int) { return false; }
 
 void conv3x3_implicit(hipStream_t, DType, int, int, int, const void*, const void*, const float*, const void*, void*,
                       Activation) {

@@ -1,6 +1,6 @@
 // copy_rows: a block of columns out of wider rows into a dense matrix,
 // 16 bytes a thread (smolgen's compressed channels out of the rows of the
-// product that computes them with Q|K|V: native/ATTENTION_FUSED.md). A 2-D
+// product that computes them with Q|K|V: native/docs/ATTENTION_FUSED.md). A 2-D
 // runtime copy of these narrow rows (64 bytes at bt4's, every 6 KB) took
 // 11 us at bt4's batch 256 on an H100, about what reading x for a
 // product of their own took.

@@ -1,7 +1,7 @@
 // gemm_sm90: y[M][N] = act(x[M][K] . W[N][K]^T + b), half storage, float
 // accumulation, on Hopper's warpgroup tensor-core products (wgmma) fed by
 // the tensor memory accelerator (TMA). Design and measurements:
-// native/GEMM_SM90.md.
+// native/docs/GEMM_SM90.md.
 //
 // Why it exists: cuBLAS's products are near the tensor cores' peak, but their
 // output goes back to memory as is and a second kernel reads it again for
@@ -13,12 +13,12 @@
 // Persistent blocks of three warpgroups, one per multiprocessor: one thread
 // of the first issues the TMA copies of x's and W's 64-column slices into a
 // ring of stages; the other two run wgmma on the stages and hand each back
-// once its products are done, either taking 128 x 128 tiles of y in turns
-// (ping-pong: one's epilogue overlaps the other's products), or 128 x 256
-// tiles in turns with half sums (wide ping-pong), or sharing each 128 x 256
-// tile (cooperative); optionally in pairs of blocks that share W's fetches
-// (TMA multicast). The epilogue writes y through shared memory
-// and TMA stores (store_tile). See Schedule and the kernel below.
+// once its products are done, either taking 128 x 256 tiles of y in turns
+// with half sums (wide ping-pong, the default), or sharing each 128 x 256
+// tile with float sums (cooperative), or taking 128 x 128 tiles in turns
+// where N is no multiple of 256 (ping-pong: one's epilogue overlaps the
+// other's products). The epilogue writes y through shared memory and TMA
+// stores (store_tile). See Schedule and the kernel below.
 //
 // Other devices: under hipcc, and in NVIDIA builds not for sm_90a, this file
 // defines stubs that return false, and the caller runs its BLAS product.
@@ -26,10 +26,8 @@
 #include "aligned.h"
 #include "ops.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-#define LC0ROCM_GEMM_SM90_BUILT 1
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -39,23 +37,23 @@
 
 namespace lc0rocm {
 
-#if defined(LC0ROCM_GEMM_SM90_BUILT)
+#if defined(LC0ROCM_SM90A_BUILD)
 
 namespace sm90_gemm {
 
-// Two schedules, by the width of a block's tile of y (kTileN):
-// - 128 ("ping-pong"): the consumers take the block's 128 x 128 tiles in
-//   turns, each running both 64-row halves; one's epilogue (bias,
+// Three schedules, by the width of a block's tile of y (kTileN) and the sums:
+// - 128 ("ping-pong", float sums): the consumers take the block's 128 x 128
+//   tiles in turns, each running both 64-row halves; one's epilogue (bias,
 //   activation, stores) overlaps the other's products.
-// - 256 ("cooperative"): both consumers work on every 128 x 256 tile, 64
-//   rows each; a tile's operands serve twice the products (half the
-//   shared-memory traffic per product), and the epilogues do not overlap.
-// - 256 and kWide ("wide ping-pong", half sums only): the consumers take
-//   the block's 128 x 256 tiles in turns, as ping-pong, each holding its
-//   whole tile as half pairs (128 registers a thread, where float sums
-//   would need 256): the cooperative tile's products per byte, and the
-//   epilogues overlap. Each k16 step is the cooperative schedule's two
-//   m64n256k16, run by one consumer: the same sums, bit for bit.
+// - 256 ("cooperative", float sums): both consumers work on every 128 x 256
+//   tile, 64 rows each; a tile's operands serve twice the products (half
+//   the shared-memory traffic per product), and the epilogues do not
+//   overlap.
+// - 256 and kWide ("wide ping-pong", half sums): the consumers take the
+//   block's 128 x 256 tiles in turns, as ping-pong, each holding its whole
+//   tile as half pairs (128 registers a thread, where float sums would
+//   need 256): the cooperative tile's products per byte, and the epilogues
+//   overlap. Each k16 step is two m64n256k16 run by one consumer.
 constexpr int kTileM = 128, kTileK = 64;  // kTileK: one 128-byte swizzle row of halves
 constexpr int kConsumers = 2;              // warpgroups running products
 constexpr int kThreads = (1 + kConsumers) * 128;  // and one producer warpgroup
@@ -100,7 +98,7 @@ static_assert(kTileM / kConsumers * 256 / 128 == kAccumulators,
 // operands: the eight rows a store instruction covers land in different
 // banks) and leaves by one TMA store, asynchronously, while the warpgroup
 // fills the other box and then runs its next tile: as fast as cuBLAS
-// (native/GEMM_SM90.md). `boxes` is the warpgroup's pair; `barrier` its
+// (native/docs/GEMM_SM90.md). `boxes` is the warpgroup's pair; `barrier` its
 // named barrier.
 template <int kCols, Activation kAct, typename Sum>
 __device__ __forceinline__ void store_tile(const Sum* d, __half* boxes, const CUtensorMap* y_map,
@@ -154,7 +152,7 @@ __device__ __forceinline__ void store_tile(const Sum* d, __half* boxes, const CU
 // the output product's layer norm wrote x1 from the first row), and the
 // next kernel, which reads y from the first, finds y's first rows there.
 // H100 run 64, against the walk from the first: kernels a pass bt4 b256
-// -1.1 %, b512 -2.7 %, t82 b512 -1.0 %; native/GEMM_SM90.md.
+// -1.1 %, b512 -2.7 %, t82 b512 -1.0 %; native/docs/GEMM_SM90.md.
 //
 // The producer fills the stage ring in tile order: the block's i-th tile,
 // k-tile kt is fill seq = i * k_tiles + kt, in stage seq % kStages, after
@@ -163,32 +161,24 @@ __device__ __forceinline__ void store_tile(const Sum* d, __half* boxes, const CU
 // other has issued those of tile i - 1 (its turn barrier): the product loops
 // take turns, and every wait on a stage's barrier stays within one phase of
 // it, which a parity wait needs.
-//
-// kCluster 2: blocks in clusters of two along M. The pair takes tile
-// groups g = cluster, cluster + clusters, ... (column tile g % n_tiles, row
-// tiles 2 r and 2 r + 1, r = row_groups - 1 - g / n_tiles, one each; past M
-// they read zeros and store nothing), so both run the same fills; each
-// block's producer fetches half of W's slice once from L2 and multicasts it
-// into both blocks' stage, and a stage is refilled only after the consumers
-// of both blocks released it.
-// kHalfSums (the cooperative and wide ping-pong schedules): the products
-// sum in half (wgmma .f16 accumulators, as lc0's cuda backend's
-// cublasHgemm), widened to float in the epilogue. Same speed per product;
-// less energy, which counts at the power cap (native/GEMM_SM90.md, "Half
-// sums").
-// kWide: the wide ping-pong schedule (Schedule above); its consumers take
-// the registers the producer warpgroup gives up (setmaxnreg).
-template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false, bool kWide = false>
+// Tile i of the block's is row tile row_tiles - 1 - g / n_tiles, column
+// tile g % n_tiles, g = blockIdx.x + i * gridDim.x (the last rows first).
+// kWide: the wide ping-pong schedule (Schedule above): the products sum in
+// half (wgmma .f16 accumulators, as lc0's cuda backend's cublasHgemm),
+// widened to float in the epilogue; same speed per product, less energy,
+// which counts at the power cap (native/docs/GEMM_SM90.md, "Half sums"). Its
+// consumers take the registers the producer warpgroup gives up (setmaxnreg).
+template <int kTileN, Activation kAct, bool kWide = false>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap x_map, const __grid_constant__ CUtensorMap w_map,
                      const __grid_constant__ CUtensorMap y_map, const float* bias, int M, int N, int K,
                      Activation act) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
-  // is empty there (gpu_has_wgmma never lets that code run).
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // is empty there (DeviceInfo::wgmma never lets that code run).
+#if defined(LC0ROCM_WGMMA_AVAILABLE)
   using namespace wgmma;
   using S = Schedule<kTileN, kWide>;
-  static_assert(!kWide || (kTileN == 256 && kHalfSums && kCluster == 1), "wide ping-pong: 128 x 256 tiles in half");
+  static_assert(!kWide || kTileN == 256, "wide ping-pong: 128 x 256 tiles in half");
   constexpr int kStages = S::kStages;
   extern __shared__ unsigned char shared_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>(
@@ -204,47 +194,38 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   const int k_tiles = K / kTileK;
   const int n_tiles = N / kTileN;
-  // Tile groups: kCluster row tiles of one column tile, a block's each.
-  const int row_groups = (M + kCluster * kTileM - 1) / (kCluster * kTileM);
-  const int groups = row_groups * n_tiles;
-  const int rank = kCluster > 1 ? static_cast<int>(gpu_cluster_rank()) : 0;
-  const int cluster = blockIdx.x / kCluster, clusters = gridDim.x / kCluster;
-  // This block's first row of group g's row tiles (counted from the last), for
-  // the producer and the consumers alike.
-  auto tile_row = [&](int g) { return ((row_groups - 1 - g / n_tiles) * kCluster + rank) * kTileM; };
-  constexpr int kReleases = (S::kPingPong ? 1 : kConsumers) * kCluster;  // of each fill of a stage
+  const int row_tiles = (M + kTileM - 1) / kTileM;
+  const int groups = row_tiles * n_tiles;
+  const int block = blockIdx.x, blocks = gridDim.x;  // the block takes tiles g = block, block + blocks, ...
+  // The first row of tile g (counted from the last), for the producer and
+  // the consumers alike.
+  auto tile_row = [&](int g) { return (row_tiles - 1 - g / n_tiles) * kTileM; };
+  constexpr int kReleases = S::kPingPong ? 1 : kConsumers;  // of each fill of a stage
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       barrier_init(&full[s], 1);           // the producer's arrival, with the bytes
-      barrier_init(&empty[s], kReleases);  // the consumers of the stage's tile, in every block of the cluster
+      barrier_init(&empty[s], kReleases);  // the consumers of the stage's tile
     }
     for (int c = 0; c < kConsumers; ++c) barrier_init(&turn[c], 1);
     barrier_init_fence();
   }
   __syncthreads();
-  if constexpr (kCluster > 1) gpu_cluster_sync();  // the other block's barriers are ready before it is written to
   gpu_release_next_grid();
   gpu_wait_for_prior_grid();  // x is the prior kernel's output; y may be its input
 
   if (warpgroup == 0) {
     if constexpr (kWide) registers_decrease<40>();  // the consumers hold 128 x 256 halves each
     if (threadIdx.x == 0) {
-      constexpr int kSliceRows = kTileN / kCluster;  // of W's slice, fetched by this block for all
       int seq = 0;
-      for (int g = cluster; g < groups; g += clusters) {
+      for (int g = block; g < groups; g += blocks) {
         const int m0 = tile_row(g), n0 = (g % n_tiles) * kTileN;
         for (int kt = 0; kt < k_tiles; ++kt, ++seq) {
           const int s = seq % kStages;
           if (seq >= kStages) barrier_wait(&empty[s], ((seq / kStages) - 1) & 1);
           barrier_arrive_expect_bytes(&full[s], S::kStageABytes + S::kStageBBytes);
           tma_load_2d(stage_x + s * (S::kStageABytes / sizeof(__half)), &x_map, kt * kTileK, m0, &full[s]);
-          __half* w_slice = stage_w + s * (S::kStageBBytes / sizeof(__half)) + rank * kSliceRows * kTileK;
-          if constexpr (kCluster > 1)
-            tma_load_2d_multicast(w_slice, &w_map, kt * kTileK, n0 + rank * kSliceRows, &full[s],
-                                  static_cast<uint16_t>((1u << kCluster) - 1));
-          else
-            tma_load_2d(w_slice, &w_map, kt * kTileK, n0, &full[s]);
+          tma_load_2d(stage_w + s * (S::kStageBBytes / sizeof(__half)), &w_map, kt * kTileK, n0, &full[s]);
         }
       }
     }
@@ -255,16 +236,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int stride = S::kPingPong ? kConsumers : 1;  // and every how many
     __half* boxes = out_boxes + consumer * kOutBoxes * kOutBox * kOutBox;
     const int barrier = 1 + consumer;  // named barrier ids 1, 2 (0 is __syncthreads')
-    // A stage's release goes to its empty barrier in every block of the cluster.
     auto release = [&](int stage) {
-      if (threadIdx.x % 128 != 0) return;
-      if constexpr (kCluster > 1) {
-        for (int r = 0; r < kCluster; ++r) barrier_arrive_in_block(&empty[stage], r);
-      } else {
-        barrier_arrive(&empty[stage]);
-      }
+      if (threadIdx.x % 128 == 0) barrier_arrive(&empty[stage]);
     };
-    for (int i = first, g = cluster + first * clusters; g < groups; i += stride, g += stride * clusters) {
+    for (int i = first, g = block + first * blocks; g < groups; i += stride, g += stride * blocks) {
       // Ping-pong: tile i - 1 is the other consumer's (i / 2 - 1)-th for
       // consumer 0, its (i / 2)-th for consumer 1: the turn phase to wait for.
       if (S::kPingPong && i > 0) barrier_wait(&turn[consumer], (consumer == 0 ? i / 2 - 1 : i / 2) & 1);
@@ -313,15 +288,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         store_tile<256, kAct>(sums, boxes, &y_map, bias, m0, n0, act, barrier);
         store_tile<256, kAct>(sums + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
       } else {
-        float acc[kAccumulators];  // float sums, or half sums widened
-        if constexpr (kHalfSums) {
-          static_assert(!S::kPingPong, "half sums: the cooperative schedule's 64 x 256 products");
-          unsigned sums[kAccumulators / 2];
-          run_products(sums);
-          widen_sums(sums, acc);
-        } else {
-          run_products(acc);
-        }
+        float acc[kAccumulators];
+        run_products(acc);
         if constexpr (S::kPingPong) {
           store_tile<128, kAct>(acc, boxes, &y_map, bias, m0, n0, act, barrier);
           store_tile<128, kAct>(acc + 64, boxes, &y_map, bias, m0 + 64, n0, act, barrier);
@@ -332,17 +300,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (threadIdx.x % 128 == 0) bulk_wait_all();  // y is written before the block leaves
   }
-  // A block leaves only once the other's multicasts into it and releases to
-  // it are done.
-  if constexpr (kCluster > 1) gpu_cluster_sync();
 #endif
 }
 
 // Every instantiation with_activation may launch, each given the shared
 // memory it needs above the 48 KB default.
-template <int kTileN, int kCluster, Activation kAct, bool kHalfSums = false, bool kWide = false>
+template <int kTileN, Activation kAct, bool kWide = false>
 bool allow_shared() {
-  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums, kWide>),
+  if (hipFuncSetAttribute(reinterpret_cast<const void*>(&gemm_sm90_kernel<kTileN, kAct, kWide>),
                           hipFuncAttributeMaxDynamicSharedMemorySize,
                           static_cast<int>(Schedule<kTileN, kWide>::kSharedBytes)) != hipSuccess) {
     (void)hipGetLastError();
@@ -351,95 +316,58 @@ bool allow_shared() {
   return true;
 }
 
-template <int kTileN, int kCluster, bool kHalfSums = false, bool kWide = false>
+template <int kTileN, bool kWide = false>
 bool allow_shared_all() {
-  return allow_shared<kTileN, kCluster, Activation::Relu, kHalfSums, kWide>() &&
-         allow_shared<kTileN, kCluster, Activation::None, kHalfSums, kWide>() &&
-         allow_shared<kTileN, kCluster, Activation::Mish, kHalfSums, kWide>() &&
-         allow_shared<kTileN, kCluster, Activation::Relu2, kHalfSums, kWide>() &&
-         allow_shared<kTileN, kCluster, Activation::Swish, kHalfSums, kWide>() &&
-         allow_shared<kTileN, kCluster, kAnyActivation, kHalfSums, kWide>();
+  return allow_shared<kTileN, Activation::Relu, kWide>() && allow_shared<kTileN, Activation::None, kWide>() &&
+         allow_shared<kTileN, Activation::Mish, kWide>() && allow_shared<kTileN, Activation::Relu2, kWide>() &&
+         allow_shared<kTileN, Activation::Swish, kWide>() && allow_shared<kTileN, kAnyActivation, kWide>();
 }
 
-// Clusters of two blocks the device runs at once, per schedule (index
-// kTileN / 256), set by gemm_sm90_prepare (0: none).
-std::atomic<int> pair_clusters[2] = {0, 0};
-
-template <int kTileN, int kCluster, bool kHalfSums = false, bool kWide = false>
+template <int kTileN, bool kWide = false>
 void launch(hipStream_t stream, const DeviceInfo& device, const CUtensorMap& x_map, const CUtensorMap& w_map,
             const CUtensorMap& y_map, long long M, int N, int K, const float* bias, Activation act) {
-  const long long groups = (M + kCluster * kTileM - 1) / (kCluster * kTileM) * (N / kTileN);
-  const int resident = kCluster > 1 ? pair_clusters[kTileN / 256].load() : device.multiprocessors;
-  const dim3 grid(static_cast<unsigned>(std::min<long long>(groups, resident) * kCluster));
+  const long long groups = (M + kTileM - 1) / kTileM * (N / kTileN);
+  const dim3 grid(static_cast<unsigned>(std::min<long long>(groups, device.multiprocessors)));
   with_activation(act, [&](auto tag) {
-    constexpr Activation kAct = decltype(tag)::value;
-    if constexpr (kCluster > 1)
-      gpu_launch_cluster(gemm_sm90_kernel<kTileN, kCluster, kAct>, grid, dim3(kThreads),
-                         Schedule<kTileN>::kSharedBytes, stream, kCluster, x_map, w_map, y_map, bias,
-                         static_cast<int>(M), N, K, act);
-    else
-      gpu_launch(gemm_sm90_kernel<kTileN, kCluster, kAct, kHalfSums, kWide>, grid, dim3(kThreads),
-                 Schedule<kTileN, kWide>::kSharedBytes, stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K,
-                 act);
+    gpu_launch(gemm_sm90_kernel<kTileN, decltype(tag)::value, kWide>, grid, dim3(kThreads),
+               Schedule<kTileN, kWide>::kSharedBytes, stream, x_map, w_map, y_map, bias, static_cast<int>(M), N, K,
+               act);
   });
   GPU_CHECK_LAUNCH();
 }
 
 }  // namespace sm90_gemm
 
-bool gemm_sm90_fits(int N, int K) {
-  using namespace sm90_gemm;
-  return N >= 128 && N % 128 == 0 && K >= kTileK && K % kTileK == 0;
-}
-
 bool gemm_sm90_prepare(const DeviceInfo& device) {
   using namespace sm90_gemm;
   if (!device.wgmma || device.shared_per_block < std::max(Schedule<128>::kSharedBytes, Schedule<256>::kSharedBytes) ||
       !sm90::tensor_maps_available())
     return false;
-  if (!allow_shared_all<128, 1>() || !allow_shared_all<256, 1>() || !allow_shared_all<128, 2>() ||
-      !allow_shared_all<256, 2>() || !allow_shared_all<256, 1, true>() || !allow_shared_all<256, 1, true, true>())
-    return false;
-  pair_clusters[0] = gpu_max_active_clusters(gemm_sm90_kernel<128, 2, Activation::None>, dim3(kThreads),
-                                             Schedule<128>::kSharedBytes, 2);
-  pair_clusters[1] = gpu_max_active_clusters(gemm_sm90_kernel<256, 2, Activation::None>, dim3(kThreads),
-                                             Schedule<256>::kSharedBytes, 2);
-  // (the same for every GPU of a process: gemm_sm90 runs on sm_90 only)
-  return true;
+  return allow_shared_all<128>() && allow_shared_all<256>() && allow_shared_all<256, true>();
 }
 
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums,
-               bool wide) {
+               const void* w, const float* bias, Activation act, void* y, bool half_sums) {
   using namespace sm90_gemm;
-  if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_fits(N, K)) return false;
+  static_assert(kTileK == limits::kSm90TileK && kTileM == limits::kSm90TileN, "plan/limits.h's shapes");
+  if (M < 1 || M > (1LL << 30) || !device.wgmma || !limits::gemm_sm90_fits(N, K)) return false;
   if (!aligned(x, 16) || !aligned(w, 16) || !aligned(y, 16) || (bias && !aligned(bias, 8))) return false;
+  const int tile_n = N % 256 == 0 ? 256 : 128;
   CUtensorMap x_map, w_map, y_map;
-  if (tile_n != 256 || N % 256 != 0) tile_n = 128;
-  wide = wide && half_sums && tile_n == 256 && cluster != 2;
-  if (cluster != 2 || pair_clusters[tile_n / 256].load() == 0) cluster = 1;
-  if (!sm90::tile_map(&x_map, x, M, K, kTileM) || !sm90::tile_map(&w_map, w, N, K, tile_n / cluster) ||
+  if (!sm90::tile_map(&x_map, x, M, K, kTileM) || !sm90::tile_map(&w_map, w, N, K, tile_n) ||
       !sm90::tile_map(&y_map, y, M, N, kOutBox))
     return false;
-  if (wide) {
-    launch<256, 1, true, true>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
-  } else if (tile_n == 256) {
-    if (cluster == 2) launch<256, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
-    else if (half_sums) launch<256, 1, true>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
-    else launch<256, 1>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
-  } else {
-    if (cluster == 2) launch<128, 2>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
-    else launch<128, 1>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
-  }
+  if (tile_n == 128) launch<128>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
+  else if (half_sums) launch<256, true>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
+  else launch<256>(stream, device, x_map, w_map, y_map, M, N, K, bias, act);
   return true;
 }
 
 #else
 
-bool gemm_sm90_fits(int, int) { return false; }
 bool gemm_sm90_prepare(const DeviceInfo&) { return false; }
 bool gemm_sm90(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*, const float*, Activation,
-               void*, int, int, bool, bool) {
+               void*, bool) {
   return false;
 }
 

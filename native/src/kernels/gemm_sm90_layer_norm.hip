@@ -3,7 +3,7 @@
 // statistics, in one launch on Hopper's warpgroup products (wgmma) fed by
 // TMA: the encoder layers' output and FFN second products with the post-LN
 // after them.
-// Design and measurements: native/GEMM_SM90.md ("Layer norms in the
+// Design and measurements: native/docs/GEMM_SM90.md ("Layer norms in the
 // epilogue").
 //
 // Why it exists: the product's output went to memory and a layer_norm pass
@@ -35,7 +35,7 @@
 // shared memory (the first version): an H100 runs only 30 clusters of 4
 // such blocks (120 of its 132 multiprocessors) and 39 of 3, so bt4's 128
 // row tiles at batch 256 took 5 rounds instead of 4 and t82's 4 instead of
-// 3: 93 against 75 us for bt4's output product (native/GEMM_SM90.md). A
+// 3: 93 against 75 us for bt4's output product (native/docs/GEMM_SM90.md). A
 // cooperative launch keeps all blocks resident, which the groups' waits
 // need. Two sets of slots (by tile parity): a block writes tile i + 2's
 // only after it saw every flag of the group at tile i + 1, which each block
@@ -47,8 +47,7 @@
 #include "aligned.h"
 #include "ops.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
-#define LC0ROCM_GEMM_SM90_LAYER_NORM_BUILT 1
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -59,7 +58,7 @@
 
 namespace lc0rocm {
 
-#if defined(LC0ROCM_GEMM_SM90_LAYER_NORM_BUILT)
+#if defined(LC0ROCM_SM90A_BUILD)
 
 namespace sm90_layer_norm {
 
@@ -145,8 +144,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                                 const float* betas, float alpha, float eps, int M, int N, int K, int launch,
                                 unsigned* group_sync, float2* group_slots) {
   // nvcc -arch=sm_90a also emits compute_90 PTX, which has no wgmma: the body
-  // is empty there (gpu_has_wgmma never lets that code run).
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // is empty there (DeviceInfo::wgmma never lets that code run).
+#if defined(LC0ROCM_WGMMA_AVAILABLE)
   using namespace wgmma;
   extern __shared__ unsigned char shared_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>(
@@ -398,42 +397,32 @@ std::atomic<int> resident_blocks{0};
 
 }  // namespace sm90_layer_norm
 
-bool gemm_sm90_layer_norm_fits(int N, int K) {
-  using namespace sm90_layer_norm;
-  // K: at least two slices (the nets' products have 12-24; measured there).
-  return N % kTileN == 0 && N / kTileN >= 1 && N / kTileN <= kMaxBlocks && K % kTileK == 0 && K >= 2 * kTileK;
-}
+// plan/limits.h's shapes (K: at least two slices; the nets' products have
+// 12-24, measured there).
+static_assert(sm90_layer_norm::kTileM == limits::kSm90NormTileM && sm90_layer_norm::kTileN == limits::kSm90NormTileN &&
+                  sm90_layer_norm::kTileK == limits::kSm90NormTileK &&
+                  sm90_layer_norm::kMaxBlocks == limits::kSm90NormMaxBlocks,
+              "plan/limits.h's shapes");
 
-bool gemm_sm90_layer_norm_prepare(const DeviceInfo& device) {
+int gemm_sm90_layer_norm_prepare(const DeviceInfo& device) {
   using namespace sm90_layer_norm;
-  if (!device.wgmma || device.shared_per_block < kSharedBytes || !sm90::tensor_maps_available()) return false;
+  if (!device.wgmma || device.shared_per_block < kSharedBytes || !sm90::tensor_maps_available()) return 0;
   for (const void* kernel : {reinterpret_cast<const void*>(&gemm_sm90_layer_norm_kernel<false>),
                              reinterpret_cast<const void*>(&gemm_sm90_layer_norm_kernel<true>)})
     if (hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) !=
         hipSuccess) {
       (void)hipGetLastError();
-      return false;
+      return 0;
     }
   // Both instances take the same registers (168) and shared memory.
   int per_multiprocessor = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, gemm_sm90_layer_norm_kernel<false>, kThreads,
                                                     kSharedBytes) != cudaSuccess) {
     (void)cudaGetLastError();
-    return false;
+    return 0;
   }
   resident_blocks = per_multiprocessor * device.multiprocessors;
-  return resident_blocks.load() >= kMaxBlocks;
-}
-
-int gemm_sm90_layer_norm_fill(long long M, int N) {
-  using namespace sm90_layer_norm;
-  const int blocks = N / kTileN;
-  if (M < 1 || blocks < 1 || blocks > kMaxBlocks) return 0;
-  const long long groups = resident_blocks.load() / blocks;
-  if (groups == 0) return 0;
-  const long long row_tiles = (M + kTileM - 1) / kTileM;
-  const long long rounds = (row_tiles + groups - 1) / groups;
-  return static_cast<int>(100 * row_tiles / (rounds * groups));
+  return resident_blocks.load() >= kMaxBlocks ? resident_blocks.load() : 0;
 }
 
 size_t gemm_sm90_layer_norm_exchange_bytes() {
@@ -451,7 +440,7 @@ bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long lon
                           const float* betas, float alpha, float eps, void* y, void* exchange, int launch,
                           bool half_sums) {
   using namespace sm90_layer_norm;
-  if (M < 1 || M > (1LL << 30) || !device.wgmma || !gemm_sm90_layer_norm_fits(N, K)) return false;
+  if (M < 1 || M > (1LL << 30) || !device.wgmma || !limits::gemm_sm90_layer_norm_fits(N, K)) return false;
   // The flags' counts: the launch in the top bits, the block's tile below.
   if (launch < 0 || launch >= (1 << (31 - kTileBits)) || (M + kTileM - 1) / kTileM >= (1LL << kTileBits))
     return false;
@@ -478,9 +467,7 @@ bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long lon
 
 #else
 
-bool gemm_sm90_layer_norm_fits(int, int) { return false; }
-bool gemm_sm90_layer_norm_prepare(const DeviceInfo&) { return false; }
-int gemm_sm90_layer_norm_fill(long long, int) { return 0; }
+int gemm_sm90_layer_norm_prepare(const DeviceInfo&) { return 0; }
 size_t gemm_sm90_layer_norm_exchange_bytes() { return 0; }
 bool gemm_sm90_layer_norm_reset(hipStream_t, void*) { return false; }
 bool gemm_sm90_layer_norm(hipStream_t, const DeviceInfo&, long long, int, int, const void*, const void*,

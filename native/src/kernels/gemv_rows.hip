@@ -1,6 +1,6 @@
 // gemv_rows: y[M][N] = act(x[M][K] . W[N][K]^T + b) for a few rows (M up to
-// kGemvMaxRows), half storage, float accumulation. Design and measurements:
-// native/GEMV_ROWS.md.
+// limits::kGemvMaxRows), half storage, float accumulation. Design and measurements:
+// native/docs/GEMV_ROWS.md.
 //
 // Why it exists: at batch 1 smolgen's per-position layers (t82: 2,048 -> 256
 // and 256 -> 6,144) and the heads' flat layers are products of one row.
@@ -96,10 +96,10 @@ __global__ void __launch_bounds__(kThreads)
 bool gemv_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x, const void* w,
                const float* bias, Activation act, void* y) {
   using namespace gemv;
-  if (M < 1 || M > kGemvMaxRows || N < 1 || K < kVecHalves || K % kVecHalves) return false;
-  if (!aligned16(x) || !aligned16(w) || sizeof(__half) * M * static_cast<size_t>(K) > kSharedLimit) return false;
-  const int lanes = device.warp_size;
-  if (lanes < kGemvMaxRows) return false;  // row r's output is written by lane r
+  static_assert(kVecHalves == limits::kGemvVecHalves && kSharedLimit == limits::kDefaultShared,
+                "plan/limits.h's shapes");
+  if (!limits::gemv_rows_fits(device, M, N, K) || !aligned16(x) || !aligned16(w)) return false;
+  const int lanes = device.warp_size;  // row r's output is written by lane r
   const int warps = kThreads / lanes;
   const dim3 grid((N + warps - 1) / warps);
   const size_t shared = sizeof(__half) * M * static_cast<size_t>(K);
@@ -108,7 +108,7 @@ bool gemv_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K
     gpu_launch(gemv_rows_kernel<kRows>, grid, dim3(kThreads), shared, stream, static_cast<__half*>(y),
                static_cast<const __half*>(x), static_cast<const __half*>(w), bias, act, N, K);
   };
-  static_assert(kGemvMaxRows == 4, "one instantiation per row count below");
+  static_assert(limits::kGemvMaxRows == 4, "one instantiation per row count below");
   switch (M) {
     case 1: run(std::integral_constant<int, 1>{}); break;
     case 2: run(std::integral_constant<int, 2>{}); break;

@@ -1,7 +1,7 @@
 // mma_tile.h - NVIDIA's mma.sync m16n8k16 tensor-core tile on half with
 // float accumulation, for the kernels that load its fragments by hand
-// (conv3x3_implicit, gemm_small_rows, resnet_tower, the fused attention,
-// dense_layer_norm, smolgen_generate). Device code of NVIDIA
+// (conv3x3_implicit, resnet_tower, the fused attention, smolgen_generate).
+// Device code of NVIDIA
 // builds only (sm_80+; below that the product is left out).
 #pragma once
 #include <cstdint>
@@ -21,7 +21,7 @@ __device__ __forceinline__ uint32_t load_half_pair(const half* p) { return *rein
 // 2t + 1.
 __device__ __forceinline__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
                                             uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -56,7 +56,7 @@ __host__ __device__ constexpr int vector_row_stride(int k) {
 // 2t + 1 (the A, B and D fragments' pair layout above). _trans gets the
 // transposed matrices: r[i] = column g, rows 2t and 2t + 1.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -65,7 +65,7 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
 #endif
 }
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(LC0ROCM_MMA_AVAILABLE)
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

@@ -1,10 +1,14 @@
 // ops.h - launchers of the general kernels (one op per .hip file in this
 // folder). Shared by every body. All take the storage type and run
 // asynchronously on `stream`; biases are float32; layouts as in body.h.
+// The shapes each kernel takes are plan/limits.h's (the plan chooses by
+// them); a launcher that returns false launched nothing.
 #pragma once
 #include <cstdint>
 
-#include "../device_info.h"
+#include "../plan/conv_plan.h"
+#include "../plan/device.h"
+#include "../plan/limits.h"
 #include "../tensor/dtype.h"
 #include "../tensor/errors.h"
 #include "activation.h"
@@ -30,54 +34,39 @@ bool copy_rows(hipStream_t stream, long long rows, int row_bytes, const void* sr
                void* dst, long long dst_stride);
 
 // gemv_rows.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
-// storage (float accumulation, one rounding) for M up to kGemvMaxRows (the
-// per-position layers of smolgen and the heads at small batches), bias may
-// be null. Returns false, launching nothing, where it does not apply (K not
-// a multiple of 8, unaligned x or w, x over 48 KB); the caller then runs its
-// BLAS product.
-constexpr int kGemvMaxRows = 4;
+// storage (float accumulation, one rounding) for M up to
+// limits::kGemvMaxRows (the per-position layers of smolgen and the heads at
+// small batches), bias may be null. Returns false where it does not apply
+// (limits::gemv_rows_fits, unaligned x or w); the caller then runs its BLAS
+// product.
 bool gemv_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x, const void* w,
                const float* bias, Activation act, void* y);
 
-// gemm_small_rows.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
-// storage (float accumulation), bias may be null, for M up to
-// kSmallGemmMaxRows (a dense layer at batch 1-2, smolgen's per-position
-// layers). Returns false, launching nothing, where it does not apply (AMD,
-// no mma.sync m16n8k16, N not a multiple of 8, K of 16, unaligned pointers,
-// K too deep for shared memory); the caller then runs its BLAS product.
-constexpr int kSmallGemmMaxRows = 128;
-bool gemm_small_rows(hipStream_t stream, const DeviceInfo& device, int M, int N, int K, const void* x,
-                     const void* w, const float* bias, Activation act, void* y);
-
 // gemm_sm90.hip: y [M][N] = act(x [M][K] . w[N][K]^T + bias) in half
 // storage (float accumulation unless half_sums, one rounding), bias may be
-// null, on sm_90's warpgroup products fed by TMA (native/GEMM_SM90.md).
-// gemm_sm90_fits: the shapes it takes (N a multiple of 128, K of 64).
-// gemm_sm90_prepare once per device at network creation (not in a capture):
-// whether it runs there.
+// null, on sm_90's warpgroup products fed by TMA (native/docs/GEMM_SM90.md),
+// for the shapes of limits::gemm_sm90_fits. gemm_sm90_prepare once per
+// device at network creation (not in a capture): whether it runs there.
 // gemm_sm90 returns false, launching nothing, where it does not apply (AMD,
-// builds not for sm_90a, other shapes, unaligned operands). tile_n: 128 for
-// the ping-pong schedule, 256 for the cooperative one (where N allows;
-// kernels/gemm_sm90.hip's Schedule); cluster 2: blocks in pairs sharing
-// W's fetches (TMA multicast) where the device runs such clusters, else 1.
-// half_sums (tile_n 256, cluster 1 alone): the products sum in half (as
-// lc0's cuda backend's cublasHgemm), widened to float for the epilogue.
-// wide (with half sums, tile_n 256, cluster 1): ping-pong on 128 x 256
-// tiles instead, each consumer its own tile, the same sums bit for bit.
-bool gemm_sm90_fits(int N, int K);
+// builds not for sm_90a, other shapes, unaligned operands). Where N is a
+// multiple of 256: with half_sums the products sum in half (as lc0's cuda
+// backend's cublasHgemm) on the wide ping-pong schedule, else in float on
+// the cooperative one; other N: float sums, ping-pong on 128-wide tiles
+// (kernels/gemm_sm90.hip's Schedule).
 bool gemm_sm90_prepare(const DeviceInfo& device);
 bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
-               const void* w, const float* bias, Activation act, void* y, int tile_n, int cluster, bool half_sums,
-               bool wide);
+               const void* w, const float* bias, Activation act, void* y, bool half_sums);
 
 // gemm_sm90_layer_norm.hip: y [M][N] = LN(alpha * (x [M][K] . w[N][K]^T +
 // bias) + skip) * gammas + betas (eps inside the root), half storage, float
 // accumulation (unless half_sums) and statistics, bias may be null: the
 // encoder layers' output and FFN second products with their post-LN, in one
 // launch on sm_90
-// (native/GEMM_SM90.md). gemm_sm90_layer_norm_fits: N 256-1,024 in steps of
-// 256, K a multiple of 64 from 128. gemm_sm90_layer_norm_prepare once per
-// device at network creation (not in a capture). The launch's blocks
+// (native/docs/GEMM_SM90.md), for the shapes of
+// limits::gemm_sm90_layer_norm_fits. gemm_sm90_layer_norm_prepare once per
+// device at network creation (not in a capture): how many of its blocks the
+// device runs at once (limits::gemm_sm90_layer_norm_fill reads it), 0 where
+// it does not run. The launch's blocks
 // exchange row statistics through `exchange`, device memory of
 // gemm_sm90_layer_norm_exchange_bytes() (128-byte aligned) that
 // gemm_sm90_layer_norm_reset prepared on the stream; launches on that
@@ -87,13 +76,8 @@ bool gemm_sm90(hipStream_t stream, const DeviceInfo& device, long long M, int N,
 // epilogue in float.
 // Returns false, launching nothing, where it does not apply (AMD, builds not
 // for sm_90a, other shapes, unaligned operands); the caller then runs BLAS +
-// layer_norm. gemm_sm90_layer_norm_fill: how full (percent) its rounds of
-// row tiles over the device's groups of blocks are for M rows (0: never
-// runs): its blocks wait for each other, so a last round part empty costs
-// a whole round.
-bool gemm_sm90_layer_norm_fits(int N, int K);
-bool gemm_sm90_layer_norm_prepare(const DeviceInfo& device);
-int gemm_sm90_layer_norm_fill(long long M, int N);
+// layer_norm.
+int gemm_sm90_layer_norm_prepare(const DeviceInfo& device);
 size_t gemm_sm90_layer_norm_exchange_bytes();
 bool gemm_sm90_layer_norm_reset(hipStream_t stream, void* exchange);
 bool gemm_sm90_layer_norm(hipStream_t stream, const DeviceInfo& device, long long M, int N, int K, const void* x,
@@ -111,7 +95,7 @@ void im2col3x3(hipStream_t stream, DType dt, int n, int channels, const void* x,
 // block takes kWinogradGroup (position, tile, channel) items with six
 // threads each (more loads in flight); from there on one thread per item
 // (H100, maia-1900 fp16: spread +34 % at batch 1, even at 256, -9 % at 512;
-// native/WINOGRAD.md).
+// native/docs/WINOGRAD.md).
 constexpr int kWinogradGroup = 32;
 constexpr int kWinogradSpreadThreads = 6 * kWinogradGroup;
 constexpr int kWinogradSpreadMaxBatch = 255;
@@ -127,7 +111,7 @@ void winograd_output(hipStream_t stream, DType dt, int n, int channels, const vo
 
 // A squeeze-excitation unit's weights for the fused kernels: w1 [C][hidden],
 // w2 [hidden][2C] in the storage type, float biases; the gates are
-// y = sigmoid(g[c]) * x + g[C + c]. In conv3x3_fused, w1 == nullptr: no SE.
+// y = sigmoid(g[c]) * x + g[C + c]. w1 == nullptr: no SE.
 struct SeWeights {
   const void* w1 = nullptr;
   const float* b1 = nullptr;
@@ -141,37 +125,21 @@ struct SeWeights {
 // layer's input transform: z = act(SE(A^T M A + bias) + residual) into y
 // [n][64][C] and, transformed, into v_next [36][n * 4][C] (se, residual, y,
 // v_next may each be null; residual may alias y). One block of 4C threads per
-// position, so at most kWinogradChainMaxChannels channels.
-constexpr int kWinogradChainMaxChannels = 128;
-bool winograd_output_input_supported(DType dt, int channels, int se_hidden);
+// position; the shapes of limits::winograd_chain_fits.
 void winograd_output_input(hipStream_t stream, DType dt, int n, int channels, const void* m, const float* bias,
                            const SeWeights* se, const void* residual, void* y, void* v_next, Activation act);
 
 // se_fused.hip: y [n][64][C] = act(SE(x + bias) + residual) in one launch
-// (bias and residual may be null; residual may alias y, x may not).
-bool se_fused_supported(int channels, int hidden);
+// (bias and residual may be null; residual may alias y, x may not); the
+// shapes of limits::se_fused_fits.
 void se_fused(hipStream_t stream, DType dt, int n, int channels, const void* x, const float* bias,
               const SeWeights& se, const void* residual, void* y, Activation act);
-
-// conv3x3_fused.hip: y [n][64][cout] = act(SE(conv3x3(x) + bias) + residual)
-// in one launch (implicit GEMM on tensor cores). w [9 * cin][ldw] with row
-// tap * cin + c and zero columns from cout to ldw; residual may be null or
-// alias y. Returns false (launching nothing) where this build, device or
-// shape has no fused kernel (AMD, float storage, before sm_80, channel
-// counts; see the .hip file); the caller then runs im2col + GEMM. Asks the
-// current device (its shared-memory limit, once).
-bool conv3x3_fused_supported(DType dt, int cin, int cout, int ldw, int se_hidden);
-bool conv3x3_fused(hipStream_t stream, DType dt, int n, int cin, int cout, int ldw, const void* x,
-                   const void* w, const float* bias, const void* residual, const SeWeights& se,
-                   void* y, Activation act, int multiprocessors);
 
 // conv3x3_implicit.hip: y [n][64][cout] = act(conv3x3(x) + bias + residual)
 // in one launch for a few positions (implicit GEMM on tensor cores; bias and
 // residual may be null, residual may alias y, x may not). wt [cout][9 * cin]:
-// the weights transposed (column tap * cin + c). Supported: half storage,
-// NVIDIA sm_80+ (asks the current device once), cin % 16 == 0 and <= 128,
-// cout % 8 == 0; elsewhere (AMD included) the caller runs im2col + GEMM.
-bool conv3x3_implicit_supported(DType dt, int cin, int cout);
+// the weights transposed (column tap * cin + c). Half storage on NVIDIA
+// sm_80+, the shapes of limits::implicit_conv_fits.
 void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, const void* x, const void* wt,
                       const float* bias, const void* residual, void* y, Activation act);
 
@@ -180,11 +148,10 @@ void conv3x3_implicit(hipStream_t stream, DType dt, int n, int cin, int cout, co
 // b1)) + b2) + flow), the activations kept in shared memory between
 // layers. A tower's blocks: ResidualBlockWeights in device memory (16-byte
 // aligned), conv weights in conv3x3_implicit's [64][9 * 64] layout; se.w1
-// null: no SE. resnet_tower_prepare says whether it runs here (half
-// storage, NVIDIA sm_80+ with the shared memory, 64 channels, up to
-// kResnetTowerMaxBlocks blocks, SE hidden widths a multiple of 4 up to
-// kResnetTowerMaxSeHidden) and, where it does, fills `tower` (but its
-// layers) and lets the kernel have its shared memory: once per network,
+// null: no SE. For nets of limits::resnet_tower_fits, resnet_tower_prepare
+// says what runs here (TowerFacts: which layouts the device's shared memory
+// holds, how many clusters it runs), fills `tower` (but its layers and
+// head) and lets the kernel have its shared memory: once per network,
 // outside a graph capture.
 struct ResidualBlockWeights {
   const void* conv1_w = nullptr;
@@ -197,37 +164,27 @@ struct ResnetTower {
   const ResidualBlockWeights* layers = nullptr;  // [blocks], device memory
   int blocks = 0;
   int se_hidden = 0;   // the widest SE unit's hidden width (0: none)
-  bool split = false;  // K split over two warp groups: wanted, and the device has the shared memory
-  int forced_positions = 0;  // positions per block forced (1 or 2; 0: by batch size)
-  bool pairs = false;  // the device has the shared memory for two positions per block
-  int cluster_positions = 0;  // batches up to this size run a position per cluster (0: never)
+  int cluster_positions = 0;  // a position per cluster takes batches up to this size (0: never)
   // A convolution after the tower, head = act(conv(y) + b) into an output
   // of its own (64 -> 64, the same weight layout): the convolution policy's
-  // first layer. Null: none. The caller sets it after resnet_tower_prepare.
+  // first layer, where the plan runs it there (two positions per block).
+  // Null: none. The caller sets it after resnet_tower_prepare.
   const void* head_w = nullptr;
   const float* head_b = nullptr;
 };
-constexpr int kResnetTowerChannels = 64;
-constexpr int kResnetTowerMaxBlocks = 64;
-constexpr int kResnetTowerMaxSeHidden = 64;
-bool resnet_tower_prepare(const DeviceInfo& device, DType dt, int channels, int blocks, int se_hidden,
-                          ResnetTower* tower);
-// Whether the launch for n positions runs tower.head_w's convolution (where
-// a block takes two positions at a time). head_y [n][64][64] (16-byte
-// aligned): its output, only where it does; null: the tower alone.
-bool resnet_tower_takes_head(const DeviceInfo& device, const ResnetTower& tower, int n);
-void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, int n, const void* x,
-                  void* y, Activation act, void* head_y = nullptr);
-// Which layout resnet_tower takes for n positions, in words (describe calls).
-const char* resnet_tower_path(const DeviceInfo& device, const ResnetTower& tower, int n);
+TowerFacts resnet_tower_prepare(const DeviceInfo& device, int blocks, int se_hidden, ResnetTower* tower);
+// The tower on `layout` (the plan's: plan/conv_plan.h). head_y [n][64][64]
+// (16-byte aligned): the head convolution's output, only on two positions
+// per block (null: the tower alone).
+void resnet_tower(hipStream_t stream, const DeviceInfo& device, const ResnetTower& tower, TowerLayout layout, int n,
+                  const void* x, void* y, Activation act, void* head_y = nullptr);
 
 // resnet_tower_cluster.hip: the same tower for small batches, each position
-// over a cluster of kResnetTowerClusterBlocks blocks (on as many
+// over a cluster of limits::kTowerClusterBlocks blocks (on as many
 // multiprocessors), each block a quarter of every layer's output channels
 // (NVIDIA sm_90 on: distributed shared memory). resnet_tower_cluster_prepare
 // (called by resnet_tower_prepare, tower's shapes filled in) returns the
 // most positions one launch takes at once, 0 where it cannot run here.
-constexpr int kResnetTowerClusterBlocks = 4;
 int resnet_tower_cluster_prepare(const DeviceInfo& device, const ResnetTower& tower);
 void resnet_tower_cluster(hipStream_t stream, const ResnetTower& tower, int n, const void* x, void* y,
                           Activation act);
@@ -253,10 +210,8 @@ void value_output(hipStream_t stream, DType dt, int n, const void* logits, bool 
 // w [k][outs] or, w_by_output, [outs][k] (lc0's dense layout, the
 // attention bodies'), outs 3 (WDL) or 1 (classical), the logits kept in
 // float, in one launch. Returns false, launching nothing, where it does
-// not apply (outs not 1 or 3, k not a multiple of 16 bytes' worth or over
-// kValueTailMaxInputs, hidden not 16-byte aligned); the caller then runs
-// the product and value_output.
-constexpr int kValueTailMaxInputs = 1024;  // W as floats in shared memory: up to 12 KB
+// not apply (limits::value_tail_fits, hidden not 16-byte aligned); the
+// caller then runs the product and value_output.
 bool value_head_tail(hipStream_t stream, DType dt, int n, int k, int outs, const void* hidden, const void* w,
                      bool w_by_output, const float* b, float* out);
 

@@ -1,12 +1,12 @@
 // resnet_tower_cluster: resnet_tower.hip's whole residual tower in one
 // launch, for small batches, with each position spread over a cluster of
-// kResnetTowerClusterBlocks (4) blocks on as many multiprocessors:
+// limits::kTowerClusterBlocks (4) blocks on as many multiprocessors:
 //   mid  = act(conv1(flow) + b1)
 //   v    = conv2(mid) + b2
 //   flow = act(SE(v) + flow)            (SE optional: se_fused.hip's unit)
 // NVIDIA sm_90 on (mma.sync m16n8k16, distributed shared memory), half
 // storage, float accumulation, 64 channels. Design and measurements:
-// native/RESNET_TOWER.md.
+// native/docs/RESNET_TOWER.md.
 //
 // Why: with a position per block, one multiprocessor does all of a
 // position's products (~4 us per convolution at batch 1: tensor-core and
@@ -43,7 +43,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "../env_switch.h"
 #include "../gpu_compat.h"
 #include "ops.h"
 
@@ -59,7 +58,7 @@ namespace lc0rocm {
 
 namespace tower_cluster_detail {
 using namespace tower_detail;
-constexpr int kCluster = kResnetTowerClusterBlocks;
+constexpr int kCluster = limits::kTowerClusterBlocks;
 constexpr int kCols = kC / kCluster;  // output channels per block
 constexpr int kThreads = 256;         // 8 warps of 32 lanes (mma.sync's width)
 static_assert(kCols == 16, "a warp's two 8-column tiles are the block's channels");
@@ -83,7 +82,7 @@ template <Activation kAct>
 __global__ void __launch_bounds__(tower_cluster_detail::kThreads, 1)
 resnet_tower_cluster_kernel(int blocks, int hidden, const ResidualBlockWeights* __restrict__ layers, const half* x,
                             half* y, Activation act) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(LC0ROCM_CLUSTERS_AVAILABLE)
   using namespace tower_cluster_detail;
   extern __shared__ __align__(16) unsigned char tower_shared[];
   ResidualBlockWeights* table = reinterpret_cast<ResidualBlockWeights*>(tower_shared);
@@ -340,11 +339,8 @@ int resnet_tower_cluster_prepare(const DeviceInfo& device, const ResnetTower& to
   if (!device.clusters || !device.mma_fp16 || device.warp_size != 32 || device.shared_per_block < bytes) return 0;
   // A position per cluster while every block can have a multiprocessor of
   // its own (more would queue behind one another: the per-block tower
-  // takes those batches); LC0ROCM_RESNET_TOWER_CLUSTER=0 turns clusters
-  // off, =N caps the positions at N (to compare).
-  int positions = device.multiprocessors / kCluster;
-  const int cap = env_int("LC0ROCM_RESNET_TOWER_CLUSTER", -1);
-  if (cap >= 0 && cap < positions) positions = cap;
+  // takes those batches).
+  const int positions = device.multiprocessors / kCluster;
   if (positions == 0) return 0;
   const int active = allow_shared(bytes);
   return active < positions ? active : positions;

@@ -15,7 +15,7 @@
 namespace lc0rocm {
 namespace tower_detail {
 
-constexpr int kC = kResnetTowerChannels;  // channels
+constexpr int kC = limits::kTowerChannels;  // channels
 constexpr int kPad = 8;                   // halves after each board square and weight row
 constexpr int kLdb = kC + kPad;           // board square pitch, halves
 constexpr int kK = 9 * kC;                // a layer's reduction: 9 taps x 64 channels

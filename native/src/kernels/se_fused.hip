@@ -9,7 +9,7 @@
 // (7 launches) and keeps pooled, hidden and g in float (the unfused path
 // rounds each to the storage type). Plain arithmetic, no matrix units and no
 // warp-width assumption: the same kernel for AMD (wave32 and wave64) and
-// NVIDIA, float and half. Design note: native/SE_FUSED.md.
+// NVIDIA, float and half. Design note: native/docs/SE_FUSED.md.
 #include <cstdint>
 
 #include "../gpu_compat.h"
@@ -22,14 +22,10 @@ namespace se_fused_detail {
 
 constexpr int kThreads = 256;
 
+static_assert(kThreads == limits::kSeFusedThreads, "plan/limits.h's shared memory");
 // Floats of shared memory: pooled [C], hidden [H], gates [2C], partial sums
 // [max(threads, H, 2C)].
-inline size_t shared_floats(int channels, int hidden) {
-  int partial = kThreads;
-  if (hidden > partial) partial = hidden;
-  if (2 * channels > partial) partial = 2 * channels;
-  return static_cast<size_t>(3 * channels + hidden + partial);
-}
+inline size_t shared_floats(int channels, int hidden) { return limits::se_fused_shared_floats(channels, hidden); }
 
 template <typename T>
 struct Vec {
@@ -216,11 +212,6 @@ se_fused_tile_kernel(int channels, const T* x, const float* bias, SeWeights se, 
   }
 }
 
-bool se_fused_supported(int channels, int hidden) {
-  return channels > 0 && hidden > 0 &&
-         se_fused_detail::shared_floats(channels, hidden) * sizeof(float) <= 48 * 1024;
-}
-
 // kPer, the vectors per thread of the tile kernel for this shape, or 0 when
 // it does not apply: whole vectors per square, a block's threads a multiple
 // of them, at most 4 per thread, shared memory within 48 KB.
@@ -260,7 +251,7 @@ static void launch_se_fused(hipStream_t stream, int n, int channels, const T* x,
 
 void se_fused(hipStream_t stream, DType dt, int n, int channels, const void* x, const float* bias,
               const SeWeights& se, const void* residual, void* y, Activation act) {
-  if (!se_fused_supported(channels, se.hidden))
+  if (!limits::se_fused_fits(channels, se.hidden))
     fail(LC0ROCM_INTERNAL_ERROR, "se_fused: " + std::to_string(channels) + " channels, " +
                                      std::to_string(se.hidden) + " hidden do not fit shared memory");
   if (n == 0) return;

@@ -3,12 +3,12 @@
 // matrices cut into boxes of box_rows x 64 halves (one 128-byte row each),
 // 128-byte swizzled, the layout wgmma's operand descriptors (wgmma_tile.h)
 // and the epilogues' shared boxes take.
-// NVIDIA builds for sm_90a only (LC0ROCM_SM90A).
+// NVIDIA builds for sm_90a only (LC0ROCM_SM90A_BUILD).
 #pragma once
 
 #include "../gpu_compat.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <cuda.h>  // CUtensorMap
 
 namespace lc0rocm {

@@ -1,7 +1,7 @@
 // The TMA tensor maps of the sm_90 products (tensor_map.h).
 #include "tensor_map.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#if defined(LC0ROCM_SM90A_BUILD)
 
 namespace lc0rocm {
 namespace sm90 {

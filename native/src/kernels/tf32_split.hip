@@ -1,7 +1,7 @@
 // tf32_split: float rows -> three blocks per row of tf32 heads and float
 // remainders, so that one tf32 product over 3K columns equals the float32
 // product over K to float32's precision: head.head + rest.head + head.rest,
-// the rests' own product (~2^-22 of the result) dropped (native/TF32_SPLIT.md).
+// the rests' own product (~2^-22 of the result) dropped (native/docs/TF32_SPLIT.md).
 #include <cstdint>
 
 #include "../gpu_compat.h"

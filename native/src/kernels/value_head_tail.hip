@@ -80,8 +80,7 @@ void launch_value_head_tail(hipStream_t stream, int n, int k, int outs, const vo
 bool value_head_tail(hipStream_t stream, DType dt, int n, int k, int outs, const void* hidden, const void* w,
                      bool w_by_output, const float* b, float* out) {
   const int vec = 16 / static_cast<int>(dtype_size(dt));
-  if ((outs != 1 && outs != 3) || k < 1 || k % vec != 0 || k > kValueTailMaxInputs || !aligned16(hidden))
-    return false;
+  if (!limits::value_tail_fits(dt == DType::F16, k, outs) || !aligned16(hidden)) return false;
   if (n == 0) return true;
   const bool split = (k / vec) % kTailLanes == 0;
   if (dt == DType::F32) {

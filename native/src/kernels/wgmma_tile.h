@@ -11,7 +11,7 @@
 #include "../gpu_compat.h"
 #include "async_copy.h"
 
-#if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
+#if defined(LC0ROCM_SM90A_BUILD)
 #include <cuda.h>  // CUtensorMap
 
 namespace lc0rocm {
@@ -67,31 +67,6 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       "[%4];\n" ::"r"(shared_address(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_address(bar))
       : "memory");
-}
-
-// The same box into shared memory at dst in every block of the cluster
-// whose bit is set in `blocks` (TMA multicast), each counted on its own
-// barrier at bar's offset: one fetch from L2 for all of them.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int inner, int outer,
-                                                      uint64_t* bar, uint16_t blocks) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(shared_address(bar)), "h"(blocks)
-      : "memory");
-}
-
-// One arrival on the barrier at bar's offset in block `rank` of the cluster
-// (this block's own included). Released at block scope only: the arrival
-// hands back a stage the caller's products only read (asynchronously, and
-// waited for), so there is nothing to publish to the cluster, and a
-// cluster-scope release is a memory barrier that waits for the caller's
-// outstanding stores (the epilogue's): measured 341 against 206 us for a
-// pair's product alone (native/GEMM_SM90.md).
-__device__ __forceinline__ void barrier_arrive_in_block(uint64_t* bar, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(shared_address(bar)), "r"(rank));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 
 // A box of `map` from shared memory at src (1024-byte aligned, laid out as

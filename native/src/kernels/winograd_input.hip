@@ -5,7 +5,7 @@
 // [36][n * 4][C], element (t, position * 4 + ty * 2 + tx, c), t = 6 xi + nu,
 // so that the 36 products V_t . U_t are one strided-batched GEMM. Six
 // threads per (position, tile, channel) below batch 256, one from there on;
-// neighbouring threads read and write neighbouring channels. Design note: native/WINOGRAD.md.
+// neighbouring threads read and write neighbouring channels. Design note: native/docs/WINOGRAD.md.
 #include "../gpu_compat.h"
 #include "ops.h"
 #include "winograd_transforms.h"

@@ -3,7 +3,7 @@
 // products M_t = V_t . U_t (winograd_input.hip's layout); each tile's 4x4
 // outputs are Y = A^T M A, then y = act(Y + bias + residual) in the library's
 // [n][64][C]. Six threads per (position, tile, channel) below batch 256, one
-// from there on. Design note: native/WINOGRAD.md.
+// from there on. Design note: native/docs/WINOGRAD.md.
 #include "../gpu_compat.h"
 #include "ops.h"
 #include "winograd_transforms.h"

@@ -12,7 +12,7 @@
 // convolution never writes its output at all. Replaces winograd_output (+
 // se_fused) + winograd_input: two or three launches and two passes over the
 // activations. Plain arithmetic, no warp-width assumption: the same source
-// for AMD (wave32 and wave64) and NVIDIA. Design note: native/WINOGRAD.md.
+// for AMD (wave32 and wave64) and NVIDIA. Design note: native/docs/WINOGRAD.md.
 #include "../gpu_compat.h"
 #include "block_ops.h"
 #include "ops.h"
@@ -21,17 +21,15 @@
 namespace lc0rocm {
 namespace winograd_chain_detail {
 
-constexpr int kMaxThreads = 4 * kWinogradChainMaxChannels;
+constexpr int kMaxThreads = 4 * limits::kWinogradChainMaxChannels;
 
-// Shared memory: with an SE unit the floats partial [max(4C, H)], pooled
-// [C], hidden [H], gates [2C]; then the board z [64][C] in T.
-__host__ __device__ inline size_t se_floats(int channels, int hidden) {
-  if (hidden <= 0) return 0;
-  const int partial = 4 * channels > hidden ? 4 * channels : hidden;
-  return static_cast<size_t>(partial + 3 * channels + hidden);
+// Shared memory (plan/limits.h): with an SE unit the floats partial
+// [max(4C, H)], pooled [C], hidden [H], gates [2C]; then the board z [64][C] in T.
+__host__ __device__ constexpr size_t se_floats(int channels, int hidden) {
+  return limits::winograd_chain_se_floats(channels, hidden);
 }
 inline size_t shared_bytes(int channels, int hidden, size_t element) {
-  return (se_floats(channels, hidden) * sizeof(float) + 15) / 16 * 16 + 64 * channels * element;
+  return limits::winograd_chain_shared_bytes(channels, hidden, element);
 }
 
 }  // namespace winograd_chain_detail
@@ -175,15 +173,10 @@ static void launch_output_input(hipStream_t stream, int n, int threads, size_t s
   });
 }
 
-bool winograd_output_input_supported(DType dt, int channels, int se_hidden) {
-  return channels > 0 && channels <= kWinogradChainMaxChannels && se_hidden >= 0 &&
-         winograd_chain_detail::shared_bytes(channels, se_hidden, dtype_size(dt)) <= 48 * 1024;
-}
-
 void winograd_output_input(hipStream_t stream, DType dt, int n, int channels, const void* m, const float* bias,
                            const SeWeights* se, const void* residual, void* y, void* v_next, Activation act) {
   const int hidden = se ? se->hidden : 0;
-  if (!winograd_output_input_supported(dt, channels, hidden))
+  if (!limits::winograd_chain_fits(dt == DType::F16, channels, hidden))
     fail(LC0ROCM_INTERNAL_ERROR, "winograd_output_input: " + std::to_string(channels) + " channels, " +
                                      std::to_string(hidden) + " SE hidden are not supported");
   if (n == 0) return;

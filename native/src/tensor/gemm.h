@@ -16,7 +16,9 @@ namespace lc0rocm {
 // One BLAS handle bound to one stream. Each lc0rocm_stream owns one.
 class Blas {
  public:
-  explicit Blas(hipStream_t stream);
+  // tune: half products on the algorithm that timed fastest for their shape
+  // (gemm_tuner.h; the gemm_tune setting), else hipblasGemmEx's own choice.
+  Blas(hipStream_t stream, bool tune);
   ~Blas();
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;

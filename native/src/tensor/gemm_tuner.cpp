@@ -3,7 +3,6 @@
 #include <map>
 #include <tuple>
 
-#include "../env_switch.h"
 
 namespace lc0rocm {
 
@@ -141,7 +140,6 @@ struct GemmTuner::Impl {
 };
 
 std::unique_ptr<GemmTuner> GemmTuner::create(hipblasHandle_t blas, hipStream_t stream) {
-  if (!env_switch("LC0ROCM_GEMM_TUNE", true)) return nullptr;
   auto impl = std::make_unique<Impl>();
   impl->blas = blas;
   impl->stream = stream;

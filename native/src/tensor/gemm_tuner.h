@@ -1,5 +1,5 @@
 // gemm_tuner.h - half-precision products whose algorithm is chosen by
-// timing, once per shape (native/GEMM_TUNER.md).
+// timing, once per shape (native/docs/GEMM_TUNER.md).
 //
 // cublasGemmEx picks an algorithm by heuristic and, given a workspace, often
 // a cooperative kernel that needs its counters zeroed first: a memset node
@@ -21,7 +21,7 @@ class GemmTuner {
  public:
   // For the products of `blas` (bound to `stream`, whose own choice,
   // cublasGemmEx, is one of the candidates). Null where blasLt is not built
-  // in or LC0ROCM_GEMM_TUNE=0.
+  // in.
   static std::unique_ptr<GemmTuner> create(hipblasHandle_t blas, hipStream_t stream);
   ~GemmTuner();
   GemmTuner(const GemmTuner&) = delete;

@@ -1,0 +1,11 @@
+// Layer norm (attn_layer_norm.h) in half storage.
+#include "attn_layer_norm.h"
+
+namespace lc0rocm {
+namespace attn {
+
+template void layer_norm<__half>(__half*, const __half*, const float*, const __half*, const float*, const float*, int,
+                                 int, float, float, Activation, int, hipStream_t, int);
+
+}  // namespace attn
+}  // namespace lc0rocm
