@@ -568,29 +568,6 @@ def gpu_attributes(info: dict, max_batch: int) -> BackendAttributes:
         maximum_batch_size=max_batch)
 
 
-def check_device(name: str, device: int, count: int) -> None:
-    if not 0 <= device < count:
-        present = f"devices 0..{count - 1}" if count else "no device"
-        raise NativeError(f"{name}: gpu={device} does not exist ({count} GPU(s) present: {present})")
-
-
-def create(name: str, weights, **options) -> Backend:
-    vendor, precision = split_name(name)
-    device = device_index(name, options)
-    max_batch = int(options.pop("max_batch", DEFAULT_MAX_BATCH))
-    arch = options.pop("arch", None)
-    if options:
-        raise NativeError(f"{name}: unknown options {sorted(options)} (known: {', '.join(sorted(OPTIONS))})")
-    ffi, lib = load_library(build(vendor, arch))
-    count = ffi.new("int*")
-    check(ffi, lib, lib.lc0rocm_get_device_count(count), f"{name}: device count")
-    check_device(name, device, count[0])
-    info = device_info(ffi, lib, device)
-    fp16 = precision == "fp16" or (precision == "auto" and info["fast_fp16"])
-    return NativeBackend(name, ffi, lib, weights, device=device, max_batch=max_batch,
-                         fp16=fp16, info=info)
-
-
 class NativeBackend(Backend):
     """One net on one GPU. Thread-safe: each calling thread borrows its own
     native stream from a pool, so forward passes from several threads run
