@@ -78,7 +78,7 @@ if command -v nvcc >/dev/null; then
   echo "-- NVIDIA: $(nvcc --version | tail -1), sm_90a, whole library (cuBLAS headers: $CUBLAS_INC)"
   find "$SRC" \( -name '*.hip' -o -name '*.cpp' \) -print0 | sort -z | xargs -0 -P "$JOBS" -I{} sh -c '
     f="$1"; o="$2/nv_$(echo "$f" | tr / _).o"
-    nvcc -x cu -arch=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -Xcompiler -fPIC -Xptxas -v -I"$3" -c "$f" -o "$o" \
+    nvcc -x cu -gencode arch=compute_90a,code=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -Xcompiler -fPIC -Xptxas -v -I"$3" -c "$f" -o "$o" \
       2>"$o.log" || { cat "$o.log"; echo "FAILED (nvidia): $f"; exit 255; }' _ {} "$OUT" "$CUBLAS_INC"
   # ptxas's remarks that wgmma runs serialized, or that it had to wait for
   # one, cost a whole kernel silently (run 91: +26 % from one loop count it
@@ -93,7 +93,7 @@ if command -v nvcc >/dev/null; then
   echo "   $(ls "$OUT"/nv_*.o | wc -l) files OK, liblc0rocm.so linked"
   # The product benchmark (scripts/gemm_sm90_bench.py) compiles the library's
   # gemm_sm90 source into a program of its own: compiled here too, not linked.
-  nvcc -x cu -arch=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -I"$SRC" -Inative/include -I"$CUBLAS_INC" \
+  nvcc -x cu -gencode arch=compute_90a,code=sm_90a -DLC0ROCM_SM90A -std=c++17 -O2 -I"$SRC" -Inative/include -I"$CUBLAS_INC" \
     -c native/bench/gemm_sm90_bench.cu -o "$OUT/gemm_sm90_bench.o" || { echo "FAILED (nvidia): native/bench"; exit 1; }
   # The program links the library's sources it includes, not the library:
   # every symbol of ours must be defined in it (490cb8e moved the tensor
@@ -101,13 +101,13 @@ if command -v nvcc >/dev/null; then
   undefined=$(nm -C --undefined-only "$OUT/gemm_sm90_bench.o" | grep -E 'lc0rocm' || true)
   if [ -n "$undefined" ]; then echo "FAILED: native/bench/gemm_sm90_bench.cu leaves undefined: $undefined"; exit 1; fi
   echo "   native/bench/gemm_sm90_bench.cu OK"
-  nvcc -x cu -arch=sm_90a -std=c++17 -O2 -c native/bench/graph_launch_bench.cu -o "$OUT/graph_launch_bench.o" \
+  nvcc -x cu -gencode arch=compute_90a,code=sm_90a -std=c++17 -O2 -c native/bench/graph_launch_bench.cu -o "$OUT/graph_launch_bench.o" \
     || { echo "FAILED (nvidia): native/bench/graph_launch_bench.cu"; exit 1; }
   echo "   native/bench/graph_launch_bench.cu OK"
-  nvcc -x cu -arch=sm_90a -std=c++17 -O2 -I"$CUBLAS_INC" -c native/bench/energy_floor_bench.cu -o "$OUT/energy_floor_bench.o" \
+  nvcc -x cu -gencode arch=compute_90a,code=sm_90a -std=c++17 -O2 -I"$CUBLAS_INC" -c native/bench/energy_floor_bench.cu -o "$OUT/energy_floor_bench.o" \
     || { echo "FAILED (nvidia): native/bench/energy_floor_bench.cu"; exit 1; }
   echo "   native/bench/energy_floor_bench.cu OK"
-  nvcc -x cu -arch=sm_90a -std=c++17 -O2 -I"$CUBLAS_INC" -c native/bench/matrix_rate_bench.cu -o "$OUT/matrix_rate_bench.o" \
+  nvcc -x cu -gencode arch=compute_90a,code=sm_90a -std=c++17 -O2 -I"$CUBLAS_INC" -c native/bench/matrix_rate_bench.cu -o "$OUT/matrix_rate_bench.o" \
     || { echo "FAILED (nvidia): native/bench/matrix_rate_bench.cu"; exit 1; }
   echo "   native/bench/matrix_rate_bench.cu OK"
   ran=1

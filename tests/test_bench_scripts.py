@@ -72,7 +72,7 @@ def test_the_named_program_is_compiled_for_sm_90a_and_run_with_the_arguments(mon
     assert bench_program.build_and_run(name, ["64", "7"], with_blas=with_blas) == 3  # the program's status
     compile_command, program_command = runs.calls
     assert compile_command[0] == FAKE_TOOLCHAIN.compiler
-    assert {"-arch=sm_90a", "-DLC0ROCM_SM90A", native.CXX_STD} <= set(compile_command)
+    assert {"arch=compute_90a,code=sm_90a", "-DLC0ROCM_SM90A", native.CXX_STD} <= set(compile_command)
     source = pathlib.Path(next(a for a in compile_command if a.endswith(".cu")))
     assert source.name == f"{name}.cu" and source.is_file()
     assert source.parent == native.source_dir() / "bench"
