@@ -63,10 +63,23 @@ def openings(count: int, plies: int, seed: int) -> list[list[chess.Move]]:
     return found
 
 
-def play(network, opening, white: dict, black: dict, nodes: int, max_plies: int) -> tuple[str, int]:
-    """One game; returns (result from white's view: '1-0', '0-1', '1/2-1/2', plies)."""
-    from lc0_rocm.engine import Engine
-    engines = {chess.WHITE: Engine(network, **white), chess.BLACK: Engine(network, **black)}
+_LOCAL = threading.local()
+
+
+def engine_pair(network, a: dict, b: dict):
+    """This thread's engines for settings A and B, made once: a GPU backend
+    keeps the streams an engine takes for as long as it lives."""
+    if not hasattr(_LOCAL, "pair"):
+        from lc0_rocm.engine import Engine
+        _LOCAL.pair = (Engine(network, **a), Engine(network, **b))
+    return _LOCAL.pair
+
+
+def play(engines: dict, opening, nodes: int, max_plies: int) -> tuple[str, int]:
+    """One game between engines {colour: Engine}; returns (result from
+    white's view: '1-0', '0-1', '1/2-1/2', plies)."""
+    for engine in engines.values():
+        engine.new_game()
     board = chess.Board()
     for move in opening:
         board.push(move)
@@ -129,8 +142,9 @@ def main(argv=None) -> int:
         index, opening, a_white = job
         if args.deadline and time.monotonic() - started > args.deadline:
             return
-        result, plies = play(network, opening, a if a_white else b, b if a_white else a,
-                             args.nodes, args.max_plies)
+        engine_a, engine_b = engine_pair(network, a, b)
+        engines = {chess.WHITE: engine_a if a_white else engine_b, chess.BLACK: engine_b if a_white else engine_a}
+        result, plies = play(engines, opening, args.nodes, args.max_plies)
         white_points = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
         with lock:
             points[index] = white_points if a_white else 1.0 - white_points

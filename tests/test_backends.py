@@ -4,6 +4,7 @@ import pytest
 
 from lc0_rocm import backends
 from lc0_rocm.backends.base import BackendError, unpack_planes
+from lc0_rocm.netspec import NetSpec
 from lc0_rocm.weights import load_weights
 
 
@@ -87,7 +88,7 @@ def test_forward_into_rejects_outputs_it_cannot_write_in_place(bad, match):
 
 def test_backends_state_their_attributes(make_test_net):
     """lc0's BackendAttributes: cpu suggests one search thread and eigen's
-    minibatch of 7; random two threads and lc0's generic 256; a GPU three
+    minibatch of 7; random two threads and lc0's generic 256; a GPU two (three for a small residual net)
     threads and 2 x its multiprocessors (256 where the count is unknown)."""
     from lc0_rocm.backends import native
     from lc0_rocm.backends.base import DEFAULT_ATTRIBUTES, Backend, BackendAttributes
@@ -95,7 +96,9 @@ def test_backends_state_their_attributes(make_test_net):
     assert cpu.attributes() == BackendAttributes(True, 1, 7, 1024)
     rnd = backends.create("random", None)
     assert rnd.attributes() == BackendAttributes(True, 2, 256, 1024)
-    assert native.gpu_attributes({"multiprocessors": 132}, 512) == BackendAttributes(False, 3, 264, 512)
+    assert native.gpu_attributes({"multiprocessors": 132}, 512) == BackendAttributes(False, 2, 264, 512)
+    small = NetSpec.from_weights(load_weights(make_test_net("tiny-resnet")))     # a maia-sized body
+    assert native.gpu_attributes({"multiprocessors": 132}, 512, small).suggested_num_search_threads == 3
     assert native.gpu_attributes({}, 1024).recommended_batch_size == 256
 
     class Plain(Backend):
@@ -106,7 +109,7 @@ def test_backends_state_their_attributes(make_test_net):
 
 @pytest.mark.gpu
 def test_gpu_backend_states_its_attributes(make_test_net):
-    """On a GPU: not on the CPU, three search threads, 2 x its
+    """On a GPU: not on the CPU, three search threads for a small residual net, 2 x its
     multiprocessors as the batch, max_batch as the largest."""
     from lc0_rocm.backends import native
     name = next((n for n in ("cuda-fp16", "rocm-fp16") if native.is_available(n)[0]), None)

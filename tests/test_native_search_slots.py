@@ -307,16 +307,6 @@ def test_tree_check_passes_a_one_thread_tree_and_sees_visits_in_flight():
     assert slow._native.tree_fault() == ""
 
 
-def test_max_batches_at_network_caps_the_calls_at_once():
-    """MaxBatchesAtNetwork 1: the workers' forward calls never overlap."""
-    net = SlotNet(delay_s=0.002)
-    engine = Engine(net, implementation="native", Threads=3, MinibatchSize=16, MaxBatchesAtNetwork=1)
-    result = engine.search(chess.Board(), nodes=2000)
-    assert result.best_move in chess.Board().legal_moves
-    assert len(net.calls) == 3 and net.most_at_once == 1, (net.calls, net.most_at_once)
-    assert engine._native.tree_fault() == ""
-
-
 def test_threads_beyond_max_batches_in_flight_are_not_started():
     net = SlotNet()
     engine = Engine(net, implementation="native", Threads=8, MinibatchSize=16, SmartPruningFactor=0)

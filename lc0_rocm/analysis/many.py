@@ -10,10 +10,11 @@ backend's native slots), let one group's round compute while the others
 gather, so the GPU is not idle while the searches walk their trees.
 
 Batching ("auto" picks): "merge" (one call per round: for backends whose
-rows do not depend on the batch: random, GPUs), "separate" (each search's
+rows do not depend on the batch: random, sim), "separate" (each search's
 batch its own call, as the search alone makes it: numpy's `cpu` rounds
 differently by batch size, so this keeps results equal to Engine.search),
-"fixed" (merged, padded to the slot's max batch: one batch size only).
+"fixed" (merged, in calls of one size, the last padded: GPUs, in calls of
+their recommended batch).
 
 Each result is turned into a SearchResult by the same code as
 Engine.search's; `SearchFallback` searches with Engine.search one position
@@ -95,7 +96,7 @@ class ManySearch:
         sources, default_mode = self._forwards(network, min(groups, searches or groups))
         self.batching = default_mode if batching == "auto" else batching
         self.groups = len(sources)
-        self.searches = int(searches or (128 if gpu and default_mode == "merge" else 4) * self.groups)
+        self.searches = int(searches or (128 if gpu and default_mode != "separate" else 4) * self.groups)
         ffi, lib = self.ffi, self.lib
         self._muxes = []
         per_group = [self.searches // self.groups + (g < self.searches % self.groups) for g in range(self.groups)]
@@ -131,7 +132,16 @@ class ManySearch:
         wanted = int(groups)
         slots = take(wanted) if take is not None else None
         if slots:
-            return [c_slot(ffi, lib, s, self._keep) for s in slots], "merge"
+            forwards = [c_slot(ffi, lib, s, self._keep) for s in slots]
+            if getattr(backend, "device_info", None):
+                # A GPU's results round by batch size (fp16 sums, GEMM
+                # algorithms per shape): calls of one size, the backend's
+                # recommended batch, keep every search's results independent
+                # of what ran beside it (merged rounds differed in q's 6th
+                # digit between 4 and 16 searches on an H200).
+                size = int(backend.attributes().recommended_batch_size)
+                return [(forward, ctx, size) for forward, ctx, _ in forwards], "fixed"
+            return forwards, "merge"
         if getattr(backend, "name", None) == "random" and getattr(backend, "is_native", False) \
                 and not getattr(backend, "delay_ms", 0):
             ctx = ffi.new("lc0core_random_net*")

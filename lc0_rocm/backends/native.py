@@ -553,20 +553,32 @@ def create(name: str, weights, **options) -> Backend:
     return NativeBackend(name, ffi, lib, weights, device=device, fp16=fp16, info=info, settings=values)
 
 
-# Threads 0 on one GPU: three search threads, a stream each (lc0 runs two,
-# taking turns on one stream; a third measured +4-20 % on maia-1900 on most
-# lent H100s and no loss on t82). MinibatchSize 0: lc0's cuda backend
-# suggests 2 x the multiprocessors, its generic 256 where that is unknown.
-SEARCH_THREADS = 3
+# Threads 0 on one GPU, a stream each (BENCHMARKS.md, H200 2026-12-03,
+# positions 1-2 x 2 s): two where the passes keep the GPU busy (t82 39,381 /
+# 39,394 nps with 2 against 32,220-37,422 with 3; bt4 21,391 / 23,807
+# against 14,279-21,954), three for small convolution nets whose search is
+# bound by the host's cores (maia-1900 426,919 / 222,226 with 2 against
+# 447,390-465,791 / 257,611-268,355 with 3). MinibatchSize 0: lc0's cuda
+# backend suggests 2 x the multiprocessors, its generic 256 where that is
+# unknown.
+SEARCH_THREADS = 2
+SEARCH_THREADS_SMALL_NET = 3
+SMALL_NET_FILTERS = 128     # residual bodies up to this width count as small
 BATCH_PER_MULTIPROCESSOR = 2
 FALLBACK_BATCH = 256
 
 
-def gpu_attributes(info: dict, max_batch: int) -> BackendAttributes:
-    """A GPU backend's attributes from its device_info and max_batch."""
+def search_threads_for(spec: NetSpec | None) -> int:
+    """Threads 0's search threads on one GPU for a net (see SEARCH_THREADS)."""
+    small = spec is not None and spec.body == "resnet" and 0 < spec.filters <= SMALL_NET_FILTERS
+    return SEARCH_THREADS_SMALL_NET if small else SEARCH_THREADS
+
+
+def gpu_attributes(info: dict, max_batch: int, spec: NetSpec | None = None) -> BackendAttributes:
+    """A GPU backend's attributes from its device_info, max_batch and net."""
     multiprocessors = int(info.get("multiprocessors") or 0)
     return BackendAttributes(
-        runs_on_cpu=False, suggested_num_search_threads=SEARCH_THREADS,
+        runs_on_cpu=False, suggested_num_search_threads=search_threads_for(spec),
         recommended_batch_size=BATCH_PER_MULTIPROCESSOR * multiprocessors or FALLBACK_BATCH,
         maximum_batch_size=max_batch)
 
@@ -587,7 +599,7 @@ class NativeBackend(Backend):
         self.max_batch = max_batch = settings["max_batch"]
         self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
         fmt = weights.format
-        spec = NetSpec.from_weights(weights)   # the activations DEFAULT leaves implicit
+        self.spec = spec = NetSpec.from_weights(weights)   # the activations DEFAULT leaves implicit
         cfg = ffi.new("lc0rocm_config*")
         cfg.device, cfg.precision, cfg.max_batch = device, 1 if fp16 else 0, max_batch
         cfg.network, cfg.policy = fmt.network, fmt.policy or NF.POLICY_CLASSICAL
@@ -632,7 +644,7 @@ class NativeBackend(Backend):
             self._free.append(stream)
 
     def attributes(self) -> BackendAttributes:
-        return gpu_attributes(self.device_info, self.max_batch)
+        return gpu_attributes(self.device_info, self.max_batch, self.spec)
 
     def native_slots(self, count):
         """`count` slots on streams of their own (lc0rocm_forward with the

@@ -155,8 +155,6 @@ OPTIONS: dict[str, OptionSpec] = {
                                               "search threads are not at it"),
     "MaxBatchesInFlight": _spin(0, 0, 128, "at most this many search threads hold a batch at once; more only "
                                            "add collisions (0: the backend's suggested Threads, at least 2)"),
-    "MaxBatchesAtNetwork": _spin(0, 0, 128, "search threads on GPU streams of their own: at most this many "
-                                            "batches at the network at once (0: one per thread)"),
     "SolidTreeThreshold": _spin(2000000000, 1, 2000000000,
                                 "visits after which a node's children are laid out in one block "
                                 "(native search; lc0's 100 measured no faster here, so never by default)"),

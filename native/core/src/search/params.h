@@ -56,11 +56,6 @@ struct SearchParams {
   // not at the network and it has more than IdlingMinimumWork requests.
   int IdlingMinimumWork = 0;
   int ThreadIdlingThreshold = 1;
-  // Search threads on slots of their own: at most this many batches at the
-  // network at once (0: no limit, one per thread); a thread whose batch is
-  // ready waits for room, so further threads gather instead of adding
-  // batches to the GPU's queue.
-  int MaxBatchesAtNetwork = 0;
   // lc0's SolidTreeThreshold (visits that make a node's children one block).
   // lc0 uses 100; here never by default: our pools already keep siblings
   // near, and on the H100 maia search 100 measured no faster (see

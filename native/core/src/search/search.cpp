@@ -185,14 +185,12 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
                                   [](const Visit& v) { return v.collision; });
     if (!mine->requests.empty()) {
       lock.unlock();
-      enter_network();
       at_network_.fetch_add(1, std::memory_order_relaxed);
       try {
         std::lock_guard<std::mutex> slot_lock(slot_mutexes_[slot]);
         evaluate(mine, evaluator_.slots[slot]);
       } catch (...) {
         at_network_.fetch_sub(1, std::memory_order_relaxed);
-        leave_network();
         lock.lock();
         if (!worker_error_) worker_error_ = std::current_exception();
         batch_ = mine;
@@ -202,7 +200,6 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
         break;
       }
       at_network_.fetch_sub(1, std::memory_order_relaxed);
-      leave_network();
       lock.lock();
     }
     batch_ = mine;
@@ -219,22 +216,6 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
   }
   stopped_ = true;
   progress_.notify_all();
-}
-
-void Search::enter_network() {
-  if (params_.MaxBatchesAtNetwork <= 0) return;
-  std::unique_lock<std::mutex> lock(network_room_mutex_);
-  network_room_.wait(lock, [this] { return batches_at_network_ < params_.MaxBatchesAtNetwork; });
-  ++batches_at_network_;
-}
-
-void Search::leave_network() {
-  if (params_.MaxBatchesAtNetwork <= 0) return;
-  {
-    std::lock_guard<std::mutex> lock(network_room_mutex_);
-    --batches_at_network_;
-  }
-  network_room_.notify_one();
 }
 
 // ---------------------------------------------------------------- gathering

@@ -307,12 +307,6 @@ class Search {
   // idle network.
   bool worker_mode_ = false;
   std::atomic<int> at_network_{0};     // workers in a network call (lc0's backend_waiting_counter)
-  // MaxBatchesAtNetwork's room: batches at the network now, and a wait for room.
-  std::mutex network_room_mutex_;
-  std::condition_variable network_room_;
-  int batches_at_network_ = 0;
-  void enter_network();
-  void leave_network();
   std::exception_ptr worker_error_;
   // Task workers (lc0's): each gathering worker has its own, which pick in
   // separate branches and expand leaves for it. [0]: the first worker's
