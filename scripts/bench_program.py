@@ -11,7 +11,7 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from lc0_rocm.backends import native  # noqa: E402
+from lc0_rocm.backends import native_build  # noqa: E402
 
 
 def build_and_run(name: str, args: list[str], with_blas: bool = False) -> int:
@@ -29,17 +29,17 @@ def build_and_read(name: str, args: list[str], with_blas: bool = False) -> tuple
 
 def _build_and_run(name: str, args: list[str], with_blas: bool, capture: bool) -> tuple[int, str]:
     try:
-        tc, arch = native.detect_target("nvidia")
-    except native.NativeError as e:
+        tc, arch = native_build.detect_target("nvidia")
+    except native_build.NativeError as e:
         print(f"{name}: {e}", file=sys.stderr)
         return 2, ""
     if arch != "sm_90":  # wgmma, cluster and dependent launches; the figures are H100s'
         print(f"{name}: needs an sm_90 GPU (this one is {arch})", file=sys.stderr)
         return 2, ""
-    src = native.source_dir()
+    src = native_build.source_dir()
     with tempfile.TemporaryDirectory() as tmp:
         program = pathlib.Path(tmp) / name
-        command = [tc.compiler, "-x", "cu", *native.nvidia_arch_flags(arch), native.CXX_STD, "-O3",
+        command = [tc.compiler, "-x", "cu", *native_build.nvidia_arch_flags(arch), native_build.CXX_STD, "-O3",
                    f"-I{src / 'src'}", f"-I{src / 'include'}", str(src / "bench" / f"{name}.cu"),
                    "-o", str(program)]
         if with_blas:

@@ -90,7 +90,7 @@ def bare_env(monkeypatch, tmp_path):
     """No toolchain and no GPU tools anywhere: PATH is one empty folder (and
     /usr/local/cuda/bin, a fallback location of nvcc, is hidden too).
     Returns that folder, for tests that put fake tools in it."""
-    from lc0_rocm.backends import native
+    from lc0_rocm.backends import native_build
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))
@@ -98,6 +98,6 @@ def bare_env(monkeypatch, tmp_path):
     monkeypatch.setenv("LC0ROCM_BUILD_CACHE", str(tmp_path / "builds"))
     for var in ("LC0ROCM_TOOLCHAIN", "LC0ROCM_GPU_ARCH", "CUDA_HOME", "CUDA_PATH", "HIP_PLATFORM"):
         monkeypatch.delenv(var, raising=False)
-    real_which = native._which
-    monkeypatch.setattr(native, "_which", lambda name, extra=(): real_which(name, ()))
+    real_which = native_build._which
+    monkeypatch.setattr(native_build, "_which", lambda name, extra=(): real_which(name, ()))
     return bin_dir

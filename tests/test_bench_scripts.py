@@ -17,11 +17,11 @@ import bench_program  # noqa: E402
 import energy_floor  # noqa: E402
 import gemm_sm90_bench  # noqa: E402
 import graph_launch_bench  # noqa: E402
-from lc0_rocm.backends import native  # noqa: E402
+from lc0_rocm.backends import native_build  # noqa: E402
 from lc0_rocm.makenet.attention import BT4, T82  # noqa: E402
 
-FAKE_TOOLCHAIN = native.Toolchain(vendor="nvidia", compiler="/opt/cuda/bin/nvcc", include_dirs=("/opt/blas/include",),
-                                  library_dirs=("/opt/blas/lib",), libraries=("-lcublas",))
+FAKE_TOOLCHAIN = native_build.Toolchain(vendor="nvidia", compiler="/opt/cuda/bin/nvcc", include_dirs=("/opt/blas/include",),
+                                        library_dirs=("/opt/blas/lib",), libraries=("-lcublas",))
 
 
 def fake_target(arch):
@@ -46,9 +46,9 @@ class FakeRuns:
 
 def test_no_gpu_is_said_and_nothing_runs(monkeypatch, capsys):
     def no_gpu(vendor=None, arch=None):
-        raise native.NoGpuError({"nvidia": "nvidia-smi not found"})
+        raise native_build.NoGpuError({"nvidia": "nvidia-smi not found"})
     runs = FakeRuns()
-    monkeypatch.setattr(bench_program.native, "detect_target", no_gpu)
+    monkeypatch.setattr(bench_program.native_build, "detect_target", no_gpu)
     monkeypatch.setattr(bench_program.subprocess, "run", runs)
     assert bench_program.build_and_run("graph_launch_bench", ["200", "50"]) == 2
     assert "graph_launch_bench:" in capsys.readouterr().err
@@ -57,7 +57,7 @@ def test_no_gpu_is_said_and_nothing_runs(monkeypatch, capsys):
 
 def test_other_gpus_than_sm_90_are_refused(monkeypatch, capsys):
     runs = FakeRuns()
-    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_80"))
+    monkeypatch.setattr(bench_program.native_build, "detect_target", fake_target("sm_80"))
     monkeypatch.setattr(bench_program.subprocess, "run", runs)
     assert bench_program.build_and_run("gemm_sm90_bench", ["256", "30"], with_blas=True) == 2
     assert "needs an sm_90 GPU (this one is sm_80)" in capsys.readouterr().err
@@ -67,15 +67,15 @@ def test_other_gpus_than_sm_90_are_refused(monkeypatch, capsys):
 @pytest.mark.parametrize("name, with_blas", [("graph_launch_bench", False), ("gemm_sm90_bench", True)])
 def test_the_named_program_is_compiled_for_sm_90a_and_run_with_the_arguments(monkeypatch, name, with_blas):
     runs = FakeRuns(program_status=3)
-    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_90"))
+    monkeypatch.setattr(bench_program.native_build, "detect_target", fake_target("sm_90"))
     monkeypatch.setattr(bench_program.subprocess, "run", runs)
     assert bench_program.build_and_run(name, ["64", "7"], with_blas=with_blas) == 3  # the program's status
     compile_command, program_command = runs.calls
     assert compile_command[0] == FAKE_TOOLCHAIN.compiler
-    assert {"arch=compute_90a,code=sm_90a", "-DLC0ROCM_SM90A", native.CXX_STD} <= set(compile_command)
+    assert {"arch=compute_90a,code=sm_90a", "-DLC0ROCM_SM90A", native_build.CXX_STD} <= set(compile_command)
     source = pathlib.Path(next(a for a in compile_command if a.endswith(".cu")))
     assert source.name == f"{name}.cu" and source.is_file()
-    assert source.parent == native.source_dir() / "bench"
+    assert source.parent == native_build.source_dir() / "bench"
     blas = {"-I/opt/blas/include", "-L/opt/blas/lib", "-lcublas"}
     if with_blas:
         assert blas <= set(compile_command)
@@ -87,7 +87,7 @@ def test_the_named_program_is_compiled_for_sm_90a_and_run_with_the_arguments(mon
 
 def test_a_failed_compile_shows_the_compiler_and_runs_nothing(monkeypatch, capsys):
     runs = FakeRuns(compile_status=1, compile_stderr="error: no such file check_cuda.cuh")
-    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_90"))
+    monkeypatch.setattr(bench_program.native_build, "detect_target", fake_target("sm_90"))
     monkeypatch.setattr(bench_program.subprocess, "run", runs)
     assert bench_program.build_and_run("graph_launch_bench", ["1", "1"]) == 1
     assert "compile failed" in capsys.readouterr().err and len(runs.calls) == 1
@@ -100,7 +100,7 @@ def test_build_and_read_returns_the_programs_output(monkeypatch):
         seen.append(kwargs)
         text = "fp16 matrix rate 747.5 TFLOP/s\n" if len(seen) == 2 else ""
         return subprocess.CompletedProcess(command, 0, stdout=text if kwargs.get("stdout") else None, stderr="")
-    monkeypatch.setattr(bench_program.native, "detect_target", fake_target("sm_90"))
+    monkeypatch.setattr(bench_program.native_build, "detect_target", fake_target("sm_90"))
     monkeypatch.setattr(bench_program.subprocess, "run", run)
     assert bench_program.build_and_read("matrix_rate_bench", ["8192", "20"], with_blas=True) == (
         0, "fp16 matrix rate 747.5 TFLOP/s\n")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from lc0_rocm import backends
-from lc0_rocm.backends import native, native_tensors
+from lc0_rocm.backends import native, native_build, native_tensors
 from lc0_rocm.backends.native import NativeError
 from lc0_rocm.weights import load_weights
 
@@ -149,7 +149,7 @@ def test_split_name_rejects_others(bad):
 # ---------------------------------------------------------------- detection
 def test_no_toolchain_is_a_clear_error(bare_env):
     with pytest.raises(NativeError) as e:
-        native.detect_toolchain()
+        native_build.detect_toolchain()
     assert "hipcc" in str(e.value) and "nvcc" in str(e.value)
     for name in ALL_NAMES:
         ok, reason = native.is_available(name)
@@ -169,7 +169,7 @@ def fake_rocm(bare_env, tmp_path, monkeypatch):
 
 def test_hipcc_found_on_path(bare_env, fake_rocm):
     hipcc = fake_tool(bare_env, "hipcc", "exit 0\n")
-    tc = native.detect_toolchain("amd")
+    tc = native_build.detect_toolchain("amd")
     assert tc.vendor == "amd" and tc.compiler == str(hipcc)
     assert "-lhipblas" in tc.libraries
     assert tc.include_dirs == (str(fake_rocm / "include"),)
@@ -180,53 +180,53 @@ def test_hipcc_without_hipblas_is_a_clear_error(bare_env):
     if pathlib.Path("/usr/include/hipblas/hipblas.h").is_file():
         pytest.skip("this machine has hipBLAS in /usr/include")
     with pytest.raises(NativeError, match="hipBLAS not found"):
-        native.detect_toolchain("amd")
+        native_build.detect_toolchain("amd")
 
 
 def test_toolchain_env_override_picks_vendor(bare_env, fake_rocm, monkeypatch):
     fake_tool(bare_env, "hipcc", "exit 0\n")
     monkeypatch.setenv("LC0ROCM_TOOLCHAIN", "cuda")
     with pytest.raises(NativeError, match="nvcc"):
-        native.detect_toolchain()
+        native_build.detect_toolchain()
 
 
 def test_nvcc_without_cublas_is_a_clear_error(bare_env, tmp_path, monkeypatch):
     cuda = tmp_path / "cuda"
     fake_tool(cuda / "bin", "nvcc", "exit 0\n")
     monkeypatch.setenv("PATH", f"{cuda / 'bin'}:{bare_env}")
-    monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
+    monkeypatch.setattr(native_build, "_cuda_roots", lambda nvcc: [cuda])
     with pytest.raises(NativeError, match="cuBLAS not found"):
-        native.detect_toolchain("nvidia")
+        native_build.detect_toolchain("nvidia")
     (cuda / "include").mkdir()
     (cuda / "include" / "cublas_v2.h").write_text("")
     (cuda / "lib64").mkdir()
     (cuda / "lib64" / "libcublas.so.13").write_text("")
     (cuda / "lib64" / "libcublasLt.so.13").write_text("")
-    tc = native.detect_toolchain("nvidia")
+    tc = native_build.detect_toolchain("nvidia")
     assert tc.include_dirs == (str(cuda / "include"),)
     assert tc.libraries == ("-l:libcublas.so.13", "-l:libcublasLt.so.13")
 
 
 def test_arch_from_rocm_agent_enumerator(bare_env):
     fake_tool(bare_env, "rocm_agent_enumerator", "echo gfx000; echo gfx90a; echo gfx90a\n")
-    assert native.detect_arch("amd") == "gfx90a"
+    assert native_build.detect_arch("amd") == "gfx90a"
 
 
 def test_arch_from_nvidia_smi(bare_env):
     fake_tool(bare_env, "nvidia-smi", "echo 9.0\n")
-    assert native.detect_arch("nvidia") == "sm_90"
+    assert native_build.detect_arch("nvidia") == "sm_90"
 
 
 def test_arch_env_override(bare_env, monkeypatch):
     monkeypatch.setenv("LC0ROCM_GPU_ARCH", "gfx1030")
-    assert native.detect_arch("amd") == "gfx1030"
+    assert native_build.detect_arch("amd") == "gfx1030"
 
 
 @pytest.mark.parametrize("vendor,what", [("amd", "no AMD GPU"), ("nvidia", "no NVIDIA GPU")])
 def test_no_gpu_is_a_clear_error(bare_env, vendor, what):
     fake_tool(bare_env, "nvidia-smi", "exit 9\n")  # present but lists nothing
     with pytest.raises(NativeError, match=what):
-        native.detect_arch(vendor)
+        native_build.detect_arch(vendor)
 
 
 def test_auto_falls_back_to_cpu_with_one_line(bare_env, capsys, maia_path):
@@ -265,7 +265,7 @@ def test_build_compiles_every_file_and_caches_by_hash_and_arch(fake_hip, tmp_pat
     assert lib.parent.name.endswith("-gfx90a")
     assert lib.parent.parent == tmp_path / "builds"   # bare_env's LC0ROCM_BUILD_CACHE
     lines = fake_hip.read_text().splitlines()
-    sources = native.source_files(native.source_dir())
+    sources = native_build.source_files(native_build.source_dir())
     compiles = [ln for ln in lines if " -c " in ln]
     assert len(compiles) == len(sources)
     assert all("--offload-arch=gfx90a" in ln for ln in compiles)
@@ -283,11 +283,11 @@ def test_nvcc_builds_sm90_as_sm90a_for_wgmma(tmp_path):
     library's own GEMM needs (native/src/kernels/gemm_sm90.hip), and says so
     to the code (LC0ROCM_SM90A); other architectures keep their own name
     and never see the define."""
-    tc = native.Toolchain("nvidia", "nvcc")
+    tc = native_build.Toolchain("nvidia", "nvcc")
     src = tmp_path / "a.hip"
 
     def flags(arch):
-        return native.compile_command(tc, arch, tmp_path, src, tmp_path / "a.o")
+        return native_build.compile_command(tc, arch, tmp_path, src, tmp_path / "a.o")
 
     sm90 = flags("sm_90")
     # sm_90a's machine code alone: -arch=sm_90a would compile each file twice (compute_90 PTX too)
@@ -312,13 +312,13 @@ def test_build_native_command_reports_errors(bare_env, capsys):
 
 def test_source_hash_follows_the_sources(tmp_path):
     src = tmp_path / "native"
-    shutil.copytree(native.source_dir(), src)
-    h1 = native.source_hash(src, "recipe")
-    assert native.source_hash(src, "recipe") == h1
-    assert native.source_hash(src, "other recipe") != h1
+    shutil.copytree(native_build.source_dir(), src)
+    h1 = native_build.source_hash(src, "recipe")
+    assert native_build.source_hash(src, "recipe") == h1
+    assert native_build.source_hash(src, "other recipe") != h1
     kernel = next((src / "src" / "kernels").glob("*.hip"))
     kernel.write_text(kernel.read_text() + "\n// changed\n")
-    assert native.source_hash(src, "recipe") != h1
+    assert native_build.source_hash(src, "recipe") != h1
 
 
 # ---------------------------------------------------------------- loading
@@ -448,7 +448,7 @@ def test_auto_picks_the_gpu_backend_when_a_gpu_is_present(bare_env, tmp_path, mo
     (cuda / "lib64").mkdir()
     (cuda / "lib64" / "libcublas.so").write_text("")
     (cuda / "lib64" / "libcublasLt.so").write_text("")
-    monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
+    monkeypatch.setattr(native_build, "_cuda_roots", lambda nvcc: [cuda])
     fake_tool(bare_env, "nvidia-smi", "echo 9.0\n")
     monkeypatch.setenv("PATH", f"{cuda / 'bin'}:{bare_env}")
     assert native.is_available("cuda-auto") == (True, "")

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from lc0_rocm import backends
-from lc0_rocm.backends import native
+from lc0_rocm.backends import native, native_build
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -32,7 +32,7 @@ def fake_cuda(tmp_path, monkeypatch, bin_dir):
     (cuda / "lib64" / "libcublas.so").write_text("")
     (cuda / "lib64" / "libcublasLt.so").write_text("")
     tool(bin_dir, "nvcc", "exit 0\n")
-    monkeypatch.setattr(native, "_cuda_roots", lambda nvcc: [cuda])
+    monkeypatch.setattr(native_build, "_cuda_roots", lambda nvcc: [cuda])
 
 
 def test_no_gpu_found_names_each_probe_without_inventing_answers(bare_env):
@@ -63,7 +63,7 @@ def test_every_toolchain_is_tried(bare_env, tmp_path, monkeypatch):
     tool(bare_env, "rocm_agent_enumerator", "echo gfx90a\n")       # an AMD GPU, but no hipBLAS
     tc, arch = native.detect_target()
     assert (tc.vendor, arch) == ("nvidia", "sm_90")
-    tc = native.detect_toolchain()                              # toolchain only: the complete one
+    tc = native_build.detect_toolchain()                              # toolchain only: the complete one
     assert tc.vendor == "nvidia"
 
 
