@@ -9,14 +9,14 @@ import sys
 
 # name -> (module, function, one-line help)
 COMMANDS = {
-    "uci": ("lc0_rocm.uci", "main", "run the UCI engine (the default)"),
+    "uci": ("lc0_rocm.uci_main", "main", "run the UCI engine (the default)"),
     "bench": ("lc0_rocm.bench", "main", "search fixed positions and report nps, like `lc0 benchmark`"),
     "benchmark": ("lc0_rocm.bench", "benchmark_main", "like bench with `lc0 benchmark`'s defaults (34 positions, 10 s each)"),
     "backendbench": ("lc0_rocm.backendbench", "main", "raw network throughput over batch sizes"),
     "describenet": ("lc0_rocm.describe", "main", "describe a network file, like `lc0 describenet`"),
     "make-net": ("lc0_rocm.makenet", "main", "write a random-weight test net of a preset shape"),
     "fetch-net": ("lc0_rocm.netfiles", "fetch_main", "put a known net into the user's cache"),
-    "build-native": ("lc0_rocm.backends.native", "build_main", "compile the GPU library"),
+    "build-native": ("lc0_rocm.backends.native_build", "build_main", "compile the GPU library"),
     "cache": ("lc0_rocm.netfiles", "cache_main", "show (or --clear) the cached nets and native builds"),
     "analyse": ("lc0_rocm.analysis.cli", "main", "analyse PGN games, EPD or FEN files in batches (resumable)"),
     "suite": ("lc0_rocm.analysis.suite", "main", "score an EPD test suite (bm, am, c0)"),

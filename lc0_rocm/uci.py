@@ -27,9 +27,6 @@ lc0_rocm.network.load_network), so tests can drive it in-process with fakes.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import os
-import signal
 import sys
 import threading
 import time
@@ -37,43 +34,22 @@ from typing import Callable
 
 import chess
 
-from lc0_rocm import __version__, backends, native_rules, netfiles, syzygy, uci_build
+from lc0_rocm import __version__, native_rules, netfiles, syzygy, uci_build
 from lc0_rocm.backends import blas_threads
-from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
+from lc0_rocm.timemanager import LegacyTimeManager
+from lc0_rocm.uci_job import SearchJob, bestmove_line
+from lc0_rocm.uci_limits import accepts_keyword, ponderhit_budget_ms, search_limits, searchmoves
 from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
                                   option_line, parse_backend_options, parse_value)
-from lc0_rocm.uci_output import (IoLog, centipawns, format_info, nn_index,  # noqa: F401 (API)
-                                 verbose_move_stats, wdl_permille)
-from lc0_rocm.uci_parse import (GO_FLAGS, GO_KEYWORDS, GO_NUMERIC, MAX_INT, MAX_INT32,  # noqa: F401
-                                MAX_TAKEBACK, GoParams, UciError, continues_game, echo,
-                                shared_moves, board_from_fen,
-                                parse_go, parse_position, push_moves, split_position, start_board)
+from lc0_rocm.uci_output import IoLog, format_info, verbose_move_stats
+from lc0_rocm.uci_parse import GoParams, UciError, echo, parse_go, parse_setoption, play_position
+from lc0_rocm.uci_tablebase import TablebaseSlot
 
 ENGINE_NAME = f"lc0-rocm v{__version__}"
 BESTMOVE_GAP_S = 0.005   # UciEngine.send: the least time between a bestmove and the line before it
 ENGINE_AUTHOR = "The lc0-rocm authors (after Leela Chess Zero by The LCZero Authors)"
 
 # ------------------------------------------------------------------ search jobs
-
-@dataclasses.dataclass
-class _Job:
-    """One `go` being answered on its worker thread, which sends its
-    bestmove (once the search ends and, for infinite/ponder, once released)."""
-    board: chess.Board
-    go: GoParams
-    stop: threading.Event
-    release: threading.Event      # set when bestmove may be sent (infinite/ponder)
-    hold: bool                    # infinite or ponder: wait for stop/ponderhit
-    clock_start: float
-    unbounded: bool = False       # no limit at all: runs until `stop`
-    search_does_depth: bool = False  # the search stops at `go depth` itself
-    extra_tbhits: int = 0
-    silent: bool = False          # ponderhit: the search that replaces it answers the `go`
-    stop_requested: bool = False  # `stop` seen
-    ponder_hit: bool = False      # ponderhit turned this ponder search into the move's search
-    timer: threading.Timer | None = None   # stops it when the move's budget is spent
-    thread: threading.Thread | None = None
-
 
 def _default_engine_class():
     from lc0_rocm.engine import Engine
@@ -127,12 +103,10 @@ class UciEngine:
         self.engine = None
         self._net_key = None
         self._dirty_engine_options: set[str] = set()
-        self.tablebase = None
-        self._retired_tablebases: list = []
-        self._engine_tablebase = None   # the tables the engine holds now
+        self.tablebases = TablebaseSlot()
         self.tm = self._new_time_manager()
         self.debug = False
-        self._job: _Job | None = None
+        self._job: SearchJob | None = None
         self._position_key: tuple | None = None   # (chess960, head, moves) of self.board
         self.native_build = uci_build.NativeBuild()
         self.on_output_lost: Callable[[], None] | None = None   # main(): stop reading input
@@ -191,7 +165,7 @@ class UciEngine:
             return False
         try:
             if command == "setoption":
-                self._setoption(line)
+                self.set_option(*parse_setoption(line))
             else:
                 getattr(self, "_cmd_" + command)(args)
         except Exception as e:
@@ -259,25 +233,7 @@ class UciEngine:
         self.position_time = time.monotonic()
         chess960 = bool(self.values["UCI_Chess960"])
         try:
-            head, moves = split_position(args)
-            key = (chess960, head, moves)
-            shared = shared_moves(previous_key, key) if previous is not None else None
-            if (shared is not None and len(previous_key[2]) - shared <= MAX_TAKEBACK
-                    and len(moves) >= len(previous_key[2])):
-                # The same game, gone on (or its last ply replaced: a missed
-                # ponder move): play only the difference on the last
-                # board, so that a move costs the same at ply 200 as at ply 2
-                # (no job holds the board now). The clock's state carries on.
-                board, continues = previous, True
-                for _ in range(len(previous_key[2]) - shared):
-                    board.pop()
-                problem = push_moves(board, moves[shared:], shared)
-            else:
-                board = start_board(head, chess960)
-                problem = push_moves(board, moves)
-                continues = continues_game(previous, board)
-            if problem:
-                raise UciError(problem.split(";")[0])
+            board, key, continues = play_position(args, chess960, previous, previous_key)
         except UciError as e:
             self.position_error = f"the last position was rejected ({e})"
             raise UciError(f"{e}; go answers bestmove (none) until a valid position") from None
@@ -289,8 +245,7 @@ class UciEngine:
         job = self._job
         if job is not None:
             job.stop_requested = True
-            job.stop.set()
-            job.release.set()
+            job.halt()
 
     def _cmd_ponderhit(self, args):
         job = self._job
@@ -298,38 +253,25 @@ class UciEngine:
             raise UciError("ponderhit while not pondering")
         go = dataclasses.replace(job.go, ponder=False)
         self.position_time = now = time.monotonic()  # the clock restarts on ponderhit
-        if go.nodes is None and go.depth is None and go.mate is None and (
-                go.has_clock() or go.movetime is not None):
+        budget_ms = ponderhit_budget_ms(go, job.board, self.tm, int(self.values["MoveOverheadMs"]))
+        if budget_ms is not None:
             # The ponder search goes on as this move's search, stopped when
-            # the time manager's budget (from now) is spent: a restart would
-            # first wait for the ponder search's last batch, on our clock.
-            budgets = []
-            if go.movetime is not None:
-                budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
-            if go.has_clock():
-                budget = self.tm.budget(self._clock(go), black_to_move=job.board.turn == chess.BLACK,
-                                        ply=job.board.ply())
-                if budget is not None:
-                    budgets.append(0.0 if budget.single_node else budget.deadline_ms)
-            if budgets:
-                job.clock_start, job.ponder_hit, job.go = now, True, go   # its time is this move's
-                left_s = max(0.0, min(budgets)) / 1000.0 - (time.monotonic() - now)
-                if left_s > 0:
-                    job.timer = threading.Timer(left_s, job.stop.set)
-                    job.timer.daemon = True
-                    job.timer.start()
-                else:
-                    job.stop.set()
-                job.release.set()
-                return
+            # the budget (from now) is spent: a restart would first wait for
+            # the ponder search's last batch, on our clock.
+            job.clock_start, job.ponder_hit, job.go = now, True, go   # its time is this move's
+            left_s = max(0.0, budget_ms) / 1000.0 - (time.monotonic() - now)
+            if left_s > 0:
+                job.timer = threading.Timer(left_s, job.stop.set)
+                job.timer.daemon = True
+                job.timer.start()
+            else:
+                job.stop.set()
+            job.release.set()
+            return
         with self._job_lock:
             job.silent = True   # the search below answers this `go`
         self._finish_job()
         self._search_or_answer(lambda: self._start_search(job.board, go))
-
-    @staticmethod
-    def _clock(go: GoParams) -> ClockParams:
-        return ClockParams(go.wtime, go.btime, go.winc, go.binc, go.movestogo)
 
     def _cmd_go(self, args):
         self._finish_job()   # a `go` during a search: that one gets its bestmove first
@@ -384,21 +326,6 @@ class UciEngine:
 
     # ---------------------------------------------------------- options
 
-    def _setoption(self, line: str) -> None:
-        # lc0: the name is everything between `name` and `value`, kept as is
-        text = line.split("setoption", 1)[1].strip()
-        if not text.startswith("name") or not text[4:5].isspace():
-            raise UciError("setoption must be followed by name")
-        text = text[4:].strip()
-        name, value = text, ""
-        pieces = text.split()
-        if "value" in pieces:
-            idx = _find_word(text, "value")
-            name, value = text[:idx].strip(), text[idx + len("value"):].strip()
-        if not name:
-            raise UciError("setoption requires name")
-        self.set_option(name, value)
-
     def set_option(self, name: str, text: str) -> None:
         canonical = next((n for n in self.specs if n.lower() == name.lower()), None)
         if canonical is None:
@@ -414,19 +341,13 @@ class UciEngine:
         elif canonical == "LogFile":
             self.log.open(value)
         elif canonical == "SyzygyPath":
-            if self.tablebase is not None:
-                # a running search may still probe it: close it once it is handed back
-                self._retired_tablebases.append(self.tablebase)
-                self.tablebase = None
             try:
-                self.tablebase = syzygy.open_tablebases(value)
+                summary = self.tablebases.open(value)
             except syzygy.SyzygyError as e:
-                self.tablebase = None
                 self.values[canonical] = value
                 raise UciError(str(e)) from None
-            if self.tablebase is not None:
-                self.send(f"info string Syzygy tablebases: {len(getattr(self.tablebase, 'wdl', {}))} "
-                          f"WDL tables, up to {syzygy.max_pieces(self.tablebase)} pieces")
+            if summary:
+                self.send(f"info string {summary}")
         elif canonical == "BackendOptions":
             try:
                 parse_backend_options(value)
@@ -502,7 +423,7 @@ class UciEngine:
         if self.engine is not None and key == self._net_key:
             if self._dirty_engine_options:
                 self._apply_engine_options()
-            self._sync_tablebase()
+            self.tablebases.sync(self.engine)
             return self.engine
         if self._network_loader is _default_network_loader:
             note = blas_threads.settle_for_backend(backend)
@@ -527,26 +448,12 @@ class UciEngine:
             self.engine.set_network(network)
             self._apply_engine_options()
         self.network, self._net_key = network, key
-        self._engine_tablebase = None
-        self._sync_tablebase()
+        self.tablebases.engine_replaced()
+        self.tablebases.sync(self.engine)
         backend_obj = getattr(network, "backend", None)
         backend_name = getattr(backend_obj, "name", None) or backend_obj or backend
         self.note(f"Loaded weights file from: {path} (backend {backend_name})")
         return self.engine
-
-    def _sync_tablebase(self) -> None:
-        """Hand the SyzygyPath tables to the search for probing inside the
-        tree, when the engine can do that (root probing is done here), and
-        close replaced tables the search no longer holds."""
-        if self._engine_tablebase is not self.tablebase:
-            setter = getattr(self.engine, "set_tablebase", None)
-            if setter is not None:
-                setter(self.tablebase)
-            self._engine_tablebase = self.tablebase
-        for old in self._retired_tablebases:
-            if old is not self._engine_tablebase:
-                old.close()
-        self._retired_tablebases = [tb for tb in self._retired_tablebases if tb is self._engine_tablebase]
 
     # ---------------------------------------------------------- searching
 
@@ -560,8 +467,7 @@ class UciEngine:
         job = self._job
         if job is None:
             return
-        job.stop.set()
-        job.release.set()
+        job.halt()
         if job.thread is not None:
             job.thread.join()
         self._job = None
@@ -582,8 +488,7 @@ class UciEngine:
         self._output_lost = self.closed = True
         job = self._job
         if job is not None:
-            job.stop.set()
-            job.release.set()
+            job.halt()
         if first and self.on_output_lost is not None:
             self.on_output_lost()
 
@@ -602,61 +507,20 @@ class UciEngine:
             return
         engine = self.ensure_engine()
         kwargs: dict = {}
-        # searchmoves: illegal ones are skipped, as lc0 does
-        candidates = None
-        if go.searchmoves:
-            candidates = []
-            for text in go.searchmoves:
-                try:
-                    candidates.append(board.parse_uci(text))
-                except ValueError:
-                    continue
-            if not candidates:
-                raise UciError("No legal searchmoves.")
-        tb_moves, tbhits = syzygy.root_moves(self.tablebase, board, candidates)
+        candidates = searchmoves(board, go.searchmoves) if go.searchmoves else None
+        tb_moves, tbhits = syzygy.root_moves(self.tablebases.tables, board, candidates)
         if tb_moves is not None:
             candidates = tb_moves
         if candidates is not None:
             kwargs["searchmoves"] = candidates
 
-        # lc0: infinite and ponder ignore every limit; mate ignores movetime only
-        hold = go.infinite or go.ponder
         wait_idle = getattr(engine, "wait_idle", None)
         if wait_idle is not None:
             wait_idle()   # a stopped search's last batch: waited for here, so that it counts below
-        elapsed_ms = (time.monotonic() - self.position_time) * 1000.0
-        budgets = []
-        if go.movetime is not None and not (hold or go.mate is not None):
-            budgets.append(go.movetime - int(self.values["MoveOverheadMs"]))
-        single_node = False
-        if not hold and go.has_clock():
-            budget = self.tm.budget(self._clock(go), black_to_move=board.turn == chess.BLACK,
-                                    ply=board.ply())
-            if budget is not None:
-                budgets.append(budget.deadline_ms)
-                single_node = budget.single_node
-        ponder_single_node = False
-        if go.ponder and go.has_clock() and go.nodes is None and go.depth is None:
-            # With (nearly) no time left, the move after a ponderhit will be
-            # this search's: one node, then wait for ponderhit or stop, with
-            # no batch in flight for the next search to wait for.
-            preview = self.tm.preview(self._clock(go), black_to_move=board.turn == chess.BLACK,
-                                      ply=board.ply())
-            ponder_single_node = preview is not None and preview.single_node
-        if budgets:
-            remaining_ms = min(budgets) - elapsed_ms
-            if remaining_ms <= 0:
-                single_node = True
-            kwargs["movetime"] = max(remaining_ms, 0.0) / 1000.0
-            kwargs["time_budget"] = kwargs["movetime"]
-        if go.nodes is not None:
-            kwargs["nodes"] = max(1, go.nodes)
-        if single_node or ponder_single_node:
-            kwargs["nodes"] = 1
-        if (hold and not ponder_single_node) or not (budgets or "nodes" in kwargs):
-            kwargs["infinite"] = True  # plain `go`, infinite, ponder, mate, depth: until stopped
-        if go.depth is not None and _accepts(engine.search, "depth"):
-            kwargs["depth"] = min(max(1, go.depth), MAX_INT32)
+        kwargs.update(search_limits(go, board, self.tm,
+                                    elapsed_ms=(time.monotonic() - self.position_time) * 1000.0,
+                                    move_overhead_ms=int(self.values["MoveOverheadMs"]),
+                                    accepts_depth=accepts_keyword(engine.search, "depth")))
 
         if self.debug:
             shown = {k: (v if not isinstance(v, list) else [m.uci() for m in v]) for k, v in kwargs.items()}
@@ -665,7 +529,7 @@ class UciEngine:
                       f"weights {self._net_key[0]} backend {self._net_key[1]} "
                       f"engine network {getattr(engine, 'network', None)!r}")
 
-        def run(job: _Job, on_info):
+        def run(job: SearchJob, on_info):
             return engine.search(job.board, stop=job.stop, on_info=on_info, **kwargs)
 
         inline = kwargs.get("nodes") == 1 and not kwargs.get("infinite") and "depth" not in kwargs
@@ -681,7 +545,7 @@ class UciEngine:
         to a thread costs more than the search (milliseconds of a clock
         that is nearly gone)."""
         hold = go.infinite or go.ponder
-        job = _Job(board=board, go=go, stop=threading.Event(), release=threading.Event(),
+        job = SearchJob(board=board, go=go, stop=threading.Event(), release=threading.Event(),
                    hold=hold, clock_start=self.position_time, **fields)
         if not hold:
             job.release.set()
@@ -700,7 +564,7 @@ class UciEngine:
         values = getattr(params, "values", None) or getattr(self.engine, "options", None) or {}
         return values.get(name, self.values[name])
 
-    def _run_job(self, job: _Job, run) -> None:
+    def _run_job(self, job: SearchJob, run) -> None:
         go = job.go
         try:
             show_wdl = bool(self.values["UCI_ShowWDL"])
@@ -712,12 +576,7 @@ class UciEngine:
                     return
                 self.send(format_info(info, show_wdl=show_wdl, show_moves_left=show_ml,
                                       multipv=multipv, extra_tbhits=job.extra_tbhits))
-                # go depth / go mate, when the search cannot do them itself
-                if go.depth is not None and not job.search_does_depth and (info.depth or 0) >= go.depth \
-                        and getattr(info, "multipv", 1) in (None, 1):
-                    job.stop.set()
-                mate = getattr(info, "mate", None)
-                if go.mate is not None and mate is not None and 0 < mate <= go.mate:
+                if job.reached_goal(info):   # go depth / go mate, when the search does not stop there
                     job.stop.set()
 
             result = None
@@ -737,163 +596,12 @@ class UciEngine:
                 if result is not None and self.values.get("VerboseMoveStats"):
                     for line in verbose_move_stats(result, job.board):
                         self.send(line)
-                self.send(self._bestmove_line(job.board, result))
+                line, problem = bestmove_line(job.board, result)
+                if problem:
+                    self.error(problem)
+                self.send(line)
         except Exception as e:   # whatever went wrong, the `go` is answered
             self._report("go", e)
             with self._job_lock:
                 if not job.silent:
                     self.send("bestmove (none)")
-
-    def _bestmove_line(self, board: chess.Board, result) -> str:
-        best = getattr(result, "best_move", None) if result is not None else None
-        if best is None or best not in board.legal_moves:
-            if best is not None:
-                self.error(f"search returned an illegal move {best.uci()}")
-            return "bestmove (none)"  # the error above says why; no made-up move
-        line = f"bestmove {best.uci()}"
-        ponder = getattr(result, "ponder_move", None) if result is not None else None
-        if ponder is not None:
-            after = board.copy(stack=False)
-            after.push(best)
-            if ponder in after.legal_moves:
-                line += f" ponder {ponder.uci()}"
-        return line
-
-
-def _find_word(text: str, word: str) -> int:
-    """Index of the first whitespace-separated `word` in `text`."""
-    pos = 0
-    for token in text.split():
-        pos = text.index(token, pos)
-        if token == word:
-            return pos
-        pos += len(token)
-    return -1
-
-
-def _accepts(func, name: str) -> bool:
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params
-
-
-# ------------------------------------------------------------------ main
-
-# lc0 command-line flags -> UCI option names (`lc0-rocm --weights=X`)
-FLAG_OPTIONS = {
-    "weights": "WeightsFile", "w": "WeightsFile", "backend": "Backend", "b": "Backend",
-    "backend-opts": "BackendOptions", "o": "BackendOptions", "threads": "Threads", "t": "Threads",
-    "minibatch-size": "MinibatchSize", "nncache": "NNCacheSize", "logfile": "LogFile",
-    "l": "LogFile", "syzygy-paths": "SyzygyPath", "s": "SyzygyPath",
-    "move-overhead": "MoveOverheadMs", "multipv": "MultiPV", "verbose-move-stats": "VerboseMoveStats",
-    "show-wdl": "UCI_ShowWDL", "show-movesleft": "UCI_ShowMovesLeft", "slowmover": "Slowmover",
-}
-
-USAGE = """usage: lc0-rocm [uci] [--weights=PATH] [--backend=NAME] [--threads=N] [--OptionName=VALUE ...]
-Speaks UCI on stdin/stdout. Flags set UCI options before the first command:
-lc0's long flags (--weights, --backend, --backend-opts, --threads, --minibatch-size,
---nncache, --logfile, --syzygy-paths, --move-overhead, ...) or any UCI option name."""
-
-
-def parse_flags(argv: list[str]) -> list[tuple[str, str]]:
-    """`--name=value`, `--name value`, `-w value` -> [(flag, value)]."""
-    pairs = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-") or arg in ("-", "--"):
-            raise UciError(f"unexpected argument {arg!r}")
-        flag = arg.lstrip("-")
-        if "=" in flag:
-            flag, value = flag.split("=", 1)
-        elif i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            value = argv[i + 1]
-            i += 1
-        else:
-            value = "true"  # a bare boolean flag
-        pairs.append((flag, value))
-        i += 1
-    return pairs
-
-
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["uci"]:
-        argv = argv[1:]
-    if any(a in ("-h", "--help") for a in argv):
-        print(USAGE)
-        return 0
-
-    def write(line: str) -> None:
-        try:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
-        except (OSError, ValueError):   # the GUI closed our stdout: nobody to search for
-            uci.output_lost()
-
-    uci = UciEngine(write, cwd=os.getcwd())
-    uci.on_output_lost = _interrupt_input
-    try:
-        flags = parse_flags(argv)
-    except UciError as e:
-        print(f"lc0-rocm: {e}\n{USAGE}", file=sys.stderr)
-        return 2
-    for flag, value in flags:
-        name = FLAG_OPTIONS.get(flag.lower(), flag)
-        try:
-            uci.set_option(name, value)
-        except UciError as e:
-            print(f"lc0-rocm: --{flag}: {e}", file=sys.stderr)
-            return 2
-
-    try:
-        sys.stdin.reconfigure(errors="replace")   # stray bytes must not end the engine
-    except (AttributeError, ValueError):
-        pass
-    status = 0
-    try:
-        for line in iter(sys.stdin.readline, ""):
-            if not uci.handle(line):
-                break
-    except KeyboardInterrupt:
-        status = 0 if uci.closed else 130   # closed: the GUI stopped reading (see _interrupt_input)
-    finally:
-        # quit, end of input (the GUI quit or died: lc0 exits too) or lost output;
-        # from here on the output-lost signal has done its work (see _interrupt_input)
-        uci.on_output_lost = None
-        uci.shutdown()
-        if _output_broken():
-            _silence_stdout()
-    return status
-
-
-def _interrupt_input() -> None:
-    """The GUI closed our output while the main thread waits for input:
-    a signal ends that wait (KeyboardInterrupt in main), and the engine exits."""
-    if threading.current_thread() is threading.main_thread():
-        return   # the input loop sees `closed` after this line
-    try:
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-    except (AttributeError, OSError, ValueError):
-        pass
-
-
-def _output_broken() -> bool:
-    try:
-        sys.stdout.flush()
-        return False
-    except (OSError, ValueError):
-        return True
-
-
-def _silence_stdout() -> None:
-    """Point a broken stdout at /dev/null, so that the interpreter's last
-    flush does not print a BrokenPipeError to stderr at exit."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass

@@ -193,3 +193,56 @@ def shared_moves(old_key: tuple | None, key: tuple) -> int | None:
     while shared < limit and old[shared] == new[shared]:
         shared += 1
     return shared
+
+
+def play_position(args: list[str], chess960: bool, previous: chess.Board | None,
+                  previous_key: tuple | None) -> tuple[chess.Board, tuple, bool]:
+    """`position ...` -> (board, key, the same game as before?). The same
+    game gone on (or its last ply replaced: a missed ponder move) plays
+    only the difference on the previous board, so that a move costs the
+    same at ply 200 as at ply 2; that board is changed in place (no search
+    may hold it). UciError for a bad FEN or move."""
+    head, moves = split_position(args)
+    key = (chess960, head, moves)
+    shared = shared_moves(previous_key, key) if previous is not None else None
+    if (shared is not None and len(previous_key[2]) - shared <= MAX_TAKEBACK
+            and len(moves) >= len(previous_key[2])):
+        board, continues = previous, True
+        for _ in range(len(previous_key[2]) - shared):
+            board.pop()
+        problem = push_moves(board, moves[shared:], shared)
+    else:
+        board = start_board(head, chess960)
+        problem = push_moves(board, moves)
+        continues = continues_game(previous, board)
+    if problem:
+        raise UciError(problem.split(";")[0])
+    return board, key, continues
+
+
+def parse_setoption(line: str) -> tuple[str, str]:
+    """`setoption name N [value V]` -> (N, V). As lc0: the name is
+    everything between `name` and `value`, kept as is."""
+    text = line.split("setoption", 1)[1].strip()
+    if not text.startswith("name") or not text[4:5].isspace():
+        raise UciError("setoption must be followed by name")
+    text = text[4:].strip()
+    name, value = text, ""
+    if "value" in text.split():
+        idx = _find_word(text, "value")
+        name, value = text[:idx].strip(), text[idx + len("value"):].strip()
+    if not name:
+        raise UciError("setoption requires name")
+    return name, value
+
+
+def _find_word(text: str, word: str) -> int:
+    """Index of the first whitespace-separated `word` in `text`."""
+    pos = 0
+    for token in text.split():
+        pos = text.index(token, pos)
+        if token == word:
+            return pos
+        pos += len(token)
+    return -1
+

@@ -305,7 +305,7 @@ def test_build_failure_names_the_file_and_the_compiler_message(fake_hip, monkeyp
 
 
 def test_build_native_command_reports_errors(bare_env, capsys):
-    assert native.build_main([]) == 1
+    assert native_build.build_main([]) == 1
     err = capsys.readouterr().err
     assert "no GPU found" in err and "--arch" in err
 

@@ -43,11 +43,11 @@ def test_no_gpu_found_names_each_probe_without_inventing_answers(bare_env):
     assert message.startswith("no GPU found")
     assert "rocm_agent_enumerator lists none" in message
     assert "nvidia-smi not found" in message and "nvidia-smi lists none" not in message
-    assert native.build_main([]) == 1
+    assert native_build.build_main([]) == 1
 
 
 def test_build_native_suggests_arch_when_no_gpu(bare_env, capsys):
-    assert native.build_main([]) == 1
+    assert native_build.build_main([]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no GPU found" in err and "--arch" in err
 

@@ -16,7 +16,7 @@ import chess.engine
 import pytest
 
 import lc0_rocm
-from lc0_rocm import uci
+from lc0_rocm import uci, uci_main, uci_output, uci_parse
 from tests.uci_fakes import Collector, FakeEngine, FakeLoader, SearchInfo
 
 
@@ -63,26 +63,26 @@ def test_parse_go_all_keywords():
 
 
 def test_parse_position():
-    board, err = uci.parse_position("startpos moves e2e4 e7e5 g1f3".split())
+    board, err = uci_parse.parse_position("startpos moves e2e4 e7e5 g1f3".split())
     assert err is None and board.fen() == chess.Board(
         "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2").fen()
-    board, err = uci.parse_position("fen k7/8/8/8/8/8/8/4K2R w K - 0 1 moves e1g1".split())
+    board, err = uci_parse.parse_position("fen k7/8/8/8/8/8/8/4K2R w K - 0 1 moves e1g1".split())
     assert err is None and board.piece_at(chess.F1) == chess.Piece.from_symbol("R")
-    board, err = uci.parse_position("startpos moves e2e4 e2e4 d2d4".split())
+    board, err = uci_parse.parse_position("startpos moves e2e4 e2e4 d2d4".split())
     assert "illegal move e2e4 at ply 2" in err and len(board.move_stack) == 1
     for bad in ([], ["fen"], ["fen", "xyz"], ["startpos", "junk"], ["junk"],
                 "fen 8/8/8/8/8/8/8/8 w - - 0 1".split(),               # no kings
                 "fen k7/8/8/8/8/8/8/K6P w - - 0 1".split(),             # pawn on back rank
                 "fen k6R/8/8/8/8/8/8/K7 w - - 0 1".split()):            # side not to move in check
         with pytest.raises(uci.UciError):
-            uci.parse_position(bad)
+            uci_parse.parse_position(bad)
 
 
 def test_wdl_permille_like_lc0():
-    assert uci.wdl_permille((0.5, 0.3, 0.2)) == (500, 300, 200)
-    assert sum(uci.wdl_permille((0.3333, 0.3333, 0.3334))) == 1000
-    assert uci.wdl_permille((600, 300, 100)) == (600, 300, 100)
-    assert uci.wdl_permille(None) is None
+    assert uci_output.wdl_permille((0.5, 0.3, 0.2)) == (500, 300, 200)
+    assert sum(uci_output.wdl_permille((0.3333, 0.3333, 0.3334))) == 1000
+    assert uci_output.wdl_permille((600, 300, 100)) == (600, 300, 100)
+    assert uci_output.wdl_permille(None) is None
 
 
 def test_format_info_order_and_switches():
@@ -398,7 +398,7 @@ def test_syzygy_root_filter(session):
         # from the opponent's side: say Qc5+ and Qe3+ only draw
         table[board.board_fen()] = 0 if move.uci() in ("c1c5", "c1e3") else -2
         board.pop()
-    engine.tablebase = FakeTablebase(table)
+    engine.tablebases.tables = FakeTablebase(table)
     engine.handle("position fen 8/8/8/4k3/8/8/8/K1Q5 w - - 0 1")
     engine.handle("go nodes 5")
     line = out.wait_for("info depth")
@@ -420,14 +420,14 @@ def test_main_eof_stops_the_search_with_its_bestmove(monkeypatch, capsys, maia_p
     monkeypatch.setattr(uci, "_default_engine_class", lambda: FakeEngine)
     monkeypatch.setattr(uci, "_default_network_loader", FakeLoader())
     monkeypatch.setattr(sys, "stdin", io.StringIO("uci\nisready\nposition startpos\ngo infinite\n"))
-    assert uci.main([f"--weights={maia_path}", "--threads", "2"]) == 0
+    assert uci_main.main([f"--weights={maia_path}", "--threads", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "uciok" in lines and "readyok" in lines and lines[-1].startswith("bestmove ")
     assert FakeEngine.instances[-1].options["Threads"] == 2
 
 
 def test_main_rejects_bad_flags(capsys):
-    assert uci.main(["--threads=lots"]) == 2
+    assert uci_main.main(["--threads=lots"]) == 2
     assert "Threads" in capsys.readouterr().err
 
 
@@ -624,16 +624,16 @@ def test_chess960_castling_king_takes_rook(session):
 def test_nn_index_matches_lc0_verbose_stats():
     # indices lc0 v0.32.1 prints in VerboseMoveStats (startpos: e2e4 322, b1a3 34)
     board = chess.Board()
-    assert uci.nn_index(board, chess.Move.from_uci("e2e4")) == 322
-    assert uci.nn_index(board, chess.Move.from_uci("b1a3")) == 34
+    assert uci_output.nn_index(board, chess.Move.from_uci("e2e4")) == 322
+    assert uci_output.nn_index(board, chess.Move.from_uci("b1a3")) == 34
     board = chess.Board("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1")
-    assert uci.nn_index(board, chess.Move.from_uci("f7f8")) == 1544
+    assert uci_output.nn_index(board, chess.Move.from_uci("f7f8")) == 1544
     black = chess.Board()
     black.push_uci("e2e4")                      # black's e7e5 is e2e4 in its own frame
-    assert uci.nn_index(black, chess.Move.from_uci("e7e5")) == 322
+    assert uci_output.nn_index(black, chess.Move.from_uci("e7e5")) == 322
     castle = chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
     from lc0_rocm import tables
-    assert uci.nn_index(castle, chess.Move.from_uci("e1g1")) == tables.move_index("e1h1")
+    assert uci_output.nn_index(castle, chess.Move.from_uci("e1g1")) == tables.move_index("e1h1")
 
 
 def test_autodiscover_uses_a_net_in_the_working_directory(tmp_path, maia_path, monkeypatch):
@@ -663,7 +663,7 @@ def test_tablebase_is_handed_to_the_search_once(maia_path):
     fake = TablebaseEngine.instances[-1]
     assert not hasattr(fake, "tablebase_calls")          # none set: nothing to hand over
     tb = FakeTablebase({})
-    engine.tablebase = tb                                 # as SyzygyPath would set it
+    engine.tablebases.tables = tb                              # as SyzygyPath would set it
     engine.handle("go nodes 1")
     bestmove(out)
     engine.handle("isready")
@@ -675,7 +675,7 @@ def test_replaced_tablebase_is_closed_after_the_search_lets_go(maia_path, tmp_pa
     out = Collector()
     engine = uci.UciEngine(out, engine_class=TablebaseEngine, network_loader=FakeLoader())
     engine.handle(f"setoption name WeightsFile value {maia_path}")
-    old = engine.tablebase = FakeTablebase({})
+    old = engine.tablebases.tables = FakeTablebase({})
     engine.handle("go infinite")
     time.sleep(0.05)
     engine.handle("setoption name SyzygyPath value ")      # while the search holds `old`
@@ -824,7 +824,7 @@ def test_lost_output_stops_the_search_and_ends_the_loop(session):
 def test_a_failing_bestmove_path_still_answers(session, monkeypatch):
     """A bug between the search and the bestmove line still answers the go."""
     engine, out, _ = session
-    monkeypatch.setattr(engine, "_bestmove_line", lambda board, result: 1 / 0)
+    monkeypatch.setattr(uci, "bestmove_line", lambda board, result: 1 / 0)
     engine.handle("go nodes 2")
     assert bestmove(out) == "(none)"
     assert any("internal error in go" in line for line in errors(out))

@@ -10,7 +10,7 @@ import time
 import chess
 import pytest
 
-from lc0_rocm import uci
+from lc0_rocm import uci, uci_parse
 from tests.uci_fakes import Collector, FakeEngine, FakeLoader
 
 
@@ -35,13 +35,13 @@ def a_game(plies, seed=5):
 def test_a_continued_game_plays_only_the_new_moves(session, monkeypatch):
     engine, out = session
     played = []
-    real = uci.push_moves
+    real = uci_parse.push_moves
 
     def counting(board, moves, first_ply=0):
         played.append(len(moves))
         return real(board, moves, first_ply)
 
-    monkeypatch.setattr(uci, "push_moves", counting)
+    monkeypatch.setattr(uci_parse, "push_moves", counting)
     moves = a_game(160)
     for n in range(0, len(moves) + 1, 2):
         engine.handle("position startpos moves " + " ".join(moves[:n]))
@@ -83,7 +83,7 @@ def test_a_position_that_does_not_continue_is_parsed_whole(session, change):
         tokens = moves
         line = "position startpos moves " + " ".join(tokens)
     engine.handle(line)
-    expected, _ = uci.parse_position(line.split()[1:], chess960=change == "chess960")
+    expected, _ = uci_parse.parse_position(line.split()[1:], chess960=change == "chess960")
     assert engine.board == expected and engine.board.move_stack == expected.move_stack
     assert engine.board.chess960 == (change == "chess960")
 
@@ -97,7 +97,7 @@ def test_an_illegal_new_move_rejects_the_position_and_the_next_is_whole(session)
     engine.handle("go nodes 1")
     assert out.wait_for("bestmove") == "bestmove (none)"
     engine.handle("position startpos moves " + " ".join(moves))
-    expected, _ = uci.parse_position(["startpos", "moves", *moves])
+    expected, _ = uci_parse.parse_position(["startpos", "moves", *moves])
     assert engine.board.move_stack == expected.move_stack
 
 

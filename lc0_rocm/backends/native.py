@@ -9,11 +9,9 @@ settings as the backend options below (OPTIONS), in lc0rocm_config.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import pathlib
 import re
-import sys
 import threading
 
 import numpy as np
@@ -21,7 +19,7 @@ import numpy as np
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.backends.base import (Backend, BackendAttributes, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs)
-from lc0_rocm.backends.native_build import (ARCH_HINT, NativeError, NoGpuError, build, cdef_text, detect_target,
+from lc0_rocm.backends.native_build import (NativeError, build, cdef_text, detect_target,
                                             split_name)
 from lc0_rocm.backends.options import BackendOption, BackendOptionsError, read_options
 from lc0_rocm.netspec import NetSpec
@@ -389,22 +387,3 @@ class NativeBackend(Backend):
             self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
-
-
-# ---------------------------------------------------------------- command
-def build_main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="lc0-rocm build-native",
-                                     description="compile the native GPU library into the user cache")
-    parser.add_argument("--vendor", choices=["amd", "nvidia"], help="toolchain (default: detect)")
-    parser.add_argument("--arch", help="GPU architecture, e.g. gfx90a or sm_90 (default: detect)")
-    parser.add_argument("--force", action="store_true", help="rebuild even when cached")
-    parser.add_argument("--verbose", action="store_true", help="print compiler commands")
-    args = parser.parse_args(argv)
-    try:
-        path = build(args.vendor, args.arch, force=args.force, verbose=args.verbose)
-    except NativeError as e:
-        hint = f"; {ARCH_HINT}" if isinstance(e, NoGpuError) else ""
-        print(f"lc0-rocm build-native: {e}{hint}", file=sys.stderr)
-        return 1
-    print(path)
-    return 0

@@ -9,6 +9,7 @@ is its former name), LC0ROCM_NATIVE_SRC.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import pathlib
@@ -375,3 +376,22 @@ def _usable(lib: pathlib.Path, quiet: bool = False) -> bool:
               file=sys.stderr, flush=True)
     buildcache.discard(lib)
     return False
+
+
+# ---------------------------------------------------------------- command
+def build_main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="lc0-rocm build-native",
+                                     description="compile the native GPU library into the user cache")
+    parser.add_argument("--vendor", choices=["amd", "nvidia"], help="toolchain (default: detect)")
+    parser.add_argument("--arch", help="GPU architecture, e.g. gfx90a or sm_90 (default: detect)")
+    parser.add_argument("--force", action="store_true", help="rebuild even when cached")
+    parser.add_argument("--verbose", action="store_true", help="print compiler commands")
+    args = parser.parse_args(argv)
+    try:
+        path = build(args.vendor, args.arch, force=args.force, verbose=args.verbose)
+    except NativeError as e:
+        hint = f"; {ARCH_HINT}" if isinstance(e, NoGpuError) else ""
+        print(f"lc0-rocm build-native: {e}{hint}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
