@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from lc0_rocm import native_core
-from lc0_rocm.backends import native
+from lc0_rocm.backends import native_build
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORE = ROOT / "native" / "core"
@@ -120,7 +120,7 @@ def test_turned_off_by_the_environment(tiny_core, monkeypatch):
 
 def test_the_gpu_library_hash_ignores_the_core(tmp_path):
     src = tmp_path / "native"
-    shutil.copytree(native.source_dir(), src)
-    before = native.source_hash(src, "recipe")
+    shutil.copytree(native_build.source_dir(), src)
+    before = native_build.source_hash(src, "recipe")
     (src / "core" / "src" / "extra.cpp").write_text("// core only\n")
-    assert native.source_hash(src, "recipe") == before
+    assert native_build.source_hash(src, "recipe") == before

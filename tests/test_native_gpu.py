@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from lc0_rocm import backends
-from lc0_rocm.backends import native
+from lc0_rocm.backends import native, native_build
 from lc0_rocm.backends.base import unpack_planes
 from lc0_rocm.makenet import attention as attention_nets
 from lc0_rocm.makenet import resnet as resnet_nets
@@ -605,8 +605,8 @@ def test_gpu_mish_half2_within_its_bound(tmp_path):
     if int(arch.removeprefix("sm_")) < 80:
         pytest.skip(f"mish_half2 is for sm_80+ ({arch} keeps the float Mish)")
     exe = tmp_path / "mish_half2_check"
-    src = native.source_dir()
-    built = subprocess.run([tc.compiler, "-x", "cu", *native.nvidia_arch_flags(arch), native.CXX_STD, "-O3",
+    src = native_build.source_dir()
+    built = subprocess.run([tc.compiler, "-x", "cu", *native_build.nvidia_arch_flags(arch), native_build.CXX_STD, "-O3",
                             f"-I{src / 'src'}", *[f"-I{d}" for d in tc.include_dirs],
                             str(ROOT / "tests" / "native" / "mish_half2_check.cu"), "-o", str(exe)],
                            env=tc.run_env(), capture_output=True, text=True)

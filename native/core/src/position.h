@@ -21,6 +21,11 @@ struct Move {
   constexpr Move() = default;
   constexpr Move(int from, int to, int promotion = 0)
       : raw(uint16_t(from | (to << 6) | (promotion << 12))) {}
+  static constexpr Move from_raw(uint16_t bits) {   // a move as the tree stores it
+    Move m;
+    m.raw = bits;
+    return m;
+  }
   constexpr int from() const { return raw & 63; }
   constexpr int to() const { return (raw >> 6) & 63; }
   constexpr int promotion() const { return raw >> 12; }

@@ -1,0 +1,354 @@
+// picking.cpp - lc0's PickNodesToExtend: multi-visit PUCT selection down the
+// tree (FPU, CPUCT, moves-left utility), split into task-worker branches,
+// and the visit recorded at each leaf it reaches.
+#include "search.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace lc0core {
+namespace search {
+namespace {
+
+constexpr double kLowest = -3.4028234663852886e38;
+// pick_node's mark of a utility not yet set: below any real one.
+constexpr double kNoUtil = -1e300;
+
+}  // namespace
+
+double Search::fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const {
+  bool absolute;
+  double value;
+  params_.fpu(is_root, &absolute, &value);
+  if (absolute) return value;
+  const Node& n = tree_->node(node);
+  return -(n.wl - draw_score * n.d) - value * std::sqrt(visited_pol);
+}
+
+double Search::cpuct(uint32_t n, bool is_root) const {
+  double init, base, factor;
+  params_.cpuct(is_root, &init, &base, &factor);
+  return init + (factor != 0.0 ? factor * fast_log((n + base) / base) : 0.0);
+}
+
+bool Search::try_start(uint32_t node) {
+  Node& n = tree_->node(node);
+  if (n.n == 0 && n.n_in_flight > 0) return false;
+  ++n.n_in_flight;
+  return true;
+}
+
+void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root) {
+  Tree& tree = *tree_;
+  {
+    Node& n = tree.node(node);
+    if (n.n == 0 || n.terminal) {
+      if (is_root && try_start(node)) {
+        --limit;
+        visit(c, node, depth);
+      }
+      if (limit > 0) {
+        Visit v;
+        v.node = node, v.depth = depth, v.collision = true, v.multivisit = limit;
+        v.maxvisit = (limit == c.pick_limit && c.max_limit > limit) ? c.max_limit : 0;
+        c.out->visits.push_back(v);
+      }
+      return;
+    }
+    if (is_root) n.n_in_flight += limit;
+  }
+  const Node& nd = tree.node(node);
+  const uint32_t first = nd.edges;
+  const int num_edges = nd.num_edges;
+  int max_needed = num_edges;
+  if (!(is_root && !root_filter_.empty())) {
+    max_needed = int(std::min<long long>(num_edges, (long long)nd.n + nd.n_in_flight + limit + 2));
+  }
+  const double draw_score = depth % 2 == 0 ? draw_score_odd_ : draw_score_even_;
+
+  PickEdge e[kMaxMoves];               // [0, ready) set up; the rest untouched
+  double score[kMaxMoves];             // likewise
+  double visited_pol = 0.0;
+  // lc0's MEvaluator: prefer shorter wins and longer losses.
+  const bool m_on = evaluator_.has_moves_left && std::fabs(nd.wl) > params_.MovesLeftThreshold;
+  const double parent_m = nd.m;
+  // Entries [0, ready) are filled; edges past the last child are unvisited
+  // and, sorted by prior, looked at only as far as the selection reaches
+  // (a sharp policy leaves most of them untouched).
+  int ready = 0;
+  auto open = [&](int upto) {
+    for (; ready < upto; ++ready) {
+      PickEdge& x = e[ready];
+      x.pol = tree.prior(first + ready);
+      x.util = kNoUtil, x.nstarted = 0, x.kid = kNone, x.to_perform = 0;
+    }
+  };
+  for (uint32_t ch = nd.first_child; ch != kNone; ch = tree.node(ch).next_sibling) {
+    const Node& cn = tree.node(ch);
+    const int k = cn.edge_index;
+    if (k < max_needed) {
+      open(k + 1);
+      e[k].nstarted = (long long)cn.n + cn.n_in_flight, e[k].kid = ch;
+    }
+    if (cn.n > 0) {
+      visited_pol += tree.prior(first + k);
+      if (k < max_needed) {
+        double q = cn.wl + draw_score * cn.d;
+        double u = q;
+        if (m_on) {
+          const auto& p = params_;
+          double m = std::min(std::max(p.MovesLeftSlope * (cn.m - parent_m), -p.MovesLeftMaxEffect),
+                              p.MovesLeftMaxEffect);
+          m *= std::copysign(1.0, -q);
+          if (0.0 < p.MovesLeftThreshold && p.MovesLeftThreshold < 1.0) {
+            q = std::max(0.0, std::fabs(q) - p.MovesLeftThreshold) / (1.0 - p.MovesLeftThreshold);
+          }
+          u += m * (p.MovesLeftConstantFactor + p.MovesLeftScaledFactor * std::fabs(q) +
+                    p.MovesLeftQuadraticFactor * q * q);
+        }
+        e[k].util = u;
+      }
+    }
+  }
+  const double fpu_value = fpu(node, is_root, draw_score, visited_pol);
+  const double puct_mult = cpuct(nd.n, is_root) * std::sqrt(double(std::max<uint32_t>(nd.n, 2) - 1));
+  // x / 1 == x exactly, so unstarted edges skip the division.
+  for (int k = 0; k < ready; ++k) {
+    PickEdge& x = e[k];
+    if (x.util == kNoUtil) x.util = fpu_value;
+    score[k] = x.nstarted == 0 ? x.pol * puct_mult + x.util
+                              : x.pol * puct_mult / (1 + x.nstarted) + x.util;
+  }
+  auto extend = [&](int upto) {       // unvisited edges, on demand
+    const int from = ready;
+    open(upto);
+    for (int k = from; k < ready; ++k) e[k].util = fpu_value, score[k] = e[k].pol * puct_mult + fpu_value;
+  };
+  const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
+
+  // The scan looks at edges up to the first unstarted one and one more: they
+  // are sorted by prior, so no later edge can beat those two. Without a root
+  // filter that end is known before the scan: `unstarted` is the first edge
+  // with nothing started (entries past `ready` have nothing started), and it
+  // only moves forward, as nstarted only grows.
+  //
+  // The scan keeps the top three scores: best (the first edge at the
+  // highest score), second and third (values; second's edge too). A round
+  // changes one score only, the picked edge's (fpu, puct_mult and the other
+  // edges' entries are fixed for this call), so without a root filter the
+  // next round's result is often known without a rescan (see the end of
+  // the loop), and a range that grew needs only its new edges scanned.
+  // Invariant: score[best_idx] == best, score[second_idx] == second, every
+  // other scanned score is at most third (or ignored: NaN, <= kLowest).
+  int unstarted = 0, end = 0;
+  bool advance = true;                // e[unstarted] may have been started
+  double best = kLowest, second = kLowest, third = kLowest;
+  int best_idx = -1, second_idx = -1;
+  int scanned = 0;                    // scores [0, scanned) are in the state above
+  auto consider = [&](int idx) {
+    const double s = score[idx];
+    if (s > third) {                  // most edges fail this one test
+      if (s > second) {
+        third = second;
+        if (s > best) {               // `>`: on equal scores the first edge stays best
+          second = best, second_idx = best_idx;
+          best = s, best_idx = idx;
+        } else {
+          second = s, second_idx = idx;
+        }
+      } else {
+        third = s;
+      }
+    }
+  };
+  auto restart_scan = [&] {
+    best = second = third = kLowest;
+    best_idx = second_idx = -1;
+  };
+  while (limit > 0) {
+    if (!allowed) {
+      if (advance) {
+        while (unstarted < ready && e[unstarted].nstarted != 0) ++unstarted;
+        end = std::min(max_needed, unstarted + 2);
+        if (end > ready) extend(end);
+        advance = false;
+      }
+      if (scanned == 0) restart_scan();
+      for (int idx = scanned; idx < end; ++idx) consider(idx);
+      scanned = end;
+    } else {
+      restart_scan();                 // the filtered scan finds its own end: always a full one
+      bool can_exit = false;
+      for (int idx = 0; idx < max_needed; ++idx) {
+        if (!allowed[idx]) continue;
+        if (idx >= ready) extend(idx + 1);
+        consider(idx);
+        if (can_exit) break;
+        if (e[idx].nstarted == 0) can_exit = true;    // sorted by prior: one more suffices
+      }
+    }
+    if (best_idx < 0) break;
+    PickEdge& b = e[best_idx];
+    // second only ever takes values above kLowest, so "a second edge was
+    // seen" is second > kLowest.
+    const bool have_second = second > kLowest;
+    const double best_without_u = b.util;
+    int new_visits = limit;
+    if (have_second) {
+      long long estimated = INT_MAX;
+      if (best_without_u < second) {
+        const double n1 = double(b.nstarted + 1);
+        estimated = (long long)std::max(
+            1.0, std::min(b.pol * puct_mult / (second - best_without_u) - n1 + 1, 1e9));
+      }
+      if (estimated < c.max_limit) c.max_limit = int(estimated);
+      new_visits = int(std::min<long long>(limit, estimated));
+    }
+    b.to_perform += new_visits;
+    limit -= new_visits;
+    if (b.kid == kNone) b.kid = tree.child(node, best_idx);
+    const uint32_t child = b.kid;
+    if (!being_expanded(child) && tree.node(child).terminal == kTwoFold) {
+      ensure_two_fold_correct(child, depth);
+    }
+    if (!try_start(child)) {
+      // A failed start changes nothing the rounds read (try_start fails
+      // without side effects, on a child being expanded, so no two-fold fix
+      // either): every later round would pick this edge again with the same
+      // estimate until the limit is spent. Give it the rest at once.
+      b.to_perform += limit;
+      limit = 0;
+      break;
+    }
+    ++b.nstarted;
+    --new_visits;
+    Node& cn = tree.node(child);
+    if (cn.n > 0 && !cn.terminal) {
+      cn.n_in_flight += new_visits;
+      b.nstarted += new_visits;
+    }
+    const double nb = b.pol * puct_mult / (1 + b.nstarted) + b.util;
+    score[best_idx] = nb;
+    if (cn.n == 0 || cn.terminal) {
+      --b.to_perform;
+      visit(c, child, depth + 1);
+    }
+    // The next round without a rescan. Only score[best_idx] changed (to nb),
+    // and of the range's end only `unstarted` could move, and only if this
+    // edge was it. Every other scanned score is at most second (the one at
+    // second_idx) or at most third, so:
+    // - nb > second: this edge is still the only one at the top;
+    // - third < nb <= second: the two top edges are these two, the first at
+    //   the higher score leading, the first index on a tie; third stays;
+    // - otherwise: rescan.
+    if (best_idx == unstarted) advance = true;
+    if (nb > second) {
+      best = nb;
+    } else if (nb > third) {
+      if (nb == second && best_idx < second_idx) {
+        best = nb;                    // a tie, and this edge comes first: it stays best
+      } else {
+        best = second, second = nb;
+        std::swap(best_idx, second_idx);
+      }
+    } else {
+      scanned = 0;
+    }
+  }
+  pick_children(c, depth, e, ready);
+}
+
+void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int count) {
+  Tree& tree = *tree_;
+  // lc0's rule: a branch with more than MinimumPickingWork visits goes to a
+  // task worker when MinimumRemainingPickingWork are left for those after it
+  // (and it has a subtree to search: not a collision at an unvisited node).
+  bool task[kMaxMoves];
+  bool any_task = false;
+  if (c.tasks) {
+    int remaining = 0;
+    for (int idx = 0; idx < count; ++idx) remaining += std::max(0, e[idx].to_perform);
+    for (int idx = 0; idx < count; ++idx) {
+      const int k = std::max(0, e[idx].to_perform);
+      remaining -= k;
+      // k > MinimumPickingWork >= 1: the child exists (kid is set).
+      task[idx] = k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork &&
+                  tree.node(e[idx].kid).n > 0 && !tree.node(e[idx].kid).terminal;
+      any_task = any_task || task[idx];
+    }
+  }
+  if (!any_task) {
+    for (int idx = 0; idx < count; ++idx) {
+      if (e[idx].to_perform > 0) pick_node(c, e[idx].kid, e[idx].to_perform, depth + 1, false);
+    }
+    return;
+  }
+  // Branches picked apart, the big ones by task workers, the rest here;
+  // every branch writes its own visits, appended in edge order so the result
+  // is what one thread would produce. (Picking only records leaves: their
+  // boards are set up when they are expanded, after the pick.)
+  struct Branch {
+    int idx;
+    bool task;
+    std::unique_ptr<Batch> out;
+    int max_limit;
+    std::exception_ptr error;
+  };
+  std::vector<Branch> branches;
+  for (int idx = 0; idx < count; ++idx) {
+    if (e[idx].to_perform > 0) branches.push_back(Branch{idx, task[idx], spare_batch(), c.max_limit, nullptr});
+  }
+  {
+    TaskPool::Group group(&c.tasks->pool);
+    auto pick_branch = [this, &c, e, depth](Branch* branch) {
+      try {
+        PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks};
+        pick_node(sub, e[branch->idx].kid, e[branch->idx].to_perform, depth + 1, false);
+        branch->max_limit = sub.max_limit;
+      } catch (...) {
+        branch->error = std::current_exception();
+      }
+    };
+    for (Branch& b : branches) {
+      if (!b.task) continue;
+      picking_tasks_.fetch_add(1, std::memory_order_relaxed);
+      Branch* branch = &b;
+      group.run([&pick_branch, branch] { pick_branch(branch); });
+    }
+    for (Branch& b : branches) {
+      if (!b.task) pick_branch(&b);
+    }
+  }                                   // the group waits for its tasks here
+  for (Branch& b : branches) {
+    if (b.error) std::rethrow_exception(b.error);
+  }
+  Batch& to = *c.out;
+  for (Branch& b : branches) {
+    const int request_base = append_requests(&to, *b.out);
+    for (Visit v : b.out->visits) {
+      if (v.nn_slot >= 0) v.nn_slot += request_base;
+      to.visits.push_back(v);
+    }
+    c.max_limit = std::min(c.max_limit, b.max_limit);
+    return_batch(std::move(b.out));
+  }
+}
+
+// ------------------------------------------------------------------ leaves
+
+void Search::visit(PickContext& c, uint32_t node, int depth) {
+  Visit v;
+  v.node = node, v.depth = depth;
+  const Node& n = tree_->node(node);
+  if (n.terminal || n.n > 0) {
+    v.q = n.wl, v.d = n.d, v.m = n.m;
+    v.ooo_done = params_.OutOfOrderEval;
+  } else {
+    v.expand = true;                 // expanded after the pick (expand_leaves)
+  }
+  c.out->visits.push_back(v);
+}
+
+}  // namespace search
+}  // namespace lc0core
