@@ -11,7 +11,6 @@ the game) and the NN cache; `lc0_rocm.search` does the searching.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import numbers
 import sys
@@ -30,6 +29,7 @@ from lc0_rocm.search.params import OPTIONS, OptionSpec, SearchParams, option_nam
 from lc0_rocm.search import contempt
 from lc0_rocm.search.score import mate_score, score_cp, wdl_permille
 from lc0_rocm.search.tree import TABLEBASE, Tree
+from lc0_rocm.search_results import MoveStats, SearchInfo, SearchResult, wdl_probabilities
 
 if TYPE_CHECKING:
     from lc0_rocm.network import Network
@@ -37,79 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["Engine", "SearchInfo", "SearchResult", "MoveStats", "OptionSpec"]
 
 INFO_INTERVAL_S = 0.5
-
-
-@dataclasses.dataclass
-class SearchInfo:
-    """One `info` line (one per MultiPV line), lc0's fields, from the side
-    to move at the root: `wdl` (win, draw, loss) probabilities like
-    Evaluation.wdl and SearchResult.wdl, `wdl_permille` the integers lc0
-    prints (adding up to 1000), q = win - loss, `score_cp` or `mate` (moves,
-    negative when mated), `time_ms`, `nps`, `pv` (the line's moves)."""
-    depth: int
-    seldepth: int
-    time_ms: int
-    nodes: int
-    nps: int
-    multipv: int                 # 1-based
-    move: chess.Move | None
-    pv: list[chess.Move]
-    q: float                     # side to move at the root
-    wdl: tuple[float, float, float]   # probabilities, side to move
-    moves_left: int | None
-    tbhits: int
-    score_cp: int | None         # None when `mate` is set
-    mate: int | None
-    wdl_permille: tuple[int, int, int] | None = None   # as the `info` line prints it
-
-
-@dataclasses.dataclass
-class MoveStats:
-    """The search's figures for one root move (SearchResult.stats), from the
-    root's side to move: `visits` (nodes below the move), `q` (win - loss,
-    draw score included), `p` (prior after policy temperature), `wdl` (win,
-    draw, loss probabilities), `moves_left` (expected plies, None without
-    that head), `n_in_flight` (visits still at the network)."""
-    visits: int
-    q: float                     # root side to move's view
-    p: float                     # prior (after policy temperature)
-    wdl: tuple[float, float, float]
-    moves_left: float | None
-    n_in_flight: int = 0
-
-
-@dataclasses.dataclass
-class SearchResult:
-    """What Engine.search found, from the side to move at the root.
-
-    best_move / ponder_move: the move to play and the expected reply (None
-    when there is no legal move); pv: the principal variation; wdl: (win,
-    draw, loss) probabilities and q = win - loss of the best move; nodes:
-    visits searched; nps: nodes per second; time: seconds the search took;
-    depth / seldepth: lc0's average and maximum depth; moves_left: expected
-    remaining plies (None without that head); lines: one SearchInfo per
-    MultiPV line, best first; stats: per root move visit counts, priors and
-    values (MoveStats); nn_evals: network evaluations this search made."""
-
-    best_move: chess.Move | None
-    ponder_move: chess.Move | None
-    pv: list[chess.Move]
-    wdl: tuple[float, float, float]
-    q: float
-    nodes: int
-    nps: int
-    time: float                  # seconds
-    depth: int
-    seldepth: int
-    moves_left: float | None
-    lines: list[SearchInfo]
-    stats: dict[chess.Move, MoveStats]
-    nn_evals: int = 0
-
-
-def _wdl_probabilities(wl: float, d: float) -> tuple[float, float, float]:
-    """(win, draw, loss) from win - loss and draw."""
-    return ((1.0 + wl - d) / 2.0, d, (1.0 - wl - d) / 2.0)
 
 
 class Engine:
@@ -474,7 +401,7 @@ class Engine:
                 depth=depth, seldepth=snap.max_depth, time_ms=int(snap.elapsed_ms),
                 nodes=e.visits if self.params.PerPvCounters else snap.total_nodes,
                 nps=nps, multipv=k, move=e.move,
-                pv=snap.pv_of(j), q=q, wdl=_wdl_probabilities(shown[0], shown[1]),
+                pv=snap.pv_of(j), q=q, wdl=wdl_probabilities(shown[0], shown[1]),
                 moves_left=moves_left, tbhits=snap.tb_hits, score_cp=cp, mate=mate,
                 wdl_permille=wdl_permille(shown[0], shown[1])))
         return lines
