@@ -309,6 +309,29 @@ def adopt(library: pathlib.Path, probe_code: str) -> bool:
     return ok
 
 
+def usable(library: pathlib.Path, what: str, abi_function: str, quiet: bool = False) -> bool:
+    """True when the cached `library` is whole; a damaged one is removed
+    (with a one-line notice naming `what`) so that it is rebuilt. A library
+    built before records existed is adopted when it loads in a child process
+    and answers `abi_function`."""
+    if not library.is_file():
+        return False
+    problem = verify(library)
+    if problem == NO_RECORD:
+        probe = (f"import cffi; ffi = cffi.FFI(); ffi.cdef('int {abi_function}(void);'); "
+                 f"ffi.dlopen({str(library)!r}).{abi_function}()")
+        if adopt(library, probe):
+            return True
+        problem = "it has no record and does not load in a child process"
+    if problem is None:
+        return True
+    if not quiet:
+        print(f"lc0-rocm: the cached {what} {library} is damaged ({problem}); rebuilding it",
+              file=sys.stderr, flush=True)
+    discard(library)
+    return False
+
+
 def discard(library: pathlib.Path) -> None:
     """Remove a damaged library and its record, so that it is rebuilt."""
     for path in (library, library.with_name(library.name + CHECK_SUFFIX)):

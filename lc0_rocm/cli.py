@@ -4,8 +4,9 @@ is imported only when used."""
 from __future__ import annotations
 
 import importlib
-import os
 import sys
+
+from lc0_rocm.outputs import silence_stdout
 
 # name -> (module, function, one-line help)
 COMMANDS = {
@@ -40,19 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return status
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return 0
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null, so that the interpreter's last flush at
-    exit does not fail again on the closed pipe."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def _run(argv: list[str] | None) -> int:

@@ -153,28 +153,7 @@ def build(force: bool = False, verbose: bool = False,
 
 
 def _usable(lib: pathlib.Path, quiet: bool = False) -> bool:
-    """True when the cached `lib` is whole; a damaged one is removed (with
-    a one-line notice) so that it is rebuilt."""
-    if not lib.is_file():
-        return False
-    problem = buildcache.verify(lib)
-    if problem == buildcache.NO_RECORD:
-        if buildcache.adopt(lib, _probe_code(lib)):
-            return True   # built before records existed; it loads in a child process
-        problem = "it has no record and does not load in a child process"
-    if problem is None:
-        return True
-    if not quiet:
-        print(f"lc0-rocm: the cached chess core {lib} is damaged ({problem}); rebuilding it",
-              file=sys.stderr, flush=True)
-    buildcache.discard(lib)
-    return False
-
-
-def _probe_code(lib: pathlib.Path) -> str:
-    """Python that loads `lib` and calls into it (a child process runs it)."""
-    return (f"import cffi; ffi = cffi.FFI(); ffi.cdef('int lc0core_abi_version(void);'); "
-            f"ffi.dlopen({str(lib)!r}).lc0core_abi_version()")
+    return buildcache.usable(lib, "chess core", "lc0core_abi_version", quiet)
 
 
 # ---------------------------------------------------------------- loading

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import sys
 
 from lc0_rocm.errors import Lc0RocmError
 
@@ -31,3 +32,16 @@ def check_writable(path: str | os.PathLike[str], what: str = "output") -> pathli
     except OSError as e:  # a name the system rejects (too long, ...)
         raise OutputPathError(f"cannot write {what} {target}: {e.strerror or e}") from None
     return target
+
+
+def silence_stdout() -> None:
+    """Point a closed stdout (the reader went away: `lc0-rocm -h | head -1`,
+    a GUI that quit) at /dev/null, so that the interpreter's last flush at
+    exit does not print a BrokenPipeError traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+

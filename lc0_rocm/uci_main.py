@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 
+from lc0_rocm.outputs import silence_stdout
 from lc0_rocm.uci import UciEngine
 from lc0_rocm.uci_parse import UciError
 
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
         uci.on_output_lost = None
         uci.shutdown()
         if _output_broken():
-            _silence_stdout()
+            silence_stdout()
     return status
 
 
@@ -116,14 +117,3 @@ def _output_broken() -> bool:
         return False
     except (OSError, ValueError):
         return True
-
-
-def _silence_stdout() -> None:
-    """Point a broken stdout at /dev/null, so that the interpreter's last
-    flush does not print a BrokenPipeError to stderr at exit."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass

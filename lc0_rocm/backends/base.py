@@ -65,6 +65,28 @@ def c_slot(ffi, lib, slot: NativeSlot, keep: list) -> tuple:
     return ffi.addressof(lib, "lc0core_demux_forward"), demux, 0
 
 
+def python_forward(ffi, forward_packed, on_error):
+    """A native core forward function (`lc0core_forward_fn`) that calls the
+    Python `forward_packed(masks, values) -> (policy, wdl, moves_left)`.
+    An exception cannot cross into C: it goes to `on_error(e)` and the call
+    returns 1, which fails the search. Keep the result alive while in use."""
+    @ffi.callback("lc0core_forward_fn")
+    def forward(_ctx, n, masks, values, policy, wdl, moves_left):
+        try:
+            m = np.frombuffer(ffi.buffer(masks, n * NUM_PLANES * 8), np.uint64).reshape(n, NUM_PLANES)
+            v = np.frombuffer(ffi.buffer(values, n * NUM_PLANES * 4), np.float32).reshape(n, NUM_PLANES)
+            p, w, ml = forward_packed(m, v)
+            np.frombuffer(ffi.buffer(policy, n * POLICY_SIZE * 4), np.float32)[:] = \
+                np.asarray(p, np.float32).reshape(-1)
+            np.frombuffer(ffi.buffer(wdl, n * WDL_SIZE * 4), np.float32)[:] = np.asarray(w, np.float32).reshape(-1)
+            np.frombuffer(ffi.buffer(moves_left, n * 4), np.float32)[:] = np.asarray(ml, np.float32).reshape(-1)
+            return 0
+        except BaseException as e:  # noqa: BLE001 - the caller re-raises it after the run
+            on_error(e)
+            return 1
+    return forward
+
+
 class Backend(abc.ABC):
     """One evaluator of one network.
 

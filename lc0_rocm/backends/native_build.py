@@ -358,24 +358,7 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
 
 
 def _usable(lib: pathlib.Path, quiet: bool = False) -> bool:
-    """True when the cached `lib` is whole; a damaged one is removed (with
-    a one-line notice) so that it is rebuilt."""
-    if not lib.is_file():
-        return False
-    problem = buildcache.verify(lib)
-    if problem == buildcache.NO_RECORD:
-        code = (f"import cffi; ffi = cffi.FFI(); ffi.cdef('int lc0rocm_abi_version(void);'); "
-                f"ffi.dlopen({str(lib)!r}).lc0rocm_abi_version()")
-        if buildcache.adopt(lib, code):
-            return True   # built before records existed; it loads in a child process
-        problem = "it has no record and does not load in a child process"
-    if problem is None:
-        return True
-    if not quiet:
-        print(f"lc0-rocm: the cached GPU library {lib} is damaged ({problem}); rebuilding it",
-              file=sys.stderr, flush=True)
-    buildcache.discard(lib)
-    return False
+    return buildcache.usable(lib, "GPU library", "lc0rocm_abi_version", quiet)
 
 
 # ---------------------------------------------------------------- command

@@ -16,13 +16,11 @@ import weakref
 from typing import Callable
 
 import chess
-import numpy as np
 
-from lc0_rocm.backends.base import c_slot
+from lc0_rocm.backends.base import c_slot, python_forward
 from lc0_rocm.errors import Lc0RocmError
 from lc0_rocm.search import contempt
 from lc0_rocm.search.params import SearchParams
-from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
 
 STOP_POLL_S = 0.002
 
@@ -147,21 +145,10 @@ class NativeSearch:
             return
         forward_packed = network.forward_packed
 
-        @ffi.callback("lc0core_forward_fn")
-        def forward(_ctx, n, masks, values, policy, wdl, moves_left):
-            try:
-                m = np.frombuffer(ffi.buffer(masks, n * NUM_PLANES * 8), np.uint64).reshape(n, NUM_PLANES)
-                v = np.frombuffer(ffi.buffer(values, n * NUM_PLANES * 4), np.float32).reshape(n, NUM_PLANES)
-                p, w, ml = forward_packed(m, v)
-                np.frombuffer(ffi.buffer(policy, n * POLICY_SIZE * 4), np.float32)[:] = \
-                    np.asarray(p, np.float32).reshape(-1)
-                np.frombuffer(ffi.buffer(wdl, n * 12), np.float32)[:] = np.asarray(w, np.float32).reshape(-1)
-                np.frombuffer(ffi.buffer(moves_left, n * 4), np.float32)[:] = \
-                    np.asarray(ml, np.float32).reshape(-1)
-                return 0
-            except BaseException as e:  # noqa: BLE001 - re-raised after the run
-                self._error = e
-                return 1
+        def keep_error(e):
+            self._error = e
+
+        forward = python_forward(ffi, forward_packed, keep_error)
 
         self._keep.append(forward)
         ev.forward, ev.ctx, ev.max_batch = forward, ffi.NULL, 0
