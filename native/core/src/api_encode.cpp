@@ -22,16 +22,6 @@ void check_batch_size(int n) {
   }
 }
 
-const Position& standard_start() {
-  static const Position start = [] {
-    Position pos;
-    std::string error;
-    parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", false, &pos, &error);
-    return pos;
-  }();
-  return start;
-}
-
 // Board i of a batch: its history replayed, or the status refusing it.
 int replay(const PythonChessPosition& root, const uint16_t* moves, int count,
            PositionHistory* history, MoveList* scratch) {

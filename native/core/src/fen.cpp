@@ -255,4 +255,14 @@ std::string to_fen(const Position& pos, bool /*chess960: X-FEN reads the same in
   return fen;
 }
 
+const Position& standard_start() {
+  static const Position start = [] {
+    Position pos;
+    std::string error;
+    parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", false, &pos, &error);
+    return pos;
+  }();
+  return start;
+}
+
 }  // namespace lc0core

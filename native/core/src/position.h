@@ -63,6 +63,8 @@ struct Position {
 // Castling letters may be KQkq or files (Shredder/X-FEN) in both modes;
 // chess960 decides which rights stay (python-chess's clean_castling_rights).
 bool parse_fen(const char* fen, bool chess960, Position* out, std::string* error);
+// The standard starting position (lc0 encodes a game from it differently).
+const Position& standard_start();
 std::string to_fen(const Position& pos, bool chess960);
 
 void legal_moves(const Position& pos, MoveList* out);

@@ -9,16 +9,6 @@ namespace {
 
 constexpr const char kMovesWord[] = " moves ";
 
-const Position& standard_start() {
-  static const Position start = [] {
-    Position pos;
-    std::string error;
-    parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", false, &pos, &error);
-    return pos;
-  }();
-  return start;
-}
-
 }  // namespace
 
 void split_position_row(const std::string& row, std::string* fen, std::string* moves) {
