@@ -12,7 +12,7 @@
 #         device library for it, so the kernels are compiled to assembly
 #         with their calls into that library (exp, fmax, ...) left unresolved.
 # NVIDIA: the whole library (every .cpp and .hip) with nvcc for sm_90a (as
-#         the build compiles sm_90: lc0_rocm/backends/native.py) and a
+#         the build compiles sm_90: lc0_rocm/backends/native_build.py) and a
 #         shared-library link. cuBLAS headers come from the CUDA install, a pip
 #         nvidia-cublas package, or are fetched once into ~/.cache (pip).
 #         Also the benchmarks in native/bench (compiled, not linked). ptxas

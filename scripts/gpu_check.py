@@ -3,7 +3,7 @@
 
 Run on a machine with a GPU (python3 scripts/gpu_check.py --out DIR). Steps,
 each reported even when an earlier one failed:
-  1. build the native library (lc0_rocm.backends.native.build), timed;
+  1. build the native library (lc0_rocm.backends.native_build.build), timed;
   2. parity against the numpy `cpu` backend: maia-1900 and a generated net of
      every preset, fp32 and fp16, batch sizes 1, 7, 64, 256, 1024, outputs
      poisoned with NaN first (so an unwritten element shows as NaN), error as

@@ -178,7 +178,7 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 #define LC0ROCM_RDNA_WMMA_AVAILABLE 1         // RDNA 3's v_wmma_f32_16x16x16_f16
 #endif
 // Host and device: this build compiles the sm_90a kernels (the build's arch
-// sm_90 compiles as sm_90a: lc0_rocm/backends/native.py), so their
+// sm_90 compiles as sm_90a: lc0_rocm/backends/native_build.py), so their
 // launchers are real (elsewhere they are stubs that return false).
 #if defined(LC0ROCM_VENDOR_NVIDIA) && defined(LC0ROCM_SM90A)
 #define LC0ROCM_SM90A_BUILD 1
