@@ -10,7 +10,7 @@ import os
 import tempfile
 from typing import Iterator
 
-from lc0_rocm.analysis.settings import AnalysisError, NetSource, Settings
+from lc0_rocm.analysis.settings import AnalysisError, NetSource, Settings, WorkerError
 
 IN_FLIGHT = 2          # shards per actor at once (search: the next starts as the last finishes)
 
@@ -116,7 +116,6 @@ def compute(plan, todo: list[int], settings: Settings, source: NetSource, addres
                         running.pop(other_ref)
                         queue.insert(0, other_k)
                 if not actors:
-                    from lc0_rocm.analysis.runner import WorkerError
                     raise WorkerError("every Ray worker was lost; run the same command again to resume") from None
                 feed()
                 continue

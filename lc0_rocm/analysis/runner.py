@@ -21,15 +21,11 @@ from typing import Iterator
 from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.inputs import Selection
 from lc0_rocm.analysis.plan import Plan, WorkDir, build_plan
-from lc0_rocm.analysis.settings import AnalysisError, NetSource, Settings
+from lc0_rocm.analysis.settings import NetSource, Settings, WorkerError
 from lc0_rocm.analysis.worker import ShardWorker, process_main
 from lc0_rocm.analysis import writers
 
 GPU_PREFIXES = ("rocm", "cuda")
-
-
-class WorkerError(AnalysisError):
-    """A worker failed or died; the finished shards are kept."""
 
 
 @dataclasses.dataclass

@@ -19,6 +19,10 @@ class AnalysisError(Lc0RocmError):
     message says it): the command prints it, no traceback."""
 
 
+class WorkerError(AnalysisError):
+    """A worker failed or died; the finished shards are kept."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """mode "eval" (the network once per position: WDL, Q, moves left, the

@@ -19,7 +19,7 @@ import numpy as np
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.netspec import BN_EPSILON
 from lc0_rocm.sizes import NUM_PLANES
-from lc0_rocm.backends.native import NativeError
+from lc0_rocm.backends.native_build import NativeError
 
 NF = net_pb2.NetworkFormat
 CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
