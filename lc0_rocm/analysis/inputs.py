@@ -133,14 +133,19 @@ def _line_positions(path: str, handle, epd: bool) -> Iterator[Position | InputEr
             ident = found.group(1) if found else None
         else:
             row = " ".join(text.split())
-        fen = row
-        if " moves " in row:
-            try:
-                fen = board_of_row(row).fen()
-            except ValueError as e:
-                yield InputError(path, number, str(e) or "invalid FEN or move")
-                continue
-        yield Position(path, number, None, 0, fen, row, None, ident)
+        yield row_position(path, number, row, ident)
+
+
+def row_position(source, number: int, row: str, ident: str | None = None):
+    """A FEN row (`FEN [moves ...]`) as a Position; its moves are played
+    here to name the position analysed, so a bad one is an InputError."""
+    fen = row
+    if " moves " in row:
+        try:
+            fen = board_of_row(row).fen()
+        except ValueError as e:
+            return InputError(source, number, str(e) or "invalid FEN or move")
+    return Position(source, number, None, 0, fen, row, None, ident)
 
 
 def board_of_row(row: str) -> chess.Board:
@@ -276,15 +281,7 @@ def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[P
             if "\0" in item:
                 yield InputError(source, number, "a NUL character in the FEN")
                 continue
-            row = " ".join(item.split())
-            fen = row
-            if " moves " in row:
-                try:
-                    fen = board_of_row(row).fen()
-                except ValueError as e:
-                    yield InputError(source, number, str(e) or "invalid FEN or move")
-                    continue
-            yield Position(source, number, None, 0, fen, row)
+            yield row_position(source, number, " ".join(item.split()))
         else:
             raise TypeError(f"positions must be chess.Board or FEN strings, got {type(item).__name__}")
 

@@ -64,29 +64,23 @@ def build_plan(paths: list[str], kind: str | None, selection: Selection, shard_s
     if shard_size < 1:
         raise ValueError(f"shard size must be >= 1, got {shard_size}")
     plan = Plan(sources=[os.fspath(p) for p in paths], shard_size=shard_size)
-    index: dict[str, int] = {}
-    digest = hashlib.sha256()
-    for item in read_positions(plan.sources, kind, selection):
-        if isinstance(item, InputError):
-            plan.errors.append(item)
-            continue
-        task = index.get(item.row)
-        if task is None:
-            task = index[item.row] = len(plan.rows)
-            plan.rows.append(item.row)
-            digest.update(item.row.encode())
-            digest.update(b"\n")
-        plan.positions.append(item)
-        plan.tasks.append(task)
-    plan.digest = digest.hexdigest()
+    _add_positions(plan, read_positions(plan.sources, kind, selection))
     return plan
 
 
 def plan_from_positions(positions, shard_size: int) -> Plan:
     """A plan over positions given in memory (the Python API's boards and FENs)."""
     plan = Plan(shard_size=shard_size)
+    _add_positions(plan, positions)
+    return plan
+
+
+def _add_positions(plan: Plan, items) -> None:
+    """Each position into the plan: its row's task (a row met before
+    shares its task), the input errors apart, and the digest of the
+    distinct rows in order."""
     index: dict[str, int] = {}
-    for item in positions:
+    for item in items:
         if isinstance(item, InputError):
             plan.errors.append(item)
             continue
@@ -97,7 +91,6 @@ def plan_from_positions(positions, shard_size: int) -> Plan:
         plan.positions.append(item)
         plan.tasks.append(task)
     plan.digest = _digest(plan.rows)
-    return plan
 
 
 def _digest(rows: list[str]) -> str:
