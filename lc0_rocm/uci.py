@@ -520,7 +520,7 @@ class UciEngine:
         kwargs.update(search_limits(go, board, self.tm,
                                     elapsed_ms=(time.monotonic() - self.position_time) * 1000.0,
                                     move_overhead_ms=int(self.values["MoveOverheadMs"]),
-                                    accepts_depth=accepts_keyword(engine.search, "depth")))
+                                    accepts_depth=go.depth is not None and accepts_keyword(engine.search, "depth")))
 
         if self.debug:
             shown = {k: (v if not isinstance(v, list) else [m.uci() for m in v]) for k, v in kwargs.items()}
