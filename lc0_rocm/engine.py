@@ -94,6 +94,18 @@ class Engine:
                            else NetworkEvaluator(network))
         self._native = self._native_search_for(network)
         self.new_game()
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """Pay a GPU backend's first-use costs (its products' algorithm
+        timing, its streams' graphs) for the batch sizes a search sends, now
+        rather than in the first searches: done at creation, and again only
+        where MinibatchSize, MaxPrefetch or Threads grew. A no-op for other
+        backends."""
+        warm = getattr(getattr(self._network, "backend", None), "warm_up", None)
+        if callable(warm):
+            slots = self._native.slots_in_use(self.search_threads()) if self._native is not None else []
+            warm(self.minibatch_size() + self.params.MaxPrefetch, slots)
 
     def _native_search_for(self, network):
         """The native search for `network`, or None for the Python one."""
@@ -257,6 +269,8 @@ class Engine:
 
         infinite = infinite or mate is not None or (
             nodes is None and movetime is None and time_budget is None and depth is None)
+        with self._lock:
+            self.warm_up()        # nothing unless MinibatchSize or MaxPrefetch grew
         if self._native is not None:
             with self._lock:
                 return self._search_native(board, nodes=nodes, movetime=movetime,

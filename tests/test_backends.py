@@ -86,6 +86,18 @@ def test_forward_into_rejects_outputs_it_cannot_write_in_place(bad, match):
         backend.forward_packed_into(masks, values, bad)
 
 
+def test_gpu_warm_up_covers_every_timed_class():
+    """warm_up's passes: one per power-of-two class of batch sizes that a
+    batch of up to `largest` positions falls in, from 32 (no smaller pass
+    has a timed product), the last capped at max_batch."""
+    from lc0_rocm.backends.native import warm_up_sizes
+    assert warm_up_sizes(264 + 32, 1024) == [32, 64, 128, 256, 512]
+    assert warm_up_sizes(300, 256) == [32, 64, 128, 256]
+    assert warm_up_sizes(300, 300) == [32, 64, 128, 256, 300]
+    assert warm_up_sizes(33, 1024) == [32, 64]
+    assert warm_up_sizes(16, 1024) == []
+
+
 def test_backends_state_their_attributes(make_test_net):
     """lc0's BackendAttributes: cpu suggests one search thread and eigen's
     minibatch of 7; random two threads and lc0's generic 256; a GPU two (three for a small residual net)

@@ -72,6 +72,23 @@ def test_threads_and_minibatch_come_from_the_backend():
     assert Engine(MaterialEvaluator()).minibatch_size() == 7        # lc0 eigen's 7
 
 
+def test_engine_warms_a_gpu_backend_for_its_batches():
+    """A backend with warm_up() (the GPU's: its products' algorithms timed
+    before the first search) is asked at creation for the largest batch a
+    search sends (minibatch plus prefetch), and again at a search after
+    MinibatchSize grows."""
+    gpu = BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=1,
+                            recommended_batch_size=264, maximum_batch_size=1024)
+    net = net_on(gpu)
+    asked = []
+    net.backend.warm_up = staticmethod(lambda largest, slots: asked.append(largest))
+    engine = Engine(net, MaxPrefetch=32)
+    assert asked == [264 + 32]
+    engine.set_option("MinibatchSize", 400)
+    engine.search(chess.Board(), nodes=20)
+    assert asked == [296, 432]
+
+
 def test_result_shape():
     result = Engine(MaterialEvaluator(), MultiPV=2, SmartPruningFactor=0).search(
         chess.Board(), nodes=120)

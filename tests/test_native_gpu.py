@@ -341,6 +341,71 @@ def test_gpu_attention_paths_match_cpu(net, opts, precision, tol, make_test_net)
 
 
 @pytest.mark.gpu
+def test_gpu_warm_up_captures_the_search_streams_graphs(make_test_net):
+    """graph_sizes is the library's padding (describe() names the batch a
+    pass runs at), and an Engine on a GPU backend warms its search's
+    streams at creation (a graph per size up to minibatch + prefetch on
+    each) and searches as before."""
+    import chess
+
+    from lc0_rocm.engine import Engine
+    from lc0_rocm.network import load_network
+
+    name = gpu_backend_or_skip("fp16")
+    gpu = backends.create(name, load_weights(make_test_net("tiny-resnet")), max_batch=300)
+    for n in range(1, 301):
+        ran = int(re.search(r"\(batch (\d+)\)", gpu.describe(n)).group(1))
+        assert ran == native.graph_sizes(n, 300)[-1], n
+    gpu.close()
+    net = load_network(make_test_net("tiny-resnet"), backend=name)
+    engine = Engine(net, Threads=2, MinibatchSize=64, MaxPrefetch=8)
+    warmed = net.backend._warmed_streams
+    assert len(warmed) == 2 and set(warmed.values()) == {native.graph_sizes(72, 1024)[-1]} == {80}
+    assert engine.search(chess.Board(), nodes=300).best_move in chess.Board().legal_moves
+    net.close()
+
+
+@pytest.mark.gpu
+def test_gpu_timed_products_shared_by_class_and_stream(tmp_path):
+    """The half products' timed algorithms (native/docs/GEMM_TUNER.md): one
+    per power-of-two class of shapes and network, timed at the first shape
+    of a class met and taken by its other shapes, on every stream. A net
+    wide enough for its products to be timed (512 channels: from batch 40),
+    batches that time a class at one size and reuse it at others (70 then
+    100 and 128; 200 then 250 and 129; 40 then 60), from two threads (a
+    stream each), and after warm_up(): within the fp16 bound of the cpu
+    backend, no NaN."""
+    name = gpu_backend_or_skip("fp16")
+    shape = attention_nets.reshape(attention_nets.TINY_ATTN, blocks=1, filters=512, heads=8)
+    w = load_weights(save_net(attention_nets.build(np.random.default_rng(3), shape), tmp_path / "wide.pb.gz"))
+    masks, values = random_packed(w, 250)
+    ref = backends.create("cpu", w).forward_packed(masks, values)
+    errors = []
+
+    def check(gpu, sizes):
+        for n in sizes:
+            got = gpu.forward_packed(masks[:n], values[:n])
+            for g, r in zip(got, ref):
+                if np.isnan(g).any() or np.linalg.norm(g - r[:n]) > 1e-2 * max(np.linalg.norm(r[:n]), 1e-6):
+                    errors.append(n)
+
+    gpu = backends.create(name, w, max_batch=256)
+    threads = [threading.Thread(target=check, args=(gpu, sizes))
+               for sizes in ([70, 100, 128, 40, 60, 100], [200, 250, 129, 70, 250, 60])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gpu.close()
+    warmed = backends.create(name, w, max_batch=256)
+    warmed.warm_up(250)
+    assert warmed._warmed == {32, 64, 128, 256}
+    check(warmed, [250, 33, 129, 90])
+    warmed.close()
+    assert errors == []
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("filters,heads,smolgen", [(128, 4, False), (192, 6, True)],
                          ids=["two-pairs-no-smolgen", "three-pairs-smolgen"])
 def test_gpu_qkv_attention_sm90_matches_cpu(filters, heads, smolgen, tmp_path):

@@ -23,6 +23,7 @@ from lc0_rocm.backends.native_build import (NativeError, build, cdef_text, detec
                                             split_name)
 from lc0_rocm.backends.options import BackendOption, BackendOptionsError, read_options
 from lc0_rocm.netspec import NetSpec
+from lc0_rocm.sizes import NUM_PLANES
 
 NF = net_pb2.NetworkFormat
 DEFAULT_MAX_BATCH = 1024
@@ -116,6 +117,7 @@ OPTIONS = {
     "graphs": BackendOption("capture each batch size's pass into a graph on its second run and replay it", True,
                             "bool"),
     "gemm_tune": BackendOption("run large half products on the algorithm that timed fastest for their shape "
+                               "class, timed once per network (warm_up() does it before a search) "
                                "(NVIDIA; the first pass at a batch size takes ~0.1 s longer; native/docs/"
                                "GEMM_TUNER.md)", True, "bool"),
     "half_sums": BackendOption("let the sm_90 products of half nets sum in half, as lc0's cuda backend's "
@@ -196,11 +198,41 @@ def create(name: str, weights, **options) -> Backend:
 # 447,390-465,791 / 257,611-268,355 with 3). MinibatchSize 0: lc0's cuda
 # backend suggests 2 x the multiprocessors, its generic 256 where that is
 # unknown.
+# No half product of a pass under this many positions is timed (kTuneMinMacs
+# in native/src/tensor/gemm_tuner.cpp: t82's first timed product is from
+# batch 32).
+TUNED_FROM = 32
 SEARCH_THREADS = 2
 SEARCH_THREADS_SMALL_NET = 3
 SMALL_NET_FILTERS = 128     # residual bodies up to this width count as small
 BATCH_PER_MULTIPROCESSOR = 2
 FALLBACK_BATCH = 256
+
+
+def warm_up_sizes(largest: int, max_batch: int) -> list[int]:
+    """The passes NativeBackend.warm_up runs: each power of two from
+    TUNED_FROM whose class (the sizes above the power below it) holds a
+    batch of up to `largest` positions, the last capped at max_batch."""
+    limit = min(max(1, int(largest)), max_batch)
+    sizes, size = [], TUNED_FROM
+    while size // 2 < limit:
+        sizes.append(min(size, max_batch))
+        size *= 2
+    return sizes
+
+
+def graph_sizes(largest: int, max_batch: int) -> list[int]:
+    """The sizes passes of 1..largest positions run at with graphs on (one
+    graph each per stream): the GPU library's Stream::padded_size
+    (native/src/network.cpp) rounds n over 8 up to a multiple of 8 up to
+    64, of 16 up to 256, of 32 beyond, at most max_batch."""
+    def padded(n):
+        if n <= 8:
+            return n
+        step = 8 if n <= 64 else 16 if n <= 256 else 32
+        return min((n + step - 1) // step * step, max_batch)
+    limit = min(max(0, int(largest)), max_batch)
+    return sorted({padded(n) for n in range(1, limit + 1)})
 
 
 def search_threads_for(spec: NetSpec | None) -> int:
@@ -232,6 +264,9 @@ class NativeBackend(Backend):
         self.device_info = info
         self.fp16 = fp16
         self.max_batch = max_batch = settings["max_batch"]
+        self._gemm_tune, self._graphs = bool(settings["gemm_tune"]), bool(settings["graphs"])
+        self._warmed: set[int] = set()                 # warm_up's tuning passes run
+        self._warmed_streams: dict[int, int] = {}      # stream -> the largest graph size warmed on it
         self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
         fmt = weights.format
         self.spec = spec = NetSpec.from_weights(weights)   # the activations DEFAULT leaves implicit
@@ -372,6 +407,41 @@ class NativeBackend(Backend):
         finally:
             self._give_stream(stream)
         return outputs
+
+    def warm_up(self, largest: int, slots=()) -> None:
+        """Pay the first-use costs of batches of up to `largest` positions
+        before a search rather than in its first moves: a pass at each
+        power of two from TUNED_FROM that covers them, once per backend
+        (the half products' algorithms are timed once per power-of-two
+        class and network, ~0.1 s a class on t82: native/docs/GEMM_TUNER.md),
+        and on each of `slots` (from native_slots) two passes at each size
+        a pass runs at (graph_sizes), which capture that stream's graphs.
+        Each is done once; nothing is left to do for smaller batches."""
+        zeros = np.zeros((self.max_batch, NUM_PLANES), np.uint64), np.zeros((self.max_batch, NUM_PLANES), np.float32)
+        if self._gemm_tune:
+            for n in warm_up_sizes(largest, self.max_batch):
+                if n not in self._warmed:
+                    self.forward_packed(zeros[0][:n], zeros[1][:n])
+                    self._warmed.add(n)
+        if not self._graphs:
+            return
+        sizes = graph_sizes(largest, self.max_batch)
+        ffi, lib = self.ffi, self.lib
+        arrays = zeros + empty_outputs(self.max_batch)
+        buffers = [ffi.from_buffer(a) for a in arrays]     # kept alive (with the arrays) through the calls
+        pointers = [ffi.cast(ctype, b) for ctype, b in zip(("uint64_t*", "float*", "float*", "float*", "float*"),
+                                                           buffers)]
+        for slot in slots:
+            done = self._warmed_streams.get(slot.ctx, 0)
+            if not sizes or sizes[-1] <= done:
+                continue
+            stream = ffi.cast("lc0rocm_stream*", slot.ctx)
+            for n in sizes:
+                if n <= done:
+                    continue
+                for _ in range(2):      # a plain pass, then the one that captures the graph
+                    check(ffi, lib, lib.lc0rocm_forward(stream, n, *pointers), f"{self.name}: warm-up")
+            self._warmed_streams[slot.ctx] = sizes[-1]
 
     def close(self):
         with self._pool_lock:

@@ -107,6 +107,7 @@ class NativeSearch:
         self._running = None
         self._evaluator = ffi.new("lc0core_evaluator*")
         self._slots: list[tuple] = []
+        self._native_slots: list = []          # the backend's NativeSlots behind _slots
         self._slots_used = 1
         self._set_forward(network)
         self._install_evaluator()
@@ -130,6 +131,7 @@ class NativeSearch:
         self._backend_slots = getattr(backend, "native_slots", None)
         slots = self._backend_slots(1) if self._backend_slots else None
         if slots is not None:
+            self._native_slots = list(slots[:1])
             self._slots = [self._c_slot(slots[0])]
             ev.forward, ev.ctx, ev.max_batch = self._slots[0]
             return
@@ -176,9 +178,16 @@ class NativeSearch:
             if more is None:
                 wanted = 1
             else:
+                self._native_slots.extend(more)
                 self._slots.extend(self._c_slot(s) for s in more)
         self._slots_used = wanted
         self._install_evaluator()
+
+    def slots_in_use(self, threads: int) -> list:
+        """The backend's NativeSlots a search of `threads` search threads
+        runs on (taken now where needed); empty for a backend without."""
+        self._use_slots(max(1, threads))
+        return self._native_slots[:self._slots_used]
 
     def set_tablebase(self, tablebase) -> None:
         """Syzygy WDL probes from the tree through python-chess's prober."""

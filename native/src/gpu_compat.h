@@ -145,6 +145,7 @@ inline hipblasStatus_t gpu_blas_set_workspace(hipblasHandle_t h, void* ws, size_
 #define hipblasLtMatmulAlgo_t cublasLtMatmulAlgo_t
 #define hipblasLtMatmulHeuristicResult_t cublasLtMatmulHeuristicResult_t
 #define hipblasLtMatmulAlgoGetHeuristic cublasLtMatmulAlgoGetHeuristic
+#define hipblasLtMatmulAlgoCheck cublasLtMatmulAlgoCheck
 #define hipblasLtMatmul cublasLtMatmul
 #endif
 #endif

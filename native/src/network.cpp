@@ -185,10 +185,10 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
   device_dependent_launch_ = net.config().device.dependent_launch;
   forced_dependent_launch_ = settings.dependent_launch;
   try {
-    blas_ = std::make_unique<Blas>(stream_, settings.gemm_tune);
+    blas_ = std::make_unique<Blas>(stream_, settings.gemm_tune, net.gemm_choices());
     if (side_enabled_) {
       GPU_CHECK(hipStreamCreateWithFlags(&side_.stream, hipStreamNonBlocking));
-      side_blas_ = std::make_unique<Blas>(side_.stream, settings.gemm_tune);
+      side_blas_ = std::make_unique<Blas>(side_.stream, settings.gemm_tune, net.gemm_choices());
       side_.blas = side_blas_.get();
       GPU_CHECK(hipEventCreateWithFlags(&side_.forked, hipEventDisableTiming));
       GPU_CHECK(hipEventCreateWithFlags(&side_.done, hipEventDisableTiming));

@@ -18,10 +18,13 @@ class Network {
   Network(const lc0rocm_config& config, const WeightStore& weights);
   const NetConfig& config() const { return config_; }
   const Body& body() const { return *body_; }
+  // The half products' timed algorithms, shared by this network's streams.
+  const std::shared_ptr<GemmChoices>& gemm_choices() const { return gemm_choices_; }
 
  private:
   NetConfig config_;
   std::unique_ptr<Body> body_;
+  std::shared_ptr<GemmChoices> gemm_choices_ = std::make_shared<GemmChoices>();
 };
 
 class Stream {

@@ -9,12 +9,12 @@ static void check_blas(hipblasStatus_t status, const char* what) {
     fail(LC0ROCM_DEVICE_ERROR, std::string(what) + " failed with BLAS status " + std::to_string(int(status)));
 }
 
-Blas::Blas(hipStream_t stream, bool tune) : workspace_(size_t(32) << 20) {
+Blas::Blas(hipStream_t stream, bool tune, std::shared_ptr<GemmChoices> choices) : workspace_(size_t(32) << 20) {
   check_blas(hipblasCreate(&handle_), "blas create");
   try {
     check_blas(hipblasSetStream(handle_, stream), "blas set stream");
     check_blas(gpu_blas_set_workspace(handle_, workspace_.get(), workspace_.bytes()), "blas workspace");
-    if (tune) tuner_ = GemmTuner::create(handle_, stream);
+    if (tune) tuner_ = GemmTuner::create(handle_, stream, std::move(choices));
   } catch (...) {
     hipblasDestroy(handle_);
     throw;

@@ -18,7 +18,8 @@ class Blas {
  public:
   // tune: half products on the algorithm that timed fastest for their shape
   // (gemm_tuner.h; the gemm_tune setting), else hipblasGemmEx's own choice.
-  Blas(hipStream_t stream, bool tune);
+  // choices: the network's algorithm choices, shared by its streams.
+  Blas(hipStream_t stream, bool tune, std::shared_ptr<GemmChoices> choices);
   ~Blas();
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;

@@ -1,6 +1,7 @@
 #include "gemm_tuner.h"
 
 #include <map>
+#include <mutex>
 #include <tuple>
 
 
@@ -38,9 +39,52 @@ struct TunedShape {
   }
 };
 
+// (trans_a, trans_b, m, n, k, lda, ldb, ldc); only beta == 0 is timed.
+using ShapeKey = std::tuple<bool, bool, int, int, int, int, int, int>;
+
+namespace {
+int ceil_pow2(int x) {
+  int p = 1;
+  while (p < x && p < (1 << 30)) p <<= 1;
+  return p;
+}
+
+// The class of a shape: m, n and the leading dimensions (which follow the
+// batch where a matrix's rows do) rounded up to powers of two.
+ShapeKey class_of(const ShapeKey& key) {
+  bool trans_a, trans_b;
+  int m, n, k, lda, ldb, ldc;
+  std::tie(trans_a, trans_b, m, n, k, lda, ldb, ldc) = key;
+  return ShapeKey{trans_a, trans_b, ceil_pow2(m), ceil_pow2(n), k, ceil_pow2(lda), ceil_pow2(ldb), ceil_pow2(ldc)};
+}
+}  // namespace
+
+// A class's choice: blasLt's algorithm, or none (hipblasGemmEx timed fastest).
+struct Choice {
+  bool lt = false;
+  hipblasLtMatmulAlgo_t algo{};
+};
+
+struct GemmChoices::Impl {
+  std::mutex mutex;
+  std::map<ShapeKey, Choice> classes;
+
+  bool find(const ShapeKey& cls, Choice* out) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = classes.find(cls);
+    if (it == classes.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  void add(const ShapeKey& cls, const Choice& choice) {   // the first stream to time a class wins
+    std::lock_guard<std::mutex> lock(mutex);
+    classes.emplace(cls, choice);
+  }
+};
+
 struct GemmTuner::Impl {
-  // (trans_a, trans_b, m, n, k, lda, ldb, ldc); only beta == 0 is timed.
-  using Key = std::tuple<bool, bool, int, int, int, int, int, int>;
+  using Key = ShapeKey;
+  std::shared_ptr<GemmChoices> choices;
   hipblasHandle_t blas = nullptr;
   hipStream_t stream = nullptr;
   hipblasLtHandle_t lt = nullptr;
@@ -85,6 +129,40 @@ struct GemmTuner::Impl {
     return best;
   }
 
+  // The shape's blasLt description; false when blasLt refuses it.
+  static bool describe(const Key& key, TunedShape* shape) {
+    bool trans_a, trans_b;
+    int m, n, k, lda, ldb, ldc;
+    std::tie(trans_a, trans_b, m, n, k, lda, ldb, ldc) = key;
+    const hipblasOperation_t op_a = trans_a ? HIPBLAS_OP_T : HIPBLAS_OP_N;
+    const hipblasOperation_t op_b = trans_b ? HIPBLAS_OP_T : HIPBLAS_OP_N;
+    return hipblasLtMatmulDescCreate(&shape->desc, HIPBLAS_COMPUTE_32F, HIP_R_32F) == HIPBLAS_STATUS_SUCCESS &&
+           hipblasLtMatmulDescSetAttribute(shape->desc, HIPBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a) ==
+               HIPBLAS_STATUS_SUCCESS &&
+           hipblasLtMatmulDescSetAttribute(shape->desc, HIPBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b) ==
+               HIPBLAS_STATUS_SUCCESS &&
+           hipblasLtMatrixLayoutCreate(&shape->a, HIP_R_16F, trans_a ? k : m, trans_a ? m : k, lda) ==
+               HIPBLAS_STATUS_SUCCESS &&
+           hipblasLtMatrixLayoutCreate(&shape->b, HIP_R_16F, trans_b ? n : k, trans_b ? k : n, ldb) ==
+               HIPBLAS_STATUS_SUCCESS &&
+           hipblasLtMatrixLayoutCreate(&shape->c, HIP_R_16F, m, n, ldc) == HIPBLAS_STATUS_SUCCESS;
+  }
+
+  // A shape of a class already timed: the class's choice where blasLt
+  // accepts it for this shape with no workspace.
+  std::unique_ptr<TunedShape> adopt(const Key& key, const Choice& choice) {
+    auto shape = std::make_unique<TunedShape>();
+    if (!choice.lt || !describe(key, shape.get())) return shape;
+    hipblasLtMatmulHeuristicResult_t check{};
+    if (hipblasLtMatmulAlgoCheck(lt, shape->desc, shape->a, shape->b, shape->c, shape->c, &choice.algo, &check) ==
+            HIPBLAS_STATUS_SUCCESS &&
+        check.workspaceSize == 0) {
+      shape->algo = choice.algo;
+      shape->lt = true;
+    }
+    return shape;
+  }
+
   // Times hipblasGemmEx and blasLt's candidates that need no workspace on
   // the caller's operands (beta == 0, so each run rewrites C whole).
   std::unique_ptr<TunedShape> tune(const Key& key, const void* a, const void* b, void* c) {
@@ -99,17 +177,7 @@ struct GemmTuner::Impl {
       return hipblasGemmEx(blas, op_a, op_b, m, n, k, &alpha, a, HIP_R_16F, lda, b, HIP_R_16F, ldb, &beta, c,
                            HIP_R_16F, ldc, HIPBLAS_COMPUTE_32F, HIPBLAS_GEMM_DEFAULT) == HIPBLAS_STATUS_SUCCESS;
     });
-    if (hipblasLtMatmulDescCreate(&shape->desc, HIPBLAS_COMPUTE_32F, HIP_R_32F) != HIPBLAS_STATUS_SUCCESS ||
-        hipblasLtMatmulDescSetAttribute(shape->desc, HIPBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a) !=
-            HIPBLAS_STATUS_SUCCESS ||
-        hipblasLtMatmulDescSetAttribute(shape->desc, HIPBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b) !=
-            HIPBLAS_STATUS_SUCCESS ||
-        hipblasLtMatrixLayoutCreate(&shape->a, HIP_R_16F, trans_a ? k : m, trans_a ? m : k, lda) !=
-            HIPBLAS_STATUS_SUCCESS ||
-        hipblasLtMatrixLayoutCreate(&shape->b, HIP_R_16F, trans_b ? n : k, trans_b ? k : n, ldb) !=
-            HIPBLAS_STATUS_SUCCESS ||
-        hipblasLtMatrixLayoutCreate(&shape->c, HIP_R_16F, m, n, ldc) != HIPBLAS_STATUS_SUCCESS)
-      return shape;
+    if (!describe(key, shape.get())) return shape;
     hipblasLtMatmulPreference_t preference = nullptr;
     if (hipblasLtMatmulPreferenceCreate(&preference) != HIPBLAS_STATUS_SUCCESS) return shape;
     // No workspace: no split products, so no counters to zero in the graph.
@@ -139,8 +207,14 @@ struct GemmTuner::Impl {
   }
 };
 
-std::unique_ptr<GemmTuner> GemmTuner::create(hipblasHandle_t blas, hipStream_t stream) {
+GemmChoices::GemmChoices() : impl(new Impl()) {}
+GemmChoices::~GemmChoices() = default;
+
+std::unique_ptr<GemmTuner> GemmTuner::create(hipblasHandle_t blas, hipStream_t stream,
+                                             std::shared_ptr<GemmChoices> choices) {
+  if (!choices) return nullptr;
   auto impl = std::make_unique<Impl>();
+  impl->choices = std::move(choices);
   impl->blas = blas;
   impl->stream = stream;
   if (hipblasLtCreate(&impl->lt) != HIPBLAS_STATUS_SUCCESS || hipEventCreate(&impl->start) != hipSuccess ||
@@ -157,8 +231,17 @@ bool GemmTuner::product(bool trans_a, bool trans_b, int m, int n, int k, const v
   const Impl::Key key{trans_a, trans_b, m, n, k, lda, ldb, ldc};
   auto it = t.shapes.find(key);
   if (it == t.shapes.end()) {
-    if (gpu_stream_capturing(t.stream)) return false;  // timed at the plain pass that precedes every capture
-    it = t.shapes.emplace(key, t.tune(key, a, b, c)).first;
+    const ShapeKey cls = class_of(key);
+    Choice choice;
+    if (t.choices->impl->find(cls, &choice)) {
+      it = t.shapes.emplace(key, t.adopt(key, choice)).first;   // no timing: allowed inside a capture
+    } else {
+      if (gpu_stream_capturing(t.stream)) return false;  // timed at the plain pass that precedes every capture
+      std::unique_ptr<TunedShape> tuned = t.tune(key, a, b, c);
+      choice.lt = tuned->lt, choice.algo = tuned->algo;
+      t.choices->impl->add(cls, choice);
+      it = t.shapes.emplace(key, std::move(tuned)).first;
+    }
   }
   const TunedShape& s = *it->second;
   if (!s.lt) return false;
@@ -168,9 +251,15 @@ bool GemmTuner::product(bool trans_a, bool trans_b, int m, int n, int k, const v
 
 #else  // no blasLt in this build (AMD until hipBLASLt is at hand): never engages
 
+struct GemmChoices::Impl {};
+GemmChoices::GemmChoices() : impl(new Impl()) {}
+GemmChoices::~GemmChoices() = default;
+
 struct GemmTuner::Impl {};
 
-std::unique_ptr<GemmTuner> GemmTuner::create(hipblasHandle_t, hipStream_t) { return nullptr; }
+std::unique_ptr<GemmTuner> GemmTuner::create(hipblasHandle_t, hipStream_t, std::shared_ptr<GemmChoices>) {
+  return nullptr;
+}
 
 bool GemmTuner::product(bool, bool, int, int, int, const void*, int, const void*, int, void*, int, float, float) {
   return false;

@@ -1,5 +1,5 @@
 // gemm_tuner.h - half-precision products whose algorithm is chosen by
-// timing, once per shape (native/docs/GEMM_TUNER.md).
+// timing, once per shape class and network (native/docs/GEMM_TUNER.md).
 //
 // cublasGemmEx picks an algorithm by heuristic and, given a workspace, often
 // a cooperative kernel that needs its counters zeroed first: a memset node
@@ -17,12 +17,31 @@
 
 namespace lc0rocm {
 
+// The algorithms chosen so far, per shape class, shared by every stream of
+// one network (thread-safe). A class is a shape with its m, n and leading
+// dimensions rounded up to powers of two: a search's batch sizes vary pass
+// by pass, and timing each size (~100 ms a pass on t82) cost the first
+// searches of a process more than the tuning gains. A class is timed once,
+// at the first of its shapes met outside a capture; its other shapes take
+// that choice where blasLt accepts it for them (cublasLtMatmulAlgoCheck,
+// no workspace), else hipblasGemmEx's.
+class GemmChoices {
+ public:
+  GemmChoices();
+  ~GemmChoices();
+  GemmChoices(const GemmChoices&) = delete;
+  GemmChoices& operator=(const GemmChoices&) = delete;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
 class GemmTuner {
  public:
   // For the products of `blas` (bound to `stream`, whose own choice,
-  // cublasGemmEx, is one of the candidates). Null where blasLt is not built
-  // in.
-  static std::unique_ptr<GemmTuner> create(hipblasHandle_t blas, hipStream_t stream);
+  // cublasGemmEx, is one of the candidates), with the network's `choices`.
+  // Null where blasLt is not built in.
+  static std::unique_ptr<GemmTuner> create(hipblasHandle_t blas, hipStream_t stream,
+                                           std::shared_ptr<GemmChoices> choices);
   ~GemmTuner();
   GemmTuner(const GemmTuner&) = delete;
   GemmTuner& operator=(const GemmTuner&) = delete;

@@ -72,6 +72,15 @@ void Search::add_request(PickContext& c, uint32_t node, uint64_t key, const Move
 }
 
 void Search::evaluate(Batch* batch, const EvaluatorSlot& slot) const {
+  if (batch->requests.empty()) return;
+  forward(batch, slot);
+  prepare_priors(batch);
+  // Workers fill the NN cache here, outside the tree lock (the cache has its
+  // own); the deterministic modes do it when backing up, in pick order.
+  if (worker_mode_) cache_results(*batch);
+}
+
+void Search::forward(Batch* batch, const EvaluatorSlot& slot) const {
   const int n = int(batch->requests.size());
   if (n == 0) return;
   const auto started = std::chrono::steady_clock::now();
@@ -90,10 +99,6 @@ void Search::evaluate(Batch* batch, const EvaluatorSlot& slot) const {
     }
   }
   batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  prepare_priors(batch);
-  // Workers fill the NN cache here, outside the tree lock (the cache has its
-  // own); the deterministic modes do it when backing up, in pick order.
-  if (worker_mode_) cache_results(*batch);
 }
 
 void Search::cache_results(const Batch& batch) const {

@@ -104,10 +104,13 @@ bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done,
   }
   if (!stop) {
     Batch* batch = &batches_[*current];
-    done = std::async(std::launch::async, [this, batch] { evaluate(batch, evaluator_.slots[0]); });
+    done = std::async(std::launch::async, [this, batch] { forward(batch, evaluator_.slots[0]); });
   }
   if (*inflight >= 0) {
     batch_ = &batches_[*inflight];
+    // The priors of the batch that came back, once the next one is at the
+    // network: the network waits for no host work between the two.
+    prepare_priors(batch_);
     stop = finish() || stop;
     *inflight = -1;
     if (!stop) {

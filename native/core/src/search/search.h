@@ -222,7 +222,8 @@ class Search {
   void return_batch(std::unique_ptr<Batch> batch);
   // Evaluation (evaluate.cpp).
   void add_request(PickContext& c, uint32_t node, uint64_t key, const MoveList& moves);
-  void evaluate(Batch* batch, const EvaluatorSlot& slot) const;
+  void evaluate(Batch* batch, const EvaluatorSlot& slot) const;   // forward, then prepare_priors
+  void forward(Batch* batch, const EvaluatorSlot& slot) const;    // the network call alone
   void prepare_priors(Batch* batch) const;
   void cache_results(const Batch& batch) const;            // every request's result
   void cache_request(const Batch& batch, size_t slot) const;
