@@ -13,10 +13,11 @@
             (`go nodes N` per position, a new game each, SmartPruningFactor
             0 on both sides) on --uci-positions of them, and the ratio.
 
-Positions: the games of --pgn (every position of each game, in order), or
-without it games played by the first net whose name holds "maia" (else the
-first net), sampling each move from its policy (human-like games when that
-net is maia-1900), from a fixed seed.
+Positions: real games, those of --pgn (default scripts/data/london-1851.pgn,
+the London 1851 tournament), every position of each game in order; with
+--pgn '' games played by the first net whose name holds "maia" (else the
+first net), sampling each move from its policy, from a fixed seed. The UCI
+loop takes --uci-positions of them spread evenly over the set.
 
     python scripts/analyse_bench.py --nets t82.pb.gz maia-1900.pb.gz -b cuda-fp16 \\
         --lc0 .anchors/lc0-master/run-lc0.sh --lc0-backend cuda-fp16 --positions 2000 --json out.json
@@ -183,9 +184,13 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
     records = [json.loads(line) for line in open(out)]
     mux_busy = sum(m["busy_s"] for m in result.mux)
     groups = max(1, len(result.mux))
+    # The searching stage alone (the muxes' lifetime: network loaded, plan
+    # made), as the UCI loop's lc0 is started and warm before its clock.
+    searching = max((m["wall_s"] for m in result.mux), default=0.0)
     return {"positions": len(records), "distinct": result.distinct, "seconds": wall,
             "pos_per_s": len(records) / wall, "gpu_busy_pct": busy.mean, "busy_source": busy.source,
-            "mux_forward_share": mux_busy / (wall * groups) if result.mux else None,
+            "searching_s": searching, "searching_pos_per_s": len(records) / searching if searching else None,
+            "mux_forward_share": mux_busy / (searching * groups) if result.mux and searching else None,
             "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records]))}
 
 
@@ -211,7 +216,9 @@ def main(argv=None) -> int:
     p.add_argument("-b", "--backend", default="auto")
     p.add_argument("--backend-opts", default="")
     p.add_argument("--positions", type=int, default=2000)
-    p.add_argument("--pgn", default=None, help="real games to take the positions from")
+    p.add_argument("--pgn", default=str(ROOT / "scripts" / "data" / "london-1851.pgn"),
+                   help="real games to take the positions from (default: the London 1851 tournament's); "
+                        "'' plays games with the first maia net instead")
     p.add_argument("--nodes", type=int, nargs="+", default=[100, 800])
     p.add_argument("--searches", type=int, default=None, help="searches at once (default: analyse's)")
     p.add_argument("--eval-positions", type=int, default=200000, help="rows for the eval measurement")
@@ -229,6 +236,8 @@ def main(argv=None) -> int:
     play_net = next((n for n in args.nets if "maia" in os.path.basename(n)), args.nets[0])
     if args.pgn:
         rows, origin = positions_from_pgn(args.pgn, args.positions)
+        origin = f"{os.path.relpath(args.pgn, ROOT) if args.pgn.startswith(str(ROOT)) else args.pgn} " \
+                 "(every position of its first games, in order)"
     else:
         rows, origin = positions_from_play(play_net, args.backend, args.positions)
     from lc0_rocm.backendbench import machine_info
@@ -248,8 +257,9 @@ def main(argv=None) -> int:
             for nodes in args.nodes:
                 a = measure_analyse(net, args.backend, args.backend_opts, rows, nodes, folder, args.searches)
                 u = None
-                if not args.no_uci:
-                    u = measure_uci(args.lc0, args.lc0_backend, net, rows[:args.uci_positions], nodes)
+                if not args.no_uci:       # spread over the positions: openings to endings
+                    step = max(1, len(rows) // max(1, args.uci_positions))
+                    u = measure_uci(args.lc0, args.lc0_backend, net, rows[::step][:args.uci_positions], nodes)
                 figures[f"nodes{nodes}"] = {"analyse": a, "uci_loop": u}
                 busy = f"{a['gpu_busy_pct']:.0f}%" if a["gpu_busy_pct"] is not None else "n/a"
                 ratio = f"{a['pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"
@@ -257,6 +267,12 @@ def main(argv=None) -> int:
                 table.append(f"{name[:22]:<22} {f'nodes {nodes}':<10} {a['pos_per_s']:>11.1f} "
                              f"{reference:>11} {ratio:>7} {busy:>9}")
                 print(table[-1], flush=True)
+                if a["searching_pos_per_s"]:
+                    share = a["mux_forward_share"]
+                    ratio = f"{a['searching_pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"
+                    table.append(f"{'':<22} {'searching':<10} {a['searching_pos_per_s']:>11.1f} "
+                                 f"{reference:>11} {ratio:>7} {100 * share:>8.0f}%")
+                    print(table[-1], flush=True)
             report["nets"][net or "random"] = figures
     print("\n".join(table))
     print("reference: eval -> the forward pass alone at batch 256; nodes N -> a python-chess loop over "

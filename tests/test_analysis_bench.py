@@ -31,3 +31,5 @@ def test_bench_script_runs_on_the_cpu(tmp_path):
     assert run["analyse"]["positions"] == 40 and run["analyse"]["mean_nodes"] >= 15
     assert run["uci_loop"]["positions"] == 8 and run["uci_loop"]["pos_per_s"] > 0
     assert run["analyse"]["mux"] and run["analyse"]["mux_forward_share"] > 0
+    assert run["analyse"]["searching_pos_per_s"] >= run["analyse"]["pos_per_s"]
+    assert data["origin"].startswith("scripts/data/london-1851.pgn")     # real games by default

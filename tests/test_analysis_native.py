@@ -230,6 +230,40 @@ def test_row_evaluator_equals_evaluate_batch(random_net):
     assert cols["outcome"][-1] == 2 and cols["best"][-1] == ""
 
 
+def test_row_evaluator_three_stage_pipeline_equals_one_stage(random_net):
+    """A GPU backend's three stages (encode, forward, finish on three
+    threads, buffers reused three chunks later) give the columns of the
+    one-stage loop, over many chunks and a short last one; a forward pass
+    that fails in the middle fails the run."""
+    boards = game_boards(230, seed=4)
+    rows = [board_position("t", 1, b).row for b in boards]
+    plain = RowEvaluator(random_net, top_k=3, chunk=16).run(rows)
+    staged = RowEvaluator(random_net, top_k=3, chunk=16)
+    staged.gpu = True
+    got = staged.run(rows)
+    assert set(got) == set(plain)
+    for key in plain:
+        nan_too = plain[key].dtype.kind == "f"           # e.g. moves_left without a head: NaN
+        assert np.array_equal(got[key], plain[key], equal_nan=nan_too), key
+
+    calls = []
+
+    class Failing:
+        def __getattr__(self, name):
+            return getattr(random_net, name)
+
+        def forward_packed_into(self, masks, values, out):
+            calls.append(len(masks))
+            if len(calls) == 5:
+                raise RuntimeError("device lost")
+            return random_net.forward_packed_into(masks, values, out)
+
+    failing = RowEvaluator(Failing(), top_k=3, chunk=16)
+    failing.gpu = True
+    with pytest.raises(RuntimeError, match="device lost"):
+        failing.run(rows)
+
+
 def test_row_errors_are_explained():
     ffi, lib = native_core.load()
     out = ffi.new("char[]", 256)

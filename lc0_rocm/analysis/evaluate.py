@@ -1,8 +1,9 @@
 """Network-only analysis of rows ("FEN [moves ...]"): the native core encodes
 a chunk of rows in one call, the backend runs it, the core takes each row's
 softmax and top moves in one more; the results stay numpy arrays (columns),
-never a Python object per position. A GPU backend's forward pass of one
-chunk overlaps the encoding of the next (both run without the GIL).
+never a Python object per position. On a GPU backend encoding, the forward
+pass and finishing run on three threads, a chunk apart (the native steps
+run without the GIL).
 
 Without the native core the same columns come from python-chess boards and
 `Network.evaluate_batch`.
@@ -68,29 +69,39 @@ class RowEvaluator:
         chunks = [(start, rows[start:start + self.chunk]) for start in range(0, len(rows), self.chunk)]
         if not chunks:
             return out
-        buffers = [_Buffers(self.network, self.chunk), _Buffers(self.network, self.chunk)]
         if not self.gpu or len(chunks) == 1:
+            buffers = _Buffers(self.network, self.chunk)
             for start, part in chunks:
-                self._encode(buffers[0], part)
-                self._forward(buffers[0], len(part))
-                self._finish(buffers[0], len(part), start, out)
+                self._encode(buffers, part)
+                self._forward(buffers, len(part))
+                self._finish(buffers, len(part), start, out)
             return out
-        # GPU: chunk i's forward pass on a worker thread while this one
-        # encodes chunk i + 1 and finishes chunk i - 1.
-        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lc0-rocm-analyse") as worker:
-            self._encode(buffers[0], chunks[0][1])
-            running = worker.submit(self._forward, buffers[0], len(chunks[0][1]))
-            for i in range(1, len(chunks)):
-                current = buffers[i % 2]
-                self._encode(current, chunks[i][1])
-                running.result()
-                previous = buffers[(i - 1) % 2]
-                running = worker.submit(self._forward, current, len(chunks[i][1]))
-                self._finish(previous, len(chunks[i - 1][1]), chunks[i - 1][0], out)
-            running.result()
-            last = len(chunks) - 1
-            self._finish(buffers[last % 2], len(chunks[last][1]), chunks[last][0], out)
+        # GPU: three stages on three threads, a chunk apart: this one encodes
+        # chunk i + 1 while a worker runs chunk i's forward pass and another
+        # finishes chunk i - 1 (top moves, columns). Each stage keeps its
+        # order (one thread each); a chunk's buffers are reused three chunks
+        # later, once it is finished. (Two stages, encoding and finishing on
+        # one thread, left maia-1900's pass waiting: 0.41x of backendbench.)
+        buffers = [_Buffers(self.network, self.chunk) for _ in range(3)]
+        finished: list = [None, None, None]
+        pool = concurrent.futures.ThreadPoolExecutor
+        with pool(1, thread_name_prefix="lc0-rocm-forward") as forwarding, \
+                pool(1, thread_name_prefix="lc0-rocm-finish") as finishing:
+            for i, (start, part) in enumerate(chunks):
+                b = buffers[i % 3]
+                if finished[i % 3] is not None:
+                    finished[i % 3].result()          # its buffers are free again
+                self._encode(b, part)
+                forwarded = forwarding.submit(self._forward, b, len(part))
+                finished[i % 3] = finishing.submit(self._finish_after, forwarded, b, len(part), start, out)
+            for future in finished:
+                if future is not None:
+                    future.result()
         return out
+
+    def _finish_after(self, forwarded, b: "_Buffers", n: int, start: int, out: dict) -> None:
+        forwarded.result()                            # rethrows a failed forward pass
+        self._finish(b, n, start, out)
 
     # ------------------------------------------------------------ native steps
     def _encode(self, b: "_Buffers", rows: list[str]) -> None:
