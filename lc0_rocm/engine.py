@@ -50,7 +50,7 @@ class Engine:
 
     OPTIONS: dict[str, OptionSpec] = OPTIONS
 
-    def __init__(self, network: Network, *, implementation: str | None = None,
+    def __init__(self, network: Network, *, implementation: str | None = None, warm: bool = True,
                  **options: object) -> None:
         """`network`: a loaded Network (lc0_rocm.load_network). `options`:
         search knobs by lc0's UCI names (Threads, MinibatchSize, CPuct,
@@ -58,7 +58,9 @@ class Engine:
         `implementation`: None picks the native search when the native core
         is available (else the Python search, with a one-line notice on
         stderr); "native" insists on it; "reference" runs the Python search
-        (lc0_rocm.search.core), which the native one is tested against."""
+        (lc0_rocm.search.core), which the native one is tested against.
+        `warm`: False leaves a GPU backend's first-use costs to the first
+        search (an Engine that only holds options, as analysis's)."""
         if implementation not in (None, "native", "reference"):
             raise ValueError(f"implementation must be 'native' or 'reference', got {implementation!r}")
         self.params = SearchParams()
@@ -74,6 +76,7 @@ class Engine:
         self._tree_moves: list[chess.Move] = []
         self._lock = threading.Lock()
         self._tablebase = None
+        self._warm = bool(warm)
         self.set_network(network)
 
     # ------------------------------------------------------------------
@@ -103,7 +106,7 @@ class Engine:
         where MinibatchSize, MaxPrefetch or Threads grew. A no-op for other
         backends."""
         warm = getattr(getattr(self._network, "backend", None), "warm_up", None)
-        if callable(warm):
+        if callable(warm) and self._warm:
             slots = self._native.slots_in_use(self.search_threads()) if self._native is not None else []
             warm(self.minibatch_size() + self.params.MaxPrefetch, slots)
 

@@ -87,6 +87,8 @@ def test_engine_warms_a_gpu_backend_for_its_batches():
     engine.set_option("MinibatchSize", 400)
     engine.search(chess.Board(), nodes=20)
     assert asked == [296, 432]
+    Engine(net, warm=False).search(chess.Board(), nodes=20)    # an options holder: never warms
+    assert asked == [296, 432]
 
 
 def test_result_shape():

@@ -72,7 +72,8 @@ def analysis_engine(network, options: dict):
     """An Engine holding `options` (lc0's names) plus FIXED_OPTIONS; its
     params and result code serve the multi-search."""
     from lc0_rocm.engine import Engine
-    return Engine(network, implementation="reference", **check_options(options))
+    # No warm-up: analysis runs its own searches, at one batch size on a GPU.
+    return Engine(network, implementation="reference", warm=False, **check_options(options))
 
 
 class ManySearch:
