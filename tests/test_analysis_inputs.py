@@ -13,8 +13,8 @@ import pytest
 from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINES, ILLEGAL, OPERA_PLIES,
                            VARIANT, random_games, write_lines, write_pgn)
 from lc0_rocm import encoder
-from lc0_rocm.analysis.inputs import (InputError, Position, Selection, board_of_row, positions_from_items,
-                                      read_positions, row_error)
+from lc0_rocm.analysis.inputs import (InputError, Position, Selection, board_of_row, board_position, game_fens,
+                                      positions_from_items, read_positions, row_error, row_fen)
 from lc0_rocm.analysis.plan import WorkDir, WorkDirError, build_plan
 
 
@@ -98,6 +98,71 @@ def test_epd_and_fen_lines_with_errors(tmp_path):
     # an EPD read as FEN lines: the engine refuses every one (its operations)
     positions, _ = split(read_positions([str(epd)], kind="fen"))
     assert len(positions) == len(EPD_LINES) and all(row_error(p.row) for p in positions)
+
+
+def test_a_rows_fen_is_python_chess_s(monkeypatch):
+    """A row's moves are played in the native core to name the position
+    (one call a row): the FEN python-chess's Board.fen() writes, en passant
+    squares only where a capture is legal, castling and promotions
+    included, over random games; a refused row says why; without the core
+    python-chess gives the same."""
+    import random
+
+    from lc0_rocm import native_core
+    rows = []
+    for game in random_games(30, seed=8):
+        board = game.board()
+        for move in game.mainline_moves():
+            board.push(move)
+            rows.append(board_position("t", 0, board).row)
+    rng = random.Random(2)
+    board = chess.Board()
+    while len(rows) < 1500 + 200:
+        moves = list(board.legal_moves)
+        if not moves or board.ply() > 120:
+            board = chess.Board()
+            continue
+        pushes = [m for m in moves if board.piece_type_at(m.from_square) == chess.PAWN
+                  and abs(m.to_square - m.from_square) == 16]
+        board.push(rng.choice(pushes) if pushes and rng.random() < 0.4 else rng.choice(moves))
+        rows.append(board_position("t", 0, board).row)
+    assert any(" moves " in r for r in rows)
+    for row in rows:
+        assert row_fen(row) == (board_of_row(row).fen(), ""), row
+    for row, words in [("8/8/8/8/8/8/8/8 w - - 0 1 moves e2e4", "impossible"),
+                       (chess.STARTING_FEN + " moves e2e4 e2e4", "illegal move")]:
+        fen, why = row_fen(row)
+        assert fen == "" and words in why
+    if native_core.available()[0]:
+        monkeypatch.setattr(native_core, "available", lambda: (False, "test"))
+        assert [row_fen(r) for r in rows[:50]] == [(board_of_row(r).fen(), "") for r in rows[:50]]
+        assert row_fen(chess.STARTING_FEN + " moves e2e5")[0] == ""
+
+
+def test_a_games_fens_and_clocks_are_python_chess_s(monkeypatch):
+    """A PGN game's positions are named in one native call: every FEN and
+    halfmove clock as python-chess's boards give them, from the start
+    position or a FEN header's; a null move (which the core's games cannot
+    hold) and a missing core fall back to python-chess."""
+    from lc0_rocm import native_core
+
+    def python_chess(board, ucis):
+        board = board.copy()
+        fens, clocks = [board.fen()], [board.halfmove_clock]
+        for uci in ucis:
+            board.push_uci(uci)
+            fens.append(board.fen())
+            clocks.append(board.halfmove_clock)
+        return fens, clocks
+
+    games = [(g.board(), [m.uci() for m in g.mainline_moves()]) for g in random_games(40, seed=12, max_plies=120)]
+    midgame = chess.Board("r3k2r/pp1n1ppp/8/2pP4/8/8/PPP2PPP/R3K2R w KQkq c6 0 12")
+    games += [(midgame, ["d5c6", "e8c8", "e1g1", "b7c6"]), (chess.Board(), []), (chess.Board(), ["e2e4", "0000"])]
+    for board, ucis in games:
+        assert game_fens(board, ucis) == python_chess(board, ucis), ucis
+    if native_core.available()[0]:
+        monkeypatch.setattr(native_core, "available", lambda: (False, "test"))
+        assert all(game_fens(b, u) == python_chess(b, u) for b, u in games[:5])
 
 
 def test_gzip_and_unreadable_files(tmp_path):

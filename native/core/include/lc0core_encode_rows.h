@@ -38,6 +38,17 @@ int lc0core_policy_top(int n, const float* logits, const int16_t* policy_indices
 
 /* Why a row is refused ("" when it is not). */
 int lc0core_position_row_error(const char* row, char* out, int capacity);
+/* The FEN of the position a row names (after its moves, as python-chess's
+ * Board.fen() writes it) in `fen`, and "" in `error`; a refused row: "" in
+ * `fen` and why in `error`. Texts longer than a capacity are cut. */
+int lc0core_position_row_fen(const char* row, char* fen, int fen_capacity, char* error, int error_capacity);
+/* Every position of a row, its FEN first and one after each move: *count
+ * FENs (as python-chess's Board.fen() writes them) NUL-terminated back to
+ * back in out[capacity], their halfmove clocks in clocks[max_positions].
+ * A refused row: *count = 0 and why in `error` (else ""). A row with more
+ * than max_positions positions, or FENs past `capacity`, is an error status. */
+int lc0core_row_fens(const char* row, char* out, size_t capacity, int32_t* clocks, int max_positions,
+                     int* count, char* error, int error_capacity);
 /* LC0CORE_CDEF_END */
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 #include "../include/lc0core_encode_rows.h"
+#include "attacks.h"
 #include "encoder.h"
 #include "errors.h"
 #include "policy_table.h"
@@ -186,6 +187,31 @@ LC0CORE_EXPORT int lc0core_policy_top(int n, const float* logits, const int16_t*
   });
 }
 
+namespace {
+// The FEN python-chess's Board.fen() writes: its e.p. square only where a
+// legal capture onto it exists (the core keeps lc0's pseudo-legal flag: a
+// pinned pawn beside it still sets it).
+std::string python_chess_fen(const Position& pos) {
+  if (pos.ep_square < 0) return to_fen(pos, false);
+  MoveList moves;
+  legal_moves(pos, &moves);
+  const Bitboard pawns = pos.pieces(pos.side, PAWN);
+  for (Move m : moves) {
+    if (m.to() == pos.ep_square && (pawns & bit(m.from()))) return to_fen(pos, false);
+  }
+  Position without = pos;
+  without.ep_square = -1;
+  return to_fen(without, false);
+}
+
+// `text` into out[capacity], cut to fit, NUL-terminated.
+void copy_out(const std::string& text, char* out, int capacity) {
+  const size_t size = std::min(text.size(), size_t(capacity - 1));
+  std::memcpy(out, text.data(), size);
+  out[size] = '\0';
+}
+}  // namespace
+
 LC0CORE_EXPORT int lc0core_position_row_error(const char* row, char* out, int capacity) {
   return guarded([&] {
     require(out, "out");
@@ -194,9 +220,57 @@ LC0CORE_EXPORT int lc0core_position_row_error(const char* row, char* out, int ca
     PositionHistory history;
     std::string error;
     if (parse_position_row(text.c_str(), text.size() + 1, &history, &error) == LC0CORE_OK) error.clear();
-    const size_t size = std::min(error.size(), size_t(capacity - 1));
-    std::memcpy(out, error.data(), size);
-    out[size] = '\0';
+    copy_out(error, out, capacity);
+    return int(LC0CORE_OK);
+  });
+}
+
+LC0CORE_EXPORT int lc0core_position_row_fen(const char* row, char* fen, int fen_capacity, char* error,
+                                            int error_capacity) {
+  return guarded([&] {
+    require(fen, "fen");
+    require(error, "error");
+    if (fen_capacity < 1 || error_capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "capacity < 1");
+    const std::string text = bounded_string(row, kMaxRow, "row");
+    PositionHistory history;
+    std::string why;
+    const bool ok = parse_position_row(text.c_str(), text.size() + 1, &history, &why) == LC0CORE_OK;
+    copy_out(ok ? python_chess_fen(history.last()) : std::string(), fen, fen_capacity);
+    copy_out(ok ? std::string() : why, error, error_capacity);
+    return int(LC0CORE_OK);
+  });
+}
+
+LC0CORE_EXPORT int lc0core_row_fens(const char* row, char* out, size_t capacity, int32_t* clocks,
+                                    int max_positions, int* count, char* error, int error_capacity) {
+  return guarded([&] {
+    require(out, "out");
+    require(clocks, "clocks");
+    require(count, "count");
+    require(error, "error");
+    if (error_capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "error_capacity < 1");
+    *count = 0;
+    const std::string text = bounded_string(row, kMaxRow, "row");
+    PositionHistory history;
+    std::string why;
+    if (parse_position_row(text.c_str(), text.size() + 1, &history, &why) != LC0CORE_OK) {
+      copy_out(why, error, error_capacity);
+      return int(LC0CORE_OK);
+    }
+    if (history.size() > max_positions) {
+      throw Error(LC0CORE_INVALID_ARGUMENT, "the row has " + std::to_string(history.size()) +
+                                                " positions, more than max_positions");
+    }
+    size_t at = 0;
+    for (int i = 0; i < history.size(); ++i) {
+      const std::string fen = python_chess_fen(history.at(i));
+      if (at + fen.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "the FENs do not fit in capacity");
+      std::memcpy(out + at, fen.c_str(), fen.size() + 1);
+      at += fen.size() + 1;
+      clocks[i] = int32_t(std::min<uint32_t>(history.at(i).rule50, 0x7fffffffu));
+    }
+    *count = history.size();
+    copy_out(std::string(), error, error_capacity);
     return int(LC0CORE_OK);
   });
 }
