@@ -98,6 +98,45 @@ def test_gpu_warm_up_covers_every_timed_class():
     assert warm_up_sizes(16, 1024) == []
 
 
+def test_gpu_warm_up_runs_each_pass_once():
+    """NativeBackend.warm_up's calls, with the GPU library faked: the
+    timing passes on the pool's stream once per backend, two passes a graph
+    size on each search stream once, nothing at all when warm (it runs at
+    every search), more only for larger batches or a new stream."""
+    import cffi
+
+    from lc0_rocm.backends.base import NativeSlot
+    from lc0_rocm.backends.native import NativeBackend, graph_sizes
+
+    calls = []
+
+    class Lib:
+        @staticmethod
+        def lc0rocm_forward(stream, n, *pointers):
+            calls.append((int(ffi.cast("uintptr_t", stream)), n))
+            return 0
+
+    ffi = cffi.FFI()
+    ffi.cdef("typedef struct lc0rocm_stream lc0rocm_stream;")
+    backend = object.__new__(NativeBackend)
+    backend.name, backend.ffi, backend.lib, backend.max_batch = "fake", ffi, Lib(), 1024
+    backend._gemm_tune, backend._graphs, backend._warmed, backend._warmed_streams = True, True, set(), {}
+    backend.forward_packed = lambda masks, values: calls.append(("pool", len(masks)))
+    slots = [NativeSlot(address=1, ctx=0x1000), NativeSlot(address=1, ctx=0x2000)]
+    backend.warm_up(296, slots)
+    sizes = graph_sizes(296, 1024)
+    assert [c for c in calls if c[0] == "pool"] == [("pool", n) for n in (32, 64, 128, 256, 512)]
+    for ctx in (0x1000, 0x2000):
+        assert [n for s, n in calls if s == ctx] == [n for n in sizes for _ in range(2)]
+    calls.clear()
+    backend.warm_up(296, slots)
+    backend.warm_up(100, slots[:1])
+    assert calls == []
+    backend.warm_up(400, slots + [NativeSlot(address=1, ctx=0x3000)])
+    assert ("pool", 512) not in calls and [n for s, n in calls if s == 0x1000] == [352, 352, 384, 384, 416, 416]
+    assert [n for s, n in calls if s == 0x3000] == [n for n in graph_sizes(400, 1024) for _ in range(2)]
+
+
 def test_backends_state_their_attributes(make_test_net):
     """lc0's BackendAttributes: cpu suggests one search thread and eigen's
     minibatch of 7; random two threads and lc0's generic 256; a GPU two (three for a small residual net)

@@ -117,9 +117,9 @@ OPTIONS = {
     "graphs": BackendOption("capture each batch size's pass into a graph on its second run and replay it", True,
                             "bool"),
     "gemm_tune": BackendOption("run large half products on the algorithm that timed fastest for their shape "
-                               "class, timed once per network (warm_up() does it before a search) "
-                               "(NVIDIA; the first pass at a batch size takes ~0.1 s longer; native/docs/"
-                               "GEMM_TUNER.md)", True, "bool"),
+                               "class (NVIDIA; ~0.1 s the first pass of each power-of-two class of batch sizes, "
+                               "once per network, paid by warm_up() before a search; native/docs/GEMM_TUNER.md)",
+                               True, "bool"),
     "half_sums": BackendOption("let the sm_90 products of half nets sum in half, as lc0's cuda backend's "
                                "cublasHgemm (H200 +0.6..+1.4 % at b256-512, policy error 2.2-2.6x, within the "
                                "fp16 bound; native/docs/GEMM_SM90.md); false: in float", True, "bool"),
@@ -417,24 +417,26 @@ class NativeBackend(Backend):
         and on each of `slots` (from native_slots) two passes at each size
         a pass runs at (graph_sizes), which capture that stream's graphs.
         Each is done once; nothing is left to do for smaller batches."""
-        zeros = np.zeros((self.max_batch, NUM_PLANES), np.uint64), np.zeros((self.max_batch, NUM_PLANES), np.float32)
-        if self._gemm_tune:
-            for n in warm_up_sizes(largest, self.max_batch):
-                if n not in self._warmed:
-                    self.forward_packed(zeros[0][:n], zeros[1][:n])
-                    self._warmed.add(n)
-        if not self._graphs:
+        timing = [n for n in warm_up_sizes(largest, self.max_batch) if n not in self._warmed] \
+            if self._gemm_tune else []
+        sizes = graph_sizes(largest, self.max_batch) if self._graphs else []
+        cold = [s for s in slots if sizes and self._warmed_streams.get(s.ctx, 0) < sizes[-1]]
+        if not timing and not cold:
+            return                      # the usual case, at every search: nothing allocated
+        n_max = max(timing + sizes)
+        zeros = np.zeros((n_max, NUM_PLANES), np.uint64), np.zeros((n_max, NUM_PLANES), np.float32)
+        for n in timing:
+            self.forward_packed(zeros[0][:n], zeros[1][:n])
+            self._warmed.add(n)
+        if not cold:
             return
-        sizes = graph_sizes(largest, self.max_batch)
         ffi, lib = self.ffi, self.lib
-        arrays = zeros + empty_outputs(self.max_batch)
+        arrays = zeros + empty_outputs(n_max)
         buffers = [ffi.from_buffer(a) for a in arrays]     # kept alive (with the arrays) through the calls
         pointers = [ffi.cast(ctype, b) for ctype, b in zip(("uint64_t*", "float*", "float*", "float*", "float*"),
                                                            buffers)]
-        for slot in slots:
+        for slot in cold:
             done = self._warmed_streams.get(slot.ctx, 0)
-            if not sizes or sizes[-1] <= done:
-                continue
             stream = ffi.cast("lc0rocm_stream*", slot.ctx)
             for n in sizes:
                 if n <= done:
