@@ -43,6 +43,18 @@ def cache_root() -> pathlib.Path:
     return pathlib.Path(base) / "lc0-rocm" / "native"
 
 
+def find_sources(env_var: str, relative: tuple[str, ...], marker: str) -> tuple[pathlib.Path | None, list]:
+    """The first of $env_var, <checkout>/native/<relative...> and the
+    package's native_src/<relative...> that holds `marker` (a path inside
+    it); None and the places looked at when none does."""
+    env = os.environ.get(env_var)
+    candidates = [pathlib.Path(env)] if env else []
+    package = pathlib.Path(__file__).resolve().parent
+    candidates += [package.parent.joinpath("native", *relative), package.joinpath("native_src", *relative)]
+    found = next((c for c in candidates if (c / marker).is_file()), None)
+    return found, candidates
+
+
 def cpu_model() -> str:
     """The CPU's model name (/proc/cpuinfo on Linux), else what platform knows."""
     try:

@@ -55,15 +55,11 @@ class NoCompilerError(NativeCoreError):
 def source_dir() -> pathlib.Path:
     """native/core next to the package (a checkout), or the packaged copy
     (package data `native_src`, a copy of native/)."""
-    env = os.environ.get("LC0ROCM_CORE_SRC")
-    candidates = [pathlib.Path(env)] if env else []
-    here = pathlib.Path(__file__).resolve().parent
-    candidates += [here.parent / "native" / "core", here / "native_src" / "core"]
-    for c in candidates:
-        if (c / "include" / "lc0core_base.h").is_file():
-            return c
-    raise NativeCoreError("native core sources not found (looked in "
-                          + ", ".join(str(c) for c in candidates) + ")")
+    found, looked = buildcache.find_sources("LC0ROCM_CORE_SRC", ("core",), "include/lc0core_base.h")
+    if found is None:
+        raise NativeCoreError("native core sources not found (looked in "
+                              + ", ".join(str(c) for c in looked) + ")")
+    return found
 
 
 def source_files(src: pathlib.Path) -> list[pathlib.Path]:

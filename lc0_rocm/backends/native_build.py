@@ -59,15 +59,10 @@ def split_name(name: str) -> tuple[str, str]:
 # ---------------------------------------------------------------- sources
 def source_dir() -> pathlib.Path:
     """native/ next to the package (a checkout), or the packaged copy."""
-    env = os.environ.get("LC0ROCM_NATIVE_SRC")
-    candidates = [pathlib.Path(env)] if env else []
-    here = pathlib.Path(__file__).resolve().parent.parent
-    candidates += [here.parent / "native", here / "native_src"]
-    for c in candidates:
-        if (c / "include" / "lc0rocm.h").is_file():
-            return c
-    raise NativeError("native sources not found (looked in "
-                      + ", ".join(str(c) for c in candidates) + ")")
+    found, looked = buildcache.find_sources("LC0ROCM_NATIVE_SRC", (), "include/lc0rocm.h")
+    if found is None:
+        raise NativeError("native sources not found (looked in " + ", ".join(str(c) for c in looked) + ")")
+    return found
 
 
 def source_files(src: pathlib.Path) -> list[pathlib.Path]:
