@@ -131,6 +131,62 @@ def test_fixed_batching_pads_every_call(random_net):
         many.close()
 
 
+class PinnedSlots(RecordingSlots):
+    """A fake GPU (device_info set: calls of its recommended 8 rows) whose
+    host_empty buffers the mux must use for every call."""
+    device_info = "fake GPU"
+
+    def __init__(self):
+        super().__init__()
+        self.buffers: list[np.ndarray] = []
+        self.pointers: set[int] = set()
+
+    def host_empty(self, shape, dtype=np.float32):
+        a = np.full(shape, 7, dtype)        # not zeros: padding must be written
+        self.buffers.append(a)
+        return a
+
+    def _forward(self, ctx, n, masks, values, policy, wdl, moves_left):
+        with self.lock:
+            self.pointers.add(int(self.ffi.cast("uintptr_t", masks)))
+            self.pointers.add(int(self.ffi.cast("uintptr_t", policy)))
+        return super()._forward(ctx, n, masks, values, policy, wdl, moves_left)
+
+
+def test_calls_run_in_the_backends_host_buffers(random_net):
+    """On a GPU the mux's calls read and write the backend's host_empty
+    (page-locked) buffers; a search's batch spans calls of 8 rows, and the
+    results are Engine.search's."""
+    fake = PinnedSlots()
+    many = ManySearch(fake, {"SmartPruningFactor": 0, "MinibatchSize": 20}, searches=3, groups=1)
+    try:
+        assert many.batching == "fixed"
+        assert many_results(many, ROWS[:5], 60) == engine_results(random_net, ROWS[:5], 60, MinibatchSize=20)
+        assert set(fake.sizes) == {8} and len(fake.sizes) > 10
+        masks, policy = fake.buffers[0], fake.buffers[2]
+        assert masks.shape == (8, 112) and policy.shape == (8, 1858)
+        assert fake.pointers == {masks.ctypes.data, policy.ctypes.data}
+    finally:
+        many.close()
+
+
+def test_mux_buffers_are_checked():
+    ffi, lib = native_core.load()
+    forward = ffi.addressof(lib, "lc0core_random_forward")
+    buffers = [ffi.new("uint64_t[]", 112 * 4)] + [ffi.new("float[]", k) for k in (112 * 4, 1858 * 4, 12, 4)]
+    for mode, max_batch, rows in ((0, 0, 4), (2, 4, 4), (1, 8, 4)):
+        out = ffi.new("lc0core_mux**")
+        assert lib.lc0core_mux_create(forward, ffi.NULL, max_batch, mode, 1, out) == 0
+        assert lib.lc0core_mux_set_buffers(out[0], *buffers, rows) == lib.LC0CORE_INVALID_ARGUMENT
+        assert "max_batch" in native_core.last_error()
+        lib.lc0core_mux_destroy(out[0])
+    out = ffi.new("lc0core_mux**")
+    assert lib.lc0core_mux_create(forward, ffi.NULL, 4, 1, 1, out) == 0
+    assert lib.lc0core_mux_set_buffers(out[0], ffi.NULL, *buffers[1:], 4) == lib.LC0CORE_INVALID_ARGUMENT
+    assert lib.lc0core_mux_set_buffers(out[0], *buffers, 4) == 0
+    lib.lc0core_mux_destroy(out[0])
+
+
 def test_positions_without_moves_and_bad_rows(random_net):
     many = ManySearch(random_net, {}, searches=2)
     try:

@@ -107,6 +107,8 @@ class ManySearch:
             out = ffi.new("lc0core_mux**")
             self._check(lib.lc0core_mux_create(forward, ctx, max_batch, _MODES[self.batching], clients, out), "mux")
             self._muxes.append(ffi.gc(out[0], lib.lc0core_mux_destroy))
+            if self.batching != "separate" and max_batch >= 1:
+                self._give_call_buffers(out[0], network, max_batch)
         out = ffi.new("lc0core_search_many**")
         self._check(lib.lc0core_search_many_create(self.searches, out), "create")
         self._many = out[0]
@@ -122,6 +124,23 @@ class ManySearch:
                 error, self._error = self._error, None
                 raise error
             raise ManySearchError(f"analysis search: {what}: {native_core.last_error() or status}")
+
+    def _give_call_buffers(self, mux, network, rows: int) -> None:
+        """The mux's call buffers from the backend's host_empty: on a GPU,
+        page-locked memory that the forward moves by DMA (a 264-row policy
+        block is 2 MB that would otherwise be copied once more on the host)."""
+        host_empty = getattr(getattr(network, "backend", None), "host_empty", None)
+        if host_empty is None:
+            return
+        from lc0_rocm.sizes import NUM_PLANES, POLICY_SIZE
+        arrays = (host_empty((rows, NUM_PLANES), np.uint64), host_empty((rows, NUM_PLANES), np.float32),
+                  host_empty((rows, POLICY_SIZE), np.float32), host_empty((rows, 3), np.float32),
+                  host_empty(rows, np.float32))
+        self._keep.extend(arrays)
+        ffi = self.ffi
+        pointers = [ffi.cast(kind, ffi.from_buffer(a)) for kind, a in
+                    zip(("uint64_t*", "float*", "float*", "float*", "float*"), arrays)]
+        self._check(self.lib.lc0core_mux_set_buffers(mux, *pointers, rows), "buffers")
 
     def _forwards(self, network, groups: int) -> tuple[list[tuple], str]:
         """(forward, ctx, max_batch) per mux group and the batching that suits

@@ -17,6 +17,10 @@
  * each client's batch as a call of its own, as the search alone would (for
  * backends whose results depend on the batch, e.g. numpy's). The real
  * forward is called by one client thread at a time.
+ *
+ * MERGE and FIXED gather each call's rows into one set of buffers: the
+ * mux's own, or the caller's (lc0core_mux_set_buffers), e.g. page-locked
+ * memory that a GPU forward moves by DMA with no staging copy.
  */
 #ifndef LC0CORE_EVAL_MUX_H
 #define LC0CORE_EVAL_MUX_H
@@ -43,6 +47,12 @@ typedef struct {
 int lc0core_mux_create(lc0core_forward_fn forward, void* ctx, int max_batch, int mode, int clients,
                        lc0core_mux** out);
 void lc0core_mux_destroy(lc0core_mux* mux);
+/* Caller-owned buffers for the real forward's calls, `rows` (>= max_batch >=
+ * 1; MERGE or FIXED) rows each: masks and values 112 a row, policy 1858,
+ * wdl 3, moves_left 1. They must outlive the mux; set before the first
+ * round (not while one runs). */
+int lc0core_mux_set_buffers(lc0core_mux* mux, uint64_t* masks, float* values, float* policy, float* wdl,
+                            float* moves_left, int rows);
 /* Client `index`'s context, NULL when out of range. */
 void* lc0core_mux_client(lc0core_mux* mux, int index);
 /* An lc0core_forward_fn for a client context. */

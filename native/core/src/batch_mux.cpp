@@ -52,7 +52,14 @@ struct lc0core_mux {
   int active = 0;
   bool running = false;              // a round is at the network (only its leader touches the buffers)
 
-  // The merged rows of a round (MERGE, FIXED), reused from round to round.
+  // One call's merged rows (MERGE, FIXED): the caller's buffers when given
+  // (lc0core_mux_set_buffers: pinned memory a GPU moves by DMA, with no
+  // staging copy), else these vectors, reused from round to round.
+  struct Rows {
+    uint64_t* masks = nullptr;
+    float *values = nullptr, *policy = nullptr, *wdl = nullptr, *moves_left = nullptr;
+    int capacity = 0;
+  } caller;
   std::vector<uint64_t> masks;
   std::vector<float> values, policy, wdl, moves_left;
 
@@ -98,49 +105,68 @@ int run_separate(lc0core_mux& m, const std::vector<Client*>& round, long long* c
   return status;
 }
 
-// The round's rows merged into one batch, run in chunks (padded to max_batch
-// in FIXED mode), the outputs copied back to each client.
+// Buffers for calls of `step` rows: the caller's, or the mux's own vectors.
+lc0core_mux::Rows call_buffers(lc0core_mux& m, int step) {
+  if (m.caller.capacity >= step) return m.caller;
+  if (int(m.moves_left.size()) < step) {
+    m.masks.resize(size_t(step) * kNumPlanes);
+    m.values.resize(size_t(step) * kNumPlanes);
+    m.policy.resize(size_t(step) * kPolicySize);
+    m.wdl.resize(size_t(step) * 3);
+    m.moves_left.resize(size_t(step));
+  }
+  return {m.masks.data(), m.values.data(), m.policy.data(), m.wdl.data(), m.moves_left.data(), step};
+}
+
+// The round's rows merged, one call per `step` rows (max_batch, or all of
+// them): each call's rows gathered from the clients in arrival order (a
+// client's batch may span two calls), padded to max_batch in FIXED mode,
+// and its outputs copied back to the clients they belong to.
 int run_merged(lc0core_mux& m, const std::vector<Client*>& round, int rows, long long* calls,
                long long* padded, double* busy) {
   const bool fixed = m.mode == LC0CORE_MUX_FIXED;
   const int step = m.max_batch > 0 ? m.max_batch : rows;
-  const int capacity = fixed ? (rows + step - 1) / step * step : rows;
-  if (int(m.wdl.size()) < capacity * 3) {
-    m.masks.resize(size_t(capacity) * kNumPlanes);
-    m.values.resize(size_t(capacity) * kNumPlanes);
-    m.policy.resize(size_t(capacity) * kPolicySize);
-    m.wdl.resize(size_t(capacity) * 3);
-    m.moves_left.resize(size_t(capacity));
-  }
-  int at = 0;
-  for (const Client* c : round) {
-    std::memcpy(m.masks.data() + size_t(at) * kNumPlanes, c->masks, sizeof(uint64_t) * kNumPlanes * c->n);
-    std::memcpy(m.values.data() + size_t(at) * kNumPlanes, c->values, sizeof(float) * kNumPlanes * c->n);
-    at += c->n;
-  }
-  if (capacity > rows) {             // padding: empty boards, outputs thrown away
-    std::fill(m.masks.begin() + size_t(rows) * kNumPlanes, m.masks.begin() + size_t(capacity) * kNumPlanes, 0);
-    std::fill(m.values.begin() + size_t(rows) * kNumPlanes, m.values.begin() + size_t(capacity) * kNumPlanes, 0.0f);
-    *padded += capacity - rows;
-  }
+  const lc0core_mux::Rows b = call_buffers(m, step);
+  struct Part {
+    Client* client;
+    int from, count, at;             // the client's rows [from, from + count) at row `at` of the call
+  };
+  std::vector<Part> parts;
+  size_t next = 0;                   // the first client with rows not yet sent, and its first such row
+  int offset = 0;
   int status = 0;
-  for (int first = 0; first < capacity && status == 0; first += step) {
-    const int k = std::min(step, capacity - first);
-    status = call(m, k, m.masks.data() + size_t(first) * kNumPlanes, m.values.data() + size_t(first) * kNumPlanes,
-                  m.policy.data() + size_t(first) * kPolicySize, m.wdl.data() + size_t(first) * 3,
-                  m.moves_left.data() + first, busy);
-    ++*calls;
-  }
-  at = 0;
-  for (Client* c : round) {
-    if (status == 0) {
-      std::memcpy(c->policy, m.policy.data() + size_t(at) * kPolicySize, sizeof(float) * kPolicySize * c->n);
-      std::memcpy(c->wdl, m.wdl.data() + size_t(at) * 3, sizeof(float) * 3 * c->n);
-      std::memcpy(c->moves_left, m.moves_left.data() + at, sizeof(float) * c->n);
+  for (int first = 0; first < rows && status == 0; first += step) {
+    const int k = std::min(step, rows - first);
+    parts.clear();
+    for (int at = 0; at < k;) {
+      Client* c = round[next];
+      const int take = std::min(c->n - offset, k - at);
+      std::memcpy(b.masks + size_t(at) * kNumPlanes, c->masks + size_t(offset) * kNumPlanes,
+                  sizeof(uint64_t) * kNumPlanes * take);
+      std::memcpy(b.values + size_t(at) * kNumPlanes, c->values + size_t(offset) * kNumPlanes,
+                  sizeof(float) * kNumPlanes * take);
+      parts.push_back({c, offset, take, at});
+      at += take, offset += take;
+      if (offset == c->n) ++next, offset = 0;
     }
-    c->status = status;
-    at += c->n;
+    const int size = fixed ? step : k;
+    if (size > k) {                  // padding: empty boards, outputs thrown away
+      std::memset(b.masks + size_t(k) * kNumPlanes, 0, sizeof(uint64_t) * kNumPlanes * (size - k));
+      std::memset(b.values + size_t(k) * kNumPlanes, 0, sizeof(float) * kNumPlanes * (size - k));
+      *padded += size - k;
+    }
+    status = call(m, size, b.masks, b.values, b.policy, b.wdl, b.moves_left, busy);
+    ++*calls;
+    if (status != 0) break;
+    for (const Part& p : parts) {
+      Client* c = p.client;
+      std::memcpy(c->policy + size_t(p.from) * kPolicySize, b.policy + size_t(p.at) * kPolicySize,
+                  sizeof(float) * kPolicySize * p.count);
+      std::memcpy(c->wdl + size_t(p.from) * 3, b.wdl + size_t(p.at) * 3, sizeof(float) * 3 * p.count);
+      std::memcpy(c->moves_left + p.from, b.moves_left + p.at, sizeof(float) * p.count);
+    }
   }
+  for (Client* c : round) c->status = status;
   return status;
 }
 
@@ -202,6 +228,26 @@ LC0CORE_EXPORT int lc0core_mux_create(lc0core_forward_fn forward, void* ctx, int
       mux->clients.back()->mux = mux.get();
     }
     *out = mux.release();
+    return int(LC0CORE_OK);
+  });
+}
+
+LC0CORE_EXPORT int lc0core_mux_set_buffers(lc0core_mux* mux, uint64_t* masks, float* values, float* policy,
+                                           float* wdl, float* moves_left, int rows) {
+  return lc0core::guarded([&] {
+    lc0core::require(mux, "mux");
+    for (const void* p : {static_cast<const void*>(masks), static_cast<const void*>(values),
+                          static_cast<const void*>(policy), static_cast<const void*>(wdl),
+                          static_cast<const void*>(moves_left)}) {
+      lc0core::require(p, "a buffer");
+    }
+    if (mux->mode == LC0CORE_MUX_SEPARATE || mux->max_batch < 1 || rows < mux->max_batch) {
+      throw lc0core::Error(LC0CORE_INVALID_ARGUMENT,
+                           "buffers serve calls of max_batch rows (MERGE or FIXED, max_batch >= 1): rows < max_batch");
+    }
+    std::lock_guard<std::mutex> lock(mux->mutex);
+    if (mux->running) throw lc0core::Error(LC0CORE_INVALID_ARGUMENT, "a round is running");
+    mux->caller = {masks, values, policy, wdl, moves_left, rows};
     return int(LC0CORE_OK);
   });
 }
