@@ -9,7 +9,9 @@
 Both sides: maia-1900, one thread, default options, a new game per position
 (lc0: `ucinewgame`; ours: Engine.new_game()). lc0 runs as
 `lc0 --weights=W --backend=eigen --threads=1` through python-chess; ours uses
-the cpu backend. Results are appended to JSON-lines files per side so a long
+the cpu backend, or `--backend B` (e.g. cuda-fp32) with `--threads N` (0:
+the engine's default, several search threads on a GPU), written to
+ours-n800-B-tN.jsonl; `--report --ours-file F` compares any such file. Results are appended to JSON-lines files per side so a long
 run can be resumed or split (`--start`, `--count`).
 
 The suite (tests/data/suite.epd) is generated reproducibly from seeded
@@ -144,10 +146,12 @@ def _lc0_move(engine, board, nodes):
     return info["pv"][0], info.get("nodes")
 
 
-def run_ours(suite, nodes: int, net: pathlib.Path, out: pathlib.Path) -> None:
+def run_ours(suite, nodes: int, net: pathlib.Path, out: pathlib.Path, backend: str = "cpu",
+             threads: int = 1) -> None:
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network
-    engine = Engine(load_network(str(net), backend="cpu"), Threads=1)
+    engine = Engine(load_network(str(net), backend=backend), Threads=threads)
+    print(f"ours: {backend}, Threads {threads} -> {engine.search_threads()} search threads", flush=True)
 
     def move(board):
         engine.new_game()
@@ -206,6 +210,10 @@ def main(argv=None) -> int:
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--count", type=int, default=None)
+    ap.add_argument("--backend", default="cpu", help="our side's backend")
+    ap.add_argument("--threads", type=int, default=1, help="our side's Threads (0: the engine's default)")
+    ap.add_argument("--ours-file", type=pathlib.Path, help="our side's results to report (default: from "
+                    "--backend and --threads)")
     ap.add_argument("--results", type=pathlib.Path, default=ROOT / "docs" / "faithfulness",
                     help="folder for the per-side JSON-lines files")
     args = ap.parse_args(argv)
@@ -218,11 +226,13 @@ def main(argv=None) -> int:
     subset = suite[args.start:None if args.count is None else args.start + args.count]
     args.results.mkdir(parents=True, exist_ok=True)
     lc0_out = args.results / f"lc0-n{args.nodes}.jsonl"
-    ours_out = args.results / f"ours-n{args.nodes}.jsonl"
+    plain = args.backend == "cpu" and args.threads == 1
+    ours_out = args.ours_file or args.results / (f"ours-n{args.nodes}.jsonl" if plain else
+                                                 f"ours-n{args.nodes}-{args.backend}-t{args.threads}.jsonl")
     if args.side == "lc0":
         run_lc0(subset, args.nodes, args.net, lc0_out)
     elif args.side == "ours":
-        run_ours(subset, args.nodes, args.net, ours_out)
+        run_ours(subset, args.nodes, args.net, ours_out, args.backend, args.threads)
     if args.report or not args.side:
         print(json.dumps(report(suite, lc0_out, ours_out), indent=1))
     return 0

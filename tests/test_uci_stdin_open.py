@@ -35,3 +35,19 @@ def test_a_bestmove_leaves_a_gap_after_the_line_before_it():
     (t0, _), (t1, best), (t2, _) = stamps
     assert best == "bestmove e2e4" and t1 - t0 >= BESTMOVE_GAP_S
     assert t2 - t1 < BESTMOVE_GAP_S          # only a bestmove waits
+
+
+def test_stop_latency_script_times_each_stop(tmp_path):
+    """scripts/stop_latency.py (the GPU figure's script) on the random
+    backend: every `go infinite` + `stop` answered with a legal move, timed."""
+    import importlib.util
+    import json
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "stop_latency.py"
+    spec = importlib.util.spec_from_file_location("stop_latency", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "stop.json"
+    assert script.main(["--backend", "random", "--tries", "3", "--wait", "0.05", "0.1", "--json", str(out)]) == 0
+    ours = json.loads(out.read_text())["ours"]
+    assert ours["tries"] == 3 and ours["all_legal"] and 0 < ours["median_ms"] <= ours["max_ms"] < 5000
