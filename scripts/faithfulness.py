@@ -11,7 +11,10 @@ Both sides: maia-1900, one thread, default options, a new game per position
 `lc0 --weights=W --backend=eigen --threads=1` through python-chess; ours uses
 the cpu backend, or `--backend B` (e.g. cuda-fp32) with `--threads N` (0:
 the engine's default, several search threads on a GPU), written to
-ours-n800-B-tN.jsonl; `--report --ours-file F` compares any such file. Results are appended to JSON-lines files per side so a long
+ours-n800-B-tN.jsonl; `--report --ours-file F` compares any such file.
+`--side lc0 --lc0-threads 2` runs lc0 with two search threads, and
+`--report --lc0-file A --ours-file B` compares any two result files (e.g.
+lc0 at two threads against lc0 at one: what threads alone change). Results are appended to JSON-lines files per side so a long
 run can be resumed or split (`--start`, `--count`).
 
 The suite (tests/data/suite.epd) is generated reproducibly from seeded
@@ -24,6 +27,7 @@ import argparse
 import json
 import pathlib
 import random
+import shlex
 import sys
 import time
 
@@ -132,8 +136,12 @@ def read_suite(path: pathlib.Path) -> list[tuple[str, str]]:
 
 # --- the two sides -----------------------------------------------------------
 
-def run_lc0(suite, nodes: int, net: pathlib.Path, out: pathlib.Path) -> None:
-    cmd = ["lc0", f"--weights={net}", "--backend=eigen", "--threads=1"]
+def run_lc0(suite, nodes: int, net: pathlib.Path, out: pathlib.Path, threads: int = 1,
+            command: str | None = None) -> None:
+    if command:        # any lc0 with its own flags, e.g. lc0 master on a GPU
+        cmd = shlex.split(command) + [f"--weights={net}"]
+    else:
+        cmd = ["lc0", f"--weights={net}", "--backend=eigen", f"--threads={threads}"]
     engine = chess.engine.SimpleEngine.popen_uci(cmd, stderr=open("/dev/null", "w"))
     try:
         _run(suite, out, lambda board: _lc0_move(engine, board, nodes))
@@ -212,6 +220,11 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=None)
     ap.add_argument("--backend", default="cpu", help="our side's backend")
     ap.add_argument("--threads", type=int, default=1, help="our side's Threads (0: the engine's default)")
+    ap.add_argument("--lc0-threads", type=int, default=1, help="lc0's --threads (lc0-n800-tN.jsonl when not 1)")
+    ap.add_argument("--lc0-command", help="run this lc0 command line instead (e.g. lc0 master with "
+                    "--backend=cuda-fp16 and its default threads); give --lc0-file for its results")
+    ap.add_argument("--lc0-file", type=pathlib.Path, help="lc0's results to report against (default: from "
+                    "--lc0-threads)")
     ap.add_argument("--ours-file", type=pathlib.Path, help="our side's results to report (default: from "
                     "--backend and --threads)")
     ap.add_argument("--results", type=pathlib.Path, default=ROOT / "docs" / "faithfulness",
@@ -225,12 +238,15 @@ def main(argv=None) -> int:
     suite = read_suite(args.suite)
     subset = suite[args.start:None if args.count is None else args.start + args.count]
     args.results.mkdir(parents=True, exist_ok=True)
-    lc0_out = args.results / f"lc0-n{args.nodes}.jsonl"
+    lc0_out = args.lc0_file or args.results / (f"lc0-n{args.nodes}.jsonl" if args.lc0_threads == 1 else
+                                               f"lc0-n{args.nodes}-t{args.lc0_threads}.jsonl")
     plain = args.backend == "cpu" and args.threads == 1
     ours_out = args.ours_file or args.results / (f"ours-n{args.nodes}.jsonl" if plain else
                                                  f"ours-n{args.nodes}-{args.backend}-t{args.threads}.jsonl")
     if args.side == "lc0":
-        run_lc0(subset, args.nodes, args.net, lc0_out)
+        if args.lc0_command and not args.lc0_file:
+            ap.error("--lc0-command needs --lc0-file")
+        run_lc0(subset, args.nodes, args.net, lc0_out, args.lc0_threads, args.lc0_command)
     elif args.side == "ours":
         run_ours(subset, args.nodes, args.net, ours_out, args.backend, args.threads)
     if args.report or not args.side:

@@ -26,11 +26,11 @@ import threading
 import time
 from pathlib import Path
 
-import chess
+import chess  # noqa: F401 (Move)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from lc0_rocm.bench import POSITIONS  # noqa: E402
+from lc0_rocm.bench import POSITIONS, board_for  # noqa: E402
 
 
 class Process:
@@ -91,7 +91,7 @@ def measure(command: list[str], options: dict, tries: int, seed: int, wait: tupl
             sent = engine.send("stop")
             stamp, line = engine.wait_for("bestmove", 30)
             move = line.split()[1]
-            legal = chess.Move.from_uci(move) in chess.Board(fen).legal_moves
+            legal = chess.Move.from_uci(move) in board_for(fen).legal_moves
             results.append({"try": i + 1, "ms": round((stamp - sent) * 1000, 2), "bestmove": move, "legal": legal})
             print(json.dumps(results[-1]), flush=True)
             engine.send("isready")
