@@ -6,6 +6,7 @@ text rows encode as python-chess boards do."""
 from __future__ import annotations
 
 import threading
+import time
 
 import chess
 import numpy as np
@@ -168,6 +169,96 @@ def test_calls_run_in_the_backends_host_buffers(random_net):
         assert fake.pointers == {masks.ctypes.data, policy.ctypes.data}
     finally:
         many.close()
+
+
+class MuxClients:
+    """Threads calling one mux's clients directly; the real forward (a
+    Python callback) records each call and answers row i with the first
+    mask of row i, so every caller can check it got its own rows back."""
+
+    def __init__(self, max_batch: int, clients: int, seconds: float = 0.0):
+        self.ffi, self.lib = native_core.load()
+        self.calls: list[tuple[int, float, float]] = []     # (rows, start, end)
+        self.returned: dict[str, float] = {}
+        self.errors: list[str] = []
+        ffi = self.ffi
+
+        @ffi.callback("lc0core_forward_fn")
+        def forward(_ctx, n, masks, _values, _policy, wdl, _moves_left):
+            start = time.monotonic()
+            time.sleep(seconds)
+            for i in range(n):
+                wdl[3 * i] = float(masks[112 * i])
+            self.calls.append((n, start, time.monotonic()))
+            return 0
+        self.forward = forward
+        out = ffi.new("lc0core_mux**")
+        assert self.lib.lc0core_mux_create(forward, ffi.NULL, max_batch, 1, clients, out) == 0
+        self.mux = ffi.gc(out[0], self.lib.lc0core_mux_destroy)
+
+    def call(self, name: str, index: int, rows: int, first_id: int) -> None:
+        ffi, lib = self.ffi, self.lib
+        masks = ffi.new("uint64_t[]", 112 * rows)
+        for i in range(rows):
+            masks[112 * i] = first_id + i
+        values = ffi.new("float[]", 112 * rows)
+        policy, wdl, left = ffi.new("float[]", 1858 * rows), ffi.new("float[]", 3 * rows), ffi.new("float[]", rows)
+        status = lib.lc0core_mux_forward(lib.lc0core_mux_client(self.mux, index), rows, masks, values, policy,
+                                         wdl, left)
+        self.returned[name] = time.monotonic()
+        got = [wdl[3 * i] for i in range(rows)]
+        if status != 0 or got != [float(first_id + i) for i in range(rows)]:
+            self.errors.append(f"{name}: status {status}, rows {got}")
+
+    def start(self, name: str, *args) -> threading.Thread:
+        t = threading.Thread(target=self.call, args=(name, *args))
+        t.start()
+        return t
+
+    def stats(self):
+        s = self.ffi.new("lc0core_mux_stats*")
+        assert self.lib.lc0core_mux_get_stats(self.mux, s) == 0
+        return s
+
+
+def test_a_client_returns_when_its_last_row_is_back():
+    """A round of two calls (FIXED, 4 rows): A's 2 rows and B's first 2 in
+    the first, B's other 4 in the second. A returns while the second call
+    computes; each gets its own rows back, B's across the two calls. (A
+    client is active from its first call: B's first call runs alone, then
+    A's waits for B's next.)"""
+    m = MuxClients(max_batch=4, clients=2, seconds=0.3)
+    m.call("b0", 1, 1, 1)
+    a = m.start("a", 0, 2, 100)
+    time.sleep(0.1)                                   # A queues first
+    b = m.start("b", 1, 6, 200)
+    a.join(), b.join()
+    assert not m.errors
+    assert [n for n, _, _ in m.calls] == [4, 4, 4]
+    second_start, second_end = m.calls[2][1], m.calls[2][2]
+    assert m.returned["a"] < second_end and m.returned["b"] >= second_end
+    assert m.returned["a"] < second_start + 0.2
+
+
+def test_an_early_round_leaves_a_partial_call_for_the_next():
+    """FIXED, 4 rows a call, three searches. C's first call runs alone; A
+    and B queue 3 rows each while C works: 6 rows start a round, which
+    takes A alone (B's 3 would spill into a second, padded call); B goes
+    with C's next row in one full call."""
+    m = MuxClients(max_batch=4, clients=3)
+    m.call("c1", 2, 1, 30)
+    a = m.start("a", 0, 3, 40)
+    time.sleep(0.1)
+    b = m.start("b", 1, 3, 50)
+    a.join()
+    time.sleep(0.2)
+    assert "b" not in m.returned                      # waiting for C's rows
+    m.call("c2", 2, 1, 60)
+    b.join()
+    assert not m.errors
+    s = m.stats()
+    assert [n for n, _, _ in m.calls] == [4, 4, 4]
+    assert (s.rounds, s.calls, s.rows, s.padded_rows) == (3, 3, 8, 4)
 
 
 def test_mux_buffers_are_checked():

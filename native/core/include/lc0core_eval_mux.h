@@ -5,11 +5,11 @@
  * evaluator with lc0core_mux_forward as its forward. A client's call queues
  * its rows and blocks. A round (the calls to the real forward) starts when
  * every active client is waiting, or as soon as the queued rows reach
- * max_batch (> 0); its results are scattered back and the waiting calls
- * return. A client becomes active at its first call and stays active until
- * lc0core_mux_release (its search ended): between two calls of a search
- * (backing up, gathering) the others wait for it, so each round holds one
- * batch of every running search.
+ * max_batch (> 0); in FIXED mode such an early round takes only the first
+ * whole clients that fill full calls, the rest wait for the next. A
+ * client's call returns as soon as the call holding its last row is back,
+ * while the round goes on. A client becomes active at its first call and
+ * stays active until lc0core_mux_release (its search ended).
  *
  * Modes: MERGE runs a round's rows as one batch (in chunks of max_batch
  * when > 0); FIXED pads each chunk to exactly max_batch rows (a net whose

@@ -25,6 +25,7 @@ struct Client {
   std::condition_variable wake;      // its round is done, or it is to lead the next one
   bool active = false;               // between its first call and its release
   bool done = false;                 // its queued call has been answered
+  bool answered = false;             // answered in the running round (the leader's mark)
   int status = 0;
   int n = 0;
   const uint64_t* masks = nullptr;
@@ -89,6 +90,16 @@ int call(lc0core_mux& m, int n, const uint64_t* masks, const float* values, floa
   return status;
 }
 
+// A client whose rows are all back returns now, while the round goes on:
+// its search works on the next batch as the network computes the rest.
+void answer(lc0core_mux& m, Client* c, int status) {
+  std::lock_guard<std::mutex> lock(m.mutex);
+  c->answered = true;
+  c->status = status;
+  c->done = true;
+  c->wake.notify_one();
+}
+
 // Each client's rows as calls of their own (chunks of max_batch).
 int run_separate(lc0core_mux& m, const std::vector<Client*>& round, long long* calls, double* busy) {
   int status = 0;
@@ -100,7 +111,8 @@ int run_separate(lc0core_mux& m, const std::vector<Client*>& round, long long* c
                     c->policy + size_t(at) * kPolicySize, c->wdl + size_t(at) * 3, c->moves_left + at, busy);
       ++*calls;
     }
-    c->status = status;
+    if (status != 0) break;          // the round's end answers the rest with the failure
+    answer(m, c, status);
   }
   return status;
 }
@@ -164,29 +176,42 @@ int run_merged(lc0core_mux& m, const std::vector<Client*>& round, int rows, long
                   sizeof(float) * kPolicySize * p.count);
       std::memcpy(c->wdl + size_t(p.from) * 3, b.wdl + size_t(p.at) * 3, sizeof(float) * 3 * p.count);
       std::memcpy(c->moves_left + p.from, b.moves_left + p.at, sizeof(float) * p.count);
+      if (p.from + p.count == c->n) answer(m, c, 0);
     }
   }
-  for (Client* c : round) c->status = status;
   return status;
 }
 
-// Runs the queued round with the lock released, then answers its clients.
+// Runs the queued round with the lock released; each client is answered as
+// soon as its rows are back, the rest (after a failure) at the end.
 void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
-  std::vector<Client*> round;
-  round.swap(m.queue);
-  const int rows = int(m.queued_rows);
-  m.queued_rows = 0;
+  // All of the queue; but in FIXED mode, when the round starts for its rows
+  // while some searches are still working, only the first whole clients
+  // that fill full calls: the rest wait for the next round (with those
+  // searches' rows) rather than go as padding.
+  size_t take = m.queue.size();
+  long long rows = m.queued_rows;
+  if (m.mode == LC0CORE_MUX_FIXED && int(m.queue.size()) < m.active) {
+    const long long full = m.queued_rows / m.max_batch * m.max_batch;
+    rows = 0, take = 0;
+    while (take < m.queue.size() && rows + m.queue[take]->n <= full) rows += m.queue[take++]->n;
+    if (take == 0) rows = m.queue[take++]->n;
+  }
+  std::vector<Client*> round(m.queue.begin(), m.queue.begin() + take);
+  m.queue.erase(m.queue.begin(), m.queue.begin() + take);
+  m.queued_rows -= rows;
   m.running = true;
+  for (Client* c : round) c->answered = false;
   lock.unlock();
   long long calls = 0, padded = 0;
   double busy = 0.0;
-  if (m.mode == LC0CORE_MUX_SEPARATE) {
-    run_separate(m, round, &calls, &busy);
-  } else {
-    run_merged(m, round, rows, &calls, &padded, &busy);
-  }
+  const int status = m.mode == LC0CORE_MUX_SEPARATE ? run_separate(m, round, &calls, &busy)
+                                                    : run_merged(m, round, int(rows), &calls, &padded, &busy);
   lock.lock();
-  for (Client* c : round) {
+  for (Client* c : round) {          // those a failed call left unanswered
+    if (c->answered) continue;       // (an answered one may have queued its next call already)
+    c->answered = true;
+    c->status = status;
     c->done = true;
     c->wake.notify_one();
   }
@@ -195,7 +220,7 @@ void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
   m.stats.calls += calls;
   m.stats.rows += rows;
   m.stats.padded_rows += padded;
-  m.stats.largest_round = std::max(m.stats.largest_round, rows);
+  m.stats.largest_round = std::max(m.stats.largest_round, int(rows));
   m.stats.busy_s += busy;
   wake_a_leader(m);                  // clients that queued meanwhile
 }
@@ -279,7 +304,7 @@ LC0CORE_EXPORT int lc0core_mux_forward(void* ctx, int n, const uint64_t* masks, 
     m.queued_rows += n;
     while (!c->done) {
       if (round_ready(m)) {
-        run_round(m, lock);          // this client's rows are in it: done now
+        run_round(m, lock);          // its rows may be left for a later round
       } else {
         c->wake.wait(lock);
       }
