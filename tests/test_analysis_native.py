@@ -467,3 +467,12 @@ def test_cancel_from_another_thread_ends_runs_at_once(random_net):
     with pytest.raises(ManySearchError, match="cancelled"):
         many.run(ROWS[:1], nodes=10)
     many.close()
+
+
+def test_analysis_options_fix_threads_and_default_task_workers_off():
+    from lc0_rocm.analysis.many import check_options
+    merged = check_options({"cpuct": 2.0})
+    assert merged["Threads"] == 1 and merged["TaskWorkers"] == 0 and merged["CPuct"] == 2.0
+    assert check_options({"taskworkers": 3})["TaskWorkers"] == 3          # a user's value wins
+    with pytest.raises(ValueError, match="cannot be set for analysis"):
+        check_options({"threads": 4})

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include "../position.h"
 #include "fastmath.h"
@@ -41,17 +42,28 @@ struct Node {          // 56 bytes (lc0's is 64)
 // Fixed-size chunks: ids stay valid and growth never copies the tree. The
 // chunk table is reserved for every 32-bit id up front, so that reading a
 // slot never races with a new chunk (picking tasks allocate while others read).
+// A chunk's slots are left unwritten until allocated (whoever allocates one
+// assigns it whole): a small tree touches only the pages it uses, not a
+// whole chunk (a node chunk is 3.7 MB; analysis builds a tree per position).
 template <typename T, int kShift>
 class Pool {
+  static_assert(std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value,
+                "slots are raw storage, assigned when allocated");
+  struct FreeChunk {
+    void operator()(T* chunk) const { ::operator delete(chunk); }
+  };
+
  public:
   static constexpr uint32_t kChunk = 1u << kShift;
   Pool() { chunks_.reserve(size_t(1) << (32 - kShift)); }
-  T& operator[](uint32_t id) { return chunks_[id >> kShift][id & (kChunk - 1)]; }
-  const T& operator[](uint32_t id) const { return chunks_[id >> kShift][id & (kChunk - 1)]; }
+  T& operator[](uint32_t id) { return chunks_[id >> kShift].get()[id & (kChunk - 1)]; }
+  const T& operator[](uint32_t id) const { return chunks_[id >> kShift].get()[id & (kChunk - 1)]; }
   // `count` consecutive slots that do not cross a chunk; returns the first id.
   uint32_t allocate(uint32_t count) {
     if ((used_ & (kChunk - 1)) + count > kChunk) used_ = ((used_ >> kShift) + 1) << kShift;
-    while (((used_ + count - 1) >> kShift) >= chunks_.size()) chunks_.emplace_back(new T[kChunk]);
+    while (((used_ + count - 1) >> kShift) >= chunks_.size()) {
+      chunks_.emplace_back(static_cast<T*>(::operator new(sizeof(T) * kChunk)));
+    }
     const uint32_t id = used_;
     used_ += count;
     return id;
@@ -60,7 +72,7 @@ class Pool {
   size_t bytes() const { return chunks_.size() * sizeof(T) * kChunk; }
 
  private:
-  std::vector<std::unique_ptr<T[]>> chunks_;
+  std::vector<std::unique_ptr<T, FreeChunk>> chunks_;
   uint32_t used_ = 0;
 };
 
