@@ -476,3 +476,18 @@ def test_analysis_options_fix_threads_and_default_task_workers_off():
     assert check_options({"taskworkers": 3})["TaskWorkers"] == 3          # a user's value wins
     with pytest.raises(ValueError, match="cannot be set for analysis"):
         check_options({"threads": 4})
+
+
+def test_default_searches_follow_the_net(monkeypatch):
+    """128 a group on a GPU; 4 a core for a small residual net there (its
+    searches are bound by the host); 4 a group without merged GPU calls."""
+    import types
+    from lc0_rocm.analysis import many
+    monkeypatch.setattr(many.os, "cpu_count", lambda: 16)
+    small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
+    tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
+    attention = types.SimpleNamespace(spec=types.SimpleNamespace(body="attention", blocks=0, filters=0))
+    assert many.default_searches(small, True, 2) == 64
+    assert many.default_searches(tower, True, 2) == many.default_searches(attention, True, 2) == 256
+    assert many.default_searches(types.SimpleNamespace(spec=None), True, 2) == 256
+    assert many.default_searches(small, False, 1) == 4

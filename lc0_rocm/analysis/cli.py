@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes (default: one per GPU with a GPU backend, else 1); "
                         "with --ray, actors")
     p.add_argument("--searches", type=int, default=None,
-                   help="searches at once per worker (default: 256 on a GPU, 4 otherwise)")
+                   help="searches at once per worker (default: 256 on a GPU, 4 a core for a small "
+                        "residual net there, 4 otherwise)")
     p.add_argument("--batching", choices=("auto", "merge", "separate", "fixed"), default="auto",
                    help="how concurrent searches share network calls (default: by backend)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
