@@ -56,6 +56,14 @@ class ManySearchError(AnalysisError):
 SMALL_TOWER = 6 * 128 * 128
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (a container's share, not the host's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):        # no affinity call (macOS, Windows)
+        return os.cpu_count() or 4
+
+
 def default_searches(network, batched_gpu: bool, groups: int) -> int:
     """Searches at once: on a GPU with merged calls, 128 a group, enough
     rows a round to fill the calls of a net the GPU takes its time over;
@@ -68,7 +76,7 @@ def default_searches(network, batched_gpu: bool, groups: int) -> int:
         return 4 * groups
     spec = getattr(network, "spec", None)
     if spec is not None and spec.body == "resnet" and spec.blocks * spec.filters ** 2 <= SMALL_TOWER:
-        return max(8 * groups, 4 * (os.cpu_count() or 4))
+        return max(8 * groups, 4 * usable_cores())
     return 128 * groups
 
 
