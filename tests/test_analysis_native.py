@@ -176,7 +176,7 @@ class MuxClients:
     Python callback) records each call and answers row i with the first
     mask of row i, so every caller can check it got its own rows back."""
 
-    def __init__(self, max_batch: int, clients: int, seconds: float = 0.0):
+    def __init__(self, max_batch: int, clients: int, seconds: float = 0.0, mode: int = 1):
         self.ffi, self.lib = native_core.load()
         self.calls: list[tuple[int, float, float]] = []     # (rows, start, end)
         self.returned: dict[str, float] = {}
@@ -193,7 +193,7 @@ class MuxClients:
             return 0
         self.forward = forward
         out = ffi.new("lc0core_mux**")
-        assert self.lib.lc0core_mux_create(forward, ffi.NULL, max_batch, 1, clients, out) == 0
+        assert self.lib.lc0core_mux_create(forward, ffi.NULL, max_batch, mode, clients, out) == 0
         self.mux = ffi.gc(out[0], self.lib.lc0core_mux_destroy)
 
     def call(self, name: str, index: int, rows: int, first_id: int) -> None:
@@ -209,6 +209,9 @@ class MuxClients:
         got = [wdl[3 * i] for i in range(rows)]
         if status != 0 or got != [float(first_id + i) for i in range(rows)]:
             self.errors.append(f"{name}: status {status}, rows {got}")
+
+    def release(self, index: int) -> None:
+        self.lib.lc0core_mux_release(self.lib.lc0core_mux_client(self.mux, index))
 
     def start(self, name: str, *args) -> threading.Thread:
         t = threading.Thread(target=self.call, args=(name, *args))
@@ -230,7 +233,7 @@ def test_a_client_returns_when_its_last_row_is_back():
     m = MuxClients(max_batch=4, clients=2, seconds=0.3)
     m.call("b0", 1, 1, 1)
     a = m.start("a", 0, 2, 100)
-    time.sleep(0.1)                                   # A queues first
+    time.sleep(0.2)                                   # A queues first
     b = m.start("b", 1, 6, 200)
     a.join(), b.join()
     assert not m.errors
@@ -243,22 +246,52 @@ def test_a_client_returns_when_its_last_row_is_back():
 def test_an_early_round_leaves_a_partial_call_for_the_next():
     """FIXED, 4 rows a call, three searches. C's first call runs alone; A
     and B queue 3 rows each while C works: 6 rows start a round, which
-    takes A alone (B's 3 would spill into a second, padded call); B goes
-    with C's next row in one full call."""
+    takes the first alone (the second's 3 would spill into a second, padded
+    call); the second goes with C's next row in one full call."""
     m = MuxClients(max_batch=4, clients=3)
     m.call("c1", 2, 1, 30)
     a = m.start("a", 0, 3, 40)
     time.sleep(0.1)
     b = m.start("b", 1, 3, 50)
-    a.join()
+    deadline = time.monotonic() + 10
+    while not ({"a", "b"} & set(m.returned)) and time.monotonic() < deadline:
+        time.sleep(0.01)
     time.sleep(0.2)
-    assert "b" not in m.returned                      # waiting for C's rows
+    assert len({"a", "b"} & set(m.returned)) == 1     # the other waits for C's rows
     m.call("c2", 2, 1, 60)
-    b.join()
+    a.join(timeout=10), b.join(timeout=10)
+    assert not a.is_alive() and not b.is_alive()
     assert not m.errors
     s = m.stats()
     assert [n for n, _, _ in m.calls] == [4, 4, 4]
     assert (s.rounds, s.calls, s.rows, s.padded_rows) == (3, 3, 8, 4)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_mux_under_load_answers_every_row_to_its_caller(mode):
+    """Twelve searches' worth of threads, batches of 1-20 rows at random
+    moments, calls of 8 rows (MERGE, FIXED, SEPARATE): every call gets its
+    own rows back, and every thread ends after its release."""
+    import random
+    m = MuxClients(max_batch=8, clients=12, mode=mode)
+
+    def search(index: int) -> None:
+        rng = random.Random(index)
+        for k in range(25):
+            m.call(f"{index}-{k}", index, rng.randint(1, 20), 1000 * index + 40 * k)
+            time.sleep(rng.random() * 0.002)
+        m.release(index)
+    threads = [threading.Thread(target=search, args=(i,), daemon=True) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a caller never got its answer"
+    assert not m.errors and len(m.returned) == 12 * 25
+    s = m.stats()
+    assert s.rows == sum(n for n, _, _ in m.calls) - s.padded_rows
+    if mode == 1:
+        assert {n for n, _, _ in m.calls} == {8}
 
 
 def test_mux_buffers_are_checked():
