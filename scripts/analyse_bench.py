@@ -170,7 +170,7 @@ def measure_eval(net_path, backend, rows, eval_positions, seconds) -> dict:
             "forward_b256_pos_per_s": forward, "ratio": len(big) / stage / forward}
 
 
-def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, searches) -> dict:
+def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, searches, groups=None) -> dict:
     path = pathlib.Path(folder) / "positions.fen"
     path.write_text("\n".join(rows) + "\n")
     out = pathlib.Path(folder) / f"nodes{nodes}.jsonl"
@@ -178,7 +178,7 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
     source = NetSource(net_path or None, backend, backend_opts)
     with BusySampler() as busy:
         t0 = time.perf_counter()
-        result = runner.run([str(path)], [str(out)], settings, source, workers=1, searches=searches,
+        result = runner.run([str(path)], [str(out)], settings, source, workers=1, searches=searches, groups=groups,
                             stream=open(os.devnull, "w"))
         wall = time.perf_counter() - t0
     records = [json.loads(line) for line in open(out)]
@@ -221,6 +221,7 @@ def main(argv=None) -> int:
                         "'' plays games with the first maia net instead")
     p.add_argument("--nodes", type=int, nargs="+", default=[100, 800])
     p.add_argument("--searches", type=int, default=None, help="searches at once (default: analyse's)")
+    p.add_argument("--groups", type=int, default=None, help="groups of searches, a stream each (default: analyse's)")
     p.add_argument("--eval-positions", type=int, default=200000, help="rows for the eval measurement")
     p.add_argument("--seconds", type=float, default=3.0, help="forward-pass timing at batch 256")
     p.add_argument("--lc0", default=None, help="lc0 binary (or run-lc0.sh) for the python-chess UCI loop")
@@ -255,7 +256,8 @@ def main(argv=None) -> int:
                 table.append(f"{name[:22]:<22} {'eval':<10} {e['eval_pos_per_s']:>11.0f} "
                              f"{e['forward_b256_pos_per_s']:>11.0f} {e['ratio']:>7.2f} {'':>9}")
             for nodes in args.nodes:
-                a = measure_analyse(net, args.backend, args.backend_opts, rows, nodes, folder, args.searches)
+                a = measure_analyse(net, args.backend, args.backend_opts, rows, nodes, folder, args.searches,
+                                    args.groups)
                 u = None
                 if not args.no_uci:       # spread over the positions: openings to endings
                     step = max(1, len(rows) // max(1, args.uci_positions))

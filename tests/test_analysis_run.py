@@ -148,8 +148,10 @@ def test_same_bytes_whatever_the_workers(inputs, tmp_path, make_test_net, capsys
               "--shard-size", "8", *(["--every", "3"] if backend == "cpu" else [])]
     one = _run([*common, "-o", str(tmp_path / "one.jsonl"), "--workers", "1", "--searches", "2"])
     two = _run([*common, "-o", str(tmp_path / "two.jsonl"), "--workers", "2", "--searches", "3"])
+    three = _run([*common, "-o", str(tmp_path / "three.jsonl"), "--workers", "1", "--searches", "5",
+                  "--groups", "3"])
     capsys.readouterr()
-    assert one == two and one.count(b"\n") > 20
+    assert one == two == three and one.count(b"\n") > 20
 
 
 def test_api_yields_the_command_records(inputs, tmp_path, capsys):
@@ -181,6 +183,10 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
     assert "cannot be set for analysis" in capsys.readouterr().err
     assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random", "--option", "NoSuch=1"]) == 1
     assert "unknown option" in capsys.readouterr().err
+    for bad in (["--groups", "0"], ["--searches", "0"], ["--groups", "x"]):
+        with pytest.raises(SystemExit):
+            cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random", *bad])
+        assert f"argument {bad[0]}" in capsys.readouterr().err
     assert cli.main([files[0], "-o", str(tmp_path / "nofolder" / "x.jsonl"), "--eval", "-b", "random"]) == 1
     assert "does not exist" in capsys.readouterr().err
     (tmp_path / "x.jsonl.parts").mkdir()

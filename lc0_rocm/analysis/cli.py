@@ -10,6 +10,19 @@ import sys
 PROG = "lc0-rocm analyse"
 
 
+def int_in(low: int, high: int):
+    """An argparse type: an integer in [low, high]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {low}..{high}, got {value}")
+        return value
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
@@ -42,9 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes (default: one per GPU with a GPU backend, else 1); "
                         "with --ray, actors")
-    p.add_argument("--searches", type=int, default=None,
+    p.add_argument("--searches", type=int_in(1, 65536), default=None,
                    help="searches at once per worker (default: 256 on a GPU, 4 a core for a small "
                         "residual net there, 4 otherwise)")
+    p.add_argument("--groups", type=int_in(1, 16), default=None,
+                   help="groups of searches per worker, each with its own network stream and batched "
+                        "calls (default: 2 on a GPU, 1 otherwise)")
     p.add_argument("--batching", choices=("auto", "merge", "separate", "fixed"), default="auto",
                    help="how concurrent searches share network calls (default: by backend)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
@@ -107,7 +123,7 @@ def main(argv=None) -> int:
             workers = max(1, runner.gpu_count(args.backend)) if not args.backend.startswith(
                 ("demux", "roundrobin", "multiplexing")) else 1
         result = runner.run(args.inputs, args.output, settings, source, kind=args.input_kind,
-                            workers=workers, searches=args.searches,
+                            workers=workers, searches=args.searches, groups=args.groups,
                             ray_address=args.ray or None, use_ray=args.ray is not None,
                             shard_size=args.shard_size)
     except (ValueError, OutputPathError, NetNotFoundError, WeightsError, BackendError, AnalysisError) as e:

@@ -129,6 +129,8 @@ class ManySearch:
         self._open: list[int] = []           # first job of each run not yet collected
         if searches is not None and searches < 1:
             raise ValueError(f"searches must be >= 1, got {searches}")
+        if groups is not None and not 1 <= groups <= 16:
+            raise ValueError(f"groups must be 1..16, got {groups}")
         gpu = bool(getattr(getattr(network, "backend", None), "device_info", None))
         groups = groups or (2 if gpu else 1)
         sources, default_mode = self._forwards(network, min(groups, searches or groups))

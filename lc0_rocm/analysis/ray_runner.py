@@ -30,7 +30,7 @@ def _ray():
 class _Actor:
     """The actor's body (wrapped by ray.remote in `compute`)."""
 
-    def __init__(self, settings: Settings, source: NetSource, weights_blob, searches):
+    def __init__(self, settings: Settings, source: NetSource, weights_blob, searches, groups):
         from lc0_rocm.analysis.worker import ShardWorker
         self._file = None
         if weights_blob is not None:
@@ -40,7 +40,7 @@ class _Actor:
                 handle.write(weights_blob)
             self._file = handle.name
             source = NetSource(self._file, source.backend, source.backend_opts)
-        self.worker = ShardWorker(settings, source=source, searches=searches)
+        self.worker = ShardWorker(settings, source=source, searches=searches, groups=groups)
 
     def compute(self, k: int, rows: list[str]):
         return k, self.worker.compute(rows)
@@ -68,7 +68,7 @@ def _actor_count(ray, backend: str, workers: int | None) -> tuple[int, dict]:
 
 
 def compute(plan, todo: list[int], settings: Settings, source: NetSource, address: str | None,
-            workers: int | None, searches: int | None, progress) -> Iterator[tuple[int, dict]]:
+            workers: int | None, searches: int | None, groups: int | None, progress) -> Iterator[tuple[int, dict]]:
     ray = _ray()
     started_here = False
     if not ray.is_initialized():
@@ -84,7 +84,7 @@ def compute(plan, todo: list[int], settings: Settings, source: NetSource, addres
         remote = ray.remote(_Actor)
         concurrency = IN_FLIGHT if settings.mode == "search" else 1
         actors = [remote.options(max_concurrency=concurrency, scheduling_strategy="SPREAD", **resources)
-                  .remote(settings, source, blob, searches) for _ in range(count)]
+                  .remote(settings, source, blob, searches, groups) for _ in range(count)]
         nodes = set(ray.get([a.node.remote() for a in actors]))
         print(f"analyse: {len(actors)} Ray actor(s) on {len(nodes)} node(s)", file=progress.stream, flush=True)
         queue = list(todo)

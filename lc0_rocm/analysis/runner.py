@@ -118,9 +118,9 @@ class Progress:
 
 
 # ---------------------------------------------------------------- executors
-def _in_process(plan: Plan, todo: list[int], settings: Settings, source: NetSource, searches,
+def _in_process(plan: Plan, todo: list[int], settings: Settings, source: NetSource, searches, groups,
                 network, progress: Progress, mux: list) -> Iterator[tuple[int, dict]]:
-    worker = ShardWorker(settings, network=network, source=source, searches=searches)
+    worker = ShardWorker(settings, network=network, source=source, searches=searches, groups=groups)
     try:
         if settings.mode == "eval" or len(todo) < 2:
             for k in todo:
@@ -148,13 +148,13 @@ def _in_process(plan: Plan, todo: list[int], settings: Settings, source: NetSour
         worker.close()
 
 
-def _processes(plan: Plan, todo: list[int], settings: Settings, source: NetSource, searches,
+def _processes(plan: Plan, todo: list[int], settings: Settings, source: NetSource, searches, groups,
                workers: int, progress: Progress) -> Iterator[tuple[int, dict]]:
     context = multiprocessing.get_context("spawn")
     tasks, results = context.Queue(), context.Queue()
     extra = worker_options(source, workers)
     procs = [context.Process(target=process_main, name=f"lc0-rocm-analyse-{i}", daemon=True,
-                             args=(i, settings, source, extra[i], searches, tasks, results, os.getpid()))
+                             args=(i, settings, source, extra[i], searches, groups, tasks, results, os.getpid()))
              for i in range(workers)]
     for p in procs:
         p.start()
@@ -192,6 +192,7 @@ def _processes(plan: Plan, todo: list[int], settings: Settings, source: NetSourc
 # ---------------------------------------------------------------- the run
 def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSource, *,
         kind: str | None = None, workers: int | None = None, searches: int | None = None,
+        groups: int | None = None,
         ray_address: str | None = None, use_ray: bool = False, shard_size: int | None = None,
         network=None, stream=None) -> RunResult:
     """Analyse `inputs` into `outputs` (formats by name: .jsonl, .parquet,
@@ -221,11 +222,12 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
                 if use_ray:
                     from lc0_rocm.analysis import ray_runner
                     stream_ = ray_runner.compute(plan, todo, settings, source, ray_address, workers,
-                                                 searches, progress)
+                                                 searches, groups, progress)
                 elif (workers or 1) <= 1:
-                    stream_ = _in_process(plan, todo, settings, source, searches, network, progress, mux)
+                    stream_ = _in_process(plan, todo, settings, source, searches, groups, network, progress,
+                                          mux)
                 else:
-                    stream_ = _processes(plan, todo, settings, source, searches, workers, progress)
+                    stream_ = _processes(plan, todo, settings, source, searches, groups, workers, progress)
                 for k, cols in stream_:
                     workdir.save(k, plan.shard_digest(k), cols)
                     progress.shard_done(k, len(plan.shard_rows(k)))

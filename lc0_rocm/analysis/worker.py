@@ -57,7 +57,7 @@ class ShardWorker:
 
 
 def process_main(index: int, settings: Settings, source: NetSource, extra_opts: str,
-                 searches: int | None, tasks, results, parent_pid: int) -> None:
+                 searches: int | None, groups: int | None, tasks, results, parent_pid: int) -> None:
     """A local worker process: shards from `tasks` ((shard, rows), None to
     end), ("done", shard, columns), ("progress", shard, k) or
     ("error", index, message) to `results`. Ends by itself when the
@@ -73,7 +73,7 @@ def process_main(index: int, settings: Settings, source: NetSource, extra_opts: 
 
     threading.Thread(target=watch_parent, daemon=True).start()
     try:
-        worker = ShardWorker(settings, source=source, extra_opts=extra_opts, searches=searches)
+        worker = ShardWorker(settings, source=source, extra_opts=extra_opts, searches=searches, groups=groups)
     except Exception as e:  # noqa: BLE001 - reported to the parent, which says it to the user
         results.put(("error", index, f"worker {index}: {type(e).__name__}: {e}"))
         return
