@@ -13,66 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import random
-import subprocess
 import sys
-import threading
 import time
 
 import chess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class Engine:
-    """The engine process with line reads that time out."""
-
-    def __init__(self, cmd, timeout):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     bufsize=1, env=env)
-        self.timeout = timeout
-        self.lines: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-        self.lines.put(None)
-
-    def send(self, line):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def until(self, prefix):
-        """Lines up to and including the first that starts with `prefix`."""
-        seen = []
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-            except queue.Empty:
-                raise RuntimeError(f"no {prefix!r} within {self.timeout} s; last lines {seen[-5:]}") from None
-            if line is None:
-                raise RuntimeError(f"engine exited (rc {self.proc.poll()}) waiting for {prefix!r}")
-            seen.append(line)
-            if line.startswith(prefix):
-                return seen
-
-    def rss_mib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-        return float("nan")
-
-    def quit(self):
-        try:
-            self.send("quit")
-            self.proc.wait(timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # uci_pipe beside this script
+from uci_pipe import UciPipe  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -90,7 +38,7 @@ def main(argv=None) -> int:
     lo, hi = int(lo), int(hi or lo)
     rng = random.Random(args.seed)
 
-    eng = Engine([sys.executable, "-m", "lc0_rocm"], args.timeout)
+    eng = UciPipe([sys.executable, "-m", "lc0_rocm"], args.timeout)
     failures = []
     start = time.monotonic()
     gos = plies_total = 0

@@ -16,72 +16,34 @@ from __future__ import annotations
 
 import argparse
 import json
-import queue
 import random
 import shlex
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-import chess  # noqa: F401 (Move)
+import chess
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from lc0_rocm.bench import POSITIONS, board_for  # noqa: E402
 
-
-class Process:
-    """A UCI process whose output lines arrive stamped with their time."""
-
-    def __init__(self, command: list[str]):
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1, cwd=ROOT)
-        self.lines: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.put((time.monotonic(), line.strip()))
-        self.lines.put((time.monotonic(), None))
-
-    def send(self, text: str) -> float:
-        self.proc.stdin.write(text + "\n")
-        self.proc.stdin.flush()
-        return time.monotonic()
-
-    def wait_for(self, prefix: str, timeout: float) -> tuple[float, str]:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                stamp, line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise TimeoutError(f"no {prefix!r} within {timeout} s") from None
-            if line is None:
-                raise RuntimeError("the engine exited")
-            if line.startswith(prefix):
-                return stamp, line
-
-    def close(self) -> None:
-        try:
-            self.send("quit")
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # uci_pipe beside this script
+from uci_pipe import UciPipe  # noqa: E402
 
 
 def measure(command: list[str], options: dict, tries: int, seed: int, wait: tuple[float, float]) -> list[dict]:
     rng = random.Random(seed)
-    engine = Process(command)
+    engine = UciPipe(command, timeout=30, stderr=subprocess.DEVNULL)
     try:
         engine.send("uci")
-        engine.wait_for("uciok", 60)
+        engine.until("uciok", timeout=60)
         for name, value in options.items():
             engine.send(f"setoption name {name} value {value}")
         engine.send("isready")
-        engine.wait_for("readyok", 300)
+        engine.until("readyok", timeout=300)
         results = []
         for i in range(tries):
             fen = POSITIONS[i % len(POSITIONS)]
@@ -89,16 +51,16 @@ def measure(command: list[str], options: dict, tries: int, seed: int, wait: tupl
             engine.send("go infinite")
             time.sleep(rng.uniform(*wait))
             sent = engine.send("stop")
-            stamp, line = engine.wait_for("bestmove", 30)
-            move = line.split()[1]
+            move = engine.until("bestmove")[-1].split()[1]
             legal = chess.Move.from_uci(move) in board_for(fen).legal_moves
-            results.append({"try": i + 1, "ms": round((stamp - sent) * 1000, 2), "bestmove": move, "legal": legal})
+            results.append({"try": i + 1, "ms": round((engine.stamp - sent) * 1000, 2), "bestmove": move,
+                            "legal": legal})
             print(json.dumps(results[-1]), flush=True)
             engine.send("isready")
-            engine.wait_for("readyok", 30)
+            engine.until("readyok")
         return results
     finally:
-        engine.close()
+        engine.quit()
 
 
 def summary(results: list[dict]) -> dict:
