@@ -90,14 +90,18 @@ int call(lc0core_mux& m, int n, const uint64_t* masks, const float* values, floa
   return status;
 }
 
-// A client whose rows are all back returns now, while the round goes on:
-// its search works on the next batch as the network computes the rest.
-void answer(lc0core_mux& m, Client* c, int status) {
+// Clients whose rows are all back return now, while the round goes on:
+// their searches work on their next batches as the network computes the
+// rest. One lock for a call's clients.
+void answer(lc0core_mux& m, Client* const* clients, size_t count, int status) {
   std::lock_guard<std::mutex> lock(m.mutex);
-  c->answered = true;
-  c->status = status;
-  c->done = true;
-  c->wake.notify_one();
+  for (size_t i = 0; i < count; ++i) {
+    Client* c = clients[i];
+    c->answered = true;
+    c->status = status;
+    c->done = true;
+    c->wake.notify_one();
+  }
 }
 
 // Each client's rows as calls of their own (chunks of max_batch).
@@ -112,7 +116,7 @@ int run_separate(lc0core_mux& m, const std::vector<Client*>& round, long long* c
       ++*calls;
     }
     if (status != 0) break;          // the round's end answers the rest with the failure
-    answer(m, c, status);
+    answer(m, &c, 1, status);
   }
   return status;
 }
@@ -144,6 +148,7 @@ int run_merged(lc0core_mux& m, const std::vector<Client*>& round, int rows, long
     int from, count, at;             // the client's rows [from, from + count) at row `at` of the call
   };
   std::vector<Part> parts;
+  std::vector<Client*> finished;     // the call's clients whose last row it held
   size_t next = 0;                   // the first client with rows not yet sent, and its first such row
   int offset = 0;
   int status = 0;
@@ -170,14 +175,16 @@ int run_merged(lc0core_mux& m, const std::vector<Client*>& round, int rows, long
     status = call(m, size, b.masks, b.values, b.policy, b.wdl, b.moves_left, busy);
     ++*calls;
     if (status != 0) break;
+    finished.clear();
     for (const Part& p : parts) {
       Client* c = p.client;
       std::memcpy(c->policy + size_t(p.from) * kPolicySize, b.policy + size_t(p.at) * kPolicySize,
                   sizeof(float) * kPolicySize * p.count);
       std::memcpy(c->wdl + size_t(p.from) * 3, b.wdl + size_t(p.at) * 3, sizeof(float) * 3 * p.count);
       std::memcpy(c->moves_left + p.from, b.moves_left + p.at, sizeof(float) * p.count);
-      if (p.from + p.count == c->n) answer(m, c, 0);
+      if (p.from + p.count == c->n) finished.push_back(c);
     }
+    answer(m, finished.data(), finished.size(), 0);
   }
   return status;
 }
