@@ -32,6 +32,7 @@ import json
 import os
 import pathlib
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -150,6 +151,13 @@ class BusySampler:
 
 
 # ---------------------------------------------------------------- measuring
+def cpu_seconds() -> float:
+    """User and system time of this process's threads and its finished
+    children: over a stage's wall time, the cores the stage kept busy."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def measure_eval(net_path, backend, rows, eval_positions, seconds) -> dict:
     from lc0_rocm.backendbench import time_batch_size
     with load_network(net_path or None, backend=backend) as net:
@@ -177,10 +185,12 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
     settings = Settings("search", nodes=nodes)
     source = NetSource(net_path or None, backend, backend_opts)
     with BusySampler() as busy:
+        cpu0 = cpu_seconds()
         t0 = time.perf_counter()
         result = runner.run([str(path)], [str(out)], settings, source, workers=1, searches=searches, groups=groups,
                             stream=open(os.devnull, "w"))
         wall = time.perf_counter() - t0
+        cpu = cpu_seconds() - cpu0
     records = [json.loads(line) for line in open(out)]
     mux_busy = sum(m["busy_s"] for m in result.mux)
     groups = max(1, len(result.mux))
@@ -189,6 +199,7 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
     searching = max((m["wall_s"] for m in result.mux), default=0.0)
     return {"positions": len(records), "distinct": result.distinct, "seconds": wall,
             "pos_per_s": len(records) / wall, "gpu_busy_pct": busy.mean, "busy_source": busy.source,
+            "host_cores_busy": cpu / wall,
             "searching_s": searching, "searching_pos_per_s": len(records) / searching if searching else None,
             "mux_forward_share": mux_busy / (searching * groups) if result.mux and searching else None,
             "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records]))}
@@ -245,7 +256,8 @@ def main(argv=None) -> int:
     report = {"positions": len(rows), "origin": origin, "backend": args.backend, "machine": machine_info(),
               "command": " ".join([sys.executable, *sys.argv]), "nets": {}}
     print(f"{len(rows)} positions: {origin}", flush=True)
-    table = [f"{'net':<22} {'what':<10} {'ours pos/s':>11} {'reference':>11} {'ratio':>7} {'GPU busy':>9}"]
+    table = [f"{'net':<22} {'what':<10} {'ours pos/s':>11} {'reference':>11} {'ratio':>7} {'GPU busy':>9} "
+             f"{'cores':>6}"]
     with tempfile.TemporaryDirectory(prefix="analyse-bench-") as folder:
         for net in args.nets:
             name = os.path.basename(net) or "random"
@@ -267,7 +279,7 @@ def main(argv=None) -> int:
                 ratio = f"{a['pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"
                 reference = f"{u['pos_per_s']:.1f}" if u else "-"
                 table.append(f"{name[:22]:<22} {f'nodes {nodes}':<10} {a['pos_per_s']:>11.1f} "
-                             f"{reference:>11} {ratio:>7} {busy:>9}")
+                             f"{reference:>11} {ratio:>7} {busy:>9} {a['host_cores_busy']:>6.1f}")
                 print(table[-1], flush=True)
                 if a["searching_pos_per_s"]:
                     share = a["mux_forward_share"]

@@ -45,8 +45,8 @@ def main(argv=None) -> int:
         for threads, options in runs:
             if options:
                 print("options", options)
-            engine = Engine(net, implementation="native", Threads=threads,
-                            MinibatchSize=args.minibatch_size, **options)
+            knobs = {"MinibatchSize": args.minibatch_size, **options}    # --set wins
+            engine = Engine(net, implementation="native", Threads=threads, **knobs)
             total_nodes, total_s = 0, 0.0
             chosen = [int(x) - 1 for x in args.positions.split(",")] if args.positions else \
                 range(args.num_positions)

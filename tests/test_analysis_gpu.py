@@ -60,7 +60,7 @@ def test_searches_do_not_depend_on_how_many_run_at_once(gpu_net, batching):
     for searches in (4, 16):
         many = ManySearch(gpu_net, {"SmartPruningFactor": 0}, searches=searches, batching=batching)
         try:
-            assert many.groups == 2
+            assert many.groups == min(searches, 4)          # maia-1900: a small tower, 4 groups
             cols = many.run(rows, nodes=200)
         finally:
             many.close()

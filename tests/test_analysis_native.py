@@ -524,3 +524,14 @@ def test_default_searches_follow_the_net(monkeypatch):
     assert many.default_searches(tower, True, 2) == many.default_searches(attention, True, 2) == 256
     assert many.default_searches(types.SimpleNamespace(spec=None), True, 2) == 256
     assert many.default_searches(small, False, 1) == 4
+
+
+def test_default_groups_follow_the_net():
+    """4 streams for a small residual net on a GPU, 2 for others, 1 without a GPU."""
+    import types
+    from lc0_rocm.analysis import many
+    small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
+    tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
+    assert many.default_groups(small, True) == 4
+    assert many.default_groups(tower, True) == many.default_groups(types.SimpleNamespace(spec=None), True) == 2
+    assert many.default_groups(small, False) == 1

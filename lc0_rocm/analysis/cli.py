@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "residual net there, 4 otherwise)")
     p.add_argument("--groups", type=int_in(1, 16), default=None,
                    help="groups of searches per worker, each with its own network stream and batched "
-                        "calls (default: 2 on a GPU, 1 otherwise)")
+                        "calls (default on a GPU: 4 for a small residual net, 2 otherwise; 1 elsewhere)")
     p.add_argument("--batching", choices=("auto", "merge", "separate", "fixed"), default="auto",
                    help="how concurrent searches share network calls (default: by backend)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
