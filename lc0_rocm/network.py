@@ -411,15 +411,21 @@ def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: 
         return Network(None, backends.create(backend, None, **tree))
     file = netfiles.resolve_weights(path)
     size = os.path.getsize(file)
+    # The GPU's library and runtime start while the weights are read.
+    preparing = backends.prepare_in_background(backend, tree)
     if size < LARGE_NET_BYTES:
         weights = load_weights(file)
         netfiles.note_if_test_net(weights.license, weights.path)
+        if preparing is not None:
+            preparing.join()
         return Network(weights, backends.create(backend, weights, **tree))
     with Progress(f"loading {os.path.basename(file)}") as progress:   # bt4: ~5 s
         progress.phase(f"reading {size / 1e6:.0f} MB of weights")
         weights = load_weights(file)
         netfiles.note_if_test_net(weights.license, weights.path)
         progress.phase(f"setting up backend {backend}")
+        if preparing is not None:
+            preparing.join()
         network = Network(weights, backends.create(backend, weights, **tree))
         progress.phase("ready")
     return network

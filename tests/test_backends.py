@@ -1,4 +1,5 @@
 """Backend registry (lc0_rocm.backends) and the cpu backend's options."""
+import chess
 import numpy as np
 import pytest
 
@@ -174,3 +175,59 @@ def test_gpu_backend_states_its_attributes(make_test_net):
         assert attributes.recommended_batch_size == 2 * gpu.device_info["multiprocessors"] > 0
     finally:
         gpu.close()
+
+
+def _fake_backend(monkeypatch, prepare_error=None):
+    """A registered backend `fake` whose prepare() and create() record
+    their threads and order."""
+    import sys
+    import threading
+    import time
+    import types
+
+    from lc0_rocm import backends
+    from lc0_rocm.backends.cpu import create as cpu_create
+    calls = []
+    module = types.ModuleType("fake_backend_for_tests")
+
+    def prepare(name, **options):
+        time.sleep(0.2)                       # slower than reading maia: create must wait
+        calls.append(("prepare", threading.current_thread().name, options))
+        if prepare_error:
+            raise prepare_error
+
+    def create(name, weights, **options):
+        calls.append(("create", threading.current_thread().name, options))
+        return cpu_create("cpu", weights)
+    module.prepare, module.create = prepare, create
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(backends.REGISTRY, "fake", backends.BackendEntry("fake", module.__name__, 0, "test"))
+    return calls
+
+
+def test_load_network_prepares_the_backend_while_reading_the_weights(monkeypatch, maia_path):
+    import threading
+
+    from lc0_rocm.network import load_network
+    calls = _fake_backend(monkeypatch)
+    with load_network(str(maia_path), backend="fake", backend_opts="threads=1") as net:
+        assert net.evaluate_batch([chess.Board()])[0].policy
+    assert [c[0] for c in calls] == ["prepare", "create"]            # create waited for it
+    assert calls[0][1] == "lc0-rocm-backend-prepare" and calls[1][1] == threading.current_thread().name
+    assert calls[0][2] == calls[1][2] == {"threads": "1"}
+
+
+def test_a_failed_preparation_is_left_to_create(monkeypatch, maia_path):
+    from lc0_rocm.network import load_network
+    calls = _fake_backend(monkeypatch, prepare_error=RuntimeError("no GPU here"))
+    with load_network(str(maia_path), backend="fake") as net:   # create() decides, and here succeeds
+        assert net.evaluate_batch([chess.Board()])[0].policy
+    assert [c[0] for c in calls] == ["prepare", "create"]
+
+
+def test_nothing_to_prepare_for_cpu_backends_or_wrappers():
+    from lc0_rocm import backends
+    assert backends.prepare_in_background("cpu", {}) is None
+    assert backends.prepare_in_background("random", {}) is None
+    assert backends.prepare_in_background("demux", {"a": {"backend": "cuda"}}) is None
+    assert backends.prepare_in_background("no-such-backend", {}) is None

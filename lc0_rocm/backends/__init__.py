@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import sys
+import threading
 
 from lc0_rocm.backends.base import Backend, BackendError
 
@@ -121,3 +122,28 @@ def create(name: str, weights, /, **options) -> Backend:
     if requested == "auto" and name == "cpu":
         print(f"lc0-rocm: {auto_fallback_note()}", file=sys.stderr)
     return _module(REGISTRY[name]).create(name, weights, **options)
+
+
+def prepare_in_background(name: str, options: dict) -> threading.Thread | None:
+    """Start backend `name`'s preparation (its module's prepare(): for the
+    GPU backends, the library and the GPU runtime) on a thread, so that it
+    overlaps reading the weights; None when there is nothing to prepare.
+    Errors stay on the thread: create() meets them again and raises them."""
+    if any(isinstance(v, dict) for v in options.values()):
+        return None                          # a wrapper's children prepare themselves in create()
+    try:
+        entry = REGISTRY.get(resolve(name))
+        prepare = getattr(_module(entry), "prepare", None) if entry else None
+    except Exception:  # noqa: BLE001 - create() reports an unknown or broken backend
+        return None
+    if prepare is None:
+        return None
+
+    def run() -> None:
+        try:
+            prepare(entry.name, **options)
+        except Exception:  # noqa: BLE001 - left for create() to raise
+            pass
+    thread = threading.Thread(target=run, name="lc0-rocm-backend-prepare", daemon=True)
+    thread.start()
+    return thread

@@ -177,15 +177,42 @@ def check_device(name: str, device: int, count: int) -> None:
         raise NativeError(f"{name}: gpu={device} does not exist ({count} GPU(s) present: {present})")
 
 
-def create(name: str, weights, **options) -> Backend:
-    vendor, precision = split_name(name)
-    values = read_settings(name, options)
-    device = device_index(name, values)
+# Runtimes that prepare() set up, each taken by the next create() of its key.
+_READY: dict[tuple, tuple] = {}
+_READY_LOCK = threading.Lock()
+
+
+def _runtime(name: str, vendor: str, values: dict, device: int) -> tuple:
+    """(ffi, lib, device info): the library found in the cache (or built)
+    and loaded, the GPU runtime started, the device checked."""
     ffi, lib = load_library(build(vendor, values["arch"]))
     count = ffi.new("int*")
     check(ffi, lib, lib.lc0rocm_get_device_count(count), f"{name}: device count")
     check_device(name, device, count[0])
-    info = device_info(ffi, lib, device)
+    return ffi, lib, device_info(ffi, lib, device)
+
+
+def prepare(name: str, **options) -> None:
+    """What create() does before it needs the weights (probing the GPU,
+    checking the cached library, starting the GPU runtime: about a second),
+    done now, so that load_network can do it while it reads the weights;
+    the next create() with the same name and options takes the result. A
+    failure here is left for create() to raise."""
+    vendor, _ = split_name(name)
+    values = read_settings(name, options)
+    device = device_index(name, values)
+    runtime = _runtime(name, vendor, values, device)
+    with _READY_LOCK:
+        _READY[(vendor, values["arch"], device)] = runtime
+
+
+def create(name: str, weights, **options) -> Backend:
+    vendor, precision = split_name(name)
+    values = read_settings(name, options)
+    device = device_index(name, values)
+    with _READY_LOCK:
+        runtime = _READY.pop((vendor, values["arch"], device), None)
+    ffi, lib, info = runtime or _runtime(name, vendor, values, device)
     fp16 = precision == "fp16" or (precision == "auto" and info["fast_fp16"])
     return NativeBackend(name, ffi, lib, weights, device=device, fp16=fp16, info=info, settings=values)
 
