@@ -11,11 +11,17 @@
 
 namespace lc0rocm {
 
+// A caller's tensor, borrowed for the create call (lc0rocm.h: "read during
+// lc0rocm_create only"): most go to the device straight from the caller's
+// memory; a vector copy is made only for code that asks for one (floats()).
 struct HostTensor {
-  std::vector<float> f32;    // LC0ROCM_DTYPE_F32 data
-  std::vector<int32_t> i32;  // LC0ROCM_DTYPE_I32 data
+  const float* f32 = nullptr;      // LC0ROCM_DTYPE_F32 data
+  const int32_t* i32 = nullptr;    // LC0ROCM_DTYPE_I32 data
+  size_t n = 0;
   int dtype = LC0ROCM_DTYPE_F32;
-  size_t count() const { return dtype == LC0ROCM_DTYPE_F32 ? f32.size() : i32.size(); }
+  mutable std::vector<float> f32_copy;     // made by the first floats()
+  mutable std::vector<int32_t> i32_copy;   // made by the first ints()
+  size_t count() const { return n; }
 };
 
 // Names are those native.py gives (see docs in lc0_rocm/backends/native.py):
@@ -42,10 +48,13 @@ class WeightStore {
 
  private:
   const HostTensor& find(const std::string& name) const;
+  const HostTensor& float_tensor(const std::string& name, long long expected) const;
   std::map<std::string, HostTensor> tensors_;
 };
 
-// Host data -> new device buffer, converted to dtype.
+// Host data -> new device buffer, converted to dtype (large float16
+// conversions split over the host's cores: a big net has ~10^8 weights).
+DeviceBuffer upload_floats(const float* values, size_t count, DType dtype);
 DeviceBuffer upload_floats(const std::vector<float>& values, DType dtype);
 
 }  // namespace lc0rocm
