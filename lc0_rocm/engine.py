@@ -340,8 +340,14 @@ class Engine:
         self._tree_moves = moves
         return tree
 
-    def _temperature(self, board: chess.Board) -> float:
+    def move_temperature(self, board) -> float:
+        """The temperature a move is picked with at `board`'s ply (lc0's
+        Temperature, TempDecayMoves, TempCutoffMove, ...): 0 picks the best.
+        Reads only `board.ply()`."""
         return _temperature_for(self.params, board)
+
+    def _temperature(self, board: chess.Board) -> float:
+        return self.move_temperature(board)
 
     def _empty_result(self, board: chess.Board) -> SearchResult:
         outcome = board.outcome(claim_draw=False)

@@ -68,14 +68,55 @@ def engine_results(net, rows, nodes, **options):
     for row in rows:
         engine.new_game()
         r = engine.search(board_for(row), nodes=nodes)
-        out.append((r.best_move.uci(), " ".join(m.uci() for m in r.pv), r.nodes, r.lines[0].score_cp))
+        out.append((r.best_move.uci(), " ".join(m.uci() for m in r.pv), r.nodes, r.lines[0].score_cp,
+                    round(r.q, 12), tuple(round(x, 12) for x in r.wdl)))
     return out
 
 
 def many_results(many, rows, nodes):
     cols = many.run(list(rows), nodes=nodes)
-    return [(str(b), str(p), int(n), int(s)) for b, p, n, s in
-            zip(cols["best"], cols["pv"], cols["nodes"], cols["score_cp"])]
+    return [(str(b), str(p), int(n), int(s), round(float(q), 12), tuple(round(float(x), 12) for x in w))
+            for b, p, n, s, q, w in zip(cols["best"], cols["pv"], cols["nodes"], cols["score_cp"], cols["q"],
+                                        cols["wdl"])]
+
+
+def test_an_endgame_temperature_samples_among_every_root_move(random_net, monkeypatch):
+    """TempEndgame from move 1 on: the result code samples among all the
+    root edges (analysis hands it every edge then, not just the best)."""
+    import random
+    from lc0_rocm import engine as engine_module
+    picked = []
+    real = engine_module._root_edge_with_temperature
+
+    def recording(params, snap, temperature, searchmoves, rng=None):
+        picked.append((temperature, len(snap.edges)))
+        return real(params, snap, temperature, searchmoves, rng=random.Random(7))
+    monkeypatch.setattr(engine_module, "_root_edge_with_temperature", recording)
+    many = ManySearch(random_net, {"SmartPruningFactor": 0, "TempCutoffMove": 1, "TempEndgame": 2.0}, searches=2)
+    try:
+        cols = many.run(list(ROWS[:4]), nodes=40)
+    finally:
+        many.close()
+    for row, best, (temperature, edges) in zip(ROWS[:4], cols["best"], picked):
+        board = board_for(row)
+        assert temperature == 2.0 and edges == board.legal_moves.count()
+        assert chess.Move.from_uci(str(best)) in board.legal_moves
+    assert len(picked) == 4
+
+
+@pytest.mark.parametrize("fen", [
+    chess.STARTING_FEN,
+    "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+    "8/8/8/4k3/8/8/4K3/7R b - - 0 61",
+    "8/8/8/4k3/8/8/4K3/7R b - - 0 0",        # fullmove 0 reads as 1
+    "8/8/8/4k3/8/8/4K3/7R w - -",            # no counters: move 1
+])
+def test_result_ply_is_python_chess_ply(fen):
+    """The result code reads only the ply; analysis computes it from the
+    row's first position as chess.Board would, moves after it ignored."""
+    from lc0_rocm.analysis.many import _RootPly
+    assert _RootPly(fen).ply() == chess.Board(fen).ply()
+    assert _RootPly(fen + " moves e2e4").ply() == chess.Board(fen).ply()
 
 
 @pytest.mark.parametrize("searches", [1, 3, 8, 40])

@@ -309,7 +309,7 @@ class ManySearch:
             if self._cancelled:                # stopped searches: not results to keep
                 raise ManySearchError("cancelled")
             for i in range(n):
-                self._collect(start + i, rows[i], black[i], out, i)
+                self._collect(start + i, rows[i], black[i], out, i, (ratio, diff))
         except BaseException:
             # Ctrl-C or a failure: stop every search (another thread's run
             # ends with "cancelled"); the owner closes.
@@ -321,7 +321,7 @@ class ManySearch:
             self._check(lib.lc0core_search_many_forget(self._many, min(self._open, default=end)), "forget")
         return out
 
-    def _collect(self, job_id: int, row: str, black: bool, out: dict, i: int) -> None:
+    def _collect(self, job_id: int, row: str, black: bool, out: dict, i: int, rescale: tuple) -> None:
         ffi, lib = self.ffi, self.lib
         job = ffi.new("lc0core_search_job*")
         self._check(lib.lc0core_search_many_job(self._many, job_id, job), "job")
@@ -346,17 +346,24 @@ class ManySearch:
         self._check(lib.lc0core_search_many_pv(self._many, job_id, pv_text, 65536), "pv")
         pv = [chess.Move.from_uci(u) for u in ffi.string(pv_text).decode().split()]
         s = job.stats
-        root_edges = [RootEdge(chess.Move.from_uci(ffi.string(e.uci).decode()), e.visits, e.in_flight,
-                               e.wl, e.d, e.m, e.prior, e.terminal) for e in edges[0:count[0]]]
-        best = [job.best_edge] if job.best_edge >= 0 else []
+        root = _RootPly(row)
+        # The result needs the best edge alone (analysis keeps one line and no
+        # per-move table); every edge only where a temperature samples among them.
+        if self.engine.move_temperature(root) > 0 or job.best_edge < 0:
+            kept = list(range(count[0]))
+        else:
+            kept = [job.best_edge]
+        root_edges = [RootEdge(chess.Move.from_uci(ffi.string(edges[k].uci).decode()), edges[k].visits,
+                               edges[k].in_flight, edges[k].wl, edges[k].d, edges[k].m, edges[k].prior,
+                               edges[k].terminal) for k in kept]
+        best = [kept.index(job.best_edge)] if job.best_edge >= 0 else []
         snap = Snapshot(s.total_nodes, s.total_playouts, s.cum_depth, s.max_depth, s.tb_hits, s.nn_evals,
                         s.elapsed_ms, s.nps_elapsed_ms, s.root_n, s.root_wl, s.root_d, s.root_m,
                         s.draw_score, s.tree_nodes, s.tree_bytes, root_edges, best,
                         lambda j: pv if best and j == best[0] else [])
-        ratio, diff = contempt.rescale_params(self.params)
-        rescale = (ratio, diff, contempt.resolve_mode(self.params, black, False))
-        board = _board_for_result(row)
-        result = self.engine.result_of(snap, rescale, black, board, None)
+        ratio, diff = rescale
+        result = self.engine.result_of(snap, (ratio, diff, contempt.resolve_mode(self.params, black, False)),
+                                       black, root, None)
         fill_search_result(out, i, result)
 
     def stats(self) -> list[dict]:
@@ -409,11 +416,22 @@ def _black_to_move(row: str) -> bool:
     return black != (len(moves.split()) % 2 == 1)
 
 
-def _board_for_result(row: str) -> chess.Board:
-    """What Engine's result code reads off the board (the ply, for its
-    temperature, which analysis keeps at 0): the row's first position will
-    do, with no replaying of its moves."""
-    return chess.Board(row.partition(" moves ")[0])
+class _RootPly:
+    """What Engine's result code reads off the board: the ply, for the move
+    temperature (analysis keeps Temperature at 0; TempEndgame may still be
+    set). The row's first position gives it as chess.Board would, without
+    building one (0.2 ms a position) or replaying the row's moves."""
+
+    def __init__(self, row: str):
+        fields = row.partition(" moves ")[0].split()
+        try:
+            fullmove = max(1, int(fields[5])) if len(fields) > 5 else 1
+        except ValueError:
+            fullmove = 1
+        self._ply = 2 * (fullmove - 1) + (len(fields) > 1 and fields[1] == "b")
+
+    def ply(self) -> int:
+        return self._ply
 
 
 class SearchFallback:
