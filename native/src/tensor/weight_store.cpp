@@ -1,6 +1,7 @@
 #include "weight_store.h"
 
 #include <algorithm>
+#include <system_error>
 #include <thread>
 
 namespace lc0rocm {
@@ -82,10 +83,18 @@ void to_half(const float* in, size_t count, half* out) {
     for (size_t i = from; i < to; ++i) out[i] = __float2half(in[i]);
   };
   if (parts <= 1) return convert(0, count);
-  std::vector<std::thread> threads;
   const size_t step = (count + parts - 1) / parts;
-  for (size_t p = 1; p < parts; ++p) threads.emplace_back(convert, p * step, std::min(count, (p + 1) * step));
+  std::vector<std::thread> threads;
+  size_t covered = step;              // [0, step) is this thread's; threads take the slices after it
+  try {
+    for (; covered < count; covered += step) {
+      threads.emplace_back(convert, covered, std::min(count, covered + step));
+    }
+  } catch (const std::system_error&) {
+    // No thread to be had: this one converts what no thread took.
+  }
   convert(0, std::min(count, step));
+  if (covered < count) convert(covered, count);
   for (std::thread& t : threads) t.join();
 }
 
