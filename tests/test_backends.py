@@ -231,3 +231,15 @@ def test_nothing_to_prepare_for_cpu_backends_or_wrappers():
     assert backends.prepare_in_background("random", {}) is None
     assert backends.prepare_in_background("demux", {"a": {"backend": "cuda"}}) is None
     assert backends.prepare_in_background("no-such-backend", {}) is None
+
+
+def test_auto_is_resolved_on_the_preparing_thread(monkeypatch):
+    """`auto` probes the GPUs: on the thread, not before reading the weights."""
+    import threading
+    from lc0_rocm import backends
+    seen = []
+    real = backends.resolve
+    monkeypatch.setattr(backends, "resolve", lambda name: seen.append(threading.current_thread().name) or real(name))
+    thread = backends.prepare_in_background("auto", {})
+    thread.join(5)
+    assert not thread.is_alive() and seen == ["lc0-rocm-backend-prepare"]

@@ -128,20 +128,24 @@ def prepare_in_background(name: str, options: dict) -> threading.Thread | None:
     """Start backend `name`'s preparation (its module's prepare(): for the
     GPU backends, the library and the GPU runtime) on a thread, so that it
     overlaps reading the weights; None when there is nothing to prepare.
+    `auto` is resolved on the thread too (probing GPUs takes a moment).
     Errors stay on the thread: create() meets them again and raises them."""
     if any(isinstance(v, dict) for v in options.values()):
         return None                          # a wrapper's children prepare themselves in create()
-    try:
-        entry = REGISTRY.get(resolve(name))
-        prepare = getattr(_module(entry), "prepare", None) if entry else None
-    except Exception:  # noqa: BLE001 - create() reports an unknown or broken backend
-        return None
-    if prepare is None:
-        return None
+    if name != "auto":
+        entry = REGISTRY.get(name)
+        try:
+            if entry is None or getattr(_module(entry), "prepare", None) is None:
+                return None
+        except ImportError:                  # create() reports a backend that cannot load
+            return None
 
     def run() -> None:
         try:
-            prepare(entry.name, **options)
+            entry = REGISTRY[resolve(name)]
+            prepare = getattr(_module(entry), "prepare", None)
+            if prepare is not None:
+                prepare(entry.name, **options)
         except Exception:  # noqa: BLE001 - left for create() to raise
             pass
     thread = threading.Thread(target=run, name="lc0-rocm-backend-prepare", daemon=True)
