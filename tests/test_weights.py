@@ -596,3 +596,65 @@ def test_bare_onnx_model(tmp_path):
     path.write_bytes(b"\x08\x08\x12\x07pytorch\x1a\x032.1:\x00")
     with pytest.raises(WeightsError, match="bare ONNX model"):
         load_weights(path)
+
+
+@pytest.mark.parametrize("case", ["one", "members", "padded", "garbage", "truncated", "crc", "cut"])
+def test_gunzip_reads_what_gzipfile_reads(case):
+    """decode.gunzip (zlib's loop) against gzip.GzipFile on the same bytes:
+    the same data, or an error of the same kind (OSError / EOFError / zlib.error
+    all become "damaged or truncated gzip data")."""
+    import io
+    import zlib
+    from lc0_rocm.weights.decode import gunzip
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 4, 300_000, dtype=np.uint8).tobytes()
+    b = rng.integers(0, 256, 70_000, dtype=np.uint8).tobytes()
+    data = {"one": gzip.compress(a, 1), "members": gzip.compress(a, 1) + gzip.compress(b, 1),
+            "padded": gzip.compress(a, 1) + b"\0" * 7 + gzip.compress(b, 1) + b"\0" * 3,
+            "garbage": gzip.compress(a, 1) + b"xyz", "truncated": gzip.compress(a, 1)[:-9],
+            "cut": gzip.compress(a, 1) + gzip.compress(b, 1)}.get(case)
+    if case == "crc":
+        z = bytearray(gzip.compress(a, 1))
+        z[-6] ^= 0xFF                          # the trailer's CRC
+        data = bytes(z)
+    most = 310_000 if case == "cut" else 10 ** 7
+    try:
+        ours = gunzip(data, most)
+    except (OSError, EOFError, zlib.error):
+        ours = None
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            theirs = f.read(most)
+    except (OSError, EOFError, zlib.error):
+        theirs = None
+    assert ours == theirs
+    if case in ("one", "members", "padded", "cut"):
+        assert ours is not None and len(ours) == min(most, len(a) + (len(b) if case != "one" else 0))
+    else:
+        assert ours is None
+
+
+def test_layers_decoded_on_the_pool_equal_one_thread(maia_path, monkeypatch):
+    """decode_weights (every layer on the thread pool here) gives the tree
+    decode_message gives on one thread, array for array."""
+    from lc0_rocm.weights import decode
+    from lc0_rocm.weights.tree import Node
+    msg = decode.parse_net(decode.read_net_bytes(str(maia_path)), str(maia_path)).weights
+    monkeypatch.setattr(decode, "PARALLEL_LAYER_VALUES", 1)
+    pooled, alone = decode.decode_weights(msg), decode.decode_message(msg)
+
+    def same(x, y, path):
+        assert type(x) is type(y), path
+        if isinstance(x, Node):
+            assert x.__dict__.keys() == y.__dict__.keys(), path
+            for k in x.__dict__:
+                same(x.__dict__[k], y.__dict__[k], f"{path}.{k}")
+        elif isinstance(x, list):
+            assert len(x) == len(y), path
+            for i, (a, b) in enumerate(zip(x, y)):
+                same(a, b, f"{path}[{i}]")
+        elif isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype == np.float32 and np.array_equal(x, y), path
+        else:
+            assert x == y, path
+    same(pooled, alone, "weights")

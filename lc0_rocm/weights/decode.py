@@ -6,8 +6,6 @@ of every Layer (LINEAR16, FLOAT16, BFLOAT16, FLOAT32) with old convolution
 blocks' missing biases and batch-norm parameters filled in."""
 from __future__ import annotations
 
-import gzip
-import io
 import zlib
 
 import numpy as np
@@ -46,43 +44,102 @@ LAYER_ACTIVATIONS = (NF.ACTIVATION_DEFAULT, NF.ACTIVATION_MISH, NF.ACTIVATION_RE
 
 # ---------------------------------------------------------------- decoding
 
+# Layers at least this big are converted on a thread pool (numpy releases
+# the GIL): a big net's ~10^8 values take ~0.4 s on one core.
+PARALLEL_LAYER_VALUES = 1 << 16
+DECODE_THREADS = 8
+
+
+class _LayerData:
+    """One Layer's bytes, checked, and how to turn them into float32."""
+    __slots__ = ("raw", "encoding", "lo", "span", "size")
+
+    def __init__(self, layer: net_pb2.Weights.Layer, name: str):
+        raw = layer.params
+        encoding = layer.encoding if layer.HasField("encoding") else LAYER.LINEAR16
+        width = 4 if encoding == LAYER.FLOAT32 else 2
+        if encoding not in (LAYER.LINEAR16, LAYER.FLOAT16, LAYER.BFLOAT16, LAYER.FLOAT32):
+            raise WeightsError(f"{name}.encoding = {_enum_name(LAYER.Encoding, encoding)} "
+                               "is not a supported layer encoding")
+        if len(raw) % width:
+            raise WeightsError(f"{name}: {LAYER.Encoding.Name(encoding)} data of {len(raw)} bytes "
+                               f"is not a whole number of {width}-byte values")
+        self.size = len(raw) // width
+        if len(layer.dims) and int(np.prod(layer.dims)) != self.size:
+            raise WeightsError(f"{name}: dims {list(layer.dims)} do not match its "
+                               f"{self.size} values")
+        self.raw, self.encoding = raw, encoding
+        self.lo, self.span = layer.min_val, layer.max_val
+
+    def values(self) -> np.ndarray:
+        """LINEAR16 is q / 65535 * (max - min) + min in float32, in lc0
+        v0.32.1's operation order; FLOAT16, BFLOAT16 and FLOAT32 (lc0
+        master) are raw little-endian values."""
+        raw, encoding = self.raw, self.encoding
+        if encoding == LAYER.LINEAR16:
+            lo = np.float32(self.lo)
+            span = np.float32(self.span) - lo
+            values = np.frombuffer(raw, dtype="<u2").astype(np.float32)
+            values /= np.float32(0xFFFF)  # in place: big nets hold ~10^8 values
+            values *= span
+            values += lo
+        elif encoding == LAYER.FLOAT16:
+            values = np.frombuffer(raw, dtype="<f2").astype(np.float32)
+        elif encoding == LAYER.BFLOAT16:
+            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << np.uint32(16)
+            values = bits.view(np.float32)
+        else:
+            values = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        return np.ascontiguousarray(values, dtype=np.float32)
+
+
 def decode_layer(layer: net_pb2.Weights.Layer, name: str = "layer") -> np.ndarray:
-    """One Layer message -> 1-D float32 array.
-
-    LINEAR16 is q / 65535 * (max - min) + min in float32, in lc0 v0.32.1's
-    operation order; FLOAT16, BFLOAT16 and FLOAT32 (lc0 master) are raw
-    little-endian values. A layer without an encoding is LINEAR16."""
-    raw = layer.params
-    encoding = layer.encoding if layer.HasField("encoding") else LAYER.LINEAR16
-    width = 4 if encoding == LAYER.FLOAT32 else 2
-    if encoding not in (LAYER.LINEAR16, LAYER.FLOAT16, LAYER.BFLOAT16, LAYER.FLOAT32):
-        raise WeightsError(f"{name}.encoding = {_enum_name(LAYER.Encoding, encoding)} "
-                           "is not a supported layer encoding")
-    if len(raw) % width:
-        raise WeightsError(f"{name}: {LAYER.Encoding.Name(encoding)} data of {len(raw)} bytes "
-                           f"is not a whole number of {width}-byte values")
-    if encoding == LAYER.LINEAR16:
-        lo = np.float32(layer.min_val)
-        span = np.float32(layer.max_val) - lo
-        values = np.frombuffer(raw, dtype="<u2").astype(np.float32)
-        values /= np.float32(0xFFFF)  # in place: big nets hold ~10^8 values
-        values *= span
-        values += lo
-    elif encoding == LAYER.FLOAT16:
-        values = np.frombuffer(raw, dtype="<f2").astype(np.float32)
-    elif encoding == LAYER.BFLOAT16:
-        bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << np.uint32(16)
-        values = bits.view(np.float32)
-    else:
-        values = np.frombuffer(raw, dtype="<f4").astype(np.float32)
-    if len(layer.dims) and int(np.prod(layer.dims)) != values.size:
-        raise WeightsError(f"{name}: dims {list(layer.dims)} do not match its "
-                           f"{values.size} values")
-    return np.ascontiguousarray(values, dtype=np.float32)
+    """One Layer message -> 1-D float32 array (see _LayerData.values; a
+    layer without an encoding is LINEAR16)."""
+    return _LayerData(layer, name).values()
 
 
-def decode_message(msg, path: str = "weights") -> Node:
-    """Decode any message of the Weights tree into Nodes and arrays."""
+class _Pending:
+    """A layer's values being converted on the pool; its size is known."""
+    __slots__ = ("future", "size")
+
+    def __init__(self, future, size: int):
+        self.future, self.size = future, size
+
+
+def decode_weights(msg, path: str = "weights") -> Node:
+    """decode_message over the whole tree, the big layers' conversions on a
+    thread pool; the same Nodes and arrays as one thread makes."""
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="lc0-rocm-decode") as pool:
+        root = decode_message(msg, path, pool)
+        return _resolved(root)
+
+
+def _resolved(value):
+    """`value` with every _Pending replaced by its array (in place)."""
+    if isinstance(value, _Pending):
+        return value.future.result()
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            value[i] = _resolved(item)
+    elif isinstance(value, Node):
+        for key, item in value.__dict__.items():
+            if isinstance(item, (_Pending, list, Node)):
+                value.__dict__[key] = _resolved(item)
+    return value
+
+
+def _decoded_layer(m, name: str, pool):
+    data = _LayerData(m, name)
+    if pool is None or data.size < PARALLEL_LAYER_VALUES:
+        return data.values()
+    return _Pending(pool.submit(data.values), data.size)
+
+
+def decode_message(msg, path: str = "weights", pool=None) -> Node:
+    """Decode any message of the Weights tree into Nodes and arrays (with a
+    `pool`, big layers as _Pending conversions: decode_weights resolves them)."""
     fields = {}
     for fd in msg.DESCRIPTOR.fields:
         name = fd.name
@@ -92,17 +149,17 @@ def decode_message(msg, path: str = "weights") -> Node:
         is_layer = fd.message_type.full_name == LAYER.DESCRIPTOR.full_name
         if fd.is_repeated:
             fields[name] = [
-                decode_layer(m, f"{path}.{name}[{i}]") if is_layer
-                else decode_message(m, f"{path}.{name}[{i}]")
+                _decoded_layer(m, f"{path}.{name}[{i}]", pool) if is_layer
+                else decode_message(m, f"{path}.{name}[{i}]", pool)
                 for i, m in enumerate(getattr(msg, name))
             ]
         elif not msg.HasField(name):
             fields[name] = None
         elif is_layer:
-            values = decode_layer(getattr(msg, name), f"{path}.{name}")
+            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", pool)
             fields[name] = values if values.size else None
         else:
-            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}")
+            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", pool)
     if msg.DESCRIPTOR.full_name == net_pb2.Weights.ConvBlock.DESCRIPTOR.full_name:
         _fill_conv_defaults(fields)
     return Node(**fields)
@@ -131,6 +188,32 @@ def _fill_conv_defaults(block: dict) -> None:
 MAX_NET_BYTES = 1 << 30
 
 
+def gunzip(data: bytes, most: int) -> bytes:
+    """The gzip members of `data` inflated, at most `most` bytes of them:
+    what gzip.GzipFile(...).read(most) gives (CRC and size checked, zero
+    padding between members allowed, anything else after one an error), in
+    zlib's own loop (GzipFile's reads of 8 KiB blocks cost a 184 MB net
+    about a quarter of its load time)."""
+    parts: list[bytes] = []
+    have = 0
+    rest = memoryview(data)
+    while have < most:
+        inflater = zlib.decompressobj(wbits=31)          # one gzip member, trailer checked
+        part = inflater.decompress(rest, most - have)
+        parts.append(part)
+        have += len(part)
+        if have >= most:
+            break
+        if not inflater.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        rest = memoryview(inflater.unused_data.lstrip(b"\x00"))
+        if not len(rest):
+            break
+        if bytes(rest[:2]) != b"\x1f\x8b":
+            raise OSError(f"not a gzipped file ({bytes(rest[:2])!r} after a member)")
+    return b"".join(parts)
+
+
 def read_net_bytes(path: str) -> bytes:
     """File contents, gunzipped when gzip-compressed."""
     limit = MAX_NET_BYTES
@@ -145,8 +228,7 @@ def read_net_bytes(path: str) -> bytes:
             raise WeightsError(f"{path}: damaged or truncated gzip data, or it inflates to more than "
                                f"{limit >> 20} MiB (larger than any lc0 net); not a network file")
         try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-                data = f.read(limit + 1)   # stops inflating just past the limit
+            data = gunzip(data, limit + 1)   # stops inflating just past the limit
         except (OSError, EOFError, zlib.error) as e:
             raise WeightsError(f"{path}: damaged or truncated gzip data ({e})") from None
     if len(data) > limit:

@@ -80,7 +80,7 @@ def load_weights(path) -> Weights:
     fmt.CopyFrom(net.format.network_format)
     weights = Weights(
         format=fmt,
-        net=decode.decode_message(net.weights, "weights"),
+        net=decode.decode_weights(net.weights, "weights"),
         license=net.license,
         min_version=version,
         path=path,
