@@ -278,6 +278,26 @@ def test_build_compiles_every_file_and_caches_by_hash_and_arch(fake_hip, tmp_pat
     assert other != lib and other.parent.name.endswith("-gfx1030")
 
 
+def test_prepare_leaves_a_first_build_to_create(fake_hip, monkeypatch):
+    """prepare() (run on a thread beside reading the weights) never compiles:
+    a missing library is create()'s to build, with its progress and Ctrl-C;
+    a cached one it finds (cached_library) and goes on to load."""
+    assert native_build.cached_library("amd") is None
+    native.prepare("rocm")
+    assert not fake_hip.exists() and not native._READY          # nothing compiled, nothing kept
+    lib = native.build("amd")
+    assert native_build.cached_library("amd") == lib
+    loaded = []
+
+    def load_library(path):
+        loaded.append(path)
+        raise native.NativeError("a fake library")           # the fake hipcc wrote no real one
+    monkeypatch.setattr(native, "load_library", load_library)
+    with pytest.raises(native.NativeError, match="a fake library"):
+        native.prepare("rocm")
+    assert loaded == [lib]
+
+
 def test_nvcc_builds_sm90_as_sm90a_for_wgmma(tmp_path):
     """sm_90 (H100, H200) compiles as sm_90a, whose warpgroup products the
     library's own GEMM needs (native/src/kernels/gemm_sm90.hip), and says so

@@ -19,8 +19,8 @@ import numpy as np
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.backends.base import (Backend, BackendAttributes, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs)
-from lc0_rocm.backends.native_build import (NativeError, build, cdef_text, detect_target,
-                                            split_name)
+from lc0_rocm.backends.native_build import (NativeError, build, cached_library, cdef_text,
+                                            detect_target, split_name)
 from lc0_rocm.backends.options import BackendOption, BackendOptionsError, read_options
 from lc0_rocm.netspec import NetSpec
 from lc0_rocm.sizes import NUM_PLANES
@@ -182,10 +182,10 @@ _READY: dict[tuple, tuple] = {}
 _READY_LOCK = threading.Lock()
 
 
-def _runtime(name: str, vendor: str, values: dict, device: int) -> tuple:
-    """(ffi, lib, device info): the library found in the cache (or built)
-    and loaded, the GPU runtime started, the device checked."""
-    ffi, lib = load_library(build(vendor, values["arch"]))
+def _runtime(name: str, vendor: str, values: dict, device: int, library=None) -> tuple:
+    """(ffi, lib, device info): the library (`library`, else found in the
+    cache or built) loaded, the GPU runtime started, the device checked."""
+    ffi, lib = load_library(library or build(vendor, values["arch"]))
     count = ffi.new("int*")
     check(ffi, lib, lib.lc0rocm_get_device_count(count), f"{name}: device count")
     check_device(name, device, count[0])
@@ -197,11 +197,16 @@ def prepare(name: str, **options) -> None:
     checking the cached library, starting the GPU runtime: about a second),
     done now, so that load_network can do it while it reads the weights;
     the next create() with the same name and options takes the result. A
-    failure here is left for create() to raise."""
+    failure here is left for create() to raise. A library not yet built is
+    left to create() too: a first build takes minutes, shows its progress
+    and stops on Ctrl-C, which a background thread would not."""
     vendor, _ = split_name(name)
     values = read_settings(name, options)
     device = device_index(name, values)
-    runtime = _runtime(name, vendor, values, device)
+    library = cached_library(vendor, values["arch"])
+    if library is None:
+        return
+    runtime = _runtime(name, vendor, values, device, library)
     with _READY_LOCK:
         _READY[(vendor, values["arch"], device)] = runtime
 

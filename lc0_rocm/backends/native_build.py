@@ -301,17 +301,29 @@ def link_command(tc: Toolchain, objs: list[pathlib.Path], out: pathlib.Path) -> 
             *tc.libraries]
 
 
+def _target(vendor: str | None, arch: str | None) -> tuple[Toolchain, str, pathlib.Path, pathlib.Path]:
+    """(toolchain, architecture, sources, the library's path in the cache)."""
+    tc, arch = detect_target(vendor, arch)
+    src = source_dir()
+    recipe = f"{tc.vendor}|{tc.compiler}|{arch}|{CXX_STD}|{tc.include_dirs}|{tc.libraries}"
+    return tc, arch, src, cache_root() / f"{source_hash(src, recipe)}-{arch}" / "liblc0rocm.so"
+
+
+def cached_library(vendor: str | None = None, arch: str | None = None) -> pathlib.Path | None:
+    """The library build() would return when it is whole in the cache; None
+    when build() would have to compile it (or repair it)."""
+    lib = _target(vendor, arch)[3]
+    return lib if lib.is_file() and buildcache.verify(lib) is None else None
+
+
 def build(vendor: str | None = None, arch: str | None = None, force: bool = False,
           verbose: bool = False,
           on_progress: Callable[[buildcache.BuildProgress], None] | None = None) -> pathlib.Path:
     """Compile the library (or find it, whole, in the cache) and return its
     path. Progress goes to `on_progress` (file n of N, at least every 5 s),
     else to stderr."""
-    tc, arch = detect_target(vendor, arch)
-    src = source_dir()
-    recipe = f"{tc.vendor}|{tc.compiler}|{arch}|{CXX_STD}|{tc.include_dirs}|{tc.libraries}"
-    target_dir = cache_root() / f"{source_hash(src, recipe)}-{arch}"
-    lib = target_dir / "liblc0rocm.so"
+    tc, arch, src, lib = _target(vendor, arch)
+    target_dir = lib.parent
     if not force and _usable(lib):
         return lib
     with buildcache.build_lock(target_dir.with_name(target_dir.name + ".lock")):
