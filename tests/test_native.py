@@ -282,6 +282,7 @@ def test_prepare_leaves_a_first_build_to_create(fake_hip, monkeypatch):
     """prepare() (run on a thread beside reading the weights) never compiles:
     a missing library is create()'s to build, with its progress and Ctrl-C;
     a cached one it finds (cached_library) and goes on to load."""
+    monkeypatch.setattr(native, "_READY", {})                 # whatever earlier tests prepared
     assert native_build.cached_library("amd") is None
     native.prepare("rocm")
     assert not fake_hip.exists() and not native._READY          # nothing compiled, nothing kept
