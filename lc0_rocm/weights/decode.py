@@ -52,7 +52,7 @@ DECODE_THREADS = 8
 
 class _LayerData:
     """One Layer's bytes, checked, and how to turn them into float32."""
-    __slots__ = ("raw", "encoding", "lo", "span", "size")
+    __slots__ = ("raw", "encoding", "lo", "hi", "size")
 
     def __init__(self, layer: net_pb2.Weights.Layer, name: str):
         raw = layer.params
@@ -69,7 +69,7 @@ class _LayerData:
             raise WeightsError(f"{name}: dims {list(layer.dims)} do not match its "
                                f"{self.size} values")
         self.raw, self.encoding = raw, encoding
-        self.lo, self.span = layer.min_val, layer.max_val
+        self.lo, self.hi = layer.min_val, layer.max_val   # LINEAR16's range
 
     def values(self) -> np.ndarray:
         """LINEAR16 is q / 65535 * (max - min) + min in float32, in lc0
@@ -78,7 +78,7 @@ class _LayerData:
         raw, encoding = self.raw, self.encoding
         if encoding == LAYER.LINEAR16:
             lo = np.float32(self.lo)
-            span = np.float32(self.span) - lo
+            span = np.float32(self.hi) - lo
             values = np.frombuffer(raw, dtype="<u2").astype(np.float32)
             values /= np.float32(0xFFFF)  # in place: big nets hold ~10^8 values
             values *= span
