@@ -202,6 +202,8 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
             "host_cores_busy": cpu / wall,
             "searching_s": searching, "searching_pos_per_s": len(records) / searching if searching else None,
             "mux_forward_share": mux_busy / (searching * groups) if result.mux and searching else None,
+            "memo_hits": result.mux[0].get("memo_hits") if result.mux else None,
+            "memo_lookups": result.mux[0].get("memo_lookups") if result.mux else None,
             "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records]))}
 
 
@@ -286,6 +288,10 @@ def main(argv=None) -> int:
                     ratio = f"{a['searching_pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"
                     table.append(f"{'':<22} {'searching':<10} {a['searching_pos_per_s']:>11.1f} "
                                  f"{reference:>11} {ratio:>7} {100 * share:>8.0f}%")
+                    print(table[-1], flush=True)
+                if a["memo_lookups"]:
+                    table.append(f"{'':<22} {'memo':<10} {a['memo_hits']:>11} of {a['memo_lookups']} requests "
+                                 f"({100 * a['memo_hits'] / a['memo_lookups']:.0f} %) answered without the network")
                     print(table[-1], flush=True)
             report["nets"][net or "random"] = figures
     print("\n".join(table))

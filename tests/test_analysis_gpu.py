@@ -1,7 +1,8 @@
 """Analysis on a GPU backend (skipped without one): the eval stage on
 page-locked buffers with the forward pass overlapping the encoding; many
 searches on two streams, the same results whatever the number of searches
-at once (merged rounds, and rounds padded to one batch size); the command
+at once (merged rounds, and rounds padded to one batch size) and with
+answers shared between them or not; the command
 end to end with one worker per GPU."""
 from __future__ import annotations
 
@@ -66,6 +67,31 @@ def test_searches_do_not_depend_on_how_many_run_at_once(gpu_net, batching):
             many.close()
         results.append([(str(b), str(p), float(q)) for b, p, q in zip(cols["best"], cols["pv"], cols["q"])])
     assert results[0] == results[1]
+
+
+def test_shared_answers_change_no_search_on_the_gpu(gpu_net):
+    """The memo hands a search what the GPU returned for the same planes in
+    another call (of the same size): the trees are those without it."""
+    import io
+    import chess.pgn
+    from analysis_data import OPERA
+    game = chess.pgn.read_game(io.StringIO(OPERA))
+    board, rows = game.board(), []
+    for move in game.mainline_moves():
+        rows.append(board_position("t", 1, board).row)
+        board.push(move)
+    results, hits = [], None
+    for memo in (False, True):
+        many = ManySearch(gpu_net, {"SmartPruningFactor": 0}, searches=16, memo=memo)
+        try:
+            cols = many.run(rows, nodes=300)
+            if memo:
+                hits = many.stats()[0]["memo_hits"]
+        finally:
+            many.close()
+        results.append([(str(b), str(p), float(q)) for b, p, q in zip(cols["best"], cols["pv"], cols["q"])])
+    assert results[0] == results[1]
+    assert hits > 0
 
 
 def test_command_on_the_gpu(maia_path, tmp_path, capsys):

@@ -75,7 +75,8 @@ def engine_results(net, rows, nodes, **options):
 
 def many_results(many, rows, nodes):
     cols = many.run(list(rows), nodes=nodes)
-    return [(str(b), str(p), int(n), int(s), round(float(q), 12), tuple(round(float(x), 12) for x in w))
+    from lc0_rocm.analysis import columns
+    return [(str(b), str(p), int(n), None if s == columns.NO_SCORE else int(s), round(float(q), 12), tuple(round(float(x), 12) for x in w))
             for b, p, n, s, q, w in zip(cols["best"], cols["pv"], cols["nodes"], cols["score_cp"], cols["q"],
                                         cols["wdl"])]
 
@@ -147,6 +148,58 @@ def test_two_groups_on_native_slots_merge_and_equal_engine_search(random_net):
         many.close()
 
 
+def game_rows(plies: int) -> list[str]:
+    """Rows of the Opera game, ply by ply, each with its history (as
+    analyse reads a PGN)."""
+    import io
+    import chess.pgn
+    from analysis_data import OPERA
+    game = chess.pgn.read_game(io.StringIO(OPERA))
+    board, rows = game.board(), []
+    for move in list(game.mainline_moves())[:plies]:
+        rows.append(board_position("test", 0, board).row)
+        board.push(move)
+    return rows
+
+
+def test_shared_answers_change_no_search(random_net):
+    """A game's positions searched side by side meet each other's trees:
+    the shared memo answers those requests, and every search still equals
+    Engine.search alone (a memo answer is what the network returned for
+    the same planes)."""
+    rows = game_rows(33)
+    expected = engine_results(random_net, rows, 200)
+    many = ManySearch(random_net, {"SmartPruningFactor": 0}, searches=8)
+    try:
+        assert many_results(many, rows, 200) == expected
+        stats = many.stats()
+        assert stats[0]["memo_hits"] > 0 and stats[0]["memo_lookups"] > stats[0]["memo_hits"]
+        # The rows at the network are the lookups the memo did not answer.
+        assert sum(m["rows"] for m in stats) == stats[0]["memo_lookups"] - stats[0]["memo_hits"]
+    finally:
+        many.close()
+    off = ManySearch(random_net, {"SmartPruningFactor": 0}, searches=8, memo=False)
+    try:
+        assert many_results(off, rows, 200) == expected
+        assert "memo_hits" not in off.stats()[0]
+    finally:
+        off.close()
+
+
+def test_memo_refuses_bad_arguments():
+    ffi, lib = native_core.load()
+    out = ffi.new("lc0core_eval_memo**")
+    assert lib.lc0core_eval_memo_create(0, out) != 0 and "capacity" in native_core.last_error()
+    assert lib.lc0core_eval_memo_create(16, ffi.NULL) != 0
+    stats = ffi.new("lc0core_eval_memo_stats*")
+    assert lib.lc0core_eval_memo_get_stats(ffi.NULL, stats) != 0
+    assert lib.lc0core_search_set_memo(ffi.NULL, ffi.NULL) != 0
+    assert lib.lc0core_eval_memo_create(16, out) == 0
+    memo = ffi.gc(out[0], lib.lc0core_eval_memo_destroy)
+    assert lib.lc0core_eval_memo_get_stats(memo, stats) == 0
+    assert (stats.lookups, stats.hits, stats.entries) == (0, 0, 0)
+
+
 def test_separate_batching_keeps_each_search_own_batches(make_test_net):
     """numpy's cpu backend rounds by batch size: each search's batch runs as
     its own call, so many at once equal Engine.search bit for bit."""
@@ -157,6 +210,7 @@ def test_separate_batching_keeps_each_search_own_batches(make_test_net):
         try:
             assert many.batching == "separate"
             assert many_results(many, rows, 40) == expected
+            assert "memo_hits" not in many.stats()[0]   # no shared answers: numpy's depend on the batch
         finally:
             many.close()
 

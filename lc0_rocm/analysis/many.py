@@ -37,6 +37,11 @@ from lc0_rocm.search.native import RootEdge, Snapshot
 BATCHING = ("auto", "merge", "separate", "fixed")
 _MODES = {"merge": 0, "fixed": 1, "separate": 2}
 WAIT_STEP_S = 0.05
+# Network answers the searches share (lc0core_eval_memo.h): the next
+# position of a game meets much of the tree of the one before, searched
+# beside it. 2^18 answers (~300 bytes each) cover the trees of 64 searches
+# of 2,000 nodes twice over.
+MEMO_ANSWERS = 1 << 18
 # Knobs analysis fixes: one thread per tree (deterministic), no sampling.
 FIXED_OPTIONS = {"Threads": 1, "Temperature": 0, "MultiPV": 1}
 # Defaults analysis changes (a user's value wins): no picking helpers, as
@@ -130,7 +135,7 @@ def analysis_engine(network, options: dict):
 
 class ManySearch:
     def __init__(self, network, options: dict, *, searches: int | None = None, groups: int | None = None,
-                 batching: str = "auto"):
+                 batching: str = "auto", memo: bool = True):
         from lc0_rocm import native_core
         if batching not in BATCHING:
             raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
@@ -168,6 +173,7 @@ class ManySearch:
         self._many = out[0]
         self._closed = False
         self._cancelled = False
+        self._memo = self._make_memo(memo)
         self._configure(per_group)
 
     # ------------------------------------------------------------ setup
@@ -234,6 +240,16 @@ class ManySearch:
         # One group: a Python forward holds the GIL, so two would not overlap.
         return [(forward, ffi.NULL, 0)], "separate"
 
+    def _make_memo(self, wanted: bool):
+        """The answers the searches share, or None: off when asked, and with
+        SEPARATE batching, whose backends (numpy's) answer a row differently
+        in a batch of another size, so a shared answer would change a tree."""
+        if not wanted or self.batching == "separate":
+            return None
+        out = self.ffi.new("lc0core_eval_memo**")
+        self._check(self.lib.lc0core_eval_memo_create(MEMO_ANSWERS, out), "memo")
+        return self.ffi.gc(out[0], self.lib.lc0core_eval_memo_destroy)
+
     def _configure(self, per_group: list[int]) -> None:
         """Every handle: the engine's knobs, one thread, its mux client as
         the evaluator and the client's release after each job."""
@@ -255,6 +271,8 @@ class ManySearch:
                 ev.input_format = int(self.network.input_format)
                 ev.has_moves_left = int(bool(getattr(self.network, "has_moves_left", False)))
                 self._check(lib.lc0core_search_set_evaluator(h, ev), "evaluator")
+                if self._memo is not None:
+                    self._check(lib.lc0core_search_set_memo(h, self._memo), "memo")
                 self._check(lib.lc0core_search_many_on_end(self._many, index, release, client), "on_end")
                 index += 1
 
@@ -367,12 +385,19 @@ class ManySearch:
         fill_search_result(out, i, result)
 
     def stats(self) -> list[dict]:
-        """Per mux group: rounds, calls, rows, busy and wall seconds."""
+        """Per mux group: rounds, calls, rows, busy and wall seconds; and
+        the shared memo's lookups and hits (memo_*, the totals of all
+        groups, the same in each)."""
+        memo = {}
+        if self._memo is not None:
+            m = self.ffi.new("lc0core_eval_memo_stats*")
+            self._check(self.lib.lc0core_eval_memo_get_stats(self._memo, m), "memo stats")
+            memo = {"memo_lookups": m.lookups, "memo_hits": m.hits}
         out = []
         for mux in self._muxes:
             s = self.ffi.new("lc0core_mux_stats*")
             self._check(self.lib.lc0core_mux_get_stats(mux, s), "stats")
-            out.append({name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_mux_stats").fields})
+            out.append({name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_mux_stats").fields} | memo)
         return out
 
     def cancel(self) -> None:
@@ -389,6 +414,7 @@ class ManySearch:
         self._closed = True
         self.lib.lc0core_search_many_destroy(self._many)   # stops and joins the search threads
         self._muxes = []
+        self._memo = None                   # after the searches that used it
 
     def __del__(self):
         try:

@@ -15,6 +15,7 @@
 #define LC0CORE_SEARCH_H
 #include <stdint.h>
 #include "lc0core_eval.h"
+#include "lc0core_eval_memo.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -66,6 +67,7 @@ typedef struct {
   long long picking_tasks;   /* branches picked by task workers */
   double expand_s;           /* of gather_s: expanding leaves (workers: tree unlocked) */
   long long expanding_tasks; /* parts of expansions run by task workers */
+  long long memo_hits;       /* of nn_evals, answered by the memo (lc0core_search_set_memo) */
 } lc0core_search_stats;
 
 typedef struct {
@@ -86,6 +88,9 @@ int lc0core_search_set_evaluator(lc0core_search* search, const lc0core_evaluator
  * evaluator's forward is slot 0). set_evaluator drops the added slots. */
 int lc0core_search_add_slot(lc0core_search* search, lc0core_forward_fn forward, void* ctx,
                             int max_batch);
+/* Network answers shared with other searches (lc0core_eval_memo.h), or
+ * NULL for none (the default). The memo must outlive the handle's runs. */
+int lc0core_search_set_memo(lc0core_search* search, lc0core_eval_memo* memo);
 /* Forget the tree and the NN cache. */
 int lc0core_search_new_game(lc0core_search* search);
 /* The game: its first position and the UCI moves since (space separated).

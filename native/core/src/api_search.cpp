@@ -183,6 +183,15 @@ LC0CORE_EXPORT int lc0core_search_add_slot(lc0core_search* search, lc0core_forwa
   });
 }
 
+LC0CORE_EXPORT int lc0core_search_set_memo(lc0core_search* search, lc0core_eval_memo* memo) {
+  return guarded([&] {
+    settle(search);
+    search->evaluator.memo = memo ? &memo->memo : nullptr;
+    search->last.reset();
+    return LC0CORE_OK;
+  });
+}
+
 LC0CORE_EXPORT int lc0core_search_new_game(lc0core_search* search) {
   return guarded([&] {
     settle(search);
@@ -343,6 +352,7 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->tb_hits = s.tb_hits();
     out->nn_evals = s.nn_evals();
     out->cache_hits = (long long)search->cache.hits();
+    out->memo_hits = s.memo_hits();
     out->max_depth = s.max_depth();
     out->elapsed_ms = s.elapsed_ms();
     out->nps_elapsed_ms = s.nps_elapsed_ms();

@@ -87,18 +87,83 @@ void Search::forward(Batch* batch, const EvaluatorSlot& slot) const {
   batch->policy.resize(size_t(n) * kPolicySize);
   batch->wdl.resize(size_t(n) * 3);
   batch->moves_left.assign(size_t(n), 0.0f);
+  if (evaluator_.memo) {
+    forward_with_memo(batch, slot);
+  } else {
+    call_network(slot, n, batch->masks.data(), batch->values.data(), batch->policy.data(),
+                 batch->wdl.data(), batch->moves_left.data());
+  }
+  batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void Search::forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const {
+  EvalMemo& memo = *evaluator_.memo;
+  Batch::MemoScratch& s = batch->memo;
+  const int n = int(batch->requests.size());
+  s.keys.resize(size_t(n));
+  s.misses.clear();
+  for (int i = 0; i < n; ++i) {
+    const Request& r = batch->requests[size_t(i)];
+    s.keys[size_t(i)] = EvalMemo::key(batch->masks.data() + size_t(i) * kNumPlanes,
+                                      batch->values.data() + size_t(i) * kNumPlanes);
+    if (!memo.lookup(s.keys[size_t(i)], batch->indices.data() + r.first_move, r.num_moves,
+                     batch->policy.data() + size_t(i) * kPolicySize, batch->wdl.data() + size_t(i) * 3,
+                     batch->moves_left.data() + i)) {
+      s.misses.push_back(i);
+    }
+  }
+  const int m = int(s.misses.size());
+  memo_hits_.fetch_add(n - m, std::memory_order_relaxed);
+  if (m == 0) return;
+  if (m == n) {
+    call_network(slot, n, batch->masks.data(), batch->values.data(), batch->policy.data(),
+                 batch->wdl.data(), batch->moves_left.data());
+  } else {
+    // The network computes the missed rows alone; their answers are copied
+    // to the rows of the batch (the logits the priors read, WDL, moves left).
+    s.masks.resize(size_t(m) * kNumPlanes);
+    s.values.resize(size_t(m) * kNumPlanes);
+    for (int j = 0; j < m; ++j) {
+      const size_t from = size_t(s.misses[size_t(j)]) * kNumPlanes, to = size_t(j) * kNumPlanes;
+      std::copy_n(batch->masks.data() + from, kNumPlanes, s.masks.data() + to);
+      std::copy_n(batch->values.data() + from, kNumPlanes, s.values.data() + to);
+    }
+    s.policy.resize(size_t(m) * kPolicySize);
+    s.wdl.resize(size_t(m) * 3);
+    s.moves_left.assign(size_t(m), 0.0f);
+    call_network(slot, m, s.masks.data(), s.values.data(), s.policy.data(), s.wdl.data(),
+                 s.moves_left.data());
+    for (int j = 0; j < m; ++j) {
+      const int i = s.misses[size_t(j)];
+      const Request& r = batch->requests[size_t(i)];
+      const int* indices = batch->indices.data() + r.first_move;
+      const float* from = s.policy.data() + size_t(j) * kPolicySize;
+      float* to = batch->policy.data() + size_t(i) * kPolicySize;
+      for (int k = 0; k < r.num_moves; ++k) to[indices[k]] = from[indices[k]];
+      std::copy_n(s.wdl.data() + size_t(j) * 3, 3, batch->wdl.data() + size_t(i) * 3);
+      batch->moves_left[size_t(i)] = s.moves_left[size_t(j)];
+    }
+  }
+  for (int i : s.misses) {
+    const Request& r = batch->requests[size_t(i)];
+    memo.put(s.keys[size_t(i)], batch->indices.data() + r.first_move, r.num_moves,
+             batch->policy.data() + size_t(i) * kPolicySize, batch->wdl.data() + size_t(i) * 3,
+             batch->moves_left[size_t(i)]);
+  }
+}
+
+void Search::call_network(const EvaluatorSlot& slot, int n, const uint64_t* masks, const float* values,
+                          float* policy, float* wdl, float* moves_left) const {
   const int step = slot.max_batch > 0 ? slot.max_batch : n;
   for (int at = 0; at < n; at += step) {
     const int count = std::min(step, n - at);
-    const int status = slot.forward(
-        slot.ctx, count, batch->masks.data() + size_t(at) * kNumPlanes,
-        batch->values.data() + size_t(at) * kNumPlanes, batch->policy.data() + size_t(at) * kPolicySize,
-        batch->wdl.data() + size_t(at) * 3, batch->moves_left.data() + at);
+    const int status = slot.forward(slot.ctx, count, masks + size_t(at) * kNumPlanes,
+                                    values + size_t(at) * kNumPlanes, policy + size_t(at) * kPolicySize,
+                                    wdl + size_t(at) * 3, moves_left + at);
     if (status != 0) {
       throw std::runtime_error("the network's forward call failed (status " + std::to_string(status) + ")");
     }
   }
-  batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 void Search::cache_results(const Batch& batch) const {

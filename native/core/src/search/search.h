@@ -19,6 +19,7 @@
 #include "../encoder.h"
 #include "../history.h"
 #include "contempt.h"
+#include "eval_memo.h"
 #include "nn_cache.h"
 #include "params.h"
 #include "task_pool.h"
@@ -49,6 +50,7 @@ struct Evaluator {
   TablebaseProbeFn tb_probe = nullptr;
   void* tb_ctx = nullptr;
   int tb_max_pieces = 0;
+  EvalMemo* memo = nullptr;          // answers shared with other searches (null: none)
 };
 
 struct Limits {
@@ -92,6 +94,12 @@ struct Batch {
   std::vector<float> values;
   std::vector<float> policy, wdl, moves_left;
   std::vector<size_t> leaves;        // expand_leaves' scratch, kept to spare an allocation per pick
+  struct MemoScratch {               // forward_with_memo's: keys, and the rows the network computes
+    std::vector<MemoKey> keys;
+    std::vector<int> misses;
+    std::vector<uint64_t> masks;
+    std::vector<float> values, policy, wdl, moves_left;
+  } memo;
   int ooo = 0;
   double seconds = 0.0;
   void clear() {
@@ -180,6 +188,7 @@ class Search {
   int max_depth() const { return max_depth_; }
   long long tb_hits() const { return tb_hits_.load(); }
   long long nn_evals() const { return nn_evals_; }
+  long long memo_hits() const { return memo_hits_.load(); }
   long long network_batches() const { return network_batches_; }
   double network_seconds() const { return network_seconds_; }
   double gather_seconds() const { return gather_seconds_; }
@@ -224,6 +233,9 @@ class Search {
   void add_request(PickContext& c, uint32_t node, uint64_t key, const MoveList& moves);
   void evaluate(Batch* batch, const EvaluatorSlot& slot) const;   // forward, then prepare_priors
   void forward(Batch* batch, const EvaluatorSlot& slot) const;    // the network call alone
+  void forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const;
+  void call_network(const EvaluatorSlot& slot, int n, const uint64_t* masks, const float* values,
+                    float* policy, float* wdl, float* moves_left) const;
   void prepare_priors(Batch* batch) const;
   void cache_results(const Batch& batch) const;            // every request's result
   void cache_request(const Batch& batch, size_t slot) const;
@@ -282,6 +294,7 @@ class Search {
   long long initial_visits_ = 0, total_playouts_ = 0, total_batches_ = 0;
   long long cum_depth_ = 0, nn_evals_ = 0, network_batches_ = 0;
   std::atomic<long long> tb_hits_{0};    // picking tasks count them too
+  mutable std::atomic<long long> memo_hits_{0};   // counted where the network is called
   std::atomic<long long> picking_tasks_{0};
   std::atomic<long long> expanding_tasks_{0};
   double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0, expand_seconds_ = 0.0;
