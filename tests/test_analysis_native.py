@@ -186,6 +186,20 @@ def test_shared_answers_change_no_search(random_net):
         off.close()
 
 
+@pytest.mark.parametrize("n,searches", [(0, 4), (7, 4), (33, 8), (2048, 256), (2048, 64), (1717, 512)])
+def test_spread_order_keeps_neighbours_apart(n, searches):
+    from lc0_rocm.analysis.many import spread_order
+    order = spread_order(n, searches)
+    assert sorted(order) == list(range(n))
+    where = {row: job for job, row in enumerate(order)}
+    block = 4 * searches
+    for i in range(n - 1):
+        if i // block != (i + 1) // block:
+            continue                                  # a block's last row and the next block's first
+        size = min(block, n - i // block * block)     # the last block may be short
+        assert size // 2 - 1 <= abs(where[i + 1] - where[i]) <= (size + 1) // 2
+
+
 def test_memo_refuses_bad_arguments():
     ffi, lib = native_core.load()
     out = ffi.new("lc0core_eval_memo**")

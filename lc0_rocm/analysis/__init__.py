@@ -32,7 +32,7 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
             backend_opts: str | None = None, evaluate: bool = False, nodes: int | None = None,
             movetime: float | None = None, top_k: int = 3, every: int = 1, played: bool = False,
             options: dict | None = None, searches: int | None = None, batching: str = "auto",
-            kind: str | None = None, shard_size: int = 512) -> Iterator[AnalysisRecord]:
+            kind: str | None = None, shard_size: int | None = None) -> Iterator[AnalysisRecord]:
     """Analyse positions, yielding an AnalysisRecord per position in input order.
 
     `source`: a file (str or path: .pgn, .epd, else FEN lines; `kind`
@@ -53,7 +53,7 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
     yielded (the command line reports them in an errors file)."""
     from lc0_rocm.analysis import columns, writers
     from lc0_rocm.analysis.inputs import Selection, positions_from_items, read_positions
-    from lc0_rocm.analysis.plan import plan_from_positions
+    from lc0_rocm.analysis.plan import default_shard_size, plan_from_positions
     from lc0_rocm.analysis.settings import Settings
     from lc0_rocm.analysis.worker import ShardWorker
 
@@ -71,6 +71,7 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
             items = read_positions([os.fspath(s) for s in source], kind, Selection(every, played))
         else:
             items = positions_from_items(source)
+    shard_size = shard_size or default_shard_size(settings.mode)
     plan = plan_from_positions(items, shard_size)
     owned = network is None
     if owned:

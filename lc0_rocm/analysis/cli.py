@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the shards on a Ray cluster (ADDRESS, or the one ray.init() finds); "
                         "needs `pip install 'lc0-rocm[ray]'`")
     p.add_argument("--shard-size", type=int, default=None,
-                   help="distinct positions per shard (default 32768 with --eval, 512 searching)")
+                   help="distinct positions per shard (default 32768 with --eval, 2048 searching)")
     return p
 
 

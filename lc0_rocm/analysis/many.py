@@ -125,6 +125,21 @@ def check_options(options: dict) -> dict:
     return merged
 
 
+def spread_order(n: int, searches: int) -> list[int]:
+    """The order to search n rows in with `searches` at once: blocks of
+    4 x searches rows, each its even rows then its odd ones, so that rows
+    next to each other (a game's successive positions) are ~2 x searches
+    jobs apart: one starts once the other has finished and finds its
+    network answers in the memo (searched side by side, both would ask for
+    them at once), and few other answers come between."""
+    block = 4 * max(1, searches)
+    order: list[int] = []
+    for start in range(0, n, block):
+        end = min(n, start + block)
+        order += [*range(start, end, 2), *range(start + 1, end, 2)]
+    return order
+
+
 def analysis_engine(network, options: dict):
     """An Engine holding `options` (lc0's names) plus FIXED_OPTIONS; its
     params and result code serve the multi-search."""
@@ -281,9 +296,11 @@ class ManySearch:
             progress=None) -> dict[str, np.ndarray]:
         """Searches every row (nodes and/or movetime seconds each); the
         search columns (analysis.columns) in row order. `progress(k)` is
-        called as the first k rows are done. Two threads may run at once
-        (the second's jobs queue behind the first's, so the searches never
-        run dry between two shards)."""
+        called as k rows are done. Two threads may run at once (the
+        second's jobs queue behind the first's, so the searches never run
+        dry between two shards). Rows are searched in spread_order: a
+        game's next position after the one before has finished, whose
+        answers the memo then holds."""
         if self._closed or self._cancelled:
             raise ManySearchError("cancelled" if self._cancelled else "closed")
         ffi, lib = self.ffi, self.lib
@@ -294,15 +311,16 @@ class ManySearch:
         ratio, diff = contempt.rescale_params(self.params)
         limits = ffi.new("lc0core_search_limits[]", n)
         black = [_black_to_move(row) for row in rows]
-        for i in range(n):
-            lim = limits[i]
+        order = spread_order(n, self.searches) if self._memo is not None else list(range(n))
+        for job, i in enumerate(order):
+            lim = limits[job]
             lim.nodes = -1 if nodes is None else int(nodes)
             lim.movetime = -1.0 if movetime is None else float(movetime)
             lim.time_budget, lim.infinite, lim.depth, lim.mate = -1.0, 0, -1, -1
             lim.searchmoves = ffi.NULL
             lim.rescale_ratio, lim.rescale_diff = ratio, diff
             lim.contempt_mode = contempt.resolve_mode(self.params, black[i], False)
-        text = ("\0".join(rows) + "\0").encode()
+        text = ("\0".join(rows[i] for i in order) + "\0").encode()
         first = ffi.new("long long*")
         with self._lock:
             self._check(lib.lc0core_search_many_submit(self._many, n, text, len(text), limits, first), "submit")
@@ -326,8 +344,11 @@ class ManySearch:
                 raise error
             if self._cancelled:                # stopped searches: not results to keep
                 raise ManySearchError("cancelled")
+            job_of = [0] * n
+            for job, i in enumerate(order):
+                job_of[i] = job
             for i in range(n):
-                self._collect(start + i, rows[i], black[i], out, i, (ratio, diff))
+                self._collect(start + job_of[i], rows[i], black[i], out, i, (ratio, diff))
         except BaseException:
             # Ctrl-C or a failure: stop every search (another thread's run
             # ends with "cancelled"); the owner closes.

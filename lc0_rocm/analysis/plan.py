@@ -34,6 +34,14 @@ from lc0_rocm.analysis.settings import AnalysisError
 MANIFEST_VERSION = 1
 
 
+def default_shard_size(mode: str) -> int:
+    """Rows per shard: 32768 for the network alone; 2048 searching, so
+    that a shard's spread order (many.spread_order) can keep a game's
+    successive positions ~2 x searches apart for up to 512 searches at
+    once (a big net on a GPU runs 256), while a killed run loses little."""
+    return 32768 if mode == "eval" else 2048
+
+
 class WorkDirError(AnalysisError):
     """The parts folder cannot be used (another run holds it, or it holds a
     run with other settings); the message says what to do."""

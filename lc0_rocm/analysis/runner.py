@@ -20,7 +20,7 @@ from typing import Iterator
 
 from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.inputs import Selection
-from lc0_rocm.analysis.plan import Plan, WorkDir, build_plan
+from lc0_rocm.analysis.plan import Plan, WorkDir, build_plan, default_shard_size
 from lc0_rocm.analysis.settings import NetSource, Settings, WorkerError
 from lc0_rocm.analysis.worker import ShardWorker, process_main
 from lc0_rocm.analysis import writers
@@ -205,7 +205,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
         if writers.format_of(path) == "parquet":
             writers.require_pyarrow()
     if shard_size is None:
-        shard_size = 32768 if settings.mode == "eval" else 512
+        shard_size = default_shard_size(settings.mode)
     plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
     manifest = {"settings": settings.identity(), "net": source.identity(), "rows": len(plan.rows),
                 "rows_sha256": plan.digest, "shard_size": shard_size}
