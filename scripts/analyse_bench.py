@@ -10,14 +10,18 @@
             the GPU's busy share of the wall time (NVML / nvidia-smi /
             rocm-smi sampled while it runs; the mux's own count beside it),
             and a python-chess loop driving lc0 over UCI at the same nodes
-            (`go nodes N` per position, a new game each, SmartPruningFactor
-            0 on both sides) on --uci-positions of them, and the ratio.
+            (`go nodes N` per position, SmartPruningFactor 0 on both sides)
+            on --uci-positions of them, and the ratio.
 
 Positions: real games, those of --pgn (default scripts/data/london-1851.pgn,
 the London 1851 tournament), every position of each game in order; with
 --pgn '' games played by the first net whose name holds "maia" (else the
 first net), sampling each move from its policy, from a fixed seed. The UCI
-loop takes --uci-positions of them spread evenly over the set.
+loop takes --uci-positions of them in --uci-stretches runs of successive
+positions spread evenly over the set, a new game (`ucinewgame`) at the start
+of each run only: within a run lc0 keeps its NN cache (and its tree where
+the position continues the last), as a loop over a game's positions would,
+so it reuses what the position before computed as our searches do.
 
     python scripts/analyse_bench.py --nets t82.pb.gz maia-1900.pb.gz -b cuda-fp16 \\
         --lc0 .anchors/lc0-master/run-lc0.sh --lc0-backend cuda-fp16 --positions 2000 --json out.json
@@ -207,20 +211,31 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
             "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records]))}
 
 
-def measure_uci(lc0: str, lc0_backend: str, net_path: str, rows, nodes) -> dict:
+def uci_stretches(rows: list, count: int, stretches: int) -> list[list]:
+    """`count` rows in `stretches` runs of successive rows spread evenly
+    over `rows`."""
+    stretches = max(1, min(stretches, count))
+    length = max(1, count // stretches)
+    gap = max(length, len(rows) // stretches)
+    return [rows[k * gap:k * gap + length] for k in range(stretches) if rows[k * gap:k * gap + length]]
+
+
+def measure_uci(lc0: str, lc0_backend: str, net_path: str, runs: list[list], nodes) -> dict:
     command = [lc0, f"--weights={net_path}", f"--backend={lc0_backend}"]
     engine = chess.engine.SimpleEngine.popen_uci(command, stderr=subprocess.DEVNULL)
     try:
         if "SmartPruningFactor" in engine.options:
             engine.configure({"SmartPruningFactor": 0})
-        engine.analyse(board_of_row(rows[0]), chess.engine.Limit(nodes=nodes), game="warm-up")
+        engine.analyse(board_of_row(runs[0][0]), chess.engine.Limit(nodes=nodes), game="warm-up")
         t0 = time.perf_counter()
-        for i, row in enumerate(rows):
-            engine.analyse(board_of_row(row), chess.engine.Limit(nodes=nodes), game=i)   # a new game each
+        for k, run in enumerate(runs):
+            for row in run:       # one game per run: ucinewgame (cache cleared) only at its start
+                engine.analyse(board_of_row(row), chess.engine.Limit(nodes=nodes), game=k)
         wall = time.perf_counter() - t0
     finally:
         engine.quit()
-    return {"positions": len(rows), "seconds": wall, "pos_per_s": len(rows) / wall}
+    positions = sum(len(run) for run in runs)
+    return {"positions": positions, "runs": len(runs), "seconds": wall, "pos_per_s": positions / wall}
 
 
 def main(argv=None) -> int:
@@ -240,10 +255,17 @@ def main(argv=None) -> int:
     p.add_argument("--lc0", default=None, help="lc0 binary (or run-lc0.sh) for the python-chess UCI loop")
     p.add_argument("--lc0-backend", default="cuda-fp16")
     p.add_argument("--uci-positions", type=int, default=200, help="positions the UCI loop searches")
+    p.add_argument("--uci-stretches", type=int, default=4,
+                   help="runs of successive positions the UCI loop's positions come in (a new game each)")
     p.add_argument("--no-uci", action="store_true", help="skip the UCI loop")
     p.add_argument("--no-eval", action="store_true", help="skip the eval measurement")
+    p.add_argument("--no-memo", action="store_true",
+                   help="searches without the shared network answers (an A/B of the memo)")
     p.add_argument("--json", default=None, help="write every figure here")
     args = p.parse_args(argv)
+    if args.no_memo:
+        from lc0_rocm.analysis import many
+        many.ManySearch._make_memo = lambda self, wanted: None
     if not args.no_uci and not args.lc0:
         p.error("give --lc0 PATH (lc0 for the UCI loop) or --no-uci")
 
@@ -274,8 +296,8 @@ def main(argv=None) -> int:
                                     args.groups)
                 u = None
                 if not args.no_uci:       # spread over the positions: openings to endings
-                    step = max(1, len(rows) // max(1, args.uci_positions))
-                    u = measure_uci(args.lc0, args.lc0_backend, net, rows[::step][:args.uci_positions], nodes)
+                    runs = uci_stretches(rows, args.uci_positions, args.uci_stretches)
+                    u = measure_uci(args.lc0, args.lc0_backend, net, runs, nodes)
                 figures[f"nodes{nodes}"] = {"analyse": a, "uci_loop": u}
                 busy = f"{a['gpu_busy_pct']:.0f}%" if a["gpu_busy_pct"] is not None else "n/a"
                 ratio = f"{a['pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"

@@ -29,7 +29,18 @@ def test_bench_script_runs_on_the_cpu(tmp_path):
     assert figures["eval"]["positions"] == 3000 and figures["eval"]["eval_pos_per_s"] > 0
     run = figures["nodes15"]
     assert run["analyse"]["positions"] == 40 and run["analyse"]["mean_nodes"] >= 15
-    assert run["uci_loop"]["positions"] == 8 and run["uci_loop"]["pos_per_s"] > 0
+    assert run["uci_loop"]["positions"] == 8 and run["uci_loop"]["runs"] == 4 and run["uci_loop"]["pos_per_s"] > 0
+    assert run["analyse"]["memo_lookups"] >= run["analyse"]["memo_hits"] > 0
     assert run["analyse"]["mux"] and run["analyse"]["mux_forward_share"] > 0
     assert run["analyse"]["searching_pos_per_s"] >= run["analyse"]["pos_per_s"]
     assert data["origin"].startswith("scripts/data/london-1851.pgn")     # real games by default
+
+
+def test_uci_loop_takes_runs_of_successive_positions():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from analyse_bench import uci_stretches
+    rows = list(range(2000))
+    runs = uci_stretches(rows, 100, 4)
+    assert [r[0] for r in runs] == [0, 500, 1000, 1500] and all(len(r) == 25 for r in runs)
+    assert all(r == list(range(r[0], r[0] + 25)) for r in runs)
+    assert sum(map(len, uci_stretches(rows[:10], 8, 4))) == 8
