@@ -5,6 +5,7 @@
 #include <cstring>
 #include "../../include/lc0core_eval_memo.h"
 #include "../encoder.h"
+#include "../position.h"
 #include "../errors.h"
 
 namespace lc0core {
@@ -36,8 +37,22 @@ float float_of(uint32_t u) {
 
 }  // namespace
 
-EvalMemo::EvalMemo(long long capacity)
-    : per_shard_(size_t(std::max<long long>(1, capacity / kShards))) {}
+// An answer's words: key.hi (2), count, wdl (3), moves left, then count
+// policy indices and count logits.
+constexpr uint64_t kHeaderWords = 7;
+constexpr uint64_t kTypicalWords = kHeaderWords + 2 * 36;
+
+EvalMemo::EvalMemo(long long capacity) {
+  const uint64_t per_shard = uint64_t(std::max<long long>(1, capacity / kShards));
+  // At least the largest answer (218 moves) fits.
+  ring_words_ = std::max<uint64_t>(per_shard * kTypicalWords, kHeaderWords + 2 * kMaxMoves);
+  buckets_ = 1;
+  while (buckets_ * kWays < 2 * per_shard) buckets_ *= 2;
+  for (Shard& s : shards_) {
+    s.ring.reset(new uint32_t[ring_words_]);    // not zeroed: pages are touched as answers come
+    s.slots.reset(new Slot[buckets_ * kWays]());
+  }
+}
 
 MemoKey EvalMemo::key(const uint64_t* masks, const float* values) {
   // Two chains with different multipliers and rotations over the same
@@ -56,48 +71,63 @@ bool EvalMemo::lookup(const MemoKey& key, const int* indices, int count, float* 
   lookups_.fetch_add(1, std::memory_order_relaxed);
   Shard& s = shard(key);
   std::lock_guard<std::mutex> lock(s.mutex);
-  const auto found = s.entries.find(key.lo);
-  if (found == s.entries.end()) return false;
-  const Entry& e = found->second;
-  if (e.hi != key.hi || e.moves.size() != size_t(count) * 2) return false;
-  const uint32_t* stored = e.moves.data();
-  for (int i = 0; i < count; ++i) {
-    if (stored[i] != uint32_t(indices[i])) return false;
+  const Slot* bucket = s.slots.get() + (key.lo & (buckets_ - 1)) * kWays;
+  for (int w = 0; w < kWays; ++w) {
+    if (bucket[w].lo != key.lo || !intact(s, bucket[w].at)) continue;
+    const uint32_t* a = answer(s, bucket[w].at);
+    if ((uint64_t(a[0]) | uint64_t(a[1]) << 32) != key.hi || a[2] != uint32_t(count)) return false;
+    const uint32_t* stored = a + kHeaderWords;
+    for (int i = 0; i < count; ++i) {
+      if (stored[i] != uint32_t(indices[i])) return false;
+    }
+    for (int i = 0; i < count; ++i) policy_row[indices[i]] = float_of(stored[count + i]);
+    for (int i = 0; i < 3; ++i) wdl[i] = float_of(a[3 + i]);
+    *moves_left = float_of(a[6]);
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    return true;
   }
-  for (int i = 0; i < count; ++i) policy_row[indices[i]] = float_of(stored[count + i]);
-  std::copy(e.wdl, e.wdl + 3, wdl);
-  *moves_left = e.moves_left;
-  hits_.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  return false;
 }
 
 void EvalMemo::put(const MemoKey& key, const int* indices, int count, const float* policy_row,
                    const float* wdl, float moves_left) {
-  Entry e;
-  e.hi = key.hi;
-  std::copy(wdl, wdl + 3, e.wdl);
-  e.moves_left = moves_left;
-  e.moves.resize(size_t(count) * 2);
-  for (int i = 0; i < count; ++i) {
-    e.moves[i] = uint32_t(indices[i]);
-    e.moves[count + i] = bits_of(policy_row[indices[i]]);
-  }
+  const uint64_t words = kHeaderWords + 2 * uint64_t(count);
   Shard& s = shard(key);
   std::lock_guard<std::mutex> lock(s.mutex);
-  auto placed = s.entries.insert_or_assign(key.lo, std::move(e));
-  if (!placed.second) return;          // replaced: keeps its age
-  s.order.push_back(key.lo);
-  while (s.order.size() > per_shard_) {
-    s.entries.erase(s.order.front());
-    s.order.pop_front();
+  // An answer is never split by the ring's end: skip to its start.
+  if (s.head % ring_words_ + words > ring_words_) s.head += ring_words_ - s.head % ring_words_;
+  uint32_t* a = s.ring.get() + s.head % ring_words_;
+  a[0] = uint32_t(key.hi), a[1] = uint32_t(key.hi >> 32), a[2] = uint32_t(count);
+  for (int i = 0; i < 3; ++i) a[3 + i] = bits_of(wdl[i]);
+  a[6] = bits_of(moves_left);
+  for (int i = 0; i < count; ++i) {
+    a[kHeaderWords + i] = uint32_t(indices[i]);
+    a[kHeaderWords + count + i] = bits_of(policy_row[indices[i]]);
   }
+  // The slot: the key's own, else a free or overwritten one, else the oldest.
+  Slot* bucket = s.slots.get() + (key.lo & (buckets_ - 1)) * kWays;
+  Slot* slot = nullptr;
+  for (int w = 0; w < kWays && !slot; ++w) {
+    if (bucket[w].lo == key.lo) slot = &bucket[w];
+  }
+  for (int w = 0; w < kWays && !slot; ++w) {
+    if (!intact(s, bucket[w].at)) slot = &bucket[w];
+  }
+  if (!slot) {
+    slot = &bucket[0];
+    for (int w = 1; w < kWays; ++w) {
+      if (bucket[w].at < slot->at) slot = &bucket[w];
+    }
+  }
+  *slot = Slot{key.lo, s.head + 1};
+  s.head += words;
 }
 
 long long EvalMemo::size() const {
   long long total = 0;
   for (const Shard& s : shards_) {
     std::lock_guard<std::mutex> lock(s.mutex);
-    total += (long long)s.entries.size();
+    for (uint64_t i = 0; i < buckets_ * kWays; ++i) total += intact(s, s.slots[i].at);
   }
   return total;
 }
