@@ -63,7 +63,9 @@ class RecordingSlots(CoreRandomSlots):
 
 
 def engine_results(net, rows, nodes, **options):
-    engine = Engine(net, Threads=1, SmartPruningFactor=0, **options)
+    """Engine.search one row at a time, with analysis's defaults."""
+    from lc0_rocm.analysis.many import ANALYSIS_DEFAULTS
+    engine = Engine(net, Threads=1, SmartPruningFactor=0, **{**ANALYSIS_DEFAULTS, **options})
     out = []
     for row in rows:
         engine.new_game()

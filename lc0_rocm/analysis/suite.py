@@ -95,7 +95,11 @@ def run_suite(problems: list[Problem], network, *, nodes=None, movetime=None, op
     from lc0_rocm.analysis.inputs import board_position
     from lc0_rocm.analysis.settings import Settings
     from lc0_rocm.analysis.worker import ShardWorker
-    settings = Settings("search", nodes=nodes, movetime=movetime, options=tuple((options or {}).items()))
+    from lc0_rocm.search.params import SearchParams
+    # Engine.search's prefetching (analysis turns it off): the solved set is
+    # the one a search of each problem alone finds.
+    options = {"MaxPrefetch": SearchParams().MaxPrefetch, **(options or {})}
+    settings = Settings("search", nodes=nodes, movetime=movetime, options=tuple(options.items()))
     rows = [board_position("suite", p.line, p.board).row for p in problems]
     worker = ShardWorker(settings, network=network, searches=searches)
     try:
