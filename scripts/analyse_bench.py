@@ -182,11 +182,12 @@ def measure_eval(net_path, backend, rows, eval_positions, seconds) -> dict:
             "forward_b256_pos_per_s": forward, "ratio": len(big) / stage / forward}
 
 
-def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, searches, groups=None) -> dict:
+def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, searches, groups=None,
+                    options: tuple = ()) -> dict:
     path = pathlib.Path(folder) / "positions.fen"
     path.write_text("\n".join(rows) + "\n")
     out = pathlib.Path(folder) / f"nodes{nodes}.jsonl"
-    settings = Settings("search", nodes=nodes)
+    settings = Settings("search", nodes=nodes, options=options)
     source = NetSource(net_path or None, backend, backend_opts)
     with BusySampler() as busy:
         cpu0 = cpu_seconds()
@@ -238,6 +239,13 @@ def measure_uci(lc0: str, lc0_backend: str, net_path: str, runs: list[list], nod
     return {"positions": positions, "runs": len(runs), "seconds": wall, "pos_per_s": positions / wall}
 
 
+def _option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, value
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--nets", nargs="+", required=True, help="net files ('' = no net, random backend)")
@@ -259,6 +267,8 @@ def main(argv=None) -> int:
                    help="runs of successive positions the UCI loop's positions come in (a new game each)")
     p.add_argument("--no-uci", action="store_true", help="skip the UCI loop")
     p.add_argument("--no-eval", action="store_true", help="skip the eval measurement")
+    p.add_argument("-o", "--option", action="append", default=[], type=_option, metavar="NAME=VALUE",
+                   help="a search option for analyse (lc0's name), e.g. -o MaxPrefetch=32; repeatable")
     p.add_argument("--no-memo", action="store_true",
                    help="searches without the shared network answers (an A/B of the memo)")
     p.add_argument("--json", default=None, help="write every figure here")
@@ -278,6 +288,7 @@ def main(argv=None) -> int:
         rows, origin = positions_from_play(play_net, args.backend, args.positions)
     from lc0_rocm.backendbench import machine_info
     report = {"positions": len(rows), "origin": origin, "backend": args.backend, "machine": machine_info(),
+              "options": dict(args.option), "memo": not args.no_memo,
               "command": " ".join([sys.executable, *sys.argv]), "nets": {}}
     print(f"{len(rows)} positions: {origin}", flush=True)
     table = [f"{'net':<22} {'what':<10} {'ours pos/s':>11} {'reference':>11} {'ratio':>7} {'GPU busy':>9} "
@@ -293,7 +304,7 @@ def main(argv=None) -> int:
                              f"{e['forward_b256_pos_per_s']:>11.0f} {e['ratio']:>7.2f} {'':>9}")
             for nodes in args.nodes:
                 a = measure_analyse(net, args.backend, args.backend_opts, rows, nodes, folder, args.searches,
-                                    args.groups)
+                                    args.groups, tuple(args.option))
                 u = None
                 if not args.no_uci:       # spread over the positions: openings to endings
                     runs = uci_stretches(rows, args.uci_positions, args.uci_stretches)
