@@ -202,6 +202,40 @@ def test_spread_order_keeps_neighbours_apart(n, searches):
         assert size // 2 - 1 <= abs(where[i + 1] - where[i]) <= (size + 1) // 2
 
 
+class _Attributes:
+    def __init__(self, recommended):
+        self.backend = self
+        self.recommended = recommended
+
+    def attributes(self):
+        return BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=2,
+                                 recommended_batch_size=self.recommended, maximum_batch_size=1024)
+
+
+def test_minibatch_fitted_to_the_nodes():
+    from lc0_rocm.analysis.many import fitted_minibatch
+    gpu = _Attributes(264)
+    assert fitted_minibatch(gpu, {}, 100) == {"MinibatchSize": 32}
+    assert fitted_minibatch(gpu, {}, 800) == {"MinibatchSize": 80}
+    assert fitted_minibatch(gpu, {}, 10000) == {}                        # the backend's own
+    assert fitted_minibatch(gpu, {}, None) == {}                         # movetime: no fit
+    assert fitted_minibatch(gpu, {"minibatchsize": 16}, 100) == {"minibatchsize": 16}   # the user's wins
+    assert fitted_minibatch(gpu, {"MinibatchSize": "0", "X": 1}, 800) == {"X": 1, "MinibatchSize": 80}
+    assert fitted_minibatch(_Attributes(7), {}, 100) == {}               # a CPU's 7 stays
+
+
+def test_searcher_searches_with_the_fitted_minibatch(random_net):
+    from lc0_rocm.analysis.many import searcher
+    rows = game_rows(12)
+    many = searcher(random_net, {"SmartPruningFactor": 0}, searches=4, nodes=150)
+    try:
+        got = many_results(many, rows, 150)
+    finally:
+        many.close()
+    assert got == engine_results(random_net, rows, 150, MinibatchSize=32)
+    assert got != engine_results(random_net, rows, 150)                 # 256 builds other trees
+
+
 def test_memo_refuses_bad_arguments():
     ffi, lib = native_core.load()
     out = ffi.new("lc0core_eval_memo**")

@@ -31,7 +31,9 @@ from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.inputs import InputError, Position, Selection, read_positions
 from lc0_rocm.analysis.settings import AnalysisError
 
-MANIFEST_VERSION = 1
+# 2: searches without prefetching, their minibatch fitted to the nodes (a
+# version 1 folder's shards were searched otherwise: not mixed in).
+MANIFEST_VERSION = 2
 
 
 def default_shard_size(mode: str) -> int:

@@ -96,9 +96,14 @@ def run_suite(problems: list[Problem], network, *, nodes=None, movetime=None, op
     from lc0_rocm.analysis.settings import Settings
     from lc0_rocm.analysis.worker import ShardWorker
     from lc0_rocm.search.params import SearchParams
-    # Engine.search's prefetching (analysis turns it off): the solved set is
-    # the one a search of each problem alone finds.
-    options = {"MaxPrefetch": SearchParams().MaxPrefetch, **(options or {})}
+    # Engine.search's prefetching and minibatch (analysis turns the one off
+    # and fits the other to the nodes): the solved set is the one a search
+    # of each problem alone finds.
+    engine_like = {"MaxPrefetch": SearchParams().MaxPrefetch}
+    backend = getattr(network, "backend", None)
+    if backend is not None:
+        engine_like["MinibatchSize"] = int(backend.attributes().recommended_batch_size)
+    options = {**engine_like, **(options or {})}
     settings = Settings("search", nodes=nodes, movetime=movetime, options=tuple(options.items()))
     rows = [board_position("suite", p.line, p.board).row for p in problems]
     worker = ShardWorker(settings, network=network, searches=searches)

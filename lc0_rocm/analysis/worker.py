@@ -30,7 +30,7 @@ class ShardWorker:
         else:
             from lc0_rocm.analysis.many import searcher
             self.engine = searcher(network, settings.search_options(), searches=searches, groups=groups,
-                                   batching=settings.batching)
+                                   batching=settings.batching, nodes=settings.nodes)
 
     def compute(self, rows: list[str], progress=None) -> dict:
         if self.settings.mode == "eval":
