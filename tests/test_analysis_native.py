@@ -100,11 +100,11 @@ def test_an_endgame_temperature_samples_among_every_root_move(random_net, monkey
         cols = many.run(list(ROWS[:4]), nodes=40)
     finally:
         many.close()
-    for row, best, (temperature, edges) in zip(ROWS[:4], cols["best"], picked):
-        board = board_for(row)
-        assert temperature == 2.0 and edges == board.legal_moves.count()
-        assert chess.Move.from_uci(str(best)) in board.legal_moves
-    assert len(picked) == 4
+    assert len(picked) == 4 and {temperature for temperature, _ in picked} == {2.0}
+    # Results are read in the order the searches finish: compare as sets.
+    assert sorted(edges for _, edges in picked) == sorted(board_for(row).legal_moves.count() for row in ROWS[:4])
+    for row, best in zip(ROWS[:4], cols["best"]):
+        assert chess.Move.from_uci(str(best)) in board_for(row).legal_moves
 
 
 @pytest.mark.parametrize("fen", [

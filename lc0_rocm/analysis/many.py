@@ -355,13 +355,19 @@ class ManySearch:
             start, end = first[0], first[0] + n
             self._open.append(start)
         finished = ffi.new("long long*")
-        reported = 0
+        reported = collected = 0
         try:
             while True:
                 self._check(lib.lc0core_search_many_wait(self._many, end, WAIT_STEP_S, finished), "wait")
                 if self._error is not None:
                     lib.lc0core_search_many_cancel(self._many)
                 done = min(n, max(0, int(finished[0] - start)))
+                # Results are read as their jobs finish (every job below
+                # `finished` has), while the rest still search.
+                while collected < done and self._error is None and not self._cancelled:
+                    i = order[collected]
+                    self._collect(start + collected, rows[i], black[i], out, i, (ratio, diff))
+                    collected += 1
                 if progress is not None and done > reported:
                     progress(done)
                     reported = done
@@ -372,11 +378,6 @@ class ManySearch:
                 raise error
             if self._cancelled:                # stopped searches: not results to keep
                 raise ManySearchError("cancelled")
-            job_of = [0] * n
-            for job, i in enumerate(order):
-                job_of[i] = job
-            for i in range(n):
-                self._collect(start + job_of[i], rows[i], black[i], out, i, (ratio, diff))
         except BaseException:
             # Ctrl-C or a failure: stop every search (another thread's run
             # ends with "cancelled"); the owner closes.
