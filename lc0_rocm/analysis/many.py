@@ -120,8 +120,8 @@ def fitted_minibatch(network, options: dict, nodes: int | None) -> dict:
         return options
     backend = getattr(network, "backend", None)
     recommended = int(backend.attributes().recommended_batch_size) if backend is not None else 0
-    fitted = min(recommended, max(32, int(nodes) // 10))
-    if fitted < 1 or fitted >= recommended:
+    fitted = max(32, int(nodes) // 10)
+    if fitted >= recommended:            # the backend's own batch (and a CPU's 7) stays
         return options
     return {**{k: v for k, v in options.items() if k.lower() != "minibatchsize"}, "MinibatchSize": fitted}
 
