@@ -34,28 +34,9 @@ double Search::cpuct(uint32_t n, bool is_root) const {
 
 bool Search::try_start(uint32_t node) {
   Node& n = tree_->node(node);
-  if (!worker_mode_) {
-    if (n.n == 0 && n.n_in_flight > 0) return false;
-    ++n.n_in_flight;
-    return true;
-  }
-  // Workers pick at once: an unvisited node goes to the one that starts it
-  // first (n itself only changes with picking locked out).
-  if (n.n == 0) {
-    uint32_t none = 0;
-    return __atomic_compare_exchange_n(&n.n_in_flight, &none, 1u, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-  }
-  add_in_flight_atomic(n, 1);
+  if (n.n == 0 && n.n_in_flight > 0) return false;
+  ++n.n_in_flight;
   return true;
-}
-
-void Search::add_in_flight(uint32_t node, int visits) {
-  Node& n = tree_->node(node);
-  if (worker_mode_) {
-    add_in_flight_atomic(n, uint32_t(visits));
-  } else {
-    n.n_in_flight += uint32_t(visits);
-  }
 }
 
 void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root) {
@@ -75,14 +56,14 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       }
       return;
     }
-    if (is_root) add_in_flight(node, limit);
+    if (is_root) n.n_in_flight += limit;
   }
   const Node& nd = tree.node(node);
   const uint32_t first = nd.edges;
   const int num_edges = nd.num_edges;
   int max_needed = num_edges;
   if (!(is_root && !root_filter_.empty())) {
-    max_needed = int(std::min<long long>(num_edges, (long long)nd.n + in_flight(nd) + limit + 2));
+    max_needed = int(std::min<long long>(num_edges, (long long)nd.n + nd.n_in_flight + limit + 2));
   }
   const double draw_score = depth % 2 == 0 ? draw_score_odd_ : draw_score_even_;
 
@@ -103,12 +84,12 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       x.util = kNoUtil, x.nstarted = 0, x.kid = kNone, x.to_perform = 0;
     }
   };
-  for (uint32_t ch = load_link(nd.first_child); ch != kNone; ch = load_link(tree.node(ch).next_sibling)) {
+  for (uint32_t ch = nd.first_child; ch != kNone; ch = tree.node(ch).next_sibling) {
     const Node& cn = tree.node(ch);
     const int k = cn.edge_index;
     if (k < max_needed) {
       open(k + 1);
-      e[k].nstarted = (long long)cn.n + in_flight(cn), e[k].kid = ch;
+      e[k].nstarted = (long long)cn.n + cn.n_in_flight, e[k].kid = ch;
     }
     if (cn.n > 0) {
       visited_pol += tree.prior(first + k);
@@ -144,7 +125,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     open(upto);
     for (int k = from; k < ready; ++k) e[k].util = fpu_value, score[k] = e[k].pol * puct_mult + fpu_value;
   };
-  const char* allowed = is_root ? c.allowed : nullptr;
+  const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
 
   // The scan looks at edges up to the first unstarted one and one more: they
   // are sorted by prior, so no later edge can beat those two. Without a root
@@ -244,7 +225,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     --new_visits;
     Node& cn = tree.node(child);
     if (cn.n > 0 && !cn.terminal) {
-      add_in_flight(child, new_visits);
+      cn.n_in_flight += new_visits;
       b.nstarted += new_visits;
     }
     const double nb = b.pol * puct_mult / (1 + b.nstarted) + b.util;
@@ -322,7 +303,7 @@ void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int cou
     TaskPool::Group group(&c.tasks->pool);
     auto pick_branch = [this, &c, e, depth](Branch* branch) {
       try {
-        PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks, nullptr};
+        PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks};
         pick_node(sub, e[branch->idx].kid, e[branch->idx].to_perform, depth + 1, false);
         branch->max_limit = sub.max_limit;
       } catch (...) {

@@ -58,7 +58,7 @@ bool Search::root_allowed(Move move) const {
 
 bool Search::run_iteration() {
   std::unique_lock<std::mutex> lock(*tree_mutex_);
-  gather_batch(batch_, history_, task_pool(0), nullptr);
+  gather_batch(history_, task_pool(0));
   if (!batch_->requests.empty()) ++nn_pending_;
   if (stops_midway()) {
     abandon();
@@ -90,7 +90,7 @@ void Search::run(const std::function<void()>& report) {
 bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current) {
   std::unique_lock<std::mutex> lock(*tree_mutex_);
   batch_ = &batches_[*current];
-  gather_batch(batch_, history_, task_pool(0), nullptr);
+  gather_batch(history_, task_pool(0));
   if (!batch_->requests.empty()) ++nn_pending_;
   bool stop = stops_midway();
   std::future<void> done;
@@ -149,83 +149,58 @@ void Search::run_workers(const std::function<void()>& report) {
   if (worker_error_) std::rethrow_exception(worker_error_);
 }
 
-// The tree lock, then the picking lock exclusively: no worker is picking,
-// so the tree's values and shape may change (backing up, a batch's
-// bookkeeping). Always in this order; pickers take only pick_mutex_ shared.
-class Search::Exclusive {
- public:
-  explicit Exclusive(Search* s) : tree_(*s->tree_mutex_), pick_(s->pick_mutex_) {}
-
- private:
-  std::lock_guard<std::mutex> tree_;
-  std::lock_guard<std::shared_mutex> pick_;
-};
-
 void Search::worker_loop(int index, const std::function<void()>* report) {
   Batch* mine = worker_batches_[index].get();
   const size_t slot = size_t(index) % evaluator_.slots.size();
-  TaskWorkers* tasks = task_pool(size_t(index));
-  // Leaves are expanded unlocked: a board of its own, copied while no other
-  // worker moves history_ (prefetching walks it).
-  std::unique_ptr<PositionHistory> leaf_history;
-  {
-    Exclusive exclusive(this);
-    leaf_history.reset(new PositionHistory(*history_));
-  }
+  std::unique_lock<std::mutex> lock(*tree_mutex_);
+  PositionHistory leaf_history(*history_);   // leaves are expanded unlocked: a board of its own
   while (!stop_requested()) {
-    {
-      PickingLock picking(pick_mutex_);   // with the other workers' picking
-      gather_batch(mine, leaf_history.get(), tasks, &picking);
-    }
-    bool idle = false;
-    {
-      Exclusive exclusive(this);
+    batch_ = mine;
+    gather_batch(&leaf_history, task_pool(size_t(index)));
+    if (!mine->requests.empty()) ++nn_pending_;
+    if (stops_midway()) {
       batch_ = mine;
-      if (!mine->requests.empty()) ++nn_pending_;
-      if (stops_midway()) {
-        abandon();
-        stopped_ = true;
-        break;
-      }
-      prefetch_into_batch();
-      // Everything this worker could pick is in flight elsewhere: wait for a
-      // backup instead of spinning.
-      idle = mine->requests.empty() && mine->ooo == 0 &&
-             std::all_of(mine->visits.begin(), mine->visits.end(), [](const Visit& v) { return v.collision; });
+      abandon();
+      stopped_ = true;
+      break;
     }
+    prefetch_into_batch();
+    // Everything this worker could pick is in flight elsewhere: wait for a
+    // backup instead of spinning on the lock.
+    const bool idle = mine->requests.empty() && mine->ooo == 0 &&
+                      std::all_of(mine->visits.begin(), mine->visits.end(),
+                                  [](const Visit& v) { return v.collision; });
     if (!mine->requests.empty()) {
+      lock.unlock();
       at_network_.fetch_add(1, std::memory_order_relaxed);
       try {
         std::lock_guard<std::mutex> slot_lock(slot_mutexes_[slot]);
         evaluate(mine, evaluator_.slots[slot]);
       } catch (...) {
         at_network_.fetch_sub(1, std::memory_order_relaxed);
-        Exclusive exclusive(this);
+        lock.lock();
         if (!worker_error_) worker_error_ = std::current_exception();
         batch_ = mine;
         abandon();
         stopped_ = true;
+        progress_.notify_all();
         break;
       }
       at_network_.fetch_sub(1, std::memory_order_relaxed);
+      lock.lock();
     }
-    {
-      Exclusive exclusive(this);
-      batch_ = mine;
-      const bool stop = finish();
-      progress_.notify_all();
-      if (stop) break;
-    }
-    if (idle) {
-      std::unique_lock<std::mutex> lock(*tree_mutex_);
-      progress_.wait_for(lock, std::chrono::milliseconds(1));
-    }
+    batch_ = mine;
+    const bool stop = finish();
+    progress_.notify_all();
+    if (stop) break;
+    if (idle) progress_.wait_for(lock, std::chrono::milliseconds(1));
     if (report || params_.NpsLimit > 0) {
+      lock.unlock();
       throttle();
       if (report) (*report)();
+      lock.lock();
     }
   }
-  std::lock_guard<std::mutex> lock(*tree_mutex_);
   stopped_ = true;
   progress_.notify_all();
 }
@@ -252,15 +227,16 @@ int Search::collisions_left(long long nodes) const {
   return int(std::floor(1 + (p.MaxCollisionVisits - 1) * ratio + 0.5));
 }
 
-void Search::gather_batch(Batch* batch, PositionHistory* leaf_history, TaskWorkers* tasks,
-                          PickingLock* picking) {
+void Search::gather_batch(PositionHistory* leaf_history, TaskWorkers* tasks) {
   const auto started = Clock::now();
-  gather_into_batch(batch, leaf_history, tasks, picking);
-  gather_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count();
+  Batch* batch = batch_;
+  gather_into_batch(leaf_history, tasks);
+  batch_ = batch;                     // other workers may have gathered meanwhile
+  gather_seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
 }
 
-void Search::gather_into_batch(Batch* batch, PositionHistory* leaf_history, TaskWorkers* tasks,
-                               PickingLock* picking) {
+void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks) {
+  Batch* const batch = batch_;
   batch->clear();
   Tree& tree = *tree_;
   int minibatch_size = 0;
@@ -277,27 +253,32 @@ void Search::gather_into_batch(Batch* batch, PositionHistory* leaf_history, Task
       return;
     }
     const size_t new_start = visits.size();
-    pick(batch, std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)), tasks);
+    pick(std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)), tasks);
     const auto expand_started = Clock::now();
-    expand_leaves(batch, new_start, leaf_history, tasks, picking);
-    expand_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - expand_started).count();
+    expand_leaves(batch, new_start, leaf_history, tasks);
+    batch_ = batch;
+    expand_seconds_ += std::chrono::duration<double>(Clock::now() - expand_started).count();
     bool any_ooo = false;
     for (size_t i = new_start; i < visits.size(); ++i) {
       if (!visits[i].collision) ++minibatch_size;
       any_ooo = any_ooo || visits[i].ooo_done;
     }
     if (any_ooo) {
-      if (picking) {
-        // Backing up changes the tree's values: no worker may pick meanwhile.
-        picking->unlock();
-        {
-          Exclusive exclusive(this);
-          back_up_out_of_order(batch, new_start, &minibatch_size);
+      // Back up out-of-order results now; drop this pick's collisions.
+      size_t kept = new_start;
+      for (size_t i = new_start; i < visits.size(); ++i) {
+        const Visit v = visits[i];
+        if (v.collision) {
+          cancel_in_flight(v.node, v.multivisit);
+        } else if (v.ooo_done) {
+          backup(v);
+          --minibatch_size;
+          ++ooo;
+        } else {
+          visits[kept++] = v;
         }
-        picking->lock();
-      } else {
-        back_up_out_of_order(batch, new_start, &minibatch_size);
       }
+      visits.resize(kept);
     }
     for (size_t i = new_start; i < visits.size(); ++i) {
       Visit& v = visits[i];
@@ -305,7 +286,9 @@ void Search::gather_into_batch(Batch* batch, PositionHistory* leaf_history, Task
       if (v.maxvisit > 0 && left > v.multivisit) {
         const int extra = std::min(v.maxvisit, left) - v.multivisit;
         v.multivisit += extra;
-        for (uint32_t n = tree.node(v.node).parent; n != kNone; n = tree.node(n).parent) add_in_flight(n, extra);
+        for (uint32_t n = tree.node(v.node).parent; n != kNone; n = tree.node(n).parent) {
+          tree.node(n).n_in_flight += extra;
+        }
       }
       left -= v.multivisit;
       if (left <= 0) return;
@@ -314,29 +297,10 @@ void Search::gather_into_batch(Batch* batch, PositionHistory* leaf_history, Task
   }
 }
 
-void Search::back_up_out_of_order(Batch* batch, size_t from, int* minibatch_size) {
-  // Out-of-order results (cache hits, terminals) are backed up now; this
-  // pick's collisions are dropped.
-  auto& visits = batch->visits;
-  size_t kept = from;
-  for (size_t i = from; i < visits.size(); ++i) {
-    const Visit v = visits[i];
-    if (v.collision) {
-      cancel_in_flight(v.node, v.multivisit);
-    } else if (v.ooo_done) {
-      backup(v);
-      --*minibatch_size;
-      ++batch->ooo;
-    } else {
-      visits[kept++] = v;
-    }
-  }
-  visits.resize(kept);
-}
-
-void Search::pick(Batch* batch, int limit, TaskWorkers* tasks) {
-  PickContext c{nullptr, batch, INT_MAX, limit, tasks};   // picking needs no board
-  if (root_filter_.empty() && current_best_ == kNone) return pick_node(c, tree_->root(), limit, 1, true);
+void Search::pick(int limit, TaskWorkers* tasks) {
+  PickContext c{nullptr, batch_, INT_MAX, limit, tasks};   // picking needs no board
+  root_allowed_on_ = !root_filter_.empty() || current_best_ != kNone;
+  if (!root_allowed_on_) return pick_node(c, tree_->root(), limit, 1, true);
   // With few playouts left, only root edges that could still catch the best
   // (lc0's root pruning), and only `searchmoves` when given.
   Tree& tree = *tree_;
@@ -347,18 +311,17 @@ void Search::pick(Batch* batch, int limit, TaskWorkers* tasks) {
     best_n = best != kNone ? tree.node(best).n : 0;
   }
   const double remaining = std::max(1.0, remaining_playouts_);
-  std::vector<char>& allowed = batch->root_allowed;
-  allowed.clear();
+  root_allowed_.clear();
   bool any_excluded = false;
   for (EdgeWalk w(tree, root); w.valid(); w.next()) {
     const double n = w.child() != kNone ? tree.node(w.child()).n : 0;
     bool ok = w.edge_id() == current_best_ || !(remaining < best_n - n);
     if (ok && !root_filter_.empty() && !root_allowed(Move::from_raw(tree.edge(w.edge_id()).move))) ok = false;
-    allowed.push_back(ok);
+    root_allowed_.push_back(ok);
     any_excluded = any_excluded || !ok;
   }
   // Every edge allowed (the usual case): the root's selection needs no filter.
-  if (any_excluded) c.allowed = allowed.data();
+  root_allowed_on_ = any_excluded;
   pick_node(c, root, limit, 1, true);
 }
 

@@ -13,7 +13,6 @@
 #include <memory>
 #include <future>
 #include <mutex>
-#include <shared_mutex>
 #include <random>
 #include <vector>
 #include "../../include/lc0core_eval.h"
@@ -95,7 +94,6 @@ struct Batch {
   std::vector<float> values;
   std::vector<float> policy, wdl, moves_left;
   std::vector<size_t> leaves;        // expand_leaves' scratch, kept to spare an allocation per pick
-  std::vector<char> root_allowed;    // pick's root filter (lc0's root pruning, searchmoves)
   struct MemoScratch {               // forward_with_memo's: keys, and the rows the network computes
     std::vector<MemoKey> keys;
     std::vector<int> misses;
@@ -113,9 +111,18 @@ struct Batch {
 
 struct BackupFix;
 
-// A worker's hold on the picking lock while it gathers (shared with the
-// other workers' picking); null where the gatherer holds the tree lock.
-using PickingLock = std::shared_lock<std::shared_mutex>;
+// Unlocks a held mutex for a scope and locks it again on leaving, also when
+// an exception leaves.
+class TreeUnlocked {
+ public:
+  explicit TreeUnlocked(std::mutex* mutex) : mutex_(mutex) { mutex_->unlock(); }
+  ~TreeUnlocked() { mutex_->lock(); }
+  TreeUnlocked(const TreeUnlocked&) = delete;
+  TreeUnlocked& operator=(const TreeUnlocked&) = delete;
+
+ private:
+  std::mutex* mutex_;
+};
 
 // A gathering worker's task workers (lc0's) and a board per task worker for
 // its parts of an expansion: copies of the root's history made with the
@@ -137,7 +144,6 @@ struct PickContext {
   int max_limit;
   int pick_limit;
   TaskWorkers* tasks;                // the gathering worker's task workers; null: none
-  const char* allowed = nullptr;     // the root's edges that may be picked; null: all
 };
 
 // One edge's selection state in pick_node (its score, the one field the
@@ -185,9 +191,9 @@ class Search {
   long long memo_hits() const { return memo_hits_.load(); }
   long long network_batches() const { return network_batches_; }
   double network_seconds() const { return network_seconds_; }
-  double gather_seconds() const { return gather_ns_.load() * 1e-9; }
+  double gather_seconds() const { return gather_seconds_; }
   double backup_seconds() const { return backup_seconds_; }
-  double expand_seconds() const { return expand_ns_.load() * 1e-9; }
+  double expand_seconds() const { return expand_seconds_; }
   long long picking_tasks() const { return picking_tasks_.load(); }
   long long expanding_tasks() const { return expanding_tasks_.load(); }
   double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
@@ -196,23 +202,17 @@ class Search {
 
  private:
   using Clock = std::chrono::steady_clock;
-  // Gathering (search.cpp) into `batch`.
+  // Gathering (search.cpp).
   // `leaf_history` (at the root) is the board the picked leaves are
   // expanded on: history_ itself, or a worker's own copy.
   // `tasks`: the worker's task workers (null: none).
-  // `picking`: a worker's shared hold on pick_mutex_ (the tree lock not
-  // held); null: the caller holds the tree lock throughout.
-  void gather_batch(Batch* batch, PositionHistory* leaf_history, TaskWorkers* tasks,
-                    PickingLock* picking);   // timed: gather_into_batch
-  void gather_into_batch(Batch* batch, PositionHistory* leaf_history, TaskWorkers* tasks,
-                         PickingLock* picking);
-  void back_up_out_of_order(Batch* batch, size_t from, int* minibatch_size);
+  void gather_batch(PositionHistory* leaf_history, TaskWorkers* tasks);   // timed: gather_into_batch
+  void gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks);
   int collisions_left(long long nodes) const;
-  void pick(Batch* batch, int limit, TaskWorkers* tasks);
+  void pick(int limit, TaskWorkers* tasks);
   void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
   void pick_children(PickContext& c, int depth, const PickEdge* e, int count);
   bool try_start(uint32_t node);
-  void add_in_flight(uint32_t node, int visits);   // atomic when workers pick at once
   double fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const;
   double cpuct(uint32_t n, bool is_root) const;
   void ensure_two_fold_correct(uint32_t child, int depth);
@@ -220,8 +220,7 @@ class Search {
   int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
   // Expanding the picked leaves (lc0's ProcessPickedTask).
   bool being_expanded(uint32_t node) const;
-  void expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskWorkers* tasks,
-                     PickingLock* picking);
+  void expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskWorkers* tasks);
   void expand_range(Batch* batch, const size_t* leaves, int count, Batch* out, PositionHistory* history);
   void moves_from_root(uint32_t node, std::vector<uint16_t>* path) const;
   void expand_leaf(PickContext& c, Visit* v);
@@ -298,10 +297,9 @@ class Search {
   mutable std::atomic<long long> memo_hits_{0};   // counted where the network is called
   std::atomic<long long> picking_tasks_{0};
   std::atomic<long long> expanding_tasks_{0};
-  double network_seconds_ = 0.0, backup_seconds_ = 0.0;
-  std::atomic<long long> gather_ns_{0}, expand_ns_{0};   // workers gather at once
+  double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0, expand_seconds_ = 0.0;
   int max_depth_ = 0;
-  std::atomic<bool> stopped_{false};   // read by workers picking at once
+  bool stopped_ = false;
   double remaining_playouts_ = 4e9;
   double remaining_time_ms_ = 0.0;
   bool remaining_time_set_ = false;
@@ -318,14 +316,10 @@ class Search {
   std::vector<std::unique_ptr<Batch>> worker_batches_;
   std::unique_ptr<std::mutex[]> slot_mutexes_;
   std::condition_variable progress_;   // a worker backed up a batch
-  // Threads workers on slots of their own: they pick at once (pick_mutex_
-  // shared, visits in flight counted atomically), expand leaves with no
-  // lock, and back up with the tree lock and pick_mutex_ exclusive; they
-  // fill the NN cache where the network ran, and send early to an idle
-  // network.
+  // Threads workers on slots of their own: they expand leaves with the tree
+  // unlocked, fill the NN cache where the network ran, and send early to an
+  // idle network.
   bool worker_mode_ = false;
-  std::shared_mutex pick_mutex_;
-  class Exclusive;                     // tree_mutex_, then pick_mutex_ exclusive
   std::atomic<int> at_network_{0};     // workers in a network call (lc0's backend_waiting_counter)
   std::exception_ptr worker_error_;
   // Task workers (lc0's): each gathering worker has its own, which pick in
@@ -338,6 +332,8 @@ class Search {
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
   std::mutex spare_mutex_;
   std::vector<std::unique_ptr<Batch>> spare_batches_;
+  std::vector<char> root_allowed_;
+  bool root_allowed_on_ = false;
 };
 
 }  // namespace search

@@ -22,7 +22,7 @@ uint32_t Tree::new_node(uint32_t parent, int edge_index) {
 
 uint32_t Tree::find_child(uint32_t node, int k) const {
   if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
-  for (uint32_t c = load_link(nodes_[node].first_child); c != kNone; c = load_link(nodes_[c].next_sibling)) {
+  for (uint32_t c = nodes_[node].first_child; c != kNone; c = nodes_[c].next_sibling) {
     const int index = nodes_[c].edge_index;
     if (index == k) return c;
     if (index > k) break;
@@ -32,7 +32,6 @@ uint32_t Tree::find_child(uint32_t node, int k) const {
 
 uint32_t Tree::child(uint32_t node, int k) {
   if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
-  std::lock_guard<std::mutex> lock(link_mutexes_[node % kLinkLocks]);
   uint32_t prev = kNone;
   uint32_t c = nodes_[node].first_child;
   while (c != kNone && nodes_[c].edge_index < k) {
@@ -42,10 +41,11 @@ uint32_t Tree::child(uint32_t node, int k) {
   if (c != kNone && nodes_[c].edge_index == k) return c;
   const uint32_t fresh = new_node(node, k);
   nodes_[fresh].next_sibling = c;
-  // Published last (release): a picker walking this list unlocked sees
-  // either the old list or the new node whole.
-  uint32_t& link = prev == kNone ? nodes_[node].first_child : nodes_[prev].next_sibling;
-  __atomic_store_n(&link, fresh, __ATOMIC_RELEASE);
+  if (prev == kNone) {
+    nodes_[node].first_child = fresh;
+  } else {
+    nodes_[prev].next_sibling = fresh;
+  }
   return fresh;
 }
 

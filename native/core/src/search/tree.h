@@ -39,17 +39,6 @@ struct Node {          // 56 bytes (lc0's is 64)
   bool solid = false;             // children: one block, child k at first_child + k
 };
 
-// Visits in flight: in worker mode several threads pick at once (each
-// holding the picking lock shared) and count their visits here, the one
-// field they write; these read and change it atomically. Everything else
-// in a node changes only under the tree lock held exclusively, or (a leaf's
-// own fields) by the one thread that has it in flight.
-inline uint32_t in_flight(const Node& n) { return __atomic_load_n(&n.n_in_flight, __ATOMIC_RELAXED); }
-inline void add_in_flight_atomic(Node& n, uint32_t k) { __atomic_fetch_add(&n.n_in_flight, k, __ATOMIC_RELAXED); }
-// A child link (first_child, next_sibling) as a picker reads it while
-// another may link a new node in: the new node is whole before its link.
-inline uint32_t load_link(const uint32_t& link) { return __atomic_load_n(&link, __ATOMIC_ACQUIRE); }
-
 // Fixed-size chunks: ids stay valid and growth never copies the tree. The
 // chunk table is reserved for every 32-bit id up front, so that reading a
 // slot never races with a new chunk (picking tasks allocate while others read).
@@ -100,8 +89,7 @@ class Tree {
   size_t bytes() const { return nodes_.bytes() + edges_.bytes(); }
 
   uint32_t new_node(uint32_t parent, int edge_index);
-  // Edge `k` of `node`'s child node, spawned when absent. Safe for
-  // several pickers at once (a lock per group of parents).
+  // Edge `k` of `node`'s child node, spawned when absent.
   uint32_t child(uint32_t node, int k);
   // Edge `k`'s child, or kNone (no spawn).
   uint32_t find_child(uint32_t node, int k) const;
@@ -137,8 +125,6 @@ class Tree {
   Pool<Node, 16> nodes_;
   Pool<Edge, 18> edges_;
   std::mutex allocate_mutex_;          // picking tasks spawn nodes and edges at once
-  static constexpr int kLinkLocks = 64;
-  std::mutex link_mutexes_[kLinkLocks];   // by parent id: two pickers never link into one list at once
   uint32_t root_;
 };
 
@@ -148,7 +134,7 @@ class EdgeWalk {
  public:
   EdgeWalk(const Tree& tree, uint32_t node)
       : tree_(tree), first_(tree.node(node).edges), count_(tree.node(node).num_edges),
-        next_child_(load_link(tree.node(node).first_child)) {
+        next_child_(tree.node(node).first_child) {
     if (first_ == kNone) count_ = 0;
     settle();
   }
@@ -166,7 +152,7 @@ class EdgeWalk {
     child_ = kNone;
     if (next_child_ != kNone && tree_.node(next_child_).edge_index == k_) {
       child_ = next_child_;
-      next_child_ = load_link(tree_.node(next_child_).next_sibling);
+      next_child_ = tree_.node(next_child_).next_sibling;
     }
   }
   const Tree& tree_;
