@@ -1,6 +1,7 @@
 // The NN cache's open-addressing table (native/core/src/search/
 // nn_cache_table.h) against std::unordered_map: random put / erase / find
-// over keys that collide in their home slots, then clear and reuse.
+// over keys that collide in their home slots, then clear and reuse: a
+// large table (its slots freed) and a small one (its slots kept, emptied).
 // Prints "ok" or the first mismatch; exit status 0 only when all agree.
 #include <cstdio>
 #include <random>
@@ -14,9 +15,10 @@ int main() {
   std::mt19937_64 rng(1);
   CacheTable table;
   std::unordered_map<uint64_t, uint32_t> reference;
-  for (int round = 0; round < 2; ++round) {
-    for (uint32_t step = 0; step < 400000; ++step) {
-      const uint64_t key = (rng() % 5000) * 0x100000001ull;   // keys sharing low bits
+  const uint64_t spans[] = {5000, 500, 500, 5000, 500};
+  for (uint64_t span : spans) {
+    for (uint32_t step = 0; step < 200000; ++step) {
+      const uint64_t key = (rng() % span) * 0x100000001ull;   // keys sharing low bits
       switch (rng() % 3) {
         case 0: {
           CacheBlock* block = CacheBlock::create(1);

@@ -99,6 +99,11 @@ int lc0core_search_set_position(lc0core_search* search, const char* fen, const c
                                 int chess960);
 int lc0core_search_start(lc0core_search* search, const lc0core_search_limits* limits,
                          lc0core_info_fn on_info, void* info_ctx, double info_interval_s);
+/* A run on the calling thread (no thread of its own, no info callback):
+ * returns when a limit or lc0core_search_stop() ended it, with the status a
+ * failed run gives lc0core_search_wait. For callers that run many searches
+ * on threads of their own (lc0core_search_many.h). */
+int lc0core_search_run(lc0core_search* search, const lc0core_search_limits* limits);
 /* Waits up to timeout_s for the run to end; *finished = 1 when it has. A
  * failed run (the network call failed) gives its status here. */
 int lc0core_search_wait(lc0core_search* search, double timeout_s, int* finished);

@@ -31,6 +31,7 @@ struct lc0core_search {
   PositionHistory history;
   bool has_position = false;
   std::unique_ptr<Search> last;      // the last run, for result queries (set before its worker starts)
+  RunScratch scratch;                // the runs' batches, kept between runs
   std::mutex tree_mutex;             // the tree, between the worker and readers
   std::atomic<bool> stop{false};
   // The worker thread of a run and how it ended.
@@ -247,7 +248,9 @@ LC0CORE_EXPORT int lc0core_search_set_position(lc0core_search* search, const cha
         new_root = found;
       }
     }
-    if (new_root == kNone) {
+    if (new_root == kNone && search->tree) {
+      search->tree->clear();           // its storage kept: no allocation for the next tree
+    } else if (new_root == kNone) {
       search->tree.reset(new Tree());
     } else if (new_root != tree->root()) {
       search->tree = tree->subtree(new_root);
@@ -264,53 +267,76 @@ LC0CORE_EXPORT int lc0core_search_set_position(lc0core_search* search, const cha
   });
 }
 
+namespace {
+
+// A run made ready: limits checked, its Search built, the handle marked busy.
+void prepare_run(lc0core_search* search, const lc0core_search_limits* limits) {
+  require(limits, "limits");
+  settle(search);
+  if (!search->has_position) throw Error(LC0CORE_INVALID_ARGUMENT, "no position set");
+  if (search->evaluator.slots.empty()) throw Error(LC0CORE_INVALID_ARGUMENT, "no evaluator set");
+  Limits l;
+  l.nodes = limits->nodes;
+  l.movetime = limits->movetime;
+  l.time_budget = limits->time_budget;
+  l.infinite = limits->infinite != 0;
+  l.depth = limits->depth;
+  l.mate = limits->mate;
+  l.rescale_ratio = limits->rescale_ratio;
+  l.rescale_diff = limits->rescale_diff;
+  l.contempt_mode = limits->contempt_mode;
+  if (limits->searchmoves) {
+    for (const std::string& w : words(bounded_string(limits->searchmoves, kMaxText, "searchmoves"))) {
+      Move m;
+      if (!parse_uci(search->history.last(), w.c_str(), search->chess960, &m)) {
+        throw Error(LC0CORE_ILLEGAL_MOVE, "searchmoves: illegal move " + w.substr(0, 16));
+      }
+      l.searchmoves.push_back(m);
+    }
+  }
+  search->stop.store(false);
+  search->last.reset(new Search(search->tree.get(), &search->history, &search->cache,
+                                search->params, l, search->evaluator, &search->stop,
+                                &search->tree_mutex, &search->scratch));
+  search->done = false;
+  search->worker_status = LC0CORE_OK;
+  search->worker_error.clear();
+}
+
+// How a run ended, for lc0core_search_wait and the next run.
+void finish_run(lc0core_search* search, int status) {
+  std::string error;
+  if (status != LC0CORE_OK) error = lc0core_last_error();
+  std::lock_guard<std::mutex> lock(search->done_mutex);
+  search->worker_status = status;
+  search->worker_error = error;
+  if (status != LC0CORE_OK) search->tree_broken = true;
+  search->done = true;
+  search->done_cv.notify_all();
+}
+
+}  // namespace
+
 LC0CORE_EXPORT int lc0core_search_start(lc0core_search* search, const lc0core_search_limits* limits,
                                         lc0core_info_fn on_info, void* info_ctx,
                                         double info_interval_s) {
   return guarded([&] {
-    require(limits, "limits");
-    settle(search);
-    if (!search->has_position) throw Error(LC0CORE_INVALID_ARGUMENT, "no position set");
-    if (search->evaluator.slots.empty()) throw Error(LC0CORE_INVALID_ARGUMENT, "no evaluator set");
     if (!(info_interval_s >= 0)) throw Error(LC0CORE_INVALID_ARGUMENT, "info interval < 0");
-    Limits l;
-    l.nodes = limits->nodes;
-    l.movetime = limits->movetime;
-    l.time_budget = limits->time_budget;
-    l.infinite = limits->infinite != 0;
-    l.depth = limits->depth;
-    l.mate = limits->mate;
-    l.rescale_ratio = limits->rescale_ratio;
-    l.rescale_diff = limits->rescale_diff;
-    l.contempt_mode = limits->contempt_mode;
-    if (limits->searchmoves) {
-      for (const std::string& w : words(bounded_string(limits->searchmoves, kMaxText, "searchmoves"))) {
-        Move m;
-        if (!parse_uci(search->history.last(), w.c_str(), search->chess960, &m)) {
-          throw Error(LC0CORE_ILLEGAL_MOVE, "searchmoves: illegal move " + w.substr(0, 16));
-        }
-        l.searchmoves.push_back(m);
-      }
-    }
-    search->stop.store(false);
-    search->last.reset(new Search(search->tree.get(), &search->history, &search->cache,
-                                  search->params, l, search->evaluator, &search->stop,
-                                  &search->tree_mutex));
-    search->done = false;
-    search->worker_status = LC0CORE_OK;
-    search->worker_error.clear();
+    prepare_run(search, limits);
     search->worker = std::thread([search, on_info, info_ctx, info_interval_s] {
-      const int status = run_worker(search, on_info, info_ctx,
-                                    std::chrono::duration<double>(info_interval_s));
-      std::string error;
-      if (status != LC0CORE_OK) error = lc0core_last_error();
-      std::lock_guard<std::mutex> lock(search->done_mutex);
-      search->worker_status = status;
-      search->worker_error = error;
-      if (status != LC0CORE_OK) search->tree_broken = true;
-      search->done = true;
-      search->done_cv.notify_all();
+      finish_run(search, run_worker(search, on_info, info_ctx,
+                                    std::chrono::duration<double>(info_interval_s)));
     });
+    return LC0CORE_OK;
+  });
+}
+
+LC0CORE_EXPORT int lc0core_search_run(lc0core_search* search, const lc0core_search_limits* limits) {
+  return guarded([&] {
+    prepare_run(search, limits);
+    const int status = run_worker(search, nullptr, nullptr, std::chrono::duration<double>(0));
+    finish_run(search, status);
+    if (status != LC0CORE_OK) throw Error(status, search->worker_error);
     return LC0CORE_OK;
   });
 }

@@ -114,10 +114,7 @@ void run_job(lc0core_search_many* many, const Worker* w, Job* job) {
     if (many->cancelled) return fail(job, LC0CORE_INVALID_ARGUMENT, "cancelled");
   }
   job->limits.searchmoves = nullptr;
-  if (check(job, lc0core_search_start(h, &job->limits, nullptr, nullptr, 0.0)) != LC0CORE_OK) return;
-  int finished = 0, status = LC0CORE_OK;
-  while (status == LC0CORE_OK && !finished) status = lc0core_search_wait(h, 3600.0, &finished);
-  if (check(job, status) != LC0CORE_OK) return;
+  if (check(job, lc0core_search_run(h, &job->limits)) != LC0CORE_OK) return;
   collect(h, job);
 }
 

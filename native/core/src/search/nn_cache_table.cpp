@@ -2,6 +2,7 @@
 // NN cache shard.
 #include "nn_cache_table.h"
 
+#include <algorithm>
 #include <new>
 
 namespace lc0core {
@@ -74,8 +75,14 @@ void CacheTable::clear() {
   for (Slot& s : slots_) {
     if (s.block) CacheBlock::destroy(s.block);
   }
-  std::vector<Slot>().swap(slots_);
-  shift_ = 64;
+  if (slots_.size() <= kKeptSlots) {
+    // A small table is kept, emptied: a run of short searches (analysis
+    // clears the cache for each position) then regrows nothing.
+    std::fill(slots_.begin(), slots_.end(), Slot{0, nullptr});
+  } else {
+    std::vector<Slot>().swap(slots_);
+    shift_ = 64;
+  }
   size_ = 0;
 }
 

@@ -37,7 +37,7 @@ class CacheTable {
   bool put(uint64_t key, CacheBlock* block);
   // Drops a key and frees its block; false when absent.
   bool erase(uint64_t key);
-  void clear();                        // frees every block and the slots
+  void clear();                        // frees every block, and the slots of a large table
   size_t size() const { return size_; }
 
  private:
@@ -49,6 +49,7 @@ class CacheTable {
   size_t find_slot(uint64_t key) const;   // the key's slot, or slots_.size()
   void place(const Slot& slot);           // into the first empty slot of its run
   void grow();
+  static constexpr size_t kKeptSlots = 4096;   // clear() keeps up to these (64 KB)
 
   std::vector<Slot> slots_;            // a power of two, at most 3/4 full
   int shift_ = 64;                     // 64 - log2(slots_.size())

@@ -12,13 +12,28 @@
 
 namespace lc0core {
 namespace search {
+namespace {
+
+// A seed for each search's noise: one read of the system's entropy for the
+// process (reading it per search cost more than a short search's picking),
+// then a splitmix64 sequence.
+uint64_t next_seed() {
+  static std::atomic<uint64_t> state{(uint64_t(std::random_device{}()) << 32) ^ std::random_device{}()};
+  uint64_t z = state.fetch_add(0x9E3779B97F4A7C15ull, std::memory_order_relaxed) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
 
 Search::Search(Tree* tree, PositionHistory* history, NNCache* cache, const SearchParams& params,
                const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop,
-               std::mutex* tree_mutex)
+               std::mutex* tree_mutex, RunScratch* scratch)
     : tree_(tree), history_(history), cache_(cache), params_(params), limits_(limits),
       evaluator_(evaluator), stop_(stop), tree_mutex_(tree_mutex), root_filter_(limits.searchmoves),
-      rng_(std::random_device{}()) {
+      rng_(next_seed()), batches_(scratch->batches), batch_(&scratch->batches[0]) {
+  for (int i = 0; i < 2; ++i) batches_[i].clear();
   root_black_ = history->last().side == BLACK;
   root_ply_ = history->size();
   const double ds = params.DrawScore;

@@ -109,6 +109,14 @@ struct Batch {
   }
 };
 
+// The batches a run gathers into, owned by whoever makes the runs so that
+// a run of short searches (analysis: one per position) reuses their
+// buffers (a batch's policy block is 7 KB a position) instead of
+// allocating and clearing them for each search. One run at a time.
+struct RunScratch {
+  Batch batches[2];
+};
+
 struct BackupFix;
 
 // Unlocks a held mutex for a scope and locks it again on leaving, also when
@@ -164,7 +172,7 @@ class Search {
   // network computes, so results can be read (and `stop` answered) then.
   Search(Tree* tree, PositionHistory* history, NNCache* cache, const SearchParams& params,
          const Limits& limits, const Evaluator& evaluator, std::atomic<bool>* stop,
-         std::mutex* tree_mutex);
+         std::mutex* tree_mutex, RunScratch* scratch);
 
   // Searches until a stopper fires; `report` is called between iterations.
   // Threads >= 2 with one evaluator slot: a pipeline that gathers the next
@@ -310,8 +318,8 @@ class Search {
   double kld_prev_nodes_ = 0.0;
   uint32_t current_best_ = kNone;    // root edge id
   // Per-pick state: the batch being gathered or finished (two for the pipeline).
-  Batch batches_[2];
-  Batch* batch_ = &batches_[0];
+  Batch* batches_;                     // RunScratch::batches
+  Batch* batch_;
   // Worker mode: a batch per worker, a lock per slot, the first failure.
   std::vector<std::unique_ptr<Batch>> worker_batches_;
   std::unique_ptr<std::mutex[]> slot_mutexes_;

@@ -20,6 +20,12 @@ uint32_t Tree::new_node(uint32_t parent, int edge_index) {
   return id;
 }
 
+void Tree::clear() {
+  nodes_.reset();
+  edges_.reset();
+  root_ = new_node(kNone, 0);
+}
+
 uint32_t Tree::find_child(uint32_t node, int k) const {
   if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
   for (uint32_t c = nodes_[node].first_child; c != kNone; c = nodes_[c].next_sibling) {

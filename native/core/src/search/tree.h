@@ -70,6 +70,12 @@ class Pool {
   }
   uint32_t used() const { return used_; }
   size_t bytes() const { return chunks_.size() * sizeof(T) * kChunk; }
+  // Every slot free again; the first chunk and the chunk table are kept, so
+  // a run of small trees (analysis: one per position) allocates nothing.
+  void reset() {
+    if (chunks_.size() > 1) chunks_.resize(1);
+    used_ = 0;
+  }
 
  private:
   std::vector<std::unique_ptr<T, FreeChunk>> chunks_;
@@ -79,6 +85,8 @@ class Pool {
 class Tree {
  public:
   Tree() { root_ = new_node(kNone, 0); }
+  // An empty tree (a root alone) in this tree's storage.
+  void clear();
   uint32_t root() const { return root_; }
   Node& node(uint32_t id) { return nodes_[id]; }
   const Node& node(uint32_t id) const { return nodes_[id]; }
