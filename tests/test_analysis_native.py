@@ -138,6 +138,18 @@ def test_many_searches_equal_engine_search(random_net, searches):
         many.close()
 
 
+def test_a_pv_longer_than_the_first_buffer_comes_back_whole(random_net, monkeypatch):
+    from lc0_rocm.analysis import many as many_module
+    expected = engine_results(random_net, ROWS[:3], NODES)
+    assert all(len(pv) > 8 for _, pv, *_ in expected)
+    monkeypatch.setattr(many_module, "PV_BUFFER", 2)        # every PV asked again, some twice
+    many = ManySearch(random_net, {"SmartPruningFactor": 0}, searches=2)
+    try:
+        assert many_results(many, ROWS[:3], NODES) == expected
+    finally:
+        many.close()
+
+
 def test_two_groups_on_native_slots_merge_and_equal_engine_search(random_net):
     fake = RecordingSlots()    # its 4 multiprocessors make the minibatch 8, as Engine's would be
     expected = engine_results(random_net, ROWS, NODES, MinibatchSize=8)

@@ -44,6 +44,20 @@ def test_fast_exp_is_close_to_exp_and_exact_at_zero():
     assert fastmath.fast_exp(np.float32(-200)) == 0.0
 
 
+def test_fast_exp_of_one_value_equals_the_float32_array_path():
+    # fast_logistic's scalar path emulates float32 in doubles: bit for bit
+    # the array path's numbers, negative wholes, the -126 cut and zero included.
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(-90, 40, 20000), np.arange(-130, 30, 0.125),
+                        [0.0, -0.0, 1e-30, -1e-30, -87.336, -87.337]]).astype(np.float32)
+    expected = fastmath.fast_exp(x)
+    got = np.array([fastmath._fast_exp_scalar(float(v)) for v in x], dtype=np.float64)
+    assert np.array_equal(got, expected.astype(np.float64))
+    for a in rng.uniform(-25, 25, 2000):
+        old = 1.0 if a > 20 else 0.0 if a < -20 else 1.0 / (1.0 + float(fastmath.fast_exp(np.float32(-a))))
+        assert fastmath.fast_logistic(float(a)) == old
+
+
 def test_fast_log_matches_log_within_lc0_error():
     for a in (1.0, 1.0001, 1.5, 2.0, 3.7, 1000.0):
         assert abs(fastmath.fast_log(a) - math.log(a)) < 6e-3

@@ -57,6 +57,9 @@ FIXED_OPTIONS = {"Threads": 1, "Temperature": 0, "MultiPV": 1}
 ANALYSIS_DEFAULTS = {"TaskWorkers": 0, "MaxPrefetch": 0}
 
 
+# Bytes first offered for a PV (a short search's fits); a longer one is asked again.
+PV_BUFFER = 1024
+
 class ManySearchError(AnalysisError):
     """The native multi-search failed (the message says why)."""
 
@@ -410,8 +413,14 @@ class ManySearch:
         edges = ffi.new("lc0core_root_edge[]", max(1, job.num_edges))
         count = ffi.new("int*")
         self._check(lib.lc0core_search_many_edges(self._many, job_id, edges, job.num_edges, count), "edges")
-        pv_text = ffi.new("char[]", 65536)
-        self._check(lib.lc0core_search_many_pv(self._many, job_id, pv_text, 65536), "pv")
+        size = PV_BUFFER
+        while True:
+            pv_text = ffi.new("char[]", size)
+            status = lib.lc0core_search_many_pv(self._many, job_id, pv_text, size)
+            if status != lib.LC0CORE_BUFFER_TOO_SMALL or size >= 1 << 20:
+                break
+            size *= 16
+        self._check(status, "pv")
         pv = [chess.Move.from_uci(u) for u in ffi.string(pv_text).decode().split()]
         s = job.stats
         root = _RootPly(row)
