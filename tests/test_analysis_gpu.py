@@ -15,7 +15,7 @@ from analysis_data import random_games, write_pgn
 from lc0_rocm.analysis import cli
 from lc0_rocm.analysis.evaluate import RowEvaluator
 from lc0_rocm.analysis.inputs import board_of_row, board_position
-from lc0_rocm.analysis.many import ManySearch
+from lc0_rocm.analysis.many import SMALL_TOWER_CALL, ManySearch, call_rows
 from lc0_rocm.backends import native
 from lc0_rocm.bench import POSITIONS
 from lc0_rocm.network import load_network
@@ -63,6 +63,10 @@ def test_searches_do_not_depend_on_how_many_run_at_once(gpu_net, batching):
         try:
             assert many.groups == min(searches, 4)          # maia-1900: a small tower, 4 groups
             cols = many.run(rows, nodes=200)
+            # Every call of one size: maia-1900's SMALL_TOWER_CALL rows.
+            size = call_rows(gpu_net, gpu_net.backend.attributes().recommended_batch_size)
+            assert size == SMALL_TOWER_CALL
+            assert all(m["rows"] + m["padded_rows"] == m["calls"] * size for m in many.stats())
         finally:
             many.close()
         results.append([(str(b), str(p), float(q)) for b, p, q in zip(cols["best"], cols["pv"], cols["q"])])

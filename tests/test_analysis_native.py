@@ -669,7 +669,7 @@ def test_analysis_options_fix_threads_and_default_task_workers_off():
 
 
 def test_default_searches_follow_the_net(monkeypatch):
-    """128 a group on a GPU; 4 a core for a small residual net there (its
+    """128 a group on a GPU; 8 a core for a small residual net there (its
     searches are bound by the host); 4 a group without merged GPU calls."""
     import types
     from lc0_rocm.analysis import many
@@ -677,10 +677,20 @@ def test_default_searches_follow_the_net(monkeypatch):
     small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
     tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
     attention = types.SimpleNamespace(spec=types.SimpleNamespace(body="attention", blocks=0, filters=0))
-    assert many.default_searches(small, True, 2) == 64
+    assert many.default_searches(small, True, 2) == 128
     assert many.default_searches(tower, True, 2) == many.default_searches(attention, True, 2) == 256
     assert many.default_searches(types.SimpleNamespace(spec=None), True, 2) == 256
     assert many.default_searches(small, False, 1) == 4
+
+
+def test_small_residual_nets_call_the_gpu_with_fewer_rows():
+    import types
+    from lc0_rocm.analysis import many
+    small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
+    tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
+    assert many.call_rows(small, 264) == many.SMALL_TOWER_CALL == 128
+    assert many.call_rows(small, 64) == 64                  # never above the backend's batch
+    assert many.call_rows(tower, 264) == many.call_rows(types.SimpleNamespace(spec=None), 264) == 264
 
 
 def test_default_groups_follow_the_net():

@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes (default: one per GPU with a GPU backend, else 1); "
                         "with --ray, actors")
     p.add_argument("--searches", type=int_in(1, 65536), default=None,
-                   help="searches at once per worker (default: 256 on a GPU, 4 a core for a small "
+                   help="searches at once per worker (default: 256 on a GPU, 8 a core for a small "
                         "residual net there, 4 otherwise)")
     p.add_argument("--groups", type=int_in(1, 16), default=None,
                    help="groups of searches per worker, each with its own network stream and batched "

@@ -97,16 +97,33 @@ def default_groups(network, gpu: bool) -> int:
 def default_searches(network, batched_gpu: bool, groups: int) -> int:
     """Searches at once: on a GPU with merged calls, 128 a group, enough
     rows a round to fill the calls of a net the GPU takes its time over;
-    but 4 a core for a small residual net, whose searches are bound by the
-    host, where more threads only add switching (H200 host, 16 cores,
-    2,000 real-game positions: maia-1900 at 64 searches 837 positions/s at
-    800 nodes, 2,332 at 100, against 656 and 1,532 at 256; t82 at 256 is 3-6 %
-    faster than at 64). Elsewhere 4 a group."""
+    but 8 a core for a small residual net, whose searches are bound by the
+    host (H200 host, 16 cores, 2,000 real-game positions, maia-1900, calls
+    of SMALL_TOWER_CALL rows: 128 searches 4,388 positions/s searching at
+    100 nodes and 1,762 at 800, against 4,103-4,153 and 1,555-1,660 with
+    64 and 3,818 and 1,326 with 32; with calls of 264 rows, 64 searches
+    837 at 800 nodes and 2,332 at 100 against 656 and 1,532 with 256).
+    Elsewhere 4 a group."""
     if not batched_gpu:
         return 4 * groups
     if small_tower(network):
-        return max(8 * groups, 4 * usable_cores())
+        return max(8 * groups, 8 * usable_cores())
     return 128 * groups
+
+
+# Rows of every network call of a small residual net's analysis on a GPU
+# (FIXED batching pads each call to one size). Its rounds carry ~100-230
+# rows, which calls of the backend's 264 mostly padded: H200, maia-1900,
+# 2,000 real-game positions, 64 searches, searching positions/s at 100 /
+# 800 nodes, two runs each in turns: calls of 264 3,644-3,970 / 1,252-1,447,
+# of 128 4,103-4,153 / 1,555-1,660, of 64 4,301-4,401 / 1,422-1,438.
+SMALL_TOWER_CALL = 128
+
+
+def call_rows(network, recommended: int) -> int:
+    """Rows of each FIXED network call on a GPU: the backend's recommended
+    batch, at most SMALL_TOWER_CALL for a small residual net."""
+    return min(recommended, SMALL_TOWER_CALL) if small_tower(network) else recommended
 
 
 def fitted_minibatch(network, options: dict, nodes: int | None) -> dict:
@@ -265,7 +282,7 @@ class ManySearch:
                 # recommended batch, keep every search's results independent
                 # of what ran beside it (merged rounds differed in q's 6th
                 # digit between 4 and 16 searches on an H200).
-                size = int(backend.attributes().recommended_batch_size)
+                size = call_rows(network, int(backend.attributes().recommended_batch_size))
                 return [(forward, ctx, size) for forward, ctx, _ in forwards], "fixed"
             return forwards, "merge"
         if getattr(backend, "name", None) == "random" and getattr(backend, "is_native", False) \
