@@ -313,8 +313,8 @@ class PinnedSlots(RecordingSlots):
 
 def test_calls_run_in_the_backends_host_buffers(random_net):
     """On a GPU the mux's calls read and write the backend's host_empty
-    (page-locked) buffers, two calls' worth; a search's batch spans calls of
-    8 rows, and the results are Engine.search's."""
+    (page-locked) buffers; a search's batch spans calls of 8 rows, and the
+    results are Engine.search's."""
     fake = PinnedSlots()
     many = ManySearch(fake, {"SmartPruningFactor": 0, "MinibatchSize": 20}, searches=3, groups=1)
     try:
@@ -322,11 +322,8 @@ def test_calls_run_in_the_backends_host_buffers(random_net):
         assert many_results(many, ROWS[:5], 60) == engine_results(random_net, ROWS[:5], 60, MinibatchSize=20)
         assert set(fake.sizes) == {8} and len(fake.sizes) > 10
         masks, policy = fake.buffers[0], fake.buffers[2]
-        assert masks.shape == (16, 112) and policy.shape == (16, 1858)     # two calls' rows
-        # Calls alternate between the halves (a call need not wait while the
-        # clients of the one before copy their outputs out).
-        assert fake.pointers == {masks.ctypes.data, masks[8:].ctypes.data,
-                                 policy.ctypes.data, policy[8:].ctypes.data}
+        assert masks.shape == (8, 112) and policy.shape == (8, 1858)
+        assert fake.pointers == {masks.ctypes.data, policy.ctypes.data}
     finally:
         many.close()
 

@@ -230,7 +230,7 @@ class ManySearch:
             self._check(lib.lc0core_mux_create(forward, ctx, max_batch, _MODES[self.batching], clients, out), "mux")
             self._muxes.append(ffi.gc(out[0], lib.lc0core_mux_destroy))
             if self.batching != "separate" and max_batch >= 1:
-                self._give_call_buffers(out[0], network, 2 * max_batch)   # two calls' (see the mux)
+                self._give_call_buffers(out[0], network, max_batch)
         out = ffi.new("lc0core_search_many**")
         self._check(lib.lc0core_search_many_create(self.searches, out), "create")
         self._many = out[0]

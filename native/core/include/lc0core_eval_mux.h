@@ -20,9 +20,7 @@
  *
  * MERGE and FIXED gather each call's rows into one set of buffers: the
  * mux's own, or the caller's (lc0core_mux_set_buffers), e.g. page-locked
- * memory that a GPU forward moves by DMA with no staging copy. Each
- * answered client copies its outputs from there itself, in parallel with
- * the others and with the round's next call.
+ * memory that a GPU forward moves by DMA with no staging copy.
  */
 #ifndef LC0CORE_EVAL_MUX_H
 #define LC0CORE_EVAL_MUX_H
@@ -51,10 +49,8 @@ int lc0core_mux_create(lc0core_forward_fn forward, void* ctx, int max_batch, int
 void lc0core_mux_destroy(lc0core_mux* mux);
 /* Caller-owned buffers for the real forward's calls, `rows` (>= max_batch >=
  * 1; MERGE or FIXED) rows each: masks and values 112 a row, policy 1858,
- * wdl 3, moves_left 1. With 2 x max_batch rows calls alternate between the
- * two halves, so a call need not wait while the clients answered by the
- * one before copy their outputs out. They must outlive the mux; set before
- * the first round (not while one runs). */
+ * wdl 3, moves_left 1. They must outlive the mux; set before the first
+ * round (not while one runs). */
 int lc0core_mux_set_buffers(lc0core_mux* mux, uint64_t* masks, float* values, float* policy, float* wdl,
                             float* moves_left, int rows);
 /* Client `index`'s context, NULL when out of range. */

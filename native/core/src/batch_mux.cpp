@@ -1,17 +1,13 @@
 // batch_mux.cpp - many searches sharing one network (include/lc0core_eval_mux.h):
 // each search's forward call queues its rows and blocks; when every active
 // search is waiting (or max_batch rows are queued) the thread that completes
-// the round runs the real forward for all of them and wakes the others,
-// who copy their own outputs out of the call's buffers (in parallel, not
-// one after another on the round's path).
+// the round runs the real forward for all of them and wakes the others.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 #include "../include/lc0core_eval_mux.h"
 #include "encoder.h"
@@ -37,13 +33,6 @@ struct Client {
   float* policy = nullptr;
   float* wdl = nullptr;
   float* moves_left = nullptr;
-  // Set when answered: its last rows, still in the call's buffers, to copy
-  // to rows [copy_from, copy_from + copy_count) of its own.
-  const float* copy_policy = nullptr;
-  const float* copy_wdl = nullptr;
-  const float* copy_moves_left = nullptr;
-  int copy_from = 0, copy_count = 0;
-  int copy_half = 0;                 // which half of the call buffers
 };
 
 }  // namespace
@@ -63,12 +52,8 @@ struct lc0core_mux {
   long long queued_rows = 0;
   int active = 0;
   bool running = false;              // a round is at the network (only its leader touches the buffers)
-  // Calls alternate between two halves of the call buffers, so a call need
-  // not wait for the clients of the one before to copy their outputs out.
-  std::atomic<int> copying[2] = {{0}, {0}};   // answered clients still copying out of each half
-  int next_half = 0;
 
-  // Two calls' merged rows (MERGE, FIXED): the caller's buffers when given
+  // One call's merged rows (MERGE, FIXED): the caller's buffers when given
   // (lc0core_mux_set_buffers: pinned memory a GPU moves by DMA, with no
   // staging copy), else these vectors, reused from round to round.
   struct Rows {
@@ -136,41 +121,28 @@ int run_separate(lc0core_mux& m, const std::vector<Client*>& round, long long* c
   return status;
 }
 
-// Buffers for a call of `step` rows: the next half of the caller's, or of
-// the mux's own vectors (a caller's buffers of fewer than 2 x step rows are
-// one half, used by every call). Its outputs will overwrite what the clients
-// of the call before last may still be copying: wait for them.
-lc0core_mux::Rows call_buffers(lc0core_mux& m, int step, int* half) {
-  lc0core_mux::Rows all = m.caller;
-  if (all.capacity < step) {
-    if (int(m.moves_left.size()) < 2 * step) {
-      for (auto& copying : m.copying) {   // the old vectors may still be read
-        while (copying.load(std::memory_order_acquire) > 0) std::this_thread::yield();
-      }
-      m.masks.resize(size_t(2 * step) * kNumPlanes);
-      m.values.resize(size_t(2 * step) * kNumPlanes);
-      m.policy.resize(size_t(2 * step) * kPolicySize);
-      m.wdl.resize(size_t(2 * step) * 3);
-      m.moves_left.resize(size_t(2 * step));
-    }
-    all = {m.masks.data(), m.values.data(), m.policy.data(), m.wdl.data(), m.moves_left.data(), 2 * step};
+// Buffers for calls of `step` rows: the caller's, or the mux's own vectors.
+lc0core_mux::Rows call_buffers(lc0core_mux& m, int step) {
+  if (m.caller.capacity >= step) return m.caller;
+  if (int(m.moves_left.size()) < step) {
+    m.masks.resize(size_t(step) * kNumPlanes);
+    m.values.resize(size_t(step) * kNumPlanes);
+    m.policy.resize(size_t(step) * kPolicySize);
+    m.wdl.resize(size_t(step) * 3);
+    m.moves_left.resize(size_t(step));
   }
-  *half = all.capacity >= 2 * step ? m.next_half : 0;
-  m.next_half ^= 1;
-  while (m.copying[*half].load(std::memory_order_acquire) > 0) std::this_thread::yield();
-  const size_t at = size_t(*half) * size_t(step);
-  return {all.masks + at * kNumPlanes, all.values + at * kNumPlanes, all.policy + at * kPolicySize,
-          all.wdl + at * 3, all.moves_left + at, step};
+  return {m.masks.data(), m.values.data(), m.policy.data(), m.wdl.data(), m.moves_left.data(), step};
 }
 
 // The round's rows merged, one call per `step` rows (max_batch, or all of
 // them): each call's rows gathered from the clients in arrival order (a
 // client's batch may span two calls), padded to max_batch in FIXED mode,
 // and its outputs copied back to the clients they belong to.
-int run_merged(lc0core_mux& m, Client* leader, const std::vector<Client*>& round, int rows, long long* calls,
+int run_merged(lc0core_mux& m, const std::vector<Client*>& round, int rows, long long* calls,
                long long* padded, double* busy) {
   const bool fixed = m.mode == LC0CORE_MUX_FIXED;
   const int step = m.max_batch > 0 ? m.max_batch : rows;
+  const lc0core_mux::Rows b = call_buffers(m, step);
   struct Part {
     Client* client;
     int from, count, at;             // the client's rows [from, from + count) at row `at` of the call
@@ -182,8 +154,6 @@ int run_merged(lc0core_mux& m, Client* leader, const std::vector<Client*>& round
   int status = 0;
   for (int first = 0; first < rows && status == 0; first += step) {
     const int k = std::min(step, rows - first);
-    int half = 0;
-    const lc0core_mux::Rows b = call_buffers(m, step, &half);
     parts.clear();
     for (int at = 0; at < k;) {
       Client* c = round[next];
@@ -208,23 +178,11 @@ int run_merged(lc0core_mux& m, Client* leader, const std::vector<Client*>& round
     finished.clear();
     for (const Part& p : parts) {
       Client* c = p.client;
-      const float* policy = b.policy + size_t(p.at) * kPolicySize;
-      const float* wdl = b.wdl + size_t(p.at) * 3;
-      const float* moves_left = b.moves_left + p.at;
-      if (p.from + p.count == c->n && c != leader) {
-        // Its last rows: the client copies them itself once answered.
-        c->copy_policy = policy, c->copy_wdl = wdl, c->copy_moves_left = moves_left;
-        c->copy_from = p.from, c->copy_count = p.count, c->copy_half = half;
-        finished.push_back(c);
-        continue;
-      }
-      std::memcpy(c->policy + size_t(p.from) * kPolicySize, policy, sizeof(float) * kPolicySize * p.count);
-      std::memcpy(c->wdl + size_t(p.from) * 3, wdl, sizeof(float) * 3 * p.count);
-      std::memcpy(c->moves_left + p.from, moves_left, sizeof(float) * p.count);
+      std::memcpy(c->policy + size_t(p.from) * kPolicySize, b.policy + size_t(p.at) * kPolicySize,
+                  sizeof(float) * kPolicySize * p.count);
+      std::memcpy(c->wdl + size_t(p.from) * 3, b.wdl + size_t(p.at) * 3, sizeof(float) * 3 * p.count);
+      std::memcpy(c->moves_left + p.from, b.moves_left + p.at, sizeof(float) * p.count);
       if (p.from + p.count == c->n) finished.push_back(c);
-    }
-    for (Client* c : finished) {
-      if (c->copy_count > 0) m.copying[half].fetch_add(1, std::memory_order_relaxed);
     }
     answer(m, finished.data(), finished.size(), 0);
   }
@@ -233,7 +191,7 @@ int run_merged(lc0core_mux& m, Client* leader, const std::vector<Client*>& round
 
 // Runs the queued round with the lock released; each client is answered as
 // soon as its rows are back, the rest (after a failure) at the end.
-void run_round(lc0core_mux& m, Client* leader, std::unique_lock<std::mutex>& lock) {
+void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
   // All of the queue; but in FIXED mode, when the round starts for its rows
   // while some searches are still working, only the first whole clients
   // that fill full calls: the rest wait for the next round (with those
@@ -255,7 +213,7 @@ void run_round(lc0core_mux& m, Client* leader, std::unique_lock<std::mutex>& loc
   long long calls = 0, padded = 0;
   double busy = 0.0;
   const int status = m.mode == LC0CORE_MUX_SEPARATE ? run_separate(m, round, &calls, &busy)
-                                                    : run_merged(m, leader, round, int(rows), &calls, &padded, &busy);
+                                                    : run_merged(m, round, int(rows), &calls, &padded, &busy);
   lock.lock();
   for (Client* c : round) {          // those a failed call left unanswered
     if (c->answered) continue;       // (an answered one may have queued its next call already)
@@ -353,22 +311,12 @@ LC0CORE_EXPORT int lc0core_mux_forward(void* ctx, int n, const uint64_t* masks, 
     m.queued_rows += n;
     while (!c->done) {
       if (round_ready(m)) {
-        run_round(m, c, lock);       // its rows may be left for a later round
+        run_round(m, lock);          // its rows may be left for a later round
       } else {
         c->wake.wait(lock);
       }
     }
-    const int status = c->status;
-    if (c->copy_count > 0) {         // its last rows, out of the call's buffers
-      const size_t from = size_t(c->copy_from), count = size_t(c->copy_count);
-      c->copy_count = 0;
-      lock.unlock();
-      std::memcpy(policy + from * kPolicySize, c->copy_policy, sizeof(float) * kPolicySize * count);
-      std::memcpy(wdl + from * 3, c->copy_wdl, sizeof(float) * 3 * count);
-      std::memcpy(moves_left + from, c->copy_moves_left, sizeof(float) * count);
-      m.copying[c->copy_half].fetch_sub(1, std::memory_order_release);
-    }
-    return status;                   // the real forward's own status: its library holds the message
+    return c->status;                // the real forward's own status: its library holds the message
   });
 }
 
