@@ -425,7 +425,8 @@ def _native_cache() -> pathlib.Path:
 
 def cached_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     """(nets, native builds) that lc0-rocm put in its caches: weights files
-    (and partial downloads) in the net cache and its networks/ folder, and
+    (and partial downloads) in the net cache and its networks/ folder, the
+    inflated copies of big gzipped nets in its inflated/ folder, and
     the build folders of the native library."""
     nets = []
     for folder in (cache_dir(), cache_dir() / "networks"):
@@ -434,6 +435,11 @@ def cached_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
         except OSError:
             continue
         nets += [p for p in entries if p.is_file() and (p.suffix == ".part" or looks_like_weights(p))]
+    try:                               # inflated copies of gzipped nets (weights.inflated)
+        nets += sorted(p for p in (cache_dir() / "inflated").iterdir()
+                       if p.is_file() and (p.suffix == ".pb" or p.name.startswith(".part-")))
+    except OSError:
+        pass
     try:
         builds = sorted(p for p in _native_cache().iterdir()
                         if p.is_dir() and (any((p / lib).exists() for lib in ("liblc0rocm.so", "liblc0core.so"))

@@ -9,6 +9,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
+# Loading a big gzipped net keeps an inflated copy in the user cache
+# (weights.inflated); tests keep none there unless they ask (test_inflated.py).
+os.environ["LC0ROCM_INFLATED_NETS"] = "0"
+
 
 def find_maia() -> pathlib.Path | None:
     """maia-1900 the way the package finds a net by name: a fetched copy

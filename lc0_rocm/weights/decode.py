@@ -12,6 +12,7 @@ import numpy as np
 from google.protobuf import unknown_fields
 
 from lc0_rocm._proto import net_pb2
+from lc0_rocm.weights import inflated
 from lc0_rocm.weights.tree import LAYER, NF, Node, WeightsError
 
 WEIGHTS_MAGIC = 0x1C0
@@ -219,7 +220,12 @@ def read_net_bytes(path: str) -> bytes:
     limit = MAX_NET_BYTES
     try:
         with open(path, "rb") as f:
-            data = f.read(limit + 1)
+            kept = inflated.entry(path, f)
+            data = kept.read(limit) if kept is not None else None
+            if data is None:
+                data = f.read(limit + 1)
+            else:
+                kept = None                 # inflated before, checked against the file's trailer
     except OSError as e:
         raise WeightsError(f"{path}: cannot read the file ({e.strerror or e})") from None
     if data[:2] == b"\x1f\x8b":
@@ -231,6 +237,8 @@ def read_net_bytes(path: str) -> bytes:
             data = gunzip(data, limit + 1)   # stops inflating just past the limit
         except (OSError, EOFError, zlib.error) as e:
             raise WeightsError(f"{path}: damaged or truncated gzip data ({e})") from None
+        if kept is not None and len(data) <= limit:
+            kept.write(data)
     if len(data) > limit:
         raise WeightsError(f"{path}: more than {limit >> 20} MiB of network data (decompressed), "
                            "larger than any lc0 net; not a network file")
