@@ -279,6 +279,15 @@ def main(argv=None) -> int:
     if not args.no_uci and not args.lc0:
         p.error("give --lc0 PATH (lc0 for the UCI loop) or --no-uci")
 
+    # A machine's first use builds the native chess core and keeps an
+    # inflated copy of each big gzipped net (weights.inflated): done here,
+    # before any clock, so the figures are those of every later command.
+    from lc0_rocm import native_core
+    from lc0_rocm.weights import load_weights
+    native_core.load()
+    for net in args.nets:
+        if net:
+            load_weights(net)
     play_net = next((n for n in args.nets if "maia" in os.path.basename(n)), args.nets[0])
     if args.pgn:
         rows, origin = positions_from_pgn(args.pgn, args.positions)
