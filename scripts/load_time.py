@@ -10,8 +10,9 @@
                as before weights.inflated; the same as overlapped for a
                plain .pb or a file under 32 MB).
 
-Rounds alternate the three; an untimed load before them makes the copy. The time is to a usable network (one forward of
-8 positions after it is not counted).
+Rounds alternate the three; an untimed load before them makes the copy.
+The time is to a usable network (one forward of 8 positions after it is not
+counted).
 
     python scripts/load_time.py --weights nets/t82.pb.gz --backend cuda-fp16 --rounds 2
 """

@@ -109,3 +109,15 @@ def test_plain_pb_and_damaged_gzip_unchanged(cache, maia_path, tmp_path):
     with pytest.raises(decode.WeightsError, match="damaged or truncated"):
         decode.read_net_bytes(str(cut))
     assert copies(cache) == []
+
+
+def test_stale_partial_writes_are_removed(cache, maia_path, tmp_path):
+    cache.mkdir(parents=True)
+    stale, fresh = cache / ".part-killed", cache / ".part-writing"
+    for part in (stale, fresh):
+        part.write_bytes(b"half a net")
+    os.utime(stale, (1, 1))
+    net = tmp_path / "net.pb.gz"
+    net.write_bytes(maia_path.read_bytes())
+    decode.read_net_bytes(str(net))                       # a write prunes
+    assert not stale.exists() and fresh.exists() and len(copies(cache)) == 1

@@ -21,12 +21,14 @@ import hashlib
 import os
 import pathlib
 import tempfile
+import time
 import zlib
 
 MIN_BYTES = 32 << 20          # smaller files inflate in a fraction of a second
 KEEP = 4                      # BT4-sized nets inflate to a few hundred MB each
 KEEP_ENV = "LC0ROCM_INFLATED_NETS"
 SUFFIX = ".pb"
+STALE_PART_S = 600            # a copy is written in about a second
 
 
 def folder() -> pathlib.Path:
@@ -109,12 +111,14 @@ class Entry:
 
 
 def prune(limit: int) -> None:
-    """Deletes all but the `limit` most recently used copies."""
+    """Deletes all but the `limit` most recently used copies, and partial
+    writes older than STALE_PART_S (a process killed while writing one)."""
     try:
         copies = sorted(folder().glob("*" + SUFFIX), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        stale = [p for p in folder().glob(".part-*") if time.time() - p.stat().st_mtime > STALE_PART_S]
     except OSError:
         return
-    for old in copies[limit:]:
+    for old in copies[limit:] + stale:
         try:
             old.unlink()
         except OSError:
