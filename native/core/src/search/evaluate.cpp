@@ -13,6 +13,14 @@ namespace lc0core {
 namespace search {
 namespace {
 
+// At least n elements, never fewer: a batch's output buffers keep the size
+// of the largest batch, so a larger batch after a smaller one does not
+// zero-fill what the network (or a copy) writes anyway.
+template <typename T>
+void grow_to(std::vector<T>* v, size_t n) {
+  if (v->size() < n) v->resize(n);
+}
+
 // numpy's pairwise summation (np.add.reduce over float64), which the
 // reference's softmax total goes through.
 double pairwise_sum(const double* a, int n) {
@@ -84,8 +92,8 @@ void Search::forward(Batch* batch, const EvaluatorSlot& slot) const {
   const int n = int(batch->requests.size());
   if (n == 0) return;
   const auto started = std::chrono::steady_clock::now();
-  batch->policy.resize(size_t(n) * kPolicySize);
-  batch->wdl.resize(size_t(n) * 3);
+  grow_to(&batch->policy, size_t(n) * kPolicySize);
+  grow_to(&batch->wdl, size_t(n) * 3);
   batch->moves_left.assign(size_t(n), 0.0f);
   if (evaluator_.memo) {
     forward_with_memo(batch, slot);
@@ -121,15 +129,15 @@ void Search::forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const {
   } else {
     // The network computes the missed rows alone; their answers are copied
     // to the rows of the batch (the logits the priors read, WDL, moves left).
-    s.masks.resize(size_t(m) * kNumPlanes);
-    s.values.resize(size_t(m) * kNumPlanes);
+    grow_to(&s.masks, size_t(m) * kNumPlanes);
+    grow_to(&s.values, size_t(m) * kNumPlanes);
     for (int j = 0; j < m; ++j) {
       const size_t from = size_t(s.misses[size_t(j)]) * kNumPlanes, to = size_t(j) * kNumPlanes;
       std::copy_n(batch->masks.data() + from, kNumPlanes, s.masks.data() + to);
       std::copy_n(batch->values.data() + from, kNumPlanes, s.values.data() + to);
     }
-    s.policy.resize(size_t(m) * kPolicySize);
-    s.wdl.resize(size_t(m) * 3);
+    grow_to(&s.policy, size_t(m) * kPolicySize);
+    grow_to(&s.wdl, size_t(m) * 3);
     s.moves_left.assign(size_t(m), 0.0f);
     call_network(slot, m, s.masks.data(), s.values.data(), s.policy.data(), s.wdl.data(),
                  s.moves_left.data());
