@@ -32,7 +32,7 @@ STALE_PART_S = 600            # a copy is written in about a second
 
 
 def folder() -> pathlib.Path:
-    from lc0_rocm.netfiles import cache_dir
+    from lc0_rocm.netfiles import cache_dir        # here: only big nets need netfiles' imports
     return cache_dir() / "inflated"
 
 
