@@ -284,7 +284,7 @@ def main(argv=None) -> int:
     # before any clock, so the figures are those of every later command.
     from lc0_rocm import native_core
     from lc0_rocm.weights import load_weights
-    native_core.load()
+    native_core.available()            # builds it; without a compiler analysis runs the Python search
     for net in args.nets:
         if net:
             load_weights(net)

@@ -63,8 +63,7 @@ def _matches(data: bytes, trailer: bytes) -> bool:
 class Entry:
     """Where a gzipped net file's inflated copy lives (or would)."""
 
-    def __init__(self, path: str, f):
-        st = os.fstat(f.fileno())
+    def __init__(self, path: str, f, st: os.stat_result):
         self.trailer = _trailer(f, st.st_size)
         self.copy = folder() / (_key(path, st, self.trailer) + SUFFIX)
 
@@ -129,11 +128,11 @@ def entry(path: str, f) -> Entry | None:
     """The cache entry for the open file `f` at `path` when it is a gzipped
     file worth keeping inflated and copies are kept at all, else None."""
     try:
-        size = os.fstat(f.fileno()).st_size
-        if size < max(MIN_BYTES, 18) or keep() == 0:
+        st = os.fstat(f.fileno())
+        if st.st_size < max(MIN_BYTES, 18) or keep() == 0:
             return None
         magic = f.read(2)
         f.seek(0)                                      # the caller reads the file from its start
-        return Entry(path, f) if magic == b"\x1f\x8b" else None
+        return Entry(path, f, st) if magic == b"\x1f\x8b" else None
     except OSError:
         return None
