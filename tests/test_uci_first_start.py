@@ -50,10 +50,13 @@ def test_first_start_builds_at_isready_with_progress_and_recovers(tmp_path, maia
     eng.read_until("info string building the chess core", timeout=120)
     eng.proc.send_signal(signal.SIGKILL)
     eng.wait_exit(30)
-    deadline = time.monotonic() + 2.0
-    while processes_using(cache) and time.monotonic() < deadline:
+    # A loaded 2-core machine can take seconds to start a guard's Python (it
+    # then sees its parent gone and ends its group) or to reap a compiler.
+    killed = time.monotonic()
+    while processes_using(cache) and time.monotonic() - killed < 15.0:
         time.sleep(0.05)
-    assert processes_using(cache) == []
+    assert processes_using(cache) == [], f"still running {time.monotonic() - killed:.1f} s after the kill"
+    print(f"build processes gone {time.monotonic() - killed:.2f} s after the kill")
     assert list(cache.glob(".build-core-*")), "the killed build's folder should remain until the next build"
     eng.close()
 
