@@ -212,6 +212,22 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
             "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records]))}
 
 
+def rounds_line(a: dict) -> str:
+    """Where the muxes' rounds and the searches' threads spend their time."""
+    mux = a["mux"]
+    rounds = sum(m["rounds"] for m in mux)
+    if not rounds:
+        return "no rounds"
+    busy, gap = sum(m["busy_s"] for m in mux), sum(m["gap_s"] for m in mux)
+    ready, ready_s = sum(m["ready_gaps"] for m in mux), sum(m["ready_gap_s"] for m in mux)
+    rows = sum(m["rows"] for m in mux)
+    times = {k: mux[0].get(f"search_{k}_s", 0.0) for k in ("gather", "backup", "network")}
+    return (f"{rounds} rounds, {rows / rounds:.0f} rows each, {1e3 * busy / rounds:.3f} ms in calls + "
+            f"{1e3 * gap / rounds:.3f} ms between; {ready} began at once after the last "
+            f"({1e3 * ready_s / max(1, ready):.3f} ms hand-over); searches' thread seconds: gather "
+            f"{times['gather']:.1f}, backup {times['backup']:.1f}, network {times['network']:.1f}")
+
+
 def uci_stretches(rows: list, count: int, stretches: int) -> list[list]:
     """`count` rows in `stretches` runs of successive rows spread evenly
     over `rows`."""
@@ -330,6 +346,9 @@ def main(argv=None) -> int:
                     ratio = f"{a['searching_pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"
                     table.append(f"{'':<22} {'searching':<10} {a['searching_pos_per_s']:>11.1f} "
                                  f"{reference:>11} {ratio:>7} {100 * share:>8.0f}%")
+                    print(table[-1], flush=True)
+                if a["mux"]:
+                    table.append(f"{'':<22} {'rounds':<10} {rounds_line(a)}")
                     print(table[-1], flush=True)
                 if a["memo_lookups"]:
                     table.append(f"{'':<22} {'memo':<10} {a['memo_hits']:>11} of {a['memo_lookups']} requests "

@@ -210,6 +210,8 @@ class ManySearch:
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._open: list[int] = []           # first job of each run not yet collected
+        # The searches' own seconds, summed over jobs: where a search thread's time goes.
+        self._search_seconds = {"search_gather_s": 0.0, "search_backup_s": 0.0, "search_network_s": 0.0}
         if searches is not None and searches < 1:
             raise ValueError(f"searches must be >= 1, got {searches}")
         if groups is not None and not 1 <= groups <= 16:
@@ -423,6 +425,11 @@ class ManySearch:
             if message == "cancelled":
                 raise ManySearchError("cancelled")
             raise ManySearchError(f"search of {row!r} failed: {message}")
+        with self._lock:
+            times = self._search_seconds
+            times["search_gather_s"] += job.stats.gather_s
+            times["search_backup_s"] += job.stats.backup_s
+            times["search_network_s"] += job.stats.network_s
         if job.outcome != 0:
             exact = columns.EXACT_WDL[job.outcome]
             columns.set_row(out, i, outcome=job.outcome, wdl=exact, q=exact[0] - exact[2])
@@ -461,19 +468,22 @@ class ManySearch:
         fill_search_result(out, i, result)
 
     def stats(self) -> list[dict]:
-        """Per mux group: rounds, calls, rows, busy and wall seconds; and
-        the shared memo's lookups and hits (memo_*, the totals of all
-        groups, the same in each)."""
-        memo = {}
+        """Per mux group: rounds, calls, rows, busy, gap and wall seconds;
+        and, the totals of all groups (the same in each), the shared memo's
+        lookups and hits (memo_*) and the searches' seconds gathering,
+        backing up and in network calls, waiting included (search_*_s,
+        summed over the jobs collected)."""
+        with self._lock:
+            shared = dict(self._search_seconds)
         if self._memo is not None:
             m = self.ffi.new("lc0core_eval_memo_stats*")
             self._check(self.lib.lc0core_eval_memo_get_stats(self._memo, m), "memo stats")
-            memo = {"memo_lookups": m.lookups, "memo_hits": m.hits}
+            shared |= {"memo_lookups": m.lookups, "memo_hits": m.hits}
         out = []
         for mux in self._muxes:
             s = self.ffi.new("lc0core_mux_stats*")
             self._check(self.lib.lc0core_mux_get_stats(mux, s), "stats")
-            out.append({name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_mux_stats").fields} | memo)
+            out.append({name: getattr(s, name) for name, _ in self.ffi.typeof("lc0core_mux_stats").fields} | shared)
         return out
 
     def cancel(self) -> None:

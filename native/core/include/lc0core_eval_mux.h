@@ -41,6 +41,9 @@ typedef struct {
   int largest_round;         /* rows in the largest round */
   double busy_s;             /* seconds inside the real forward */
   double wall_s;             /* seconds since creation */
+  double gap_s;              /* seconds from a round's end to the next one's start */
+  long long ready_gaps;      /* gaps after which the next round was ready at once */
+  double ready_gap_s;        /* their seconds: handing the next round over, not waiting for rows */
 } lc0core_mux_stats;
 
 /* max_batch: rows per real call (0 = any; FIXED needs >= 1). */

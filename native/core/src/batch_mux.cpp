@@ -66,6 +66,8 @@ struct lc0core_mux {
 
   lc0core_mux_stats stats{};
   Clock::time_point created = Clock::now();
+  Clock::time_point last_end{};      // the last round's end (none yet: epoch)
+  bool ready_at_end = false;         // the next round was ready when it ended
 };
 
 namespace {
@@ -208,6 +210,11 @@ void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
   m.queue.erase(m.queue.begin(), m.queue.begin() + take);
   m.queued_rows -= rows;
   m.running = true;
+  if (m.last_end != Clock::time_point{}) {
+    const double gap = std::chrono::duration<double>(Clock::now() - m.last_end).count();
+    m.stats.gap_s += gap;
+    if (m.ready_at_end) m.stats.ready_gaps += 1, m.stats.ready_gap_s += gap;
+  }
   for (Client* c : round) c->answered = false;
   lock.unlock();
   long long calls = 0, padded = 0;
@@ -229,6 +236,8 @@ void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
   m.stats.padded_rows += padded;
   m.stats.largest_round = std::max(m.stats.largest_round, int(rows));
   m.stats.busy_s += busy;
+  m.last_end = Clock::now();
+  m.ready_at_end = round_ready(m);
   wake_a_leader(m);                  // clients that queued meanwhile
 }
 
