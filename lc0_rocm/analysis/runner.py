@@ -9,6 +9,7 @@ from the same plan, so the outputs are the same bytes.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import multiprocessing
 import os
@@ -206,9 +207,13 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
             writers.require_pyarrow()
     if shard_size is None:
         shard_size = default_shard_size(settings.mode)
-    plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
-    manifest = {"settings": settings.identity(), "net": source.identity(), "rows": len(plan.rows),
-                "rows_sha256": plan.digest, "shard_size": shard_size}
+    # The net's hash (a big net's file read whole) on a thread of its own
+    # while the inputs are read and planned: hashlib lets go of the GIL.
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="net-hash") as pool:
+        net_identity = pool.submit(source.identity)
+        plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
+        manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
+                    "rows_sha256": plan.digest, "shard_size": shard_size}
     workdir = WorkDir(parts_dir(outputs[0]))
     workdir.open(manifest)
     mux: list = []
