@@ -61,6 +61,18 @@ def test_same_trees_as_the_reference_on_the_suite(random_net, start):
         assert native == reference, line
 
 
+def test_same_trees_when_every_prior_is_equal():
+    """A flat policy (random backend, uniform): every edge's prior ties, so
+    the edges keep python-chess's move order and the search visits them in
+    it; the trees equal the reference's."""
+    flat = load_network(None, backend="random", backend_opts="uniform=true")
+    for line in SUITE[:12]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(flat, board, nodes=150)
+        assert native == reference, line
+        assert len({p for _, _, p in native[2]}) == 1, "expected one prior for every move"
+
+
 def test_same_trees_at_800_nodes(random_net):
     for line in SUITE[::40]:
         board, _ = chess.Board.from_epd(line)

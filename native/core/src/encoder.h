@@ -25,6 +25,8 @@ void encode(const PositionHistory& history, int input_format, EncodedPosition* o
 // in the side-to-move frame under `transform`; equal to
 // lc0_rocm.encoder.policy_indices.
 int policy_index(const Position& pos, Move move, int transform);
+// policy_index of `count` moves of one position into out[0..count).
+void policy_indices(const Position& pos, const Move* moves, int count, int transform, int* out);
 
 // Softmax over the legal moves' logits (with lc0's policy temperature, 1 =
 // plain softmax), float32 out, in the order of `moves`.

@@ -63,6 +63,38 @@ const PolicyTable& policy_table() {
   return table;
 }
 
+namespace {
+
+// Square maps for the 16 frames (side to move x transform): a move's squares
+// in the table's frame, one look-up each instead of the arithmetic per move.
+struct SquareMaps {
+  uint8_t square[2][8][64];
+};
+
+SquareMaps build_square_maps() {
+  SquareMaps maps;
+  for (int side = 0; side < 2; ++side) {
+    for (int transform = 0; transform < 8; ++transform) {
+      for (int sq = 0; sq < 64; ++sq) {
+        maps.square[side][transform][sq] = uint8_t(transform_square(side == BLACK ? sq ^ 56 : sq, transform));
+      }
+    }
+  }
+  return maps;
+}
+
+}  // namespace
+
+void policy_indices(const Position& pos, const Move* moves, int count, int transform, int* out) {
+  static const SquareMaps maps = build_square_maps();
+  const PolicyTable& table = policy_table();
+  const uint8_t* square = maps.square[pos.side == BLACK][transform & 7];
+  for (int i = 0; i < count; ++i) {
+    const Move m = moves[i];
+    out[i] = table.index[square[m.from()]][square[m.to()]][promotion_slot(m.promotion())];
+  }
+}
+
 int policy_index(const Position& pos, Move move, int transform) {
   int from = move.from(), to = move.to();
   if (pos.side == BLACK) {   // the side-to-move frame: ranks mirrored
