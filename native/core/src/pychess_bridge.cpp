@@ -33,8 +33,6 @@ int king_takes_rook_target(const Position& pos, int from, int to) {
   return to;
 }
 
-int piece_type_at(const Position& pos, int square) { return piece_on(pos, square); }
-
 bool is_castling(const Position& pos, Move move) {
   return (pos.pieces(pos.side, KING) & bit(move.from())) &&
          (pos.pieces(pos.side, ROOK) & bit(move.to()));
@@ -57,13 +55,15 @@ int promotion_rank(int promotion) {
 // single pushes, double pushes (to descending), e.p. captures last.
 uint32_t order_key(const Position& pos, Move move, bool check) {
   const int from = move.from(), to = move.to();
-  const int type = piece_type_at(pos, from);
+  // Only pawn, king or another piece matters here: two bitboard tests, not piece_on's search.
+  const bool king = (pos.by_type[KING] & bit(from)) != 0;
+  const bool pawn = (pos.by_type[PAWN] & bit(from)) != 0;
   int group, a = 0, b = 0;
-  if (type == KING && is_castling(pos, move)) {
+  if (king && is_castling(pos, move)) {
     group = 2;
     a = to;
-  } else if (type != PAWN) {
-    if (check && type == KING) {
+  } else if (!pawn) {
+    if (check && king) {
       group = 0;
       a = to;
     } else {
