@@ -96,14 +96,9 @@ void policy_indices(const Position& pos, const Move* moves, int count, int trans
 }
 
 int policy_index(const Position& pos, Move move, int transform) {
-  int from = move.from(), to = move.to();
-  if (pos.side == BLACK) {   // the side-to-move frame: ranks mirrored
-    from ^= 56;
-    to ^= 56;
-  }
-  from = transform_square(from, transform);
-  to = transform_square(to, transform);
-  return policy_table().index[from][to][promotion_slot(move.promotion())];
+  int index;
+  policy_indices(pos, &move, 1, transform, &index);
+  return index;
 }
 
 void softmax_of_indices(const float* logits_1858, const int16_t* indices, int count,
