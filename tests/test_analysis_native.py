@@ -468,6 +468,51 @@ def test_mux_buffers_are_checked():
     lib.lc0core_mux_destroy(out[0])
 
 
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_mux_writes_only_the_wanted_logits(mode):
+    """lc0core_mux_forward_wanted: in MERGE and FIXED mode each row's policy
+    gets only its wanted logits, equal to the network's, and the rest keep
+    what the caller had there; SEPARATE writes whole rows. WDL and moves
+    left as the network's. The wanted indices without their offsets (or
+    the reverse) are refused."""
+    ffi, lib = native_core.load()
+    net = ffi.new("lc0core_random_net*", {"seed": 3, "uniform": 0})
+    forward = ffi.addressof(lib, "lc0core_random_forward")
+    rows = 3
+    masks, values = ffi.new("uint64_t[]", 112 * rows), ffi.new("float[]", 112 * rows)
+    for i in range(rows):
+        masks[112 * i] = 1000 + i
+    def outputs(fill):
+        return ffi.new("float[]", [fill] * (1858 * rows)), ffi.new("float[]", 3 * rows), ffi.new("float[]", rows)
+    expected = outputs(0.0)
+    assert forward(net, rows, masks, values, *expected) == 0
+    wanted = ffi.new("int[]", [5, 77, 1857, 0, 900, 901, 12])
+    offsets = ffi.new("int[]", [0, 3, 3, 7])          # row 1 wants none
+    out = ffi.new("lc0core_mux**")
+    assert lib.lc0core_mux_create(forward, net, 2, mode, 1, out) == 0
+    client = lib.lc0core_mux_client(out[0], 0)
+    got = outputs(-7.0)
+    assert lib.lc0core_mux_forward_wanted(client, rows, masks, values, wanted, offsets, *got) == 0
+    policy = np.frombuffer(ffi.buffer(got[0]), dtype=np.float32).reshape(rows, 1858)
+    network = np.frombuffer(ffi.buffer(expected[0]), dtype=np.float32).reshape(rows, 1858)
+    for r in range(rows):
+        want = [wanted[k] for k in range(offsets[r], offsets[r + 1])]
+        assert np.array_equal(policy[r, want], network[r, want])
+        rest = np.ones(1858, dtype=bool)
+        rest[want] = False
+        if mode == 2:
+            assert np.array_equal(policy[r], network[r])
+        else:
+            assert np.all(policy[r, rest] == -7.0)
+    assert list(got[1]) == list(expected[1]) and list(got[2]) == list(expected[2])
+    assert lib.lc0core_mux_forward_wanted(client, rows, masks, values, wanted, ffi.NULL, *got) == \
+        lib.LC0CORE_INVALID_ARGUMENT
+    assert lib.lc0core_mux_forward_wanted(client, rows, masks, values, ffi.NULL, offsets, *got) == \
+        lib.LC0CORE_INVALID_ARGUMENT
+    lib.lc0core_mux_release(client)
+    lib.lc0core_mux_destroy(out[0])
+
+
 def test_positions_without_moves_and_bad_rows(random_net):
     many = ManySearch(random_net, {}, searches=2)
     try:

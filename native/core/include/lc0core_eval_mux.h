@@ -61,6 +61,14 @@ void* lc0core_mux_client(lc0core_mux* mux, int index);
 /* An lc0core_forward_fn for a client context. */
 int lc0core_mux_forward(void* client, int n, const uint64_t* masks, const float* values,
                         float* policy, float* wdl, float* moves_left);
+/* lc0core_mux_forward for a caller that reads only some logits of each
+ * row: row i's policy indices are wanted[offsets[i] .. offsets[i + 1]), and
+ * in MERGE and FIXED mode only those entries of its policy row are written
+ * (a search reads its legal moves' ~36 of the 1858; the copies back were
+ * most of a round's time outside the network). SEPARATE writes whole rows. */
+int lc0core_mux_forward_wanted(void* client, int n, const uint64_t* masks, const float* values,
+                               const int* wanted, const int* offsets, float* policy, float* wdl,
+                               float* moves_left);
 /* The client's search ended (an lc0core_info_fn): the others stop waiting for it. */
 void lc0core_mux_release(void* client);
 int lc0core_mux_get_stats(lc0core_mux* mux, lc0core_mux_stats* out);

@@ -33,6 +33,8 @@ struct Client {
   float* policy = nullptr;
   float* wdl = nullptr;
   float* moves_left = nullptr;
+  const int* wanted = nullptr;       // non-null: only these logits of each row are copied back
+  const int* offsets = nullptr;      // row i's: wanted[offsets[i] .. offsets[i + 1])
 };
 
 }  // namespace
@@ -123,6 +125,20 @@ int run_separate(lc0core_mux& m, const std::vector<Client*>& round, long long* c
   return status;
 }
 
+// Rows [from, from + count) of a client's policy from a call's rows: whole
+// rows, or only the logits it wants.
+void copy_policy(const Client& c, int from, int count, const float* rows) {
+  if (!c.wanted) {
+    std::memcpy(c.policy + size_t(from) * kPolicySize, rows, sizeof(float) * kPolicySize * count);
+    return;
+  }
+  for (int r = 0; r < count; ++r) {
+    const float* row = rows + size_t(r) * kPolicySize;
+    float* out = c.policy + size_t(from + r) * kPolicySize;
+    for (int k = c.offsets[from + r]; k < c.offsets[from + r + 1]; ++k) out[c.wanted[k]] = row[c.wanted[k]];
+  }
+}
+
 // Buffers for calls of `step` rows: the caller's, or the mux's own vectors.
 lc0core_mux::Rows call_buffers(lc0core_mux& m, int step) {
   if (m.caller.capacity >= step) return m.caller;
@@ -180,8 +196,7 @@ int run_merged(lc0core_mux& m, const std::vector<Client*>& round, int rows, long
     finished.clear();
     for (const Part& p : parts) {
       Client* c = p.client;
-      std::memcpy(c->policy + size_t(p.from) * kPolicySize, b.policy + size_t(p.at) * kPolicySize,
-                  sizeof(float) * kPolicySize * p.count);
+      copy_policy(*c, p.from, p.count, b.policy + size_t(p.at) * kPolicySize);
       std::memcpy(c->wdl + size_t(p.from) * 3, b.wdl + size_t(p.at) * 3, sizeof(float) * 3 * p.count);
       std::memcpy(c->moves_left + p.from, b.moves_left + p.at, sizeof(float) * p.count);
       if (p.from + p.count == c->n) finished.push_back(c);
@@ -300,11 +315,16 @@ LC0CORE_EXPORT void* lc0core_mux_client(lc0core_mux* mux, int index) {
   return mux->clients[index].get();
 }
 
-LC0CORE_EXPORT int lc0core_mux_forward(void* ctx, int n, const uint64_t* masks, const float* values,
-                                       float* policy, float* wdl, float* moves_left) {
+namespace {
+
+int forward_rows(void* ctx, int n, const uint64_t* masks, const float* values, const int* wanted,
+                 const int* offsets, float* policy, float* wdl, float* moves_left) {
   return lc0core::guarded([&] {
     Client* c = client_of(ctx);
     if (n < 0) throw lc0core::Error(LC0CORE_INVALID_ARGUMENT, "negative batch size");
+    if ((wanted == nullptr) != (offsets == nullptr)) {
+      throw lc0core::Error(LC0CORE_INVALID_ARGUMENT, "wanted and offsets go together");
+    }
     if (n == 0) return int(LC0CORE_OK);
     for (const void* p : {static_cast<const void*>(masks), static_cast<const void*>(values),
                           static_cast<const void*>(policy), static_cast<const void*>(wdl),
@@ -315,6 +335,7 @@ LC0CORE_EXPORT int lc0core_mux_forward(void* ctx, int n, const uint64_t* masks, 
     std::unique_lock<std::mutex> lock(m.mutex);
     if (!c->active) c->active = true, ++m.active;
     c->n = n, c->masks = masks, c->values = values, c->policy = policy, c->wdl = wdl, c->moves_left = moves_left;
+    c->wanted = wanted, c->offsets = offsets;
     c->done = false;
     m.queue.push_back(c);
     m.queued_rows += n;
@@ -327,6 +348,19 @@ LC0CORE_EXPORT int lc0core_mux_forward(void* ctx, int n, const uint64_t* masks, 
     }
     return c->status;                // the real forward's own status: its library holds the message
   });
+}
+
+}  // namespace
+
+LC0CORE_EXPORT int lc0core_mux_forward(void* ctx, int n, const uint64_t* masks, const float* values,
+                                       float* policy, float* wdl, float* moves_left) {
+  return forward_rows(ctx, n, masks, values, nullptr, nullptr, policy, wdl, moves_left);
+}
+
+LC0CORE_EXPORT int lc0core_mux_forward_wanted(void* ctx, int n, const uint64_t* masks, const float* values,
+                                              const int* wanted, const int* offsets, float* policy,
+                                              float* wdl, float* moves_left) {
+  return forward_rows(ctx, n, masks, values, wanted, offsets, policy, wdl, moves_left);
 }
 
 LC0CORE_EXPORT void lc0core_mux_release(void* ctx) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include "../../include/lc0core_eval_mux.h"
 #include "contempt.h"
 #include "search.h"
 
@@ -69,6 +70,26 @@ void sort_by_code(const uint16_t* codes, int* order, int n) {
 
 }  // namespace
 
+EvaluatorSlot make_slot(lc0core_forward_fn forward, void* ctx, int max_batch) {
+  EvaluatorSlot slot{forward, ctx, max_batch};
+  if (forward == &lc0core_mux_forward) slot.wanted_forward = &lc0core_mux_forward_wanted;
+  return slot;
+}
+
+namespace {
+
+// Each request's first policy index in batch->indices, and their end: the
+// offsets of the wanted-logits call (a batch's moves are in request order).
+const int* request_offsets(Batch* batch) {
+  const size_t n = batch->requests.size();
+  batch->offsets.resize(n + 1);
+  for (size_t i = 0; i < n; ++i) batch->offsets[i] = batch->requests[i].first_move;
+  batch->offsets[n] = n ? batch->requests[n - 1].first_move + batch->requests[n - 1].num_moves : 0;
+  return batch->offsets.data();
+}
+
+}  // namespace
+
 void Search::add_request(PickContext& c, uint32_t node, uint64_t key, const MoveList& moves) {
   EncodedPosition encoded;
   encode(*c.history, evaluator_.input_format, &encoded);
@@ -106,8 +127,8 @@ void Search::forward(Batch* batch, const EvaluatorSlot& slot) const {
   if (evaluator_.memo) {
     forward_with_memo(batch, slot);
   } else {
-    call_network(slot, n, batch->masks.data(), batch->values.data(), batch->policy.data(),
-                 batch->wdl.data(), batch->moves_left.data());
+    call_network(slot, n, batch->masks.data(), batch->values.data(), batch->indices.data(),
+                 request_offsets(batch), batch->policy.data(), batch->wdl.data(), batch->moves_left.data());
   }
   batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
@@ -132,23 +153,31 @@ void Search::forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const {
   memo_hits_.fetch_add(n - m, std::memory_order_relaxed);
   if (m == 0) return;
   if (m == n) {
-    call_network(slot, n, batch->masks.data(), batch->values.data(), batch->policy.data(),
-                 batch->wdl.data(), batch->moves_left.data());
+    call_network(slot, n, batch->masks.data(), batch->values.data(), batch->indices.data(),
+                 request_offsets(batch), batch->policy.data(), batch->wdl.data(), batch->moves_left.data());
   } else {
     // The network computes the missed rows alone; their answers are copied
     // to the rows of the batch (the logits the priors read, WDL, moves left).
     grow_to(&s.masks, size_t(m) * kNumPlanes);
     grow_to(&s.values, size_t(m) * kNumPlanes);
+    s.wanted.clear();
+    s.offsets.resize(size_t(m) + 1);
     for (int j = 0; j < m; ++j) {
-      const size_t from = size_t(s.misses[size_t(j)]) * kNumPlanes, to = size_t(j) * kNumPlanes;
+      const int i = s.misses[size_t(j)];
+      const size_t from = size_t(i) * kNumPlanes, to = size_t(j) * kNumPlanes;
       std::copy_n(batch->masks.data() + from, kNumPlanes, s.masks.data() + to);
       std::copy_n(batch->values.data() + from, kNumPlanes, s.values.data() + to);
+      const Request& r = batch->requests[size_t(i)];
+      s.offsets[size_t(j)] = int(s.wanted.size());
+      s.wanted.insert(s.wanted.end(), batch->indices.begin() + r.first_move,
+                      batch->indices.begin() + r.first_move + r.num_moves);
     }
+    s.offsets[size_t(m)] = int(s.wanted.size());
     grow_to(&s.policy, size_t(m) * kPolicySize);
     grow_to(&s.wdl, size_t(m) * 3);
     s.moves_left.assign(size_t(m), 0.0f);
-    call_network(slot, m, s.masks.data(), s.values.data(), s.policy.data(), s.wdl.data(),
-                 s.moves_left.data());
+    call_network(slot, m, s.masks.data(), s.values.data(), s.wanted.data(), s.offsets.data(), s.policy.data(),
+                 s.wdl.data(), s.moves_left.data());
     for (int j = 0; j < m; ++j) {
       const int i = s.misses[size_t(j)];
       const Request& r = batch->requests[size_t(i)];
@@ -169,13 +198,18 @@ void Search::forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const {
 }
 
 void Search::call_network(const EvaluatorSlot& slot, int n, const uint64_t* masks, const float* values,
-                          float* policy, float* wdl, float* moves_left) const {
+                          const int* wanted, const int* offsets, float* policy, float* wdl,
+                          float* moves_left) const {
   const int step = slot.max_batch > 0 ? slot.max_batch : n;
   for (int at = 0; at < n; at += step) {
     const int count = std::min(step, n - at);
-    const int status = slot.forward(slot.ctx, count, masks + size_t(at) * kNumPlanes,
-                                    values + size_t(at) * kNumPlanes, policy + size_t(at) * kPolicySize,
-                                    wdl + size_t(at) * 3, moves_left + at);
+    const uint64_t* m = masks + size_t(at) * kNumPlanes;
+    const float* v = values + size_t(at) * kNumPlanes;
+    float* p = policy + size_t(at) * kPolicySize;
+    const int status = slot.wanted_forward
+                           ? slot.wanted_forward(slot.ctx, count, m, v, wanted, offsets + at, p, wdl + size_t(at) * 3,
+                                                 moves_left + at)
+                           : slot.forward(slot.ctx, count, m, v, p, wdl + size_t(at) * 3, moves_left + at);
     if (status != 0) {
       throw std::runtime_error("the network's forward call failed (status " + std::to_string(status) + ")");
     }

@@ -34,11 +34,21 @@ typedef int (*TablebaseProbeFn)(void* ctx, const char* fen, int* wdl);
 
 // One way to run the network: a function and its context (a GPU stream, a
 // demux over several GPUs, a callback). Calls on one slot never overlap.
+// A forward call that writes only the logits each row's search reads
+// (lc0core_mux_forward_wanted's signature).
+typedef int (*WantedForwardFn)(void* ctx, int n, const uint64_t* masks, const float* values,
+                               const int* wanted, const int* offsets, float* policy, float* wdl,
+                               float* moves_left);
+
 struct EvaluatorSlot {
   lc0core_forward_fn forward = nullptr;
   void* ctx = nullptr;
   int max_batch = 0;                 // positions per forward call; 0 = any
+  WantedForwardFn wanted_forward = nullptr;   // used instead of forward when set
 };
+
+// The slot for `forward`: a mux client's also takes the wanted-logits call.
+EvaluatorSlot make_slot(lc0core_forward_fn forward, void* ctx, int max_batch);
 
 struct Evaluator {
   // slots[0] always; with two or more, Threads >= 2 runs that many workers
@@ -99,7 +109,9 @@ struct Batch {
     std::vector<int> misses;
     std::vector<uint64_t> masks;
     std::vector<float> values, policy, wdl, moves_left;
+    std::vector<int> wanted, offsets;  // the missed rows' policy indices
   } memo;
+  std::vector<int> offsets;          // each request's first policy index in `indices`, and the end
   int ooo = 0;
   double seconds = 0.0;
   void clear() {
@@ -242,8 +254,11 @@ class Search {
   void evaluate(Batch* batch, const EvaluatorSlot& slot) const;   // forward, then prepare_priors
   void forward(Batch* batch, const EvaluatorSlot& slot) const;    // the network call alone
   void forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const;
+  // Rows' wanted logits: wanted[offsets[i] .. offsets[i + 1]) for row i
+  // (the slot may write only those of its policy row).
   void call_network(const EvaluatorSlot& slot, int n, const uint64_t* masks, const float* values,
-                    float* policy, float* wdl, float* moves_left) const;
+                    const int* wanted, const int* offsets, float* policy, float* wdl,
+                    float* moves_left) const;
   void prepare_priors(Batch* batch) const;
   void cache_results(const Batch& batch) const;            // every request's result
   void cache_request(const Batch& batch, size_t slot) const;
