@@ -41,6 +41,7 @@ typedef struct {
   int largest_round;         /* rows in the largest round */
   double busy_s;             /* seconds inside the real forward */
   double wall_s;             /* seconds since creation */
+  double round_s;            /* seconds from rounds' starts to their ends: calls, copies, answers */
   double gap_s;              /* seconds from a round's end to the next one's start */
   long long ready_gaps;      /* gaps after which the next round was ready at once */
   double ready_gap_s;        /* their seconds: handing the next round over, not waiting for rows */

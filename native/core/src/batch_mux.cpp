@@ -225,8 +225,9 @@ void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
   m.queue.erase(m.queue.begin(), m.queue.begin() + take);
   m.queued_rows -= rows;
   m.running = true;
+  const Clock::time_point started = Clock::now();
   if (m.last_end != Clock::time_point{}) {
-    const double gap = std::chrono::duration<double>(Clock::now() - m.last_end).count();
+    const double gap = std::chrono::duration<double>(started - m.last_end).count();
     m.stats.gap_s += gap;
     if (m.ready_at_end) m.stats.ready_gaps += 1, m.stats.ready_gap_s += gap;
   }
@@ -252,6 +253,7 @@ void run_round(lc0core_mux& m, std::unique_lock<std::mutex>& lock) {
   m.stats.largest_round = std::max(m.stats.largest_round, int(rows));
   m.stats.busy_s += busy;
   m.last_end = Clock::now();
+  m.stats.round_s += std::chrono::duration<double>(m.last_end - started).count();
   m.ready_at_end = round_ready(m);
   wake_a_leader(m);                  // clients that queued meanwhile
 }
