@@ -45,8 +45,7 @@ int replay(const PythonChessPosition& root, const uint16_t* moves, int count,
 // legal move).
 int legal_moves_and_indices(const Position& pos, bool chess960, int transform,
                             MoveList* moves, uint16_t* out_moves, int16_t* out_indices) {
-  legal_moves(pos, moves);
-  order_like_python_chess(pos, moves);
+  legal_moves(pos, moves);                  // in python-chess's order
   for (int j = 0; j < moves->count; ++j) {
     const int index = policy_index(pos, moves->moves[j], transform);
     if (index < 0) return LC0CORE_INTERNAL_ERROR;

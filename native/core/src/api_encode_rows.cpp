@@ -83,8 +83,7 @@ int encode_row(const char* row, size_t size, int input_format, uint64_t* masks, 
   *transform = encoded.transform;
   const Position& pos = history.last();
   MoveList legal;
-  legal_moves(pos, &legal);
-  order_like_python_chess(pos, &legal);
+  legal_moves(pos, &legal);                 // in python-chess's order
   for (int j = 0; j < legal.count; ++j) {
     const int index = policy_index(pos, legal.moves[j], encoded.transform);
     if (index < 0) throw Error(LC0CORE_INTERNAL_ERROR, "a legal move without a policy index");

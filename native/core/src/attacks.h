@@ -21,6 +21,11 @@ inline int pop_lsb(Bitboard& b) {
   b &= b - 1;
   return square;
 }
+inline int pop_msb(Bitboard& b) {
+  const int square = msb(b);
+  b ^= bit(square);
+  return square;
+}
 constexpr int file_of(int square) { return square & 7; }
 constexpr int rank_of(int square) { return square >> 3; }
 

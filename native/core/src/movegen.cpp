@@ -2,7 +2,13 @@
 // evasions (capture or block a single checker, only the king against two),
 // pinned pieces kept on their pin line, en passant verified by looking at
 // the king after the capture (this covers the two pawns leaving one rank),
-// castling (standard and Chess960) as king-takes-own-rook.
+// castling (standard and Chess960) as king-takes-own-rook. The moves come
+// in python-chess's order (generate_legal_moves), which the search's edge
+// order and its softmax sum follow: in check the king's moves first; then
+// each piece but the pawns by from-square descending (the king among them
+// when not in check), its targets descending; castling (rook descending);
+// pawn captures (from-square, then target, descending; promotions q r b n);
+// single pushes and double pushes (descending); en passant captures.
 #include "attacks.h"
 #include "position.h"
 
@@ -35,7 +41,7 @@ void castling_moves(const Position& pos, int king, MoveList* out) {
   const Bitboard occupied = pos.occupied();
   Bitboard rooks = pos.castling_rooks & pos.pieces(us, ROOK) & rank;
   while (rooks) {
-    const int rook = pop_lsb(rooks);
+    const int rook = pop_msb(rooks);
     const bool king_side = rook > king;
     const int king_to = (king_side ? 6 : 2) + (rank_of(king) << 3);
     const int rook_to = (king_side ? 5 : 3) + (rank_of(king) << 3);
@@ -73,12 +79,15 @@ void legal_moves(const Position& pos, MoveList* out) {
   const Bitboard checkers = attackers_to(pos, king, occupied) & theirs;
 
   // King steps, to squares not attacked once the king has left its square.
-  Bitboard steps = kAttacks.king[king] & ~ours;
-  while (steps) {
+  Bitboard king_to = 0;
+  for (Bitboard steps = kAttacks.king[king] & ~ours; steps;) {
     const int to = pop_lsb(steps);
-    if (!attacked(pos, to, them, occupied ^ bit(king))) add(out, king, to);
+    if (!attacked(pos, to, them, occupied ^ bit(king))) king_to |= bit(to);
   }
-  if (checkers & (checkers - 1)) return;  // double check: only the king moves
+  if (checkers) {                     // in check the king's moves come first
+    for (Bitboard to = king_to; to;) add(out, king, pop_msb(to));
+    if (checkers & (checkers - 1)) return;  // double check: only the king moves
+  }
 
   // Squares a non-king move must reach: anywhere, or onto the checker's line.
   const Bitboard target = checkers ? (kAttacks.between[king][lsb(checkers)] | checkers) : ~ours;
@@ -95,56 +104,62 @@ void legal_moves(const Position& pos, MoveList* out) {
     return (pinned & bit(from)) ? kAttacks.line[king][from] : ~Bitboard(0);
   };
 
-  Bitboard knights = pos.pieces(us, KNIGHT) & ~pinned;  // a pinned knight never moves
-  while (knights) {
-    const int from = pop_lsb(knights);
-    Bitboard to = kAttacks.knight[from] & target;
-    while (to) add(out, from, pop_lsb(to));
+  // Every piece but the pawns (and the king in check, done above).
+  const Bitboard diagonal = pos.by_type[BISHOP] | pos.by_type[QUEEN];
+  const Bitboard straight = pos.by_type[ROOK] | pos.by_type[QUEEN];
+  Bitboard pieces = ours & ~pos.by_type[PAWN] & ~(checkers ? bit(king) : 0);
+  while (pieces) {
+    const int from = pop_msb(pieces);
+    Bitboard to;
+    if (from == king) {
+      to = king_to;
+    } else if (pos.by_type[KNIGHT] & bit(from)) {
+      to = (pinned & bit(from)) ? 0 : kAttacks.knight[from] & target;   // a pinned knight never moves
+    } else {
+      Bitboard reach = 0;
+      if (diagonal & bit(from)) reach |= bishop_attacks(from, occupied);
+      if (straight & bit(from)) reach |= rook_attacks(from, occupied);
+      to = reach & target & allowed(from);
+    }
+    while (to) add(out, from, pop_msb(to));
   }
-  Bitboard diagonal = ours & (pos.by_type[BISHOP] | pos.by_type[QUEEN]);
-  while (diagonal) {
-    const int from = pop_lsb(diagonal);
-    Bitboard to = bishop_attacks(from, occupied) & target & allowed(from);
-    while (to) add(out, from, pop_lsb(to));
-  }
-  Bitboard straight = ours & (pos.by_type[ROOK] | pos.by_type[QUEEN]);
-  while (straight) {
-    const int from = pop_lsb(straight);
-    Bitboard to = rook_attacks(from, occupied) & target & allowed(from);
-    while (to) add(out, from, pop_lsb(to));
-  }
+  if (!checkers && pos.castling_rooks) castling_moves(pos, king, out);
 
   const int forward = us == WHITE ? 8 : -8;
   const int start_rank = us == WHITE ? 1 : 6;
-  Bitboard pawns = pos.pieces(us, PAWN);
-  while (pawns) {
-    const int from = pop_lsb(pawns);
-    const Bitboard keep = target & allowed(from);
-    const int one = from + forward;
-    if (one >= 0 && one < 64 && !(occupied & bit(one))) {
-      if (keep & bit(one)) add_pawn_move(out, from, one);
-      const int two = one + forward;
-      if (rank_of(from) == start_rank && !(occupied & bit(two)) && (keep & bit(two))) add(out, from, two);
-    }
-    Bitboard captures = kAttacks.pawn[us][from] & theirs & keep;
-    while (captures) add_pawn_move(out, from, pop_lsb(captures));
+  const Bitboard pawns = pos.pieces(us, PAWN);
+  for (Bitboard from_set = pawns; from_set;) {
+    const int from = pop_msb(from_set);
+    Bitboard captures = kAttacks.pawn[us][from] & theirs & target & allowed(from);
+    while (captures) add_pawn_move(out, from, pop_msb(captures));
+  }
+  // Pushes by target square, descending: all single pushes, then the double ones.
+  const Bitboard empty = ~occupied;
+  const Bitboard single = (us == WHITE ? pawns << 8 : pawns >> 8) & empty;
+  const Bitboard start = pawns & (Bitboard(0xFF) << (8 * start_rank));
+  const Bitboard doubles = (us == WHITE ? (start << 8 & empty) << 8 : (start >> 8 & empty) >> 8) & empty;
+  for (Bitboard to_set = single & target; to_set;) {
+    const int to = pop_msb(to_set), from = to - forward;
+    if (allowed(from) & bit(to)) add_pawn_move(out, from, to);
+  }
+  for (Bitboard to_set = doubles & target; to_set;) {
+    const int to = pop_msb(to_set), from = to - 2 * forward;
+    if (allowed(from) & bit(to)) add(out, from, to);
   }
 
   if (pos.ep_square >= 0) {
     const int to = pos.ep_square;
     const int victim = to - forward;
     if (!(occupied & bit(to)) && (pos.pieces(them, PAWN) & bit(victim))) {
-      Bitboard capturers = kAttacks.pawn[them][to] & pos.pieces(us, PAWN);
+      Bitboard capturers = kAttacks.pawn[them][to] & pawns;
       while (capturers) {
-        const int from = pop_lsb(capturers);
+        const int from = pop_msb(capturers);
         const Bitboard after = (occupied ^ bit(from) ^ bit(victim)) | bit(to);
         const Bitboard enemies = theirs & ~bit(victim);
         if (!(attackers_to(pos, king, after) & enemies)) add(out, from, to);
       }
     }
   }
-
-  if (!checkers && pos.castling_rooks) castling_moves(pos, king, out);
 }
 
 uint64_t perft(const Position& pos, int depth) {

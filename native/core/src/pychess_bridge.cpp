@@ -1,6 +1,6 @@
 // pychess_bridge.cpp - see pychess_bridge.h. The python-chess facts here
-// (clean_castling_rights, _to_chess960 / _from_chess960, the generation
-// order of generate_legal_moves) are read off python-chess 1.11.
+// (clean_castling_rights, _to_chess960 / _from_chess960) are read off
+// python-chess 1.11; its move order is movegen.cpp's.
 #include "pychess_bridge.h"
 
 #include <algorithm>
@@ -36,52 +36,6 @@ int king_takes_rook_target(const Position& pos, int from, int to) {
 bool is_castling(const Position& pos, Move move) {
   return (pos.pieces(pos.side, KING) & bit(move.from())) &&
          (pos.pieces(pos.side, ROOK) & bit(move.to()));
-}
-
-// python-chess promotion order within one from-to pair: q, r, b, n.
-int promotion_rank(int promotion) {
-  switch (promotion) {
-    case QUEEN: return 0;
-    case ROOK: return 1;
-    case BISHOP: return 2;
-    case KNIGHT: return 3;
-    default: return 0;
-  }
-}
-
-// Sort key reproducing generate_legal_moves: when in check, king steps
-// first (to-square descending); then piece moves (from, to descending),
-// castling (rook descending), pawn captures (from, to descending, q r b n),
-// single pushes, double pushes (to descending), e.p. captures last.
-uint32_t order_key(const Position& pos, Move move, bool check) {
-  const int from = move.from(), to = move.to();
-  // Only pawn, king or another piece matters here: two bitboard tests, not piece_on's search.
-  const bool king = (pos.by_type[KING] & bit(from)) != 0;
-  const bool pawn = (pos.by_type[PAWN] & bit(from)) != 0;
-  int group, a = 0, b = 0;
-  if (king && is_castling(pos, move)) {
-    group = 2;
-    a = to;
-  } else if (!pawn) {
-    if (check && king) {
-      group = 0;
-      a = to;
-    } else {
-      group = 1;
-      a = from;
-      b = to;
-    }
-  } else if ((from & 7) != (to & 7)) {
-    const bool en_passant = !(pos.occupied() & bit(to));
-    group = en_passant ? 6 : 3;
-    a = from;
-    b = to;
-  } else {
-    group = (to - from == 16 || from - to == 16) ? 5 : 4;
-    a = to;
-  }
-  return uint32_t(group) << 20 | uint32_t(63 - a) << 12 | uint32_t(63 - b) << 4 |
-         uint32_t(promotion_rank(move.promotion()));
 }
 
 // The positions the FEN parser admits (fen.cpp's checks, without the text
@@ -200,16 +154,6 @@ uint16_t move_to_python_chess(const Position& pos, Move move, bool chess960) {
   }
   const int promotion = move.promotion() ? move.promotion() + 1 : 0;
   return uint16_t(move.from() | to << 6 | promotion << 12);
-}
-
-void order_like_python_chess(const Position& pos, MoveList* moves) {
-  const bool check = in_check(pos);
-  uint64_t keyed[kMaxMoves];
-  for (int i = 0; i < moves->count; ++i) {
-    keyed[i] = uint64_t(order_key(pos, moves->moves[i], check)) << 16 | moves->moves[i].raw;
-  }
-  std::sort(keyed, keyed + moves->count);
-  for (int i = 0; i < moves->count; ++i) moves->moves[i].raw = uint16_t(keyed[i] & 0xFFFF);
 }
 
 }  // namespace lc0core

@@ -37,7 +37,5 @@ bool is_legal(const Position& pos, Move move, MoveList* scratch);
 bool move_from_python_chess(const Position& pos, uint16_t raw, MoveList* scratch, Move* out);
 uint16_t move_to_python_chess(const Position& pos, Move move, bool chess960);
 
-// Sorts legal moves of `pos` into python-chess's legal_moves order.
-void order_like_python_chess(const Position& pos, MoveList* moves);
 
 }  // namespace lc0core

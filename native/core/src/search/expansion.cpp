@@ -132,8 +132,7 @@ void Search::expand_leaf(PickContext& c, Visit* v) {
     moves.count = cached.count;
     for (int i = 0; i < cached.count; ++i) moves.moves[i].raw = uint16_t(cached.edges[i] & 0xFFFF);
   } else {
-    legal_moves(pos, &moves);
-    order_like_python_chess(pos, &moves);
+    legal_moves(pos, &moves);               // python-chess's order, as the reference's edges
   }
   if (!extend_terminal(c, node, v->depth, moves)) {
     tree.create_edges(node, moves.moves, moves.count);
@@ -207,8 +206,7 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
     *spent = 1;
     if (cache_->contains(key)) return;
     MoveList moves;
-    legal_moves(pos, &moves);
-    order_like_python_chess(pos, &moves);
+    legal_moves(pos, &moves);               // python-chess's order, as the reference's edges
     add_request(ctx, kNone, key, moves);
     return;
   }
