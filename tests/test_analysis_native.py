@@ -150,6 +150,56 @@ def test_a_pv_longer_than_the_first_buffer_comes_back_whole(random_net, monkeypa
         many.close()
 
 
+def test_results_at_once_equal_each_jobs_own(random_net):
+    """lc0core_search_many_results: a range of jobs read in one call equals
+    reading each (result, best edge, PV); too small a PV buffer is said,
+    with the size, and nothing written; unfinished jobs are refused."""
+    many = ManySearch(random_net, {"SmartPruningFactor": 0}, searches=3)
+    ffi, lib, handle = many.ffi, many.lib, many._many
+    rows = ROWS[:5] + ["7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"]          # the last: stalemate, no search
+    try:
+        text = ("\0".join(rows) + "\0").encode()
+        limits = ffi.new("lc0core_search_limits[]", len(rows))
+        for lim in limits:
+            lim.nodes, lim.movetime, lim.time_budget, lim.depth, lim.mate = NODES, -1.0, -1.0, -1, -1
+            lim.rescale_ratio = 1.0
+        first, finished = ffi.new("long long*"), ffi.new("long long*")
+        assert lib.lc0core_search_many_submit(handle, len(rows), text, len(text), limits, first) == 0
+        jobs, edges = ffi.new("lc0core_search_job[]", 6), ffi.new("lc0core_root_edge[]", 6)
+        offsets, needed, pv = ffi.new("size_t[]", 6), ffi.new("size_t*"), ffi.new("char[]", 4096)
+        assert lib.lc0core_search_many_results(handle, first[0] + 6, 1, jobs, edges, pv, 4096, offsets,
+                                               needed) == lib.LC0CORE_INVALID_ARGUMENT
+        lib.lc0core_search_many_wait(handle, first[0] + len(rows), 60.0, finished)
+        assert finished[0] == first[0] + len(rows)
+        pv[0] = b"x"
+        assert lib.lc0core_search_many_results(handle, first[0], 6, jobs, edges, pv, 3, offsets,
+                                               needed) == lib.LC0CORE_BUFFER_TOO_SMALL
+        assert pv[0] == b"x" and needed[0] > 3
+        assert lib.lc0core_search_many_results(handle, first[0], 6, jobs, edges, pv, 4096, offsets,
+                                               needed) == 0
+        texts = ffi.unpack(pv, needed[0]).decode().split("\0")[:-1]
+        for k in range(6):
+            own = ffi.new("lc0core_search_job*")
+            assert lib.lc0core_search_many_job(handle, first[0] + k, own) == 0
+            assert bytes(ffi.buffer(own)) == bytes(ffi.buffer(jobs + k, ffi.sizeof("lc0core_search_job")))
+            own_pv = ffi.new("char[]", 4096)
+            assert lib.lc0core_search_many_pv(handle, first[0] + k, own_pv, 4096) == 0
+            assert texts[k] == ffi.string(own_pv).decode()
+            if own.best_edge >= 0:
+                all_edges, count = ffi.new("lc0core_root_edge[]", own.num_edges), ffi.new("int*")
+                assert lib.lc0core_search_many_edges(handle, first[0] + k, all_edges, own.num_edges, count) == 0
+                assert bytes(ffi.buffer(all_edges + own.best_edge, ffi.sizeof("lc0core_root_edge"))) == \
+                    bytes(ffi.buffer(edges + k, ffi.sizeof("lc0core_root_edge")))
+                assert texts[k].split()[0] == ffi.string(edges[k].uci).decode()
+            else:
+                assert bytes(ffi.buffer(edges + k, ffi.sizeof("lc0core_root_edge"))) == bytes(ffi.sizeof("lc0core_root_edge"))
+                assert texts[k] == ""
+        assert jobs[5].outcome == lib.LC0CORE_JOB_STALEMATE and jobs[5].best_edge == -1
+        assert lib.lc0core_search_many_forget(handle, first[0] + len(rows)) == 0
+    finally:
+        many.close()
+
+
 def test_two_groups_on_native_slots_merge_and_equal_engine_search(random_net):
     fake = RecordingSlots()    # its 4 multiprocessors make the minibatch 8, as Engine's would be
     expected = engine_results(random_net, ROWS, NODES, MinibatchSize=8)

@@ -57,8 +57,8 @@ FIXED_OPTIONS = {"Threads": 1, "Temperature": 0, "MultiPV": 1}
 ANALYSIS_DEFAULTS = {"TaskWorkers": 0, "MaxPrefetch": 0}
 
 
-# Bytes first offered for a PV (a short search's fits); a longer one is asked again.
-PV_BUFFER = 1024
+# Bytes first offered a job for its PV (a short search's fits); more are given when asked.
+PV_BUFFER = 64
 
 class ManySearchError(AnalysisError):
     """The native multi-search failed (the message says why)."""
@@ -346,9 +346,9 @@ class ManySearch:
             progress=None) -> dict[str, np.ndarray]:
         """Searches every row (nodes and/or movetime seconds each); the
         search columns (analysis.columns) in row order. `progress(k)` is
-        called as k rows are done. Two threads may run at once (the
-        second's jobs queue behind the first's, so the searches never run
-        dry between two shards). Rows are searched in spread_order: a
+        called as k rows are done. Several threads may run at once (each
+        one's jobs queue behind the last's, so the searches never run dry
+        between two shards). Rows are searched in spread_order: a
         game's next position after the one before has finished, whose
         answers the memo then holds."""
         if self._closed or self._cancelled:
@@ -359,17 +359,22 @@ class ManySearch:
         if n == 0:
             return out
         ratio, diff = contempt.rescale_params(self.params)
-        limits = ffi.new("lc0core_search_limits[]", n)
         black = [_black_to_move(row) for row in rows]
         order = spread_order(n, self.searches) if self._memo is not None else list(range(n))
-        for job, i in enumerate(order):
-            lim = limits[job]
+        # Every job's limits are one of two (contempt depends on the side to
+        # move), copied as bytes rather than set field by field per job.
+        one = {}
+        for side in (False, True):
+            lim = ffi.new("lc0core_search_limits*")
             lim.nodes = -1 if nodes is None else int(nodes)
             lim.movetime = -1.0 if movetime is None else float(movetime)
             lim.time_budget, lim.infinite, lim.depth, lim.mate = -1.0, 0, -1, -1
             lim.searchmoves = ffi.NULL
             lim.rescale_ratio, lim.rescale_diff = ratio, diff
-            lim.contempt_mode = contempt.resolve_mode(self.params, black[i], False)
+            lim.contempt_mode = contempt.resolve_mode(self.params, side, False)
+            one[side] = bytes(ffi.buffer(lim))
+        limits = ffi.new("lc0core_search_limits[]", n)
+        ffi.buffer(limits)[:] = b"".join(one[black[i]] for i in order)
         text = ("\0".join(rows[i] for i in order) + "\0").encode()
         first = ffi.new("long long*")
         with self._lock:
@@ -377,6 +382,7 @@ class ManySearch:
             start, end = first[0], first[0] + n
             self._open.append(start)
         finished = ffi.new("long long*")
+        buffers = _ResultBuffers(ffi)
         reported = collected = 0
         try:
             while True:
@@ -386,10 +392,10 @@ class ManySearch:
                 done = min(n, max(0, int(finished[0] - start)))
                 # Results are read as their jobs finish (every job below
                 # `finished` has), while the rest still search.
-                while collected < done and self._error is None and not self._cancelled:
-                    i = order[collected]
-                    self._collect(start + collected, rows[i], black[i], out, i, (ratio, diff))
-                    collected += 1
+                if collected < done and self._error is None and not self._cancelled:
+                    self._collect(buffers, start, collected, done - collected, rows, order, black, out,
+                                  (ratio, diff))
+                    collected = done
                 if progress is not None and done > reported:
                     progress(done)
                     reported = done
@@ -411,52 +417,78 @@ class ManySearch:
             self._check(lib.lc0core_search_many_forget(self._many, min(self._open, default=end)), "forget")
         return out
 
-    def _collect(self, job_id: int, row: str, black: bool, out: dict, i: int, rescale: tuple) -> None:
+    def _collect(self, buffers: "_ResultBuffers", start: int, first: int, count: int, rows: list[str],
+                 order: list[int], black: list[bool], out: dict, rescale: tuple) -> None:
+        """Jobs start + first .. start + first + count - 1 (finished) into
+        their rows of `out`: one native call reads their results, best edges
+        and PVs (a short search's result is otherwise mostly cffi calls)."""
         ffi, lib = self.ffi, self.lib
-        job = ffi.new("lc0core_search_job*")
-        self._check(lib.lc0core_search_many_job(self._many, job_id, job), "job")
-        if job.status != 0:
-            text = ffi.new("char[]", 1024)
-            lib.lc0core_search_many_error(self._many, job_id, text, 1024)
-            message = ffi.string(text).decode(errors="replace")
-            if job.status in (lib.LC0CORE_BAD_FEN, lib.LC0CORE_ILLEGAL_MOVE):
-                columns.set_row(out, i, error=message)       # the input's fault: reported, skipped
-                return
-            if message == "cancelled":
-                raise ManySearchError("cancelled")
-            raise ManySearchError(f"search of {row!r} failed: {message}")
+        jobs, best_edges, offsets, pv = buffers.get(count)
+        needed = ffi.new("size_t*")
+        while True:
+            status = lib.lc0core_search_many_results(self._many, start + first, count, jobs, best_edges, pv,
+                                                     len(pv), offsets, needed)
+            if status != lib.LC0CORE_BUFFER_TOO_SMALL:
+                break
+            pv = buffers.grow_pv(needed[0])
+        self._check(status, "results")
+        texts = ffi.unpack(pv, needed[0]).decode()
+        gather = backup = network = 0.0
+        for k in range(count):
+            job = jobs[k]
+            i = order[first + k]
+            if job.status != 0:
+                self._fail(start + first + k, job.status, rows[i], out, i)
+                continue
+            gather += job.stats.gather_s
+            backup += job.stats.backup_s
+            network += job.stats.network_s
+            if job.outcome != 0:
+                exact = columns.EXACT_WDL[job.outcome]
+                columns.set_row(out, i, outcome=job.outcome, wdl=exact, q=exact[0] - exact[2])
+                continue
+            root = _RootPly(rows[i])
+            # The result needs the best edge alone (analysis keeps one line and no
+            # per-move table); every edge only where a temperature samples among them.
+            if self.engine.move_temperature(root) > 0 or job.best_edge < 0:
+                edges = self._all_edges(start + first + k, job.num_edges)
+                kept = list(range(len(edges)))
+            else:
+                edges, kept = [_root_edge(ffi, best_edges[k])], [job.best_edge]
+            pv_text = texts[offsets[k]:texts.index("\0", offsets[k])]
+            self._fill(job, edges, kept, pv_text, root, black[i], out, i, rescale)
         with self._lock:
             times = self._search_seconds
-            times["search_gather_s"] += job.stats.gather_s
-            times["search_backup_s"] += job.stats.backup_s
-            times["search_network_s"] += job.stats.network_s
-        if job.outcome != 0:
-            exact = columns.EXACT_WDL[job.outcome]
-            columns.set_row(out, i, outcome=job.outcome, wdl=exact, q=exact[0] - exact[2])
+            times["search_gather_s"] += gather
+            times["search_backup_s"] += backup
+            times["search_network_s"] += network
+
+    def _fail(self, job_id: int, status: int, row: str, out: dict, i: int) -> None:
+        """A failed job: the input's fault is reported in its row; else the run fails."""
+        ffi, lib = self.ffi, self.lib
+        text = ffi.new("char[]", 1024)
+        lib.lc0core_search_many_error(self._many, job_id, text, 1024)
+        message = ffi.string(text).decode(errors="replace")
+        if status in (lib.LC0CORE_BAD_FEN, lib.LC0CORE_ILLEGAL_MOVE):
+            columns.set_row(out, i, error=message)       # the input's fault: reported, skipped
             return
-        edges = ffi.new("lc0core_root_edge[]", max(1, job.num_edges))
+        if message == "cancelled":
+            raise ManySearchError("cancelled")
+        raise ManySearchError(f"search of {row!r} failed: {message}")
+
+    def _all_edges(self, job_id: int, num_edges: int):
+        ffi, lib = self.ffi, self.lib
+        edges = ffi.new("lc0core_root_edge[]", max(1, num_edges))
         count = ffi.new("int*")
-        self._check(lib.lc0core_search_many_edges(self._many, job_id, edges, job.num_edges, count), "edges")
-        size = PV_BUFFER
-        while True:
-            pv_text = ffi.new("char[]", size)
-            status = lib.lc0core_search_many_pv(self._many, job_id, pv_text, size)
-            if status != lib.LC0CORE_BUFFER_TOO_SMALL or size >= 1 << 20:
-                break
-            size *= 16
-        self._check(status, "pv")
-        pv = [chess.Move.from_uci(u) for u in ffi.string(pv_text).decode().split()]
+        self._check(lib.lc0core_search_many_edges(self._many, job_id, edges, num_edges, count), "edges")
+        return [_root_edge(ffi, edges[k]) for k in range(count[0])]
+
+    def _fill(self, job, root_edges: list[RootEdge], kept: list[int], pv_text: str, root, black: bool,
+              out: dict, i: int, rescale: tuple) -> None:
+        """Row i from a searched job through the Engine's result code;
+        `root_edges` are the root edges numbered `kept`."""
+        pv = [chess.Move.from_uci(u) for u in pv_text.split()]
         s = job.stats
-        root = _RootPly(row)
-        # The result needs the best edge alone (analysis keeps one line and no
-        # per-move table); every edge only where a temperature samples among them.
-        if self.engine.move_temperature(root) > 0 or job.best_edge < 0:
-            kept = list(range(count[0]))
-        else:
-            kept = [job.best_edge]
-        root_edges = [RootEdge(chess.Move.from_uci(ffi.string(edges[k].uci).decode()), edges[k].visits,
-                               edges[k].in_flight, edges[k].wl, edges[k].d, edges[k].m, edges[k].prior,
-                               edges[k].terminal) for k in kept]
         best = [kept.index(job.best_edge)] if job.best_edge >= 0 else []
         snap = Snapshot(s.total_nodes, s.total_playouts, s.cum_depth, s.max_depth, s.tb_hits, s.nn_evals,
                         s.elapsed_ms, s.nps_elapsed_ms, s.root_n, s.root_wl, s.root_d, s.root_m,
@@ -526,6 +558,34 @@ def _black_to_move(row: str) -> bool:
     fields = fen.split()
     black = len(fields) > 1 and fields[1] == "b"
     return black != (len(moves.split()) % 2 == 1)
+
+
+class _ResultBuffers:
+    """One run's buffers for lc0core_search_many_results, grown as needed."""
+
+    def __init__(self, ffi):
+        self.ffi = ffi
+        self.rows = 0
+        self.pv = ffi.new("char[]", PV_BUFFER)
+
+    def get(self, count: int):
+        if count > self.rows:
+            self.rows = max(count, 2 * self.rows)
+            self.jobs = self.ffi.new("lc0core_search_job[]", self.rows)
+            self.best_edges = self.ffi.new("lc0core_root_edge[]", self.rows)
+            self.offsets = self.ffi.new("size_t[]", self.rows)
+            if len(self.pv) < PV_BUFFER * self.rows:
+                self.pv = self.ffi.new("char[]", PV_BUFFER * self.rows)
+        return self.jobs, self.best_edges, self.offsets, self.pv
+
+    def grow_pv(self, needed: int):
+        self.pv = self.ffi.new("char[]", 2 * needed)
+        return self.pv
+
+
+def _root_edge(ffi, e) -> RootEdge:
+    return RootEdge(chess.Move.from_uci(ffi.string(e.uci).decode()), e.visits, e.in_flight, e.wl, e.d, e.m,
+                    e.prior, e.terminal)
 
 
 class _RootPly:

@@ -52,6 +52,16 @@ int lc0core_search_many_edges(lc0core_search_many* many, long long job, lc0core_
                               int capacity, int* count);
 /* The principal variation through the best edge, UCI moves separated by spaces. */
 int lc0core_search_many_pv(lc0core_search_many* many, long long job, char* out, int capacity);
+/* Jobs [first, first + count) at once (each must have finished), for a
+ * caller that reads many small searches: jobs[i] as lc0core_search_many_job,
+ * best_edges[i] the root edge at jobs[i].best_edge (zeros when -1), and the
+ * PVs (as lc0core_search_many_pv, "" when there is no best edge)
+ * NUL-terminated back to back in `pv`, job i's from pv_offsets[i].
+ * *pv_needed gets the bytes the PVs take; LC0CORE_BUFFER_TOO_SMALL (nothing
+ * written to `pv`) when that is more than pv_capacity. */
+int lc0core_search_many_results(lc0core_search_many* many, long long first, int count,
+                                lc0core_search_job* jobs, lc0core_root_edge* best_edges, char* pv,
+                                size_t pv_capacity, size_t* pv_offsets, size_t* pv_needed);
 /* A failed job's message ("" when it did not fail). */
 int lc0core_search_many_error(lc0core_search_many* many, long long job, char* out, int capacity);
 /* Frees the results of the jobs numbered below `end` (they must have finished). */

@@ -304,6 +304,45 @@ LC0CORE_EXPORT int lc0core_search_many_pv(lc0core_search_many* many, long long i
   });
 }
 
+LC0CORE_EXPORT int lc0core_search_many_results(lc0core_search_many* many, long long first, int count,
+                                               lc0core_search_job* jobs, lc0core_root_edge* best_edges,
+                                               char* pv, size_t pv_capacity, size_t* pv_offsets,
+                                               size_t* pv_needed) {
+  return lc0core::guarded([&] {
+    lc0core::require(pv_needed, "pv_needed");
+    if (count < 0) throw lc0core::Error(LC0CORE_INVALID_ARGUMENT, "count < 0");
+    if (count == 0) {
+      *pv_needed = 0;
+      return int(LC0CORE_OK);
+    }
+    lc0core::require(jobs, "jobs");
+    lc0core::require(best_edges, "best_edges");
+    lc0core::require(pv_offsets, "pv_offsets");
+    std::vector<const Job*> found(static_cast<size_t>(count));
+    size_t needed = 0;
+    for (int i = 0; i < count; ++i) {
+      found[size_t(i)] = job_of(many, first + i);
+      pv_offsets[i] = needed;
+      needed += found[size_t(i)]->pv.size() + 1;
+    }
+    *pv_needed = needed;
+    if (needed > pv_capacity) throw lc0core::Error(LC0CORE_BUFFER_TOO_SMALL, "the PVs do not fit");
+    lc0core::require(pv, "pv");
+    for (int i = 0; i < count; ++i) {
+      const Job* job = found[size_t(i)];
+      jobs[i] = job->result;
+      const int best = job->result.best_edge;
+      if (best >= 0 && best < int(job->edges.size())) {
+        best_edges[i] = job->edges[size_t(best)];
+      } else {
+        std::memset(&best_edges[i], 0, sizeof(best_edges[i]));
+      }
+      std::memcpy(pv + pv_offsets[i], job->pv.c_str(), job->pv.size() + 1);
+    }
+    return int(LC0CORE_OK);
+  });
+}
+
 LC0CORE_EXPORT int lc0core_search_many_error(lc0core_search_many* many, long long id, char* out, int capacity) {
   return lc0core::guarded([&] {
     copy_text(job_of(many, id)->error, out, capacity);
