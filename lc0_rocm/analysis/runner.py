@@ -27,6 +27,10 @@ from lc0_rocm.analysis.worker import ShardWorker, process_main
 from lc0_rocm.analysis import writers
 
 GPU_PREFIXES = ("rocm", "cuda")
+# Shards one process searches at once: with two, the searches ran out of
+# jobs while the finished shard's results were read and saved (maia-1900,
+# 100 nodes, H200: 15-20 % of the search threads' time waiting for a job).
+SHARDS_IN_FLIGHT = 3
 
 
 @dataclasses.dataclass
@@ -127,16 +131,17 @@ def _in_process(plan: Plan, todo: list[int], settings: Settings, source: NetSour
             for k in todo:
                 yield k, worker.compute(plan.shard_rows(k), progress=lambda c, k=k: progress.shard_progress(k, c))
         else:
-            # Two shards at once: the next one's searches start while the
-            # last of this one's finish.
+            # Shards queued ahead: the next ones' searches start while the
+            # last of this one's finish, and the searches still have jobs
+            # while this one's results are read and saved.
             import concurrent.futures
-            with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="lc0-rocm-shard") as pool:
+            with concurrent.futures.ThreadPoolExecutor(SHARDS_IN_FLIGHT, thread_name_prefix="lc0-rocm-shard") as pool:
                 try:
                     pending = {}
                     for k in todo:
                         pending[k] = pool.submit(worker.compute, plan.shard_rows(k),
                                                  lambda c, k=k: progress.shard_progress(k, c))
-                        if len(pending) == 2:
+                        if len(pending) == SHARDS_IN_FLIGHT:
                             first = next(iter(pending))
                             yield first, pending.pop(first).result()
                     for k, future in pending.items():
