@@ -154,6 +154,36 @@ def test_same_bytes_whatever_the_workers(inputs, tmp_path, make_test_net, capsys
     assert one == two == three and one.count(b"\n") > 20
 
 
+def test_shards_are_searched_ahead_of_the_one_being_saved(inputs, tmp_path, capsys, monkeypatch):
+    """One process keeps SHARDS_IN_FLIGHT shards searching at once, so its
+    searches have jobs while a finished shard is read and saved; the output
+    is the same as one shard at a time."""
+    import threading
+    from lc0_rocm.analysis import runner
+    from lc0_rocm.analysis.worker import ShardWorker
+    _, files = inputs
+    common = [files[0], "-b", "random", "--nodes", "10", "--shard-size", "6"]
+    expected = _run([*common, "-o", str(tmp_path / "plain.jsonl")])
+    lock, running, most = threading.Lock(), [0], [0]
+    compute = ShardWorker.compute
+
+    def counted(self, rows, progress=None):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.2)             # the others are submitted meanwhile
+            return compute(self, rows, progress)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(ShardWorker, "compute", counted)
+    assert _run([*common, "-o", str(tmp_path / "ahead.jsonl")]) == expected
+    capsys.readouterr()
+    assert most[0] == runner.SHARDS_IN_FLIGHT > 2
+
+
 def test_api_yields_the_command_records(inputs, tmp_path, capsys):
     _, files = inputs
     assert analyse([files[0], "-o", str(tmp_path / "a.jsonl"), "-b", "random", "--nodes", "20"], capsys) == 0
