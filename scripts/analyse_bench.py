@@ -223,10 +223,13 @@ def rounds_line(a: dict) -> str:
     ready, ready_s = sum(m["ready_gaps"] for m in mux), sum(m["ready_gap_s"] for m in mux)
     rows = sum(m["rows"] for m in mux)
     times = {k: mux[0].get(f"search_{k}_s", 0.0) for k in ("gather", "backup", "network")}
+    threads = {k: mux[0].get(f"threads_{k}_s", 0.0) for k in ("job_wait", "setup", "search", "result")}
     return (f"{rounds} rounds, {rows / rounds:.0f} rows each, {1e3 * in_rounds / rounds:.3f} ms a round "
             f"({1e3 * busy / rounds:.3f} in calls) + {1e3 * gap / rounds:.3f} ms between; {ready} began at once after the last "
             f"({1e3 * ready_s / max(1, ready):.3f} ms hand-over); searches' thread seconds: gather "
-            f"{times['gather']:.1f}, backup {times['backup']:.1f}, network {times['network']:.1f}")
+            f"{times['gather']:.1f}, backup {times['backup']:.1f}, network {times['network']:.1f}; "
+            f"waiting for a job {threads['job_wait']:.1f}, setting up {threads['setup']:.1f}, searching "
+            f"{threads['search']:.1f}, keeping results {threads['result']:.1f}")
 
 
 def uci_stretches(rows: list, count: int, stretches: int) -> list[list]:

@@ -504,9 +504,16 @@ class ManySearch:
         and, the totals of all groups (the same in each), the shared memo's
         lookups and hits (memo_*) and the searches' seconds gathering,
         backing up and in network calls, waiting included (search_*_s,
-        summed over the jobs collected)."""
+        summed over the jobs collected), and the search threads' seconds
+        waiting for a job, setting one up, searching and keeping results
+        (threads_*_s: lc0core_search_many_stats)."""
         with self._lock:
             shared = dict(self._search_seconds)
+        if not self._closed:
+            t = self.ffi.new("lc0core_search_many_stats*")
+            self._check(self.lib.lc0core_search_many_get_stats(self._many, t), "search stats")
+            shared |= {"threads_job_wait_s": t.job_wait_s, "threads_setup_s": t.setup_s,
+                       "threads_search_s": t.search_s, "threads_result_s": t.result_s, "jobs": t.jobs}
         if self._memo is not None:
             m = self.ffi.new("lc0core_eval_memo_stats*")
             self._check(self.lib.lc0core_eval_memo_get_stats(self._memo, m), "memo stats")

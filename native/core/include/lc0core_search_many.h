@@ -30,6 +30,16 @@ typedef struct {
   lc0core_search_stats stats;   /* of the search (zeros when not searched) */
 } lc0core_search_job;
 
+/* Where the search threads' time went, summed over them: waiting for a
+ * job (the queue empty), setting a job's position up, searching, and
+ * keeping its results (the end-of-job callback included). */
+typedef struct {
+  double job_wait_s;
+  double setup_s;
+  double search_s;
+  double result_s;
+  long long jobs;            /* jobs taken */
+} lc0core_search_many_stats;
 int lc0core_search_many_create(int searches, lc0core_search_many** out);
 /* Stops what runs and frees everything (the handles too). */
 void lc0core_search_many_destroy(lc0core_search_many* many);
@@ -64,6 +74,7 @@ int lc0core_search_many_results(lc0core_search_many* many, long long first, int 
                                 size_t pv_capacity, size_t* pv_offsets, size_t* pv_needed);
 /* A failed job's message ("" when it did not fail). */
 int lc0core_search_many_error(lc0core_search_many* many, long long job, char* out, int capacity);
+int lc0core_search_many_get_stats(lc0core_search_many* many, lc0core_search_many_stats* out);
 /* Frees the results of the jobs numbered below `end` (they must have finished). */
 int lc0core_search_many_forget(lc0core_search_many* many, long long end);
 /* Stops the running searches and drops the queued jobs (they finish with

@@ -3,6 +3,7 @@
 // search's own C ABI (lc0core_search.h), so nothing here reaches into the
 // search's internals.
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -29,7 +30,14 @@ struct Job {
   std::string pv, error;
 };
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 struct Worker {
+  lc0core_search_many_stats stats{};   // its thread's time (written under the many's mutex)
   lc0core_search* handle = nullptr;
   lc0core_info_fn on_end = nullptr;
   void* on_end_ctx = nullptr;
@@ -91,7 +99,8 @@ void collect(lc0core_search* h, Job* job) {
 
 // One job on one handle: a fresh tree and NN cache (results must not depend
 // on which jobs the handle ran before), no search without a legal move.
-void run_job(lc0core_search_many* many, const Worker* w, Job* job) {
+void run_job(lc0core_search_many* many, const Worker* w, Job* job, lc0core_search_many_stats* times) {
+  Clock::time_point started = Clock::now();
   lc0core_search_job& r = job->result;
   r.best_edge = -1;
   lc0core::PositionHistory history;
@@ -114,32 +123,45 @@ void run_job(lc0core_search_many* many, const Worker* w, Job* job) {
     if (many->cancelled) return fail(job, LC0CORE_INVALID_ARGUMENT, "cancelled");
   }
   job->limits.searchmoves = nullptr;
-  if (check(job, lc0core_search_run(h, &job->limits)) != LC0CORE_OK) return;
+  times->setup_s += seconds_since(started);
+  started = Clock::now();
+  const int searched = check(job, lc0core_search_run(h, &job->limits));
+  times->search_s += seconds_since(started);
+  if (searched != LC0CORE_OK) return;
   collect(h, job);
 }
 
 void worker_loop(lc0core_search_many* many, Worker* w) {
   std::unique_lock<std::mutex> lock(many->mutex);
   for (;;) {
+    const Clock::time_point waiting = Clock::now();
     many->work.wait(lock, [many] { return many->stopping || many->next < many->base + static_cast<long long>(many->jobs.size()); });
     if (many->stopping) return;
+    w->stats.job_wait_s += seconds_since(waiting);
+    w->stats.jobs += 1;
     Job* job = &many->jobs[size_t(many->next - many->base)];
     ++many->next;
     const bool cancelled = many->cancelled;
     lock.unlock();
+    const Clock::time_point started = Clock::now();
+    lc0core_search_many_stats times{};
     if (cancelled) {
       fail(job, LC0CORE_INVALID_ARGUMENT, "cancelled");
     } else {
       lc0core::clear_last_error();
       try {
-        run_job(many, w, job);
+        run_job(many, w, job, &times);
       } catch (const std::exception& e) {
         fail(job, LC0CORE_INTERNAL_ERROR, std::string("internal error: ") + e.what());
       }
     }
     // The job made its last network call: a mux must not wait for it.
     if (w->on_end) w->on_end(w->on_end_ctx);
+    const double spent = seconds_since(started);
     lock.lock();
+    w->stats.setup_s += times.setup_s;
+    w->stats.search_s += times.search_s;
+    w->stats.result_s += std::max(0.0, spent - times.setup_s - times.search_s);
     job->finished = true;
     while (many->finished_below < many->base + static_cast<long long>(many->jobs.size()) &&
            many->jobs[size_t(many->finished_below - many->base)].finished) {
@@ -346,6 +368,22 @@ LC0CORE_EXPORT int lc0core_search_many_results(lc0core_search_many* many, long l
 LC0CORE_EXPORT int lc0core_search_many_error(lc0core_search_many* many, long long id, char* out, int capacity) {
   return lc0core::guarded([&] {
     copy_text(job_of(many, id)->error, out, capacity);
+    return int(LC0CORE_OK);
+  });
+}
+
+LC0CORE_EXPORT int lc0core_search_many_get_stats(lc0core_search_many* many, lc0core_search_many_stats* out) {
+  return lc0core::guarded([&] {
+    lc0core::require(many, "search_many");
+    lc0core::require(out, "out");
+    std::lock_guard<std::mutex> lock(many->mutex);
+    lc0core_search_many_stats sum{};
+    for (const auto& w : many->workers) {
+      sum.job_wait_s += w->stats.job_wait_s, sum.setup_s += w->stats.setup_s;
+      sum.search_s += w->stats.search_s, sum.result_s += w->stats.result_s;
+      sum.jobs += w->stats.jobs;
+    }
+    *out = sum;
     return int(LC0CORE_OK);
   });
 }
