@@ -184,6 +184,64 @@ def test_shards_are_searched_ahead_of_the_one_being_saved(inputs, tmp_path, caps
     assert most[0] == runner.SHARDS_IN_FLIGHT > 2
 
 
+def test_a_worker_process_searches_shards_ahead(monkeypatch):
+    """process_main (a local worker process's body, run here in-process)
+    keeps SHARDS_IN_FLIGHT search shards at once and returns each one's
+    columns; a failing shard is reported and ends the worker."""
+    import queue
+    import signal
+    import threading
+    from lc0_rocm.analysis import worker as worker_module
+    from lc0_rocm.analysis.settings import Settings
+    lock, running, most = threading.Lock(), [0], [0]
+
+    class FakeWorker:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def compute(self, rows, progress=None):
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            try:
+                time.sleep(0.2)
+                if rows == ["bad"]:
+                    raise ValueError("bad shard")
+                return {"rows": list(rows)}
+            finally:
+                with lock:
+                    running[0] -= 1
+
+        def cancel(self):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(worker_module, "ShardWorker", FakeWorker)
+    monkeypatch.setattr(signal, "signal", lambda *args: None)     # keep the test process's Ctrl-C
+    tasks, results = queue.Queue(), queue.Queue()
+    for k in range(5):
+        tasks.put((k, [f"row {k}"]))
+    tasks.put(None)
+    worker_module.process_main(0, Settings(mode="search", nodes=1), None, "", None, None, tasks, results,
+                               os.getppid())
+    got = [results.get_nowait() for _ in range(results.qsize())]
+    assert got[0][0] == "ready"
+    assert sorted((key, out["rows"]) for kind, key, out in got if kind == "done") == \
+        [(k, [f"row {k}"]) for k in range(5)]
+    assert most[0] == worker_module.SHARDS_IN_FLIGHT > 2
+    tasks = queue.Queue()
+    for item in [(0, ["bad"]), (1, ["fine"]), None]:
+        tasks.put(item)
+    results = queue.Queue()
+    worker_module.process_main(0, Settings(mode="search", nodes=1), None, "", None, None, tasks, results,
+                               os.getppid())
+    got = [results.get_nowait() for _ in range(results.qsize())]
+    assert ("error", 0) in [(kind, key) for kind, key, _ in got]
+    assert any("bad shard" in str(payload) for kind, _, payload in got if kind == "error")
+
+
 def test_api_yields_the_command_records(inputs, tmp_path, capsys):
     _, files = inputs
     assert analyse([files[0], "-o", str(tmp_path / "a.jsonl"), "-b", "random", "--nodes", "20"], capsys) == 0

@@ -1,6 +1,7 @@
 """Shards on a Ray cluster: one actor per GPU (or per node for the CPU
-backends), each holding its network, two shards in flight per actor. The
-net file travels through Ray's object store, so hosts need no copy of it.
+backends), each holding its network and searching SHARDS_IN_FLIGHT shards
+at once. The net file travels through Ray's object store, so hosts need no
+copy of it.
 An actor that is lost (its node gone) gives its shards back to the
 others; the run fails only when none is left, and then resumes like any
 killed run. Ray is optional: `pip install 'lc0-rocm[ray]'`."""
@@ -11,8 +12,8 @@ import tempfile
 from typing import Iterator
 
 from lc0_rocm.analysis.settings import AnalysisError, NetSource, Settings, WorkerError
+from lc0_rocm.analysis.worker import SHARDS_IN_FLIGHT
 
-IN_FLIGHT = 2          # shards per actor at once (search: the next starts as the last finishes)
 
 
 class RayUnavailable(AnalysisError):
@@ -82,7 +83,7 @@ def compute(plan, todo: list[int], settings: Settings, source: NetSource, addres
             with open(source.weights, "rb") as f:
                 blob = ray.put(f.read())
         remote = ray.remote(_Actor)
-        concurrency = IN_FLIGHT if settings.mode == "search" else 1
+        concurrency = SHARDS_IN_FLIGHT if settings.mode == "search" else 1
         actors = [remote.options(max_concurrency=concurrency, scheduling_strategy="SPREAD", **resources)
                   .remote(settings, source, blob, searches, groups) for _ in range(count)]
         nodes = set(ray.get([a.node.remote() for a in actors]))
@@ -93,7 +94,7 @@ def compute(plan, todo: list[int], settings: Settings, source: NetSource, addres
 
         def feed():
             for actor in list(actors):
-                while queue and load[id(actor)] < IN_FLIGHT:
+                while queue and load[id(actor)] < SHARDS_IN_FLIGHT:
                     k = queue.pop(0)
                     running[actor.compute.remote(k, plan.shard_rows(k))] = (actor, k)
                     load[id(actor)] += 1

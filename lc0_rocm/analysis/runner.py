@@ -23,14 +23,10 @@ from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.inputs import Selection
 from lc0_rocm.analysis.plan import Plan, WorkDir, build_plan, default_shard_size
 from lc0_rocm.analysis.settings import NetSource, Settings, WorkerError
-from lc0_rocm.analysis.worker import ShardWorker, process_main
+from lc0_rocm.analysis.worker import SHARDS_IN_FLIGHT, ShardWorker, process_main
 from lc0_rocm.analysis import writers
 
 GPU_PREFIXES = ("rocm", "cuda")
-# Shards one process searches at once: with two, the searches ran out of
-# jobs while the finished shard's results were read and saved (maia-1900,
-# 100 nodes, H200: 15-20 % of the search threads' time waiting for a job).
-SHARDS_IN_FLIGHT = 3
 
 
 @dataclasses.dataclass

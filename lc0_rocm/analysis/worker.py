@@ -3,11 +3,18 @@ it. The same class runs in the analysing process, in a local worker process
 (`process_main`) and in a Ray actor (analysis.ray_runner)."""
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import queue
 import threading
 
 from lc0_rocm.analysis.settings import NetSource, Settings
+
+# Shards a worker searches at once (in this process, a worker process or a
+# Ray actor): with two, one process's searches ran out of jobs while a
+# finished shard was read and saved (maia-1900, 100 nodes, H200: 15-20 % of
+# the search threads' time waiting for a job); with one, at every shard.
+SHARDS_IN_FLIGHT = 3
 
 
 class ShardWorker:
@@ -78,18 +85,36 @@ def process_main(index: int, settings: Settings, source: NetSource, extra_opts: 
         results.put(("error", index, f"worker {index}: {type(e).__name__}: {e}"))
         return
     results.put(("ready", index, None))
-    while True:
-        try:
-            task = tasks.get(timeout=1.0)
-        except queue.Empty:
-            continue
-        if task is None:
-            break
-        shard, rows = task
-        try:
-            out = worker.compute(rows, progress=lambda k, s=shard: results.put(("progress", s, k)))
-        except Exception as e:  # noqa: BLE001
-            results.put(("error", index, f"worker {index}, shard {shard}: {type(e).__name__}: {e}"))
-            break
-        results.put(("done", shard, out))
+    # Searches: SHARDS_IN_FLIGHT shards at once, the next queued behind the
+    # one finishing; the network alone: one at a time.
+    depth = SHARDS_IN_FLIGHT if settings.mode == "search" else 1
+    running: dict = {}                     # future -> shard
+    ended = failed = False
+    with concurrent.futures.ThreadPoolExecutor(depth, thread_name_prefix="lc0-rocm-shard") as pool:
+        while (running or not ended) and not failed:
+            while not ended and len(running) < depth:
+                try:
+                    task = tasks.get(timeout=0.05 if running else 1.0)
+                except queue.Empty:
+                    break
+                if task is None:
+                    ended = True
+                    break
+                shard, rows = task
+                running[pool.submit(worker.compute, rows,
+                                    lambda k, s=shard: results.put(("progress", s, k)))] = shard
+            if not running:
+                continue
+            done, _ = concurrent.futures.wait(running, timeout=0.05,
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                shard = running.pop(future)
+                try:
+                    out = future.result()
+                except Exception as e:  # noqa: BLE001
+                    results.put(("error", index, f"worker {index}, shard {shard}: {type(e).__name__}: {e}"))
+                    failed = True
+                    worker.cancel()                # the other shards end now
+                    break
+                results.put(("done", shard, out))
     worker.close()
