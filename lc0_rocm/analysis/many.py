@@ -432,7 +432,7 @@ class ManySearch:
                 break
             pv = buffers.grow_pv(needed[0])
         self._check(status, "results")
-        texts = ffi.unpack(pv, needed[0]).decode()
+        pvs = ffi.unpack(pv, needed[0]).decode().split("\0")     # job k's is pvs[k]
         gather = backup = network = 0.0
         for k in range(count):
             job = jobs[k]
@@ -455,8 +455,7 @@ class ManySearch:
                 kept = list(range(len(edges)))
             else:
                 edges, kept = [_root_edge(ffi, best_edges[k])], [job.best_edge]
-            pv_text = texts[offsets[k]:texts.index("\0", offsets[k])]
-            self._fill(job, edges, kept, pv_text, root, black[i], out, i, rescale)
+            self._fill(job, edges, kept, pvs[k], root, black[i], out, i, rescale)
         with self._lock:
             times = self._search_seconds
             times["search_gather_s"] += gather
