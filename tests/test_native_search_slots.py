@@ -222,6 +222,56 @@ def test_add_slot_checks_its_arguments():
         lib.lc0core_search_destroy(out[0])
 
 
+def _search_edges(lib, ffi, ev, nodes=400):
+    """A search with evaluator `ev` from the start position: its root edges' (move, visits, q)."""
+    out = ffi.new("lc0core_search**")
+    assert lib.lc0core_search_create(out) == 0
+    h = out[0]
+    try:
+        assert lib.lc0core_search_set_option(h, b"SmartPruningFactor", 0) == 0
+        assert lib.lc0core_search_set_evaluator(h, ev) == 0
+        assert lib.lc0core_search_set_position(h, b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                                               b"", 0) == 0
+        limits = ffi.new("lc0core_search_limits*")
+        limits.nodes, limits.movetime, limits.time_budget, limits.depth, limits.mate = nodes, -1.0, -1.0, -1, -1
+        limits.rescale_ratio = 1.0
+        assert lib.lc0core_search_run(h, limits) == 0
+        edges, count = ffi.new("lc0core_root_edge[]", 64), ffi.new("int*")
+        assert lib.lc0core_search_root_edges(h, edges, 64, count) == 0
+        return [(ffi.string(edges[k].uci), edges[k].visits, edges[k].wl) for k in range(count[0])]
+    finally:
+        lib.lc0core_search_destroy(h)
+
+
+def test_an_evaluator_with_a_wanted_logits_forward_uses_it():
+    """lc0core_evaluator.forward_wanted, when set, is called instead of
+    forward with each row's legal-move policy indices; writing only those
+    logits gives the same tree. Unset, forward alone is called."""
+    ffi, lib = native_core.load()
+    random = ffi.new("lc0core_random_net*", {"seed": 4, "uniform": 0})
+    forward = ffi.addressof(lib, "lc0core_random_forward")
+    calls = {"wanted": 0, "rows_wanted": 0}
+
+    @ffi.callback("int(void*, int, const uint64_t*, const float*, const int*, const int*, float*, float*, float*)")
+    def wanted_forward(ctx, n, masks, values, wanted, offsets, policy, wdl, moves_left):
+        calls["wanted"] += 1
+        full = ffi.new("float[]", 1858 * n)
+        status = forward(ctx, n, masks, values, full, wdl, moves_left)
+        for i in range(n):
+            for k in range(offsets[i], offsets[i + 1]):
+                policy[1858 * i + wanted[k]] = full[1858 * i + wanted[k]]
+                calls["rows_wanted"] += 1
+        return status
+
+    ev = ffi.new("lc0core_evaluator*")
+    ev.forward, ev.ctx, ev.input_format = forward, random, 1
+    plain = _search_edges(lib, ffi, ev)
+    assert calls["wanted"] == 0
+    ev.forward_wanted = wanted_forward
+    assert _search_edges(lib, ffi, ev) == plain
+    assert calls["wanted"] > 0 and calls["rows_wanted"] > 20
+
+
 # ---------------------------------------------------------------- GPU (skipped without one)
 
 @pytest.mark.gpu

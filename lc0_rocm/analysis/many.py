@@ -332,6 +332,7 @@ class ManySearch:
                 client = lib.lc0core_mux_client(mux, c)
                 ev = ffi.new("lc0core_evaluator*")
                 ev.forward = ffi.addressof(lib, "lc0core_mux_forward")
+                ev.forward_wanted = ffi.addressof(lib, "lc0core_mux_forward_wanted")   # only the logits it reads
                 ev.ctx, ev.max_batch = client, 0
                 ev.input_format = int(self.network.input_format)
                 ev.has_moves_left = int(bool(getattr(self.network, "has_moves_left", False)))

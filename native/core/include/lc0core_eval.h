@@ -15,6 +15,12 @@ extern "C" {
 /* LC0CORE_CDEF_BEGIN */
 typedef int (*lc0core_forward_fn)(void* ctx, int n, const uint64_t* masks, const float* values,
                                   float* policy, float* wdl, float* moves_left);
+/* A forward for a caller that reads only some logits of each row: row i's
+ * policy indices are wanted[offsets[i] .. offsets[i + 1]), and the other
+ * entries of its policy row may be left as they were. */
+typedef int (*lc0core_forward_wanted_fn)(void* ctx, int n, const uint64_t* masks, const float* values,
+                                         const int* wanted, const int* offsets, float* policy, float* wdl,
+                                         float* moves_left);
 
 /* lc0's demux as a forward function: a batch is cut into parts of
  * ceil(n / count) positions (at least minimum_split), part j going to

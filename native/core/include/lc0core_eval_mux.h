@@ -63,7 +63,8 @@ void* lc0core_mux_client(lc0core_mux* mux, int index);
 int lc0core_mux_forward(void* client, int n, const uint64_t* masks, const float* values,
                         float* policy, float* wdl, float* moves_left);
 /* lc0core_mux_forward for a caller that reads only some logits of each
- * row: row i's policy indices are wanted[offsets[i] .. offsets[i + 1]), and
+ * row (an lc0core_forward_wanted_fn): row i's policy indices are
+ * wanted[offsets[i] .. offsets[i + 1]), and
  * in MERGE and FIXED mode only those entries of its policy row are written
  * (a search reads its legal moves' ~36 of the 1858; the copies back were
  * most of a round's time outside the network). SEPARATE writes whole rows. */

@@ -35,6 +35,9 @@ typedef struct {
   lc0core_tb_probe_fn tb_probe;  /* NULL: no tablebases */
   void* tb_ctx;
   int tb_max_pieces;
+  /* NULL, or called instead of `forward` (same ctx) with the logits the
+   * search reads: e.g. lc0core_mux_forward_wanted for a mux client. */
+  lc0core_forward_wanted_fn forward_wanted;
 } lc0core_evaluator;
 
 typedef struct {

@@ -161,7 +161,7 @@ LC0CORE_EXPORT int lc0core_search_set_evaluator(lc0core_search* search, const lc
     if (e->max_batch < 0) throw Error(LC0CORE_INVALID_ARGUMENT, "max_batch < 0");
     settle(search);
     Evaluator& ev = search->evaluator;
-    ev.slots.assign(1, make_slot(e->forward, e->ctx, e->max_batch));
+    ev.slots.assign(1, EvaluatorSlot{e->forward, e->ctx, e->max_batch, e->forward_wanted});
     ev.input_format = e->input_format, ev.has_moves_left = e->has_moves_left != 0;
     ev.tb_probe = e->tb_probe, ev.tb_ctx = e->tb_ctx, ev.tb_max_pieces = e->tb_max_pieces;
     search->last.reset();
@@ -178,7 +178,7 @@ LC0CORE_EXPORT int lc0core_search_add_slot(lc0core_search* search, lc0core_forwa
     Evaluator& ev = search->evaluator;
     if (ev.slots.empty()) throw Error(LC0CORE_INVALID_ARGUMENT, "set the evaluator before adding slots");
     if (ev.slots.size() >= 256) throw Error(LC0CORE_INVALID_ARGUMENT, "too many evaluator slots (256)");
-    ev.slots.push_back(make_slot(forward, ctx, max_batch));
+    ev.slots.push_back(EvaluatorSlot{forward, ctx, max_batch, nullptr});
     search->last.reset();
     return LC0CORE_OK;
   });

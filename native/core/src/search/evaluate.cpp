@@ -6,7 +6,6 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
-#include "../../include/lc0core_eval_mux.h"
 #include "contempt.h"
 #include "search.h"
 
@@ -67,16 +66,6 @@ void sort_by_code(const uint16_t* codes, int* order, int n) {
     order[above] = i;
   }
 }
-
-}  // namespace
-
-EvaluatorSlot make_slot(lc0core_forward_fn forward, void* ctx, int max_batch) {
-  EvaluatorSlot slot{forward, ctx, max_batch};
-  if (forward == &lc0core_mux_forward) slot.wanted_forward = &lc0core_mux_forward_wanted;
-  return slot;
-}
-
-namespace {
 
 // Each request's first policy index in batch->indices, and their end: the
 // offsets of the wanted-logits call (a batch's moves are in request order).
@@ -206,8 +195,8 @@ void Search::call_network(const EvaluatorSlot& slot, int n, const uint64_t* mask
     const uint64_t* m = masks + size_t(at) * kNumPlanes;
     const float* v = values + size_t(at) * kNumPlanes;
     float* p = policy + size_t(at) * kPolicySize;
-    const int status = slot.wanted_forward
-                           ? slot.wanted_forward(slot.ctx, count, m, v, wanted, offsets + at, p, wdl + size_t(at) * 3,
+    const int status = slot.forward_wanted
+                           ? slot.forward_wanted(slot.ctx, count, m, v, wanted, offsets + at, p, wdl + size_t(at) * 3,
                                                  moves_left + at)
                            : slot.forward(slot.ctx, count, m, v, p, wdl + size_t(at) * 3, moves_left + at);
     if (status != 0) {

@@ -34,21 +34,12 @@ typedef int (*TablebaseProbeFn)(void* ctx, const char* fen, int* wdl);
 
 // One way to run the network: a function and its context (a GPU stream, a
 // demux over several GPUs, a callback). Calls on one slot never overlap.
-// A forward call that writes only the logits each row's search reads
-// (lc0core_mux_forward_wanted's signature).
-typedef int (*WantedForwardFn)(void* ctx, int n, const uint64_t* masks, const float* values,
-                               const int* wanted, const int* offsets, float* policy, float* wdl,
-                               float* moves_left);
-
 struct EvaluatorSlot {
   lc0core_forward_fn forward = nullptr;
   void* ctx = nullptr;
   int max_batch = 0;                 // positions per forward call; 0 = any
-  WantedForwardFn wanted_forward = nullptr;   // used instead of forward when set
+  lc0core_forward_wanted_fn forward_wanted = nullptr;   // used instead of forward when set
 };
-
-// The slot for `forward`: a mux client's also takes the wanted-logits call.
-EvaluatorSlot make_slot(lc0core_forward_fn forward, void* ctx, int max_batch);
 
 struct Evaluator {
   // slots[0] always; with two or more, Threads >= 2 runs that many workers
