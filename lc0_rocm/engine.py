@@ -383,42 +383,19 @@ class Engine:
 
     def _lines(self, snap: Snapshot, rescale: tuple, root_black: bool) -> list[SearchInfo]:
         """lc0's info lines (one per MultiPV line) from a search's state."""
-        rescale_ratio, rescale_diff, contempt_mode = rescale
         playouts = snap.total_playouts
         nps = 0
         if snap.nps_elapsed_ms > 0:
             nps = int(playouts * 1000 / snap.nps_elapsed_ms)
         depth = snap.cum_depth // playouts if playouts else 0
         has_mlh = self._has_moves_left()
-        draw_score = snap.draw_score
-        default_wl = -snap.root_wl
-        default_d = snap.root_d
         lines = []
         for k, j in enumerate(snap.best, start=1):
             e = snap.edges[j]
-            visited = e.visits > 0
-            wl = e.wl if visited else default_wl
-            d = e.d if visited else default_d
-            q = (e.wl + draw_score * e.d) if visited else -(snap.root_wl - draw_score * snap.root_d)
-            mate = None
-            cp = None
-            # lc0 reports W, D, L (and WDL_mu's mu) after its WDLRescale:
-            # contempt as the analysing side sees it, and lossy fast math.
-            shown = (wl, d, 0.0)
-            if self.params.ScoreType == "WDL_mu" or (
-                    rescale_diff != 0.0 and contempt_mode != contempt.NONE):
-                sign = 1.0 if (contempt_mode == contempt.BLACK) == root_black else -1.0
-                diff = (0.0 if contempt_mode == contempt.NONE
-                        else rescale_diff * self.params.WDLEvalObjectivity)
-                shown = contempt.wdl_rescale(wl, d, rescale_ratio, diff, sign, True,
-                                             self.params.WDLMaxS)
-            if visited and e.terminal and wl != 0.0:
-                mate = mate_score(wl, e.m, e.terminal == TABLEBASE)
-            else:
-                cp = score_cp(shown[0], shown[1], q, self.params.ScoreType, True, rescaled=shown)
+            q, shown, cp, mate = self.line_score(snap, e, rescale, root_black)
             moves_left = None
             if has_mlh:
-                m = e.m if visited else 1.0 + snap.root_m
+                m = e.m if e.visits > 0 else 1.0 + snap.root_m
                 moves_left = int((1.0 + m) / 2.0)
             lines.append(SearchInfo(
                 depth=depth, seldepth=snap.max_depth, time_ms=int(snap.elapsed_ms),
@@ -428,6 +405,40 @@ class Engine:
                 moves_left=moves_left, tbhits=snap.tb_hits, score_cp=cp, mate=mate,
                 wdl_permille=wdl_permille(shown[0], shown[1])))
         return lines
+
+    def line_score(self, snap: Snapshot, e: RootEdge, rescale: tuple,
+                   root_black: bool) -> tuple[float, tuple[float, float, float], int | None, int | None]:
+        """A root edge's score as its info line gives it: (q, the (wl, d, mu)
+        shown, score cp, mate), one of the last two None. An unvisited edge
+        takes the root's value."""
+        rescale_ratio, rescale_diff, contempt_mode = rescale
+        draw_score = snap.draw_score
+        visited = e.visits > 0
+        wl = e.wl if visited else -snap.root_wl
+        d = e.d if visited else snap.root_d
+        q = (e.wl + draw_score * e.d) if visited else -(snap.root_wl - draw_score * snap.root_d)
+        # lc0 reports W, D, L (and WDL_mu's mu) after its WDLRescale:
+        # contempt as the analysing side sees it, and lossy fast math.
+        shown = (wl, d, 0.0)
+        if self.params.ScoreType == "WDL_mu" or (
+                rescale_diff != 0.0 and contempt_mode != contempt.NONE):
+            sign = 1.0 if (contempt_mode == contempt.BLACK) == root_black else -1.0
+            diff = (0.0 if contempt_mode == contempt.NONE
+                    else rescale_diff * self.params.WDLEvalObjectivity)
+            shown = contempt.wdl_rescale(wl, d, rescale_ratio, diff, sign, True,
+                                         self.params.WDLMaxS)
+        if visited and e.terminal and wl != 0.0:
+            return q, shown, None, mate_score(wl, e.m, e.terminal == TABLEBASE)
+        return q, shown, score_cp(shown[0], shown[1], q, self.params.ScoreType, True, rescaled=shown), None
+
+    def best_value(self, snap: Snapshot, e: RootEdge | None) -> tuple[float, float, float | None]:
+        """(wl, d, moves left) of the result: the best edge's, or the root's
+        when it has none or the edge is unvisited (moves left None without
+        the net's moves-left head)."""
+        has_mlh = self._has_moves_left()
+        if e is not None and e.visits > 0:
+            return e.wl, e.d, (e.m + 1 if has_mlh else None)
+        return -snap.root_wl, snap.root_d, (snap.root_m if has_mlh else None)
 
     def _has_moves_left(self) -> bool:
         return bool(getattr(self._evaluator, "has_moves_left", False))
@@ -458,13 +469,7 @@ class Engine:
                                           e.in_flight)
             else:
                 stats[e.move] = MoveStats(0, math.nan, e.prior, (math.nan,) * 3, None, 0)
-        if best and snap.edges[best[0]].visits > 0:
-            e = snap.edges[best[0]]
-            wl, d = e.wl, e.d
-            moves_left = e.m + 1 if has_mlh else None
-        else:
-            wl, d = -snap.root_wl, snap.root_d
-            moves_left = snap.root_m if has_mlh else None
+        wl, d, moves_left = self.best_value(snap, snap.edges[best[0]] if best else None)
         wdl = ((1 + wl - d) / 2, d, (1 - wl - d) / 2)
         first = lines[0] if lines else None
         return SearchResult(

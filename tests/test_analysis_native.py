@@ -166,6 +166,61 @@ def test_search_threads_count_their_time(random_net):
         many.close()
 
 
+MATE_ROWS = ["6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1",                       # Ra8#
+             "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 2 3",   # Qxf7#
+             "6k1/5ppp/8/8/8/8/r4PPP/6K1 b - - 0 1"]                         # ...Ra1#
+
+
+@pytest.mark.parametrize("net_kind, options", [
+    ("random", {}),
+    ("random", {"ScoreType": "centipawn"}),
+    ("random", {"Contempt": 150, "ContemptMode": "white_side_analysis"}),
+    ("tiny-resnet", {}),                                   # a moves-left head; numpy's separate calls
+])
+def test_best_edge_rows_equal_the_engine_result_rows(make_test_net, monkeypatch, net_kind, options):
+    """A job whose result needs only its best edge fills its row straight
+    from Engine's line_score and best_value; the row equals the one
+    Engine.result_of's SearchResult gives (every column: score, mate,
+    moves left, contempt's rescaled score)."""
+    from lc0_rocm.analysis import many as many_module
+    weights = None if net_kind == "random" else make_test_net(net_kind, seed=3)
+    rows = ROWS[:6] + MATE_ROWS
+    nodes = NODES if net_kind == "random" else 40
+    with load_network(weights, backend="random" if weights is None else "cpu") as net:
+        def run():
+            many = ManySearch(net, {"SmartPruningFactor": 0, **options}, searches=3)
+            try:
+                return many.run(rows, nodes=nodes)
+            finally:
+                many.close()
+
+        lean = run()
+        full_calls = []
+
+        def full(self, job, edge, pv_text, black, out, i, rescale):
+            full_calls.append(i)
+            self._fill(job, [many_module._root_edge(self.ffi, edge)], [job.best_edge], pv_text,
+                       many_module._RootPly(rows[i]), black, out, i, rescale)
+
+        monkeypatch.setattr(ManySearch, "_fill_best", full)
+        reference = run()
+    assert sorted(full_calls) == list(range(len(rows)))
+    assert any(m != 0 for m in lean["mate"]) and any(s != columns_no_score() for s in lean["score_cp"])
+    for name in ("wdl", "q", "moves_left", "score_cp", "mate", "best", "pv", "nodes"):
+        a, b = lean[name], reference[name]
+        if a.dtype.kind == "f":
+            assert np.array_equal(a, b, equal_nan=True), name
+        else:
+            assert list(a) == list(b), name
+    if net_kind == "tiny-resnet":
+        assert not np.isnan(lean["moves_left"]).any()
+
+
+def columns_no_score():
+    from lc0_rocm.analysis import columns
+    return columns.NO_SCORE
+
+
 def test_results_at_once_equal_each_jobs_own(random_net):
     """lc0core_search_many_results: a range of jobs read in one call equals
     reading each (result, best edge, PV); too small a PV buffer is said,

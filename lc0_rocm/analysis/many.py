@@ -33,6 +33,7 @@ from lc0_rocm.analysis.settings import AnalysisError
 from lc0_rocm.backends.base import c_slot, python_forward
 from lc0_rocm.search import contempt
 from lc0_rocm.search.native import RootEdge, Snapshot
+from lc0_rocm.search_results import wdl_probabilities
 
 BATCHING = ("auto", "merge", "separate", "fixed")
 _MODES = {"merge": 0, "fixed": 1, "separate": 2}
@@ -435,6 +436,8 @@ class ManySearch:
         self._check(status, "results")
         pvs = ffi.unpack(pv, needed[0]).decode().split("\0")     # job k's is pvs[k]
         gather = backup = network = 0.0
+        ratio, diff = rescale
+        contempt_of = {side: (ratio, diff, contempt.resolve_mode(self.params, side, False)) for side in (False, True)}
         for k in range(count):
             job = jobs[k]
             i = order[first + k]
@@ -453,10 +456,10 @@ class ManySearch:
             # per-move table); every edge only where a temperature samples among them.
             if self.engine.move_temperature(root) > 0 or job.best_edge < 0:
                 edges = self._all_edges(start + first + k, job.num_edges)
-                kept = list(range(len(edges)))
+                self._fill(job, edges, list(range(len(edges))), pvs[k], root, black[i], out, i,
+                           contempt_of[black[i]])
             else:
-                edges, kept = [_root_edge(ffi, best_edges[k])], [job.best_edge]
-            self._fill(job, edges, kept, pvs[k], root, black[i], out, i, rescale)
+                self._fill_best(job, best_edges[k], pvs[k], black[i], out, i, contempt_of[black[i]])
         with self._lock:
             times = self._search_seconds
             times["search_gather_s"] += gather
@@ -486,18 +489,24 @@ class ManySearch:
     def _fill(self, job, root_edges: list[RootEdge], kept: list[int], pv_text: str, root, black: bool,
               out: dict, i: int, rescale: tuple) -> None:
         """Row i from a searched job through the Engine's result code;
-        `root_edges` are the root edges numbered `kept`."""
+        `root_edges` are the root edges numbered `kept`; `rescale` the
+        search's (ratio, diff, contempt mode)."""
         pv = [chess.Move.from_uci(u) for u in pv_text.split()]
-        s = job.stats
-        best = [kept.index(job.best_edge)] if job.best_edge >= 0 else []
-        snap = Snapshot(s.total_nodes, s.total_playouts, s.cum_depth, s.max_depth, s.tb_hits, s.nn_evals,
-                        s.elapsed_ms, s.nps_elapsed_ms, s.root_n, s.root_wl, s.root_d, s.root_m,
-                        s.draw_score, s.tree_nodes, s.tree_bytes, root_edges, best,
-                        lambda j: pv if best and j == best[0] else [])
-        ratio, diff = rescale
-        result = self.engine.result_of(snap, (ratio, diff, contempt.resolve_mode(self.params, black, False)),
-                                       black, root, None)
-        fill_search_result(out, i, result)
+        snap = _snapshot(job, root_edges, [kept.index(job.best_edge)] if job.best_edge >= 0 else [], pv)
+        fill_search_result(out, i, self.engine.result_of(snap, rescale, black, root, None))
+
+    def _fill_best(self, job, edge, pv_text: str, black: bool, out: dict, i: int, rescale: tuple) -> None:
+        """Row i from a searched job whose best edge is all the result needs
+        (no move temperature): what _fill's SearchResult would put there,
+        from the same Engine code for its value and score, without the
+        result's other fields (a short search's result is mostly those)."""
+        snap = _snapshot(job, [], [], [])        # the root's figures, for an unvisited edge
+        q, shown, cp, mate = self.engine.line_score(snap, edge, rescale, black)
+        wl, d, moves_left = self.engine.best_value(snap, edge)
+        columns.set_row(
+            out, i, wdl=wdl_probabilities(wl, d), q=wl, moves_left=np.nan if moves_left is None else moves_left,
+            score_cp=columns.NO_SCORE if cp is None else cp, mate=0 if mate is None else mate,
+            best=self.ffi.string(edge.uci).decode(), pv=" ".join(pv_text.split()), nodes=job.stats.total_nodes)
 
     def stats(self) -> list[dict]:
         """Per mux group: rounds, calls, rows, busy, gap and wall seconds;
@@ -588,6 +597,15 @@ class _ResultBuffers:
     def grow_pv(self, needed: int):
         self.pv = self.ffi.new("char[]", 2 * needed)
         return self.pv
+
+
+def _snapshot(job, root_edges: list, best: list[int], pv: list) -> Snapshot:
+    """A finished job's Snapshot (Engine's result code reads it)."""
+    s = job.stats
+    return Snapshot(s.total_nodes, s.total_playouts, s.cum_depth, s.max_depth, s.tb_hits, s.nn_evals,
+                    s.elapsed_ms, s.nps_elapsed_ms, s.root_n, s.root_wl, s.root_d, s.root_m,
+                    s.draw_score, s.tree_nodes, s.tree_bytes, root_edges, best,
+                    lambda j: pv if best and j == best[0] else [])
 
 
 def _root_edge(ffi, e) -> RootEdge:
