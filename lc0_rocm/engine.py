@@ -410,7 +410,8 @@ class Engine:
                    root_black: bool) -> tuple[float, tuple[float, float, float], int | None, int | None]:
         """A root edge's score as its info line gives it: (q, the (wl, d, mu)
         shown, score cp, mate), one of the last two None. An unvisited edge
-        takes the root's value."""
+        takes the root's value. `e` may be the core's lc0core_root_edge as
+        well (the same fields)."""
         rescale_ratio, rescale_diff, contempt_mode = rescale
         draw_score = snap.draw_score
         visited = e.visits > 0

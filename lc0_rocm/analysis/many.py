@@ -501,7 +501,7 @@ class ManySearch:
         from the same Engine code for its value and score, without the
         result's other fields (a short search's result is mostly those)."""
         snap = _snapshot(job, [], [], [])        # the root's figures, for an unvisited edge
-        q, shown, cp, mate = self.engine.line_score(snap, edge, rescale, black)
+        _, _, cp, mate = self.engine.line_score(snap, edge, rescale, black)
         wl, d, moves_left = self.engine.best_value(snap, edge)
         columns.set_row(
             out, i, wdl=wdl_probabilities(wl, d), q=wl, moves_left=np.nan if moves_left is None else moves_left,
