@@ -152,14 +152,15 @@ def test_a_pv_longer_than_the_first_buffer_comes_back_whole(random_net, monkeypa
 
 def test_search_threads_count_their_time(random_net):
     """lc0core_search_many_stats: jobs taken, and where the threads' time
-    went; a thread that waited for its first job counts that wait."""
+    went; a thread that waited for its first job counts that wait (a wait
+    is counted when it ends with a job: one thread may take them all)."""
     many = ManySearch(random_net, {"SmartPruningFactor": 0}, searches=2)
     try:
         time.sleep(0.3)                         # no job yet: both threads wait
         many.run(ROWS[:4], nodes=NODES)
         t = many.stats()[0]
         assert t["jobs"] == 4
-        assert t["threads_job_wait_s"] >= 2 * 0.3
+        assert t["threads_job_wait_s"] >= 0.3
         assert t["threads_search_s"] > 0 and t["threads_setup_s"] > 0 and t["threads_result_s"] > 0
         assert t["threads_search_s"] >= t["search_gather_s"]   # gathering is part of searching
     finally:
