@@ -37,5 +37,4 @@ bool is_legal(const Position& pos, Move move, MoveList* scratch);
 bool move_from_python_chess(const Position& pos, uint16_t raw, MoveList* scratch, Move* out);
 uint16_t move_to_python_chess(const Position& pos, Move move, bool chess960);
 
-
 }  // namespace lc0core

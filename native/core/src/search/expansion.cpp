@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include "../pychess_bridge.h"   // python-chess's move order: equal priors keep it, as the reference search does
 
 namespace lc0core {
 namespace search {
