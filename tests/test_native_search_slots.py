@@ -222,16 +222,19 @@ def test_add_slot_checks_its_arguments():
         lib.lc0core_search_destroy(out[0])
 
 
-def _search_edges(lib, ffi, ev, nodes=400):
-    """A search with evaluator `ev` from the start position: its root edges' (move, visits, q)."""
+def _search_edges(lib, ffi, ev, nodes=400, memo=None, moves=b""):
+    """A search with evaluator `ev` (and shared answers `memo`) from the
+    start position: its root edges' (move, visits, q)."""
     out = ffi.new("lc0core_search**")
     assert lib.lc0core_search_create(out) == 0
     h = out[0]
     try:
         assert lib.lc0core_search_set_option(h, b"SmartPruningFactor", 0) == 0
         assert lib.lc0core_search_set_evaluator(h, ev) == 0
+        if memo is not None:
+            assert lib.lc0core_search_set_memo(h, memo) == 0
         assert lib.lc0core_search_set_position(h, b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
-                                               b"", 0) == 0
+                                               moves, 0) == 0
         limits = ffi.new("lc0core_search_limits*")
         limits.nodes, limits.movetime, limits.time_budget, limits.depth, limits.mate = nodes, -1.0, -1.0, -1, -1
         limits.rescale_ratio = 1.0
@@ -270,6 +273,23 @@ def test_an_evaluator_with_a_wanted_logits_forward_uses_it():
     ev.forward_wanted = wanted_forward
     assert _search_edges(lib, ffi, ev) == plain
     assert calls["wanted"] > 0 and calls["rows_wanted"] > 20
+    # Shared answers, with and without the wanted-logits forward: the search
+    # from the start finds the answers under 1. e4 that the search after it
+    # left (the rest of such a batch goes to the network alone), and its
+    # tree is the one it has without them.
+    for wanted in (ffi.NULL, wanted_forward):
+        ev.forward_wanted = wanted
+        memo = ffi.new("lc0core_eval_memo**")
+        assert lib.lc0core_eval_memo_create(1 << 12, memo) == 0
+        try:
+            after_e4 = _search_edges(lib, ffi, ev, nodes=300, memo=memo[0], moves=b"e2e4")
+            assert after_e4 == _search_edges(lib, ffi, ev, nodes=300, moves=b"e2e4")
+            assert _search_edges(lib, ffi, ev, nodes=600, memo=memo[0]) == _search_edges(lib, ffi, ev, nodes=600)
+            stats = ffi.new("lc0core_eval_memo_stats*")
+            assert lib.lc0core_eval_memo_get_stats(memo[0], stats) == 0
+            assert 0 < stats.hits < stats.lookups
+        finally:
+            lib.lc0core_eval_memo_destroy(memo[0])
 
 
 # ---------------------------------------------------------------- GPU (skipped without one)

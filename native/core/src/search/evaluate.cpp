@@ -117,7 +117,8 @@ void Search::forward(Batch* batch, const EvaluatorSlot& slot) const {
     forward_with_memo(batch, slot);
   } else {
     call_network(slot, n, batch->masks.data(), batch->values.data(), batch->indices.data(),
-                 request_offsets(batch), batch->policy.data(), batch->wdl.data(), batch->moves_left.data());
+                 slot.forward_wanted ? request_offsets(batch) : nullptr, batch->policy.data(), batch->wdl.data(),
+                 batch->moves_left.data());
   }
   batch->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
@@ -143,7 +144,8 @@ void Search::forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const {
   if (m == 0) return;
   if (m == n) {
     call_network(slot, n, batch->masks.data(), batch->values.data(), batch->indices.data(),
-                 request_offsets(batch), batch->policy.data(), batch->wdl.data(), batch->moves_left.data());
+                 slot.forward_wanted ? request_offsets(batch) : nullptr, batch->policy.data(), batch->wdl.data(),
+                 batch->moves_left.data());
   } else {
     // The network computes the missed rows alone; their answers are copied
     // to the rows of the batch (the logits the priors read, WDL, moves left).
@@ -156,6 +158,7 @@ void Search::forward_with_memo(Batch* batch, const EvaluatorSlot& slot) const {
       const size_t from = size_t(i) * kNumPlanes, to = size_t(j) * kNumPlanes;
       std::copy_n(batch->masks.data() + from, kNumPlanes, s.masks.data() + to);
       std::copy_n(batch->values.data() + from, kNumPlanes, s.values.data() + to);
+      if (!slot.forward_wanted) continue;   // whole rows come back: no wanted logits to list
       const Request& r = batch->requests[size_t(i)];
       s.offsets[size_t(j)] = int(s.wanted.size());
       s.wanted.insert(s.wanted.end(), batch->indices.begin() + r.first_move,
