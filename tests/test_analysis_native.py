@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from lc0_rocm import encoder, native_core
+from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.evaluate import RowEvaluator
 from lc0_rocm.analysis.inputs import board_of_row, board_position
 from lc0_rocm.analysis.many import ManySearch, ManySearchError
@@ -77,7 +78,6 @@ def engine_results(net, rows, nodes, **options):
 
 def many_results(many, rows, nodes):
     cols = many.run(list(rows), nodes=nodes)
-    from lc0_rocm.analysis import columns
     return [(str(b), str(p), int(n), None if s == columns.NO_SCORE else int(s), round(float(q), 12), tuple(round(float(x), 12) for x in w))
             for b, p, n, s, q, w in zip(cols["best"], cols["pv"], cols["nodes"], cols["score_cp"], cols["q"],
                                         cols["wdl"])]
@@ -206,7 +206,7 @@ def test_best_edge_rows_equal_the_engine_result_rows(make_test_net, monkeypatch,
         monkeypatch.setattr(ManySearch, "_fill_best", full)
         reference = run()
     assert sorted(full_calls) == list(range(len(rows)))
-    assert any(m != 0 for m in lean["mate"]) and any(s != columns_no_score() for s in lean["score_cp"])
+    assert any(m != 0 for m in lean["mate"]) and any(s != columns.NO_SCORE for s in lean["score_cp"])
     for name in ("wdl", "q", "moves_left", "score_cp", "mate", "best", "pv", "nodes"):
         a, b = lean[name], reference[name]
         if a.dtype.kind == "f":
@@ -215,11 +215,6 @@ def test_best_edge_rows_equal_the_engine_result_rows(make_test_net, monkeypatch,
             assert list(a) == list(b), name
     if net_kind == "tiny-resnet":
         assert not np.isnan(lean["moves_left"]).any()
-
-
-def columns_no_score():
-    from lc0_rocm.analysis import columns
-    return columns.NO_SCORE
 
 
 def test_results_at_once_equal_each_jobs_own(random_net):
