@@ -353,7 +353,9 @@ for _ in range(400):
         limits.nodes, limits.movetime, limits.infinite = rng.choice([1, 5, 50, -1]), 0.01, 0
         limits.depth, limits.mate, limits.time_budget = -1, -1, -1
         limits.rescale_ratio = 1.0
-        limits.searchmoves = ffi.NULL if rng.random() < 0.7 else ffi.new("char[]", rng.choice(words))
+        # The buffer kept alive for the call (a struct field does not own it).
+        searchmoves = ffi.NULL if rng.random() < 0.7 else ffi.new("char[]", rng.choice(words))
+        limits.searchmoves = searchmoves
         if lib.lc0core_search_start(h, limits, ffi.NULL, ffi.NULL, 0.1) == 0:
             f = ffi.new("int*")
             while lib.lc0core_search_wait(h, 0.01, f) == 0 and not f[0]:
