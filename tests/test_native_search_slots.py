@@ -354,6 +354,50 @@ def test_workers_expanding_leaves_unlocked_leave_a_sound_tree(fen):
         assert engine._native.run_stats()["expanding_tasks"] > 0   # the split did run
 
 
+KINGS_SHUFFLING = ("k7/8/p7/P7/8/8/8/K7 w - - 0 1", ["a1b1", "a8b8", "b1a1", "b8a8"])
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_two_fold_draws_a_reused_tree_must_undo(threads):
+    """Kings shuffling: the reused trees hold two-fold draws whose first
+    occurrence now lies before the root, which the search undoes. One thread
+    undoes them as it picks; threads picking at once (the pickers' lock
+    shared) leave them for the next exclusive hold, colliding there
+    meanwhile. Either way the trees stay sound."""
+    engine = Engine(SlotNet(delay_s=0.0002), implementation="native", Threads=threads,
+                    MaxBatchesInFlight=threads, TaskWorkers=2, MinibatchSize=32, SmartPruningFactor=0)
+    fen, moves = KINGS_SHUFFLING
+    board = chess.Board(fen)
+    fixes = deferred = 0
+    for uci in moves:
+        result = engine.search(board, nodes=4000)
+        stats = engine._native.run_stats()
+        fixes += stats["two_fold_fixes"]
+        deferred += stats["deferred_fixes"]
+        assert engine._native.tree_fault() == ""
+        assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+        board.push_uci(uci)
+    assert fixes > 0
+    assert deferred == (fixes if threads > 1 else 0)
+
+
+@pytest.mark.parametrize("fen", [chess.STARTING_FEN, KINGS_SHUFFLING[0],
+                                 "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"])
+def test_eight_threads_picking_at_once_leave_a_sound_tree(fen):
+    """Eight workers, each picking with the pickers' lock shared (new
+    children linked in while others read the lists, first visits claimed
+    atomically), expanding unlocked and backing up exclusively."""
+    net = SlotNet(delay_s=0.0001)
+    engine = Engine(net, implementation="native", Threads=8, MaxBatchesInFlight=8, TaskWorkers=1,
+                    MinibatchSize=16, SmartPruningFactor=0)
+    board = chess.Board(fen)
+    for nodes in (3000, 6000):                 # the second run reuses the tree
+        result = engine.search(board, nodes=nodes)
+        assert engine._native.tree_fault() == ""
+        assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+    assert len(net.calls) == 8
+
+
 def test_tree_check_passes_a_one_thread_tree_and_sees_visits_in_flight():
     """The check itself: a one-thread tree at rest passes, and a tree taken
     while batches are at the network fails (visits in flight)."""

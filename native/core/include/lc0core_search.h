@@ -71,6 +71,8 @@ typedef struct {
   double expand_s;           /* of gather_s: expanding leaves (workers: tree unlocked) */
   long long expanding_tasks; /* parts of expansions run by task workers */
   long long memo_hits;       /* of nn_evals, answered by the memo (lc0core_search_set_memo) */
+  long long two_fold_fixes;  /* two-fold draws undone (their first occurrence lay before the root) */
+  long long deferred_fixes;  /* of those, found by threads picking at once and undone after */
 } lc0core_search_stats;
 
 typedef struct {

@@ -395,6 +395,8 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->picking_tasks = s.picking_tasks();
     out->expand_s = s.expand_seconds();
     out->expanding_tasks = s.expanding_tasks();
+    out->two_fold_fixes = s.two_fold_fixes();
+    out->deferred_fixes = s.deferred_fixes();
     return LC0CORE_OK;
   });
 }
@@ -422,7 +424,7 @@ LC0CORE_EXPORT int lc0core_search_root_edges(lc0core_search* search, lc0core_roo
       e.prior = tree.prior(w.edge_id());
       if (w.child() != kNone) {
         const Node& c = tree.node(w.child());
-        e.visits = c.n, e.in_flight = c.n_in_flight;
+        e.visits = c.n, e.in_flight = search::in_flight(c);
         e.wl = c.wl, e.d = c.d, e.m = c.m;
         e.terminal = c.terminal;
       }

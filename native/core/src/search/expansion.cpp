@@ -14,23 +14,20 @@ namespace search {
 
 bool Search::being_expanded(uint32_t node) const {
   const Node& n = tree_->node(node);
-  return n.n == 0 && n.n_in_flight > 0;
+  return n.n == 0 && in_flight(n) > 0;
 }
 
 void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskWorkers* tasks) {
   // lc0's ProcessPickedTask: the picked leaves get their boards, moves,
-  // terminal checks, cache lookups and network inputs here, with the tree
-  // unlocked in worker mode (a leaf in flight is its picker's alone; others
-  // see a collision there), split over the task workers when there are
-  // enough of them. Requests keep the visits' order.
+  // terminal checks, cache lookups and network inputs here (in worker mode
+  // with the tree unlocked: gather_into_batch), split over the task workers
+  // when there are enough of them. Requests keep the visits' order.
   std::vector<size_t>& leaves = batch->leaves;
   leaves.clear();
   for (size_t i = from; i < batch->visits.size(); ++i) {
     if (batch->visits[i].expand) leaves.push_back(i);
   }
   if (leaves.empty()) return;
-  std::unique_ptr<TreeUnlocked> unlocked;
-  if (worker_mode_) unlocked.reset(new TreeUnlocked(tree_mutex_));
   const int count = int(leaves.size());
   if (!tasks || count < params_.MinimumProcessingWork) {
     expand_range(batch, leaves.data(), count, batch, history);

@@ -15,6 +15,29 @@ constexpr double kLowest = -3.4028234663852886e38;
 // pick_node's mark of a utility not yet set: below any real one.
 constexpr double kNoUtil = -1e300;
 
+// Picking shared counts visits in flight with atomic adds and reads them
+// and the child lists with atomic loads (a link with acquire: it pairs with
+// Tree::child's release store, so a new child is seen set up); picking
+// alone with plain ones.
+template <bool kShared>
+inline void add_visits_in_flight(Node& n, int visits) {
+  if (kShared) {
+    add_in_flight(n, visits);
+  } else {
+    n.n_in_flight += uint32_t(visits);
+  }
+}
+
+template <bool kShared>
+inline uint32_t visits_in_flight(const Node& n) {
+  return kShared ? in_flight(n) : n.n_in_flight;
+}
+
+template <bool kShared>
+inline uint32_t link(const uint32_t& id) {
+  return kShared ? __atomic_load_n(&id, __ATOMIC_ACQUIRE) : id;
+}
+
 }  // namespace
 
 double Search::fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const {
@@ -32,19 +55,29 @@ double Search::cpuct(uint32_t n, bool is_root) const {
   return init + (factor != 0.0 ? factor * fast_log((n + base) / base) : 0.0);
 }
 
+template <bool kShared>
 bool Search::try_start(uint32_t node) {
   Node& n = tree_->node(node);
-  if (n.n == 0 && n.n_in_flight > 0) return false;
-  ++n.n_in_flight;
+  if (!kShared) {
+    if (n.n == 0 && n.n_in_flight > 0) return false;
+    ++n.n_in_flight;
+    return true;
+  }
+  // A node's visits change only under the exclusive lock, so n is settled
+  // here; the first visit of an unvisited node is claimed atomically, as
+  // other threads may be picking it at once.
+  if (n.n == 0) return start_first_visit(n);
+  add_in_flight(n, 1);
   return true;
 }
 
+template <bool kShared>
 void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root) {
   Tree& tree = *tree_;
   {
     Node& n = tree.node(node);
     if (n.n == 0 || n.terminal) {
-      if (is_root && try_start(node)) {
+      if (is_root && try_start<kShared>(node)) {
         --limit;
         visit(c, node, depth);
       }
@@ -56,14 +89,14 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       }
       return;
     }
-    if (is_root) n.n_in_flight += limit;
+    if (is_root) add_visits_in_flight<kShared>(n, limit);
   }
   const Node& nd = tree.node(node);
   const uint32_t first = nd.edges;
   const int num_edges = nd.num_edges;
   int max_needed = num_edges;
   if (!(is_root && !root_filter_.empty())) {
-    max_needed = int(std::min<long long>(num_edges, (long long)nd.n + nd.n_in_flight + limit + 2));
+    max_needed = int(std::min<long long>(num_edges, (long long)nd.n + visits_in_flight<kShared>(nd) + limit + 2));
   }
   const double draw_score = depth % 2 == 0 ? draw_score_odd_ : draw_score_even_;
 
@@ -84,12 +117,14 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       x.util = kNoUtil, x.nstarted = 0, x.kid = kNone, x.to_perform = 0;
     }
   };
-  for (uint32_t ch = nd.first_child; ch != kNone; ch = tree.node(ch).next_sibling) {
+  // (Shared, another thread may link a child in meanwhile, which this pick
+  // then meets in Tree::child.)
+  for (uint32_t ch = link<kShared>(nd.first_child); ch != kNone; ch = link<kShared>(tree.node(ch).next_sibling)) {
     const Node& cn = tree.node(ch);
     const int k = cn.edge_index;
     if (k < max_needed) {
       open(k + 1);
-      e[k].nstarted = (long long)cn.n + cn.n_in_flight, e[k].kid = ch;
+      e[k].nstarted = (long long)cn.n + visits_in_flight<kShared>(cn), e[k].kid = ch;
     }
     if (cn.n > 0) {
       visited_pol += tree.prior(first + k);
@@ -125,7 +160,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     open(upto);
     for (int k = from; k < ready; ++k) e[k].util = fpu_value, score[k] = e[k].pol * puct_mult + fpu_value;
   };
-  const char* allowed = is_root && root_allowed_on_ ? root_allowed_.data() : nullptr;
+  const char* allowed = is_root ? c.root_allowed : nullptr;
 
   // The scan looks at edges up to the first unstarted one and one more: they
   // are sorted by prior, so no later edge can beat those two. Without a root
@@ -209,10 +244,19 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     limit -= new_visits;
     if (b.kid == kNone) b.kid = tree.child(node, best_idx);
     const uint32_t child = b.kid;
-    if (!being_expanded(child) && tree.node(child).terminal == kTwoFold) {
-      ensure_two_fold_correct(child, depth);
+    bool collide = false;
+    if (!being_expanded(child) && needs_two_fold_fix(child, depth)) {
+      if (kShared) {
+        // Undoing the draw changes its ancestors, which other threads are
+        // reading: left for the next exclusive hold, a collision now.
+        std::lock_guard<std::mutex> lock(fix_mutex_);
+        pending_fixes_.emplace_back(child, depth);
+        collide = true;
+      } else {
+        ensure_two_fold_correct(child, depth);
+      }
     }
-    if (!try_start(child)) {
+    if (collide || !try_start<kShared>(child)) {
       // A failed start changes nothing the rounds read (try_start fails
       // without side effects, on a child being expanded, so no two-fold fix
       // either): every later round would pick this edge again with the same
@@ -225,7 +269,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     --new_visits;
     Node& cn = tree.node(child);
     if (cn.n > 0 && !cn.terminal) {
-      cn.n_in_flight += new_visits;
+      add_visits_in_flight<kShared>(cn, new_visits);
       b.nstarted += new_visits;
     }
     const double nb = b.pol * puct_mult / (1 + b.nstarted) + b.util;
@@ -256,9 +300,10 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       scanned = 0;
     }
   }
-  pick_children(c, depth, e, ready);
+  pick_children<kShared>(c, depth, e, ready);
 }
 
+template <bool kShared>
 void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int count) {
   Tree& tree = *tree_;
   // lc0's rule: a branch with more than MinimumPickingWork visits goes to a
@@ -280,7 +325,7 @@ void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int cou
   }
   if (!any_task) {
     for (int idx = 0; idx < count; ++idx) {
-      if (e[idx].to_perform > 0) pick_node(c, e[idx].kid, e[idx].to_perform, depth + 1, false);
+      if (e[idx].to_perform > 0) pick_node<kShared>(c, e[idx].kid, e[idx].to_perform, depth + 1, false);
     }
     return;
   }
@@ -304,7 +349,7 @@ void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int cou
     auto pick_branch = [this, &c, e, depth](Branch* branch) {
       try {
         PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks};
-        pick_node(sub, e[branch->idx].kid, e[branch->idx].to_perform, depth + 1, false);
+        pick_node<kShared>(sub, e[branch->idx].kid, e[branch->idx].to_perform, depth + 1, false);
         branch->max_limit = sub.max_limit;
       } catch (...) {
         branch->error = std::current_exception();
@@ -332,6 +377,42 @@ void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int cou
     }
     c.max_limit = std::min(c.max_limit, b.max_limit);
     return_batch(std::move(b.out));
+  }
+}
+
+const char* Search::root_filter(Batch* batch) {
+  // With few playouts left, only root edges that could still catch the best
+  // (lc0's root pruning), and only `searchmoves` when given. Null: every
+  // edge allowed (the usual case: the root's selection needs no filter).
+  if (root_filter_.empty() && current_best_ == kNone) return nullptr;
+  Tree& tree = *tree_;
+  const uint32_t root = tree.root();
+  double best_n = 0;
+  if (current_best_ != kNone) {
+    const uint32_t best = tree.find_child(root, int(current_best_ - tree.node(root).edges));
+    best_n = best != kNone ? tree.node(best).n : 0;
+  }
+  const double remaining = std::max(1.0, remaining_playouts_);
+  std::vector<char>& allowed = batch->root_allowed;
+  allowed.clear();
+  bool any_excluded = false;
+  for (EdgeWalk w(tree, root); w.valid(); w.next()) {
+    const double n = w.child() != kNone ? tree.node(w.child()).n : 0;
+    bool ok = w.edge_id() == current_best_ || !(remaining < best_n - n);
+    if (ok && !root_filter_.empty() && !root_allowed(Move::from_raw(tree.edge(w.edge_id()).move))) ok = false;
+    allowed.push_back(ok);
+    any_excluded = any_excluded || !ok;
+  }
+  return any_excluded ? allowed.data() : nullptr;
+}
+
+void Search::pick(Batch* batch, const char* root_allowed, int limit, TaskWorkers* tasks, bool shared) {
+  PickContext c{nullptr, batch, INT_MAX, limit, tasks};   // picking needs no board
+  c.root_allowed = root_allowed;
+  if (shared) {
+    pick_node<true>(c, tree_->root(), limit, 1, true);
+  } else {
+    pick_node<false>(c, tree_->root(), limit, 1, true);
   }
 }
 

@@ -167,7 +167,7 @@ void Search::run_workers(const std::function<void()>& report) {
 void Search::worker_loop(int index, const std::function<void()>* report) {
   Batch* mine = worker_batches_[index].get();
   const size_t slot = size_t(index) % evaluator_.slots.size();
-  std::unique_lock<std::mutex> lock(*tree_mutex_);
+  std::unique_lock<TreeWriteLock> lock(write_lock_);
   PositionHistory leaf_history(*history_);   // leaves are expanded unlocked: a board of its own
   while (!stop_requested()) {
     batch_ = mine;
@@ -268,11 +268,31 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
       return;
     }
     const size_t new_start = visits.size();
-    pick(std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo)), tasks);
-    const auto expand_started = Clock::now();
-    expand_leaves(batch, new_start, leaf_history, tasks);
+    const int limit = std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo));
+    const char* root_allowed = root_filter(batch);
+    double expand_time = 0.0;
+    auto expand = [&] {
+      const auto expand_started = Clock::now();
+      expand_leaves(batch, new_start, leaf_history, tasks);
+      expand_time = std::chrono::duration<double>(Clock::now() - expand_started).count();
+    };
+    if (worker_mode_) {
+      // Workers pick at once, each holding the pickers' lock shared, and
+      // expand their leaves with the tree unlocked (a leaf in flight is its
+      // picker's alone; others see a collision there).
+      Unlocked<TreeWriteLock> unlocked(&write_lock_);
+      {
+        SharedPick picking(&pick_lock_);
+        pick(batch, root_allowed, limit, tasks, true);
+      }
+      expand();
+    } else {
+      pick(batch, root_allowed, limit, tasks, false);
+      expand();
+    }
+    expand_seconds_ += expand_time;
     batch_ = batch;
-    expand_seconds_ += std::chrono::duration<double>(Clock::now() - expand_started).count();
+    if (worker_mode_) fix_two_folds();
     bool any_ooo = false;
     for (size_t i = new_start; i < visits.size(); ++i) {
       if (!visits[i].collision) ++minibatch_size;
@@ -302,7 +322,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
         const int extra = std::min(v.maxvisit, left) - v.multivisit;
         v.multivisit += extra;
         for (uint32_t n = tree.node(v.node).parent; n != kNone; n = tree.node(n).parent) {
-          tree.node(n).n_in_flight += extra;
+          add_in_flight(tree.node(n), extra);
         }
       }
       left -= v.multivisit;
@@ -310,34 +330,6 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
       if (stop_->load(std::memory_order_relaxed)) return;
     }
   }
-}
-
-void Search::pick(int limit, TaskWorkers* tasks) {
-  PickContext c{nullptr, batch_, INT_MAX, limit, tasks};   // picking needs no board
-  root_allowed_on_ = !root_filter_.empty() || current_best_ != kNone;
-  if (!root_allowed_on_) return pick_node(c, tree_->root(), limit, 1, true);
-  // With few playouts left, only root edges that could still catch the best
-  // (lc0's root pruning), and only `searchmoves` when given.
-  Tree& tree = *tree_;
-  const uint32_t root = tree.root();
-  double best_n = 0;
-  if (current_best_ != kNone) {
-    const uint32_t best = tree.find_child(root, int(current_best_ - tree.node(root).edges));
-    best_n = best != kNone ? tree.node(best).n : 0;
-  }
-  const double remaining = std::max(1.0, remaining_playouts_);
-  root_allowed_.clear();
-  bool any_excluded = false;
-  for (EdgeWalk w(tree, root); w.valid(); w.next()) {
-    const double n = w.child() != kNone ? tree.node(w.child()).n : 0;
-    bool ok = w.edge_id() == current_best_ || !(remaining < best_n - n);
-    if (ok && !root_filter_.empty() && !root_allowed(Move::from_raw(tree.edge(w.edge_id()).move))) ok = false;
-    root_allowed_.push_back(ok);
-    any_excluded = any_excluded || !ok;
-  }
-  // Every edge allowed (the usual case): the root's selection needs no filter.
-  root_allowed_on_ = any_excluded;
-  pick_node(c, root, limit, 1, true);
 }
 
 int Search::append_requests(Batch* to, const Batch& from) {
@@ -368,12 +360,11 @@ void Search::return_batch(std::unique_ptr<Batch> batch) {
 }
 
 void Search::ensure_two_fold_correct(uint32_t child, int depth) {
-  // A two-fold draw whose first occurrence lies before the (new) root is no
-  // draw now: undo its visits and make it searchable again.
+  // Undoes the draw's visits and makes it searchable again.
   Tree& tree = *tree_;
-  const Node& cn = tree.node(child);
-  if (!(cn.terminal == kTwoFold && depth < cn.m)) return;
   std::lock_guard<std::mutex> lock(fix_mutex_);     // ancestors are shared between tasks
+  if (!needs_two_fold_fix(child, depth)) return;    // another task fixed it first
+  const Node& cn = tree.node(child);
   const double wl = cn.wl, d = cn.d, m = cn.m;
   const uint32_t visits = cn.n;
   int counter = 0;
@@ -384,6 +375,21 @@ void Search::ensure_two_fold_correct(uint32_t child, int depth) {
   }
   tree.make_not_terminal(child);
   initial_visits_ -= visits;
+  ++two_fold_fixes_;
+}
+
+void Search::fix_two_folds() {
+  std::vector<std::pair<uint32_t, int>> fixes;
+  {
+    std::lock_guard<std::mutex> lock(fix_mutex_);
+    fixes.swap(pending_fixes_);
+  }
+  for (const auto& fix : fixes) {
+    if (being_expanded(fix.first)) continue;       // as pick_node: never a leaf in flight
+    const long long before = two_fold_fixes_;
+    ensure_two_fold_correct(fix.first, fix.second);
+    deferred_fixes_ += two_fold_fixes_ - before;
+  }
 }
 
 }  // namespace search

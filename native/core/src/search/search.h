@@ -22,6 +22,7 @@
 #include "eval_memo.h"
 #include "nn_cache.h"
 #include "params.h"
+#include "pick_lock.h"
 #include "task_pool.h"
 #include "tree.h"
 
@@ -95,6 +96,7 @@ struct Batch {
   std::vector<float> values;
   std::vector<float> policy, wdl, moves_left;
   std::vector<size_t> leaves;        // expand_leaves' scratch, kept to spare an allocation per pick
+  std::vector<char> root_allowed;    // the root's edges this batch's picks may take (root_filter)
   struct MemoScratch {               // forward_with_memo's: keys, and the rows the network computes
     std::vector<MemoKey> keys;
     std::vector<int> misses;
@@ -122,17 +124,30 @@ struct RunScratch {
 
 struct BackupFix;
 
-// Unlocks a held mutex for a scope and locks it again on leaving, also when
+// Unlocks a held lock for a scope and locks it again on leaving, also when
 // an exception leaves.
-class TreeUnlocked {
+template <typename Lock>
+class Unlocked {
  public:
-  explicit TreeUnlocked(std::mutex* mutex) : mutex_(mutex) { mutex_->unlock(); }
-  ~TreeUnlocked() { mutex_->lock(); }
-  TreeUnlocked(const TreeUnlocked&) = delete;
-  TreeUnlocked& operator=(const TreeUnlocked&) = delete;
+  explicit Unlocked(Lock* lock) : lock_(lock) { lock_->unlock(); }
+  ~Unlocked() { lock_->lock(); }
+  Unlocked(const Unlocked&) = delete;
+  Unlocked& operator=(const Unlocked&) = delete;
 
  private:
-  std::mutex* mutex_;
+  Lock* lock_;
+};
+
+// Holds a PickLock shared for a scope.
+class SharedPick {
+ public:
+  explicit SharedPick(PickLock* lock) : lock_(lock) { lock_->lock_shared(); }
+  ~SharedPick() { lock_->unlock_shared(); }
+  SharedPick(const SharedPick&) = delete;
+  SharedPick& operator=(const SharedPick&) = delete;
+
+ private:
+  PickLock* lock_;
 };
 
 // A gathering worker's task workers (lc0's) and a board per task worker for
@@ -155,6 +170,7 @@ struct PickContext {
   int max_limit;
   int pick_limit;
   TaskWorkers* tasks;                // the gathering worker's task workers; null: none
+  const char* root_allowed = nullptr;   // the root's edges allowed; null: all
 };
 
 // One edge's selection state in pick_node (its score, the one field the
@@ -207,6 +223,8 @@ class Search {
   double expand_seconds() const { return expand_seconds_; }
   long long picking_tasks() const { return picking_tasks_.load(); }
   long long expanding_tasks() const { return expanding_tasks_.load(); }
+  long long two_fold_fixes() const { return two_fold_fixes_; }
+  long long deferred_fixes() const { return deferred_fixes_; }
   double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
   const Tree& tree() const { return *tree_; }
   bool root_allowed(Move move) const;
@@ -220,13 +238,28 @@ class Search {
   void gather_batch(PositionHistory* leaf_history, TaskWorkers* tasks);   // timed: gather_into_batch
   void gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks);
   int collisions_left(long long nodes) const;
-  void pick(int limit, TaskWorkers* tasks);
+  const char* root_filter(Batch* batch);
+  void pick(Batch* batch, const char* root_allowed, int limit, TaskWorkers* tasks, bool shared);
+  // kShared: other threads pick at once (worker mode; the pickers' lock
+  // held shared); else this thread picks alone, or with task workers in
+  // branches of their own. Compiled both ways: picking alone keeps plain
+  // loads and adds.
+  template <bool kShared>
   void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
+  template <bool kShared>
   void pick_children(PickContext& c, int depth, const PickEdge* e, int count);
+  template <bool kShared>
   bool try_start(uint32_t node);
   double fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const;
   double cpuct(uint32_t n, bool is_root) const;
   void ensure_two_fold_correct(uint32_t child, int depth);
+  // A two-fold draw whose first occurrence lies before the (new) root is no
+  // draw now (picking asks this of every edge it takes: inline).
+  bool needs_two_fold_fix(uint32_t child, int depth) const {
+    const Node& cn = tree_->node(child);
+    return cn.terminal == kTwoFold && depth < cn.m;
+  }
+  void fix_two_folds();              // the fixes pickers left (worker mode)
   void visit(PickContext& c, uint32_t node, int depth);
   int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
   // Expanding the picked leaves (lc0's ProcessPickedTask).
@@ -329,7 +362,11 @@ class Search {
   // Worker mode: a batch per worker, a lock per slot, the first failure.
   std::vector<std::unique_ptr<Batch>> worker_batches_;
   std::unique_ptr<std::mutex[]> slot_mutexes_;
-  std::condition_variable progress_;   // a worker backed up a batch
+  std::condition_variable_any progress_;   // a worker backed up a batch
+  // Workers pick at once under pick_lock_ shared; whatever else changes
+  // the tree holds write_lock_ (the caller's tree mutex, then pick_lock_).
+  PickLock pick_lock_;
+  TreeWriteLock write_lock_{tree_mutex_, &pick_lock_};
   // Threads workers on slots of their own: they expand leaves with the tree
   // unlocked, fill the NN cache where the network ran, and send early to an
   // idle network.
@@ -344,10 +381,10 @@ class Search {
   TaskWorkers* task_pool(size_t worker) const { return worker < task_pools_.size() ? task_pools_[worker].get() : nullptr; }
   void add_task_pool() { task_pools_.emplace_back(new TaskWorkers(task_workers_, *history_)); }
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
+  std::vector<std::pair<uint32_t, int>> pending_fixes_;   // (node, depth), under fix_mutex_
+  long long two_fold_fixes_ = 0, deferred_fixes_ = 0;     // under fix_mutex_
   std::mutex spare_mutex_;
   std::vector<std::unique_ptr<Batch>> spare_batches_;
-  std::vector<char> root_allowed_;
-  bool root_allowed_on_ = false;
 };
 
 }  // namespace search

@@ -8,11 +8,12 @@ namespace lc0core {
 namespace search {
 
 uint32_t Tree::new_node(uint32_t parent, int edge_index) {
-  uint32_t id;
-  {
-    std::lock_guard<std::mutex> lock(allocate_mutex_);
-    id = nodes_.allocate(1);
-  }
+  std::lock_guard<std::mutex> lock(allocate_mutex_);
+  return new_node_locked(parent, edge_index);
+}
+
+uint32_t Tree::new_node_locked(uint32_t parent, int edge_index) {
+  const uint32_t id = nodes_.allocate(1);
   Node& n = nodes_[id];
   n = Node();
   n.parent = parent;
@@ -26,32 +27,41 @@ void Tree::clear() {
   root_ = new_node(kNone, 0);
 }
 
+uint32_t Tree::find_in_list(uint32_t node, int k, uint32_t* prev) const {
+  // The child list is sorted by edge index; links are read with acquire
+  // since another thread may be linking a new child in (paired with the
+  // release store below: the child is seen set up).
+  uint32_t c = __atomic_load_n(*prev == kNone ? &nodes_[node].first_child : &nodes_[*prev].next_sibling,
+                               __ATOMIC_ACQUIRE);
+  while (c != kNone && nodes_[c].edge_index < k) {
+    *prev = c;
+    c = __atomic_load_n(&nodes_[c].next_sibling, __ATOMIC_ACQUIRE);
+  }
+  return c;
+}
+
 uint32_t Tree::find_child(uint32_t node, int k) const {
   if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
-  for (uint32_t c = nodes_[node].first_child; c != kNone; c = nodes_[c].next_sibling) {
-    const int index = nodes_[c].edge_index;
-    if (index == k) return c;
-    if (index > k) break;
-  }
-  return kNone;
+  uint32_t prev = kNone;
+  const uint32_t c = find_in_list(node, k, &prev);
+  return c != kNone && nodes_[c].edge_index == k ? c : kNone;
 }
 
 uint32_t Tree::child(uint32_t node, int k) {
   if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
   uint32_t prev = kNone;
-  uint32_t c = nodes_[node].first_child;
-  while (c != kNone && nodes_[c].edge_index < k) {
-    prev = c;
-    c = nodes_[c].next_sibling;
-  }
+  uint32_t c = find_in_list(node, k, &prev);
   if (c != kNone && nodes_[c].edge_index == k) return c;
-  const uint32_t fresh = new_node(node, k);
+  std::lock_guard<std::mutex> lock(allocate_mutex_);
+  // Again from prev (children are only ever linked in, so prev stays before
+  // k): another thread may have spawned it meanwhile.
+  c = find_in_list(node, k, &prev);
+  if (c != kNone && nodes_[c].edge_index == k) return c;
+  const uint32_t fresh = new_node_locked(node, k);
   nodes_[fresh].next_sibling = c;
-  if (prev == kNone) {
-    nodes_[node].first_child = fresh;
-  } else {
-    nodes_[prev].next_sibling = fresh;
-  }
+  // Published whole: a reader that finds the link finds the node set up.
+  __atomic_store_n(prev == kNone ? &nodes_[node].first_child : &nodes_[prev].next_sibling, fresh,
+                   __ATOMIC_RELEASE);
   return fresh;
 }
 

@@ -39,6 +39,21 @@ struct Node {          // 56 bytes (lc0's is 64)
   bool solid = false;             // children: one block, child k at first_child + k
 };
 
+// Visits in flight are counted by search threads picking at once (under a
+// shared lock, see pick_lock.h), so they change by atomic adds; everything
+// else in a node changes only under the tree's exclusive lock or, for a
+// leaf being expanded, by the thread that started it.
+inline uint32_t in_flight(const Node& n) { return __atomic_load_n(&n.n_in_flight, __ATOMIC_RELAXED); }
+inline void add_in_flight(Node& n, int32_t visits) {
+  __atomic_fetch_add(&n.n_in_flight, uint32_t(visits), __ATOMIC_RELAXED);
+}
+// Starts the first visit of an unvisited node: fails when one is already in
+// flight there (the node is being expanded).
+inline bool start_first_visit(Node& n) {
+  uint32_t none = 0;
+  return __atomic_compare_exchange_n(&n.n_in_flight, &none, 1u, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 // Fixed-size chunks: ids stay valid and growth never copies the tree. The
 // chunk table is reserved for every 32-bit id up front, so that reading a
 // slot never races with a new chunk (picking tasks allocate while others read).
@@ -97,7 +112,9 @@ class Tree {
   size_t bytes() const { return nodes_.bytes() + edges_.bytes(); }
 
   uint32_t new_node(uint32_t parent, int edge_index);
-  // Edge `k` of `node`'s child node, spawned when absent.
+  // Edge `k` of `node`'s child node, spawned when absent. Safe while other
+  // threads pick at the same node: a spawn is linked in whole, under the
+  // allocation lock, and readers of the child list see it or not.
   uint32_t child(uint32_t node, int k);
   // Edge `k`'s child, or kNone (no spawn).
   uint32_t find_child(uint32_t node, int k) const;
@@ -132,17 +149,23 @@ class Tree {
  private:
   Pool<Node, 16> nodes_;
   Pool<Edge, 18> edges_;
-  std::mutex allocate_mutex_;          // picking tasks spawn nodes and edges at once
+  std::mutex allocate_mutex_;          // picking tasks and threads spawn nodes and edges at once
+  uint32_t new_node_locked(uint32_t parent, int edge_index);
+  // The first child at edge index >= k, *prev the one before it (kNone:
+  // none); the walk starts after *prev when it is set.
+  uint32_t find_in_list(uint32_t node, int k, uint32_t* prev) const;
   uint32_t root_;
 };
 
 // Walks a node's edges in order with their child node ids (kNone when no
-// child was spawned), following the sorted child list.
+// child was spawned), following the sorted child list (links read with
+// acquire: a reader of results may walk while search threads link new
+// children in, see Tree::child).
 class EdgeWalk {
  public:
   EdgeWalk(const Tree& tree, uint32_t node)
       : tree_(tree), first_(tree.node(node).edges), count_(tree.node(node).num_edges),
-        next_child_(tree.node(node).first_child) {
+        next_child_(__atomic_load_n(&tree.node(node).first_child, __ATOMIC_ACQUIRE)) {
     if (first_ == kNone) count_ = 0;
     settle();
   }
@@ -160,7 +183,7 @@ class EdgeWalk {
     child_ = kNone;
     if (next_child_ != kNone && tree_.node(next_child_).edge_index == k_) {
       child_ = next_child_;
-      next_child_ = tree_.node(next_child_).next_sibling;
+      next_child_ = __atomic_load_n(&tree_.node(next_child_).next_sibling, __ATOMIC_ACQUIRE);
     }
   }
   const Tree& tree_;
