@@ -73,6 +73,7 @@ typedef struct {
   long long memo_hits;       /* of nn_evals, answered by the memo (lc0core_search_set_memo) */
   long long two_fold_fixes;  /* two-fold draws undone (their first occurrence lay before the root) */
   long long deferred_fixes;  /* of those, found by threads picking at once and undone after */
+  double pick_shared_s;      /* of gather_s: workers picking with the pickers' lock shared, its wait included */
 } lc0core_search_stats;
 
 typedef struct {

@@ -397,6 +397,7 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->expanding_tasks = s.expanding_tasks();
     out->two_fold_fixes = s.two_fold_fixes();
     out->deferred_fixes = s.deferred_fixes();
+    out->pick_shared_s = s.pick_shared_seconds();
     return LC0CORE_OK;
   });
 }

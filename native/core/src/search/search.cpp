@@ -270,7 +270,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
     const size_t new_start = visits.size();
     const int limit = std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo));
     const char* root_allowed = root_filter(batch);
-    double expand_time = 0.0;
+    double expand_time = 0.0, shared_time = 0.0;
     auto expand = [&] {
       const auto expand_started = Clock::now();
       expand_leaves(batch, new_start, leaf_history, tasks);
@@ -281,16 +281,19 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
       // expand their leaves with the tree unlocked (a leaf in flight is its
       // picker's alone; others see a collision there).
       Unlocked<TreeWriteLock> unlocked(&write_lock_);
+      const auto pick_started = Clock::now();
       {
         SharedPick picking(&pick_lock_);
         pick(batch, root_allowed, limit, tasks, true);
       }
+      shared_time = std::chrono::duration<double>(Clock::now() - pick_started).count();
       expand();
     } else {
       pick(batch, root_allowed, limit, tasks, false);
       expand();
     }
     expand_seconds_ += expand_time;
+    pick_shared_seconds_ += shared_time;
     batch_ = batch;
     if (worker_mode_) fix_two_folds();
     bool any_ooo = false;

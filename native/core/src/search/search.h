@@ -221,6 +221,7 @@ class Search {
   double gather_seconds() const { return gather_seconds_; }
   double backup_seconds() const { return backup_seconds_; }
   double expand_seconds() const { return expand_seconds_; }
+  double pick_shared_seconds() const { return pick_shared_seconds_; }
   long long picking_tasks() const { return picking_tasks_.load(); }
   long long expanding_tasks() const { return expanding_tasks_.load(); }
   long long two_fold_fixes() const { return two_fold_fixes_; }
@@ -345,6 +346,7 @@ class Search {
   std::atomic<long long> picking_tasks_{0};
   std::atomic<long long> expanding_tasks_{0};
   double network_seconds_ = 0.0, gather_seconds_ = 0.0, backup_seconds_ = 0.0, expand_seconds_ = 0.0;
+  double pick_shared_seconds_ = 0.0;
   int max_depth_ = 0;
   bool stopped_ = false;
   double remaining_playouts_ = 4e9;
