@@ -223,3 +223,58 @@ def test_workdir_refuses_other_settings_and_a_second_run(tmp_path):
     b.open({"settings": 1})
     b.remove()
     assert not (tmp_path / "out.parts").exists()
+
+
+def _big_pgn(tmp_path, newline: str):
+    """Eight copies of a PGN with escape lines and two malformed games."""
+    one = write_pgn(tmp_path / "one.pgn", random_games(6, seed=3), [ILLEGAL, VARIANT]).read_text()
+    path = tmp_path / f"big{len(newline)}.pgn"
+    path.write_text(("% an escape line\n\n" + one + "\n") * 8, newline=newline)
+    return str(path)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_big_pgn_read_in_parts_equals_reading_it_whole(tmp_path, monkeypatch, newline):
+    """Cut where games begin and read a part per process, a file gives the
+    positions and errors (lines, game numbers) of reading it in one piece."""
+    from lc0_rocm.analysis import inputs, pgn_parallel
+    path = _big_pgn(tmp_path, newline)
+    size = (tmp_path / path).stat().st_size
+    monkeypatch.setattr(pgn_parallel, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(pgn_parallel, "MIN_PART_BYTES", size // 8)
+    monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    parts = pgn_parallel.parts_of(path)
+    assert len(parts) == 4 and parts[0][0] == 0 and parts[-1][1] == size
+    data = open(path, "rb").read()
+    assert all(data[start:start + 7] == b"[Event " for start, _ in parts[1:])
+    for selection in (Selection(), Selection(3, True)):
+        with inputs.open_text(path) as handle:
+            whole = list(inputs._pgn_positions(path, handle, selection))
+        assert list(read_positions([path], selection=selection)) == whole
+    positions, errors = split(whole)
+    assert len(errors) == 16 and [e.message.split(":")[0] for e in errors[-2:]] == ["game 65", "game 66"]   # 9 games a copy
+    assert {p.game for p in positions} >= {1, 72}
+
+
+def test_a_part_that_fails_falls_back_to_reading_the_file_whole(tmp_path, monkeypatch):
+    from lc0_rocm.analysis import inputs, pgn_parallel
+    path = _big_pgn(tmp_path, "\n")
+    monkeypatch.setattr(pgn_parallel, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(pgn_parallel, "MIN_PART_BYTES", 1)
+    monkeypatch.setattr(pgn_parallel, "cores", lambda: 3)
+    real = pgn_parallel._run_part
+    monkeypatch.setattr(pgn_parallel, "_run_part",
+                        lambda p, part, sel: None if part[0] > 0 else real(p, part, sel))
+    with inputs.open_text(path) as handle:
+        whole = list(inputs._pgn_positions(path, handle, Selection()))
+    assert len(pgn_parallel.parts_of(path)) == 3
+    assert list(read_positions([path])) == whole
+
+
+def test_small_and_gzip_pgn_files_are_read_in_one_piece(tmp_path):
+    from lc0_rocm.analysis import pgn_parallel
+    path = _big_pgn(tmp_path, "\n")
+    assert len(pgn_parallel.parts_of(path)) == 1            # under PARALLEL_BYTES
+    packed = tmp_path / "big.pgn.gz"
+    packed.write_bytes(gzip.compress(open(path, "rb").read()))
+    assert pgn_parallel.parts_of(str(packed)) == []

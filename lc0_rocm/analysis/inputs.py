@@ -93,7 +93,12 @@ def read_positions(paths: Iterable[str], kind: str | None = None,
         with handle:
             try:
                 if this_kind == "pgn":
-                    yield from _pgn_positions(path, handle, selection)
+                    from lc0_rocm.analysis import pgn_parallel
+                    parts = pgn_parallel.parts_of(path)
+                    if len(parts) > 1:
+                        yield from pgn_parallel.read_parts(path, parts, selection)
+                    else:
+                        yield from _pgn_positions(path, handle, selection)
                 else:
                     yield from _line_positions(path, handle, this_kind == "epd")
             except (OSError, EOFError, UnicodeError) as e:   # a truncated .gz, a read error
@@ -200,10 +205,12 @@ def row_error(row: str) -> str:
 # ---------------------------------------------------------------- PGN
 class _Lines:
     """A text handle that counts the lines read through it and notes the
-    first non-blank one since `mark()` (a game's first line)."""
+    first non-blank one since `mark()` that is not a PGN escape line (`%`,
+    which python-chess skips): a game's first line. `games` counts the
+    games pgn_items read through it."""
 
     def __init__(self, handle):
-        self.handle, self.count, self.first = handle, 0, None
+        self.handle, self.count, self.first, self.games = handle, 0, None, 0
 
     def mark(self) -> None:
         self.first = None
@@ -212,7 +219,7 @@ class _Lines:
         line = self.handle.readline()
         if line:
             self.count += 1
-            if self.first is None and line.strip():
+            if self.first is None and line.strip() and not line.startswith("%"):
                 self.first = self.count
         return line
 
@@ -229,9 +236,28 @@ def read_game(handle) -> chess.pgn.Game | None:
     return chess.pgn.read_game(handle, Visitor=QuietGameBuilder)
 
 
+class GameProblem(NamedTuple):
+    """A game that cannot be analysed, numbered within what was read (a
+    part of a file read apart is renumbered by its reader)."""
+    source: str
+    line: int
+    game: int
+    problem: str
+
+    def error(self, line_offset: int = 0, game_offset: int = 0) -> InputError:
+        return InputError(self.source, self.line + line_offset, f"game {self.game + game_offset}: {self.problem}")
+
+
 def _pgn_positions(path: str, handle, selection: Selection) -> Iterator[Position | InputError]:
-    lines = _Lines(handle)
-    number = 0
+    for item in pgn_items(path, handle, selection):
+        yield item.error() if isinstance(item, GameProblem) else item
+
+
+def pgn_items(path: str, handle, selection: Selection,
+              lines: "_Lines | None" = None) -> Iterator[Position | InputError | GameProblem]:
+    """A PGN text's positions, games numbered from 1 and lines from 1 (as
+    `lines`, which counts them, reads them)."""
+    lines = lines or _Lines(handle)
     while True:
         lines.mark()
         try:
@@ -241,11 +267,12 @@ def _pgn_positions(path: str, handle, selection: Selection) -> Iterator[Position
             continue
         if game is None:
             return
-        number += 1
+        lines.games += 1
+        number = lines.games
         first_line = lines.first or lines.count
         problem = game_problem(game)
         if problem:
-            yield InputError(path, first_line, f"game {number}: {problem}")
+            yield GameProblem(path, first_line, number, problem)
             continue
         yield from _game_positions(path, first_line, number, game, selection)
 

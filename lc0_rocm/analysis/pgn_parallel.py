@@ -1,0 +1,142 @@
+"""Reading a big PGN file on every core: python-chess reads ~30,000
+positions a second on one (a 5-million-position database ~3 minutes before
+anything is computed). The file is cut where a game begins (an `[Event `
+tag after a blank line, which no game holds), each part is read by
+python-chess in a Python process of its own (`python -m` this module: no
+multiprocessing, which would import the caller's main script again), and
+the parts' positions are joined in file order with their lines and game
+numbers counted from the file's start: the same positions and errors as
+reading it in one piece, which is also what happens when a part's process
+fails.
+
+Plain files of PARALLEL_BYTES or more only (a gzip stream cannot be cut
+without reading it whole); others are read in one piece.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import io
+import mmap
+import os
+import pathlib
+import pickle
+import subprocess
+import sys
+from typing import Iterator
+
+from lc0_rocm.analysis import inputs
+from lc0_rocm.analysis.inputs import GameProblem, InputError, Position, Selection
+
+PARALLEL_BYTES = 1 << 20     # ~130,000 positions: below, a process (~0.3 s to start) pays little
+MIN_PART_BYTES = 256 << 10   # ~1 s of reading
+GAME_START = b"\n[Event "
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:                   # not on Linux
+        return os.cpu_count() or 1
+
+
+def parts_of(path: str) -> list[tuple[int, int]]:
+    """Byte ranges [start, end) of the file, each starting at a game (one
+    range: read it in one piece)."""
+    if path.lower().endswith(".gz"):
+        return []
+    try:
+        size = os.path.getsize(path)
+        workers = min(cores(), size // MIN_PART_BYTES)
+        if size < PARALLEL_BYTES or workers < 2:
+            return [(0, size)]
+        part = size // workers                # a part per process
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            cuts = [0]
+            while len(cuts) < workers:
+                at = _game_start(data, cuts[-1] + part)
+                if at < 0:
+                    break
+                cuts.append(at)
+    except (OSError, ValueError):            # unreadable here: the one-piece reader reports it
+        return []
+    cuts.append(size)
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def _game_start(data, offset: int) -> int:
+    """The offset of the first `[Event ` line at or after `offset` that
+    follows a blank line, or -1."""
+    while offset < len(data):
+        at = data.find(GAME_START, offset)
+        if at < 0:
+            return -1
+        if data[at - 1:at] == b"\n" or data[at - 2:at] == b"\n\r":
+            return at + 1
+        offset = at + 1
+    return -1
+
+
+def read_parts(path: str, parts: list[tuple[int, int]], selection: Selection) -> Iterator[Position | InputError]:
+    """Every position of the file's parts, a process reading each, in file
+    order; the file read in one piece when a part's process fails."""
+    from lc0_rocm import native_core
+    native_core.available()                   # built here, once, if the parts' processes will want it
+    with concurrent.futures.ThreadPoolExecutor(len(parts), thread_name_prefix="pgn-part") as pool:
+        results = list(pool.map(lambda part: _run_part(path, part, selection), parts))
+    if any(r is None for r in results):
+        with inputs.open_text(path) as handle:
+            yield from inputs._pgn_positions(path, handle, selection)
+        return
+    line_offset = game_offset = 0
+    for items, lines, games in results:
+        for item in items:
+            if isinstance(item, Position):
+                yield item._replace(line=item.line + line_offset, game=item.game + game_offset)
+            elif isinstance(item, GameProblem):
+                yield item.error(line_offset, game_offset)
+            else:
+                yield item._replace(line=item.line + line_offset)
+        line_offset += lines
+        game_offset += games
+
+
+def _run_part(path: str, part: tuple[int, int], selection: Selection):
+    """read_part in a child Python (None when it fails)."""
+    package_root = str(pathlib.Path(__file__).resolve().parents[2])   # the folder holding lc0_rocm
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p))
+    args = [sys.executable, "-m", "lc0_rocm.analysis.pgn_parallel", path, str(part[0]), str(part[1]),
+            str(selection.every), str(int(selection.played))]
+    try:
+        done = subprocess.run(args, capture_output=True, env=env, check=False)
+        if done.returncode != 0:
+            return None
+        return pickle.loads(done.stdout)
+    except (OSError, pickle.UnpicklingError, EOFError):
+        return None
+
+
+def read_part(path: str, start: int, end: int, selection: Selection) -> tuple[list, int, int]:
+    """One part's items (lines and games numbered within it), its lines and
+    its games. Decoded as inputs.open_text decodes the whole file."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    handle = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
+    lines = inputs._Lines(handle)
+    items = list(inputs.pgn_items(path, handle, selection, lines))
+    while lines.readline():                  # trailing blank lines count too
+        pass
+    return items, lines.count, lines.games
+
+
+def main(argv: list[str]) -> int:
+    """A part's process: PATH START END EVERY PLAYED -> the pickled
+    read_part result on stdout."""
+    path, start, end, every, played = argv
+    result = read_part(path, int(start), int(end), Selection(int(every), bool(int(played))))
+    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
