@@ -242,8 +242,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
         cols = columns.concatenate([workdir.load(k) for k in range(plan.num_shards)]) \
             if plan.num_shards else columns.empty(0, settings.mode, settings.top_k)
         pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
-        written = writers.write_outputs(outputs, pgn_sources,
-                                        lambda: writers.records(plan, cols, settings.mode))
+        written = writers.write_outputs(outputs, pgn_sources, plan, cols, settings.mode)
         errors = writers.all_errors(plan, cols)
         errors_file = errors_path(outputs[0])
         if errors:

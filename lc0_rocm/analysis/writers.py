@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import math
 import os
 import pathlib
@@ -153,13 +152,13 @@ def _umask() -> int:
     return mask
 
 
-def write_jsonl(path: str, recs: Iterable[AnalysisRecord | None]) -> int:
+def write_jsonl(path: str, lines: Iterable[str]) -> int:
+    """One record a line: `lines` from analysis.jsonl, the bytes of
+    json.dumps(record.to_dict(), separators=(",", ":")) for each record."""
     count = 0
     with atomic_file(path) as f:
-        for r in recs:
-            if r is None:
-                continue
-            f.write(json.dumps(r.to_dict(), separators=(",", ":")))
+        for line in lines:
+            f.write(line)
             f.write("\n")
             count += 1
     return count
@@ -287,16 +286,18 @@ def write_errors(path: str, errors: list) -> None:
             f.write(f"{e}\n")
 
 
-def write_outputs(outputs: list[str], pgn_sources: list[str], recs_factory) -> dict[str, int]:
-    """Every output from a fresh record stream each (`recs_factory()`)."""
+def write_outputs(outputs: list[str], pgn_sources: list[str], plan, cols: dict, mode: str) -> dict[str, int]:
+    """Every output of a run from its plan and columns (each from a fresh
+    record stream, JSONL from lines formatted straight from the columns)."""
+    from lc0_rocm.analysis import jsonl
     written = {}
     for path in outputs:
         kind = format_of(path)
         if kind == "jsonl":
-            written[path] = write_jsonl(path, recs_factory())
+            written[path] = write_jsonl(path, jsonl.lines(plan, cols, mode))
         elif kind == "parquet":
-            written[path] = write_parquet(path, recs_factory())
+            written[path] = write_parquet(path, records(plan, cols, mode))
         else:
-            written[path] = write_pgn(path, pgn_sources, recs_factory())
+            written[path] = write_pgn(path, pgn_sources, records(plan, cols, mode))
     return written
 

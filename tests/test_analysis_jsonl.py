@@ -1,0 +1,51 @@
+"""JSONL lines formatted straight from the columns (lc0_rocm/analysis/jsonl.py)
+are the bytes of json.dumps of each record writers.records makes: search
+and eval mode, PGN games with played-move losses and marks, EPD ids, FEN
+lines, rows the engine refused, names that JSON must escape."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analysis_data import EPD_LINES, FEN_LINES, ILLEGAL, random_games, write_lines, write_pgn
+from lc0_rocm import native_core
+from lc0_rocm.analysis import jsonl, writers
+from lc0_rocm.analysis.inputs import Selection
+from lc0_rocm.analysis.plan import build_plan
+from lc0_rocm.analysis.settings import NetSource, Settings
+from lc0_rocm.analysis.worker import ShardWorker
+
+pytestmark = pytest.mark.skipif(not native_core.available()[0],
+                                reason=f"native core unavailable: {native_core.available()[1]}")
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("inputs") / 'named "é" \\ here'
+    folder.mkdir()
+    pgn = write_pgn(folder / "games.pgn", random_games(4, seed=11, max_plies=30), [ILLEGAL])
+    epd = write_lines(folder / "suite.epd", EPD_LINES + ['8/8/8/8/8/8/8/K1k5 w - - id "ü \\\\ \t";'])
+    fen = write_lines(folder / "positions.fen", FEN_LINES)
+    return build_plan([str(pgn), str(epd), str(fen)], None, Selection(), 64)
+
+
+def reference(plan, cols, mode) -> list[str]:
+    return [json.dumps(r.to_dict(), separators=(",", ":")) for r in writers.records(plan, cols, mode)
+            if r is not None]
+
+
+@pytest.mark.parametrize("mode", ["search", "eval"])
+def test_lines_are_the_records_json(plan, mode):
+    settings = Settings(mode, nodes=12) if mode == "search" else Settings(mode)
+    worker = ShardWorker(settings, source=NetSource(None, "random", ""))
+    try:
+        cols = worker.compute(plan.rows)
+    finally:
+        worker.close()
+    expected = reference(plan, cols, mode)
+    assert list(jsonl.lines(plan, cols, mode)) == expected
+    records = [json.loads(line) for line in expected]
+    assert any(r["mark"] for r in records) and any(r["played_loss"] is not None for r in records)
+    assert any(r["id"] and "ü" in r["id"] and "\\" in r["id"] and "\t" in r["id"] for r in records)  # escaped
+    assert any(r["outcome"] for r in records) and len(records) < len(plan.positions)   # refused rows left out
