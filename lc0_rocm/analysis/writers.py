@@ -20,12 +20,12 @@ import chess
 import chess.pgn
 
 from lc0_rocm.analysis import columns
+from lc0_rocm.analysis.flat import DIGITS
 from lc0_rocm.analysis.inputs import open_text
 from lc0_rocm.analysis.records import AnalysisRecord, mark_of, played_loss
 from lc0_rocm.analysis.settings import AnalysisError
 
 FORMATS = ("jsonl", "parquet", "pgn")
-DIGITS = 6
 PARQUET_BATCH = 65536
 
 
@@ -185,29 +185,58 @@ def require_pyarrow() -> None:
                            "(or write JSONL: an output name ending in .jsonl)") from None
 
 
-def write_parquet(path: str, recs: Iterable[AnalysisRecord]) -> int:
+def write_parquet(path: str, plan, cols: dict, mode: str) -> int:
+    """The records as a Parquet table (parquet_schema), PARQUET_BATCH rows
+    a row group, built column by column from analysis.flat's values: the
+    table of the records writers.records makes (tests)."""
     require_pyarrow()
-    import pyarrow as pa
     import pyarrow.parquet as pq
+    from lc0_rocm.analysis import flat
     schema = parquet_schema()
+    values = flat.row_values(cols, mode)
     count = 0
     with atomic_file(path, "wb") as f:
         with pq.ParquetWriter(f, schema) as writer:
-            batch: list[dict] = []
-            for r in recs:
-                if r is None:
-                    continue
-                row = r.to_dict()
-                row["policy"] = [{"move": m, "p": p} for m, p in r.policy]
-                batch.append(row)
+            batch: list[tuple] = []
+            for occurrence in flat.occurrences(plan, cols, values):
+                batch.append(occurrence)
                 if len(batch) == PARQUET_BATCH:
-                    writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                    writer.write_table(_parquet_batch(plan, values, mode, batch, schema))
                     count += len(batch)
                     batch = []
             if batch or count == 0:
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                writer.write_table(_parquet_batch(plan, values, mode, batch, schema))
                 count += len(batch)
     return count
+
+
+def _parquet_batch(plan, v, mode: str, batch: list[tuple], schema):
+    import pyarrow as pa
+    positions = [plan.positions[i] for i, _, _, _ in batch]
+    rows = [t for _, t, _, _ in batch]
+    moves, probs, offsets = [], [], [0]
+    for t in rows:
+        for m, p in v.policy[t]:
+            moves.append(m)
+            probs.append(p)
+        offsets.append(len(moves))
+    policy = pa.ListArray.from_arrays(
+        pa.array(offsets, pa.int32()),
+        pa.StructArray.from_arrays([pa.array(moves, pa.string()), pa.array(probs, pa.float64())],
+                                   fields=list(schema.field("policy").type.value_type)))
+    data = {
+        "source": [p.source for p in positions], "line": [p.line for p in positions],
+        "game": [p.game for p in positions], "ply": [p.ply for p in positions],
+        "fen": [p.fen for p in positions], "mode": [mode] * len(batch),
+        "wdl": [v.wdl[t] for t in rows], "q": [v.q[t] for t in rows],
+        "score_cp": [v.score_cp[t] for t in rows], "mate": [v.mate[t] for t in rows],
+        "moves_left": [v.moves_left[t] for t in rows], "best": [v.best[t] for t in rows],
+        "pv": [v.pv[t] for t in rows], "policy": policy, "nodes": [v.nodes[t] for t in rows],
+        "outcome": [v.outcome[t] for t in rows], "id": [p.id for p in positions],
+        "played": [p.played for p in positions], "played_loss": [loss for _, _, loss, _ in batch],
+        "mark": [mark for _, _, _, mark in batch]}
+    return pa.Table.from_arrays([data[f.name] if f.name == "policy" else pa.array(data[f.name], f.type)
+                                 for f in schema], schema=schema)
 
 
 _NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
@@ -287,8 +316,8 @@ def write_errors(path: str, errors: list) -> None:
 
 
 def write_outputs(outputs: list[str], pgn_sources: list[str], plan, cols: dict, mode: str) -> dict[str, int]:
-    """Every output of a run from its plan and columns (each from a fresh
-    record stream, JSONL from lines formatted straight from the columns)."""
+    """Every output of a run from its plan and columns (JSONL and Parquet
+    straight from the columns, the annotated PGN from records)."""
     from lc0_rocm.analysis import jsonl
     written = {}
     for path in outputs:
@@ -296,7 +325,7 @@ def write_outputs(outputs: list[str], pgn_sources: list[str], plan, cols: dict, 
         if kind == "jsonl":
             written[path] = write_jsonl(path, jsonl.lines(plan, cols, mode))
         elif kind == "parquet":
-            written[path] = write_parquet(path, records(plan, cols, mode))
+            written[path] = write_parquet(path, plan, cols, mode)
         else:
             written[path] = write_pgn(path, pgn_sources, records(plan, cols, mode))
     return written

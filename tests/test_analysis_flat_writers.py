@@ -1,7 +1,8 @@
-"""JSONL lines formatted straight from the columns (lc0_rocm/analysis/jsonl.py)
-are the bytes of json.dumps of each record writers.records makes: search
-and eval mode, PGN games with played-move losses and marks, EPD ids, FEN
-lines, rows the engine refused, names that JSON must escape."""
+"""The writers that work straight from the columns (lc0_rocm/analysis/flat.py):
+JSONL lines are the bytes of json.dumps of each record writers.records
+makes, and the Parquet table is the table of those records: search and eval
+mode, PGN games with played-move losses and marks, EPD ids, FEN lines, rows
+the engine refused, names that JSON must escape."""
 from __future__ import annotations
 
 import json
@@ -35,17 +36,40 @@ def reference(plan, cols, mode) -> list[str]:
             if r is not None]
 
 
-@pytest.mark.parametrize("mode", ["search", "eval"])
-def test_lines_are_the_records_json(plan, mode):
+@pytest.fixture(scope="module", params=["search", "eval"])
+def computed(plan, request):
+    mode = request.param
     settings = Settings(mode, nodes=12) if mode == "search" else Settings(mode)
     worker = ShardWorker(settings, source=NetSource(None, "random", ""))
     try:
-        cols = worker.compute(plan.rows)
+        return mode, worker.compute(plan.rows)
     finally:
         worker.close()
+
+
+def test_lines_are_the_records_json(plan, computed):
+    mode, cols = computed
     expected = reference(plan, cols, mode)
     assert list(jsonl.lines(plan, cols, mode)) == expected
     records = [json.loads(line) for line in expected]
     assert any(r["mark"] for r in records) and any(r["played_loss"] is not None for r in records)
     assert any(r["id"] and "ü" in r["id"] and "\\" in r["id"] and "\t" in r["id"] for r in records)  # escaped
     assert any(r["outcome"] for r in records) and len(records) < len(plan.positions)   # refused rows left out
+
+
+def test_parquet_table_is_the_records_table(plan, computed, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow", reason="Parquet output needs pyarrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    mode, cols = computed
+    monkeypatch.setattr(writers, "PARQUET_BATCH", 50)          # several row groups
+    path = str(tmp_path / "out.parquet")
+    rows = [r.to_dict() for r in writers.records(plan, cols, mode) if r is not None]
+    assert writers.write_parquet(path, plan, cols, mode) == len(rows)
+    for row in rows:
+        row["policy"] = [{"move": m, "p": p} for m, p in row["policy"]]
+    expected = pa.Table.from_pylist(rows, schema=writers.parquet_schema())
+    table = pq.read_table(path)
+    assert table.schema.equals(expected.schema)
+    assert table.to_pylist() == expected.to_pylist()
+    assert pq.ParquetFile(path).num_row_groups == (len(rows) + 49) // 50
