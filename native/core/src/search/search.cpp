@@ -283,7 +283,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
       Unlocked<TreeWriteLock> unlocked(&write_lock_);
       const auto pick_started = Clock::now();
       {
-        SharedPick picking(&pick_lock_);
+        std::shared_lock<PickLock> picking(pick_lock_);
         pick(batch, root_allowed, limit, tasks, true);
       }
       shared_time = std::chrono::duration<double>(Clock::now() - pick_started).count();

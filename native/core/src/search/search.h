@@ -13,6 +13,7 @@
 #include <memory>
 #include <future>
 #include <mutex>
+#include <shared_mutex>
 #include <random>
 #include <vector>
 #include "../../include/lc0core_eval.h"
@@ -138,17 +139,6 @@ class Unlocked {
   Lock* lock_;
 };
 
-// Holds a PickLock shared for a scope.
-class SharedPick {
- public:
-  explicit SharedPick(PickLock* lock) : lock_(lock) { lock_->lock_shared(); }
-  ~SharedPick() { lock_->unlock_shared(); }
-  SharedPick(const SharedPick&) = delete;
-  SharedPick& operator=(const SharedPick&) = delete;
-
- private:
-  PickLock* lock_;
-};
 
 // A gathering worker's task workers (lc0's) and a board per task worker for
 // its parts of an expansion: copies of the root's history made with the
