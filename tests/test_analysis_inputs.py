@@ -250,7 +250,7 @@ def test_a_big_pgn_read_in_parts_equals_reading_it_whole(tmp_path, monkeypatch, 
     for selection in (Selection(), Selection(3, True)):
         with inputs.open_text(path) as handle:
             whole = list(inputs._pgn_positions(path, handle, selection))
-        assert list(read_positions([path], selection=selection)) == whole
+        assert list(pgn_parallel.read_positions([path], selection=selection)) == whole
     positions, errors = split(whole)
     assert len(errors) == 16 and [e.message.split(":")[0] for e in errors[-2:]] == ["game 65", "game 66"]   # 9 games a copy
     assert {p.game for p in positions} >= {1, 72}
@@ -268,7 +268,7 @@ def test_a_part_that_fails_falls_back_to_reading_the_file_whole(tmp_path, monkey
     with inputs.open_text(path) as handle:
         whole = list(inputs._pgn_positions(path, handle, Selection()))
     assert len(pgn_parallel.parts_of(path)) == 3
-    assert list(read_positions([path])) == whole
+    assert list(pgn_parallel.read_positions([path])) == whole
 
 
 def test_small_and_gzip_pgn_files_are_read_in_one_piece(tmp_path):

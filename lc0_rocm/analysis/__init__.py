@@ -52,7 +52,8 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
     computed once. A malformed line or game is skipped: its record is not
     yielded (the command line reports them in an errors file)."""
     from lc0_rocm.analysis import columns, writers
-    from lc0_rocm.analysis.inputs import Selection, positions_from_items, read_positions
+    from lc0_rocm.analysis.inputs import Selection, positions_from_items
+    from lc0_rocm.analysis.pgn_parallel import read_positions
     from lc0_rocm.analysis.plan import default_shard_size, plan_from_positions
     from lc0_rocm.analysis.settings import Settings
     from lc0_rocm.analysis.worker import ShardWorker

@@ -93,12 +93,7 @@ def read_positions(paths: Iterable[str], kind: str | None = None,
         with handle:
             try:
                 if this_kind == "pgn":
-                    from lc0_rocm.analysis import pgn_parallel
-                    parts = pgn_parallel.parts_of(path)
-                    if len(parts) > 1:
-                        yield from pgn_parallel.read_parts(path, parts, selection)
-                    else:
-                        yield from _pgn_positions(path, handle, selection)
+                    yield from _pgn_positions(path, handle, selection)
                 else:
                     yield from _line_positions(path, handle, this_kind == "epd")
             except (OSError, EOFError, UnicodeError) as e:   # a truncated .gz, a read error

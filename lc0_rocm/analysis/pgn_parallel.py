@@ -10,7 +10,8 @@ reading it in one piece, which is also what happens when a part's process
 fails.
 
 Plain files of PARALLEL_BYTES or more only (a gzip stream cannot be cut
-without reading it whole); others are read in one piece.
+without reading it whole); others are read in one piece. `read_positions`
+is inputs.read_positions with that done: what the analysis reads through.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pathlib
 import pickle
 import subprocess
 import sys
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from lc0_rocm.analysis import inputs
 from lc0_rocm.analysis.inputs import GameProblem, InputError, Position, Selection
@@ -30,6 +31,18 @@ from lc0_rocm.analysis.inputs import GameProblem, InputError, Position, Selectio
 PARALLEL_BYTES = 1 << 20     # ~130,000 positions: below, a process (~0.3 s to start) pays little
 MIN_PART_BYTES = 256 << 10   # ~1 s of reading
 GAME_START = b"\n[Event "
+
+
+def read_positions(paths: Iterable[str], kind: str | None = None,
+                   selection: Selection = Selection()) -> Iterator[Position | InputError]:
+    """inputs.read_positions, each big plain PGN file read in parts."""
+    for path in paths:
+        path = os.fspath(path)
+        parts = parts_of(path) if (kind or inputs.kind_of(path)) == "pgn" else []
+        if len(parts) > 1:
+            yield from read_parts(path, parts, selection)
+        else:
+            yield from inputs.read_positions([path], kind, selection)
 
 
 def cores() -> int:
@@ -84,8 +97,7 @@ def read_parts(path: str, parts: list[tuple[int, int]], selection: Selection) ->
     with concurrent.futures.ThreadPoolExecutor(len(parts), thread_name_prefix="pgn-part") as pool:
         results = list(pool.map(lambda part: _run_part(path, part, selection), parts))
     if any(r is None for r in results):
-        with inputs.open_text(path) as handle:
-            yield from inputs._pgn_positions(path, handle, selection)
+        yield from inputs.read_positions([path], "pgn", selection)
         return
     line_offset = game_offset = 0
     make = tuple.__new__                      # a Position from its fields, unchecked: ~3x _replace's speed

@@ -28,7 +28,8 @@ import tempfile
 import numpy as np
 
 from lc0_rocm.analysis import columns
-from lc0_rocm.analysis.inputs import InputError, Position, Selection, read_positions
+from lc0_rocm.analysis.inputs import InputError, Position, Selection
+from lc0_rocm.analysis.pgn_parallel import read_positions
 from lc0_rocm.analysis.settings import AnalysisError
 
 # 2: searches without prefetching, their minibatch fitted to the nodes (a
