@@ -12,7 +12,7 @@ import dataclasses
 from typing import Iterator
 
 from lc0_rocm.analysis import columns
-from lc0_rocm.analysis.records import mark_of
+from lc0_rocm.analysis.records import loss_between, mark_of
 
 DIGITS = 6
 OUTCOMES = {1: "checkmate", 2: "stalemate"}
@@ -34,40 +34,45 @@ class RowValues:
     expected: list     # rounded win + draw / 2 (the played-move loss's terms)
 
 
-def row_values(cols: dict, mode: str) -> RowValues:
+def row_fields(mode: str, outcome: int, w: float, d: float, l: float, q: float, moves_left: float,
+               cp: int, mate: int, best: str, pv: str, names, probs) -> tuple:
+    """One row's AnalysisRecord fields from its column values: (wdl
+    rounded, q, score_cp, mate, moves_left, best, pv, policy, outcome)."""
     from lc0_rocm.search.score import score_cp
-    wdl_col, q_col = cols["wdl"].tolist(), cols["q"].tolist()
-    moves_left_col = cols["moves_left"].tolist()
-    cp_col, mate_col = cols["score_cp"].tolist(), cols["mate"].tolist()
-    outcome_col = cols["outcome"].tolist()
-    top_moves = cols["top_moves"].tolist() if mode == "eval" else None
-    top_probs = cols["top_probs"].tolist() if mode == "eval" else None
-    out = RowValues([], [], [], [], [], [], [], [], cols["nodes"].tolist(), [], [])
-    for t, (w, d, l) in enumerate(wdl_col):
-        outcome = outcome_col[t]
-        if outcome:
-            cp, mate = None, None
-        elif mode == "eval":
-            cp, mate = score_cp(w - l, d, w - l), None      # lc0's `score cp` of the network's value
-        else:
-            cp = None if cp_col[t] == columns.NO_SCORE else cp_col[t]
-            mate = mate_col[t] or None
-        rounded = (round(w, DIGITS), round(d, DIGITS), round(l, DIGITS))
-        out.wdl.append(rounded)
-        out.expected.append(rounded[0] + rounded[1] / 2)
-        out.q.append(round(q_col[t], DIGITS))
-        out.score_cp.append(cp)
-        out.mate.append(mate)
-        moves_left = moves_left_col[t]
-        out.moves_left.append(None if moves_left != moves_left else round(moves_left, DIGITS))
-        out.outcome.append(OUTCOMES.get(outcome))
-        if mode == "eval":
-            out.policy.append([(m, round(p, DIGITS)) for m, p in zip(top_moves[t], top_probs[t]) if m])
-        else:
-            out.policy.append([])
-    out.best = [b or None for b in cols["best"].tolist()]
-    out.pv = [text.split() for text in cols["pv"].tolist()]
-    return out
+    if outcome:
+        cp_value, mate_value = None, None
+    elif mode == "eval":
+        cp_value, mate_value = score_cp(w - l, d, w - l), None   # lc0's `score cp` of the network's value
+    else:
+        cp_value = None if cp == columns.NO_SCORE else cp
+        mate_value = mate or None
+    policy = [(m, round(p, DIGITS)) for m, p in zip(names, probs) if m] if mode == "eval" else []
+    return ((round(w, DIGITS), round(d, DIGITS), round(l, DIGITS)), round(q, DIGITS), cp_value, mate_value,
+            None if moves_left != moves_left else round(moves_left, DIGITS), best or None, pv.split(), policy,
+            OUTCOMES.get(outcome))
+
+
+def row_values(cols: dict, mode: str) -> RowValues:
+    names = ("wdl", "q", "score_cp", "mate", "moves_left", "best", "pv", "policy", "outcome")
+    lists = {name: [] for name in names}
+    eval_mode = mode == "eval"
+    top_moves = cols["top_moves"].tolist() if eval_mode else None
+    top_probs = cols["top_probs"].tolist() if eval_mode else None
+    for t, (outcome, (w, d, l), q, moves_left, cp, mate, best, pv) in enumerate(zip(
+            cols["outcome"].tolist(), cols["wdl"].tolist(), cols["q"].tolist(), cols["moves_left"].tolist(),
+            cols["score_cp"].tolist(), cols["mate"].tolist(), cols["best"].tolist(), cols["pv"].tolist())):
+        fields = row_fields(mode, outcome, w, d, l, q, moves_left, cp, mate, best, pv,
+                            top_moves[t] if eval_mode else (), top_probs[t] if eval_mode else ())
+        for name, value in zip(names, fields):
+            lists[name].append(value)
+    expected = [w + d / 2 for w, d, _ in lists["wdl"]]
+    return RowValues(nodes=cols["nodes"].tolist(), expected=expected, **lists)
+
+
+def is_next(a, b) -> bool:
+    """Is occurrence b the position after a's played move?"""
+    return (b is not None and a.played is not None and b.game is not None and b.source == a.source
+            and b.game == a.game and b.ply == a.ply + 1)
 
 
 def occurrences(plan, cols: dict, values: RowValues) -> Iterator[tuple[int, int, float | None, str | None]]:
@@ -81,10 +86,7 @@ def occurrences(plan, cols: dict, values: RowValues) -> Iterator[tuple[int, int,
         if errors[t]:
             continue
         loss = mark = None
-        if p.played is not None and i + 1 < count:
-            after, u = positions[i + 1], tasks[i + 1]
-            if (after.game is not None and after.source == p.source and after.game == p.game
-                    and after.ply == p.ply + 1 and not errors[u]):
-                loss = max(0.0, round(values.expected[t] - (1.0 - values.expected[u]), 6))
-                mark = mark_of(loss, p.played, values.best[t])
+        if i + 1 < count and is_next(p, positions[i + 1]) and not errors[tasks[i + 1]]:
+            loss = loss_between(values.expected[t], values.expected[tasks[i + 1]])
+            mark = mark_of(loss, p.played, values.best[t])
         yield i, t, loss, mark

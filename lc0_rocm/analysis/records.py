@@ -92,8 +92,13 @@ def played_loss(before: AnalysisRecord, after: AnalysisRecord | None) -> float |
     None when `after` was not analysed or either failed."""
     if after is None:
         return None
-    loss = before.expected_score - (1.0 - after.expected_score)
-    return max(0.0, round(loss, 6))
+    return loss_between(before.expected_score, after.expected_score)
+
+
+def loss_between(before: float, after: float) -> float:
+    """The loss of a move from a position of expected score `before` (its
+    mover's) to one of `after` (the opponent's)."""
+    return max(0.0, round(before - (1.0 - after), 6))
 
 
 def mark_of(loss: float | None, played: str | None = None, best: str | None = None) -> str | None:

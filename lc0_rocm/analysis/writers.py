@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 import pathlib
 import tempfile
@@ -19,8 +18,7 @@ from typing import Iterable, Iterator
 import chess
 import chess.pgn
 
-from lc0_rocm.analysis import columns
-from lc0_rocm.analysis.flat import DIGITS
+from lc0_rocm.analysis import flat
 from lc0_rocm.analysis.inputs import open_text
 from lc0_rocm.analysis.records import AnalysisRecord, mark_of, played_loss
 from lc0_rocm.analysis.settings import AnalysisError
@@ -39,45 +37,18 @@ def format_of(path: str) -> str:
 
 
 # ---------------------------------------------------------------- records
-def _round(x) -> float:
-    return round(float(x), DIGITS)
-
-
 def record_of(position, cols: dict, t: int, mode: str) -> AnalysisRecord:
     """The record of one occurrence from row t of the columns."""
-    from lc0_rocm.search.score import score_cp
-    outcome = int(cols["outcome"][t])
-    w, d, l = (float(x) for x in cols["wdl"][t])
-    q = float(cols["q"][t])
-    moves_left = float(cols["moves_left"][t])
-    cp, mate = int(cols["score_cp"][t]), int(cols["mate"][t])
-    if outcome:
-        cp_value, mate_value = None, None
-    elif mode == "eval":
-        # lc0's `score cp` of the network's value (no draw score at one node).
-        cp_value, mate_value = score_cp(w - l, d, w - l), None
-    else:
-        cp_value = None if cp == columns.NO_SCORE else cp
-        mate_value = mate or None
-    best = str(cols["best"][t]) or None
-    pv = str(cols["pv"][t]).split()
-    policy = []
-    if mode == "eval":
-        names, probs = cols["top_moves"][t], cols["top_probs"][t]
-        policy = [(str(m), _round(p)) for m, p in zip(names, probs) if m]
+    w, d, l = cols["wdl"][t].tolist()
+    names, probs = (cols["top_moves"][t].tolist(), cols["top_probs"][t].tolist()) if mode == "eval" else ((), ())
+    wdl, q, cp, mate, moves_left, best, pv, policy, outcome = flat.row_fields(
+        mode, int(cols["outcome"][t]), w, d, l, float(cols["q"][t]), float(cols["moves_left"][t]),
+        int(cols["score_cp"][t]), int(cols["mate"][t]), str(cols["best"][t]), str(cols["pv"][t]), names, probs)
     return AnalysisRecord(
         source=position.source, line=position.line, game=position.game, ply=position.ply,
-        fen=position.fen, mode=mode, wdl=(_round(w), _round(d), _round(l)), q=_round(q),
-        score_cp=cp_value, mate=mate_value,
-        moves_left=None if math.isnan(moves_left) else _round(moves_left),
-        best=best, pv=pv, policy=policy, nodes=int(cols["nodes"][t]),
-        outcome={1: "checkmate", 2: "stalemate"}.get(outcome), id=position.id, played=position.played)
-
-
-def _is_next(a, b) -> bool:
-    """Is occurrence b the position after a's played move?"""
-    return (b is not None and a.played is not None and b.game is not None and b.source == a.source
-            and b.game == a.game and b.ply == a.ply + 1)
+        fen=position.fen, mode=mode, wdl=wdl, q=q, score_cp=cp, mate=mate, moves_left=moves_left,
+        best=best, pv=pv, policy=policy, nodes=int(cols["nodes"][t]), outcome=outcome, id=position.id,
+        played=position.played)
 
 
 def records(plan, cols: dict, mode: str, upto: int | None = None,
@@ -98,11 +69,11 @@ def records(plan, cols: dict, mode: str, upto: int | None = None,
             continue
         following = positions[i + 1] if i + 1 < len(positions) else None
         next_ready = following is not None and tasks[i + 1] < limit
-        if _is_next(positions[i], following) and not next_ready:
+        if flat.is_next(positions[i], following) and not next_ready:
             return
         record = current if current is not None else record_of(positions[i], cols, tasks[i], mode)
         current = None
-        if _is_next(positions[i], following) and not errors[tasks[i + 1]]:
+        if flat.is_next(positions[i], following) and not errors[tasks[i + 1]]:
             current = record_of(following, cols, tasks[i + 1], mode)
             record.played_loss = played_loss(record, current)
             record.mark = mark_of(record.played_loss, record.played, record.best)
