@@ -105,7 +105,7 @@ def atomic_file(path: str, mode: str = "w"):
                                          **({"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}))
     try:
         with handle:
-            yield handle
+            yield handle.file      # the file itself: each call through the temporary file's wrapper costs a lookup
             handle.flush()
             os.fchmod(handle.fileno(), 0o666 & ~_umask())   # as open() would make it
             os.fsync(handle.fileno())
@@ -128,9 +128,10 @@ def write_jsonl(path: str, lines: Iterable[str]) -> int:
     json.dumps(record.to_dict(), separators=(",", ":")) for each record."""
     count = 0
     with atomic_file(path) as f:
+        write = f.write
         for line in lines:
-            f.write(line)
-            f.write("\n")
+            write(line)
+            write("\n")
             count += 1
     return count
 
