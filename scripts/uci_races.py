@@ -80,6 +80,8 @@ def main(argv=None) -> int:
     parser.add_argument("--weights", help="net file (default: maia-1900 where the tests find it)")
     parser.add_argument("--load", type=int, default=0, help="busy processes to run beside it")
     parser.add_argument("--select-reader", action="store_true", help="read as a select()-then-buffer GUI")
+    parser.add_argument("--backend", default="cpu",
+                        help="the engine's backend for the races (sim: search threads picking at once)")
     parser.add_argument("--engine", default="", help="with --select-reader: another engine's command line")
     args = parser.parse_args(argv)
     weights = args.weights or find_maia()
@@ -104,7 +106,7 @@ def main(argv=None) -> int:
             for race in uci_races.RACES:
                 start = time.monotonic()
                 try:
-                    uci_races.run_races(cwd, weights, args.tries, races=[race])
+                    uci_races.run_races(cwd, weights, args.tries, races=[race], backend=args.backend)
                     status = "ok"
                 except AssertionError as e:
                     failures += 1

@@ -17,6 +17,12 @@ def test_race_then_silence(tmp_path, maia_path, race):
     uci_races.run_races(tmp_path, maia_path, TRIES, races=[race])
 
 
+def test_races_with_search_threads_picking_at_once(tmp_path, maia_path):
+    """The same races on the sim backend: search threads with a slot each
+    (a GPU's worker mode), picking with the pickers' lock shared."""
+    uci_races.run_races(tmp_path, maia_path, TRIES, backend="sim")
+
+
 def test_commands_written_together_to_a_new_process(tmp_path, maia_path):
     uci_races.run_fresh_process_races(tmp_path, maia_path, tries=1)
 

@@ -91,9 +91,11 @@ def run_race(eng: UciProcess, race: Race, joined: bool) -> None:
     assert not any(line.startswith("bestmove") for line in lines), f"{what}: extra {lines}"
 
 
-def run_races(cwd, weights, tries: int, races=RACES) -> None:
-    """Every race `tries` times, line by line and in one write, on one engine process."""
-    eng = UciProcess(cwd).start(weights)
+def run_races(cwd, weights, tries: int, races=RACES, backend: str = "cpu") -> None:
+    """Every race `tries` times, line by line and in one write, on one engine
+    process (`backend`: sim runs search threads with a slot each, which
+    pick at once, as on a GPU)."""
+    eng = UciProcess(cwd).start(weights, backend=backend)
     try:
         for race in races:
             for joined in (False, True):
