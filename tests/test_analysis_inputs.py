@@ -248,8 +248,7 @@ def test_a_big_pgn_read_in_parts_equals_reading_it_whole(tmp_path, monkeypatch, 
     data = open(path, "rb").read()
     assert all(data[start:start + 7] == b"[Event " for start, _ in parts[1:])
     for selection in (Selection(), Selection(3, True)):
-        with inputs.open_text(path) as handle:
-            whole = list(inputs._pgn_positions(path, handle, selection))
+        whole = list(inputs.read_positions([path], selection=selection))      # in one piece
         assert list(pgn_parallel.read_positions([path], selection=selection)) == whole
     positions, errors = split(whole)
     assert len(errors) == 16 and [e.message.split(":")[0] for e in errors[-2:]] == ["game 65", "game 66"]   # 9 games a copy
@@ -265,8 +264,7 @@ def test_a_part_that_fails_falls_back_to_reading_the_file_whole(tmp_path, monkey
     real = pgn_parallel._run_part
     monkeypatch.setattr(pgn_parallel, "_run_part",
                         lambda p, part, sel: None if part[0] > 0 else real(p, part, sel))
-    with inputs.open_text(path) as handle:
-        whole = list(inputs._pgn_positions(path, handle, Selection()))
+    whole = list(inputs.read_positions([path]))                                 # in one piece
     assert len(pgn_parallel.parts_of(path)) == 3
     assert list(pgn_parallel.read_positions([path])) == whole
 

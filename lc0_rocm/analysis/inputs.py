@@ -198,7 +198,7 @@ def row_error(row: str) -> str:
 
 
 # ---------------------------------------------------------------- PGN
-class _Lines:
+class LineCounter:
     """A text handle that counts the lines read through it and notes the
     first non-blank one since `mark()` that is not a PGN escape line (`%`,
     which python-chess skips): a game's first line. `games` counts the
@@ -249,10 +249,10 @@ def _pgn_positions(path: str, handle, selection: Selection) -> Iterator[Position
 
 
 def pgn_items(path: str, handle, selection: Selection,
-              lines: "_Lines | None" = None) -> Iterator[Position | InputError | GameProblem]:
+              lines: "LineCounter | None" = None) -> Iterator[Position | InputError | GameProblem]:
     """A PGN text's positions, games numbered from 1 and lines from 1 (as
     `lines`, which counts them, reads them)."""
-    lines = lines or _Lines(handle)
+    lines = lines or LineCounter(handle)
     while True:
         lines.mark()
         try:

@@ -138,7 +138,7 @@ def read_part(path: str, start: int, end: int, selection: Selection) -> tuple[li
         f.seek(start)
         data = f.read(end - start)
     handle = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
-    lines = inputs._Lines(handle)
+    lines = inputs.LineCounter(handle)
     items = [tuple(item)[1:] if isinstance(item, Position) else item
              for item in inputs.pgn_items(path, handle, selection, lines)]
     while lines.readline():                  # trailing blank lines count too
