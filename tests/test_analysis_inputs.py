@@ -159,10 +159,10 @@ def test_a_games_fens_and_clocks_are_python_chess_s(monkeypatch):
     midgame = chess.Board("r3k2r/pp1n1ppp/8/2pP4/8/8/PPP2PPP/R3K2R w KQkq c6 0 12")
     games += [(midgame, ["d5c6", "e8c8", "e1g1", "b7c6"]), (chess.Board(), []), (chess.Board(), ["e2e4", "0000"])]
     for board, ucis in games:
-        assert game_fens(board, ucis) == python_chess(board, ucis), ucis
+        assert game_fens(board.fen(), ucis) == python_chess(board, ucis), ucis
     if native_core.available()[0]:
         monkeypatch.setattr(native_core, "available", lambda: (False, "test"))
-        assert all(game_fens(b, u) == python_chess(b, u) for b, u in games[:5])
+        assert all(game_fens(b.fen(), u) == python_chess(b, u) for b, u in games[:5])
 
 
 def test_gzip_and_unreadable_files(tmp_path):
@@ -276,3 +276,112 @@ def test_small_and_gzip_pgn_files_are_read_in_one_piece(tmp_path):
     packed = tmp_path / "big.pgn.gz"
     packed.write_bytes(gzip.compress(open(path, "rb").read()))
     assert pgn_parallel.parts_of(str(packed)) == []
+
+
+# Games whose moves python-chess's reader takes in ways the fast reading
+# must leave to it, or must skip as it does: variations (nested, before the
+# first move), comments and NAGs, castling with zeros, a castling written
+# as a king move, long algebraic, a null move, an ambiguous and an illegal
+# move, headers python-chess refuses, an impossible start, no moves at all.
+AWKWARD_GAMES = [
+    """[Event "variations"]\n\n1. e4 {a comment} e5 $1 (1... c5 2. Nf3 (2. c3 d5) d6) 2. Nf3!? Nc6 ; rest\n"""
+    """3. Bb5 a6 {[%clk 0:01:00]} 4. Ba4 Nf6 5. 0-0 Be7 6. Re1 b5 7. Bb3 O-O 1-0""",
+    """[Event "variation first"]\n\n( 1. d4 d5 ) 1. e4 e5 2. Nf3 *""",
+    """[Event "long algebraic"]\n\n1. e2e4 e7-e5 2. Ng1f3 Nb8c6 3. Bf1-c4 Bc5 4. b4 Bxb4 5. c3 Ba5 *""",
+    """[Event "king takes its own rook"]\n[SetUp "1"]\n[FEN "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"]\n\n"""
+    """1. Rb1 Kh8 *""",
+    """[Event "king moves beside castling"]\n[SetUp "1"]\n[FEN "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"]\n\n"""
+    """1. Kf1 O-O-O 2. Kg1 Rd2 *""",
+    """[Event "promotions"]\n[SetUp "1"]\n[FEN "3r4/4P3/8/8/8/2k5/6p1/4K3 w - - 0 1"]\n\n"""
+    """1. exd8=N g1Q+ 2. Ke2 Qg2+ *""",
+    """[Event "promotion without =" ]\n[SetUp "1"]\n[FEN "8/4P3/8/8/8/2k5/6p1/4K3 w - - 0 1"]\n\n"""
+    """1. e8Q g1=q+ 2. Ke2 *""",
+    """[Event "null move"]\n\n1. e4 -- 2. d4 Z0 3. c4 e5 *""",
+    """[Event "ambiguous"]\n[SetUp "1"]\n[FEN "4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1"]\n\n1. Kd1 Ke7 2. Nd2 Kd7 *""",
+    """[Event "illegal later"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxa6 bxa6 5. Qh7 *""",
+    """[Event "bad fen"]\n[SetUp "1"]\n[FEN "rnbqkbnr/pppppppp/8/8 w KQkq - 0 1"]\n\n1. e4 *""",
+    """[Event "atomic"]\n[Variant "Atomic"]\n\n1. e4 e5 *""",
+    """[Event "960"]\n[Variant "Chess960"]\n[SetUp "1"]\n"""
+    """[FEN "bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w KQkq - 0 1"]\n\n1. g3 g6 *""",
+    """[Event "impossible"]\n[SetUp "1"]\n[FEN "P3k3/8/8/8/8/8/8/4K3 w - - 0 1"]\n\n1. Kd2 *""",
+    """[Event "no moves"]\n\n*""",
+    """% an escape line\n[Event "escape"]\n\n1. d4 d5 2. c4 dxc4 3. e3 b5 4. a4 c6 5. axb5 cxb5 6. Qf3 *""",
+    """[Event "en passant"]\n\n1. e4 Nf6 2. e5 d5 3. exd6 exd6 4. d4 Be7 5. d5 c5 6. dxc6 O-O 7. cxb7 Bxb7 *""",
+]
+
+
+def python_chess_items(path, handle, selection):
+    """The reference: every game read by python-chess's game builder."""
+    from lc0_rocm.analysis import inputs
+    lines = inputs.LineCounter(handle)
+    while True:
+        lines.mark()
+        try:
+            game = inputs.read_game(lines)
+        except (ValueError, KeyError, IndexError) as e:
+            yield InputError(path, lines.first or lines.count, f"unreadable game: {e}")
+            continue
+        if game is None:
+            return
+        lines.games += 1
+        problem = inputs.game_problem(game)
+        first = lines.first or lines.count
+        if problem:
+            yield InputError(path, first, f"game {lines.games}: {problem}")
+            continue
+        ucis = [m.uci() for m in game.mainline_moves()]
+        yield from inputs.game_positions(path, first, lines.games, game.board().fen(), ucis, selection)
+
+
+@pytest.mark.parametrize("selection", [Selection(), Selection(every=2, played=True)])
+def test_pgn_moves_read_through_the_core_equal_python_chess_s_reading(tmp_path, selection):
+    """Games are read without python-chess playing their moves (the core
+    plays the SAN tokens), and where the core is not sure of a token the
+    game is read by python-chess: every position, line, game number and
+    error is what python-chess's own reading of every game gives."""
+    games = AWKWARD_GAMES + [str(g) for g in random_games(30, seed=21, max_plies=160)]
+    path = tmp_path / "awkward.pgn"
+    path.write_text("\n\n".join(games) + "\n")
+    got = list(read_positions([str(path)], selection=selection))
+    with open(path) as handle:
+        want = list(python_chess_items(str(path), handle, selection))
+    assert got == want
+    problems = [e.message for e in got if isinstance(e, InputError)]
+    for game, why in [(4, "illegal san: 'Kh8'"), (9, "ambiguous san: 'Nd2'"), (10, "illegal san: 'Qh7'"),
+                      (11, "expected 8 rows"), (12, "'Atomic' is not supported"),
+                      (13, "'Chess960' is not supported"), (14, "impossible start position")]:
+        assert any(p.startswith(f"game {game}: ") and why in p for p in problems), (game, problems)
+    assert {p.game for p in got if isinstance(p, Position)} >= {1, 2, 3, 5, 6, 7, 8, 16, 17}
+
+
+def test_san_tokens_through_the_core_are_python_chess_s_moves():
+    """The core's SAN reading names the move python-chess's parse_san names,
+    or declines (python-chess then reads the game): for every legal move's
+    SAN, without its capture mark and in long algebraic, in random games,
+    and for junk tokens. A game's own SAN it reads whole."""
+    import random as random_module
+
+    from lc0_rocm import native_core
+    from lc0_rocm.analysis.inputs import san_moves
+    if not native_core.available()[0]:
+        pytest.skip(f"no native core: {native_core.available()[1]}")
+    rng = random_module.Random(5)
+    answered = 0
+    for game in random_games(6, seed=23, max_plies=160):
+        board = game.board()
+        sans = []
+        for ply, move in enumerate(game.mainline_moves()):
+            for m in board.legal_moves if ply % 3 == 0 else ():
+                san = board.san(m).rstrip("+#")
+                assert san_moves(board.fen(), [san]) == [m.uci()], (board.fen(), san)
+                piece = board.piece_at(m.from_square).symbol().upper().replace("P", "")
+                junk = "".join(rng.choice("NBRQKnbrqk=x-abcdefgh12345678O0@") for _ in range(rng.randint(1, 6)))
+                for token in (san.replace("x", ""), piece + m.uci(), junk):
+                    got = san_moves(board.fen(), [token])
+                    if got is not None:
+                        answered += 1
+                        assert got == [board.parse_san(token).uci()], (board.fen(), token)
+            sans.append(board.san(move).rstrip("+#"))
+            board.push(move)
+        assert san_moves(game.board().fen(), sans) == [m.uci() for m in game.mainline_moves()]
+    assert answered > 2_000

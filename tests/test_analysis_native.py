@@ -792,6 +792,17 @@ def test_row_errors_are_explained():
     assert lib.lc0core_row_fens(bytes(range(1, 256)), many, 1024, clocks, 4, count, out, 256) == 0
     assert count[0] == 0 and ffi.string(out) != b""
     assert board_of_row(POSITIONS[4]).fen() == board_for(POSITIONS[4]).fen()
+    # SAN tokens: moves up to the first token declined; a bad FEN, NULLs, no room: a status
+    moves, resolved = ffi.new("char[]", 64), ffi.new("int*")
+    assert lib.lc0core_san_moves(POSITIONS[0].encode(), b"e4 e5 Nf3 Qh7 Nc3", moves, 64, resolved) == 0
+    assert (resolved[0], ffi.string(moves)) == (3, b"e2e4 e7e5 g1f3")
+    assert lib.lc0core_san_moves(POSITIONS[0].encode(), b"", moves, 64, resolved) == 0 and resolved[0] == 0
+    assert lib.lc0core_san_moves(b"8/8 w", b"e4", moves, 64, resolved) != 0
+    assert lib.lc0core_san_moves(ffi.NULL, b"e4", moves, 64, resolved) != 0
+    assert lib.lc0core_san_moves(POSITIONS[0].encode(), ffi.NULL, moves, 64, resolved) != 0
+    assert lib.lc0core_san_moves(POSITIONS[0].encode(), b"e4 e5 Nf3", moves, 8, resolved) != 0
+    assert lib.lc0core_san_moves(POSITIONS[0].encode(), bytes(range(1, 256)), moves, 64, resolved) == 0
+    assert resolved[0] == 0
 
 
 def test_cancel_from_another_thread_ends_runs_at_once(random_net):

@@ -201,19 +201,23 @@ def row_error(row: str) -> str:
 class LineCounter:
     """A text handle that counts the lines read through it and notes the
     first non-blank one since `mark()` that is not a PGN escape line (`%`,
-    which python-chess skips): a game's first line. `games` counts the
-    games pgn_items read through it."""
+    which python-chess skips): a game's first line. `taken` holds the
+    lines read since `mark()` (a game's text, to read it again). `games`
+    counts the games pgn_items read through it."""
 
     def __init__(self, handle):
         self.handle, self.count, self.first, self.games = handle, 0, None, 0
+        self.taken: list[str] = []
 
     def mark(self) -> None:
         self.first = None
+        self.taken = []
 
     def readline(self) -> str:
         line = self.handle.readline()
         if line:
             self.count += 1
+            self.taken.append(line)
             if self.first is None and line.strip() and not line.startswith("%"):
                 self.first = self.count
         return line
@@ -251,25 +255,106 @@ def _pgn_positions(path: str, handle, selection: Selection) -> Iterator[Position
 def pgn_items(path: str, handle, selection: Selection,
               lines: "LineCounter | None" = None) -> Iterator[Position | InputError | GameProblem]:
     """A PGN text's positions, games numbered from 1 and lines from 1 (as
-    `lines`, which counts them, reads them)."""
+    `lines`, which counts them, reads them). A game is read as python-chess
+    reads it; its moves, where they can be, through the native core
+    (MainlineTokens)."""
     lines = lines or LineCounter(handle)
     while True:
         lines.mark()
         try:
-            game = read_game(lines)
-        except (ValueError, KeyError, IndexError) as e:   # python-chess gives up on this game
-            yield InputError(path, lines.first or lines.count, f"unreadable game: {e}")
-            continue
-        if game is None:
+            tokens = chess.pgn.read_game(lines, Visitor=MainlineTokens)
+        except (ValueError, KeyError, IndexError):
+            tokens = MainlineTokens.UNSURE
+        if tokens is None:
             return
+        start = tokens.fen if tokens.plain else None
+        ucis = san_moves(start, tokens.tokens) if start is not None else None
+        if ucis is None:                  # python-chess's whole reading of this game's text
+            try:
+                game = read_game(io.StringIO("".join(lines.taken)))
+            except (ValueError, KeyError, IndexError) as e:   # python-chess gives up on this game
+                yield InputError(path, lines.first or lines.count, f"unreadable game: {e}")
+                continue
+            if game is None:
+                return
+            problem = game_problem(game)
+            start = game.board().fen() if not problem else None
+            ucis = [m.uci() for m in game.mainline_moves()] if not problem else None
         lines.games += 1
         number = lines.games
         first_line = lines.first or lines.count
-        problem = game_problem(game)
-        if problem:
+        if ucis is None:
             yield GameProblem(path, first_line, number, problem)
             continue
-        yield from _game_positions(path, first_line, number, game, selection)
+        yield from game_positions(path, first_line, number, start, ucis, selection)
+
+
+class MainlineTokens(chess.pgn.BaseVisitor):
+    """A game read by python-chess's PGN reader without playing its moves
+    (its SAN parsing and board pushes were ~85 % of reading a PGN): the
+    start position and the mainline's SAN tokens as text, for the native
+    core. The first move is played by python-chess, so the reader has a
+    move stack and skips variations as it does for the game builder.
+    `plain` is false where the game needs python-chess's whole reading: an
+    error, a variant or Chess960, an impossible start position."""
+
+    UNSURE: "MainlineTokens"      # the reading raised: read the game again whole
+
+    def begin_game(self) -> None:
+        self.fen: str | None = None
+        self.tokens: list[str] = []
+        self.plain = True
+        self.standard_start = True    # no FEN or Variant header
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        if tagname in ("FEN", "Variant"):
+            self.standard_start = False
+
+    def visit_board(self, board: chess.Board) -> None:
+        if self.fen is not None:      # after each move
+            return
+        if self.standard_start:       # the reader made chess.Board() (its fen() costs ~0.1 ms)
+            self.fen = chess.STARTING_FEN
+            return
+        self.fen = board.fen()
+        if type(board) is not chess.Board or board.chess960 or _impossible(board):
+            self.plain = False
+
+    def begin_variation(self):
+        return chess.pgn.SKIP
+
+    def begin_parse_san(self, board: chess.Board, san: str):
+        self.tokens.append(san)
+        return None if len(self.tokens) == 1 else chess.pgn.SKIP
+
+    def handle_error(self, error: Exception) -> None:
+        self.plain = False
+
+    def result(self) -> "MainlineTokens":
+        return self
+
+
+MainlineTokens.UNSURE = MainlineTokens()
+MainlineTokens.UNSURE.begin_game()
+MainlineTokens.UNSURE.plain = False
+
+
+def san_moves(fen: str, tokens: list[str]) -> list[str] | None:
+    """A game's SAN tokens played from `fen` as UCI moves, through the
+    native core; None where it cannot be sure of each as python-chess
+    would read it (then python-chess reads the game), or is not built."""
+    from lc0_rocm import native_core
+    if not tokens:
+        return []
+    text = " ".join(tokens).encode()
+    if not native_core.available()[0] or len(text) >= 1 << 19:
+        return None
+    ffi, lib = native_core.load()
+    size = 6 * len(tokens) + 1
+    out, resolved = ffi.new("char[]", size), ffi.new("int*")
+    if lib.lc0core_san_moves(fen.encode(), text, out, size, resolved) != 0 or resolved[0] != len(tokens):
+        return None
+    return ffi.string(out).decode().split(" ")
 
 
 def game_problem(game: chess.pgn.Game) -> str:
@@ -279,19 +364,22 @@ def game_problem(game: chess.pgn.Game) -> str:
     board = game.board()
     if type(board) is not chess.Board or board.chess960:
         return f"variant {game.headers.get('Variant', '?')!r} is not supported (standard chess only)"
-    status = board.status() & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK)
-    if status:
-        return f"impossible start position ({status!r})"
+    if _impossible(board):
+        return f"impossible start position ({_impossible(board)!r})"
     return ""
 
 
-def _game_positions(path: str, line: int, number: int, game: chess.pgn.Game,
-                    selection: Selection) -> Iterator[Position]:
-    board = game.board()
-    moves = list(game.mainline_moves())
-    ucis = [m.uci() for m in moves]
-    fens, clocks = game_fens(board, ucis)
-    last = len(moves)
+def _impossible(board: chess.Board) -> chess.Status:
+    """What makes a start position impossible (python-chess's status, but
+    for checks it calls too many, which the core plays on)."""
+    return board.status() & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK)
+
+
+def game_positions(path: str, line: int, number: int, start: str, ucis: list[str],
+                   selection: Selection) -> Iterator[Position]:
+    """A game's positions from its start FEN and mainline moves."""
+    fens, clocks = game_fens(start, ucis)
+    last = len(ucis)
     for ply in range(last + 1):
         if not selection.wants(ply, ply == last):
             continue
@@ -302,13 +390,12 @@ def _game_positions(path: str, line: int, number: int, game: chess.pgn.Game,
         yield Position(path, line, number, ply, fens[ply], row, ucis[ply] if ply < last else None)
 
 
-def game_fens(board: chess.Board, ucis: list[str]) -> tuple[list[str], list[int]]:
-    """The FEN (python-chess's Board.fen()) and halfmove clock of `board`
-    and of each position after it as `ucis` are played: in one native call
-    (python-chess's fen() was ~60 % of reading a PGN), else, or for a game
-    the core refuses (a null move), through python-chess."""
+def game_fens(start: str, ucis: list[str]) -> tuple[list[str], list[int]]:
+    """The FEN (python-chess's Board.fen()) and halfmove clock of the
+    position `start` and of each after it as `ucis` are played: in one
+    native call (python-chess's fen() was ~60 % of reading a PGN), else, or
+    for a game the core refuses (a null move), through python-chess."""
     from lc0_rocm import native_core
-    start = board.fen()
     row = f"{start} moves {' '.join(ucis)}" if ucis else start
     if native_core.available()[0] and len(row) < 1 << 19:
         ffi, lib = native_core.load()
@@ -317,10 +404,10 @@ def game_fens(board: chess.Board, ucis: list[str]) -> tuple[list[str], list[int]
         count, why = ffi.new("int*"), ffi.new("char[]", 256)
         native_core.check(lib.lc0core_row_fens(row.encode(), out, 128 * size, clocks, size, count, why, 256))
         if count[0] == size:
-            texts = ffi.buffer(out, 128 * size)[:].split(b"\0")[:size]
+            texts = ffi.buffer(out, 128 * size)[:].split(b"\0", size)[:size]
             return [t.decode() for t in texts], list(clocks)
+    board = chess.Board(start)
     fens, halfmoves = [start], [board.halfmove_clock]
-    board = board.copy()
     for uci in ucis:
         board.push_uci(uci)
         fens.append(board.fen())

@@ -29,7 +29,7 @@ from lc0_rocm.analysis import inputs
 from lc0_rocm.analysis.inputs import GameProblem, InputError, Position, Selection
 
 PARALLEL_BYTES = 1 << 20     # ~130,000 positions: below, a process (~0.3 s to start) pays little
-MIN_PART_BYTES = 256 << 10   # ~1 s of reading
+MIN_PART_BYTES = 256 << 10   # ~0.3 s of reading
 GAME_START = b"\n[Event "
 
 

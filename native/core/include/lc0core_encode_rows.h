@@ -49,6 +49,14 @@ int lc0core_position_row_fen(const char* row, char* fen, int fen_capacity, char*
  * than max_positions positions, or FENs past `capacity`, is an error status. */
 int lc0core_row_fens(const char* row, char* out, size_t capacity, int32_t* clocks, int max_positions,
                      int* count, char* error, int error_capacity);
+/* A PGN game's SAN tokens (as python-chess's reader cuts them, separated by
+ * single spaces) played from `fen` (standard chess) as UCI moves separated
+ * by single spaces in out[capacity]; *resolved: how many tokens, from the
+ * first, became moves. It stops at the first token it cannot be sure
+ * python-chess's Board.parse_san reads as the same legal move (illegal,
+ * ambiguous, a null move, unusual forms): the caller reads those with
+ * python-chess. A bad FEN is LC0CORE_BAD_FEN, a full `out` an error status. */
+int lc0core_san_moves(const char* fen, const char* sans, char* out, size_t capacity, int* resolved);
 /* LC0CORE_CDEF_END */
 #ifdef __cplusplus
 }

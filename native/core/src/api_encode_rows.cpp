@@ -16,6 +16,7 @@
 #include "policy_table.h"
 #include "position_rows.h"
 #include "pychess_bridge.h"
+#include "san.h"
 #include "search/task_pool.h"
 
 namespace lc0core {
@@ -270,6 +271,37 @@ LC0CORE_EXPORT int lc0core_row_fens(const char* row, char* out, size_t capacity,
     }
     *count = history.size();
     copy_out(std::string(), error, error_capacity);
+    return int(LC0CORE_OK);
+  });
+}
+
+LC0CORE_EXPORT int lc0core_san_moves(const char* fen, const char* sans, char* out, size_t capacity, int* resolved) {
+  return guarded([&] {
+    require(out, "out");
+    require(resolved, "resolved");
+    *resolved = 0;
+    if (capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "capacity < 1");
+    out[0] = '\0';
+    const std::string start = bounded_string(fen, kMaxRow, "fen");
+    const std::string tokens = bounded_string(sans, kMaxRow, "sans");
+    Position pos;
+    std::string why;
+    if (!parse_fen(start.c_str(), false, &pos, &why)) throw Error(LC0CORE_BAD_FEN, why);
+    size_t at = 0;                     // written to out
+    for (size_t first = 0; first < tokens.size();) {
+      size_t end = tokens.find(' ', first);
+      if (end == std::string::npos) end = tokens.size();
+      Move move;
+      if (!parse_san(pos, tokens.data() + first, end - first, &move)) break;
+      const std::string uci = to_uci(pos, move, false);
+      if (at + (at ? 1 : 0) + uci.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "the moves do not fit in capacity");
+      if (at) out[at++] = ' ';
+      std::memcpy(out + at, uci.c_str(), uci.size() + 1);
+      at += uci.size();
+      ++*resolved;
+      pos = apply_move(pos, move);
+      first = end + 1;
+    }
     return int(LC0CORE_OK);
   });
 }

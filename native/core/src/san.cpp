@@ -1,0 +1,98 @@
+// san.cpp - SAN tokens to moves the way python-chess's Board.parse_san
+// matches them (see san.h): castling by name, otherwise every legal move
+// that fits the token's piece, origin file and rank, target and promotion,
+// which must be exactly one.
+#include "san.h"
+
+#include "attacks.h"
+
+namespace lc0core {
+namespace {
+
+bool is_file(char c) { return c >= 'a' && c <= 'h'; }
+bool is_rank(char c) { return c >= '1' && c <= '8'; }
+
+int piece_of_letter(char c) {       // python-chess's piece letters, either case
+  switch (c | 0x20) {
+    case 'n': return KNIGHT;
+    case 'b': return BISHOP;
+    case 'r': return ROOK;
+    case 'q': return QUEEN;
+    case 'k': return KING;
+    default: return -1;
+  }
+}
+
+// Castling as this representation holds it: the king takes its own rook.
+bool castles(const Position& pos, Move m) {
+  return (pos.pieces(pos.side, KING) & bit(m.from())) && (pos.pieces(pos.side, ROOK) & bit(m.to()));
+}
+
+bool castling_by_name(const Position& pos, const MoveList& legal, bool king_side, Move* out) {
+  for (Move m : legal) {
+    if (castles(pos, m) && (m.to() > m.from()) == king_side) {
+      *out = m;
+      return true;
+    }
+  }
+  return false;                      // python-chess: illegal san
+}
+
+bool equals(const char* s, size_t length, const char* word) {
+  size_t i = 0;
+  for (; i < length && word[i]; ++i) {
+    if (s[i] != word[i]) return false;
+  }
+  return i == length && word[i] == '\0';
+}
+
+}  // namespace
+
+bool parse_san(const Position& pos, const char* san, size_t length, Move* out) {
+  MoveList legal;
+  legal_moves(pos, &legal);
+  if (equals(san, length, "O-O") || equals(san, length, "0-0")) return castling_by_name(pos, legal, true, out);
+  if (equals(san, length, "O-O-O") || equals(san, length, "0-0-0")) return castling_by_name(pos, legal, false, out);
+
+  // python-chess's SAN_REGEX, ^([NBKRQ])?([a-h])?([1-8])?[\-x]?([a-h][1-8])(=?[nbrqkNBRQK])?\Z:
+  // the target is the last square, a promotion letter (and its '=') may follow.
+  size_t end = length;
+  int promotion = 0;
+  if (end > 0 && piece_of_letter(san[end - 1]) >= 0) {
+    promotion = piece_of_letter(san[end - 1]);
+    --end;
+    if (end > 0 && san[end - 1] == '=') --end;
+  }
+  if (end < 2 || !is_file(san[end - 2]) || !is_rank(san[end - 1])) return false;
+  const int to = (san[end - 1] - '1') * 8 + (san[end - 2] - 'a');
+  size_t at = 0;
+  int piece = -1;
+  if (at < end - 2 && (san[at] == 'N' || san[at] == 'B' || san[at] == 'R' || san[at] == 'Q' || san[at] == 'K')) {
+    piece = piece_of_letter(san[at++]);
+  }
+  int from_file = -1, from_rank = -1;
+  if (at < end - 2 && is_file(san[at])) from_file = san[at++] - 'a';
+  if (at < end - 2 && is_rank(san[at])) from_rank = san[at++] - '1';
+  if (at < end - 2 && (san[at] == '-' || san[at] == 'x')) ++at;
+  if (at != end - 2) return false;   // not SAN python-chess reads
+  // Without a piece letter: a pawn (python-chess's find_move for a whole
+  // origin square gives the same pawn move, and declines the same others).
+  if (piece < 0 && from_file < 0) from_file = file_of(to);   // a pawn capture names its file
+  const PieceType moving = piece < 0 ? PAWN : PieceType(piece);
+  int found = 0;
+  for (Move m : legal) {
+    // Castling is the king taking its own rook here and in python-chess's
+    // move generation, whose target mask leaves out its own pieces: only
+    // O-O and O-O-O castle.
+    if (castles(pos, m)) continue;
+    if (m.to() != to || m.promotion() != promotion) continue;
+    if (!(pos.pieces(pos.side, moving) & bit(m.from()))) continue;
+    if (from_file >= 0 && file_of(m.from()) != from_file) continue;
+    if (from_rank >= 0 && rank_of(m.from()) != from_rank) continue;
+    if (++found > 1) return false;   // ambiguous
+    *out = m;
+  }
+  return found == 1;
+}
+
+}  // namespace lc0core
