@@ -263,13 +263,14 @@ def pgn_items(path: str, handle, selection: Selection,
         lines.mark()
         try:
             tokens = chess.pgn.read_game(lines, Visitor=MainlineTokens)
-        except (ValueError, KeyError, IndexError):
-            tokens = MainlineTokens.UNSURE
-        if tokens is None:
-            return
-        start = tokens.fen if tokens.plain else None
-        ucis = san_moves(start, tokens.tokens) if start is not None else None
-        if ucis is None:                  # python-chess's whole reading of this game's text
+            if tokens is None:
+                return
+            fast = tokens.moves()
+        except (ValueError, KeyError, IndexError):   # python-chess's reading raised: it tells why below
+            fast = None
+        if fast is not None:
+            start, ucis = fast
+        else:                             # python-chess's whole reading of this game's text
             try:
                 game = read_game(io.StringIO("".join(lines.taken)))
             except (ValueError, KeyError, IndexError) as e:   # python-chess gives up on this game
@@ -297,8 +298,6 @@ class MainlineTokens(chess.pgn.BaseVisitor):
     move stack and skips variations as it does for the game builder.
     `plain` is false where the game needs python-chess's whole reading: an
     error, a variant or Chess960, an impossible start position."""
-
-    UNSURE: "MainlineTokens"      # the reading raised: read the game again whole
 
     def begin_game(self) -> None:
         self.fen: str | None = None
@@ -333,10 +332,11 @@ class MainlineTokens(chess.pgn.BaseVisitor):
     def result(self) -> "MainlineTokens":
         return self
 
-
-MainlineTokens.UNSURE = MainlineTokens()
-MainlineTokens.UNSURE.begin_game()
-MainlineTokens.UNSURE.plain = False
+    def moves(self) -> tuple[str, list[str]] | None:
+        """(start FEN, mainline UCI moves), or None: python-chess must read
+        the game whole."""
+        ucis = san_moves(self.fen, self.tokens) if self.plain and self.fen is not None else None
+        return None if ucis is None else (self.fen, ucis)
 
 
 def san_moves(fen: str, tokens: list[str]) -> list[str] | None:
