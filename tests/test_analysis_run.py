@@ -343,3 +343,33 @@ def test_killed_run_resumes_to_the_uninterrupted_output(inputs, tmp_path):
     assert computed <= total - 8 * finished
     assert out.read_bytes() == reference.read_bytes()
     assert not parts.exists()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_big_pgn_annotated_in_parts_equals_annotating_it_whole(tmp_path, monkeypatch, capsys, newline):
+    """The annotated PGN of a file cut into parts, a process annotating
+    each (games known by their first line, counted from each part's start),
+    is the one-process text; a part whose process fails: the file is
+    annotated whole, the same text again."""
+    from lc0_rocm.analysis import pgn_out, pgn_parallel
+    one = write_pgn(tmp_path / "one.pgn", random_games(5, seed=8, max_plies=30), [ILLEGAL]).read_text()
+    path = tmp_path / "big.pgn"
+    path.write_text(("% an escape line\n\n" + one + "\n") * 6, newline=newline)
+    argv = [str(path), "-b", "random", "--nodes", "8"]
+    assert analyse([*argv, "-o", str(tmp_path / "whole.pgn")], capsys) == 0
+    monkeypatch.setattr(pgn_parallel, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(pgn_parallel, "MIN_PART_BYTES", path.stat().st_size // 6)
+    monkeypatch.setattr(pgn_parallel, "cores", lambda: 3)
+    assert len(pgn_parallel.parts_of(str(path))) == 3
+    ran = []
+    real = pgn_parallel.run_module
+    monkeypatch.setattr(pgn_parallel, "run_module", lambda *a: ran.append(a[0]) or real(*a))
+    assert analyse([*argv, "-o", str(tmp_path / "parts.pgn")], capsys) == 0
+    whole = (tmp_path / "whole.pgn").read_text()
+    assert ran.count("lc0_rocm.analysis.pgn_out") == 3
+    assert (tmp_path / "parts.pgn").read_text() == whole
+    assert whole.count("[Annotator ") == 6 * 6 and whole.count("[%eval ") > 6 * 100
+    monkeypatch.setattr(pgn_parallel, "run_module", lambda module, args, stdin=b"":
+                        None if module.endswith("pgn_out") and args[1] != "0" else real(module, args, stdin))
+    assert analyse([*argv, "-o", str(tmp_path / "fallback.pgn")], capsys) == 0
+    assert (tmp_path / "fallback.pgn").read_text() == whole

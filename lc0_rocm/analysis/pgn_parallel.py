@@ -116,12 +116,18 @@ def read_parts(path: str, parts: list[tuple[int, int]], selection: Selection) ->
 
 def _run_part(path: str, part: tuple[int, int], selection: Selection):
     """read_part in a child Python (None when it fails)."""
+    return run_module("lc0_rocm.analysis.pgn_parallel", [path, str(part[0]), str(part[1]),
+                                                         str(selection.every), str(int(selection.played))])
+
+
+def run_module(module: str, args: list[str], stdin: bytes = b""):
+    """`python -m module args...` with this package importable, fed
+    `stdin`: what it pickled on its stdout, or None when it failed."""
     package_root = str(pathlib.Path(__file__).resolve().parents[2])   # the folder holding lc0_rocm
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p))
-    args = [sys.executable, "-m", "lc0_rocm.analysis.pgn_parallel", path, str(part[0]), str(part[1]),
-            str(selection.every), str(int(selection.played))]
     try:
-        done = subprocess.run(args, capture_output=True, env=env, check=False)
+        done = subprocess.run([sys.executable, "-m", module, *args], input=stdin, capture_output=True, env=env,
+                              check=False)
         if done.returncode != 0:
             return None
         return pickle.loads(done.stdout)
@@ -129,15 +135,33 @@ def _run_part(path: str, part: tuple[int, int], selection: Selection):
         return None
 
 
-def read_part(path: str, start: int, end: int, selection: Selection) -> tuple[list, int, int]:
-    """One part's items (lines and games numbered within it; a position as
-    a plain tuple of its fields after `source`, which unpickles several
-    times faster than the named tuple), its lines and its games. Decoded
-    as inputs.open_text decodes the whole file."""
+def part_bytes(path: str, start: int, end: int):
+    """Bytes [start, end) of the file as text, decoded as inputs.open_text
+    decodes the whole file."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    handle = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
+
+
+def lines_before(path: str, offsets: list[int]) -> list[int]:
+    """The number of lines text reading (universal newlines) has read
+    before each byte offset, each at a line's start."""
+    counts, total, at = [], 0, 0
+    with open(path, "rb") as f:
+        for offset in offsets:            # a range at a time: the ranges start at lines' starts
+            data = f.read(offset - at)
+            total += data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+            counts.append(total)
+            at = offset
+    return counts
+
+
+def read_part(path: str, start: int, end: int, selection: Selection) -> tuple[list, int, int]:
+    """One part's items (lines and games numbered within it; a position as
+    a plain tuple of its fields after `source`, which unpickles several
+    times faster than the named tuple), its lines and its games."""
+    handle = part_bytes(path, start, end)
     lines = inputs.LineCounter(handle)
     items = [tuple(item)[1:] if isinstance(item, Position) else item
              for item in inputs.pgn_items(path, handle, selection, lines)]

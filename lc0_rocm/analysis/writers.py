@@ -1,6 +1,7 @@
 """Records from a plan and its computed columns, and the output files:
 JSONL (one record per line), Parquet (optional `pyarrow`), annotated PGN
-(lichess's `[%eval ...]` comments and ?! ? ?? marks) and the errors file.
+(lichess's `[%eval ...]` comments and ?! ? ?? marks: pgn_out.py) and the
+errors file.
 
 Each file is written to a temporary name beside its target and renamed
 once complete. Numbers are rounded to 6 decimals, so the same results
@@ -15,11 +16,7 @@ import pathlib
 import tempfile
 from typing import Iterable, Iterator
 
-import chess
-import chess.pgn
-
 from lc0_rocm.analysis import flat
-from lc0_rocm.analysis.inputs import open_text
 from lc0_rocm.analysis.records import AnalysisRecord, mark_of, played_loss
 from lc0_rocm.analysis.settings import AnalysisError
 
@@ -211,76 +208,6 @@ def _parquet_batch(plan, v, mode: str, batch: list[tuple], schema):
                                  for f in schema], schema=schema)
 
 
-_NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
-_WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
-
-
-def _pov_score(r: AnalysisRecord, turn: chess.Color) -> chess.engine.PovScore | None:
-    import chess.engine
-    if r.mate is not None:
-        return chess.engine.PovScore(chess.engine.Mate(r.mate), turn)
-    if r.score_cp is not None:
-        return chess.engine.PovScore(chess.engine.Cp(r.score_cp), turn)
-    return None
-
-
-def write_pgn(path: str, pgn_sources: list[str], recs: Iterable[AnalysisRecord]) -> int:
-    """The games of `pgn_sources` (those the analysis read) with each
-    analysed position's eval after the move that reached it and each
-    marked move's NAG and the better move."""
-    from lc0_rocm.analysis.inputs import game_problem, read_game
-    by_game: dict[tuple[str, int], dict[int, AnalysisRecord]] = {}
-    for r in recs:
-        if r is not None and r.game is not None:
-            by_game.setdefault((r.source, r.game), {})[r.ply] = r
-    games = 0
-    with atomic_file(path) as f:
-        for source in pgn_sources:
-            with open_text(source) as handle:
-                number = 0
-                while True:
-                    try:
-                        game = read_game(handle)
-                    except (ValueError, KeyError, IndexError):
-                        continue
-                    if game is None:
-                        break
-                    number += 1
-                    if game_problem(game):
-                        continue        # reported in the errors file, left out here
-                    _annotate(game, by_game.get((source, number), {}))
-                    f.write(game.accept(chess.pgn.StringExporter(headers=True, variations=True,
-                                                                  comments=True)))
-                    f.write("\n\n")
-                    games += 1
-    return games
-
-
-def _annotate(game: chess.pgn.Game, plies: dict[int, AnalysisRecord]) -> None:
-    if plies:
-        game.headers["Annotator"] = "lc0-rocm"
-    node, ply = game, 0
-    board = game.board()
-    while True:
-        r = plies.get(ply)
-        if r is not None and ply > 0:
-            score = _pov_score(r, board.turn)
-            if score is not None:
-                node.set_eval(score)
-        nxt = node.next()
-        if nxt is None:
-            return
-        if r is not None and r.mark is not None:
-            nxt.nags.add(_NAGS[r.mark])
-            text = _WORDS[r.mark] + "."
-            if r.best:
-                with contextlib.suppress(ValueError):
-                    text += f" {board.san(chess.Move.from_uci(r.best))} was best."
-            nxt.comment = f"{nxt.comment} {text}".strip()
-        board.push(nxt.move)
-        node, ply = nxt, ply + 1
-
-
 def write_errors(path: str, errors: list) -> None:
     with atomic_file(path) as f:
         for e in errors:
@@ -288,9 +215,8 @@ def write_errors(path: str, errors: list) -> None:
 
 
 def write_outputs(outputs: list[str], pgn_sources: list[str], plan, cols: dict, mode: str) -> dict[str, int]:
-    """Every output of a run from its plan and columns (JSONL and Parquet
-    straight from the columns, the annotated PGN from records)."""
-    from lc0_rocm.analysis import jsonl
+    """Every output of a run from its plan and columns."""
+    from lc0_rocm.analysis import jsonl, pgn_out
     written = {}
     for path in outputs:
         kind = format_of(path)
@@ -299,6 +225,7 @@ def write_outputs(outputs: list[str], pgn_sources: list[str], plan, cols: dict, 
         elif kind == "parquet":
             written[path] = write_parquet(path, plan, cols, mode)
         else:
-            written[path] = write_pgn(path, pgn_sources, records(plan, cols, mode))
+            with atomic_file(path) as f:
+                written[path] = pgn_out.write_pgn(f, pgn_sources, pgn_out.annotations(plan, cols, mode))
     return written
 

@@ -1,0 +1,143 @@
+"""The annotated PGN output: the games the analysis read, each analysed
+position's eval after the move that reached it (`[%eval ...]`, as lichess
+and ChessBase read it) and each marked move's NAG (?! ? ??) and better
+move. python-chess reads and writes every game (its exporter keeps the
+headers, comments and variations), ~100 us a move on one core: a big plain
+PGN is written on every core, a part per process (`python -m` this module)
+cut where pgn_parallel cuts it for reading, the parts joined in file order
+- the same text as one process, which is also what happens when a part's
+process fails. A game is known by its source and first line (the
+positions' `line`), which a part counts from its own start.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import pickle
+import sys
+
+import chess
+import chess.engine
+import chess.pgn
+
+from lc0_rocm.analysis import flat, pgn_parallel
+from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game
+
+NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
+WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
+
+# source -> a game's first line -> ply -> (the score after the move that
+# reached the position, as a PovScore, or None; the played move's mark; the
+# better move, UCI)
+Annotations = dict[str, dict[int, dict[int, tuple]]]
+
+
+def annotations(plan, cols: dict, mode: str) -> Annotations:
+    """What the PGN shows of each analysed game position, straight from the
+    columns (flat: the records' values and marks, without a record per
+    position)."""
+    values = flat.row_values(cols, mode)
+    positions = plan.positions
+    by_source: Annotations = {}
+    for i, t, _, mark in flat.occurrences(plan, cols, values):
+        p = positions[i]
+        if p.game is None:
+            continue
+        turn = p.fen.split(" ", 2)[1] == "w"
+        mate, cp = values.mate[t], values.score_cp[t]
+        score = (chess.engine.PovScore(chess.engine.Mate(mate), turn) if mate is not None else
+                 chess.engine.PovScore(chess.engine.Cp(cp), turn) if cp is not None else None)
+        by_source.setdefault(p.source, {}).setdefault(p.line, {})[p.ply] = (score, mark, values.best[t])
+    return by_source
+
+
+def write_pgn(f, pgn_sources: list[str], by_source: Annotations) -> int:
+    """The annotated games of `pgn_sources` into the text file f; returns
+    how many (games python-chess cannot read or the analysis refused are
+    left out: the errors file lists them)."""
+    games = 0
+    for source in pgn_sources:
+        for text, count in _annotated_parts(source, by_source.get(source, {})):
+            f.write(text)
+            games += count
+    return games
+
+
+def _annotated_parts(source: str, by_line: dict) -> list[tuple[str, int]]:
+    parts = pgn_parallel.parts_of(source)
+    if len(parts) > 1:
+        firsts = pgn_parallel.lines_before(source, [start for start, _ in parts])
+        lasts = firsts[1:] + [max(by_line, default=0)]
+
+        def run(k: int):
+            (start, end), first, last = parts[k], firsts[k], lasts[k]
+            mine = {line: plies for line, plies in by_line.items() if first < line <= last}
+            return pgn_parallel.run_module("lc0_rocm.analysis.pgn_out", [source, str(start), str(end), str(first)],
+                                           pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
+
+        with concurrent.futures.ThreadPoolExecutor(len(parts), thread_name_prefix="pgn-out") as pool:
+            results = list(pool.map(run, range(len(parts))))
+        if all(r is not None for r in results):
+            return results
+    with open_text(source) as handle:
+        return [annotated_text(handle, 0, by_line)]
+
+
+def annotated_text(handle, line_offset: int, by_line: dict) -> tuple[str, int]:
+    """A PGN text's games annotated (games known by their first line plus
+    `line_offset`), and how many."""
+    lines = LineCounter(handle)
+    out, games = [], 0
+    exporter_options = dict(headers=True, variations=True, comments=True)
+    while True:
+        lines.mark()
+        try:
+            game = read_game(lines)
+        except (ValueError, KeyError, IndexError):
+            continue
+        if game is None:
+            return "".join(out), games
+        if game_problem(game):
+            continue                 # reported in the errors file, left out here
+        _annotate(game, by_line.get(line_offset + (lines.first or lines.count), {}))
+        out.append(game.accept(chess.pgn.StringExporter(**exporter_options)))
+        out.append("\n\n")
+        games += 1
+
+
+def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
+    if plies:
+        game.headers["Annotator"] = "lc0-rocm"
+    node, ply = game, 0
+    board = game.board()
+    while True:
+        annotation = plies.get(ply)
+        if annotation is not None and ply > 0 and annotation[0] is not None:
+            node.set_eval(annotation[0])
+        nxt = node.next()
+        if nxt is None:
+            return
+        if annotation is not None and annotation[1] is not None:
+            _, mark, best = annotation
+            nxt.nags.add(NAGS[mark])
+            text = WORDS[mark] + "."
+            if best:
+                with contextlib.suppress(ValueError):
+                    text += f" {board.san(chess.Move.from_uci(best))} was best."
+            nxt.comment = f"{nxt.comment} {text}".strip()
+        board.push(nxt.move)
+        node, ply = nxt, ply + 1
+
+
+def main(argv: list[str]) -> int:
+    """A part's process: PATH START END LINE_OFFSET, its games' annotations
+    pickled on stdin -> the pickled (text, games) on stdout."""
+    path, start, end, line_offset = argv
+    by_line = pickle.loads(sys.stdin.buffer.read())
+    result = annotated_text(pgn_parallel.part_bytes(path, int(start), int(end)), int(line_offset), by_line)
+    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
