@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
     pickled on stdin -> the pickled (text, games) on stdout."""
     path, start, end, line_offset = argv
     by_line = pickle.loads(sys.stdin.buffer.read())
-    result = annotated_text(pgn_parallel.part_bytes(path, int(start), int(end)), int(line_offset), by_line)
+    result = annotated_text(pgn_parallel.part_text(path, int(start), int(end)), int(line_offset), by_line)
     sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 
