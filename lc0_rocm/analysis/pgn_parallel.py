@@ -4,11 +4,10 @@ positions a second into games and tokens on one. The file is cut where a
 game begins (an `[Event ` tag after a blank line, which no game holds),
 each part is read in a Python process of its own (`python -m` this
 module: no multiprocessing, which would import the caller's main script
-again), and
-the parts' positions are joined in file order with their lines and game
-numbers counted from the file's start: the same positions and errors as
-reading it in one piece, which is also what happens when a part's process
-fails.
+again), and the parts' positions are joined in file order with their
+lines and game numbers counted from the file's start: the same positions
+and errors as reading it in one piece, which is also what happens when a
+part's process fails.
 
 Plain files of PARALLEL_BYTES or more only (a gzip stream cannot be cut
 without reading it whole); others are read in one piece. `read_positions`
