@@ -348,9 +348,9 @@ def test_killed_run_resumes_to_the_uninterrupted_output(inputs, tmp_path):
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_a_big_pgn_annotated_in_parts_equals_annotating_it_whole(tmp_path, monkeypatch, capsys, newline):
     """The annotated PGN of a file cut into parts, a process annotating
-    each (games known by their first line, counted from each part's start),
-    is the one-process text; a part whose process fails: the file is
-    annotated whole, the same text again."""
+    each into a temporary file (games known by their first line, counted
+    from each part's start), is the one-process text; a part whose process
+    fails: the file is annotated whole, the same text again."""
     from lc0_rocm.analysis import pgn_out, pgn_parallel
     one = write_pgn(tmp_path / "one.pgn", random_games(5, seed=8, max_plies=30), [ILLEGAL]).read_text()
     path = tmp_path / "big.pgn"
@@ -373,3 +373,4 @@ def test_a_big_pgn_annotated_in_parts_equals_annotating_it_whole(tmp_path, monke
                         None if module.endswith("pgn_out") and args[1] != "0" else real(module, args, stdin))
     assert analyse([*argv, "-o", str(tmp_path / "fallback.pgn")], capsys) == 0
     assert (tmp_path / "fallback.pgn").read_text() == whole
+    assert not list(tmp_path.glob(".lc0-rocm-pgn-*"))                 # the parts' folder goes

@@ -4,8 +4,9 @@ and ChessBase read it) and each marked move's NAG (?! ? ??) and better
 move. python-chess reads and writes every game (its exporter keeps the
 headers, comments and variations), ~100 us a move on one core: a big plain
 PGN is written on every core, a part per process (`python -m` this module)
-cut where pgn_parallel cuts it for reading, the parts joined in file order
-- the same text as one process, which is also what happens when a part's
+cut where pgn_parallel cuts it for reading, each into a temporary file
+beside the output, copied into it in file order (no part held in memory):
+the same text as one process, which is also what happens when a part's
 process fails. A game is known by its source and first line (the
 positions' `line`), which a part counts from its own start.
 """
@@ -13,8 +14,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import os
 import pickle
+import shutil
 import sys
+import tempfile
 
 import chess
 import chess.engine
@@ -51,44 +55,45 @@ def annotations(plan, cols: dict, mode: str) -> Annotations:
     return by_source
 
 
-def write_pgn(f, pgn_sources: list[str], by_source: Annotations) -> int:
-    """The annotated games of `pgn_sources` into the text file f; returns
-    how many (games python-chess cannot read or the analysis refused are
-    left out: the errors file lists them)."""
-    games = 0
-    for source in pgn_sources:
-        for text, count in _annotated_parts(source, by_source.get(source, {})):
-            f.write(text)
-            games += count
-    return games
+def write_pgn(f, pgn_sources: list[str], by_source: Annotations, scratch: str | None = None) -> int:
+    """The annotated games of `pgn_sources` into the text file f (the
+    parts' texts meet in a temporary folder in `scratch`); returns how many
+    (games python-chess cannot read or the analysis refused are left out:
+    the errors file lists them)."""
+    return sum(_write_source(f, source, by_source.get(source, {}), scratch) for source in pgn_sources)
 
 
-def _annotated_parts(source: str, by_line: dict) -> list[tuple[str, int]]:
+def _write_source(f, source: str, by_line: dict, scratch: str | None) -> int:
     parts = pgn_parallel.parts_of(source)
     if len(parts) > 1:
         firsts = pgn_parallel.lines_before(source, [start for start, _ in parts])
         lasts = firsts[1:] + [max(by_line, default=0)]
+        with tempfile.TemporaryDirectory(prefix=".lc0-rocm-pgn-", dir=scratch) as folder:
+            outs = [os.path.join(folder, f"part{k}.pgn") for k in range(len(parts))]
 
-        def run(k: int):
-            (start, end), first, last = parts[k], firsts[k], lasts[k]
-            mine = {line: plies for line, plies in by_line.items() if first < line <= last}
-            return pgn_parallel.run_module("lc0_rocm.analysis.pgn_out", [source, str(start), str(end), str(first)],
-                                           pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
+            def run(k: int):
+                (start, end), first, last = parts[k], firsts[k], lasts[k]
+                mine = {line: plies for line, plies in by_line.items() if first < line <= last}
+                return pgn_parallel.run_module("lc0_rocm.analysis.pgn_out",
+                                               [source, str(start), str(end), str(first), outs[k]],
+                                               pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
 
-        with concurrent.futures.ThreadPoolExecutor(len(parts), thread_name_prefix="pgn-out") as pool:
-            results = list(pool.map(run, range(len(parts))))
-        if all(r is not None for r in results):
-            return results
+            with concurrent.futures.ThreadPoolExecutor(len(parts), thread_name_prefix="pgn-out") as pool:
+                games = list(pool.map(run, range(len(parts))))
+            if all(g is not None for g in games):
+                for out in outs:
+                    with open(out, encoding="utf-8", newline="") as part:
+                        shutil.copyfileobj(part, f)
+                return sum(games)
     with open_text(source) as handle:
-        return [annotated_text(handle, 0, by_line)]
+        return annotate_into(f, handle, 0, by_line)
 
 
-def annotated_text(handle, line_offset: int, by_line: dict) -> tuple[str, int]:
-    """A PGN text's games annotated (games known by their first line plus
-    `line_offset`), and how many."""
+def annotate_into(f, handle, line_offset: int, by_line: dict) -> int:
+    """A PGN text's games annotated into f (games known by their first line
+    plus `line_offset`); returns how many."""
     lines = LineCounter(handle)
-    out, games = [], 0
-    exporter_options = dict(headers=True, variations=True, comments=True)
+    games = 0
     while True:
         lines.mark()
         try:
@@ -96,12 +101,12 @@ def annotated_text(handle, line_offset: int, by_line: dict) -> tuple[str, int]:
         except (ValueError, KeyError, IndexError):
             continue
         if game is None:
-            return "".join(out), games
+            return games
         if game_problem(game):
             continue                 # reported in the errors file, left out here
         _annotate(game, by_line.get(line_offset + (lines.first or lines.count), {}))
-        out.append(game.accept(chess.pgn.StringExporter(**exporter_options)))
-        out.append("\n\n")
+        f.write(game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True)))
+        f.write("\n\n")
         games += 1
 
 
@@ -130,12 +135,14 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """A part's process: PATH START END LINE_OFFSET, its games' annotations
-    pickled on stdin -> the pickled (text, games) on stdout."""
-    path, start, end, line_offset = argv
+    """A part's process: PATH START END LINE_OFFSET OUT, its games'
+    annotations pickled on stdin -> the annotated games in OUT, their count
+    pickled on stdout."""
+    path, start, end, line_offset, out = argv
     by_line = pickle.loads(sys.stdin.buffer.read())
-    result = annotated_text(pgn_parallel.part_text(path, int(start), int(end)), int(line_offset), by_line)
-    sys.stdout.buffer.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
+        games = annotate_into(f, pgn_parallel.part_text(path, int(start), int(end)), int(line_offset), by_line)
+    sys.stdout.buffer.write(pickle.dumps(games, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 
 
