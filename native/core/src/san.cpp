@@ -4,6 +4,8 @@
 // which must be exactly one.
 #include "san.h"
 
+#include <string_view>
+
 #include "attacks.h"
 
 namespace lc0core {
@@ -38,21 +40,14 @@ bool castling_by_name(const Position& pos, const MoveList& legal, bool king_side
   return false;                      // python-chess: illegal san
 }
 
-bool equals(const char* s, size_t length, const char* word) {
-  size_t i = 0;
-  for (; i < length && word[i]; ++i) {
-    if (s[i] != word[i]) return false;
-  }
-  return i == length && word[i] == '\0';
-}
-
 }  // namespace
 
 bool parse_san(const Position& pos, const char* san, size_t length, Move* out) {
   MoveList legal;
   legal_moves(pos, &legal);
-  if (equals(san, length, "O-O") || equals(san, length, "0-0")) return castling_by_name(pos, legal, true, out);
-  if (equals(san, length, "O-O-O") || equals(san, length, "0-0-0")) return castling_by_name(pos, legal, false, out);
+  const std::string_view token(san, length);
+  if (token == "O-O" || token == "0-0") return castling_by_name(pos, legal, true, out);
+  if (token == "O-O-O" || token == "0-0-0") return castling_by_name(pos, legal, false, out);
 
   // python-chess's SAN_REGEX, ^([NBKRQ])?([a-h])?([1-8])?[\-x]?([a-h][1-8])(=?[nbrqkNBRQK])?\Z:
   // the target is the last square, a promotion letter (and its '=') may follow.
