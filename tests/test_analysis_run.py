@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -65,6 +66,9 @@ def test_every_input_kind_into_every_format(inputs, tmp_path, capsys):
     assert errors[0].startswith(f"{files[0]}:") and "game 2" in errors[0]
     assert [int(e.split(":")[1]) for e in errors[1:]] == EPD_ERROR_LINES + FEN_ERROR_LINES
     assert "3 malformed input(s) skipped" in err.replace(str(len(errors)), "3")
+    read = re.search(r"analyse: (\d+) positions \((\d+) distinct, 5 shard\(s\)\) read in", err)   # read, then
+    assert read and int(read[1]) >= len(records) and int(read[2]) <= int(read[1])
+    assert f"analyse: writing {out}, " in err                                                    # writing
     by_id = {r["id"]: r for r in records if r["id"]}
     assert by_id["mated"]["outcome"] == "checkmate" and by_id["mated"]["best"] is None
     assert by_id["start"]["best"] == by_id["start again"]["best"]     # computed once, reported twice
@@ -338,8 +342,9 @@ def test_killed_run_resumes_to_the_uninterrupted_output(inputs, tmp_path):
         pytest.fail("worker processes outlived the killed run by 10 s")
     again = subprocess.run(command(out), env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
-    total = int(again.stderr.split(" distinct, ")[0].rsplit("(", 1)[1])
-    computed = int(again.stderr.split(" distinct, ")[1].split(" computed")[0])
+    summary = next(line for line in again.stderr.splitlines() if "computed in this run" in line)
+    total = int(summary.split(" distinct, ")[0].rsplit("(", 1)[1])
+    computed = int(summary.split(" distinct, ")[1].split(" computed")[0])
     assert computed <= total - 8 * finished
     assert out.read_bytes() == reference.read_bytes()
     assert not parts.exists()

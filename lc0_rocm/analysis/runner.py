@@ -213,6 +213,9 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="net-hash") as pool:
         net_identity = pool.submit(source.identity)
         plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
+        # A sign of life before a big database's first shard, and where its time went.
+        print(f"analyse: {len(plan.positions)} positions ({len(plan.rows)} distinct, {plan.num_shards} "
+              f"shard(s)) read in {time.monotonic() - started:.1f} s", file=stream or sys.stderr, flush=True)
         manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
                     "rows_sha256": plan.digest, "shard_size": shard_size}
     workdir = WorkDir(parts_dir(outputs[0]))
@@ -242,6 +245,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
         cols = columns.concatenate([workdir.load(k) for k in range(plan.num_shards)]) \
             if plan.num_shards else columns.empty(0, settings.mode, settings.top_k)
         pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
+        print(f"analyse: writing {', '.join(outputs)}", file=stream or sys.stderr, flush=True)
         written = writers.write_outputs(outputs, pgn_sources, plan, cols, settings.mode)
         errors = writers.all_errors(plan, cols)
         errors_file = errors_path(outputs[0])
