@@ -11,7 +11,7 @@ import pytest
 
 from analysis_data import EPD_LINES, FEN_LINES, ILLEGAL, random_games, write_lines, write_pgn
 from lc0_rocm import native_core
-from lc0_rocm.analysis import jsonl, writers
+from lc0_rocm.analysis import flat, jsonl, writers
 from lc0_rocm.analysis.inputs import Selection
 from lc0_rocm.analysis.plan import build_plan
 from lc0_rocm.analysis.settings import NetSource, Settings
@@ -47,7 +47,16 @@ def computed(plan, request):
         worker.close()
 
 
-def test_lines_are_the_records_json(plan, computed):
+@pytest.fixture(params=[None, 7], ids=["one-chunk", "chunks-of-7"])
+def chunk(request, monkeypatch):
+    """The writers' chunks of occurrences: all in one, or cut every 7
+    (a played move's loss reaching into the next chunk)."""
+    if request.param:
+        monkeypatch.setattr(flat, "CHUNK", request.param)
+    return request.param
+
+
+def test_lines_are_the_records_json(plan, computed, chunk):
     mode, cols = computed
     expected = reference(plan, cols, mode)
     assert list(jsonl.lines(plan, cols, mode)) == expected
@@ -57,7 +66,7 @@ def test_lines_are_the_records_json(plan, computed):
     assert any(r["outcome"] for r in records) and len(records) < len(plan.positions)   # refused rows left out
 
 
-def test_parquet_table_is_the_records_table(plan, computed, tmp_path, monkeypatch):
+def test_parquet_table_is_the_records_table(plan, computed, tmp_path, monkeypatch, chunk):
     pytest.importorskip("pyarrow", reason="Parquet output needs pyarrow")
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -73,3 +82,19 @@ def test_parquet_table_is_the_records_table(plan, computed, tmp_path, monkeypatc
     assert table.schema.equals(expected.schema)
     assert table.to_pylist() == expected.to_pylist()
     assert pq.ParquetFile(path).num_row_groups == (len(rows) + 49) // 50
+
+
+def test_pgn_annotations_are_the_records(plan, computed, chunk):
+    import chess
+    import chess.engine
+    from lc0_rocm.analysis import pgn_out
+    mode, cols = computed
+    expected: dict = {}
+    for r in writers.records(plan, cols, mode):
+        if r is None or r.game is None:
+            continue
+        turn = r.fen.split()[1] == "w"
+        score = (chess.engine.PovScore(chess.engine.Mate(r.mate), turn) if r.mate is not None else
+                 chess.engine.PovScore(chess.engine.Cp(r.score_cp), turn) if r.score_cp is not None else None)
+        expected.setdefault(r.source, {}).setdefault(r.line, {})[r.ply] = (score, r.mark, r.best)
+    assert expected and pgn_out.annotations(plan, cols, mode) == expected

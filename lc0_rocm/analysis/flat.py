@@ -1,20 +1,27 @@
 """What the records of a run hold, as flat lists straight from its plan and
-columns, for the JSONL and Parquet writers: a distinct row's values once
-(rounded as records.py's AnalysisRecord holds them) and each occurrence's
-row and played-move loss, without a record per position (writing a record
-the general way cost ~50 us a position on the project's VM: most of an
-eval-only run). writers.records stays the reference (tests hold them
-equal).
+columns, for the JSONL, Parquet and PGN writers: a distinct row's values
+once (rounded as records.py's AnalysisRecord holds them) and each
+occurrence's row and played-move loss, without a record per position
+(writing a record the general way cost ~50 us a position on the project's
+VM: most of an eval-only run). writers.records stays the reference (tests
+hold them equal).
+
+The occurrences come in chunks of CHUNK, each with the values of only the
+rows it names: a row's values as Python objects take ~1 KB, so holding
+every row's at once doubled a big run's memory.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Iterator
 
+import numpy as np
+
 from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.records import loss_between, mark_of
 
 DIGITS = 6
+CHUNK = 32768     # occurrences a chunk
 OUTCOMES = {1: "checkmate", 2: "stalemate"}
 
 
@@ -52,21 +59,22 @@ def row_fields(mode: str, outcome: int, w: float, d: float, l: float, q: float, 
             OUTCOMES.get(outcome))
 
 
-def row_values(cols: dict, mode: str) -> RowValues:
+def row_values(cols: dict, mode: str, rows=slice(None)) -> RowValues:
+    """The values of `rows` (an index array; default all), in that order."""
     names = ("wdl", "q", "score_cp", "mate", "moves_left", "best", "pv", "policy", "outcome")
     lists = {name: [] for name in names}
     eval_mode = mode == "eval"
-    top_moves = cols["top_moves"].tolist() if eval_mode else None
-    top_probs = cols["top_probs"].tolist() if eval_mode else None
+    top_moves = cols["top_moves"][rows].tolist() if eval_mode else None
+    top_probs = cols["top_probs"][rows].tolist() if eval_mode else None
     for t, (outcome, (w, d, l), q, moves_left, cp, mate, best, pv) in enumerate(zip(
-            cols["outcome"].tolist(), cols["wdl"].tolist(), cols["q"].tolist(), cols["moves_left"].tolist(),
-            cols["score_cp"].tolist(), cols["mate"].tolist(), cols["best"].tolist(), cols["pv"].tolist())):
+            *(cols[name][rows].tolist() for name in ("outcome", "wdl", "q", "moves_left", "score_cp", "mate",
+                                                     "best", "pv")))):
         fields = row_fields(mode, outcome, w, d, l, q, moves_left, cp, mate, best, pv,
                             top_moves[t] if eval_mode else (), top_probs[t] if eval_mode else ())
         for name, value in zip(names, fields):
             lists[name].append(value)
     expected = [w + d / 2 for w, d, _ in lists["wdl"]]
-    return RowValues(nodes=cols["nodes"].tolist(), expected=expected, **lists)
+    return RowValues(nodes=cols["nodes"][rows].tolist(), expected=expected, **lists)
 
 
 def is_next(a, b) -> bool:
@@ -75,18 +83,30 @@ def is_next(a, b) -> bool:
             and b.game == a.game and b.ply == a.ply + 1)
 
 
-def occurrences(plan, cols: dict, values: RowValues) -> Iterator[tuple[int, int, float | None, str | None]]:
-    """(occurrence, row, played_loss, mark) of each occurrence in input order
-    whose row the engine did not refuse (writers.records' rules)."""
-    errors = cols["error"].tolist()
+def chunks(plan, cols: dict, mode: str,
+           size: int | None = None) -> Iterator[tuple[RowValues, list[tuple[int, int, float | None, str | None]]]]:
+    """The occurrences in input order whose row the engine did not refuse
+    (writers.records' rules), `size` (CHUNK) input positions at a time:
+    (the values of the rows the chunk names, its occurrences as
+    (occurrence, index into those values, played_loss, mark))."""
+    size = size or CHUNK
+    failed = (cols["error"] != "").tolist()
     positions, tasks = plan.positions, plan.tasks
     count = len(positions)
-    for i in range(count):
-        p, t = positions[i], tasks[i]
-        if errors[t]:
-            continue
-        loss = mark = None
-        if i + 1 < count and is_next(p, positions[i + 1]) and not errors[tasks[i + 1]]:
-            loss = loss_between(values.expected[t], values.expected[tasks[i + 1]])
-            mark = mark_of(loss, p.played, values.best[t])
-        yield i, t, loss, mark
+    for start in range(0, count, size):
+        stop = min(count, start + size)
+        named = np.unique(np.asarray(tasks[start:min(count, stop + 1)], dtype=np.int64))  # the next one's too: losses
+        values = row_values(cols, mode, named)
+        local = dict(zip(named.tolist(), range(len(named))))
+        out = []
+        for i in range(start, stop):
+            p, t = positions[i], tasks[i]
+            if failed[t]:
+                continue
+            k = local[t]
+            loss = mark = None
+            if i + 1 < count and is_next(p, positions[i + 1]) and not failed[tasks[i + 1]]:
+                loss = loss_between(values.expected[k], values.expected[local[tasks[i + 1]]])
+                mark = mark_of(loss, p.played, values.best[k])
+            out.append((i, k, loss, mark))
+        yield values, out

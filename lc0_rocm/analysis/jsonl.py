@@ -36,29 +36,29 @@ def _int(x: int | None) -> str:
 def lines(plan, cols: dict, mode: str) -> Iterator[str]:
     """The JSONL lines (without newlines) of the plan's occurrences in
     input order; none for an occurrence whose row the engine refused."""
-    v = flat.row_values(cols, mode)
     mode_text = _text(mode)
-    fragments: dict[int, str] = {}               # row t's part, once formatted
-
-    def fragment(t: int) -> str:
-        w, d, l = v.wdl[t]
-        pv = ",".join(_text(m) for m in v.pv[t])
-        policy = ",".join(f"[{_text(m)},{_number(p)}]" for m, p in v.policy[t])
-        return (f'"mode":{mode_text},"wdl":[{_number(w)},{_number(d)},{_number(l)}],"q":{_number(v.q[t])},'
-                f'"score_cp":{_int(v.score_cp[t])},"mate":{_int(v.mate[t])},'
-                f'"moves_left":{_number(v.moves_left[t])},"best":{_text(v.best[t])},"pv":[{pv}],'
-                f'"policy":[{policy}],"nodes":{v.nodes[t]},"outcome":{_text(v.outcome[t])}')
-
     sources: dict[str, str] = {}
     positions = plan.positions
-    for i, t, loss, mark in flat.occurrences(plan, cols, v):
-        p = positions[i]
-        row = fragments.get(t)
-        if row is None:
-            row = fragments[t] = fragment(t)
-        source = sources.get(p.source)
-        if source is None:
-            source = sources[p.source] = _text(p.source)
-        yield (f'{{"source":{source},"line":{p.line},"game":{_int(p.game)},"ply":{p.ply},"fen":{_text(p.fen)},'
-               f'{row},"id":{_text(p.id)},"played":{_text(p.played)},"played_loss":{_number(loss)},'
-               f'"mark":{_text(mark)}}}')
+    for v, occurrences in flat.chunks(plan, cols, mode):
+        fragments: dict[int, str] = {}           # row k's part, once formatted in this chunk
+
+        def fragment(k: int) -> str:
+            w, d, l = v.wdl[k]
+            pv = ",".join(_text(m) for m in v.pv[k])
+            policy = ",".join(f"[{_text(m)},{_number(p)}]" for m, p in v.policy[k])
+            return (f'"mode":{mode_text},"wdl":[{_number(w)},{_number(d)},{_number(l)}],"q":{_number(v.q[k])},'
+                    f'"score_cp":{_int(v.score_cp[k])},"mate":{_int(v.mate[k])},'
+                    f'"moves_left":{_number(v.moves_left[k])},"best":{_text(v.best[k])},"pv":[{pv}],'
+                    f'"policy":[{policy}],"nodes":{v.nodes[k]},"outcome":{_text(v.outcome[k])}')
+
+        for i, k, loss, mark in occurrences:
+            p = positions[i]
+            row = fragments.get(k)
+            if row is None:
+                row = fragments[k] = fragment(k)
+            source = sources.get(p.source)
+            if source is None:
+                source = sources[p.source] = _text(p.source)
+            yield (f'{{"source":{source},"line":{p.line},"game":{_int(p.game)},"ply":{p.ply},'
+                   f'"fen":{_text(p.fen)},{row},"id":{_text(p.id)},"played":{_text(p.played)},'
+                   f'"played_loss":{_number(loss)},"mark":{_text(mark)}}}')

@@ -40,18 +40,18 @@ def annotations(plan, cols: dict, mode: str) -> Annotations:
     """What the PGN shows of each analysed game position, straight from the
     columns (flat: the records' values and marks, without a record per
     position)."""
-    values = flat.row_values(cols, mode)
     positions = plan.positions
     by_source: Annotations = {}
-    for i, t, _, mark in flat.occurrences(plan, cols, values):
-        p = positions[i]
-        if p.game is None:
-            continue
-        turn = p.fen.split(" ", 2)[1] == "w"
-        mate, cp = values.mate[t], values.score_cp[t]
-        score = (chess.engine.PovScore(chess.engine.Mate(mate), turn) if mate is not None else
-                 chess.engine.PovScore(chess.engine.Cp(cp), turn) if cp is not None else None)
-        by_source.setdefault(p.source, {}).setdefault(p.line, {})[p.ply] = (score, mark, values.best[t])
+    for values, occurrences in flat.chunks(plan, cols, mode):
+        for i, k, _, mark in occurrences:
+            p = positions[i]
+            if p.game is None:
+                continue
+            turn = p.fen.split(" ", 2)[1] == "w"
+            mate, cp = values.mate[k], values.score_cp[k]
+            score = (chess.engine.PovScore(chess.engine.Mate(mate), turn) if mate is not None else
+                     chess.engine.PovScore(chess.engine.Cp(cp), turn) if cp is not None else None)
+            by_source.setdefault(p.source, {}).setdefault(p.line, {})[p.ply] = (score, mark, values.best[k])
     return by_source
 
 

@@ -162,50 +162,68 @@ def write_parquet(path: str, plan, cols: dict, mode: str) -> int:
     import pyarrow.parquet as pq
     from lc0_rocm.analysis import flat
     schema = parquet_schema()
-    values = flat.row_values(cols, mode)
     count = 0
     with atomic_file(path, "wb") as f:
         with pq.ParquetWriter(f, schema) as writer:
-            batch: list[tuple] = []
-            for occurrence in flat.occurrences(plan, cols, values):
-                batch.append(occurrence)
-                if len(batch) == PARQUET_BATCH:
-                    writer.write_table(_parquet_batch(plan, values, mode, batch, schema))
-                    count += len(batch)
-                    batch = []
-            if batch or count == 0:
-                writer.write_table(_parquet_batch(plan, values, mode, batch, schema))
-                count += len(batch)
+            batch = _ParquetBatch(plan, mode, schema)
+            for values, occurrences in flat.chunks(plan, cols, mode):
+                while occurrences:
+                    room = PARQUET_BATCH - batch.size
+                    batch.extend(values, occurrences[:room])
+                    occurrences = occurrences[room:]
+                    if batch.size == PARQUET_BATCH:
+                        writer.write_table(batch.table())
+                        count += batch.size
+                        batch = _ParquetBatch(plan, mode, schema)
+            if batch.size or count == 0:
+                writer.write_table(batch.table())
+                count += batch.size
     return count
 
 
-def _parquet_batch(plan, v, mode: str, batch: list[tuple], schema):
-    import pyarrow as pa
-    positions = [plan.positions[i] for i, _, _, _ in batch]
-    rows = [t for _, t, _, _ in batch]
-    moves, probs, offsets = [], [], [0]
-    for t in rows:
-        for m, p in v.policy[t]:
-            moves.append(m)
-            probs.append(p)
-        offsets.append(len(moves))
-    policy = pa.ListArray.from_arrays(
-        pa.array(offsets, pa.int32()),
-        pa.StructArray.from_arrays([pa.array(moves, pa.string()), pa.array(probs, pa.float64())],
-                                   fields=list(schema.field("policy").type.value_type)))
-    data = {
-        "source": [p.source for p in positions], "line": [p.line for p in positions],
-        "game": [p.game for p in positions], "ply": [p.ply for p in positions],
-        "fen": [p.fen for p in positions], "mode": [mode] * len(batch),
-        "wdl": [v.wdl[t] for t in rows], "q": [v.q[t] for t in rows],
-        "score_cp": [v.score_cp[t] for t in rows], "mate": [v.mate[t] for t in rows],
-        "moves_left": [v.moves_left[t] for t in rows], "best": [v.best[t] for t in rows],
-        "pv": [v.pv[t] for t in rows], "policy": policy, "nodes": [v.nodes[t] for t in rows],
-        "outcome": [v.outcome[t] for t in rows], "id": [p.id for p in positions],
-        "played": [p.played for p in positions], "played_loss": [loss for _, _, loss, _ in batch],
-        "mark": [mark for _, _, _, mark in batch]}
-    return pa.Table.from_arrays([data[f.name] if f.name == "policy" else pa.array(data[f.name], f.type)
-                                 for f in schema], schema=schema)
+class _ParquetBatch:
+    """A row group's columns, gathered from chunks of occurrences."""
+
+    def __init__(self, plan, mode: str, schema):
+        self.plan, self.mode, self.schema = plan, mode, schema
+        self.data: dict[str, list] = {f.name: [] for f in schema}
+        self.moves: list = []
+        self.probs: list = []
+        self.offsets = [0]
+        self.size = 0
+
+    def extend(self, v, occurrences: list[tuple]) -> None:
+        positions = [self.plan.positions[i] for i, _, _, _ in occurrences]
+        rows = [k for _, k, _, _ in occurrences]
+        for k in rows:
+            for m, p in v.policy[k]:
+                self.moves.append(m)
+                self.probs.append(p)
+            self.offsets.append(len(self.moves))
+        data = self.data
+        data["source"] += [p.source for p in positions]
+        data["line"] += [p.line for p in positions]
+        data["game"] += [p.game for p in positions]
+        data["ply"] += [p.ply for p in positions]
+        data["fen"] += [p.fen for p in positions]
+        data["mode"] += [self.mode] * len(rows)
+        for name in ("wdl", "q", "score_cp", "mate", "moves_left", "best", "pv", "nodes", "outcome"):
+            column = getattr(v, name)
+            data[name] += [column[k] for k in rows]
+        data["id"] += [p.id for p in positions]
+        data["played"] += [p.played for p in positions]
+        data["played_loss"] += [loss for _, _, loss, _ in occurrences]
+        data["mark"] += [mark for _, _, _, mark in occurrences]
+        self.size += len(rows)
+
+    def table(self):
+        import pyarrow as pa
+        policy = pa.ListArray.from_arrays(
+            pa.array(self.offsets, pa.int32()),
+            pa.StructArray.from_arrays([pa.array(self.moves, pa.string()), pa.array(self.probs, pa.float64())],
+                                       fields=list(self.schema.field("policy").type.value_type)))
+        return pa.Table.from_arrays([policy if f.name == "policy" else pa.array(self.data[f.name], f.type)
+                                     for f in self.schema], schema=self.schema)
 
 
 def write_errors(path: str, errors: list) -> None:
