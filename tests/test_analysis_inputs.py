@@ -15,7 +15,7 @@ from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINE
 from lc0_rocm import encoder
 from lc0_rocm.analysis.inputs import (InputError, Position, Selection, board_of_row, board_position, game_fens,
                                       positions_from_items, read_positions, row_error, row_fen)
-from lc0_rocm.analysis.plan import WorkDir, WorkDirError, build_plan
+from lc0_rocm.analysis.plan import WorkDir, WorkDirError, build_plan, plan_from_positions
 
 
 def split(items):
@@ -250,6 +250,10 @@ def test_a_big_pgn_read_in_parts_equals_reading_it_whole(tmp_path, monkeypatch, 
     for selection in (Selection(), Selection(3, True)):
         whole = list(inputs.read_positions([path], selection=selection))      # in one piece
         assert list(pgn_parallel.read_positions([path], selection=selection)) == whole
+        plan = build_plan([path], None, selection, 64)                         # the parts' columns joined
+        reference = plan_from_positions(whole, 64)
+        assert (list(plan.positions), plan.rows, list(plan.tasks), plan.errors, plan.digest) == \
+            (list(reference.positions), reference.rows, list(reference.tasks), reference.errors, reference.digest)
     positions, errors = split(whole)
     assert len(errors) == 16 and [e.message.split(":")[0] for e in errors[-2:]] == ["game 65", "game 66"]   # 9 games a copy
     assert {p.game for p in positions} >= {1, 72}

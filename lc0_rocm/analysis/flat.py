@@ -12,8 +12,7 @@ every row's at once doubled a big run's memory.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
@@ -25,20 +24,19 @@ CHUNK = 32768     # occurrences a chunk
 OUTCOMES = {1: "checkmate", 2: "stalemate"}
 
 
-@dataclasses.dataclass
-class RowValues:
-    """Per distinct row (index t): AnalysisRecord's fields from mode to outcome."""
-    wdl: list          # (w, d, l) rounded
-    q: list
-    score_cp: list     # int or None
-    mate: list         # int or None
-    moves_left: list   # float or None
-    best: list         # UCI or None
+class RowValues(NamedTuple):
+    """A distinct row's AnalysisRecord fields from mode to outcome."""
+    wdl: tuple         # (w, d, l) rounded
+    q: float
+    score_cp: int | None
+    mate: int | None
+    moves_left: float | None
+    best: str | None   # UCI
     pv: list           # [UCI]
     policy: list       # [(UCI, p)]
-    nodes: list
-    outcome: list      # "checkmate", "stalemate" or None
-    expected: list     # rounded win + draw / 2 (the played-move loss's terms)
+    nodes: int
+    outcome: str | None    # "checkmate", "stalemate"
+    expected: float    # rounded win + draw / 2 (the played-move loss's terms)
 
 
 def row_fields(mode: str, outcome: int, w: float, d: float, l: float, q: float, moves_left: float,
@@ -59,22 +57,23 @@ def row_fields(mode: str, outcome: int, w: float, d: float, l: float, q: float, 
             OUTCOMES.get(outcome))
 
 
-def row_values(cols: dict, mode: str, rows=slice(None)) -> RowValues:
-    """The values of `rows` (an index array; default all), in that order."""
-    names = ("wdl", "q", "score_cp", "mate", "moves_left", "best", "pv", "policy", "outcome")
-    lists = {name: [] for name in names}
+def row_values(cols: dict, mode: str, rows: list[int]) -> dict[int, RowValues]:
+    """The values of rows `rows` (row indices), by row."""
+    if not rows:
+        return {}
+    index = np.asarray(rows, dtype=np.int64)
     eval_mode = mode == "eval"
-    top_moves = cols["top_moves"][rows].tolist() if eval_mode else None
-    top_probs = cols["top_probs"][rows].tolist() if eval_mode else None
-    for t, (outcome, (w, d, l), q, moves_left, cp, mate, best, pv) in enumerate(zip(
-            *(cols[name][rows].tolist() for name in ("outcome", "wdl", "q", "moves_left", "score_cp", "mate",
-                                                     "best", "pv")))):
+    top_moves = cols["top_moves"][index].tolist() if eval_mode else None
+    top_probs = cols["top_probs"][index].tolist() if eval_mode else None
+    out = {}
+    for j, (t, outcome, (w, d, l), q, moves_left, cp, mate, best, pv, nodes) in enumerate(zip(
+            rows, *(cols[name][index].tolist() for name in ("outcome", "wdl", "q", "moves_left", "score_cp",
+                                                            "mate", "best", "pv", "nodes")))):
         fields = row_fields(mode, outcome, w, d, l, q, moves_left, cp, mate, best, pv,
-                            top_moves[t] if eval_mode else (), top_probs[t] if eval_mode else ())
-        for name, value in zip(names, fields):
-            lists[name].append(value)
-    expected = [w + d / 2 for w, d, _ in lists["wdl"]]
-    return RowValues(nodes=cols["nodes"][rows].tolist(), expected=expected, **lists)
+                            top_moves[j] if eval_mode else (), top_probs[j] if eval_mode else ())
+        wdl = fields[0]
+        out[t] = RowValues(*fields[:8], nodes, fields[8], wdl[0] + wdl[1] / 2)
+    return out
 
 
 def is_next(a, b) -> bool:
@@ -84,29 +83,33 @@ def is_next(a, b) -> bool:
 
 
 def chunks(plan, cols: dict, mode: str,
-           size: int | None = None) -> Iterator[tuple[RowValues, list[tuple[int, int, float | None, str | None]]]]:
+           size: int | None = None) -> Iterator[tuple[dict[int, RowValues], list[tuple]]]:
     """The occurrences in input order whose row the engine did not refuse
     (writers.records' rules), `size` (CHUNK) input positions at a time:
-    (the values of the rows the chunk names, its occurrences as
-    (occurrence, index into those values, played_loss, mark))."""
+    (the values of the rows the chunk names, by row; its occurrences as
+    (Position, row, played_loss, mark)). A row the chunk before named
+    keeps its values (a database's openings recur in every chunk)."""
     size = size or CHUNK
     failed = (cols["error"] != "").tolist()
-    positions, tasks = plan.positions, plan.tasks
-    count = len(positions)
+    tasks = plan.tasks
+    count = len(tasks)
+    values: dict[int, RowValues] = {}
     for start in range(0, count, size):
         stop = min(count, start + size)
-        named = np.unique(np.asarray(tasks[start:min(count, stop + 1)], dtype=np.int64))  # the next one's too: losses
-        values = row_values(cols, mode, named)
-        local = dict(zip(named.tolist(), range(len(named))))
+        end = min(count, stop + 1)                 # the next position too: its value makes a loss
+        named = np.unique(np.asarray(tasks[start:end], dtype=np.int64)).tolist()
+        kept = {t: values[t] for t in named if t in values}
+        kept.update(row_values(cols, mode, [t for t in named if t not in kept]))
+        values = kept
+        positions = plan.positions[start:end]
         out = []
-        for i in range(start, stop):
-            p, t = positions[i], tasks[i]
+        for j in range(stop - start):
+            p, t = positions[j], tasks[start + j]
             if failed[t]:
                 continue
-            k = local[t]
             loss = mark = None
-            if i + 1 < count and is_next(p, positions[i + 1]) and not failed[tasks[i + 1]]:
-                loss = loss_between(values.expected[k], values.expected[local[tasks[i + 1]]])
-                mark = mark_of(loss, p.played, values.best[k])
-            out.append((i, k, loss, mark))
+            if j + 1 < len(positions) and is_next(p, positions[j + 1]) and not failed[tasks[start + j + 1]]:
+                loss = loss_between(values[t].expected, values[tasks[start + j + 1]].expected)
+                mark = mark_of(loss, p.played, values[t].best)
+            out.append((p, t, loss, mark))
         yield values, out

@@ -37,25 +37,25 @@ def lines(plan, cols: dict, mode: str) -> Iterator[str]:
     """The JSONL lines (without newlines) of the plan's occurrences in
     input order; none for an occurrence whose row the engine refused."""
     mode_text = _text(mode)
+
+    def fragment(v: flat.RowValues) -> str:
+        """A row's part of the line, from mode to outcome."""
+        w, d, l = v.wdl
+        pv = ",".join(_text(m) for m in v.pv)
+        policy = ",".join(f"[{_text(m)},{_number(p)}]" for m, p in v.policy)
+        return (f'"mode":{mode_text},"wdl":[{_number(w)},{_number(d)},{_number(l)}],"q":{_number(v.q)},'
+                f'"score_cp":{_int(v.score_cp)},"mate":{_int(v.mate)},'
+                f'"moves_left":{_number(v.moves_left)},"best":{_text(v.best)},"pv":[{pv}],'
+                f'"policy":[{policy}],"nodes":{v.nodes},"outcome":{_text(v.outcome)}')
+
     sources: dict[str, str] = {}
-    positions = plan.positions
-    for v, occurrences in flat.chunks(plan, cols, mode):
-        fragments: dict[int, str] = {}           # row k's part, once formatted in this chunk
-
-        def fragment(k: int) -> str:
-            w, d, l = v.wdl[k]
-            pv = ",".join(_text(m) for m in v.pv[k])
-            policy = ",".join(f"[{_text(m)},{_number(p)}]" for m, p in v.policy[k])
-            return (f'"mode":{mode_text},"wdl":[{_number(w)},{_number(d)},{_number(l)}],"q":{_number(v.q[k])},'
-                    f'"score_cp":{_int(v.score_cp[k])},"mate":{_int(v.mate[k])},'
-                    f'"moves_left":{_number(v.moves_left[k])},"best":{_text(v.best[k])},"pv":[{pv}],'
-                    f'"policy":[{policy}],"nodes":{v.nodes[k]},"outcome":{_text(v.outcome[k])}')
-
-        for i, k, loss, mark in occurrences:
-            p = positions[i]
-            row = fragments.get(k)
+    fragments: dict[int, str] = {}
+    for values, occurrences in flat.chunks(plan, cols, mode):
+        fragments = {t: fragments[t] for t in values if t in fragments}   # the rows this chunk names
+        for p, t, loss, mark in occurrences:
+            row = fragments.get(t)
             if row is None:
-                row = fragments[k] = fragment(k)
+                row = fragments[t] = fragment(values[t])
             source = sources.get(p.source)
             if source is None:
                 source = sources[p.source] = _text(p.source)

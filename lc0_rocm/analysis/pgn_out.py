@@ -40,18 +40,16 @@ def annotations(plan, cols: dict, mode: str) -> Annotations:
     """What the PGN shows of each analysed game position, straight from the
     columns (flat: the records' values and marks, without a record per
     position)."""
-    positions = plan.positions
     by_source: Annotations = {}
     for values, occurrences in flat.chunks(plan, cols, mode):
-        for i, k, _, mark in occurrences:
-            p = positions[i]
+        for p, t, _, mark in occurrences:
             if p.game is None:
                 continue
             turn = p.fen.split(" ", 2)[1] == "w"
-            mate, cp = values.mate[k], values.score_cp[k]
-            score = (chess.engine.PovScore(chess.engine.Mate(mate), turn) if mate is not None else
-                     chess.engine.PovScore(chess.engine.Cp(cp), turn) if cp is not None else None)
-            by_source.setdefault(p.source, {}).setdefault(p.line, {})[p.ply] = (score, mark, values.best[k])
+            v = values[t]
+            score = (chess.engine.PovScore(chess.engine.Mate(v.mate), turn) if v.mate is not None else
+                     chess.engine.PovScore(chess.engine.Cp(v.score_cp), turn) if v.score_cp is not None else None)
+            by_source.setdefault(p.source, {}).setdefault(p.line, {})[p.ply] = (score, mark, v.best)
     return by_source
 
 

@@ -11,7 +11,9 @@ part's process fails.
 
 Plain files of PARALLEL_BYTES or more only (a gzip stream cannot be cut
 without reading it whole); others are read in one piece. `read_positions`
-is inputs.read_positions with that done: what the analysis reads through.
+is inputs.read_positions with that done; `read_items`, what the analysis
+reads through, gives each part whole, its positions as columns
+(occurrences.py).
 The annotated PGN output (pgn_out.py) is written in the same parts.
 """
 from __future__ import annotations
@@ -24,19 +26,42 @@ import pathlib
 import pickle
 import subprocess
 import sys
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 from lc0_rocm.analysis import inputs
 from lc0_rocm.analysis.inputs import GameProblem, InputError, Position, Selection
+from lc0_rocm.analysis.occurrences import Occurrences
 
 PARALLEL_BYTES = 1 << 20     # ~130,000 positions: below, a process (~0.3 s to start) pays little
 MIN_PART_BYTES = 256 << 10   # ~0.3 s of reading
 GAME_START = b"\n[Event "
 
 
-def read_positions(paths: Iterable[str], kind: str | None = None,
-                   selection: Selection = Selection()) -> Iterator[Position | InputError]:
-    """inputs.read_positions, each big plain PGN file read in parts."""
+class Part(NamedTuple):
+    """A part of a file read apart: its positions (lines and games counted
+    within it) and its errors, each after the positions read before it."""
+    source: str
+    positions: Occurrences
+    errors: list[tuple[int, InputError]]     # (positions before it, error), counted from the file's start
+    line_offset: int
+    game_offset: int
+
+    def items(self) -> Iterator[Position | InputError]:
+        """Its positions and errors in file order, as inputs.read_positions gives them."""
+        shifted = Occurrences()
+        shifted.extend(self.positions, self.source, self.line_offset, self.game_offset)
+        at = 0
+        for before, error in self.errors:
+            yield from shifted[at:before]
+            yield error
+            at = before
+        yield from shifted[at:]
+
+
+def read_items(paths: Iterable[str], kind: str | None = None,
+               selection: Selection = Selection()) -> Iterator[Position | InputError | Part]:
+    """inputs.read_positions, each big plain PGN file read in parts (a Part
+    each, its positions as columns)."""
     for path in paths:
         path = os.fspath(path)
         parts = parts_of(path) if (kind or inputs.kind_of(path)) == "pgn" else []
@@ -44,6 +69,16 @@ def read_positions(paths: Iterable[str], kind: str | None = None,
             yield from read_parts(path, parts, selection)
         else:
             yield from inputs.read_positions([path], kind, selection)
+
+
+def read_positions(paths: Iterable[str], kind: str | None = None,
+                   selection: Selection = Selection()) -> Iterator[Position | InputError]:
+    """inputs.read_positions, each big plain PGN file read in parts."""
+    for item in read_items(paths, kind, selection):
+        if isinstance(item, Part):
+            yield from item.items()
+        else:
+            yield item
 
 
 def cores() -> int:
@@ -90,7 +125,7 @@ def _game_start(data, offset: int) -> int:
     return -1
 
 
-def read_parts(path: str, parts: list[tuple[int, int]], selection: Selection) -> Iterator[Position | InputError]:
+def read_parts(path: str, parts: list[tuple[int, int]], selection: Selection) -> Iterator[Part | Position | InputError]:
     """Every position of the file's parts, a process reading each, in file
     order; the file read in one piece when a part's process fails."""
     from lc0_rocm import native_core
@@ -101,16 +136,11 @@ def read_parts(path: str, parts: list[tuple[int, int]], selection: Selection) ->
         yield from inputs.read_positions([path], "pgn", selection)
         return
     line_offset = game_offset = 0
-    make = tuple.__new__                      # a Position from its fields, unchecked: ~3x _replace's speed
-    for items, lines, games in results:
-        for item in items:
-            if type(item) is tuple:
-                line, game, ply, fen, row, played, epd_id = item
-                yield make(Position, (path, line + line_offset, game + game_offset, ply, fen, row, played, epd_id))
-            elif isinstance(item, GameProblem):
-                yield item.error(line_offset, game_offset)
-            else:
-                yield item._replace(line=item.line + line_offset)
+    for k, (positions, problems, lines, games) in enumerate(results):
+        results[k] = None                     # let each part go once it is handed on
+        errors = [(before, item.error(line_offset, game_offset) if isinstance(item, GameProblem)
+                   else item._replace(line=item.line + line_offset)) for before, item in problems]
+        yield Part(path, positions, errors, line_offset, game_offset)
         line_offset += lines
         game_offset += games
 
@@ -158,17 +188,22 @@ def lines_before(path: str, offsets: list[int]) -> list[int]:
     return counts
 
 
-def read_part(path: str, start: int, end: int, selection: Selection) -> tuple[list, int, int]:
-    """One part's items (lines and games numbered within it; a position as
-    a plain tuple of its fields after `source`, which unpickles several
-    times faster than the named tuple), its lines and its games."""
+def read_part(path: str, start: int, end: int, selection: Selection) -> tuple[Occurrences, list, int, int]:
+    """One part's positions as columns (lines and games numbered within
+    it), its errors and game problems each after the positions before it,
+    its lines and its games."""
     handle = part_text(path, start, end)
     lines = inputs.LineCounter(handle)
-    items = [tuple(item)[1:] if isinstance(item, Position) else item
-             for item in inputs.pgn_items(path, handle, selection, lines)]
+    positions, problems = Occurrences(), []
+    for item in inputs.pgn_items(path, handle, selection, lines):
+        if isinstance(item, Position):
+            positions.append(item)
+        else:
+            problems.append((len(positions), item))
     while lines.readline():                  # trailing blank lines count too
         pass
-    return items, lines.count, lines.games
+    positions.finish()
+    return positions, problems, lines.count, lines.games
 
 
 def main(argv: list[str]) -> int:

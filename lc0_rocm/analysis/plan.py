@@ -29,7 +29,8 @@ import numpy as np
 
 from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.inputs import InputError, Position, Selection
-from lc0_rocm.analysis.pgn_parallel import read_positions
+from lc0_rocm.analysis.occurrences import Occurrences
+from lc0_rocm.analysis.pgn_parallel import read_items
 from lc0_rocm.analysis.settings import AnalysisError
 
 # 2: searches without prefetching, their minibatch fitted to the nodes (a
@@ -53,12 +54,20 @@ class WorkDirError(AnalysisError):
 @dataclasses.dataclass
 class Plan:
     sources: list[str] = dataclasses.field(default_factory=list)
-    positions: list[Position] = dataclasses.field(default_factory=list)
-    tasks: list[int] = dataclasses.field(default_factory=list)     # occurrence -> row index
-    rows: list[str] = dataclasses.field(default_factory=list)
+    positions: Occurrences = dataclasses.field(default_factory=Occurrences)   # with their rows
     errors: list[InputError] = dataclasses.field(default_factory=list)
     shard_size: int = 1024
     digest: str = ""
+
+    @property
+    def rows(self) -> list[str]:
+        """The distinct rows, in the order they first occur."""
+        return self.positions.rows
+
+    @property
+    def tasks(self):
+        """Position i's row index."""
+        return self.positions.tasks
 
     @property
     def num_shards(self) -> int:
@@ -75,32 +84,32 @@ def build_plan(paths: list[str], kind: str | None, selection: Selection, shard_s
     if shard_size < 1:
         raise ValueError(f"shard size must be >= 1, got {shard_size}")
     plan = Plan(sources=[os.fspath(p) for p in paths], shard_size=shard_size)
-    _add_positions(plan, read_positions(plan.sources, kind, selection))
+    _add_positions(plan, read_items(plan.sources, kind, selection))
     return plan
 
 
 def plan_from_positions(positions, shard_size: int) -> Plan:
-    """A plan over positions given in memory (the Python API's boards and FENs)."""
+    """A plan over positions given in memory (the Python API's boards and
+    FENs), or read_items' items."""
     plan = Plan(shard_size=shard_size)
     _add_positions(plan, positions)
     return plan
 
 
 def _add_positions(plan: Plan, items) -> None:
-    """Each position into the plan: its row's task (a row met before
-    shares its task), the input errors apart, and the digest of the
-    distinct rows in order."""
-    index: dict[str, int] = {}
+    """Each position into the plan (a row met before shares its task; a
+    part of a file read apart, whole), the input errors apart, and the
+    digest of the distinct rows in order."""
+    positions = plan.positions
     for item in items:
-        if isinstance(item, InputError):
+        if isinstance(item, Position):
+            positions.append(item)
+        elif isinstance(item, InputError):
             plan.errors.append(item)
-            continue
-        task = index.get(item.row)
-        if task is None:
-            task = index[item.row] = len(plan.rows)
-            plan.rows.append(item.row)
-        plan.positions.append(item)
-        plan.tasks.append(task)
+        else:                                   # a part: its positions and errors
+            positions.extend(item.positions, item.source, item.line_offset, item.game_offset)
+            plan.errors.extend(error for _, error in item.errors)
+    positions.finish()
     plan.digest = _digest(plan.rows)
 
 

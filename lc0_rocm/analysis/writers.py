@@ -16,6 +16,8 @@ import pathlib
 import tempfile
 from typing import Iterable, Iterator
 
+import numpy as np
+
 from lc0_rocm.analysis import flat
 from lc0_rocm.analysis.records import AnalysisRecord, mark_of, played_loss
 from lc0_rocm.analysis.settings import AnalysisError
@@ -57,20 +59,21 @@ def records(plan, cols: dict, mode: str, upto: int | None = None,
     positions, tasks, errors = plan.positions, plan.tasks, cols["error"]
     limit = len(plan.rows) if upto is None else upto
     current = None
+    following = positions[start] if start < len(positions) else None
     for i in range(start, len(positions)):
         if tasks[i] >= limit:
             return
+        position, following = following, positions[i + 1] if i + 1 < len(positions) else None
         if errors[tasks[i]]:
             current = None
             yield None
             continue
-        following = positions[i + 1] if i + 1 < len(positions) else None
         next_ready = following is not None and tasks[i + 1] < limit
-        if flat.is_next(positions[i], following) and not next_ready:
+        if flat.is_next(position, following) and not next_ready:
             return
-        record = current if current is not None else record_of(positions[i], cols, tasks[i], mode)
+        record = current if current is not None else record_of(position, cols, tasks[i], mode)
         current = None
-        if flat.is_next(positions[i], following) and not errors[tasks[i + 1]]:
+        if flat.is_next(position, following) and not errors[tasks[i + 1]]:
             current = record_of(following, cols, tasks[i + 1], mode)
             record.played_loss = played_loss(record, current)
             record.mark = mark_of(record.played_loss, record.played, record.best)
@@ -81,8 +84,11 @@ def refused(plan, cols: dict) -> list:
     """InputErrors for the occurrences whose rows the engine refused."""
     from lc0_rocm.analysis.inputs import InputError
     errors = cols["error"]
-    return [InputError(p.source, p.line, str(errors[t])) for p, t in zip(plan.positions, plan.tasks)
-            if errors[t]]
+    out = []
+    for i in np.flatnonzero(errors[np.asarray(plan.tasks, dtype=np.int64)] != "").tolist():
+        p = plan.positions[i]
+        out.append(InputError(p.source, p.line, str(errors[plan.tasks[i]])))
+    return out
 
 
 def all_errors(plan, cols: dict) -> list:
@@ -165,7 +171,7 @@ def write_parquet(path: str, plan, cols: dict, mode: str) -> int:
     count = 0
     with atomic_file(path, "wb") as f:
         with pq.ParquetWriter(f, schema) as writer:
-            batch = _ParquetBatch(plan, mode, schema)
+            batch = _ParquetBatch(mode, schema)
             for values, occurrences in flat.chunks(plan, cols, mode):
                 while occurrences:
                     room = PARQUET_BATCH - batch.size
@@ -174,7 +180,7 @@ def write_parquet(path: str, plan, cols: dict, mode: str) -> int:
                     if batch.size == PARQUET_BATCH:
                         writer.write_table(batch.table())
                         count += batch.size
-                        batch = _ParquetBatch(plan, mode, schema)
+                        batch = _ParquetBatch(mode, schema)
             if batch.size or count == 0:
                 writer.write_table(batch.table())
                 count += batch.size
@@ -184,19 +190,19 @@ def write_parquet(path: str, plan, cols: dict, mode: str) -> int:
 class _ParquetBatch:
     """A row group's columns, gathered from chunks of occurrences."""
 
-    def __init__(self, plan, mode: str, schema):
-        self.plan, self.mode, self.schema = plan, mode, schema
+    def __init__(self, mode: str, schema):
+        self.mode, self.schema = mode, schema
         self.data: dict[str, list] = {f.name: [] for f in schema}
         self.moves: list = []
         self.probs: list = []
         self.offsets = [0]
         self.size = 0
 
-    def extend(self, v, occurrences: list[tuple]) -> None:
-        positions = [self.plan.positions[i] for i, _, _, _ in occurrences]
-        rows = [k for _, k, _, _ in occurrences]
-        for k in rows:
-            for m, p in v.policy[k]:
+    def extend(self, values: dict, occurrences: list[tuple]) -> None:
+        positions = [p for p, _, _, _ in occurrences]
+        rows = [values[t] for _, t, _, _ in occurrences]
+        for v in rows:
+            for m, p in v.policy:
                 self.moves.append(m)
                 self.probs.append(p)
             self.offsets.append(len(self.moves))
@@ -208,8 +214,7 @@ class _ParquetBatch:
         data["fen"] += [p.fen for p in positions]
         data["mode"] += [self.mode] * len(rows)
         for name in ("wdl", "q", "score_cp", "mate", "moves_left", "best", "pv", "nodes", "outcome"):
-            column = getattr(v, name)
-            data[name] += [column[k] for k in rows]
+            data[name] += [getattr(v, name) for v in rows]
         data["id"] += [p.id for p in positions]
         data["played"] += [p.played for p in positions]
         data["played_loss"] += [loss for _, _, loss, _ in occurrences]

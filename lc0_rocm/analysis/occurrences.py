@@ -1,0 +1,159 @@
+"""Every position a run reads, in input order, as columns: where it came
+from (source, line, game, ply), its FEN, the move played from it and its
+EPD id, and the distinct rows once (`rows`, in first-occurrence order;
+`tasks[i]` is position i's row). A Position tuple with its strings and
+numbers as Python objects held ~550 bytes a position (a database of 5
+million positions: ~2.7 GB before any result); here a position takes ~110
+bytes beside its row's string, held once. Indexing gives the Position back.
+
+A file read in parts (pgn_parallel) fills a table per part in the part's
+process; `extend` appends one to the run's with its lines and games
+counted from the file's start, without a Python object per position.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from lc0_rocm.analysis.inputs import Position
+
+NO_GAME = -1
+
+
+class Occurrences:
+    """Positions in input order (a sequence of Position) and their distinct rows."""
+
+    def __init__(self, positions: Iterable[Position] = ()):
+        self.rows: list[str] = []
+        self.tasks = array("q")                 # position -> row
+        self._index: dict[str, int] | None = {}    # row -> its index while rows are added
+        self._sources: list[str] = []
+        self._source_ids: dict[str, int] = {}
+        self._source = array("i")
+        self._line = array("q")
+        self._game = array("q")                 # NO_GAME: not a game's position
+        self._ply = array("i")
+        self._fen = bytearray()
+        self._fen_end = array("q")
+        self._played = bytearray()
+        self._played_end = array("q")           # an empty move: none played
+        self._ids: dict[int, str] = {}          # position -> EPD id, where it has one
+        for p in positions:
+            self.append(p)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_index"] = None                  # rebuilt only if rows are added again
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def _task(self, row: str) -> int:
+        if self._index is None:
+            self._index = {r: t for t, r in enumerate(self.rows)}
+        task = self._index.get(row)
+        if task is None:
+            task = self._index[row] = len(self.rows)
+            self.rows.append(row)
+        return task
+
+    def _source_id(self, source: str) -> int:
+        sid = self._source_ids.get(source)
+        if sid is None:
+            sid = self._source_ids[source] = len(self._sources)
+            self._sources.append(source)
+        return sid
+
+    def append(self, p: Position) -> None:
+        self.tasks.append(self._task(p.row))
+        self._source.append(self._source_id(p.source))
+        self._line.append(p.line)
+        self._game.append(NO_GAME if p.game is None else p.game)
+        self._ply.append(p.ply)
+        self._fen += p.fen.encode()
+        self._fen_end.append(len(self._fen))
+        if p.played:
+            self._played += p.played.encode()
+        self._played_end.append(len(self._played))
+        if p.id is not None:
+            self._ids[len(self.tasks) - 1] = p.id
+
+    def extend(self, part: "Occurrences", source: str, line_offset: int = 0, game_offset: int = 0) -> None:
+        """Append `part`'s positions as read from `source` (whatever source
+        they had), their lines and game numbers moved by the offsets."""
+        if not len(part):
+            return
+        first = len(self)
+        mapping = np.array([self._task(row) for row in part.rows], dtype=np.int64)
+        self.tasks.frombytes(mapping[_ints(part.tasks)].tobytes())
+        self._source.frombytes(np.full(len(part), self._source_id(source), dtype=np.int32).tobytes())
+        self._line.frombytes((_ints(part._line) + line_offset).tobytes())
+        games = _ints(part._game)
+        self._game.frombytes(np.where(games == NO_GAME, NO_GAME, games + game_offset).tobytes())
+        self._ply.extend(part._ply)
+        for blob, ends, theirs, their_ends in ((self._fen, self._fen_end, part._fen, part._fen_end),
+                                               (self._played, self._played_end, part._played, part._played_end)):
+            ends.frombytes((_ints(their_ends) + len(blob)).tobytes())
+            blob += theirs
+        for i, ident in part._ids.items():
+            self._ids[first + i] = ident
+
+    def finish(self) -> None:
+        """No more rows: the index from row to task is let go."""
+        self._index = None
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            return self._span(start, stop) if step == 1 else [self[k] for k in range(start, stop, step)]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("position index out of range")
+        fen_start = self._fen_end[i - 1] if i else 0
+        played_start = self._played_end[i - 1] if i else 0
+        game = self._game[i]
+        return Position(self._sources[self._source[i]], self._line[i], None if game == NO_GAME else game,
+                        self._ply[i], self._fen[fen_start:self._fen_end[i]].decode(), self.rows[self.tasks[i]],
+                        self._played[played_start:self._played_end[i]].decode() or None, self._ids.get(i))
+
+    def _span(self, start: int, stop: int) -> list[Position]:
+        """Positions start..stop-1, their strings cut from one decoded text
+        each (a writer's chunk: ~3x indexing one by one)."""
+        if start >= stop:
+            return []
+        fens = _strings(self._fen, self._fen_end, start, stop)
+        played = _strings(self._played, self._played_end, start, stop)
+        sources, rows, ids, tasks = self._sources, self.rows, self._ids, self.tasks
+        make = tuple.__new__
+        return [make(Position, (sources[s], line, None if game == NO_GAME else game, ply, fen, rows[tasks[i]],
+                                move or None, ids.get(i) if ids else None))
+                for i, s, line, game, ply, fen, move in zip(
+                    range(start, stop), self._source[start:stop], self._line[start:stop],
+                    self._game[start:stop], self._ply[start:stop], fens, played)]
+
+    def __iter__(self) -> Iterator[Position]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+def _strings(blob: bytearray, ends: array, start: int, stop: int) -> list[str]:
+    """The strings start..stop-1 of a blob cut at `ends`."""
+    first = ends[start - 1] if start else 0
+    cuts = [c - first for c in ends[start:stop]]
+    data = bytes(blob[first:cuts[-1] + first])
+    text = data.decode()
+    if len(text) != len(data):                   # not ASCII: cut the bytes, then decode each
+        return [data[a:b].decode() for a, b in zip([0] + cuts[:-1], cuts)]
+    return [text[a:b] for a, b in zip([0] + cuts[:-1], cuts)]
+
+
+def _ints(column: array) -> np.ndarray:
+    """An array module column as numpy integers of its width."""
+    return np.frombuffer(column, dtype=np.int64 if column.itemsize == 8 else np.int32)
