@@ -345,6 +345,23 @@ def test_bad_arguments_are_rejected():
 
 # --- score formatting --------------------------------------------------------
 
+def test_network_scores_at_once_equal_the_scalar_score():
+    """score.network_score_cp (eval-only analysis) equals score_cp(wl, d, wl)
+    value by value: random WDLs, their float32 roundings, and the edges of
+    WDLRescale's range (certain results, eps on either side, all draw)."""
+    from lc0_rocm.search.score import network_score_cp
+    rng = np.random.default_rng(5)
+    wdl = rng.dirichlet([0.3, 0.3, 0.3], 20000)
+    edges = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.5, 0, 0.5], [0.49995, 0.0001, 0.49995],
+                      [0.9999, 0.00005, 0.00005], [0.99985, 0.0001, 0.00005], [1 / 3, 1 / 3, 1 / 3],
+                      [0.0001, 0.9998, 0.0001], [0.00011, 0.99978, 0.00011]])
+    wdl = np.vstack([wdl, wdl.astype(np.float32).astype(np.float64), edges])
+    w, d, l = wdl.T
+    expected = [score_cp(a - c, b, a - c) for a, b, c in zip(w.tolist(), d.tolist(), l.tolist())]
+    assert network_score_cp(w - l, d) == expected
+    assert network_score_cp(np.zeros(0), np.zeros(0)) == []
+
+
 def test_scores_like_lc0():
     assert mate_score(1.0, 0.0) == 1
     assert mate_score(1.0, 2.0) == 2

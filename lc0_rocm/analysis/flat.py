@@ -40,14 +40,16 @@ class RowValues(NamedTuple):
 
 
 def row_fields(mode: str, outcome: int, w: float, d: float, l: float, q: float, moves_left: float,
-               cp: int, mate: int, best: str, pv: str, names, probs) -> tuple:
+               cp: int, mate: int, best: str, pv: str, names, probs, network_cp: int | None = None) -> tuple:
     """One row's AnalysisRecord fields from its column values: (wdl
-    rounded, q, score_cp, mate, moves_left, best, pv, policy, outcome)."""
+    rounded, q, score_cp, mate, moves_left, best, pv, policy, outcome).
+    Eval mode's score is lc0's `score cp` of the network's value
+    (`network_cp` when the caller computed it, as score.network_score_cp)."""
     from lc0_rocm.search.score import score_cp
     if outcome:
         cp_value, mate_value = None, None
     elif mode == "eval":
-        cp_value, mate_value = score_cp(w - l, d, w - l), None   # lc0's `score cp` of the network's value
+        cp_value, mate_value = network_cp if network_cp is not None else score_cp(w - l, d, w - l), None
     else:
         cp_value = None if cp == columns.NO_SCORE else cp
         mate_value = mate or None
@@ -65,12 +67,17 @@ def row_values(cols: dict, mode: str, rows: list[int]) -> dict[int, RowValues]:
     eval_mode = mode == "eval"
     top_moves = cols["top_moves"][index].tolist() if eval_mode else None
     top_probs = cols["top_probs"][index].tolist() if eval_mode else None
+    if eval_mode:
+        from lc0_rocm.search.score import network_score_cp
+        wdl = cols["wdl"][index]
+        network_cps = network_score_cp(wdl[:, 0] - wdl[:, 2], wdl[:, 1])
     out = {}
     for j, (t, outcome, (w, d, l), q, moves_left, cp, mate, best, pv, nodes) in enumerate(zip(
             rows, *(cols[name][index].tolist() for name in ("outcome", "wdl", "q", "moves_left", "score_cp",
                                                             "mate", "best", "pv", "nodes")))):
         fields = row_fields(mode, outcome, w, d, l, q, moves_left, cp, mate, best, pv,
-                            top_moves[j] if eval_mode else (), top_probs[j] if eval_mode else ())
+                            top_moves[j] if eval_mode else (), top_probs[j] if eval_mode else (),
+                            network_cps[j] if eval_mode else None)
         wdl = fields[0]
         out[t] = RowValues(*fields[:8], nodes, fields[8], wdl[0] + wdl[1] / 2)
     return out

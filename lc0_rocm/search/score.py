@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 
 
 def _trunc(x: float) -> int:
@@ -16,6 +18,55 @@ def wdl_rescale(wl: float, d: float) -> tuple[float, float, float]:
     approximations, so they move slightly, as in lc0's output."""
     from lc0_rocm.search.contempt import wdl_rescale as rescale
     return rescale(wl, d, 1.0, 0.0, 1.0, True, 1.4)
+
+
+def network_score_cp(wl: np.ndarray, d: np.ndarray) -> list[int]:
+    """score_cp(wl, d, wl) (WDL_mu, default options) of many values at
+    once, each equal to the scalar's: lc0's WDLRescale (fast_log,
+    fast_logistic) in numpy with the scalar's float64 operations in its
+    order, the float32 exp in fastmath.fast_exp, and math.tan per value
+    (numpy's tan may round differently). ~10x the scalar's speed: it was
+    most of writing an eval-only analysis."""
+    from lc0_rocm.search.fastmath import fast_exp
+    v, d = np.asarray(wl, dtype=np.float64), np.asarray(d, dtype=np.float64)
+    w, l = (1 + v - d) / 2, (1 - v - d) / 2
+    eps = 0.0001
+    inside = (eps < w) & (w < 1 - eps) & (eps < d) & (d < 1 - eps) & (eps < l) & (l < 1 - eps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a, b = _fast_log(1 / np.where(inside, l, 0.5) - 1), _fast_log(1 / np.where(inside, w, 0.5) - 1)
+        s = 2 / (a + b)
+        mu = (a - b) / (a + b)           # no contempt, ratio 1: mu and s come back as they are
+        w_new = _fast_logistic((-1.0 + mu) / s, fast_exp)
+        l_new = _fast_logistic((-1.0 - mu) / s, fast_exp)
+    shown_wl = np.where(inside, w_new - l_new, v)
+    shown_d = np.where(inside, np.maximum(0.0, 1.0 - w_new - l_new), d)
+    shown_mu = np.where(inside, mu, 0.0)
+    out = []
+    for k, (x, y, m) in enumerate(zip(shown_wl.tolist(), shown_d.tolist(), shown_mu.tolist())):
+        if m != m or x != x:             # not a number (a + b == 0): the scalar path says what it does
+            out.append(score_cp(float(v[k]), float(d[k]), float(v[k])))
+            continue
+        centipawn = 45 * math.tan(1.56728071628 * x)
+        if m != 0.0 and abs(x) + y < 0.996 and (abs(m) < 1.0 or abs(centipawn) < abs(100 * m)):
+            out.append(_trunc(100 * m))
+        else:
+            out.append(_trunc(centipawn))
+    return out
+
+
+def _fast_log(a: np.ndarray) -> np.ndarray:
+    """fastmath.fast_log of each value."""
+    mantissa, exponent = np.frexp(a)
+    out = 2.0 * mantissa - 1.0
+    log2 = out * (1.3465552 - 0.34655523 * out) + (exponent - 1)
+    return 0.6931471805599453 * log2
+
+
+def _fast_logistic(a: np.ndarray, fast_exp) -> np.ndarray:
+    """fastmath.fast_logistic of each value."""
+    inner = np.clip(a, -20.0, 20.0)
+    value = 1.0 / (1.0 + fast_exp((-inner).astype(np.float32)).astype(np.float64))
+    return np.where(a > 20.0, 1.0, np.where(a < -20.0, 0.0, value))
 
 
 def wdl_mu(wl: float, d: float) -> float:
