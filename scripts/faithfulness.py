@@ -155,11 +155,12 @@ def _lc0_move(engine, board, nodes):
 
 
 def run_ours(suite, nodes: int, net: pathlib.Path, out: pathlib.Path, backend: str = "cpu",
-             threads: int = 1) -> None:
+             threads: int = 1, options: dict | None = None) -> None:
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network
-    engine = Engine(load_network(str(net), backend=backend), Threads=threads)
-    print(f"ours: {backend}, Threads {threads} -> {engine.search_threads()} search threads", flush=True)
+    engine = Engine(load_network(str(net), backend=backend), Threads=threads, **(options or {}))
+    print(f"ours: {backend}, Threads {threads} -> {engine.search_threads()} search threads, "
+          f"options {options or {}}", flush=True)
 
     def move(board):
         engine.new_game()
@@ -220,6 +221,8 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=None)
     ap.add_argument("--backend", default="cpu", help="our side's backend")
     ap.add_argument("--threads", type=int, default=1, help="our side's Threads (0: the engine's default)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a search option of our side (lc0's UCI name), e.g. MinibatchSize=64")
     ap.add_argument("--lc0-threads", type=int, default=1, help="lc0's --threads (lc0-n800-tN.jsonl when not 1)")
     ap.add_argument("--lc0-command", help="run this lc0 command line instead (e.g. lc0 master with "
                     "--backend=cuda-fp16 and its default threads); give --lc0-file for its results")
@@ -248,7 +251,8 @@ def main(argv=None) -> int:
             ap.error("--lc0-command needs --lc0-file")
         run_lc0(subset, args.nodes, args.net, lc0_out, args.lc0_threads, args.lc0_command)
     elif args.side == "ours":
-        run_ours(subset, args.nodes, args.net, ours_out, args.backend, args.threads)
+        options = dict(item.split("=", 1) for item in args.set)
+        run_ours(subset, args.nodes, args.net, ours_out, args.backend, args.threads, options)
     if args.report or not args.side:
         print(json.dumps(report(suite, lc0_out, ours_out), indent=1))
     return 0
