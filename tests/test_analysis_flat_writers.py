@@ -98,3 +98,35 @@ def test_pgn_annotations_are_the_records(plan, computed, chunk):
                  chess.engine.PovScore(chess.engine.Cp(r.score_cp), turn) if r.score_cp is not None else None)
         expected.setdefault(r.source, {}).setdefault(r.line, {})[r.ply] = (score, r.mark, r.best)
     assert expected and pgn_out.annotations(plan, cols, mode) == expected
+
+
+def test_jsonl_written_in_parts_is_the_lines_of_one_process(plan, computed, tmp_path, monkeypatch):
+    """A part of the positions per process (the part's rows and columns
+    sent to it), files joined in order: the bytes of the lines made whole;
+    a failing part: the lines made whole, and no temporary files left."""
+    import io
+    from lc0_rocm.analysis import pgn_parallel
+    mode, cols = computed
+    whole = "".join(line + "\n" for line in jsonl.lines(plan, cols, mode))
+    monkeypatch.setattr(jsonl, "PART_POSITIONS", 10)
+    monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    out = io.StringIO()
+    assert jsonl.write(out, plan, cols, mode, scratch=str(tmp_path)) == whole.count("\n")
+    assert out.getvalue() == whole
+    real, calls = pgn_parallel.run_module, []
+
+    def second_fails(module, args, stdin=b""):
+        calls.append(module)
+        return None if len(calls) == 2 else real(module, args, stdin)
+    monkeypatch.setattr(pgn_parallel, "run_module", second_fails)
+    out = io.StringIO()
+    assert jsonl.write(out, plan, cols, mode, scratch=str(tmp_path)) == whole.count("\n")
+    assert out.getvalue() == whole and not list(tmp_path.iterdir())
+
+
+def test_a_part_of_the_positions_is_a_table_of_its_own(plan):
+    positions = plan.positions
+    for start, stop in ((0, len(positions)), (3, 40), (len(positions) - 5, len(positions)), (7, 7)):
+        part, named = positions.part(start, stop)
+        assert list(part) == positions[start:stop]
+        assert [named[t] for t in part.tasks] == list(plan.tasks[start:stop])

@@ -89,20 +89,23 @@ def is_next(a, b) -> bool:
             and b.game == a.game and b.ply == a.ply + 1)
 
 
-def chunks(plan, cols: dict, mode: str,
-           size: int | None = None) -> Iterator[tuple[dict[int, RowValues], list[tuple]]]:
+def chunks(plan, cols: dict, mode: str, size: int | None = None,
+           until: int | None = None) -> Iterator[tuple[dict[int, RowValues], list[tuple]]]:
     """The occurrences in input order whose row the engine did not refuse
     (writers.records' rules), `size` (CHUNK) input positions at a time:
     (the values of the rows the chunk names, by row; its occurrences as
     (Position, row, played_loss, mark)). A row the chunk before named
-    keeps its values (a database's openings recur in every chunk)."""
+    keeps its values (a database's openings recur in every chunk).
+    `until`: only positions before it (the one at it still gives the last
+    one's loss)."""
     size = size or CHUNK
     failed = (cols["error"] != "").tolist()
     tasks = plan.tasks
     count = len(tasks)
+    last = count if until is None else min(count, until)
     values: dict[int, RowValues] = {}
-    for start in range(0, count, size):
-        stop = min(count, start + size)
+    for start in range(0, last, size):
+        stop = min(last, start + size)
         end = min(count, stop + 1)                 # the next position too: its value makes a loss
         named = np.unique(np.asarray(tasks[start:end], dtype=np.int64)).tolist()
         kept = {t: values[t] for t in named if t in values}

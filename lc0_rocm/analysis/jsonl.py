@@ -1,17 +1,28 @@
 """JSONL lines straight from a plan and its columns (analysis.flat): the
 bytes of `json.dumps(record.to_dict(), separators=(",", ":"))` for every
 record `writers.records` gives (tests hold the two equal). A distinct
-row's part of the line (mode .. outcome) is formatted once; each
-occurrence adds where it comes from and its played move's loss.
+row's part of the line (mode .. outcome) is formatted once a chunk; each
+occurrence adds where it comes from and its played move's loss. A big
+run's lines are made on every core (`write`).
 """
 from __future__ import annotations
 
 import json
 import math
 import re
+import concurrent.futures
+import os
+import pickle
+import shutil
+import sys
+import tempfile
 from typing import Iterator
 
-from lc0_rocm.analysis import flat
+from lc0_rocm.analysis import flat, pgn_parallel
+from lc0_rocm.analysis.plan import Plan
+
+# Positions a part at least (~1 s of lines on one core; a process takes ~0.3 s to start).
+PART_POSITIONS = 50_000
 
 # A string json.dumps writes as is between quotes: printable ASCII but " and \.
 _PLAIN = re.compile(r'[ !#-\[\]-~]*')
@@ -33,9 +44,10 @@ def _int(x: int | None) -> str:
     return "null" if x is None else str(x)
 
 
-def lines(plan, cols: dict, mode: str) -> Iterator[str]:
+def lines(plan, cols: dict, mode: str, until: int | None = None) -> Iterator[str]:
     """The JSONL lines (without newlines) of the plan's occurrences in
-    input order; none for an occurrence whose row the engine refused."""
+    input order (those before `until`); none for an occurrence whose row
+    the engine refused."""
     mode_text = _text(mode)
 
     def fragment(v: flat.RowValues) -> str:
@@ -50,7 +62,7 @@ def lines(plan, cols: dict, mode: str) -> Iterator[str]:
 
     sources: dict[str, str] = {}
     fragments: dict[int, str] = {}
-    for values, occurrences in flat.chunks(plan, cols, mode):
+    for values, occurrences in flat.chunks(plan, cols, mode, until=until):
         fragments = {t: fragments[t] for t in values if t in fragments}   # the rows this chunk names
         for p, t, loss, mark in occurrences:
             row = fragments.get(t)
@@ -62,3 +74,58 @@ def lines(plan, cols: dict, mode: str) -> Iterator[str]:
             yield (f'{{"source":{source},"line":{p.line},"game":{_int(p.game)},"ply":{p.ply},'
                    f'"fen":{_text(p.fen)},{row},"id":{_text(p.id)},"played":{_text(p.played)},'
                    f'"played_loss":{_number(loss)},"mark":{_text(mark)}}}')
+
+
+def write(f, plan, cols: dict, mode: str, scratch: str | None = None) -> int:
+    """The lines into the text file f; returns how many. A big run's
+    lines are made on every core, a part of the positions per process
+    (`python -m` this module), each into a temporary file in `scratch`,
+    copied into f in order: the same bytes as one process, which is also
+    what happens when a part's process fails."""
+    count = len(plan.tasks)
+    parts = min(pgn_parallel.cores(), count // PART_POSITIONS)
+    if parts >= 2:
+        cuts = [count * k // parts for k in range(parts + 1)]
+        with tempfile.TemporaryDirectory(prefix=".lc0-rocm-jsonl-", dir=scratch) as folder:
+            outs = [os.path.join(folder, f"part{k}.jsonl") for k in range(parts)]
+
+            def run(k: int):
+                start, stop = cuts[k], cuts[k + 1]
+                positions, named = plan.positions.part(start, min(count, stop + 1))   # the next: a loss
+                payload = (Plan(positions=positions), {name: column[named] for name, column in cols.items()},
+                           mode, stop - start, outs[k])
+                return pgn_parallel.run_module("lc0_rocm.analysis.jsonl", [],
+                                               pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+
+            with concurrent.futures.ThreadPoolExecutor(parts, thread_name_prefix="jsonl-part") as pool:
+                written = list(pool.map(run, range(parts)))
+            if all(n is not None for n in written):
+                for out in outs:
+                    with open(out, encoding="utf-8", newline="") as part:
+                        shutil.copyfileobj(part, f)
+                return sum(written)
+    return _write_lines(f, lines(plan, cols, mode))
+
+
+def _write_lines(f, texts: Iterator[str]) -> int:
+    count = 0
+    write = f.write
+    for line in texts:
+        write(line)
+        write("\n")
+        count += 1
+    return count
+
+
+def main() -> int:
+    """A part's process: (plan, columns, mode, until, out) pickled on
+    stdin -> its lines in OUT, their count pickled on stdout."""
+    plan, cols, mode, until, out = pickle.loads(sys.stdin.buffer.read())
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
+        count = _write_lines(f, lines(plan, cols, mode, until))
+    sys.stdout.buffer.write(pickle.dumps(count, protocol=pickle.HIGHEST_PROTOCOL))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -104,6 +104,25 @@ class Occurrences:
         for i, ident in part._ids.items():
             self._ids[first + i] = ident
 
+    def part(self, start: int, stop: int) -> tuple["Occurrences", np.ndarray]:
+        """Positions start..stop-1 as a table of their own (its rows those
+        they name, in row order) and those rows' indices here."""
+        named, local = np.unique(_ints(self.tasks)[start:stop], return_inverse=True)
+        out = Occurrences()
+        out._index = None
+        out.rows = [self.rows[t] for t in named.tolist()]
+        out.tasks = array("q", local.astype(np.int64).tobytes())
+        out._sources, out._source_ids = list(self._sources), dict(self._source_ids)
+        out._source, out._line = self._source[start:stop], self._line[start:stop]
+        out._game, out._ply = self._game[start:stop], self._ply[start:stop]
+        for blob, ends in (("_fen", "_fen_end"), ("_played", "_played_end")):
+            first = getattr(self, ends)[start - 1] if start else 0
+            theirs = _ints(getattr(self, ends))[start:stop] - first
+            setattr(out, ends, array("q", theirs.tobytes()))
+            setattr(out, blob, bytearray(getattr(self, blob)[first:first + (int(theirs[-1]) if len(theirs) else 0)]))
+        out._ids = {i - start: ident for i, ident in self._ids.items() if start <= i < stop}
+        return out, named
+
     def finish(self) -> None:
         """No more rows: the index from row to task is let go."""
         self._index = None

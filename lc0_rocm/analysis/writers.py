@@ -14,7 +14,7 @@ import functools
 import os
 import pathlib
 import tempfile
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import numpy as np
 
@@ -126,19 +126,6 @@ def _umask() -> int:
     return mask
 
 
-def write_jsonl(path: str, lines: Iterable[str]) -> int:
-    """One record a line: `lines` from analysis.jsonl, the bytes of
-    json.dumps(record.to_dict(), separators=(",", ":")) for each record."""
-    count = 0
-    with atomic_file(path) as f:
-        write = f.write
-        for line in lines:
-            write(line)
-            write("\n")
-            count += 1
-    return count
-
-
 def parquet_schema():
     import pyarrow as pa
     return pa.schema([
@@ -244,7 +231,8 @@ def write_outputs(outputs: list[str], pgn_sources: list[str], plan, cols: dict, 
     for path in outputs:
         kind = format_of(path)
         if kind == "jsonl":
-            written[path] = write_jsonl(path, jsonl.lines(plan, cols, mode))
+            with atomic_file(path) as f:
+                written[path] = jsonl.write(f, plan, cols, mode, scratch=os.path.dirname(os.path.abspath(path)))
         elif kind == "parquet":
             written[path] = write_parquet(path, plan, cols, mode)
         else:
