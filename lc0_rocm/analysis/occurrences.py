@@ -57,18 +57,10 @@ class Occurrences:
     def _task(self, row: str) -> int:
         if self._index is None:
             self._index = {r: t for t, r in enumerate(self.rows)}
-        task = self._index.get(row)
-        if task is None:
-            task = self._index[row] = len(self.rows)
-            self.rows.append(row)
-        return task
+        return _number(self._index, self.rows, row)
 
     def _source_id(self, source: str) -> int:
-        sid = self._source_ids.get(source)
-        if sid is None:
-            sid = self._source_ids[source] = len(self._sources)
-            self._sources.append(source)
-        return sid
+        return _number(self._source_ids, self._sources, source)
 
     def append(self, p: Position) -> None:
         self.tasks.append(self._task(p.row))
@@ -160,6 +152,15 @@ class Occurrences:
     def __iter__(self) -> Iterator[Position]:
         for i in range(len(self)):
             yield self[i]
+
+
+def _number(index: dict, values: list, value) -> int:
+    """value's place in `values` (appended when new), found through `index`."""
+    number = index.get(value)
+    if number is None:
+        number = index[value] = len(values)
+        values.append(value)
+    return number
 
 
 def _strings(blob: bytearray, ends: array, start: int, stop: int) -> list[str]:
