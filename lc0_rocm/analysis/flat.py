@@ -1,5 +1,5 @@
-"""What the records of a run hold, as flat lists straight from its plan and
-columns, for the JSONL, Parquet and PGN writers: a distinct row's values
+"""What the records of a run hold, straight from its plan and columns, for
+the JSONL, Parquet and PGN writers: a distinct row's values
 once (rounded as records.py's AnalysisRecord holds them) and each
 occurrence's row and played-move loss, without a record per position
 (writing a record the general way cost ~50 us a position on the project's
@@ -20,7 +20,7 @@ from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.records import loss_between, mark_of
 
 DIGITS = 6
-CHUNK = 32768     # occurrences a chunk
+CHUNK = 32768     # input positions a chunk
 OUTCOMES = {1: "checkmate", 2: "stalemate"}
 
 
@@ -78,8 +78,8 @@ def row_values(cols: dict, mode: str, rows: list[int]) -> dict[int, RowValues]:
         fields = row_fields(mode, outcome, w, d, l, q, moves_left, cp, mate, best, pv,
                             top_moves[j] if eval_mode else (), top_probs[j] if eval_mode else (),
                             network_cps[j] if eval_mode else None)
-        wdl = fields[0]
-        out[t] = RowValues(*fields[:8], nodes, fields[8], wdl[0] + wdl[1] / 2)
+        rounded = fields[0]
+        out[t] = RowValues(*fields[:8], nodes, fields[8], rounded[0] + rounded[1] / 2)
     return out
 
 
