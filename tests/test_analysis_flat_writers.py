@@ -81,7 +81,35 @@ def test_parquet_table_is_the_records_table(plan, computed, tmp_path, monkeypatc
     table = pq.read_table(path)
     assert table.schema.equals(expected.schema)
     assert table.to_pylist() == expected.to_pylist()
-    assert pq.ParquetFile(path).num_row_groups == (len(rows) + 49) // 50
+    groups = {i // 50 for i, r in enumerate(writers.records(plan, cols, mode)) if r is not None}
+    assert pq.ParquetFile(path).num_row_groups == len(groups)          # 50 input positions a group
+
+
+def test_parquet_written_in_parts_is_the_file_of_one_process(plan, computed, tmp_path, monkeypatch):
+    """Whole row groups a part, built in a process each, read back in
+    order: the bytes of the file one process writes; a failing part: its
+    file all the same, no temporary file left."""
+    pytest.importorskip("pyarrow", reason="Parquet output needs pyarrow")
+    from lc0_rocm.analysis import parquet_parts, pgn_parallel
+    mode, cols = computed
+    monkeypatch.setattr(writers, "PARQUET_BATCH", 16)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    writers.write_parquet(str(folder / "whole.parquet"), plan, cols, mode)
+    monkeypatch.setattr(parquet_parts, "PART_POSITIONS", 10)
+    monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    writers.write_parquet(str(folder / "parts.parquet"), plan, cols, mode)
+    whole = (folder / "whole.parquet").read_bytes()
+    assert (folder / "parts.parquet").read_bytes() == whole
+    real, calls = pgn_parallel.run_module, []
+
+    def second_fails(module, args, stdin=b""):
+        calls.append(module)
+        return None if len(calls) == 2 else real(module, args, stdin)
+    monkeypatch.setattr(pgn_parallel, "run_module", second_fails)
+    writers.write_parquet(str(folder / "fallback.parquet"), plan, cols, mode)
+    assert (folder / "fallback.parquet").read_bytes() == whole and len(calls) == 4
+    assert sorted(p.name for p in folder.iterdir()) == ["fallback.parquet", "parts.parquet", "whole.parquet"]
 
 
 def test_pgn_annotations_are_the_records(plan, computed, chunk):

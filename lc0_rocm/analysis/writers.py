@@ -18,7 +18,7 @@ from typing import Iterator
 
 import numpy as np
 
-from lc0_rocm.analysis import flat
+from lc0_rocm.analysis import flat, parquet_parts
 from lc0_rocm.analysis.records import AnalysisRecord, mark_of, played_loss
 from lc0_rocm.analysis.settings import AnalysisError
 
@@ -127,15 +127,8 @@ def _umask() -> int:
 
 
 def parquet_schema():
-    import pyarrow as pa
-    return pa.schema([
-        ("source", pa.string()), ("line", pa.int64()), ("game", pa.int64()), ("ply", pa.int64()),
-        ("fen", pa.string()), ("mode", pa.string()), ("wdl", pa.list_(pa.float64(), 3)),
-        ("q", pa.float64()), ("score_cp", pa.int64()), ("mate", pa.int64()),
-        ("moves_left", pa.float64()), ("best", pa.string()), ("pv", pa.list_(pa.string())),
-        ("policy", pa.list_(pa.struct([("move", pa.string()), ("p", pa.float64())]))),
-        ("nodes", pa.int64()), ("outcome", pa.string()), ("id", pa.string()), ("played", pa.string()),
-        ("played_loss", pa.float64()), ("mark", pa.string())])
+    """The Parquet output's columns (a record's fields)."""
+    return parquet_parts.schema()
 
 
 def require_pyarrow() -> None:
@@ -148,74 +141,23 @@ def require_pyarrow() -> None:
 
 
 def write_parquet(path: str, plan, cols: dict, mode: str) -> int:
-    """The records as a Parquet table (parquet_schema), PARQUET_BATCH rows
-    a row group, built column by column from analysis.flat's values: the
-    table of the records writers.records makes (tests)."""
+    """The records as a Parquet table (parquet_schema), the records of
+    PARQUET_BATCH input positions a row group, built on every core for a
+    big run (parquet_parts): the table of the records writers.records
+    makes (tests)."""
     require_pyarrow()
     import pyarrow.parquet as pq
-    from lc0_rocm.analysis import flat
     schema = parquet_schema()
     count = 0
     with atomic_file(path, "wb") as f:
         with pq.ParquetWriter(f, schema) as writer:
-            batch = _ParquetBatch(mode, schema)
-            for values, occurrences in flat.chunks(plan, cols, mode):
-                while occurrences:
-                    room = PARQUET_BATCH - batch.size
-                    batch.extend(values, occurrences[:room])
-                    occurrences = occurrences[room:]
-                    if batch.size == PARQUET_BATCH:
-                        writer.write_table(batch.table())
-                        count += batch.size
-                        batch = _ParquetBatch(mode, schema)
-            if batch.size or count == 0:
-                writer.write_table(batch.table())
-                count += batch.size
+            for table in parquet_parts.tables(plan, cols, mode, PARQUET_BATCH,
+                                              scratch=os.path.dirname(os.path.abspath(path))):
+                writer.write_table(table)
+                count += table.num_rows
+            if count == 0:
+                writer.write_table(schema.empty_table())
     return count
-
-
-class _ParquetBatch:
-    """A row group's columns, gathered from chunks of occurrences."""
-
-    def __init__(self, mode: str, schema):
-        self.mode, self.schema = mode, schema
-        self.data: dict[str, list] = {f.name: [] for f in schema}
-        self.moves: list = []
-        self.probs: list = []
-        self.offsets = [0]
-        self.size = 0
-
-    def extend(self, values: dict, occurrences: list[tuple]) -> None:
-        positions = [p for p, _, _, _ in occurrences]
-        rows = [values[t] for _, t, _, _ in occurrences]
-        for v in rows:
-            for m, p in v.policy:
-                self.moves.append(m)
-                self.probs.append(p)
-            self.offsets.append(len(self.moves))
-        data = self.data
-        data["source"] += [p.source for p in positions]
-        data["line"] += [p.line for p in positions]
-        data["game"] += [p.game for p in positions]
-        data["ply"] += [p.ply for p in positions]
-        data["fen"] += [p.fen for p in positions]
-        data["mode"] += [self.mode] * len(rows)
-        for name in ("wdl", "q", "score_cp", "mate", "moves_left", "best", "pv", "nodes", "outcome"):
-            data[name] += [getattr(v, name) for v in rows]
-        data["id"] += [p.id for p in positions]
-        data["played"] += [p.played for p in positions]
-        data["played_loss"] += [loss for _, _, loss, _ in occurrences]
-        data["mark"] += [mark for _, _, _, mark in occurrences]
-        self.size += len(rows)
-
-    def table(self):
-        import pyarrow as pa
-        policy = pa.ListArray.from_arrays(
-            pa.array(self.offsets, pa.int32()),
-            pa.StructArray.from_arrays([pa.array(self.moves, pa.string()), pa.array(self.probs, pa.float64())],
-                                       fields=list(self.schema.field("policy").type.value_type)))
-        return pa.Table.from_arrays([policy if f.name == "policy" else pa.array(self.data[f.name], f.type)
-                                     for f in self.schema], schema=self.schema)
 
 
 def write_errors(path: str, errors: list) -> None:
