@@ -90,15 +90,19 @@ def test_parquet_written_in_parts_is_the_file_of_one_process(plan, computed, tmp
     order: the bytes of the file one process writes; a failing part: its
     file all the same, no temporary file left."""
     pytest.importorskip("pyarrow", reason="Parquet output needs pyarrow")
-    from lc0_rocm.analysis import parquet_parts, pgn_parallel
+    from lc0_rocm.analysis import parquet_parts, pgn_parallel, position_parts
     mode, cols = computed
     monkeypatch.setattr(writers, "PARQUET_BATCH", 16)
     folder = tmp_path / "out"
     folder.mkdir()
     writers.write_parquet(str(folder / "whole.parquet"), plan, cols, mode)
-    monkeypatch.setattr(parquet_parts, "PART_POSITIONS", 10)
+    monkeypatch.setattr(position_parts, "PART_POSITIONS", 10)
     monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    built_here = []
+    real_tables = parquet_parts.group_tables
+    monkeypatch.setattr(parquet_parts, "group_tables", lambda *a: built_here.append(1) or real_tables(*a))
     writers.write_parquet(str(folder / "parts.parquet"), plan, cols, mode)
+    assert not built_here                                   # every group built by a part's process
     whole = (folder / "whole.parquet").read_bytes()
     assert (folder / "parts.parquet").read_bytes() == whole
     real, calls = pgn_parallel.run_module, []
@@ -136,12 +140,18 @@ def test_jsonl_written_in_parts_is_the_lines_of_one_process(plan, computed, tmp_
     from lc0_rocm.analysis import pgn_parallel
     mode, cols = computed
     whole = "".join(line + "\n" for line in jsonl.lines(plan, cols, mode))
-    monkeypatch.setattr(jsonl, "PART_POSITIONS", 10)
+    from lc0_rocm.analysis import position_parts
+    monkeypatch.setattr(position_parts, "PART_POSITIONS", 10)
     monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    real, calls = pgn_parallel.run_module, []
+    monkeypatch.setattr(pgn_parallel, "run_module", lambda *a: calls.append(a[0]) or real(*a))
+    made_here = []
+    real_lines = jsonl.lines
+    monkeypatch.setattr(jsonl, "lines", lambda *a, **k: made_here.append(1) or real_lines(*a, **k))
     out = io.StringIO()
     assert jsonl.write(out, plan, cols, mode, scratch=str(tmp_path)) == whole.count("\n")
-    assert out.getvalue() == whole
-    real, calls = pgn_parallel.run_module, []
+    assert out.getvalue() == whole and calls == ["lc0_rocm.analysis.jsonl"] * 4 and not made_here
+    calls.clear()
 
     def second_fails(module, args, stdin=b""):
         calls.append(module)

@@ -10,19 +10,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import concurrent.futures
-import os
 import pickle
 import shutil
 import sys
 import tempfile
 from typing import Iterator
 
-from lc0_rocm.analysis import flat, pgn_parallel
-from lc0_rocm.analysis.plan import Plan
-
-# Positions a part at least (~1 s of lines on one core; a process takes ~0.3 s to start).
-PART_POSITIONS = 50_000
+from lc0_rocm.analysis import flat, position_parts
 
 # A string json.dumps writes as is between quotes: printable ASCII but " and \.
 _PLAIN = re.compile(r'[ !#-\[\]-~]*')
@@ -79,31 +73,21 @@ def lines(plan, cols: dict, mode: str, until: int | None = None) -> Iterator[str
 def write(f, plan, cols: dict, mode: str, scratch: str | None = None) -> int:
     """The lines into the text file f; returns how many. A big run's
     lines are made on every core, a part of the positions per process
-    (`python -m` this module), each into a temporary file in `scratch`,
-    copied into f in order: the same bytes as one process, which is also
-    what happens when a part's process fails."""
-    count = len(plan.tasks)
-    parts = min(pgn_parallel.cores(), count // PART_POSITIONS)
+    (position_parts, `python -m` this module), each into a temporary file
+    in `scratch`, copied into f in order: the same bytes as one process,
+    which is also what happens when a part's process fails."""
+    parts = position_parts.count(plan)
     if parts >= 2:
-        cuts = [count * k // parts for k in range(parts + 1)]
+        total = len(plan.tasks)
+        cuts = [total * k // parts for k in range(parts + 1)]
         with tempfile.TemporaryDirectory(prefix=".lc0-rocm-jsonl-", dir=scratch) as folder:
-            outs = [os.path.join(folder, f"part{k}.jsonl") for k in range(parts)]
-
-            def run(k: int):
-                start, stop = cuts[k], cuts[k + 1]
-                positions, named = plan.positions.part(start, min(count, stop + 1))   # the next: a loss
-                payload = (Plan(positions=positions), {name: column[named] for name, column in cols.items()},
-                           mode, stop - start, outs[k])
-                return pgn_parallel.run_module("lc0_rocm.analysis.jsonl", [],
-                                               pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-
-            with concurrent.futures.ThreadPoolExecutor(parts, thread_name_prefix="jsonl-part") as pool:
-                written = list(pool.map(run, range(parts)))
-            if all(n is not None for n in written):
+            done = position_parts.run("lc0_rocm.analysis.jsonl", plan, cols, cuts, (mode,), folder, ".jsonl")
+            if done is not None:
+                outs, counts = done
                 for out in outs:
                     with open(out, encoding="utf-8", newline="") as part:
                         shutil.copyfileobj(part, f)
-                return sum(written)
+                return sum(counts)
     return _write_lines(f, lines(plan, cols, mode))
 
 

@@ -1,26 +1,20 @@
 """The Parquet output's row groups: the records of each `group` input
 positions (writers.PARQUET_BATCH) as one Arrow table, built column by
 column from analysis.flat's values. A big run's groups are built on every
-core, a part of whole groups per process (`python -m` this module), each
-into an Arrow file in a temporary folder beside the output, which the
+core, a part of whole groups per process (position_parts, `python -m` this
+module), each into an Arrow file in a temporary folder beside the output, which the
 writer reads back in order: the same tables as one process, which is also
 what happens when a part's process fails. Cut by input positions, the
 groups do not depend on how many parts there were.
 """
 from __future__ import annotations
 
-import concurrent.futures
-import os
 import pickle
 import sys
 import tempfile
 from typing import Iterator
 
-from lc0_rocm.analysis import flat, pgn_parallel
-from lc0_rocm.analysis.plan import Plan
-
-# Positions a part at least (a process takes ~0.3 s to start).
-PART_POSITIONS = 50_000
+from lc0_rocm.analysis import flat, position_parts
 
 
 def schema():
@@ -38,34 +32,22 @@ def schema():
 def tables(plan, cols: dict, mode: str, group: int, scratch: str | None = None) -> Iterator:
     """The row groups' tables in input order (none for a group whose rows
     the engine all refused)."""
-    count = len(plan.tasks)
-    groups = -(-count // group)
-    parts = min(pgn_parallel.cores(), count // PART_POSITIONS, groups)
-    if parts < 2:
-        yield from group_tables(plan, cols, mode, group)
-        return
-    cuts = [min(count, groups * k // parts * group) for k in range(parts + 1)]
-    with tempfile.TemporaryDirectory(prefix=".lc0-rocm-parquet-", dir=scratch) as folder:
-        outs = [os.path.join(folder, f"part{k}.arrow") for k in range(parts)]
-
-        def run(k: int):
-            start, stop = cuts[k], cuts[k + 1]
-            positions, named = plan.positions.part(start, min(count, stop + 1))   # the next: a loss
-            payload = (Plan(positions=positions), {name: column[named] for name, column in cols.items()},
-                       mode, group, stop - start, outs[k])
-            return pgn_parallel.run_module("lc0_rocm.analysis.parquet_parts", [],
-                                           pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-
-        with concurrent.futures.ThreadPoolExecutor(parts, thread_name_prefix="parquet-part") as pool:
-            done = list(pool.map(run, range(parts)))
-        if all(n is not None for n in done):
-            import pyarrow as pa
-            for out in outs:
-                with pa.memory_map(out) as source:
-                    reader = pa.ipc.open_file(source)
-                    for k in range(reader.num_record_batches):
-                        yield pa.Table.from_batches([reader.get_batch(k)])
-            return
+    parts = position_parts.count(plan, group)
+    if parts >= 2:
+        total = len(plan.tasks)
+        groups = -(-total // group)
+        cuts = [min(total, groups * k // parts * group) for k in range(parts + 1)]
+        with tempfile.TemporaryDirectory(prefix=".lc0-rocm-parquet-", dir=scratch) as folder:
+            done = position_parts.run("lc0_rocm.analysis.parquet_parts", plan, cols, cuts, (mode, group), folder,
+                                      ".arrow")
+            if done is not None:
+                import pyarrow as pa
+                for out in done[0]:
+                    with pa.memory_map(out) as source:
+                        reader = pa.ipc.open_file(source)
+                        for k in range(reader.num_record_batches):
+                            yield pa.Table.from_batches([reader.get_batch(k)])
+                return
     yield from group_tables(plan, cols, mode, group)
 
 
