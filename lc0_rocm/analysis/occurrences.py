@@ -51,9 +51,6 @@ class Occurrences:
         state["_index"] = None                  # rebuilt only if rows are added again
         return state
 
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-
     def _task(self, row: str) -> int:
         if self._index is None:
             self._index = {r: t for t, r in enumerate(self.rows)}
@@ -107,11 +104,8 @@ class Occurrences:
         out._sources, out._source_ids = list(self._sources), dict(self._source_ids)
         out._source, out._line = self._source[start:stop], self._line[start:stop]
         out._game, out._ply = self._game[start:stop], self._ply[start:stop]
-        for blob, ends in (("_fen", "_fen_end"), ("_played", "_played_end")):
-            first = getattr(self, ends)[start - 1] if start else 0
-            theirs = _ints(getattr(self, ends))[start:stop] - first
-            setattr(out, ends, array("q", theirs.tobytes()))
-            setattr(out, blob, bytearray(getattr(self, blob)[first:first + (int(theirs[-1]) if len(theirs) else 0)]))
+        out._fen, out._fen_end = _blob_part(self._fen, self._fen_end, start, stop)
+        out._played, out._played_end = _blob_part(self._played, self._played_end, start, stop)
         out._ids = {i - start: ident for i, ident in self._ids.items() if start <= i < stop}
         return out, named
 
@@ -127,16 +121,11 @@ class Occurrences:
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError("position index out of range")
-        fen_start = self._fen_end[i - 1] if i else 0
-        played_start = self._played_end[i - 1] if i else 0
-        game = self._game[i]
-        return Position(self._sources[self._source[i]], self._line[i], None if game == NO_GAME else game,
-                        self._ply[i], self._fen[fen_start:self._fen_end[i]].decode(), self.rows[self.tasks[i]],
-                        self._played[played_start:self._played_end[i]].decode() or None, self._ids.get(i))
+        return self._span(i, i + 1)[0]
 
     def _span(self, start: int, stop: int) -> list[Position]:
         """Positions start..stop-1, their strings cut from one decoded text
-        each (a writer's chunk: ~3x indexing one by one)."""
+        each (a writer's chunk)."""
         if start >= stop:
             return []
         fens = _strings(self._fen, self._fen_end, start, stop)
@@ -152,6 +141,13 @@ class Occurrences:
     def __iter__(self) -> Iterator[Position]:
         for i in range(len(self)):
             yield self[i]
+
+
+def _blob_part(blob: bytearray, ends: array, start: int, stop: int) -> tuple[bytearray, array]:
+    """The strings start..stop-1 of a blob cut at `ends`, as a blob and ends of their own."""
+    first = ends[start - 1] if start else 0
+    theirs = _ints(ends)[start:stop] - first
+    return bytearray(blob[first:first + (int(theirs[-1]) if len(theirs) else 0)]), array("q", theirs.tobytes())
 
 
 def _number(index: dict, values: list, value) -> int:

@@ -13,7 +13,7 @@ import pickle
 from lc0_rocm.analysis import pgn_parallel
 from lc0_rocm.analysis.plan import Plan
 
-# Positions a part at least (~1 s of writing on one core; a process takes ~0.3 s to start).
+# Positions a part at least (~1.5 s of JSONL lines on the project's VM's core; a process takes ~0.3 s to start).
 PART_POSITIONS = 50_000
 
 
