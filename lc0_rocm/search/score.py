@@ -25,8 +25,9 @@ def network_score_cp(wl: np.ndarray, d: np.ndarray) -> list[int]:
     once, each equal to the scalar's: lc0's WDLRescale (fast_log,
     fast_logistic) in numpy with the scalar's float64 operations in its
     order, the float32 exp in fastmath.fast_exp, and math.tan per value
-    (numpy's tan may round differently). ~10x the scalar's speed: it was
-    most of writing an eval-only analysis."""
+    (numpy's tan may round differently). 9x the scalar's speed (800,007
+    values: 5.81 -> 0.64 s); the scalar was ~30 % of an eval-only
+    analysis's JSONL writing (cProfile, 294,133 distinct positions)."""
     from lc0_rocm.search.fastmath import fast_exp
     v, d = np.asarray(wl, dtype=np.float64), np.asarray(d, dtype=np.float64)
     w, l = (1 + v - d) / 2, (1 - v - d) / 2
