@@ -2,60 +2,89 @@
 // takes it shared (it only adds visits in flight, atomically, and links new
 // children in), everything else that changes the tree takes it exclusive.
 // A waiting writer goes first (backing up is short, and a search thread
-// waiting to back up holds a batch the GPU has finished): std::shared_mutex
-// on glibc lets a stream of readers starve a writer.
+// waiting to back up holds a batch the GPU has finished).
+//
+// Both locks below wait by spinning, then yielding, not by sleeping: they
+// are held for microseconds (a pick, a batch's backup) and handed between
+// search threads several times a batch, where a futex sleep and wake-up
+// costs about as much as the critical section itself (lc0's
+// RpSharedMutex spins for the same reason).
 #pragma once
-#include <condition_variable>
+#include <atomic>
+#include <cstdint>
 #include <mutex>
+#include <thread>
 
 namespace lc0core {
 namespace search {
 
-class PickLock {
+// A short busy wait, then the processor given to others (a machine with
+// fewer cores than search threads still makes progress).
+class Backoff {
  public:
-  void lock() {
-    std::unique_lock<std::mutex> guard(mutex_);
-    ++writers_waiting_;
-    changed_.wait(guard, [this] { return !writer_ && readers_ == 0; });
-    --writers_waiting_;
-    writer_ = true;
-  }
-  void unlock() {
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      writer_ = false;
+  void pause() {
+    if (spins_ < kSpins) {
+      ++spins_;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      __asm__ __volatile__("yield");
+#endif
+    } else {
+      std::this_thread::yield();
     }
-    changed_.notify_all();
-  }
-  void lock_shared() {
-    std::unique_lock<std::mutex> guard(mutex_);
-    changed_.wait(guard, [this] { return !writer_ && writers_waiting_ == 0; });
-    ++readers_;
-  }
-  void unlock_shared() {
-    bool last;
-    {
-      std::lock_guard<std::mutex> guard(mutex_);
-      last = --readers_ == 0;
-    }
-    if (last) changed_.notify_all();
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int readers_ = 0, writers_waiting_ = 0;
-  bool writer_ = false;
+  static constexpr int kSpins = 64;
+  int spins_ = 0;
+};
+
+class PickLock {
+ public:
+  void lock() {
+    state_.fetch_add(kWaitingWriter, std::memory_order_relaxed);
+    for (Backoff wait;; wait.pause()) {
+      uint32_t s = state_.load(std::memory_order_relaxed);
+      if ((s & (kWriter | kReaders)) == 0 &&
+          state_.compare_exchange_weak(s, s - kWaitingWriter + kWriter, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+        return;
+      }
+    }
+  }
+  void unlock() { state_.fetch_sub(kWriter, std::memory_order_release); }
+  void lock_shared() {
+    for (Backoff wait;; wait.pause()) {
+      uint32_t s = state_.load(std::memory_order_relaxed);
+      if ((s & (kWriter | kWaitingWriters)) == 0 &&
+          state_.compare_exchange_weak(s, s + 1, std::memory_order_acquire, std::memory_order_relaxed)) {
+        return;
+      }
+    }
+  }
+  void unlock_shared() { state_.fetch_sub(1, std::memory_order_release); }
+
+ private:
+  // One word: readers in the low 16 bits, waiting writers in the next 15,
+  // the writer in the top bit (so a reader's check and entry are one step).
+  static constexpr uint32_t kReaders = 0xFFFFu;
+  static constexpr uint32_t kWaitingWriter = 1u << 16;
+  static constexpr uint32_t kWaitingWriters = 0x7FFFu << 16;
+  static constexpr uint32_t kWriter = 1u << 31;
+  std::atomic<uint32_t> state_{0};
 };
 
 // Worker mode's exclusive hold on the tree: the caller's mutex (readers of
 // results and `stop` take it) and then the pickers' lock. A BasicLockable,
-// for std::unique_lock and std::condition_variable_any.
+// for std::unique_lock and std::condition_variable_any. The mutex is taken
+// by spinning on try_lock first, as the pickers' lock is.
 class TreeWriteLock {
  public:
   TreeWriteLock(std::mutex* tree_mutex, PickLock* picking) : tree_mutex_(tree_mutex), picking_(picking) {}
   void lock() {
-    tree_mutex_->lock();
+    for (Backoff wait; !tree_mutex_->try_lock(); wait.pause()) {
+    }
     picking_->lock();
   }
   void unlock() {
