@@ -253,10 +253,33 @@ void Search::gather_batch(PositionHistory* leaf_history, TaskWorkers* tasks) {
 void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks) {
   Batch* const batch = batch_;
   batch->clear();
+  GatherTimes times;
+  if (worker_mode_) {
+    // Workers gather with the tree unlocked (several dozen picks a batch):
+    // picking and the collisions' visits in flight under the pickers' lock
+    // shared, expanding with no lock, the tree held exclusively only after
+    // a pick that needs it: to back up visits evaluated out of order (as
+    // lc0 does) or to undo a two-fold draw.
+    Unlocked<TreeWriteLock> unlocked(&write_lock_);
+    gather_picks(batch, leaf_history, tasks, &times);
+  } else {
+    gather_picks(batch, leaf_history, tasks, &times);
+  }
+  batch_ = batch;                     // other workers may have gathered meanwhile
+  expand_seconds_ += times.expand;
+  pick_shared_seconds_ += times.shared;
+}
+
+void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorkers* tasks, GatherTimes* times) {
   Tree& tree = *tree_;
+  // A worker reads what backing up writes (visits, the best move, playouts
+  // left) holding the pickers' lock shared; alone, no lock.
+  std::shared_lock<PickLock> shared(pick_lock_, std::defer_lock);
+  if (worker_mode_) shared.lock();
   int minibatch_size = 0;
-  const double remaining = std::max(1.0, remaining_playouts_);
-  int left = collisions_left((long long)std::min(double(tree.node(tree.root()).n), remaining));
+  int left = collisions_left((long long)std::min(double(tree.node(tree.root()).n),
+                                                 std::max(1.0, remaining_playouts_)));
+  if (worker_mode_) shared.unlock();
   int& ooo = batch->ooo;
   auto& visits = batch->visits;
   while (minibatch_size < target_minibatch_ && ooo < max_out_of_order_) {
@@ -269,40 +292,30 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
     }
     const size_t new_start = visits.size();
     const int limit = std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo));
-    const char* root_allowed = root_filter(batch);
-    double expand_time = 0.0, shared_time = 0.0;
-    auto expand = [&] {
-      const auto expand_started = Clock::now();
-      expand_leaves(batch, new_start, leaf_history, tasks);
-      expand_time = std::chrono::duration<double>(Clock::now() - expand_started).count();
-    };
+    const auto pick_started = Clock::now();
+    if (worker_mode_) shared.lock();
+    pick(batch, root_filter(batch), limit, tasks, worker_mode_);
     if (worker_mode_) {
-      // Workers pick at once, each holding the pickers' lock shared, and
-      // expand their leaves with the tree unlocked (a leaf in flight is its
-      // picker's alone; others see a collision there).
-      Unlocked<TreeWriteLock> unlocked(&write_lock_);
-      const auto pick_started = Clock::now();
-      {
-        std::shared_lock<PickLock> picking(pick_lock_);
-        pick(batch, root_allowed, limit, tasks, true);
-      }
-      shared_time = std::chrono::duration<double>(Clock::now() - pick_started).count();
-      expand();
-    } else {
-      pick(batch, root_allowed, limit, tasks, false);
-      expand();
+      shared.unlock();
+      times->shared += std::chrono::duration<double>(Clock::now() - pick_started).count();
     }
-    expand_seconds_ += expand_time;
-    pick_shared_seconds_ += shared_time;
-    batch_ = batch;
-    if (worker_mode_) fix_two_folds();
+    const auto expand_started = Clock::now();
+    expand_leaves(batch, new_start, leaf_history, tasks);
+    times->expand += std::chrono::duration<double>(Clock::now() - expand_started).count();
+    if (worker_mode_ && two_folds_pending()) {
+      std::lock_guard<TreeWriteLock> exclusive(write_lock_);
+      fix_two_folds();
+    }
     bool any_ooo = false;
     for (size_t i = new_start; i < visits.size(); ++i) {
       if (!visits[i].collision) ++minibatch_size;
       any_ooo = any_ooo || visits[i].ooo_done;
     }
     if (any_ooo) {
-      // Back up out-of-order results now; drop this pick's collisions.
+      // Back up out-of-order results now (a worker holding the tree
+      // exclusively); drop this pick's collisions.
+      std::unique_lock<TreeWriteLock> exclusive(write_lock_, std::defer_lock);
+      if (worker_mode_) exclusive.lock();
       size_t kept = new_start;
       for (size_t i = new_start; i < visits.size(); ++i) {
         const Visit v = visits[i];
@@ -318,6 +331,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
       }
       visits.resize(kept);
     }
+    if (worker_mode_) shared.lock();
     for (size_t i = new_start; i < visits.size(); ++i) {
       Visit& v = visits[i];
       if (!v.collision) continue;
@@ -332,6 +346,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
       if (left <= 0) return;
       if (stop_->load(std::memory_order_relaxed)) return;
     }
+    if (worker_mode_) shared.unlock();
   }
 }
 
@@ -379,6 +394,11 @@ void Search::ensure_two_fold_correct(uint32_t child, int depth) {
   tree.make_not_terminal(child);
   initial_visits_ -= visits;
   ++two_fold_fixes_;
+}
+
+bool Search::two_folds_pending() {
+  std::lock_guard<std::mutex> lock(fix_mutex_);
+  return !pending_fixes_.empty();
 }
 
 void Search::fix_two_folds() {

@@ -228,6 +228,10 @@ class Search {
   // `tasks`: the worker's task workers (null: none).
   void gather_batch(PositionHistory* leaf_history, TaskWorkers* tasks);   // timed: gather_into_batch
   void gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks);
+  struct GatherTimes {
+    double expand = 0.0, shared = 0.0;   // seconds expanding, and picking with the pickers' lock shared
+  };
+  void gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorkers* tasks, GatherTimes* times);
   int collisions_left(long long nodes) const;
   const char* root_filter(Batch* batch);
   void pick(Batch* batch, const char* root_allowed, int limit, TaskWorkers* tasks, bool shared);
@@ -251,6 +255,7 @@ class Search {
     return cn.terminal == kTwoFold && depth < cn.m;
   }
   void fix_two_folds();              // the fixes pickers left (worker mode)
+  bool two_folds_pending();
   void visit(PickContext& c, uint32_t node, int depth);
   int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
   // Expanding the picked leaves (lc0's ProcessPickedTask).
