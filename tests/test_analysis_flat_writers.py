@@ -162,6 +162,40 @@ def test_jsonl_written_in_parts_is_the_lines_of_one_process(plan, computed, tmp_
     assert out.getvalue() == whole and not list(tmp_path.iterdir())
 
 
+def test_a_big_run_has_more_parts_than_cores_and_runs_a_core_s_count_at_once(plan, computed, tmp_path,
+                                                                            monkeypatch):
+    """Parts capped at PART_MOST positions: more parts than cores, at most
+    a part per core running (so the payloads held at once stay bounded),
+    the same lines."""
+    import io
+    import threading
+    import time
+    from lc0_rocm.analysis import pgn_parallel, position_parts
+    mode, cols = computed
+    whole = "".join(line + "\n" for line in jsonl.lines(plan, cols, mode))
+    monkeypatch.setattr(position_parts, "PART_POSITIONS", 5)
+    monkeypatch.setattr(position_parts, "PART_MOST", 10)
+    monkeypatch.setattr(pgn_parallel, "cores", lambda: 2)
+    parts = position_parts.count(plan)
+    assert parts == min(-(-len(plan.tasks) // 10), len(plan.tasks) // 5) and parts > 2
+    real, lock, running, most = pgn_parallel.run_module, threading.Lock(), [0], [0]
+
+    def counted(*a):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        try:
+            return real(*a)
+        finally:
+            with lock:
+                running[0] -= 1
+    monkeypatch.setattr(pgn_parallel, "run_module", counted)
+    out = io.StringIO()
+    assert jsonl.write(out, plan, cols, mode, scratch=str(tmp_path)) == whole.count("\n")
+    assert out.getvalue() == whole and most[0] == 2
+
+
 def test_a_part_of_the_positions_is_a_table_of_its_own(plan):
     positions = plan.positions
     for start, stop in ((0, len(positions)), (3, 40), (len(positions) - 5, len(positions)), (7, 7)):

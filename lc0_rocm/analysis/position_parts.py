@@ -15,13 +15,22 @@ from lc0_rocm.analysis.plan import Plan
 
 # Positions a part at least (~1.5 s of JSONL lines on the project's VM's core; a process takes ~0.3 s to start).
 PART_POSITIONS = 50_000
+# Positions a part at most: a part's payload is held here while its process
+# runs (~0.3 KB a position, pickled and not), a core's part at a time.
+PART_MOST = 200_000
 
 
 def count(plan, granule: int = 1) -> int:
-    """How many parts: one per core, each of PART_POSITIONS or more and a
-    whole number of `granule` positions (1: none to write alone)."""
+    """How many parts: one per core, or more where a core's share would
+    pass PART_MOST positions (they run a core each at a time, so what the
+    parts hold here stays bounded however big the run); each of
+    PART_POSITIONS or more and a whole number of `granule` positions (1:
+    none to write alone)."""
     positions = len(plan.tasks)
-    return min(pgn_parallel.cores(), positions // PART_POSITIONS, -(-positions // granule))
+    cores = pgn_parallel.cores()
+    if cores < 2:
+        return 1
+    return min(max(cores, -(-positions // PART_MOST)), positions // PART_POSITIONS, -(-positions // granule))
 
 
 def run(module: str, plan, cols: dict, cuts: list[int], extra: tuple, folder: str,
@@ -41,6 +50,7 @@ def run(module: str, plan, cols: dict, cuts: list[int], extra: tuple, folder: st
                    stop - start, outs[k])
         return pgn_parallel.run_module(module, [], pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
-    with concurrent.futures.ThreadPoolExecutor(len(outs), thread_name_prefix="output-part") as pool:
+    with concurrent.futures.ThreadPoolExecutor(min(len(outs), pgn_parallel.cores()),
+                                               thread_name_prefix="output-part") as pool:
         answers = list(pool.map(one, range(len(outs))))
     return None if any(a is None for a in answers) else (outs, answers)
