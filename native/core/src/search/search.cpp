@@ -306,10 +306,11 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
       std::lock_guard<TreeWriteLock> exclusive(write_lock_);
       fix_two_folds();
     }
-    bool any_ooo = false;
+    bool any_ooo = false, any_collision = false;
     for (size_t i = new_start; i < visits.size(); ++i) {
       if (!visits[i].collision) ++minibatch_size;
       any_ooo = any_ooo || visits[i].ooo_done;
+      any_collision = any_collision || visits[i].collision;
     }
     if (any_ooo) {
       // Back up out-of-order results now (a worker holding the tree
@@ -331,6 +332,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
       }
       visits.resize(kept);
     }
+    if (any_ooo || !any_collision) continue;          // no collisions kept: nothing to count
     if (worker_mode_) shared.lock();
     for (size_t i = new_start; i < visits.size(); ++i) {
       Visit& v = visits[i];
