@@ -57,6 +57,7 @@ bool Search::finish() {
     nps_start_ = Clock::now();
   }
   const bool stop = should_stop();
+  playouts_hint_.store(remaining_playouts_, std::memory_order_relaxed);
   backup_seconds_ += std::chrono::duration<double>(Clock::now() - started).count();
   return stop;
 }

@@ -196,7 +196,7 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
   *spent = 0;
   if (budget <= 0) return;
   Tree& tree = *tree_;
-  if (node == kNone || tree.node(node).n + tree.node(node).n_in_flight == 0) {
+  if (node == kNone || tree.node(node).n + in_flight(tree.node(node)) == 0) {
     const Position& pos = ctx.history->last();
     const uint64_t key = NNCache::key(pos, ctx.history->repetitions(ctx.history->size() - 1));
     *spent = 1;
@@ -220,7 +220,7 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
   scored.reserve(nd.num_edges);
   for (EdgeWalk w(tree, node); w.valid(); w.next()) {
     const uint32_t c = w.child();
-    const long long ns = c != kNone ? (long long)tree.node(c).n + tree.node(c).n_in_flight : 0;
+    const long long ns = c != kNone ? (long long)tree.node(c).n + in_flight(tree.node(c)) : 0;
     const double q = c != kNone && tree.node(c).n > 0 ? tree.node(c).wl + draw_score * tree.node(c).d
                                                       : fpu_value;
     scored.push_back({-(tree.prior(w.edge_id()) * puct_mult / (1 + ns)) - q, w.index(), c});
@@ -239,7 +239,7 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
       // lc0 uses -fpu as the default here (a quirk kept for parity).
       const double q = visited ? tree.node(c).wl + draw_score * tree.node(c).d : -fpu_value;
       if (next_score > q) {
-        const long long ns = c != kNone ? (long long)tree.node(c).n + tree.node(c).n_in_flight : 0;
+        const long long ns = c != kNone ? (long long)tree.node(c).n + in_flight(tree.node(c)) : 0;
         // int() truncates; huge quotients just mean "the whole budget".
         const double raw = tree.prior(first + k) * puct_mult / (next_score - q) - double(ns);
         budget_to_spend = raw >= double(budget) ? budget : int(std::min<long long>(budget, (long long)raw + 1));
@@ -250,7 +250,7 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
     if (budget_to_spend <= 0) continue;
     if (c != kNone) {
       const Node& cn = tree.node(c);
-      if (cn.n + cn.n_in_flight > 0 && (cn.n == 0 || cn.terminal)) continue;
+      if (cn.n + in_flight(cn) > 0 && (cn.n == 0 || cn.terminal)) continue;
     }
     ctx.history->push(Move::from_raw(tree.edge(first + k).move));
     int used = 0;

@@ -75,25 +75,39 @@ class PickLock {
   std::atomic<uint32_t> state_{0};
 };
 
-// Worker mode's exclusive hold on the tree: the caller's mutex (readers of
-// results and `stop` take it) and then the pickers' lock. A BasicLockable,
-// for std::unique_lock and std::condition_variable_any. The mutex is taken
-// by spinning on try_lock first, as the pickers' lock is.
-class TreeWriteLock {
+// The caller's tree mutex (readers of results and `stop` take it; a worker
+// holds it except while it gathers or waits for the network), taken by
+// spinning on try_lock first, as the pickers' lock is. A BasicLockable, for
+// std::unique_lock and std::condition_variable_any.
+class TreeMutexLock {
  public:
-  TreeWriteLock(std::mutex* tree_mutex, PickLock* picking) : tree_mutex_(tree_mutex), picking_(picking) {}
+  explicit TreeMutexLock(std::mutex* tree_mutex) : tree_mutex_(tree_mutex) {}
   void lock() {
     for (Backoff wait; !tree_mutex_->try_lock(); wait.pause()) {
     }
+  }
+  void unlock() { tree_mutex_->unlock(); }
+
+ private:
+  std::mutex* tree_mutex_;
+};
+
+// Worker mode's exclusive hold on the tree: the caller's mutex and then the
+// pickers' lock (always in that order).
+class TreeWriteLock {
+ public:
+  TreeWriteLock(std::mutex* tree_mutex, PickLock* picking) : tree_(tree_mutex), picking_(picking) {}
+  void lock() {
+    tree_.lock();
     picking_->lock();
   }
   void unlock() {
     picking_->unlock();
-    tree_mutex_->unlock();
+    tree_.unlock();
   }
 
  private:
-  std::mutex* tree_mutex_;
+  TreeMutexLock tree_;
   PickLock* picking_;
 };
 

@@ -392,7 +392,7 @@ const char* Search::root_filter(Batch* batch) {
     const uint32_t best = tree.find_child(root, int(current_best_ - tree.node(root).edges));
     best_n = best != kNone ? tree.node(best).n : 0;
   }
-  const double remaining = std::max(1.0, remaining_playouts_);
+  const double remaining = std::max(1.0, playouts_left());
   std::vector<char>& allowed = batch->root_allowed;
   allowed.clear();
   bool any_excluded = false;

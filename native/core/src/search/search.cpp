@@ -79,7 +79,7 @@ bool Search::run_iteration() {
     abandon();
     return true;
   }
-  prefetch_into_batch();
+  prefetch_into_batch(history_);
   lock.unlock();
   evaluate(batch_, evaluator_.slots[0]);   // the tree is readable meanwhile
   lock.lock();
@@ -109,7 +109,7 @@ bool Search::run_pipelined_step(int* inflight, std::future<void>* inflight_done,
   if (!batch_->requests.empty()) ++nn_pending_;
   bool stop = stops_midway();
   std::future<void> done;
-  if (!stop) prefetch_into_batch();
+  if (!stop) prefetch_into_batch(history_);
   if (*inflight >= 0) {
     // One network call at a time: a GPU stream and its buffers serve one
     // call, so batch k goes to the network only once batch k^1 is back.
@@ -167,19 +167,28 @@ void Search::run_workers(const std::function<void()>& report) {
 void Search::worker_loop(int index, const std::function<void()>* report) {
   Batch* mine = worker_batches_[index].get();
   const size_t slot = size_t(index) % evaluator_.slots.size();
-  std::unique_lock<TreeWriteLock> lock(write_lock_);
+  // The tree mutex alone, held except while gathering and at the network:
+  // it orders the workers' bookkeeping and backups with each other and with
+  // readers of results; other workers keep picking meanwhile. Backing up
+  // (and undoing a batch) also excludes the pickers.
+  TreeMutexLock tree_mutex(tree_mutex_);
+  std::unique_lock<TreeMutexLock> lock(tree_mutex);
   PositionHistory leaf_history(*history_);   // leaves are expanded unlocked: a board of its own
+  auto undo_batch = [&] {
+    std::lock_guard<PickLock> exclusive(pick_lock_);
+    batch_ = mine;
+    abandon();
+    stopped_ = true;
+  };
   while (!stop_requested()) {
     batch_ = mine;
     gather_batch(&leaf_history, task_pool(size_t(index)));
     if (!mine->requests.empty()) ++nn_pending_;
     if (stops_midway()) {
-      batch_ = mine;
-      abandon();
-      stopped_ = true;
+      undo_batch();
       break;
     }
-    prefetch_into_batch();
+    prefetch_into_batch(&leaf_history);
     // Everything this worker could pick is in flight elsewhere: wait for a
     // backup instead of spinning on the lock.
     const bool idle = mine->requests.empty() && mine->ooo == 0 &&
@@ -195,17 +204,19 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
         at_network_.fetch_sub(1, std::memory_order_relaxed);
         lock.lock();
         if (!worker_error_) worker_error_ = std::current_exception();
-        batch_ = mine;
-        abandon();
-        stopped_ = true;
+        undo_batch();
         progress_.notify_all();
         break;
       }
       at_network_.fetch_sub(1, std::memory_order_relaxed);
       lock.lock();
     }
-    batch_ = mine;
-    const bool stop = finish();
+    bool stop;
+    {
+      std::lock_guard<PickLock> exclusive(pick_lock_);
+      batch_ = mine;
+      stop = finish();
+    }
     progress_.notify_all();
     if (stop) break;
     if (idle) progress_.wait_for(lock, std::chrono::milliseconds(1));
@@ -222,13 +233,16 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
 
 // ---------------------------------------------------------------- gathering
 
-void Search::prefetch_into_batch() {
+void Search::prefetch_into_batch(PositionHistory* history) {
   // lc0's PrefetchIntoCache: a batch short of MaxPrefetch requests is topped
-  // up with likely next leaves (they only go to the cache).
+  // up with likely next leaves (they only go to the cache). A worker reads
+  // the tree as a picker does, beside the others' picking.
   const int requests = int(batch_->requests.size());
   if (requests == 0 || requests >= params_.MaxPrefetch || stop_requested()) return;
+  std::shared_lock<PickLock> shared(pick_lock_, std::defer_lock);
+  if (worker_mode_) shared.lock();
   int spent = 0;
-  PickContext c{history_, batch_, INT_MAX, 0, nullptr};
+  PickContext c{history, batch_, INT_MAX, 0, nullptr};
   prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
 }
 
@@ -260,7 +274,8 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
     // shared, expanding with no lock, the tree held exclusively only after
     // a pick that needs it: to back up visits evaluated out of order (as
     // lc0 does) or to undo a two-fold draw.
-    Unlocked<TreeWriteLock> unlocked(&write_lock_);
+    TreeMutexLock tree_mutex(tree_mutex_);
+    Unlocked<TreeMutexLock> unlocked(&tree_mutex);
     gather_picks(batch, leaf_history, tasks, &times);
   } else {
     gather_picks(batch, leaf_history, tasks, &times);
@@ -278,7 +293,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
   if (worker_mode_) shared.lock();
   int minibatch_size = 0;
   int left = collisions_left((long long)std::min(double(tree.node(tree.root()).n),
-                                                 std::max(1.0, remaining_playouts_)));
+                                                 std::max(1.0, playouts_left())));
   if (worker_mode_) shared.unlock();
   int& ooo = batch->ooo;
   auto& visits = batch->visits;

@@ -265,7 +265,7 @@ class Search {
   void moves_from_root(uint32_t node, std::vector<uint16_t>* path) const;
   void expand_leaf(PickContext& c, Visit* v);
   bool extend_terminal(PickContext& c, uint32_t node, int depth, const MoveList& moves);
-  void prefetch_into_batch();
+  void prefetch_into_batch(PositionHistory* history);   // `history`: a board at the root
   void prefetch(PickContext& c, uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
   std::unique_ptr<Batch> spare_batch();
   void return_batch(std::unique_ptr<Batch> batch);
@@ -344,7 +344,11 @@ class Search {
   double pick_shared_seconds_ = 0.0;
   int max_depth_ = 0;
   bool stopped_ = false;
-  double remaining_playouts_ = 4e9;
+  double remaining_playouts_ = 4e9;    // the stoppers' hint, worked on under the tree mutex
+  // The hint as the last backup left it, which picking reads (worker mode:
+  // beside another worker's stopper check, see stops_midway).
+  std::atomic<double> playouts_hint_{4e9};
+  double playouts_left() const { return playouts_hint_.load(std::memory_order_relaxed); }
   double remaining_time_ms_ = 0.0;
   bool remaining_time_set_ = false;
   double first_eval_time_ms_ = -1.0;
