@@ -43,6 +43,7 @@ bool Search::finish() {
     }
     backup(v);
   }
+  settle_deferred();
   // Prefetched positions only go to the cache (workers' are there already).
   const size_t requests = worker_mode_ ? 0 : batch_->requests.size();
   for (size_t slot = 0; slot < requests; ++slot) {
@@ -93,8 +94,37 @@ void Search::abandon() {
 void Search::cancel_in_flight(uint32_t node, int visits) {
   Tree& tree = *tree_;
   for (uint32_t n = tree.node(node).parent; n != kNone; n = tree.node(n).parent) {
-    tree.node(n).n_in_flight -= visits;
+    if (worker_mode_) {
+      add_in_flight(tree.node(n), -visits);
+    } else {
+      tree.node(n).n_in_flight -= visits;
+    }
   }
+}
+
+void Search::settle_deferred() {
+  if (deferred_backups_.empty() && solid_pending_.empty()) return;
+  // Worker mode: the tree mutex held and the pickers' lock shared. Every
+  // exclusive holder takes the tree mutex first, so none comes between
+  // letting the lock go and taking it exclusively.
+  pick_lock_.unlock_shared();
+  pick_lock_.lock();
+  backing_up_shared_ = false;
+  for (const Visit& v : deferred_backups_) backup(v);
+  deferred_backups_.clear();
+  // Deepest first: making a node solid moves its children (their ids
+  // change), so each node goes before its ancestors.
+  std::sort(solid_pending_.begin(), solid_pending_.end(),
+            [](const std::pair<int, uint32_t>& a, const std::pair<int, uint32_t>& b) { return a.first > b.first; });
+  const uint32_t solid_threshold = uint32_t(std::max(1, params_.SolidTreeThreshold));
+  for (const auto& pending : solid_pending_) {
+    const Node& n = tree_->node(pending.second);
+    if (!n.solid && n.n >= solid_threshold) tree_->make_solid(pending.second);
+  }
+  solid_pending_.clear();
+  backing_up_shared_ = true;
+  pick_lock_.unlock();
+  pick_lock_.lock_shared();
 }
 
 void Search::backup(const Visit& visit) {
@@ -103,6 +133,11 @@ void Search::backup(const Visit& visit) {
   const int mv = visit.multivisit;
   bool update_bounds = params_.StickyEndgames && tree.node(node).terminal != kNonTerminal &&
                        tree.node(node).n == 0;
+  if (update_bounds && backing_up_shared_) {
+    deferred_backups_.push_back(visit);   // its parents may become terminal: not beside pickers
+    return;
+  }
+  int depth = visit.depth;
   double v = visit.q, d = visit.d, m = visit.m;
   uint32_t n_to_fix = 0;
   double v_delta = 0.0, d_delta = 0.0, m_delta = 0.0;
@@ -113,17 +148,31 @@ void Search::backup(const Visit& visit) {
     const uint32_t p = n.parent;
     if (n.terminal) v = n.wl, d = n.d, m = n.m;
     const uint32_t n_new = n.n + mv;
-    n.wl += mv * (v - n.wl) / n_new;
-    n.d += mv * (d - n.d) / n_new;
-    n.m += mv * (m - n.m) / n_new;
-    n.n = n_new;
-    n.n_in_flight -= mv;
-    if (n_to_fix > 0 && !n.terminal) {
-      n.wl += n_to_fix * v_delta / n_new;
-      n.d += n_to_fix * d_delta / n_new;
-      n.m += n_to_fix * m_delta / n_new;
+    if (!n.terminal) {                // (a terminal's mean of its own value stays as it is)
+      double wl = n.wl, dd = n.d, mm = n.m;
+      wl += mv * (v - wl) / n_new;
+      dd += mv * (d - dd) / n_new;
+      mm += mv * (m - mm) / n_new;
+      if (n_to_fix > 0) {
+        wl += n_to_fix * v_delta / n_new;
+        dd += n_to_fix * d_delta / n_new;
+        mm += n_to_fix * m_delta / n_new;
+      }
+      store_value(n.wl, wl), store_value(n.d, dd), store_value(n.m, mm);
     }
-    if (n.n >= solid_threshold && !n.solid) tree.make_solid(node);
+    store_visits(n, n_new);           // after the values, for pickers (tree.h)
+    if (worker_mode_) {
+      __atomic_fetch_sub(&n.n_in_flight, uint32_t(mv), __ATOMIC_RELEASE);   // pairs with start_first_visit
+    } else {
+      n.n_in_flight -= mv;
+    }
+    if (n_new >= solid_threshold && !n.solid) {
+      if (!backing_up_shared_) {
+        tree.make_solid(node);
+      } else if (tree.may_make_solid(node)) {
+        solid_pending_.emplace_back(depth, node);
+      }
+    }
     if (p == kNone) break;
     const bool old_update_bounds = update_bounds;
     if (tree.node(p).terminal) n_to_fix = 0;
@@ -139,9 +188,11 @@ void Search::backup(const Visit& visit) {
     v = -v;
     v_delta = -v_delta;
     m += 1;
+    --depth;
     if (p == root) {
-      const uint32_t best_c = current_best_ != kNone
-                                  ? tree.find_child(root, int(current_best_ - tree.node(root).edges))
+      const uint32_t current_best = current_best_.load(std::memory_order_relaxed);
+      const uint32_t best_c = current_best != kNone
+                                  ? tree.find_child(root, int(current_best - tree.node(root).edges))
                                   : kNone;
       const uint32_t best_n = best_c != kNone ? tree.node(best_c).n : 0;
       if ((old_update_bounds && tree.node(node).terminal) ||

@@ -14,7 +14,7 @@ namespace search {
 
 bool Search::being_expanded(uint32_t node) const {
   const Node& n = tree_->node(node);
-  return n.n == 0 && in_flight(n) > 0;
+  return visits_of(n) == 0 && in_flight(n) > 0;
 }
 
 void Search::expand_leaves(Batch* batch, size_t from, PositionHistory* history, TaskWorkers* tasks) {
@@ -178,7 +178,7 @@ bool Search::extend_terminal(PickContext& c, uint32_t node, int depth, const Mov
     const std::string fen = to_fen(pos, false);
     if (evaluator_.tb_probe(evaluator_.tb_ctx, fen.c_str(), &wdl)) {
       // No network value here: plies left from the parent, like lc0.
-      const double m = std::max(0.0, tree.node(tree.node(node).parent).m - 1.0);
+      const double m = std::max(0.0, load_value(tree.node(tree.node(node).parent).m) - 1.0);
       // Side to move at the node wins -> the mover into it loses; cursed
       // wins and blessed losses count as draws.
       const int result = wdl == 2 ? kLoss : wdl == -2 ? kWin : kDraw;
@@ -196,7 +196,7 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
   *spent = 0;
   if (budget <= 0) return;
   Tree& tree = *tree_;
-  if (node == kNone || tree.node(node).n + in_flight(tree.node(node)) == 0) {
+  if (node == kNone || visits_of(tree.node(node)) + in_flight(tree.node(node)) == 0) {
     const Position& pos = ctx.history->last();
     const uint64_t key = NNCache::key(pos, ctx.history->repetitions(ctx.history->size() - 1));
     *spent = 1;
@@ -206,11 +206,13 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
     add_request(ctx, kNone, key, moves);
     return;
   }
+  // Read as a picker reads (a worker prefetches beside others' picking and backing up).
   const Node& nd = tree.node(node);
-  if (nd.n == 0 || nd.terminal) return;
+  const uint32_t nd_n = visits_of(nd);
+  if (nd_n == 0 || nd.terminal) return;
   const double draw_score = is_odd_depth ? draw_score_odd_ : draw_score_even_;
-  const double puct_mult = cpuct(nd.n, is_root) * std::sqrt(double(std::max<uint32_t>(nd.n, 2) - 1));
-  const double fpu_value = fpu(node, is_root, draw_score, tree.visited_policy(node));
+  const double puct_mult = cpuct(nd_n, is_root) * std::sqrt(double(std::max<uint32_t>(nd_n, 2) - 1));
+  const double fpu_value = fpu(load_value(nd.wl), load_value(nd.d), is_root, draw_score, tree.visited_policy(node));
   struct Scored {
     double score;
     int k;
@@ -220,9 +222,10 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
   scored.reserve(nd.num_edges);
   for (EdgeWalk w(tree, node); w.valid(); w.next()) {
     const uint32_t c = w.child();
-    const long long ns = c != kNone ? (long long)tree.node(c).n + in_flight(tree.node(c)) : 0;
-    const double q = c != kNone && tree.node(c).n > 0 ? tree.node(c).wl + draw_score * tree.node(c).d
-                                                      : fpu_value;
+    const long long ns = c != kNone ? (long long)visits_of(tree.node(c)) + in_flight(tree.node(c)) : 0;
+    const double q = c != kNone && visits_of(tree.node(c)) > 0
+                         ? load_value(tree.node(c).wl) + draw_score * load_value(tree.node(c).d)
+                         : fpu_value;
     scored.push_back({-(tree.prior(w.edge_id()) * puct_mult / (1 + ns)) - q, w.index(), c});
   }
   std::stable_sort(scored.begin(), scored.end(),
@@ -233,13 +236,13 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
     if (budget <= 0) break;
     const uint32_t c = scored[i].child;
     const int k = scored[i].k;
-    const bool visited = c != kNone && tree.node(c).n > 0;
+    const bool visited = c != kNone && visits_of(tree.node(c)) > 0;
     if (i != scored.size() - 1) {
       const double next_score = -scored[i + 1].score;
       // lc0 uses -fpu as the default here (a quirk kept for parity).
-      const double q = visited ? tree.node(c).wl + draw_score * tree.node(c).d : -fpu_value;
+      const double q = visited ? load_value(tree.node(c).wl) + draw_score * load_value(tree.node(c).d) : -fpu_value;
       if (next_score > q) {
-        const long long ns = c != kNone ? (long long)tree.node(c).n + in_flight(tree.node(c)) : 0;
+        const long long ns = c != kNone ? (long long)visits_of(tree.node(c)) + in_flight(tree.node(c)) : 0;
         // int() truncates; huge quotients just mean "the whole budget".
         const double raw = tree.prior(first + k) * puct_mult / (next_score - q) - double(ns);
         budget_to_spend = raw >= double(budget) ? budget : int(std::min<long long>(budget, (long long)raw + 1));
@@ -250,7 +253,8 @@ void Search::prefetch(PickContext& ctx, uint32_t node, int budget, bool is_odd_d
     if (budget_to_spend <= 0) continue;
     if (c != kNone) {
       const Node& cn = tree.node(c);
-      if (cn.n + in_flight(cn) > 0 && (cn.n == 0 || cn.terminal)) continue;
+      const uint32_t cn_n = visits_of(cn);
+      if (cn_n + in_flight(cn) > 0 && (cn_n == 0 || cn.terminal)) continue;
     }
     ctx.history->push(Move::from_raw(tree.edge(first + k).move));
     int used = 0;

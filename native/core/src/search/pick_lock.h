@@ -1,8 +1,10 @@
 // pick_lock.h - the lock that lets search threads pick at once: picking
 // takes it shared (it only adds visits in flight, atomically, and links new
-// children in), everything else that changes the tree takes it exclusive.
-// A waiting writer goes first (backing up is short, and a search thread
-// waiting to back up holds a batch the GPU has finished).
+// children in), and so does backing up (one thread at a time, under the
+// tree mutex; values stored atomically, tree.h); what changes the tree's
+// shape (terminal bounds, solid children, undoing a batch or a two-fold
+// draw) takes it exclusive. A waiting writer goes first (it holds the tree
+// mutex, which the next backup waits for).
 //
 // Both locks below wait by spinning, then yielding, not by sleeping: they
 // are held for microseconds (a pick, a batch's backup) and change hands

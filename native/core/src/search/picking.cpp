@@ -38,15 +38,26 @@ inline uint32_t link(const uint32_t& id) {
   return kShared ? __atomic_load_n(&id, __ATOMIC_ACQUIRE) : id;
 }
 
+// A node's visits and values: picking shared reads them atomically, as a
+// search thread may be backing up beside it (tree.h).
+template <bool kShared>
+inline uint32_t visits(const Node& n) {
+  return kShared ? visits_of(n) : n.n;
+}
+
+template <bool kShared>
+inline double value(const double& x) {
+  return kShared ? load_value(x) : x;
+}
+
 }  // namespace
 
-double Search::fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const {
+double Search::fpu(double wl, double d, bool is_root, double draw_score, double visited_pol) const {
   bool absolute;
   double value;
   params_.fpu(is_root, &absolute, &value);
   if (absolute) return value;
-  const Node& n = tree_->node(node);
-  return -(n.wl - draw_score * n.d) - value * std::sqrt(visited_pol);
+  return -(wl - draw_score * d) - value * std::sqrt(visited_pol);
 }
 
 double Search::cpuct(uint32_t n, bool is_root) const {
@@ -63,20 +74,21 @@ bool Search::try_start(uint32_t node) {
     ++n.n_in_flight;
     return true;
   }
-  // A node's visits change only under the exclusive lock, so n is settled
-  // here; the first visit of an unvisited node is claimed atomically, as
-  // other threads may be picking it at once.
-  if (n.n == 0) return start_first_visit(n);
+  // The first visit of an unvisited node is claimed atomically, as other
+  // threads may be picking it at once. A node seen unvisited may have been
+  // backed up since: the claim then succeeds as an ordinary visit in
+  // flight, and the caller, reading its visits after it, descends.
+  if (visits_of(n) == 0) return start_first_visit(n);
   add_in_flight(n, 1);
   return true;
 }
 
 template <bool kShared>
-void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root) {
+void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root, bool collision) {
   Tree& tree = *tree_;
   {
     Node& n = tree.node(node);
-    if (n.n == 0 || n.terminal) {
+    if (collision || visits<kShared>(n) == 0 || n.terminal) {
       if (is_root && try_start<kShared>(node)) {
         --limit;
         visit(c, node, depth);
@@ -94,9 +106,10 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   const Node& nd = tree.node(node);
   const uint32_t first = nd.edges;
   const int num_edges = nd.num_edges;
+  const uint32_t nd_n = visits<kShared>(nd);
   int max_needed = num_edges;
   if (!(is_root && !root_filter_.empty())) {
-    max_needed = int(std::min<long long>(num_edges, (long long)nd.n + visits_in_flight<kShared>(nd) + limit + 2));
+    max_needed = int(std::min<long long>(num_edges, (long long)nd_n + visits_in_flight<kShared>(nd) + limit + 2));
   }
   const double draw_score = depth % 2 == 0 ? draw_score_odd_ : draw_score_even_;
 
@@ -104,8 +117,9 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   double score[kMaxMoves];             // likewise
   double visited_pol = 0.0;
   // lc0's MEvaluator: prefer shorter wins and longer losses.
-  const bool m_on = evaluator_.has_moves_left && std::fabs(nd.wl) > params_.MovesLeftThreshold;
-  const double parent_m = nd.m;
+  const double nd_wl = value<kShared>(nd.wl);
+  const bool m_on = evaluator_.has_moves_left && std::fabs(nd_wl) > params_.MovesLeftThreshold;
+  const double parent_m = value<kShared>(nd.m);
   // Entries [0, ready) are filled; edges past the last child are unvisited
   // and, sorted by prior, looked at only as far as the selection reaches
   // (a sharp policy leaves most of them untouched).
@@ -122,18 +136,19 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   for (uint32_t ch = link<kShared>(nd.first_child); ch != kNone; ch = link<kShared>(tree.node(ch).next_sibling)) {
     const Node& cn = tree.node(ch);
     const int k = cn.edge_index;
+    const uint32_t cn_n = visits<kShared>(cn);
     if (k < max_needed) {
       open(k + 1);
-      e[k].nstarted = (long long)cn.n + visits_in_flight<kShared>(cn), e[k].kid = ch;
+      e[k].nstarted = (long long)cn_n + visits_in_flight<kShared>(cn), e[k].kid = ch;
     }
-    if (cn.n > 0) {
+    if (cn_n > 0) {
       visited_pol += tree.prior(first + k);
       if (k < max_needed) {
-        double q = cn.wl + draw_score * cn.d;
+        double q = value<kShared>(cn.wl) + draw_score * value<kShared>(cn.d);
         double u = q;
         if (m_on) {
           const auto& p = params_;
-          double m = std::min(std::max(p.MovesLeftSlope * (cn.m - parent_m), -p.MovesLeftMaxEffect),
+          double m = std::min(std::max(p.MovesLeftSlope * (value<kShared>(cn.m) - parent_m), -p.MovesLeftMaxEffect),
                               p.MovesLeftMaxEffect);
           m *= std::copysign(1.0, -q);
           if (0.0 < p.MovesLeftThreshold && p.MovesLeftThreshold < 1.0) {
@@ -146,8 +161,8 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       }
     }
   }
-  const double fpu_value = fpu(node, is_root, draw_score, visited_pol);
-  const double puct_mult = cpuct(nd.n, is_root) * std::sqrt(double(std::max<uint32_t>(nd.n, 2) - 1));
+  const double fpu_value = fpu(nd_wl, value<kShared>(nd.d), is_root, draw_score, visited_pol);
+  const double puct_mult = cpuct(nd_n, is_root) * std::sqrt(double(std::max<uint32_t>(nd_n, 2) - 1));
   // x / 1 == x exactly, so unstarted edges skip the division.
   for (int k = 0; k < ready; ++k) {
     PickEdge& x = e[k];
@@ -161,6 +176,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
     for (int k = from; k < ready; ++k) e[k].util = fpu_value, score[k] = e[k].pol * puct_mult + fpu_value;
   };
   const char* allowed = is_root ? c.root_allowed : nullptr;
+  int collided = -1;                  // the edge whose visit could not start (at most one)
 
   // The scan looks at edges up to the first unstarted one and one more: they
   // are sorted by prior, so no later edge can beat those two. Without a root
@@ -263,18 +279,20 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       // estimate until the limit is spent. Give it the rest at once.
       b.to_perform += limit;
       limit = 0;
+      collided = best_idx;
       break;
     }
     ++b.nstarted;
     --new_visits;
     Node& cn = tree.node(child);
-    if (cn.n > 0 && !cn.terminal) {
+    const uint32_t cn_n = visits<kShared>(cn);   // settled by the start (see try_start)
+    if (cn_n > 0 && !cn.terminal) {
       add_visits_in_flight<kShared>(cn, new_visits);
       b.nstarted += new_visits;
     }
     const double nb = b.pol * puct_mult / (1 + b.nstarted) + b.util;
     score[best_idx] = nb;
-    if (cn.n == 0 || cn.terminal) {
+    if (cn_n == 0 || cn.terminal) {
       --b.to_perform;
       visit(c, child, depth + 1);
     }
@@ -300,11 +318,11 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       scanned = 0;
     }
   }
-  pick_children<kShared>(c, depth, e, ready);
+  pick_children<kShared>(c, depth, e, ready, collided);
 }
 
 template <bool kShared>
-void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int count) {
+void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int count, int collided) {
   Tree& tree = *tree_;
   // lc0's rule: a branch with more than MinimumPickingWork visits goes to a
   // task worker when MinimumRemainingPickingWork are left for those after it
@@ -318,14 +336,16 @@ void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int cou
       const int k = std::max(0, e[idx].to_perform);
       remaining -= k;
       // k > MinimumPickingWork >= 1: the child exists (kid is set).
-      task[idx] = k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork &&
-                  tree.node(e[idx].kid).n > 0 && !tree.node(e[idx].kid).terminal;
+      task[idx] = k > params_.MinimumPickingWork && remaining >= params_.MinimumRemainingPickingWork && idx != collided &&
+                  visits<kShared>(tree.node(e[idx].kid)) > 0 && !tree.node(e[idx].kid).terminal;
       any_task = any_task || task[idx];
     }
   }
   if (!any_task) {
     for (int idx = 0; idx < count; ++idx) {
-      if (e[idx].to_perform > 0) pick_node<kShared>(c, e[idx].kid, e[idx].to_perform, depth + 1, false);
+      if (e[idx].to_perform > 0) {
+        pick_node<kShared>(c, e[idx].kid, e[idx].to_perform, depth + 1, false, idx == collided);
+      }
     }
     return;
   }
@@ -346,10 +366,11 @@ void Search::pick_children(PickContext& c, int depth, const PickEdge* e, int cou
   }
   {
     TaskPool::Group group(&c.tasks->pool);
-    auto pick_branch = [this, &c, e, depth](Branch* branch) {
+    auto pick_branch = [this, &c, e, depth, collided](Branch* branch) {
       try {
         PickContext sub{c.history, branch->out.get(), branch->max_limit, c.pick_limit, c.tasks};
-        pick_node<kShared>(sub, e[branch->idx].kid, e[branch->idx].to_perform, depth + 1, false);
+        pick_node<kShared>(sub, e[branch->idx].kid, e[branch->idx].to_perform, depth + 1, false,
+                           branch->idx == collided);
         branch->max_limit = sub.max_limit;
       } catch (...) {
         branch->error = std::current_exception();
@@ -384,21 +405,22 @@ const char* Search::root_filter(Batch* batch) {
   // With few playouts left, only root edges that could still catch the best
   // (lc0's root pruning), and only `searchmoves` when given. Null: every
   // edge allowed (the usual case: the root's selection needs no filter).
-  if (root_filter_.empty() && current_best_ == kNone) return nullptr;
+  const uint32_t current_best = current_best_.load(std::memory_order_relaxed);
+  if (root_filter_.empty() && current_best == kNone) return nullptr;
   Tree& tree = *tree_;
   const uint32_t root = tree.root();
   double best_n = 0;
-  if (current_best_ != kNone) {
-    const uint32_t best = tree.find_child(root, int(current_best_ - tree.node(root).edges));
-    best_n = best != kNone ? tree.node(best).n : 0;
+  if (current_best != kNone) {
+    const uint32_t best = tree.find_child(root, int(current_best - tree.node(root).edges));
+    best_n = best != kNone ? visits_of(tree.node(best)) : 0;
   }
   const double remaining = std::max(1.0, playouts_left());
   std::vector<char>& allowed = batch->root_allowed;
   allowed.clear();
   bool any_excluded = false;
   for (EdgeWalk w(tree, root); w.valid(); w.next()) {
-    const double n = w.child() != kNone ? tree.node(w.child()).n : 0;
-    bool ok = w.edge_id() == current_best_ || !(remaining < best_n - n);
+    const double n = w.child() != kNone ? visits_of(tree.node(w.child())) : 0;
+    bool ok = w.edge_id() == current_best || !(remaining < best_n - n);
     if (ok && !root_filter_.empty() && !root_allowed(Move::from_raw(tree.edge(w.edge_id()).move))) ok = false;
     allowed.push_back(ok);
     any_excluded = any_excluded || !ok;
@@ -422,8 +444,8 @@ void Search::visit(PickContext& c, uint32_t node, int depth) {
   Visit v;
   v.node = node, v.depth = depth;
   const Node& n = tree_->node(node);
-  if (n.terminal || n.n > 0) {
-    v.q = n.wl, v.d = n.d, v.m = n.m;
+  if (n.terminal || visits_of(n) > 0) {     // a terminal's values: fixed
+    v.q = load_value(n.wl), v.d = load_value(n.d), v.m = load_value(n.m);
     v.ooo_done = params_.OutOfOrderEval;
   } else {
     v.expand = true;                 // expanded after the pick (expand_leaves)

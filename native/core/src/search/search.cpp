@@ -169,8 +169,9 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
   const size_t slot = size_t(index) % evaluator_.slots.size();
   // The tree mutex alone, held except while gathering and at the network:
   // it orders the workers' bookkeeping and backups with each other and with
-  // readers of results; other workers keep picking meanwhile. Backing up
-  // (and undoing a batch) also excludes the pickers.
+  // readers of results; other workers keep picking meanwhile, also while
+  // it backs up (what changes the tree's shape waits for the pickers:
+  // settle_deferred), and undoing a batch excludes them.
   TreeMutexLock tree_mutex(tree_mutex_);
   std::unique_lock<TreeMutexLock> lock(tree_mutex);
   PositionHistory leaf_history(*history_);   // leaves are expanded unlocked: a board of its own
@@ -213,9 +214,11 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
     }
     bool stop;
     {
-      std::lock_guard<PickLock> exclusive(pick_lock_);
+      std::shared_lock<PickLock> beside(pick_lock_);   // backing up beside the pickers
+      backing_up_shared_ = true;
       batch_ = mine;
       stop = finish();
+      backing_up_shared_ = false;
     }
     progress_.notify_all();
     if (stop) break;
@@ -292,7 +295,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
   std::shared_lock<PickLock> shared(pick_lock_, std::defer_lock);
   if (worker_mode_) shared.lock();
   int minibatch_size = 0;
-  int left = collisions_left((long long)std::min(double(tree.node(tree.root()).n),
+  int left = collisions_left((long long)std::min(double(visits_of(tree.node(tree.root()))),
                                                  std::max(1.0, playouts_left())));
   if (worker_mode_) shared.unlock();
   int& ooo = batch->ooo;
@@ -328,10 +331,16 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
       any_collision = any_collision || visits[i].collision;
     }
     if (any_ooo) {
-      // Back up out-of-order results now (a worker holding the tree
-      // exclusively); drop this pick's collisions.
-      std::unique_lock<TreeWriteLock> exclusive(write_lock_, std::defer_lock);
-      if (worker_mode_) exclusive.lock();
+      // Back up out-of-order results now (a worker as it backs a batch up:
+      // the tree mutex held, beside the pickers); drop this pick's collisions.
+      TreeMutexLock tree_mutex(tree_mutex_);
+      std::unique_lock<TreeMutexLock> backing(tree_mutex, std::defer_lock);
+      std::shared_lock<PickLock> beside(pick_lock_, std::defer_lock);
+      if (worker_mode_) {
+        backing.lock();
+        beside.lock();
+        backing_up_shared_ = true;
+      }
       size_t kept = new_start;
       for (size_t i = new_start; i < visits.size(); ++i) {
         const Visit v = visits[i];
@@ -346,6 +355,10 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
         }
       }
       visits.resize(kept);
+      if (worker_mode_) {
+        settle_deferred();
+        backing_up_shared_ = false;
+      }
     }
     if (any_ooo || !any_collision) continue;          // no collisions kept: nothing to count
     if (worker_mode_) shared.lock();

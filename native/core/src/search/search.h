@@ -240,12 +240,14 @@ class Search {
   // branches of their own. Compiled both ways: picking alone keeps plain
   // loads and adds.
   template <bool kShared>
-  void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root);
+  // `collision`: the caller could not start a visit here (all `limit`
+  // visits are a collision, even if the node was backed up since).
+  void pick_node(PickContext& c, uint32_t node, int limit, int depth, bool is_root, bool collision = false);
   template <bool kShared>
-  void pick_children(PickContext& c, int depth, const PickEdge* e, int count);
+  void pick_children(PickContext& c, int depth, const PickEdge* e, int count, int collided);
   template <bool kShared>
   bool try_start(uint32_t node);
-  double fpu(uint32_t node, bool is_root, double draw_score, double visited_pol) const;
+  double fpu(double wl, double d, bool is_root, double draw_score, double visited_pol) const;   // the node's wl, d
   double cpuct(uint32_t n, bool is_root) const;
   void ensure_two_fold_correct(uint32_t child, int depth);
   // A two-fold draw whose first occurrence lies before the (new) root is no
@@ -296,6 +298,11 @@ class Search {
   bool stops_midway();
   void abandon();
   void cancel_in_flight(uint32_t node, int visits);
+  // Worker mode backs up beside the pickers (the pickers' lock shared);
+  // what would change the tree's shape under them is left for this, which
+  // takes the lock exclusively when there is any: visits that may make
+  // their parents terminal, and nodes to make solid.
+  void settle_deferred();
   void backup(const Visit& visit);
   bool maybe_set_bounds(uint32_t p, double m, BackupFix* fix);
   // Stoppers (stoppers.cpp).
@@ -356,7 +363,7 @@ class Search {
   int nn_pending_ = 0;
   std::vector<uint32_t> kld_prev_visits_;
   double kld_prev_nodes_ = 0.0;
-  uint32_t current_best_ = kNone;    // root edge id
+  std::atomic<uint32_t> current_best_{kNone};   // root edge id (backing up sets it beside picking)
   // Per-pick state: the batch being gathered or finished (two for the pipeline).
   Batch* batches_;                     // RunScratch::batches
   Batch* batch_;
@@ -384,6 +391,11 @@ class Search {
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
   std::vector<std::pair<uint32_t, int>> pending_fixes_;   // (node, depth), under fix_mutex_
   long long two_fold_fixes_ = 0, deferred_fixes_ = 0;     // under fix_mutex_
+  // Backing up beside the pickers (worker mode, under the tree mutex), and
+  // what it left for settle_deferred: visits, and (depth, node) to make solid.
+  bool backing_up_shared_ = false;
+  std::vector<Visit> deferred_backups_;
+  std::vector<std::pair<int, uint32_t>> solid_pending_;
   std::mutex spare_mutex_;
   std::vector<std::unique_ptr<Batch>> spare_batches_;
 };

@@ -8,7 +8,7 @@ namespace search {
 
 void Search::update_current_best() {
   const std::vector<uint32_t> best = best_edges(tree_->root(), 1, 0);
-  current_best_ = best.empty() ? kNone : best[0];
+  current_best_.store(best.empty() ? kNone : best[0], std::memory_order_relaxed);
 }
 
 int Search::edge_rank(uint32_t c) const {

@@ -135,21 +135,28 @@ void Tree::revert_terminal_visits(uint32_t node, double v, double d, double m, u
 double Tree::visited_policy(uint32_t node) const {
   double sum = 0.0;
   for (EdgeWalk w(*this, node); w.valid(); w.next()) {
-    if (w.child() != kNone && nodes_[w.child()].n > 0) sum += prior(w.edge_id());
+    if (w.child() != kNone && visits_of(nodes_[w.child()]) > 0) sum += prior(w.edge_id());
   }
   return sum;
 }
 
-bool Tree::make_solid(uint32_t node) {
-  Node& n = nodes_[node];
+bool Tree::may_make_solid(uint32_t node) const {
+  const Node& n = nodes_[node];
   if (n.solid || n.num_edges == 0 || n.edges == kNone || n.terminal) return false;
   uint32_t children_in_flight = 0;
-  for (uint32_t c = n.first_child; c != kNone; c = nodes_[c].next_sibling) {
+  for (uint32_t c = __atomic_load_n(&n.first_child, __ATOMIC_ACQUIRE); c != kNone;
+       c = __atomic_load_n(&nodes_[c].next_sibling, __ATOMIC_ACQUIRE)) {
     const Node& cn = nodes_[c];
-    if (cn.n_in_flight > 0 && (cn.n <= 1 || cn.terminal)) return false;   // a visit refers to it
-    children_in_flight += cn.n_in_flight;
+    const uint32_t cn_in_flight = in_flight(cn);
+    if (cn_in_flight > 0 && (visits_of(cn) <= 1 || cn.terminal)) return false;   // a visit refers to it
+    children_in_flight += cn_in_flight;
   }
-  if (children_in_flight != n.n_in_flight) return false;   // collisions at a child refer to it
+  return children_in_flight == in_flight(n);   // else collisions at a child refer to it
+}
+
+bool Tree::make_solid(uint32_t node) {
+  if (!may_make_solid(node)) return false;
+  Node& n = nodes_[node];
   uint32_t block;
   {
     std::lock_guard<std::mutex> lock(allocate_mutex_);

@@ -40,19 +40,33 @@ struct Node {          // 56 bytes (lc0's is 64)
 };
 
 // Visits in flight are counted by search threads picking at once (under a
-// shared lock, see pick_lock.h), so they change by atomic adds; everything
-// else in a node changes only under the tree's exclusive lock or, for a
-// leaf being expanded, by the thread that started it.
+// shared lock, see pick_lock.h), so they change by atomic adds. Search
+// threads with a slot each also back up beside the pickers (one at a time,
+// under the tree mutex): a node's values are stored atomically and its
+// visits last, with release, so a picker that loads a node's first visit
+// (acquire) sees its edges, priors and values. Its shape (terminal bounds,
+// solid children) changes only under the pickers' lock held exclusively
+// or, for a leaf being expanded, by the thread that started it.
 inline uint32_t in_flight(const Node& n) { return __atomic_load_n(&n.n_in_flight, __ATOMIC_RELAXED); }
 inline void add_in_flight(Node& n, int32_t visits) {
   __atomic_fetch_add(&n.n_in_flight, uint32_t(visits), __ATOMIC_RELAXED);
 }
 // Starts the first visit of an unvisited node: fails when one is already in
-// flight there (the node is being expanded).
+// flight there (the node is being expanded). Acquire: a start that follows
+// the node's backup (its visit in flight gone) sees the visits it stored,
+// so the caller, reading them again, descends instead of expanding.
 inline bool start_first_visit(Node& n) {
   uint32_t none = 0;
-  return __atomic_compare_exchange_n(&n.n_in_flight, &none, 1u, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return __atomic_compare_exchange_n(&n.n_in_flight, &none, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
+inline uint32_t visits_of(const Node& n) { return __atomic_load_n(&n.n, __ATOMIC_ACQUIRE); }
+inline void store_visits(Node& n, uint32_t visits) { __atomic_store_n(&n.n, visits, __ATOMIC_RELEASE); }
+inline double load_value(const double& x) {
+  double v;
+  __atomic_load(&x, &v, __ATOMIC_RELAXED);
+  return v;
+}
+inline void store_value(double& x, double v) { __atomic_store(&x, &v, __ATOMIC_RELAXED); }
 
 // Fixed-size chunks: ids stay valid and growth never copies the tree. The
 // chunk table is reserved for every 32-bit id up front, so that reading a
@@ -137,6 +151,8 @@ class Tree {
   // hold the tree lock, and the old copies stay readable (expansions that
   // run unlocked may still walk up through them). True when done.
   bool make_solid(uint32_t node);
+  // Whether make_solid would now succeed (read beside pickers: a hint).
+  bool may_make_solid(uint32_t node) const;
 
   // A new tree holding `node` and its subtree (tree reuse between moves).
   std::unique_ptr<Tree> subtree(uint32_t node) const;
