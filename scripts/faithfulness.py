@@ -14,7 +14,13 @@ the engine's default, several search threads on a GPU), written to
 ours-n800-B-tN.jsonl; `--report --ours-file F` compares any such file.
 `--side lc0 --lc0-threads 2` runs lc0 with two search threads, and
 `--report --lc0-file A --ours-file B` compares any two result files (e.g.
-lc0 at two threads against lc0 at one: what threads alone change). Results are appended to JSON-lines files per side so a long
+lc0 at two threads against lc0 at one: what threads alone change).
+`--python-slots` gives the cpu backend slots that the native search's
+threads call through Python, one call at a time: with `--threads N` (N >= 2)
+and `--set MaxBatchesInFlight=N` the search threads then pick, back up and
+wait for the network beside each other as on a GPU, so their trees'
+quality is checked on a machine without one (slowly: for quality, not
+speed). Results are appended to JSON-lines files per side so a long
 run can be resumed or split (`--start`, `--count`).
 
 The suite (tests/data/suite.epd) is generated reproducibly from seeded
@@ -154,11 +160,41 @@ def _lc0_move(engine, board, nodes):
     return info["pv"][0], info.get("nodes")
 
 
+def give_python_slots(network) -> None:
+    """Native slots for a backend without them (the numpy cpu backend): each
+    a Python callback into the network, calls one at a time."""
+    import threading
+    from lc0_rocm import native_core
+    from lc0_rocm.backends.base import NativeSlot, python_forward
+    ffi, _ = native_core.load()
+    lock = threading.Lock()
+    keep: list = []
+
+    def forward_packed(masks, values):
+        with lock:
+            return network.forward_packed(masks, values)
+
+    def fail(error):
+        print(f"python slot: {error!r}", file=sys.stderr, flush=True)
+
+    def native_slots(count: int) -> list:
+        slots = []
+        for _ in range(count):
+            callback = python_forward(ffi, forward_packed, fail)
+            keep.append(callback)
+            slots.append(NativeSlot(address=int(ffi.cast("uintptr_t", callback))))
+        return slots
+    network.backend.native_slots = native_slots
+
+
 def run_ours(suite, nodes: int, net: pathlib.Path, out: pathlib.Path, backend: str = "cpu",
-             threads: int = 1, options: dict | None = None) -> None:
+             threads: int = 1, options: dict | None = None, python_slots: bool = False) -> None:
     from lc0_rocm.engine import Engine
     from lc0_rocm.network import load_network
-    engine = Engine(load_network(str(net), backend=backend), Threads=threads, **(options or {}))
+    network = load_network(str(net), backend=backend)
+    if python_slots:
+        give_python_slots(network)
+    engine = Engine(network, Threads=threads, **(options or {}))
     print(f"ours: {backend}, Threads {threads} -> {engine.search_threads()} search threads, "
           f"options {options or {}}", flush=True)
 
@@ -221,6 +257,8 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=None)
     ap.add_argument("--backend", default="cpu", help="our side's backend")
     ap.add_argument("--threads", type=int, default=1, help="our side's Threads (0: the engine's default)")
+    ap.add_argument("--python-slots", action="store_true", help="slots through Python for a backend without "
+                    "native ones, so the search threads run beside each other (see above)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a search option of our side (lc0's UCI name), e.g. MinibatchSize=64")
     ap.add_argument("--lc0-threads", type=int, default=1, help="lc0's --threads (lc0-n800-tN.jsonl when not 1)")
@@ -252,7 +290,7 @@ def main(argv=None) -> int:
         run_lc0(subset, args.nodes, args.net, lc0_out, args.lc0_threads, args.lc0_command)
     elif args.side == "ours":
         options = dict(item.split("=", 1) for item in args.set)
-        run_ours(subset, args.nodes, args.net, ours_out, args.backend, args.threads, options)
+        run_ours(subset, args.nodes, args.net, ours_out, args.backend, args.threads, options, args.python_slots)
     if args.report or not args.side:
         print(json.dumps(report(suite, lc0_out, ours_out), indent=1))
     return 0
