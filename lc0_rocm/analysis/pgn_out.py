@@ -1,9 +1,9 @@
 """The annotated PGN output: the games the analysis read, each analysed
 position's eval after the move that reached it (`[%eval ...]`, as lichess
 and ChessBase read it) and each marked move's NAG (?! ? ??) and better
-move. python-chess reads and writes every game (its exporter keeps the
-headers, comments and variations), ~100 us a move on one core: a big plain
-PGN is written on every core, a part per process (`python -m` this module)
+move. python-chess reads every game (~60 us a move on one core) and its
+exporter's text is written (pgn_export.py, the SAN from the native core
+where it can): a big plain PGN is written on every core, a part per process (`python -m` this module)
 cut where pgn_parallel cuts it for reading, each into a temporary file
 beside the output, copied into it in file order (no part held in memory):
 the same text as one process, which is also what happens when a part's
@@ -13,7 +13,6 @@ positions' `line`), which a part counts from its own start.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import os
 import pickle
 import shutil
@@ -24,7 +23,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-from lc0_rocm.analysis import flat, pgn_parallel
+from lc0_rocm.analysis import flat, pgn_export, pgn_parallel
 from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game
 
 NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
@@ -103,16 +102,17 @@ def annotate_into(f, handle, line_offset: int, by_line: dict) -> int:
         if game_problem(game):
             continue                 # reported in the errors file, left out here
         _annotate(game, by_line.get(line_offset + (lines.first or lines.count), {}))
-        f.write(game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True)))
+        f.write(pgn_export.export(game))
         f.write("\n\n")
         games += 1
 
 
 def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
-    if plies:
-        game.headers["Annotator"] = "lc0-rocm"
+    if not plies:
+        return
+    game.headers["Annotator"] = "lc0-rocm"
     node, ply = game, 0
-    board = game.board()
+    played: list[str] = []             # the moves to this ply, UCI
     while True:
         annotation = plies.get(ply)
         if annotation is not None and ply > 0 and annotation[0] is not None:
@@ -125,11 +125,30 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
             nxt.nags.add(NAGS[mark])
             text = WORDS[mark] + "."
             if best:
-                with contextlib.suppress(ValueError):
-                    text += f" {board.san(chess.Move.from_uci(best))} was best."
+                better = _san_at(game, played, best)
+                if better is not None:
+                    text += f" {better} was best."
             nxt.comment = f"{nxt.comment} {text}".strip()
-        board.push(nxt.move)
+        played.append(nxt.move.uci())
         node, ply = nxt, ply + 1
+
+
+def _san_at(game: chess.pgn.Game, played: list[str], move: str) -> str | None:
+    """`move` (UCI) after the moves `played` from the game's start, as
+    python-chess's Board.san writes it; None when it is not legal there."""
+    from lc0_rocm import native_core
+    fen = pgn_export.start_fen(game)
+    if fen is not None and native_core.available()[0]:
+        sans = pgn_export.uci_sans(fen, [*played, move])
+        return None if sans is None else sans[-1]
+    board = game.board()               # no core: python-chess
+    try:
+        for uci in played:
+            board.push(chess.Move.from_uci(uci))
+        best = chess.Move.from_uci(move)
+        return board.san(best) if board.is_legal(best) else None
+    except ValueError:
+        return None
 
 
 def main(argv: list[str]) -> int:

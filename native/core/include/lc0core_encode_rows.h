@@ -57,6 +57,13 @@ int lc0core_row_fens(const char* row, char* out, size_t capacity, int32_t* clock
  * ambiguous, a null move, unusual forms): the caller reads those with
  * python-chess. A bad FEN is LC0CORE_BAD_FEN, a full `out` an error status. */
 int lc0core_san_moves(const char* fen, const char* sans, char* out, size_t capacity, int* resolved);
+/* The other way: UCI moves (separated by single spaces) played from `fen`
+ * (standard chess) as python-chess's Board.san writes each, check and mate
+ * marks included, separated by single spaces in out[capacity]; *resolved:
+ * how many moves, from the first, were legal and written (it stops at the
+ * first that is not). A bad FEN is LC0CORE_BAD_FEN, a full `out` an error
+ * status. */
+int lc0core_uci_sans(const char* fen, const char* ucis, char* out, size_t capacity, int* resolved);
 /* LC0CORE_CDEF_END */
 #ifdef __cplusplus
 }

@@ -305,3 +305,35 @@ LC0CORE_EXPORT int lc0core_san_moves(const char* fen, const char* sans, char* ou
     return int(LC0CORE_OK);
   });
 }
+
+LC0CORE_EXPORT int lc0core_uci_sans(const char* fen, const char* ucis, char* out, size_t capacity, int* resolved) {
+  return guarded([&] {
+    require(out, "out");
+    require(resolved, "resolved");
+    *resolved = 0;
+    if (capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "capacity < 1");
+    out[0] = '\0';
+    const std::string start = bounded_string(fen, kMaxRow, "fen");
+    const std::string moves = bounded_string(ucis, kMaxRow, "ucis");
+    Position pos;
+    std::string why;
+    if (!parse_fen(start.c_str(), false, &pos, &why)) throw Error(LC0CORE_BAD_FEN, why);
+    size_t at = 0;                     // written to out
+    for (size_t first = 0; first < moves.size();) {
+      size_t end = moves.find(' ', first);
+      if (end == std::string::npos) end = moves.size();
+      Move move;
+      const std::string uci = moves.substr(first, end - first);
+      if (!parse_uci(pos, uci.c_str(), false, &move)) break;
+      const std::string san = write_san(pos, move);
+      if (at + (at ? 1 : 0) + san.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "the moves do not fit in capacity");
+      if (at) out[at++] = ' ';
+      std::memcpy(out + at, san.c_str(), san.size() + 1);
+      at += san.size();
+      ++*resolved;
+      pos = apply_move(pos, move);
+      first = end + 1;
+    }
+    return int(LC0CORE_OK);
+  });
+}

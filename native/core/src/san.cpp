@@ -1,7 +1,7 @@
 // san.cpp - SAN tokens to moves the way python-chess's Board.parse_san
 // matches them (see san.h): castling by name, otherwise every legal move
 // that fits the token's piece, origin file and rank, target and promotion,
-// which must be exactly one.
+// which must be exactly one; and moves to SAN as Board.san writes them.
 #include "san.h"
 
 #include <string_view>
@@ -88,6 +88,63 @@ bool parse_san(const Position& pos, const char* san, size_t length, Move* out) {
     *out = m;
   }
   return found == 1;
+}
+
+std::string write_san(const Position& pos, Move move) {
+  static const char kLetters[] = "PNBRQK";
+  std::string san;
+  if (castles(pos, move)) {
+    san = move.to() > move.from() ? "O-O" : "O-O-O";
+  } else {
+    const Bitboard from = bit(move.from());
+    int piece = PAWN;
+    while (piece < KING && !(pos.pieces(pos.side, PieceType(piece)) & from)) ++piece;
+    const bool capture = (pos.by_color[pos.side ^ 1] & bit(move.to())) ||
+                         (piece == PAWN && file_of(move.from()) != file_of(move.to()));
+    if (piece != PAWN) {
+      san += kLetters[piece];
+      // python-chess: the origins of the other legal moves of this kind to
+      // the target; its file unless only a piece on the same file competes,
+      // its rank too when one does.
+      MoveList legal;
+      legal_moves(pos, &legal);
+      Bitboard others = 0;
+      for (Move m : legal) {
+        if (m.to() == move.to() && m.from() != move.from() && !castles(pos, m) &&
+            (pos.pieces(pos.side, PieceType(piece)) & bit(m.from()))) {
+          others |= bit(m.from());
+        }
+      }
+      if (others) {
+        const Bitboard rank = Bitboard(0xFF) << (8 * rank_of(move.from()));
+        const Bitboard file = Bitboard(0x0101010101010101ull) << file_of(move.from());
+        bool column = (others & rank) != 0, row = false;
+        if (others & file) {
+          row = true;
+        } else {
+          column = true;
+        }
+        if (column) san += char('a' + file_of(move.from()));
+        if (row) san += char('1' + rank_of(move.from()));
+      }
+    } else if (capture) {
+      san += char('a' + file_of(move.from()));
+    }
+    if (capture) san += 'x';
+    san += char('a' + file_of(move.to()));
+    san += char('1' + rank_of(move.to()));
+    if (move.promotion()) {
+      san += '=';
+      san += kLetters[move.promotion()];
+    }
+  }
+  const Position after = apply_move(pos, move);
+  if (in_check(after)) {
+    MoveList replies;
+    legal_moves(after, &replies);
+    san += replies.count == 0 ? '#' : '+';
+  }
+  return san;
 }
 
 }  // namespace lc0core

@@ -1,0 +1,95 @@
+"""A game's PGN text exactly as python-chess's StringExporter writes it
+(headers, comments, NAGs, the result, 80 columns), without python-chess
+replaying the game on a board to write each move's SAN (~100 us a move,
+most of writing an annotated PGN): for a game without variations the
+exporter is driven along the mainline, each move's SAN from the native
+core (`lc0core_uci_sans`, python-chess's Board.san rules). A game with
+variations, from a variant or Chess960 start, or with the core not built
+is exported by python-chess itself.
+"""
+from __future__ import annotations
+
+import chess
+import chess.pgn
+
+
+class _Ply:
+    """What StringExporter.visit_move reads of the board before a move:
+    whose turn it is, the move number and the move's SAN."""
+
+    __slots__ = ("turn", "fullmove_number", "_san")
+
+    def __init__(self, turn: bool, fullmove_number: int, san: str):
+        self.turn, self.fullmove_number, self._san = turn, fullmove_number, san
+
+    def san(self, move: chess.Move) -> str:
+        return self._san
+
+
+def uci_sans(fen: str, ucis: list[str]) -> list[str] | None:
+    """UCI moves played from `fen` (standard chess) as python-chess's
+    Board.san writes them, through the native core; None when a move is
+    not legal there or the core is not built."""
+    from lc0_rocm import native_core
+    if not ucis:
+        return []
+    text = " ".join(ucis).encode()
+    if not native_core.available()[0] or len(text) >= 1 << 19:
+        return None
+    ffi, lib = native_core.load()
+    size = 9 * len(ucis) + 1              # the longest SAN, Qa1xb2+ or exd8=Q#, and a space
+    out, resolved = ffi.new("char[]", size), ffi.new("int*")
+    if lib.lc0core_uci_sans(fen.encode(), text, out, size, resolved) != 0 or resolved[0] != len(ucis):
+        return None
+    return ffi.string(out).decode().split(" ")
+
+
+def start_fen(game: chess.pgn.Game) -> str | None:
+    """The game's start position's FEN for the core, None for a variant or
+    Chess960 game (python-chess's own reading of its headers)."""
+    if "FEN" not in game.headers and "Variant" not in game.headers:
+        return chess.STARTING_FEN
+    board = game.board()
+    if type(board) is not chess.Board or board.chess960:
+        return None
+    return board.fen()
+
+
+def export(game: chess.pgn.Game) -> str:
+    """str(game) with headers, comments and variations, as
+    `game.accept(chess.pgn.StringExporter(headers=True, variations=True,
+    comments=True))` writes it."""
+    exporter = chess.pgn.StringExporter(headers=True, variations=True, comments=True)
+    nodes = []
+    node: chess.pgn.GameNode = game
+    while node.variations:
+        if len(node.variations) > 1:
+            return game.accept(exporter)
+        node = node.variations[0]
+        nodes.append(node)
+    fen = start_fen(game)
+    sans = uci_sans(fen, [n.move.uci() for n in nodes]) if fen is not None else None
+    if sans is None:
+        return game.accept(exporter)
+    # Game.accept's order, for a mainline alone.
+    exporter.begin_game()
+    for tagname, tagvalue in game.headers.items():
+        exporter.visit_header(tagname, tagvalue)
+    exporter.end_headers()
+    if game.comment:
+        exporter.visit_comment(game.comment)
+    fields = fen.split(" ")
+    turn, number = fields[1] == "w", int(fields[5])
+    for node, san in zip(nodes, sans):
+        if node.starting_comment:
+            exporter.visit_comment(node.starting_comment)
+        exporter.visit_move(_Ply(turn, number, san), node.move)
+        for nag in sorted(node.nags):
+            exporter.visit_nag(nag)
+        if node.comment:
+            exporter.visit_comment(node.comment)
+        number += not turn
+        turn = not turn
+    exporter.visit_result(game.headers.get("Result", "*"))
+    exporter.end_game()
+    return exporter.result()

@@ -1,0 +1,133 @@
+"""The annotated PGN's text without python-chess replaying each game:
+every move's SAN from the native core is python-chess's Board.san, and a
+game's exported text is python-chess's StringExporter's, byte for byte
+(comments, NAGs, evals, marks, odd start positions; games with
+variations and variants go to python-chess itself)."""
+from __future__ import annotations
+
+import io
+import random
+
+import chess
+import chess.engine
+import chess.pgn
+import pytest
+
+from analysis_data import OPERA, random_games
+from test_analysis_inputs import AWKWARD_GAMES
+
+from lc0_rocm import native_core
+from lc0_rocm.analysis import pgn_export, pgn_out
+
+pytestmark = pytest.mark.skipif(not native_core.available()[0],
+                                reason=f"no native core: {native_core.available()[1]}")
+
+# Positions where SAN needs care: three queens to one square (file, rank
+# and both), knights on one file, en passant giving check, castling with
+# check, a promotion that mates, rooks on a rank and a file.
+CRAFTED = [
+    "7k/8/8/8/Q1Q5/8/Q7/4K3 w - - 0 1",
+    "7k/8/8/8/1N6/8/1N6/4K3 w - - 0 1",
+    "8/8/8/2k5/3Pp3/8/8/4K3 b - d3 0 1",
+    "r3k2r/8/8/8/8/8/8/R3K1qR w KQkq - 0 1",
+    "5rk1/8/8/8/8/8/6PP/R4RK1 w - - 0 1",
+    "6k1/4P3/6K1/8/8/8/8/8 w - - 0 1",
+    "3k4/8/3K4/8/8/8/8/R6R w - - 0 1",
+    "R6K/8/8/8/3k4/8/8/R7 w - - 0 1",
+]
+
+
+def _boards():
+    for fen in CRAFTED:
+        board = chess.Board(fen)
+        assert board.is_valid(), fen
+        yield board
+    for game in random_games(8, seed=41, max_plies=200):
+        board = game.board()
+        for ply, move in enumerate(game.mainline_moves()):
+            if ply % 2 == 0:
+                yield board.copy()
+            board.push(move)
+
+
+def test_every_legal_move_s_san_is_python_chess_s():
+    checked = 0
+    for board in _boards():
+        for move in board.legal_moves:
+            assert pgn_export.uci_sans(board.fen(), [move.uci()]) == [board.san(move)], (board.fen(), move)
+            checked += 1
+    assert checked > 5000
+
+
+def test_a_line_s_sans_and_an_illegal_move():
+    game = chess.pgn.read_game(io.StringIO(OPERA))
+    moves = list(game.mainline_moves())
+    board = game.board()
+    want = []
+    for move in moves:
+        want.append(board.san(move))
+        board.push(move)
+    assert pgn_export.uci_sans(chess.STARTING_FEN, [m.uci() for m in moves]) == want
+    assert want[-1] == "Rd8#"
+    assert pgn_export.uci_sans(chess.STARTING_FEN, ["e2e4", "e2e4"]) is None
+    assert pgn_export.uci_sans(chess.STARTING_FEN, []) == []
+
+
+def _decorated(game: chess.pgn.Game, rng: random.Random) -> chess.pgn.Game:
+    """The game with comments, NAGs and evals here and there, as the
+    analysis and PGN files leave them."""
+    game.comment = "a game comment" if rng.random() < 0.5 else ""
+    board = game.board()
+    for node in game.mainline():
+        roll = rng.random()
+        if roll < 0.1:
+            node.nags.update({rng.choice([1, 2, 3, 4, 5, 6, 14, 146])})
+            if roll < 0.05:
+                node.comment = "a comment after a NAG"
+        elif roll < 0.2:
+            node.comment = rng.choice(["short", "a longer comment { with a brace } that wraps " * 3, "[%clk 0:00:59]"])
+        elif roll < 0.3:
+            node.set_eval(chess.engine.PovScore(chess.engine.Cp(rng.randint(-900, 900)), board.turn))
+        elif roll < 0.32:
+            node.set_eval(chess.engine.PovScore(chess.engine.Mate(rng.randint(-5, 5) or 1), board.turn))
+        board.push(node.move)
+    return game
+
+
+def _games():
+    rng = random.Random(43)
+    for text in AWKWARD_GAMES + [OPERA]:
+        game = chess.pgn.read_game(io.StringIO(text))
+        try:
+            game.board()
+        except ValueError:
+            continue                     # a bad FEN: the analysis leaves such games out
+        yield game
+    for game in random_games(40, seed=44, max_plies=200):
+        yield _decorated(game, rng)
+    game = chess.pgn.read_game(io.StringIO(OPERA))
+    game.variations[0].add_variation(chess.Move.from_uci("c7c5")).comment = "a sideline"
+    yield game
+
+
+def test_a_game_s_text_is_python_chess_s():
+    fast = 0
+    for game in _games():
+        want = game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
+        assert pgn_export.export(game) == want, want[:200]
+        fast += all(len(n.variations) <= 1 for n in [game, *game.mainline()]) and "Variant" not in game.headers
+    assert fast > 40                     # most went the core's way
+
+
+def test_an_annotated_game_s_marks_name_the_better_move_in_python_chess_s_san():
+    game = chess.pgn.read_game(io.StringIO(OPERA))
+    board = game.board()
+    for move in list(game.mainline_moves())[:4]:
+        board.push(move)
+    better = next(m for m in board.legal_moves if board.is_capture(m) or board.gives_check(m))
+    score = chess.engine.PovScore(chess.engine.Cp(-150), chess.WHITE)
+    pgn_out._annotate(game, {4: (score, "?", better.uci()), 5: (score, None, None)})
+    text = pgn_export.export(game)
+    assert f"Mistake. {board.san(better)} was best." in text
+    assert text == game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
+    assert pgn_out._san_at(game, [m.uci() for m in list(game.mainline_moves())[:4]], "e1e8") is None
