@@ -120,9 +120,18 @@ class Game:
         self._moves = self._ffi.new("uint16_t[]", self._lib.LC0CORE_MAX_MOVES)
         self._count = self._ffi.new("int*")
         self._text = self._ffi.new("char[]", 8 * self._lib.LC0CORE_MAX_MOVES)
+        self._played = self._ffi.new("int*")
 
     def push(self, move: str) -> None:
         _call(self._lib.lc0core_game_push_uci(self._handle, move.encode()))
+
+    def push_san(self, san: str) -> str | None:
+        """A PGN SAN token played when the core is sure it is the move
+        python-chess's Board.parse_san names: its UCI; else None, nothing
+        played."""
+        played = self._played
+        _call(self._lib.lc0core_game_push_san(self._handle, san.encode(), self._text, len(self._text), played))
+        return self._ffi.string(self._text).decode() if played[0] else None
 
     def pop(self) -> None:
         _call(self._lib.lc0core_game_pop(self._handle))

@@ -131,3 +131,33 @@ def test_an_annotated_game_s_marks_name_the_better_move_in_python_chess_s_san():
     assert f"Mistake. {board.san(better)} was best." in text
     assert text == game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
     assert pgn_out._san_at(game, [m.uci() for m in list(game.mainline_moves())[:4]], "e1e8") is None
+
+
+def test_a_game_read_with_the_core_s_san_is_python_chess_s_game():
+    """The annotated PGN reads its games with the mainline's SAN parsed by
+    the core: the same games, errors included (awkward games: variations,
+    long algebraic, castling forms, promotions, null moves, illegal and
+    ambiguous moves, bad FENs, variants, a Chess960 game, escapes)."""
+    from lc0_rocm.analysis.inputs import read_game
+    # A sideline whose first move (Black's Nd4) the mainline's next side
+    # could also play (White's Nb5-d4): only python-chess may read it.
+    trap = """[Event "sideline"]\n\n1. e4 e5 2. Nc3 Nc6 3. Nb5 Nb4 (3... Nd4 4. Nxd4) 4. a3 *"""
+    text = "\n\n".join(AWKWARD_GAMES + [OPERA, trap] + [str(g) for g in random_games(30, seed=45, max_plies=200)])
+    fast, slow = io.StringIO(text), io.StringIO(text)
+    count = 0
+    while True:
+        a, b = read_game(fast, core_san=True), read_game(slow)
+        if a is None or b is None:
+            assert a is None and b is None
+            break
+        assert [str(e) for e in a.errors] == [str(e) for e in b.errors]
+        try:
+            want = str(b)
+        except ValueError:               # a bad FEN: no text either way
+            with pytest.raises(ValueError):
+                str(a)
+        else:
+            assert str(a) == want
+        assert [m.uci() for m in a.mainline_moves()] == [m.uci() for m in b.mainline_moves()]
+        count += 1
+    assert count == len(AWKWARD_GAMES) + 32

@@ -231,8 +231,63 @@ class QuietGameBuilder(chess.pgn.GameBuilder):
         self.game.errors.append(error)
 
 
-def read_game(handle) -> chess.pgn.Game | None:
-    return chess.pgn.read_game(handle, Visitor=QuietGameBuilder)
+class CoreSanGameBuilder(QuietGameBuilder):
+    """QuietGameBuilder with the mainline's SAN tokens parsed by the native
+    core (python-chess's parse_san was half of reading a game): the core
+    plays the mainline beside python-chess's board. A token it is not sure
+    of, every token in a variation, and a variant or Chess960 game,
+    python-chess parses (the core then plays python-chess's move)."""
+
+    def begin_game(self) -> None:
+        super().begin_game()
+        self._core_game = None
+        self._core_on = True
+        self._depth = 0
+
+    def begin_variation(self):
+        self._depth += 1
+        return super().begin_variation()
+
+    def end_variation(self) -> None:
+        self._depth -= 1
+        super().end_variation()
+
+    def parse_san(self, board: chess.Board, san: str) -> chess.Move:
+        if self._depth or not self._core_on:
+            return board.parse_san(san)
+        game = self._core_game or self._start_core_game(board)
+        if game is None:
+            return board.parse_san(san)
+        uci = game.push_san(san)
+        if uci is not None:
+            return chess.Move.from_uci(uci)
+        move = board.parse_san(san)           # its errors end the mainline's reading
+        try:
+            game.push(move.uci())
+        except ValueError:
+            self._core_on = False
+        return move
+
+    def _start_core_game(self, board: chess.Board):
+        from lc0_rocm import native_rules
+        headers = self.game.headers
+        try:
+            if "FEN" not in headers and "Variant" not in headers:
+                self._core_game = native_rules.Game()
+            elif type(board) is chess.Board and not board.chess960:
+                self._core_game = native_rules.Game(board.fen())
+        except (ValueError, RuntimeError):
+            self._core_game = None
+        self._core_on = self._core_game is not None
+        return self._core_game
+
+
+def read_game(handle, core_san: bool = False) -> chess.pgn.Game | None:
+    """The next game, as python-chess's game builder reads it (`core_san`:
+    its mainline's SAN through the native core, the same game)."""
+    from lc0_rocm import native_core
+    builder = CoreSanGameBuilder if core_san and native_core.available()[0] else QuietGameBuilder
+    return chess.pgn.read_game(handle, Visitor=builder)
 
 
 class GameProblem(NamedTuple):

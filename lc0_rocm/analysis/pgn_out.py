@@ -1,9 +1,10 @@
 """The annotated PGN output: the games the analysis read, each analysed
 position's eval after the move that reached it (`[%eval ...]`, as lichess
 and ChessBase read it) and each marked move's NAG (?! ? ??) and better
-move. python-chess reads every game (~60 us a move on one core) and its
-exporter's text is written (pgn_export.py, the SAN from the native core
-where it can): a big plain PGN is written on every core, a part per process (`python -m` this module)
+move. python-chess reads every game (its mainline's SAN parsed by the
+native core, inputs.CoreSanGameBuilder) and its exporter's text is
+written (pgn_export.py, the SAN from the core where it can): a big plain
+PGN is written on every core, a part per process (`python -m` this module)
 cut where pgn_parallel cuts it for reading, each into a temporary file
 beside the output, copied into it in file order (no part held in memory):
 the same text as one process, which is also what happens when a part's
@@ -94,7 +95,7 @@ def annotate_into(f, handle, line_offset: int, by_line: dict) -> int:
     while True:
         lines.mark()
         try:
-            game = read_game(lines)
+            game = read_game(lines, core_san=True)
         except (ValueError, KeyError, IndexError):
             continue
         if game is None:

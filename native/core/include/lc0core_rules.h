@@ -55,6 +55,11 @@ typedef struct {
 int lc0core_game_new(const char* fen, int chess960, lc0core_game** out);
 void lc0core_game_free(lc0core_game* game);
 int lc0core_game_push_uci(lc0core_game* game, const char* move);
+/* A PGN SAN token (as python-chess's reader cuts it) played when the core
+ * is sure it names the move python-chess's Board.parse_san names (standard
+ * chess): its UCI in out[capacity] and *played = 1; otherwise *played = 0
+ * and the game is as it was (the caller asks python-chess). */
+int lc0core_game_push_san(lc0core_game* game, const char* san, char* out, size_t capacity, int* played);
 int lc0core_game_push(lc0core_game* game, uint16_t move);
 int lc0core_game_pop(lc0core_game* game);   /* the first position stays */
 int lc0core_game_legal_moves(const lc0core_game* game, uint16_t* moves, int capacity, int* count);

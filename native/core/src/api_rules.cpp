@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "history.h"
 #include "position.h"
+#include "san.h"
 
 struct lc0core_game {
   static constexpr uint32_t kAlive = 0x6C63304Bu;  // catches some stale handles
@@ -181,6 +182,28 @@ LC0CORE_EXPORT int lc0core_game_push_uci(lc0core_game* game, const char* move) {
       throw Error(LC0CORE_ILLEGAL_MOVE, "illegal move '" + shown + "' in " + to_fen(g.history.last(), g.chess960));
     }
     g.history.push(m);
+    return LC0CORE_OK;
+  });
+}
+
+LC0CORE_EXPORT int lc0core_game_push_san(lc0core_game* game, const char* san, char* out, size_t capacity,
+                                         int* played) {
+  return guarded([&] {
+    lc0core_game& g = checked(game);
+    require(out, "out");
+    require(played, "played");
+    *played = 0;
+    const std::string text = bounded_string(san, LC0CORE_MAX_TEXT, "san");
+    Move m;
+    if (g.chess960 || g.history.size() > LC0CORE_MAX_GAME_PLIES ||
+        !parse_san(g.history.last(), text.data(), text.size(), &m)) {
+      return LC0CORE_OK;
+    }
+    const std::string uci = to_uci(g.history.last(), m, false);
+    if (uci.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "out is too small");
+    std::memcpy(out, uci.c_str(), uci.size() + 1);
+    g.history.push(m);
+    *played = 1;
     return LC0CORE_OK;
   });
 }
