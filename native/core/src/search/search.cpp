@@ -181,7 +181,10 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
     abandon();
     stopped_ = true;
   };
-  while (!stop_requested()) {
+  // The first worker runs one iteration whatever the stop says, as one
+  // thread does: a `stop` that comes before the first batch still gets the
+  // root's evaluation (should_stop waits for a first playout too).
+  for (bool first = index == 0; first || !stop_requested(); first = false) {
     batch_ = mine;
     gather_batch(&leaf_history, task_pool(size_t(index)));
     if (!mine->requests.empty()) ++nn_pending_;

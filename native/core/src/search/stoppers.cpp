@@ -10,8 +10,11 @@ namespace lc0core {
 namespace search {
 
 bool Search::should_stop() {
-  // lc0's PopulateCommonIterationStats + stopper chain.
-  if (stopped_) return true;
+  // lc0's PopulateCommonIterationStats + stopper chain. Nothing stops a
+  // search before its first playout, also not another search thread's
+  // having stopped (a `stop` right after `go`: the thread holding the
+  // root's first batch backs it up, so there is a best move).
+  if (stopped_ && total_nodes() > 0) return true;
   remaining_playouts_ = 4e9;
   remaining_time_ms_ = std::numeric_limits<double>::infinity();
   if (total_nodes() == 0) return false;
