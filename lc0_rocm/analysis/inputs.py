@@ -398,16 +398,24 @@ def san_moves(fen: str, tokens: list[str]) -> list[str] | None:
     """A game's SAN tokens played from `fen` as UCI moves, through the
     native core; None where it cannot be sure of each as python-chess
     would read it (then python-chess reads the game), or is not built."""
+    return core_line("lc0core_san_moves", fen, tokens, 6)
+
+
+def core_line(function: str, fen: str, words: list[str], longest: int) -> list[str] | None:
+    """A line of moves played from `fen` by the core's `function`
+    (lc0core_san_moves, lc0core_uci_sans: each word in, its other notation
+    out, at most `longest` bytes and a space each); None unless every word
+    became a move, or with the core not built."""
     from lc0_rocm import native_core
-    if not tokens:
+    if not words:
         return []
-    text = " ".join(tokens).encode()
+    text = " ".join(words).encode()
     if not native_core.available()[0] or len(text) >= 1 << 19:
         return None
     ffi, lib = native_core.load()
-    size = 6 * len(tokens) + 1
+    size = longest * len(words) + 1
     out, resolved = ffi.new("char[]", size), ffi.new("int*")
-    if lib.lc0core_san_moves(fen.encode(), text, out, size, resolved) != 0 or resolved[0] != len(tokens):
+    if getattr(lib, function)(fen.encode(), text, out, size, resolved) != 0 or resolved[0] != len(words):
         return None
     return ffi.string(out).decode().split(" ")
 

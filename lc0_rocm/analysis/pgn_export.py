@@ -12,6 +12,8 @@ from __future__ import annotations
 import chess
 import chess.pgn
 
+from lc0_rocm.analysis import inputs
+
 
 class _Ply:
     """What StringExporter.visit_move reads of the board before a move:
@@ -30,18 +32,7 @@ def uci_sans(fen: str, ucis: list[str]) -> list[str] | None:
     """UCI moves played from `fen` (standard chess) as python-chess's
     Board.san writes them, through the native core; None when a move is
     not legal there or the core is not built."""
-    from lc0_rocm import native_core
-    if not ucis:
-        return []
-    text = " ".join(ucis).encode()
-    if not native_core.available()[0] or len(text) >= 1 << 19:
-        return None
-    ffi, lib = native_core.load()
-    size = 9 * len(ucis) + 1              # the longest SAN, Qa1xb2+ or exd8=Q#, and a space
-    out, resolved = ffi.new("char[]", size), ffi.new("int*")
-    if lib.lc0core_uci_sans(fen.encode(), text, out, size, resolved) != 0 or resolved[0] != len(ucis):
-        return None
-    return ffi.string(out).decode().split(" ")
+    return inputs.core_line("lc0core_uci_sans", fen, ucis, 9)   # Qa1xb2+ or exd8=Q# and a space
 
 
 def start_fen(game: chess.pgn.Game) -> str | None:

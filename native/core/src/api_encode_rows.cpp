@@ -275,7 +275,15 @@ LC0CORE_EXPORT int lc0core_row_fens(const char* row, char* out, size_t capacity,
   });
 }
 
-LC0CORE_EXPORT int lc0core_san_moves(const char* fen, const char* sans, char* out, size_t capacity, int* resolved) {
+namespace {
+
+// A line of words (separated by single spaces) played from `fen`, each
+// made a move and its text by `convert(pos, word, length, &move, &text)`
+// (false: the line stops there), the texts written to out[capacity]
+// separated by single spaces; *resolved: how many words became moves.
+template <typename Convert>
+int play_line(const char* fen, const char* words, const char* what, char* out, size_t capacity, int* resolved,
+              Convert convert) {
   return guarded([&] {
     require(out, "out");
     require(resolved, "resolved");
@@ -283,21 +291,21 @@ LC0CORE_EXPORT int lc0core_san_moves(const char* fen, const char* sans, char* ou
     if (capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "capacity < 1");
     out[0] = '\0';
     const std::string start = bounded_string(fen, kMaxRow, "fen");
-    const std::string tokens = bounded_string(sans, kMaxRow, "sans");
+    const std::string line = bounded_string(words, kMaxRow, what);
     Position pos;
     std::string why;
     if (!parse_fen(start.c_str(), false, &pos, &why)) throw Error(LC0CORE_BAD_FEN, why);
     size_t at = 0;                     // written to out
-    for (size_t first = 0; first < tokens.size();) {
-      size_t end = tokens.find(' ', first);
-      if (end == std::string::npos) end = tokens.size();
+    for (size_t first = 0; first < line.size();) {
+      size_t end = line.find(' ', first);
+      if (end == std::string::npos) end = line.size();
       Move move;
-      if (!parse_san(pos, tokens.data() + first, end - first, &move)) break;
-      const std::string uci = to_uci(pos, move, false);
-      if (at + (at ? 1 : 0) + uci.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "the moves do not fit in capacity");
+      std::string text;
+      if (!convert(pos, line.data() + first, end - first, &move, &text)) break;
+      if (at + (at ? 1 : 0) + text.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "the moves do not fit in capacity");
       if (at) out[at++] = ' ';
-      std::memcpy(out + at, uci.c_str(), uci.size() + 1);
-      at += uci.size();
+      std::memcpy(out + at, text.c_str(), text.size() + 1);
+      at += text.size();
       ++*resolved;
       pos = apply_move(pos, move);
       first = end + 1;
@@ -306,34 +314,22 @@ LC0CORE_EXPORT int lc0core_san_moves(const char* fen, const char* sans, char* ou
   });
 }
 
+}  // namespace
+
+LC0CORE_EXPORT int lc0core_san_moves(const char* fen, const char* sans, char* out, size_t capacity, int* resolved) {
+  return play_line(fen, sans, "sans", out, capacity, resolved,
+                   [](const Position& pos, const char* word, size_t length, Move* move, std::string* text) {
+                     if (!parse_san(pos, word, length, move)) return false;
+                     *text = to_uci(pos, *move, false);
+                     return true;
+                   });
+}
+
 LC0CORE_EXPORT int lc0core_uci_sans(const char* fen, const char* ucis, char* out, size_t capacity, int* resolved) {
-  return guarded([&] {
-    require(out, "out");
-    require(resolved, "resolved");
-    *resolved = 0;
-    if (capacity < 1) throw Error(LC0CORE_INVALID_ARGUMENT, "capacity < 1");
-    out[0] = '\0';
-    const std::string start = bounded_string(fen, kMaxRow, "fen");
-    const std::string moves = bounded_string(ucis, kMaxRow, "ucis");
-    Position pos;
-    std::string why;
-    if (!parse_fen(start.c_str(), false, &pos, &why)) throw Error(LC0CORE_BAD_FEN, why);
-    size_t at = 0;                     // written to out
-    for (size_t first = 0; first < moves.size();) {
-      size_t end = moves.find(' ', first);
-      if (end == std::string::npos) end = moves.size();
-      Move move;
-      const std::string uci = moves.substr(first, end - first);
-      if (!parse_uci(pos, uci.c_str(), false, &move)) break;
-      const std::string san = write_san(pos, move);
-      if (at + (at ? 1 : 0) + san.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "the moves do not fit in capacity");
-      if (at) out[at++] = ' ';
-      std::memcpy(out + at, san.c_str(), san.size() + 1);
-      at += san.size();
-      ++*resolved;
-      pos = apply_move(pos, move);
-      first = end + 1;
-    }
-    return int(LC0CORE_OK);
-  });
+  return play_line(fen, ucis, "ucis", out, capacity, resolved,
+                   [](const Position& pos, const char* word, size_t length, Move* move, std::string* text) {
+                     if (!parse_uci(pos, std::string(word, length).c_str(), false, move)) return false;
+                     *text = write_san(pos, *move);
+                     return true;
+                   });
 }
