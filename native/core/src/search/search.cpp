@@ -277,9 +277,10 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
   if (worker_mode_) {
     // Workers gather with the tree unlocked (several dozen picks a batch):
     // picking and the collisions' visits in flight under the pickers' lock
-    // shared, expanding with no lock, the tree held exclusively only after
-    // a pick that needs it: to back up visits evaluated out of order (as
-    // lc0 does) or to undo a two-fold draw.
+    // shared, expanding with no lock, the tree mutex taken only after a
+    // pick that needs it: to back up visits evaluated out of order (as lc0
+    // does; beside the pickers, as a batch's backup) or, with the pickers'
+    // lock exclusive, to undo a two-fold draw.
     TreeMutexLock tree_mutex(tree_mutex_);
     Unlocked<TreeMutexLock> unlocked(&tree_mutex);
     gather_picks(batch, leaf_history, tasks, &times);
