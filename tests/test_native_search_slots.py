@@ -8,6 +8,7 @@ GIL) so that calls on different slots overlap when the search allows it.
 """
 from __future__ import annotations
 
+import pathlib
 import threading
 import time
 
@@ -431,3 +432,19 @@ def test_threads_beyond_max_batches_in_flight_are_not_started():
                     SmartPruningFactor=0)
     engine.search(chess.Board(), nodes=1500)
     assert len(net.calls) == 4, net.calls
+
+
+def test_python_slots_run_the_search_threads_with_a_real_net(maia_path):
+    """scripts/faithfulness.py --python-slots: the cpu backend's forward as
+    slots called through Python, so the search threads run as on a GPU (a
+    slot each) with maia-1900 on a machine without one."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+    from faithfulness import give_python_slots
+    from lc0_rocm.network import load_network
+    network = load_network(str(maia_path), backend="cpu")
+    give_python_slots(network)
+    engine = Engine(network, Threads=3, MaxBatchesInFlight=3, SmartPruningFactor=0)
+    result = engine.search(chess.Board(), nodes=300)
+    assert len(engine._native.slots_in_use(engine.search_threads())) == 3
+    assert result.best_move in chess.Board().legal_moves and result.nodes >= 300
