@@ -4,7 +4,9 @@
 process that preloads the sanitizer's runtime (Python itself is not
 instrumented; the core's threads and locks are): several search threads
 picking at once on the `sim` backend's native slots, trees reused over a
-game where two-fold draws must be undone, each tree checked at rest.
+game where two-fold draws must be undone, mating positions with children
+made solid after 3 visits (what backups leave for an exclusive hold),
+each tree checked at rest.
 Exits non-zero when the sanitizer reports anything or a tree is unsound.
 
     python3 scripts/tsan_search.py [--threads 4] [--nodes 3000]
@@ -12,6 +14,7 @@ Exits non-zero when the sanitizer reports anything or a tree is unsound.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import pathlib
 import subprocess
@@ -43,6 +46,16 @@ for fen, moves in games:
             sys.exit(f"unsound tree after {board.fen()}: {fault}")
         deferred += engine._native.run_stats()["deferred_fixes"]
         board.push_uci(uci)
+# Backups beside the pickers leave first visits to terminals and nodes to
+# make solid for an exclusive hold at their end: mating positions, children
+# made solid after 3 visits.
+solid = Engine(net, Threads=threads, MaxBatchesInFlight=threads, TaskWorkers=2, MinibatchSize=32,
+               SmartPruningFactor=0, SolidTreeThreshold=3)
+for fen in ("6k1/8/6K1/8/8/8/8/5Q2 w - - 0 1", "8/8/4k3/8/2R5/8/4K3/8 w - - 0 1"):
+    solid.search(chess.Board(fen), nodes=nodes)
+    fault = solid._native.tree_fault()
+    if fault:
+        sys.exit(f"unsound tree after {fen} (solid after 3 visits): {fault}")
 print(f"searched; two-fold draws undone after a shared pick: {deferred}")
 """
 
@@ -85,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     print(run.stdout.strip())
     if reports or run.returncode != 0:
         print(run.stderr[-6000:], file=sys.stderr)
+        summaries = collections.Counter(line for line in run.stderr.splitlines() if line.startswith("SUMMARY:"))
+        for line, count in summaries.most_common():
+            print(f"{count} x {line}", file=sys.stderr)
         print(f"tsan_search: {reports} sanitizer report(s), exit code {run.returncode}", file=sys.stderr)
         return 1
     print("tsan_search: no sanitizer report")

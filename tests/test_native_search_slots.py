@@ -387,7 +387,7 @@ def test_two_fold_draws_a_reused_tree_must_undo(threads):
 def test_eight_threads_picking_at_once_leave_a_sound_tree(fen):
     """Eight workers, each picking with the pickers' lock shared (new
     children linked in while others read the lists, first visits claimed
-    atomically), expanding unlocked and backing up exclusively."""
+    atomically), expanding unlocked and backing up beside the pickers."""
     net = SlotNet(delay_s=0.0001)
     engine = Engine(net, implementation="native", Threads=8, MaxBatchesInFlight=8, TaskWorkers=1,
                     MinibatchSize=16, SmartPruningFactor=0)
@@ -448,3 +448,21 @@ def test_python_slots_run_the_search_threads_with_a_real_net(maia_path):
     result = engine.search(chess.Board(), nodes=300)
     assert len(engine._native.slots_in_use(engine.search_threads())) == 3
     assert result.best_move in chess.Board().legal_moves and result.nodes >= 300
+
+
+@pytest.mark.parametrize("fen", ["6k1/8/6K1/8/8/8/8/5Q2 w - - 0 1",          # mates and stalemates near
+                                 "8/8/4k3/8/2R5/8/4K3/8 w - - 0 1",
+                                 chess.STARTING_FEN])
+def test_backups_beside_pickers_leave_what_they_defer_sound(fen):
+    """What a backup beside the pickers leaves for the exclusive hold at its
+    end: first visits to terminals (their parents may become terminal) and
+    nodes to make solid (here after 3 visits, so many are, deepest first,
+    while eight threads pick): the tree stays sound, with every visit."""
+    net = SlotNet(delay_s=0.0001)
+    engine = Engine(net, implementation="native", Threads=8, MaxBatchesInFlight=8, TaskWorkers=1,
+                    MinibatchSize=16, SmartPruningFactor=0, SolidTreeThreshold=3)
+    board = chess.Board(fen)
+    for nodes in (4000, 8000):                 # the second run reuses the tree
+        result = engine.search(board, nodes=nodes)
+        assert engine._native.tree_fault() == ""
+        assert sum(s.visits for s in result.stats.values()) == result.nodes - 1

@@ -109,7 +109,7 @@ void Search::expand_range(Batch* batch, const size_t* leaves, int count, Batch* 
 void Search::moves_from_root(uint32_t node, std::vector<uint16_t>* path) const {
   const Tree& tree = *tree_;
   path->clear();
-  for (uint32_t n = node; n != tree.root(); n = tree.node(n).parent) {
+  for (uint32_t n = node; n != tree.root(); n = parent_of(tree.node(n))) {
     path->push_back(tree.edge(tree.own_edge(n)).move);
   }
   std::reverse(path->begin(), path->end());
@@ -178,7 +178,7 @@ bool Search::extend_terminal(PickContext& c, uint32_t node, int depth, const Mov
     const std::string fen = to_fen(pos, false);
     if (evaluator_.tb_probe(evaluator_.tb_ctx, fen.c_str(), &wdl)) {
       // No network value here: plies left from the parent, like lc0.
-      const double m = std::max(0.0, load_value(tree.node(tree.node(node).parent).m) - 1.0);
+      const double m = std::max(0.0, load_value(tree.node(parent_of(tree.node(node))).m) - 1.0);
       // Side to move at the node wins -> the mover into it loses; cursed
       // wins and blessed losses count as draws.
       const int result = wdl == 2 ? kLoss : wdl == -2 ? kWin : kDraw;

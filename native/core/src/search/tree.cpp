@@ -171,7 +171,9 @@ bool Tree::make_solid(uint32_t node) {
   for (uint32_t c = n.first_child; c != kNone; c = nodes_[c].next_sibling) {
     const uint32_t moved = block + nodes_[c].edge_index;
     nodes_[moved] = nodes_[c];
-    for (uint32_t g = nodes_[moved].first_child; g != kNone; g = nodes_[g].next_sibling) nodes_[g].parent = moved;
+    for (uint32_t g = nodes_[moved].first_child; g != kNone; g = nodes_[g].next_sibling) {
+      __atomic_store_n(&nodes_[g].parent, moved, __ATOMIC_RELEASE);   // after the copy (parent_of)
+    }
   }
   for (int k = 0; k < n.num_edges; ++k) {
     nodes_[block + k].next_sibling = k + 1 < n.num_edges ? block + k + 1 : kNone;

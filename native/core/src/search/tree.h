@@ -67,6 +67,10 @@ inline double load_value(const double& x) {
   return v;
 }
 inline void store_value(double& x, double v) { __atomic_store(&x, &v, __ATOMIC_RELAXED); }
+// A node's parent, as a thread expanding a leaf reads it walking up to the
+// root while make_solid may move the parent (both copies lead up alike;
+// acquire: the moved copy is seen whole).
+inline uint32_t parent_of(const Node& n) { return __atomic_load_n(&n.parent, __ATOMIC_ACQUIRE); }
 
 // Fixed-size chunks: ids stay valid and growth never copies the tree. The
 // chunk table is reserved for every 32-bit id up front, so that reading a
@@ -136,7 +140,7 @@ class Tree {
   bool is_expanded(uint32_t node) const { return nodes_[node].edges != kNone; }
   uint32_t own_edge(uint32_t node) const {
     const Node& n = nodes_[node];
-    return nodes_[n.parent].edges + n.edge_index;
+    return nodes_[parent_of(n)].edges + n.edge_index;
   }
 
   // lc0's node operations (see lc0_rocm/search/tree.py).
