@@ -255,7 +255,7 @@ class CoreSanGameBuilder(QuietGameBuilder):
     def parse_san(self, board: chess.Board, san: str) -> chess.Move:
         if self._depth or not self._core_on:
             return board.parse_san(san)
-        game = self._core_game or self._start_core_game(board)
+        game = self._core_game or self._start_core_game()
         if game is None:
             return board.parse_san(san)
         uci = game.push_san(san)
@@ -268,18 +268,26 @@ class CoreSanGameBuilder(QuietGameBuilder):
             self._core_on = False
         return move
 
-    def _start_core_game(self, board: chess.Board):
+    def _start_core_game(self):
         from lc0_rocm import native_rules
-        headers = self.game.headers
         try:
-            if "FEN" not in headers and "Variant" not in headers:
-                self._core_game = native_rules.Game()
-            elif type(board) is chess.Board and not board.chess960:
-                self._core_game = native_rules.Game(board.fen())
+            fen = start_fen(self.game)
+            self._core_game = None if fen is None else native_rules.Game(fen)
         except (ValueError, RuntimeError):
             self._core_game = None
         self._core_on = self._core_game is not None
         return self._core_game
+
+
+def start_fen(game: chess.pgn.Game) -> str | None:
+    """The game's start position's FEN for the core, None for a variant or
+    Chess960 game (python-chess's own reading of its headers)."""
+    if "FEN" not in game.headers and "Variant" not in game.headers:
+        return chess.STARTING_FEN
+    board = game.board()
+    if type(board) is not chess.Board or board.chess960:
+        return None
+    return board.fen()
 
 
 def read_game(handle, core_san: bool = False) -> chess.pgn.Game | None:

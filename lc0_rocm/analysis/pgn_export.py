@@ -35,17 +35,6 @@ def uci_sans(fen: str, ucis: list[str]) -> list[str] | None:
     return inputs.core_line("lc0core_uci_sans", fen, ucis, 9)   # Qa1xb2+ or exd8=Q# and a space
 
 
-def start_fen(game: chess.pgn.Game) -> str | None:
-    """The game's start position's FEN for the core, None for a variant or
-    Chess960 game (python-chess's own reading of its headers)."""
-    if "FEN" not in game.headers and "Variant" not in game.headers:
-        return chess.STARTING_FEN
-    board = game.board()
-    if type(board) is not chess.Board or board.chess960:
-        return None
-    return board.fen()
-
-
 def export(game: chess.pgn.Game) -> str:
     """str(game) with headers, comments and variations, as
     `game.accept(chess.pgn.StringExporter(headers=True, variations=True,
@@ -58,7 +47,7 @@ def export(game: chess.pgn.Game) -> str:
             return game.accept(exporter)
         node = node.variations[0]
         nodes.append(node)
-    fen = start_fen(game)
+    fen = inputs.start_fen(game)
     sans = uci_sans(fen, [n.move.uci() for n in nodes]) if fen is not None else None
     if sans is None:
         return game.accept(exporter)

@@ -25,7 +25,7 @@ import chess.engine
 import chess.pgn
 
 from lc0_rocm.analysis import flat, pgn_export, pgn_parallel
-from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game
+from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game, start_fen
 
 NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
 WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
@@ -138,7 +138,7 @@ def _san_at(game: chess.pgn.Game, played: list[str], move: str) -> str | None:
     """`move` (UCI) after the moves `played` from the game's start, as
     python-chess's Board.san writes it; None when it is not legal there."""
     from lc0_rocm import native_core
-    fen = pgn_export.start_fen(game)
+    fen = start_fen(game)
     if fen is not None and native_core.available()[0]:
         sans = pgn_export.uci_sans(fen, [*played, move])
         return None if sans is None else sans[-1]
