@@ -457,12 +457,16 @@ def test_backups_beside_pickers_leave_what_they_defer_sound(fen):
     """What a backup beside the pickers leaves for the exclusive hold at its
     end: first visits to terminals (their parents may become terminal) and
     nodes to make solid (here after 3 visits, so many are, deepest first,
-    while eight threads pick): the tree stays sound, with every visit."""
+    while eight threads pick): the tree stays sound, with every visit.
+    Several searches, as a slip shows only in some: with the deferred
+    backups settled before the nodes to make solid (stale ids), half the
+    runs of this test failed."""
     net = SlotNet(delay_s=0.0001)
-    engine = Engine(net, implementation="native", Threads=8, MaxBatchesInFlight=8, TaskWorkers=1,
-                    MinibatchSize=16, SmartPruningFactor=0, SolidTreeThreshold=3)
     board = chess.Board(fen)
-    for nodes in (4000, 8000):                 # the second run reuses the tree
-        result = engine.search(board, nodes=nodes)
-        assert engine._native.tree_fault() == ""
-        assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+    for _ in range(4):
+        engine = Engine(net, implementation="native", Threads=8, MaxBatchesInFlight=8, TaskWorkers=1,
+                        MinibatchSize=16, SmartPruningFactor=0, SolidTreeThreshold=3)
+        for nodes in (4000, 8000):             # the second run reuses the tree
+            result = engine.search(board, nodes=nodes)
+            assert engine._native.tree_fault() == ""
+            assert sum(s.visits for s in result.stats.values()) == result.nodes - 1

@@ -110,10 +110,10 @@ void Search::settle_deferred() {
   pick_lock_.unlock_shared();
   pick_lock_.lock();
   backing_up_shared_ = false;
-  for (const Visit& v : deferred_backups_) backup(v);
-  deferred_backups_.clear();
   // Deepest first: making a node solid moves its children (their ids
-  // change), so each node goes before its ancestors.
+  // change), so each node goes before its ancestors, and all of them before
+  // the deferred backups, which may make nodes solid on their way up (and
+  // would leave ids here stale).
   std::sort(solid_pending_.begin(), solid_pending_.end(),
             [](const std::pair<int, uint32_t>& a, const std::pair<int, uint32_t>& b) { return a.first > b.first; });
   const uint32_t solid_threshold = uint32_t(std::max(1, params_.SolidTreeThreshold));
@@ -122,6 +122,8 @@ void Search::settle_deferred() {
     if (!n.solid && n.n >= solid_threshold) tree_->make_solid(pending.second);
   }
   solid_pending_.clear();
+  for (const Visit& v : deferred_backups_) backup(v);
+  deferred_backups_.clear();
   backing_up_shared_ = true;
   pick_lock_.unlock();
   pick_lock_.lock_shared();
