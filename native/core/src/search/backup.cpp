@@ -219,9 +219,10 @@ bool Search::maybe_set_bounds(uint32_t p, double m, BackupFix* fix) {
     const uint32_t c = w.child();
     int e_lower = kLoss, e_upper = kWin;
     bool is_tb = false;
-    if (c != kNone) {
-      e_lower = tree.node(c).lower, e_upper = tree.node(c).upper;
-      is_tb = tree.node(c).terminal == kTablebase;
+    if (c != kNone) {                 // a child may be being expanded (terminal_of)
+      const Node& cn = tree.node(c);
+      is_tb = terminal_of(cn) == kTablebase;
+      e_lower = lower_of(cn), e_upper = upper_of(cn);
     }
     lower = std::max(lower, e_lower);
     upper = std::max(upper, e_upper);

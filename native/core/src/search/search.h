@@ -253,8 +253,8 @@ class Search {
   // A two-fold draw whose first occurrence lies before the (new) root is no
   // draw now (picking asks this of every edge it takes: inline).
   bool needs_two_fold_fix(uint32_t child, int depth) const {
-    const Node& cn = tree_->node(child);
-    return cn.terminal == kTwoFold && depth < cn.m;
+    const Node& cn = tree_->node(child);   // may be being expanded (terminal_of)
+    return terminal_of(cn) == kTwoFold && depth < load_value(cn.m);
   }
   void fix_two_folds();              // the fixes pickers left (worker mode)
   bool two_folds_pending();

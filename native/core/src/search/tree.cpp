@@ -83,19 +83,21 @@ void Tree::create_edges(uint32_t node, const Move* moves, int count) {
 }
 
 void Tree::make_terminal(uint32_t node, int result, double plies_left, int kind) {
+  // Stored atomically, the kind last (terminal_of, tree.h): a leaf being
+  // expanded is made terminal with no lock held.
   Node& n = nodes_[node];
-  if (kind != kTwoFold) n.lower = n.upper = int8_t(result);
-  n.terminal = uint8_t(kind);
-  n.m = plies_left;
-  if (result == kDraw) {
-    n.wl = 0.0, n.d = 1.0;
-  } else if (result == kWin) {
-    n.wl = 1.0, n.d = 0.0;
-  } else {
-    n.wl = -1.0, n.d = 0.0;
-    // A proven loss must not attract visits through its prior.
-    if (n.parent != kNone) edges_[own_edge(node)].prior = 0;
+  if (kind != kTwoFold) {
+    __atomic_store_n(&n.lower, int8_t(result), __ATOMIC_RELAXED);
+    __atomic_store_n(&n.upper, int8_t(result), __ATOMIC_RELAXED);
   }
+  store_value(n.m, plies_left);
+  store_value(n.wl, result == kDraw ? 0.0 : result == kWin ? 1.0 : -1.0);
+  store_value(n.d, result == kDraw ? 1.0 : 0.0);
+  // A proven loss must not attract visits through its prior.
+  if (result == kLoss && parent_of(n) != kNone) {
+    __atomic_store_n(&edges_[own_edge(node)].prior, uint16_t(0), __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&n.terminal, uint8_t(kind), __ATOMIC_RELEASE);
 }
 
 void Tree::make_not_terminal(uint32_t node) {

@@ -71,6 +71,13 @@ inline void store_value(double& x, double v) { __atomic_store(&x, &v, __ATOMIC_R
 // root while make_solid may move the parent (both copies lead up alike;
 // acquire: the moved copy is seen whole).
 inline uint32_t parent_of(const Node& n) { return __atomic_load_n(&n.parent, __ATOMIC_ACQUIRE); }
+// A leaf found terminal as it is expanded (no lock held) is read meanwhile
+// by pickers (two-fold draws) and backups (its bounds): make_terminal stores
+// its value, plies and bounds first and the kind last, with release; a
+// reader that loads the kind with acquire sees the rest whole.
+inline uint8_t terminal_of(const Node& n) { return __atomic_load_n(&n.terminal, __ATOMIC_ACQUIRE); }
+inline int8_t lower_of(const Node& n) { return __atomic_load_n(&n.lower, __ATOMIC_RELAXED); }
+inline int8_t upper_of(const Node& n) { return __atomic_load_n(&n.upper, __ATOMIC_RELAXED); }
 
 // Fixed-size chunks: ids stay valid and growth never copies the tree. The
 // chunk table is reserved for every 32-bit id up front, so that reading a
@@ -125,7 +132,11 @@ class Tree {
   const Node& node(uint32_t id) const { return nodes_[id]; }
   Edge& edge(uint32_t id) { return edges_[id]; }
   const Edge& edge(uint32_t id) const { return edges_[id]; }
-  float prior(uint32_t edge_id) const { return decompress_prior(edges_[edge_id].prior); }
+  // Atomic: a leaf made a proven loss as it is expanded zeroes its prior
+  // while pickers at its parent read it (make_terminal).
+  float prior(uint32_t edge_id) const {
+    return decompress_prior(__atomic_load_n(&edges_[edge_id].prior, __ATOMIC_RELAXED));
+  }
   uint32_t num_nodes() const { return nodes_.used(); }
   size_t bytes() const { return nodes_.bytes() + edges_.bytes(); }
 
