@@ -50,6 +50,13 @@ inline double value(const double& x) {
   return kShared ? load_value(x) : x;
 }
 
+// An edge's prior: picking shared reads it atomically, as a thread
+// expanding a child into a proven loss zeroes it meanwhile (make_terminal).
+template <bool kShared>
+inline float edge_prior(const Tree& tree, uint32_t edge_id) {
+  return kShared ? tree.prior(edge_id) : decompress_prior(tree.edge(edge_id).prior);
+}
+
 }  // namespace
 
 double Search::fpu(double wl, double d, bool is_root, double draw_score, double visited_pol) const {
@@ -127,7 +134,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   auto open = [&](int upto) {
     for (; ready < upto; ++ready) {
       PickEdge& x = e[ready];
-      x.pol = tree.prior(first + ready);
+      x.pol = edge_prior<kShared>(tree, first + ready);
       x.util = kNoUtil, x.nstarted = 0, x.kid = kNone, x.to_perform = 0;
     }
   };
@@ -142,7 +149,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
       e[k].nstarted = (long long)cn_n + visits_in_flight<kShared>(cn), e[k].kid = ch;
     }
     if (cn_n > 0) {
-      visited_pol += tree.prior(first + k);
+      visited_pol += edge_prior<kShared>(tree, first + k);
       if (k < max_needed) {
         double q = value<kShared>(cn.wl) + draw_score * value<kShared>(cn.d);
         double u = q;
