@@ -125,10 +125,11 @@ def test_an_annotated_game_s_marks_name_the_better_move_in_python_chess_s_san():
     for move in list(game.mainline_moves())[:4]:
         board.push(move)
     better = next(m for m in board.legal_moves if board.is_capture(m) or board.gives_check(m))
-    score = chess.engine.PovScore(chess.engine.Cp(-150), chess.WHITE)
+    score = (None, -150, True)                     # -1.50 from white's side
     pgn_out._annotate(game, {4: (score, "?", better.uci()), 5: (score, None, None)})
     text = pgn_export.export(game)
     assert f"Mistake. {board.san(better)} was best." in text
+    assert "d6 { [%eval -1.50] }" in text
     assert text == game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
     assert pgn_out._san_at(game, [m.uci() for m in list(game.mainline_moves())[:4]], "e1e8") is None
 
