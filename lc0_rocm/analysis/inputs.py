@@ -232,19 +232,32 @@ class QuietGameBuilder(chess.pgn.GameBuilder):
 
 
 class CoreSanGameBuilder(QuietGameBuilder):
-    """QuietGameBuilder with the mainline's SAN tokens parsed by the native
-    core (python-chess's parse_san was half of reading a game): the core
-    plays the mainline beside python-chess's board. A token it is not sure
-    of, every token in a variation, and a variant or Chess960 game,
-    python-chess parses (the core then plays python-chess's move)."""
+    """QuietGameBuilder with the mainline's SAN tokens parsed and played by
+    the native core (python-chess's parse_san was half of reading a game,
+    and its board's push most of the rest). python-chess's board plays the
+    mainline's first move and then falls behind: the moves the core played
+    alone are pushed onto it only when python-chess needs it (a variation
+    begins: read_game copies it; a token the core is not sure of: python-
+    chess parses it there). Every token in a variation, and a variant or
+    Chess960 game, python-chess parses (the core then plays python-chess's
+    move on the mainline)."""
 
     def begin_game(self) -> None:
         super().begin_game()
         self._core_game = None
         self._core_on = True
+        self._core_tried = False         # the core failed on the token python-chess parses now
         self._depth = 0
+        self._board: chess.Board | None = None   # python-chess's mainline board, `_behind` moves behind
+        self._behind: list[chess.Move] = []
+
+    def _catch_up(self) -> None:
+        for move in self._behind:
+            self._board.push(move)
+        self._behind.clear()
 
     def begin_variation(self):
+        self._catch_up()                 # read_game copies the board right after this
         self._depth += 1
         return super().begin_variation()
 
@@ -252,15 +265,34 @@ class CoreSanGameBuilder(QuietGameBuilder):
         self._depth -= 1
         super().end_variation()
 
+    def begin_parse_san(self, board: chess.Board, san: str):
+        # The core's game starts at the first move, which python-chess's
+        # board plays itself (parse_san): read_game starts a variation only
+        # on a board with a move played.
+        if self._depth or not self._core_on or self._core_game is None:
+            return None
+        uci = self._core_game.push_san(san)
+        self._board = board
+        if uci is None:                  # python-chess parses it (parse_san), on a board caught up
+            self._catch_up()
+            self._core_tried = True
+            return None
+        move = _move(uci)
+        self.visit_move(board, move)
+        self._behind.append(move)
+        return chess.pgn.SKIP
+
     def parse_san(self, board: chess.Board, san: str) -> chess.Move:
         if self._depth or not self._core_on:
             return board.parse_san(san)
         game = self._core_game or self._start_core_game()
         if game is None:
             return board.parse_san(san)
-        uci = game.push_san(san)
-        if uci is not None:
-            return chess.Move.from_uci(uci)
+        if not self._core_tried:
+            uci = game.push_san(san)
+            if uci is not None:
+                return _move(uci)
+        self._core_tried = False
         move = board.parse_san(san)           # its errors end the mainline's reading
         try:
             game.push(move.uci())
@@ -277,6 +309,18 @@ class CoreSanGameBuilder(QuietGameBuilder):
             self._core_game = None
         self._core_on = self._core_game is not None
         return self._core_game
+
+
+_MOVES: dict[str, chess.Move] = {}
+
+
+def _move(uci: str) -> chess.Move:
+    """A UCI move as python-chess's Move, one object per move text (a game
+    node keeps its move and never changes it)."""
+    move = _MOVES.get(uci)
+    if move is None:
+        move = _MOVES[uci] = chess.Move.from_uci(uci)
+    return move
 
 
 def start_fen(game: chess.pgn.Game) -> str | None:
