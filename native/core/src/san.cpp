@@ -118,12 +118,8 @@ std::string write_san(const Position& pos, Move move) {
       if (others) {
         const Bitboard rank = Bitboard(0xFF) << (8 * rank_of(move.from()));
         const Bitboard file = Bitboard(0x0101010101010101ull) << file_of(move.from());
-        bool column = (others & rank) != 0, row = false;
-        if (others & file) {
-          row = true;
-        } else {
-          column = true;
-        }
+        const bool row = (others & file) != 0;
+        const bool column = !row || (others & rank) != 0;
         if (column) san += char('a' + file_of(move.from()));
         if (row) san += char('1' + rank_of(move.from()));
       }
