@@ -128,7 +128,8 @@ def test_pgn_annotations_are_the_records(plan, computed, chunk):
         turn = r.fen.split()[1] == "w"
         score = (chess.engine.PovScore(chess.engine.Mate(r.mate), turn) if r.mate is not None else
                  chess.engine.PovScore(chess.engine.Cp(r.score_cp), turn) if r.score_cp is not None else None)
-        expected.setdefault(r.source, {}).setdefault(r.line, {})[r.ply] = (score, r.mark, r.best)
+        fen = r.fen if r.mark is not None and r.best else None      # for the better move's SAN
+        expected.setdefault(r.source, {}).setdefault(r.line, {})[r.ply] = (score, r.mark, r.best, fen)
     got = {source: {line: {ply: (None if a[0] is None else pgn_out.pov_score(a[0]), *a[1:])
                            for ply, a in plies.items()} for line, plies in lines.items()}
            for source, lines in pgn_out.annotations(plan, cols, mode).items()}

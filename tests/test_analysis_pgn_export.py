@@ -126,12 +126,34 @@ def test_an_annotated_game_s_marks_name_the_better_move_in_python_chess_s_san():
         board.push(move)
     better = next(m for m in board.legal_moves if board.is_capture(m) or board.gives_check(m))
     score = (None, -150, True)                     # -1.50 from white's side
-    pgn_out._annotate(game, {4: (score, "?", better.uci()), 5: (score, None, None)})
+    pgn_out._annotate(game, {4: (score, "?", better.uci(), board.fen()), 5: (score, None, None, None)})
     text = pgn_export.export(game)
     assert f"Mistake. {board.san(better)} was best." in text
     assert "d6 { [%eval -1.50] }" in text
     assert text == game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
-    assert pgn_out._san_at(game, [m.uci() for m in list(game.mainline_moves())[:4]], "e1e8") is None
+    played = [m.uci() for m in list(game.mainline_moves())[:4]]
+    assert pgn_out._san_at(game, played, "e1e8") is None
+    assert pgn_out._san_at(game, played, "e1e8", board.fen()) is None
+
+
+def test_a_better_move_s_san_from_its_position_s_fen_is_python_chess_s():
+    """The SAN of legal moves along the games, from the position's FEN
+    alone (not the game replayed to it), as python-chess writes it:
+    checks, mates, disambiguation and en passant included."""
+    checked = 0
+    for game in _games():
+        if (pgn_out.game_problem(game) or pgn_out.start_fen(game) is None     # the analysis leaves these out
+                or any(len(n.variations) > 1 for n in [game, *game.mainline()])):
+            continue
+        board, played = game.board(), []
+        for move in list(game.mainline_moves())[:40]:
+            for other in list(board.legal_moves)[::3]:
+                want = board.san(other)
+                assert pgn_out._san_at(game, played, other.uci(), board.fen()) == want
+                checked += 1
+            board.push(move)
+            played.append(move.uci())
+    assert checked > 2000
 
 
 def test_a_game_read_with_the_core_s_san_is_python_chess_s_game():

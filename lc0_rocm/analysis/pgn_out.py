@@ -32,7 +32,7 @@ WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
 
 # source -> a game's first line -> ply -> (the score after the move that
 # reached the position, or None; the played move's mark; the better move,
-# UCI). A score is plain data, (mate, centipawns, white to move), one of the
+# UCI; the position's FEN where a better move is named, for its SAN). A score is plain data, (mate, centipawns, white to move), one of the
 # first two None: the parts' processes get these pickled, and a PovScore
 # object each took ~10x as long to pickle and to load (321,000 of them:
 # 1.3 s and 1.8 s against 0.12 s each).
@@ -52,7 +52,8 @@ def annotations(plan, cols: dict, mode: str) -> Annotations:
             score = None
             if v.mate is not None or v.score_cp is not None:
                 score = (v.mate, v.score_cp, p.fen[p.fen.index(" ") + 1] == "w")
-            by_source.setdefault(p.source, {}).setdefault(p.line, {})[p.ply] = (score, mark, v.best)
+            fen = p.fen if mark is not None and v.best else None
+            by_source.setdefault(p.source, {}).setdefault(p.line, {})[p.ply] = (score, mark, v.best, fen)
     return by_source
 
 
@@ -131,11 +132,11 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
         if nxt is None:
             return
         if annotation is not None and annotation[1] is not None:
-            _, mark, best = annotation
+            _, mark, best, fen = annotation
             nxt.nags.add(NAGS[mark])
             text = WORDS[mark] + "."
             if best:
-                better = _san_at(game, played, best)
+                better = _san_at(game, played, best, fen)
                 if better is not None:
                     text += f" {better} was best."
             nxt.comment = f"{nxt.comment} {text}".strip()
@@ -143,13 +144,15 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
         node, ply = nxt, ply + 1
 
 
-def _san_at(game: chess.pgn.Game, played: list[str], move: str) -> str | None:
+def _san_at(game: chess.pgn.Game, played: list[str], move: str, fen: str | None = None) -> str | None:
     """`move` (UCI) after the moves `played` from the game's start, as
-    python-chess's Board.san writes it; None when it is not legal there."""
+    python-chess's Board.san writes it; None when it is not legal there.
+    `fen`, that position's, spares the core replaying the game to it (a
+    SAN depends on the position alone: legal moves, check, mate)."""
     from lc0_rocm import native_core
-    fen = start_fen(game)
-    if fen is not None and native_core.available()[0]:
-        sans = pgn_export.uci_sans(fen, [*played, move])
+    start = start_fen(game)
+    if start is not None and native_core.available()[0]:
+        sans = pgn_export.uci_sans(fen, [move]) if fen is not None else pgn_export.uci_sans(start, [*played, move])
         return None if sans is None else sans[-1]
     board = game.board()               # no core: python-chess
     try:
