@@ -164,6 +164,9 @@ def load() -> tuple:
     compiler's message on a build failure) when it cannot be had. Cached and
     thread-safe; a failure is remembered and raised again."""
     global _loaded, _failure
+    loaded = _loaded          # once set, never changed but by reset(): no lock to read it
+    if loaded is not None:
+        return loaded
     with _lock:
         if _loaded is not None:
             return _loaded
