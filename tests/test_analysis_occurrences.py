@@ -59,3 +59,14 @@ def test_a_table_pickles_without_its_row_index():
     assert list(again) == POSITIONS and again.rows == table.rows and again._index is None
     again.append(POSITIONS[0])
     assert list(again.tasks)[-1] == 0
+
+
+def test_a_source_s_lines_are_found_when_its_positions_are_one_run_in_file_order():
+    run = [Position("b.pgn", line, 1, ply, START, START, None) for line, ply in ((5, 0), (5, 1), (20, 0))]
+    table = Occurrences(POSITIONS[3:5] + run + POSITIONS[3:4])
+    first, lines = table.source_lines("b.pgn")
+    assert first == 2 and lines.tolist() == [5, 5, 20]
+    first, lines = table.source_lines("nowhere.pgn")
+    assert first == 0 and len(lines) == 0
+    assert table.source_lines("s.epd") is None                  # two runs
+    assert Occurrences(run + run).source_lines("b.pgn") is None  # one run, but the file twice over

@@ -379,3 +379,8 @@ def test_a_big_pgn_annotated_in_parts_equals_annotating_it_whole(tmp_path, monke
     assert analyse([*argv, "-o", str(tmp_path / "fallback.pgn")], capsys) == 0
     assert (tmp_path / "fallback.pgn").read_text() == whole
     assert not list(tmp_path.glob(".lc0-rocm-pgn-*"))                 # the parts' folder goes
+    # The file given twice: its positions are not one run, so its
+    # annotations are worked out here; each copy annotated as one.
+    monkeypatch.setattr(pgn_parallel, "run_module", real)
+    assert analyse([str(path), *argv, "-o", str(tmp_path / "twice.pgn")], capsys) == 0
+    assert (tmp_path / "twice.pgn").read_text() == whole + whole

@@ -109,6 +109,21 @@ class Occurrences:
         out._ids = {i - start: ident for i, ident in self._ids.items() if start <= i < stop}
         return out, named
 
+    def source_lines(self, source: str) -> tuple[int, np.ndarray] | None:
+        """(the index of `source`'s first position, the lines of its
+        positions) when they are one run of positions with their lines in
+        file order; (0, no lines) when it has none; None otherwise (the
+        file given twice)."""
+        sid = self._source_ids.get(source)
+        where = np.flatnonzero(_ints(self._source) == sid) if sid is not None else []
+        if not len(where):
+            return 0, np.zeros(0, dtype=np.int64)
+        first, last = int(where[0]), int(where[-1])
+        lines = _ints(self._line)[first:last + 1]
+        if len(lines) != len(where) or np.any(np.diff(lines) < 0):
+            return None
+        return first, lines
+
     def finish(self) -> None:
         """No more rows: the index from row to task is let go."""
         self._index = None

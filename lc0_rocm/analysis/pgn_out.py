@@ -5,11 +5,13 @@ move. python-chess reads every game (its mainline's SAN parsed by the
 native core, inputs.CoreSanGameBuilder) and its exporter's text is
 written (pgn_export.py, the SAN from the core where it can): a big plain
 PGN is written on every core, a part per process (`python -m` this module)
-cut where pgn_parallel cuts it for reading, each into a temporary file
-beside the output, copied into it in file order (no part held in memory):
-the same text as one process, which is also what happens when a part's
-process fails. A game is known by its source and first line (the
-positions' `line`), which a part counts from its own start.
+cut where pgn_parallel cuts it for reading, each sent its games'
+positions and their rows' columns (it works out their annotations
+itself) and written into a temporary file beside the output, copied into
+it in file order (no part held in memory): the same text as one process,
+which is also what happens when a part's process fails. A game is known
+by its source and first line (the positions' `line`), which a part counts
+from its own start.
 """
 from __future__ import annotations
 
@@ -23,9 +25,11 @@ import tempfile
 import chess
 import chess.engine
 import chess.pgn
+import numpy as np
 
 from lc0_rocm.analysis import flat, pgn_export, pgn_parallel
 from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game, start_fen
+from lc0_rocm.analysis.plan import Plan
 
 NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
 WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
@@ -39,12 +43,12 @@ WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
 Annotations = dict[str, dict[int, dict[int, tuple]]]
 
 
-def annotations(plan, cols: dict, mode: str) -> Annotations:
+def annotations(plan, cols: dict, mode: str, until: int | None = None) -> Annotations:
     """What the PGN shows of each analysed game position, straight from the
     columns (flat: the records' values and marks, without a record per
-    position)."""
+    position); `until`: of the positions before it alone (flat.chunks)."""
     by_source: Annotations = {}
-    for values, occurrences in flat.chunks(plan, cols, mode):
+    for values, occurrences in flat.chunks(plan, cols, mode, until=until):
         for p, t, _, mark in occurrences:
             if p.game is None:
                 continue
@@ -63,28 +67,41 @@ def pov_score(score: tuple) -> chess.engine.PovScore:
     return chess.engine.PovScore(chess.engine.Mate(mate) if mate is not None else chess.engine.Cp(cp), white)
 
 
-def write_pgn(f, pgn_sources: list[str], by_source: Annotations, scratch: str | None = None) -> int:
+def write_pgn(f, pgn_sources: list[str], plan, cols: dict, mode: str, scratch: str | None = None) -> int:
     """The annotated games of `pgn_sources` into the text file f (the
     parts' texts meet in a temporary folder in `scratch`); returns how many
     (games python-chess cannot read or the analysis refused are left out:
     the errors file lists them)."""
-    return sum(_write_source(f, source, by_source.get(source, {}), scratch) for source in pgn_sources)
+    whole: list[Annotations] = []
+
+    def by_line_of(source: str) -> dict:        # every source's annotations, worked out here once
+        if not whole:
+            whole.append(annotations(plan, cols, mode))
+        return whole[0].get(source, {})
+
+    return sum(_write_source(f, source, plan, cols, mode, by_line_of, scratch) for source in pgn_sources)
 
 
-def _write_source(f, source: str, by_line: dict, scratch: str | None) -> int:
+def _write_source(f, source: str, plan, cols: dict, mode: str, by_line_of, scratch: str | None) -> int:
     parts = pgn_parallel.parts_of(source)
-    if len(parts) > 1:
-        firsts = pgn_parallel.lines_before(source, [start for start, _ in parts])
-        lasts = firsts[1:] + [max(by_line, default=0)]
+    firsts = pgn_parallel.lines_before(source, [start for start, _ in parts]) if len(parts) > 1 else []
+    spans = _position_spans(plan, source, firsts) if firsts else None
+    if spans is not None:
+        total = len(plan.tasks)
         with tempfile.TemporaryDirectory(prefix=".lc0-rocm-pgn-", dir=scratch) as folder:
             outs = [os.path.join(folder, f"part{k}.pgn") for k in range(len(parts))]
 
             def run(k: int):
-                (start, end), first, last = parts[k], firsts[k], lasts[k]
-                mine = {line: plies for line, plies in by_line.items() if first < line <= last}
+                # The part's positions (and the next one, whose value gives
+                # the last one's loss) and their rows' columns: the part's
+                # process works out its annotations itself.
+                (start, end), (first, stop) = parts[k], spans[k]
+                positions, named = plan.positions.part(first, min(total, stop + 1))
+                payload = (Plan(positions=positions), {name: column[named] for name, column in cols.items()},
+                           mode, stop - first)
                 return pgn_parallel.run_module("lc0_rocm.analysis.pgn_out",
-                                               [source, str(start), str(end), str(first), outs[k]],
-                                               pickle.dumps(mine, protocol=pickle.HIGHEST_PROTOCOL))
+                                               [source, str(start), str(end), str(firsts[k]), outs[k]],
+                                               pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
             with concurrent.futures.ThreadPoolExecutor(len(parts), thread_name_prefix="pgn-out") as pool:
                 games = list(pool.map(run, range(len(parts))))
@@ -94,7 +111,22 @@ def _write_source(f, source: str, by_line: dict, scratch: str | None) -> int:
                         shutil.copyfileobj(part, f)
                 return sum(games)
     with open_text(source) as handle:
-        return annotate_into(f, handle, 0, by_line)
+        return annotate_into(f, handle, 0, by_line_of(source))
+
+
+def _position_spans(plan, source: str, firsts: list[int]) -> list[tuple[int, int]] | None:
+    """The run's positions [first, stop) read from each of the file's
+    parts, `firsts` the lines before each part's start: those of `source`
+    whose game starts in the part's lines. None when `source`'s positions
+    are not one run in file order (the file given twice): its annotations
+    are then worked out here."""
+    run = plan.positions.source_lines(source)
+    if run is None:
+        return None
+    first, lines = run
+    bounds = [first] + [first + int(np.searchsorted(lines, line, side="right")) for line in firsts[1:]]
+    bounds.append(first + len(lines))
+    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def annotate_into(f, handle, line_offset: int, by_line: dict) -> int:
@@ -165,11 +197,13 @@ def _san_at(game: chess.pgn.Game, played: list[str], move: str, fen: str | None 
 
 
 def main(argv: list[str]) -> int:
-    """A part's process: PATH START END LINE_OFFSET OUT, its games'
-    annotations pickled on stdin -> the annotated games in OUT, their count
-    pickled on stdout."""
+    """A part's process: PATH START END LINE_OFFSET OUT, its positions
+    (a Plan, their rows' columns, the mode and how many are the part's, the
+    one after them only giving the last one's loss) pickled on stdin -> its
+    games annotated in OUT, their count pickled on stdout."""
     path, start, end, line_offset, out = argv
-    by_line = pickle.loads(sys.stdin.buffer.read())
+    plan, cols, mode, count = pickle.loads(sys.stdin.buffer.read())
+    by_line = annotations(plan, cols, mode, until=count).get(path, {})
     with open(out, "w", encoding="utf-8", newline="\n") as f:
         games = annotate_into(f, pgn_parallel.part_text(path, int(start), int(end)), int(line_offset), by_line)
     sys.stdout.buffer.write(pickle.dumps(games, protocol=pickle.HIGHEST_PROTOCOL))

@@ -179,7 +179,7 @@ def write_outputs(outputs: list[str], pgn_sources: list[str], plan, cols: dict, 
             written[path] = write_parquet(path, plan, cols, mode)
         else:
             with atomic_file(path) as f:
-                written[path] = pgn_out.write_pgn(f, pgn_sources, pgn_out.annotations(plan, cols, mode),
+                written[path] = pgn_out.write_pgn(f, pgn_sources, plan, cols, mode,
                                                   scratch=os.path.dirname(os.path.abspath(path)))
     return written
 
