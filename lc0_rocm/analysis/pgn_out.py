@@ -27,19 +27,18 @@ import chess.engine
 import chess.pgn
 import numpy as np
 
-from lc0_rocm.analysis import flat, pgn_export, pgn_parallel
+from lc0_rocm.analysis import flat, pgn_export, pgn_parallel, position_parts
 from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game, start_fen
-from lc0_rocm.analysis.plan import Plan
 
 NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
 WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
 
 # source -> a game's first line -> ply -> (the score after the move that
 # reached the position, or None; the played move's mark; the better move,
-# UCI; the position's FEN where a better move is named, for its SAN). A score is plain data, (mate, centipawns, white to move), one of the
-# first two None: the parts' processes get these pickled, and a PovScore
-# object each took ~10x as long to pickle and to load (321,000 of them:
-# 1.3 s and 1.8 s against 0.12 s each).
+# UCI; the position's FEN where a better move is named, for its SAN). A
+# score is plain data, (mate, centipawns, white to move), one of the first
+# two None: a PovScore object each took ~10x as long to make (321,000 of
+# them pickled and loaded: 1.3 s and 1.8 s against 0.12 s each).
 Annotations = dict[str, dict[int, dict[int, tuple]]]
 
 
@@ -87,7 +86,6 @@ def _write_source(f, source: str, plan, cols: dict, mode: str, by_line_of, scrat
     firsts = pgn_parallel.lines_before(source, [start for start, _ in parts]) if len(parts) > 1 else []
     spans = _position_spans(plan, source, firsts) if firsts else None
     if spans is not None:
-        total = len(plan.tasks)
         with tempfile.TemporaryDirectory(prefix=".lc0-rocm-pgn-", dir=scratch) as folder:
             outs = [os.path.join(folder, f"part{k}.pgn") for k in range(len(parts))]
 
@@ -96,9 +94,7 @@ def _write_source(f, source: str, plan, cols: dict, mode: str, by_line_of, scrat
                 # the last one's loss) and their rows' columns: the part's
                 # process works out its annotations itself.
                 (start, end), (first, stop) = parts[k], spans[k]
-                positions, named = plan.positions.part(first, min(total, stop + 1))
-                payload = (Plan(positions=positions), {name: column[named] for name, column in cols.items()},
-                           mode, stop - first)
+                payload = (*position_parts.part_of(plan, cols, first, stop), mode, stop - first)
                 return pgn_parallel.run_module("lc0_rocm.analysis.pgn_out",
                                                [source, str(start), str(end), str(firsts[k]), outs[k]],
                                                pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))

@@ -33,6 +33,14 @@ def count(plan, granule: int = 1) -> int:
     return min(max(cores, -(-positions // PART_MOST)), positions // PART_POSITIONS, -(-positions // granule))
 
 
+def part_of(plan, cols: dict, start: int, stop: int) -> tuple[Plan, dict]:
+    """Positions start..stop-1 and the one after them (its value gives the
+    last one's played-move loss) as a Plan of their own, and the columns
+    of the rows they name."""
+    positions, named = plan.positions.part(start, min(len(plan.tasks), stop + 1))
+    return Plan(positions=positions), {name: column[named] for name, column in cols.items()}
+
+
 def run(module: str, plan, cols: dict, cuts: list[int], extra: tuple, folder: str,
         suffix: str) -> tuple[list[str], list] | None:
     """`python -m module` on each part [cuts[k], cuts[k + 1]) of the
@@ -40,14 +48,11 @@ def run(module: str, plan, cols: dict, cuts: list[int], extra: tuple, folder: st
     gives the last one's loss; the columns of its rows; *extra; the part's
     length; its output file): the files in order and what each process
     answered, or None when one failed."""
-    total = len(plan.tasks)
     outs = [os.path.join(folder, f"part{k}{suffix}") for k in range(len(cuts) - 1)]
 
     def one(k: int):
         start, stop = cuts[k], cuts[k + 1]
-        positions, named = plan.positions.part(start, min(total, stop + 1))
-        payload = (Plan(positions=positions), {name: column[named] for name, column in cols.items()}, *extra,
-                   stop - start, outs[k])
+        payload = (*part_of(plan, cols, start, stop), *extra, stop - start, outs[k])
         return pgn_parallel.run_module(module, [], pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
     with concurrent.futures.ThreadPoolExecutor(min(len(outs), pgn_parallel.cores()),
