@@ -172,15 +172,15 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
         node, ply = nxt, ply + 1
 
 
-def _san_at(game: chess.pgn.Game, played: list[str], move: str, fen: str | None = None) -> str | None:
-    """`move` (UCI) after the moves `played` from the game's start, as
-    python-chess's Board.san writes it; None when it is not legal there.
-    `fen`, that position's, spares the core replaying the game to it (a
-    SAN depends on the position alone: legal moves, check, mate)."""
+def _san_at(game: chess.pgn.Game, played: list[str], move: str, fen: str) -> str | None:
+    """`move` (UCI) after the moves `played` from the game's start, whose
+    position is `fen`, as python-chess's Board.san writes it; None when it
+    is not legal there. The core writes it from the FEN alone (a SAN
+    depends on the position only: legal moves, check, mate); python-chess
+    replays the game (no core; a variant or Chess960 game)."""
     from lc0_rocm import native_core
-    start = start_fen(game)
-    if start is not None and native_core.available()[0]:
-        sans = pgn_export.uci_sans(fen, [move]) if fen is not None else pgn_export.uci_sans(start, [*played, move])
+    if start_fen(game) is not None and native_core.available()[0]:
+        sans = pgn_export.uci_sans(fen, [move])
         return None if sans is None else sans[-1]
     board = game.board()               # no core: python-chess
     try:
