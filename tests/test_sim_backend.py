@@ -67,7 +67,7 @@ def test_bad_options_are_refused(options, message):
 def test_a_threaded_search_reaches_it_through_native_slots():
     net = load_network(None, backend="sim", backend_opts="preset=maia-1900")
     try:
-        engine = Engine(net, Threads=3, SmartPruningFactor=0)
+        engine = Engine(net, Threads=3, ParallelSearchMinimumVisits=0, SmartPruningFactor=0)
         net.backend.pass_log_start()
         result = engine.search(chess.Board(), nodes=3000)
         log = net.backend.pass_log()

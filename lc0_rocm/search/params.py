@@ -153,6 +153,10 @@ OPTIONS: dict[str, OptionSpec] = {
                                             "idle, once it has more than this many positions"),
     "ThreadIdlingThreshold": _spin(1, 0, 128, "the network counts as idle when more than this many "
                                               "search threads are not at it"),
+    "ParallelSearchMinimumVisits": _spin(2000, 0, 2000000000,
+                                         "below this many visits at the root one search thread gathers "
+                                         "(native search): in a small tree, batches gathered side by side "
+                                         "cost quality per node"),
     "MaxBatchesInFlight": _spin(0, 0, 128, "at most this many search threads hold a batch at once; more only "
                                            "add collisions (0: the backend's suggested Threads, at least 2)"),
     "SolidTreeThreshold": _spin(2000000000, 1, 2000000000,

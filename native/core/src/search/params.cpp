@@ -26,6 +26,7 @@ bool SearchParams::set(const std::string& name, double v) {
   LC0_INT(TaskWorkers) LC0_INT(MinimumPickingWork) LC0_INT(MinimumRemainingPickingWork)
   LC0_INT(MinimumProcessingWork) LC0_INT(MinimumPerTaskProcessing)
   LC0_INT(IdlingMinimumWork) LC0_INT(ThreadIdlingThreshold) LC0_INT(SolidTreeThreshold)
+  LC0_INT(ParallelSearchMinimumVisits)
 #undef LC0_REAL
 #undef LC0_INT
 #undef LC0_BOOL

@@ -56,6 +56,11 @@ struct SearchParams {
   // not at the network and it has more than IdlingMinimumWork requests.
   int IdlingMinimumWork = 0;
   int ThreadIdlingThreshold = 1;
+  // Below this many visits at the root one search thread gathers and the
+  // others wait: in a small tree, batches gathered side by side put a large
+  // share of its visits in flight at once, which costs quality per node
+  // (docs/SEARCH.md), while the time they would save is small.
+  int ParallelSearchMinimumVisits = 2000;
   // lc0's SolidTreeThreshold (visits that make a node's children one block).
   // lc0 uses 100; here never by default: our pools already keep siblings
   // near, and on the H100 maia search 100 measured no faster (see

@@ -185,6 +185,10 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
   // thread does: a `stop` that comes before the first batch still gets the
   // root's evaluation (should_stop waits for a first playout too).
   for (bool first = index == 0; first || !stop_requested(); first = false) {
+    if (index > 0 && one_gatherer()) {           // a small tree: worker 0 alone
+      progress_.wait_for(lock, std::chrono::milliseconds(1));
+      continue;
+    }
     batch_ = mine;
     gather_batch(&leaf_history, task_pool(size_t(index)));
     if (!mine->requests.empty()) ++nn_pending_;
@@ -301,6 +305,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
   int minibatch_size = 0;
   int left = collisions_left((long long)std::min(double(visits_of(tree.node(tree.root()))),
                                                  std::max(1.0, playouts_left())));
+  const int gathering = worker_mode_ ? gathering_threads() : 1;
   if (worker_mode_) shared.unlock();
   int& ooo = batch->ooo;
   auto& visits = batch->visits;
@@ -309,7 +314,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
     // Workers: an idle network gets what there is now.
     if (worker_mode_ && minibatch_size > 0 &&
         int(batch->requests.size()) > params_.IdlingMinimumWork &&
-        params_.Threads - at_network_.load(std::memory_order_relaxed) > params_.ThreadIdlingThreshold) {
+        gathering - at_network_.load(std::memory_order_relaxed) > params_.ThreadIdlingThreshold) {
       return;
     }
     const size_t new_start = visits.size();

@@ -316,6 +316,14 @@ class Search {
                        bool* may_resign) const;
   bool smart_pruning_fires(double now_ms);
   bool stop_requested() const { return stopped_ || stop_->load(std::memory_order_relaxed); }
+  // Workers: below ParallelSearchMinimumVisits at the root only worker 0
+  // gathers (the others wait); the threads that gather now. Reads the
+  // root's visits: the tree mutex or the pickers' lock held (undoing a
+  // two-fold draw writes them under both).
+  bool one_gatherer() const {
+    return visits_of(tree_->node(tree_->root())) < uint32_t(std::max(0, params_.ParallelSearchMinimumVisits));
+  }
+  int gathering_threads() const { return one_gatherer() ? 1 : params_.Threads; }
   // Selection (selection.cpp).
   void update_current_best();
   int edge_rank(uint32_t child) const;
