@@ -164,7 +164,10 @@ class Engine:
         MaxBatchesInFlight (0: the suggestion, at least 2). Each search
         thread holds a batch's visits in flight: beyond what the network can
         use at once, more threads only add collisions and smaller batches
-        (lc0's search slows down with them), so they are not started."""
+        (lc0's search slows down with them), so they are not started.
+        While the root has fewer than ParallelSearchMinimumVisits visits
+        (native search) only the first of them gathers: a small tree grows
+        as with Threads 1."""
         suggested = self.backend_attributes().suggested_num_search_threads
         cap = self.params.MaxBatchesInFlight or max(2, suggested)
         return min(self.params.Threads or suggested, cap)
