@@ -13,7 +13,9 @@ python-chess's rules (mate, stalemate, insufficient material, threefold
 repetition and the 50-move rule claimed) or as a draw after `--max-plies`.
 `--parallel P` runs P games at once (each with its own two engines on the
 one network). Prints A's score, its Elo difference and the 95 % interval
-(normal approximation over games), and writes DIR/quality_match.json.
+(normal approximation over games) and how many openings' two games are
+move for move the same (A played as B would have: the searches did not
+differ there), and writes DIR/quality_match.json (with the device's name).
 """
 from __future__ import annotations
 
@@ -75,9 +77,9 @@ def engine_pair(network, a: dict, b: dict):
     return _LOCAL.pair
 
 
-def play(engines: dict, opening, nodes: int, max_plies: int) -> tuple[str, int]:
+def play(engines: dict, opening, nodes: int, max_plies: int) -> tuple[str, list[str]]:
     """One game between engines {colour: Engine}; returns (result from
-    white's view: '1-0', '0-1', '1/2-1/2', plies)."""
+    white's view: '1-0', '0-1', '1/2-1/2', the game's moves in UCI)."""
     for engine in engines.values():
         engine.new_game()
     board = chess.Board()
@@ -89,7 +91,7 @@ def play(engines: dict, opening, nodes: int, max_plies: int) -> tuple[str, int]:
             break
         board.push(result.best_move)
     outcome = board.outcome(claim_draw=True)
-    return (outcome.result() if outcome else "1/2-1/2"), len(board.move_stack)
+    return (outcome.result() if outcome else "1/2-1/2"), [m.uci() for m in board.move_stack]
 
 
 def elo(score: float) -> float:
@@ -135,6 +137,7 @@ def main(argv=None) -> int:
         jobs.append((2 * k, opening, True))       # A has white
         jobs.append((2 * k + 1, opening, False))  # A has black
     points: dict[int, float] = {}
+    games: dict[int, list[str]] = {}
     lock = threading.Lock()
     started = time.monotonic()
 
@@ -144,10 +147,11 @@ def main(argv=None) -> int:
             return
         engine_a, engine_b = engine_pair(network, a, b)
         engines = {chess.WHITE: engine_a if a_white else engine_b, chess.BLACK: engine_b if a_white else engine_a}
-        result, plies = play(engines, opening, args.nodes, args.max_plies)
+        result, moves = play(engines, opening, args.nodes, args.max_plies)
         white_points = {"1-0": 1.0, "0-1": 0.0}.get(result, 0.5)
         with lock:
             points[index] = white_points if a_white else 1.0 - white_points
+            games[index] = moves
             done = len(points)
             if done % 20 == 0 or done == len(jobs):
                 s = summary(list(points.values()))
@@ -159,16 +163,22 @@ def main(argv=None) -> int:
         with concurrent.futures.ThreadPoolExecutor(max(1, args.parallel)) as pool:
             for future in [pool.submit(run, job) for job in jobs]:
                 future.result()
+        device = (getattr(network.backend, "device_info", None) or {}).get("name", "")
     finally:
         network.close()
+    # An opening whose two games are move for move the same: A played as B
+    # would have (both colours), which says how far the settings' searches differ.
+    same = sum(1 for k in range(len(jobs) // 2) if 2 * k in games and games.get(2 * k) == games.get(2 * k + 1))
     result = dict(summary([points[i] for i in sorted(points)]), planned=len(jobs), nodes=args.nodes, a=a, b=b,
-                  weights=args.weights, backend=args.backend, seconds=time.monotonic() - started)
+                  same_game_pairs=same, seed=args.seed, weights=args.weights, backend=args.backend,
+                  device=device, seconds=time.monotonic() - started)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "quality_match.json").write_text(json.dumps(result, indent=1))
     print(f"A ({args.a or 'defaults'}) vs B ({args.b}) at {args.nodes} nodes: {result['wins']}W "
           f"{result['draws']}D {result['losses']}L, score {result['score']:.3f}, Elo {result['elo']:+.1f} "
-          f"(95 % {result['elo_low']:+.1f}..{result['elo_high']:+.1f})")
+          f"(95 % {result['elo_low']:+.1f}..{result['elo_high']:+.1f}); openings whose two games are the "
+          f"same: {same} of {len(jobs) // 2}")
     return 0
 
 

@@ -493,3 +493,24 @@ def test_backups_beside_pickers_leave_what_they_defer_sound(fen):
             result = engine.search(board, nodes=nodes)
             assert engine._native.tree_fault() == ""
             assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+
+
+def test_quality_match_plays_the_same_games_for_the_defaults_and_threads_1(maia_path, tmp_path):
+    """scripts/search_quality_match.py on the sim backend (deterministic:
+    no GPU timing): below ParallelSearchMinimumVisits the defaults' search
+    threads grow Threads 1's trees, so each opening's two games are the same
+    and A scores exactly half; with every thread gathering from the first
+    visit (ParallelSearchMinimumVisits 0) the games part."""
+    import json
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "scripts"))
+    import search_quality_match
+    common = ["-w", str(maia_path), "-b", "sim", "-o", "preset=maia-1900", "--games", "4", "--nodes", "200",
+              "--max-plies", "40", "--b", "Threads=1"]
+    assert search_quality_match.main(common + ["--a", "", "--out", str(tmp_path / "same")]) == 0
+    same = json.loads((tmp_path / "same" / "quality_match.json").read_text())
+    assert same["same_game_pairs"] == 2 and same["score"] == 0.5
+    assert search_quality_match.main(common + ["--a", "ParallelSearchMinimumVisits=0",
+                                               "--out", str(tmp_path / "apart")]) == 0
+    apart = json.loads((tmp_path / "apart" / "quality_match.json").read_text())
+    assert apart["same_game_pairs"] < 2
