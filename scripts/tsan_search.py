@@ -32,8 +32,9 @@ from lc0_rocm.network import load_network
 
 threads, nodes = int(sys.argv[1]), int(sys.argv[2])
 net = load_network(None, backend="sim", backend_opts="preset=maia-1900,pass_us=20,position_us=0.1")
-engine = Engine(net, Threads=threads, ParallelSearchMinimumVisits=0, MaxBatchesInFlight=threads, TaskWorkers=2, MinibatchSize=32,
-                SmartPruningFactor=0)
+# Every thread gathers from the first visit (ParallelSearchMinimumVisits 0).
+threaded = dict(Threads=threads, MaxBatchesInFlight=threads, TaskWorkers=2, MinibatchSize=32, SmartPruningFactor=0)
+engine = Engine(net, ParallelSearchMinimumVisits=0, **threaded)
 deferred = 0
 games = (("k7/8/p7/P7/8/8/8/K7 w - - 0 1", ["a1b1", "a8b8", "b1a1", "b8a8"]),   # kings shuffling
          (chess.STARTING_FEN, ["e2e4", "e7e5", "g1f3"]))
@@ -49,16 +50,14 @@ for fen, moves in games:
 # Backups beside the pickers leave first visits to terminals and nodes to
 # make solid for an exclusive hold at their end: mating positions, children
 # made solid after 3 visits.
-solid = Engine(net, Threads=threads, ParallelSearchMinimumVisits=0, MaxBatchesInFlight=threads, TaskWorkers=2, MinibatchSize=32,
-               SmartPruningFactor=0, SolidTreeThreshold=3)
+solid = Engine(net, ParallelSearchMinimumVisits=0, SolidTreeThreshold=3, **threaded)
 for fen in ("6k1/8/6K1/8/8/8/8/5Q2 w - - 0 1", "8/8/4k3/8/2R5/8/4K3/8 w - - 0 1"):
     solid.search(chess.Board(fen), nodes=nodes)
     fault = solid._native.tree_fault()
     if fault:
         sys.exit(f"unsound tree after {fen} (solid after 3 visits): {fault}")
 # One thread gathers until the root has nodes / 2 visits, then all of them.
-ramp = Engine(net, Threads=threads, ParallelSearchMinimumVisits=nodes // 2, MaxBatchesInFlight=threads,
-              TaskWorkers=2, MinibatchSize=32, SmartPruningFactor=0)
+ramp = Engine(net, ParallelSearchMinimumVisits=nodes // 2, **threaded)
 ramp.search(chess.Board(), nodes=nodes)
 fault = ramp._native.tree_fault()
 if fault:

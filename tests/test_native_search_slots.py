@@ -26,6 +26,9 @@ pytestmark = pytest.mark.skipif(not native_core.available()[0],
                                 reason=f"native core unavailable: {native_core.available()[1]}")
 
 POLICY = 1858
+# The workers' tests run every search thread from the first visit (by
+# default one gathers until the root has ParallelSearchMinimumVisits).
+EVERY_THREAD = {"ParallelSearchMinimumVisits": 0}
 
 
 class SlotNet(CoreRandomSlots):
@@ -77,7 +80,7 @@ class SlotNet(CoreRandomSlots):
 
 def test_threads_use_a_slot_each_with_batches_in_flight_together():
     net = SlotNet()
-    engine = Engine(net, implementation="native", Threads=3, ParallelSearchMinimumVisits=0, MinibatchSize=16, SmartPruningFactor=0)
+    engine = Engine(net, implementation="native", Threads=3, **EVERY_THREAD, MinibatchSize=16, SmartPruningFactor=0)
     result = engine.search(chess.Board(), nodes=3000)
     assert result.best_move in chess.Board().legal_moves
     assert result.nodes >= 3000
@@ -121,14 +124,14 @@ def test_one_thread_uses_only_the_first_slot():
 def test_workers_search_the_same_position_sensibly():
     """A mate in one found with workers as with one thread."""
     board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
-    engine = Engine(SlotNet(), implementation="native", Threads=4, ParallelSearchMinimumVisits=0, MinibatchSize=8)
+    engine = Engine(SlotNet(), implementation="native", Threads=4, **EVERY_THREAD, MinibatchSize=8)
     result = engine.search(board, nodes=2000)
     assert result.best_move == chess.Move.from_uci("a1a8")
 
 
 def test_stop_ends_every_worker_quickly():
     net = SlotNet(delay_s=0.002)
-    engine = Engine(net, implementation="native", Threads=3, ParallelSearchMinimumVisits=0, MinibatchSize=16)
+    engine = Engine(net, implementation="native", Threads=3, **EVERY_THREAD, MinibatchSize=16)
     stop = threading.Event()
     timer = threading.Timer(0.3, stop.set)
     timer.start()
@@ -140,7 +143,7 @@ def test_stop_ends_every_worker_quickly():
 
 def test_a_failing_slot_fails_the_search_and_the_engine_goes_on():
     net = SlotNet(fail_after=6)
-    engine = Engine(net, implementation="native", Threads=3, ParallelSearchMinimumVisits=0, MinibatchSize=16)
+    engine = Engine(net, implementation="native", Threads=3, **EVERY_THREAD, MinibatchSize=16)
     with pytest.raises(NativeSearchError, match="forward call failed"):
         engine.search(chess.Board(), nodes=5000)
     net.fail_after = None
@@ -328,7 +331,7 @@ def test_gpu_workers_each_on_a_stream_of_their_own(maia_path):
 
     net = load_network(maia_path, backend=gpu_backend_or_skip("fp16"))
     try:
-        engine = Engine(net, implementation="native", Threads=3, ParallelSearchMinimumVisits=0)
+        engine = Engine(net, implementation="native", Threads=3, **EVERY_THREAD)
         result = engine.search(chess.Board(), nodes=20000)
         assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
         assert engine._native._slots_used == 3
@@ -346,7 +349,7 @@ def test_gpu_workers_each_on_a_stream_of_their_own(maia_path):
 
 def test_changing_threads_between_searches_changes_the_slots_in_use():
     net = SlotNet()
-    engine = Engine(net, implementation="native", Threads=3, ParallelSearchMinimumVisits=0, MinibatchSize=16)
+    engine = Engine(net, implementation="native", Threads=3, **EVERY_THREAD, MinibatchSize=16)
     engine.search(chess.Board(), nodes=1500)
     assert engine._native._slots_used == 3 and len(net.calls) == 3
     engine.set_option("Threads", 1)
@@ -367,7 +370,7 @@ def test_changing_threads_between_searches_changes_the_slots_in_use():
 def test_workers_expanding_leaves_unlocked_leave_a_sound_tree(fen):
     """Workers pick under the tree lock and expand their leaves without it,
     split over task workers; afterwards every link and count adds up."""
-    engine = Engine(SlotNet(delay_s=0.0005), implementation="native", Threads=3, ParallelSearchMinimumVisits=0, TaskWorkers=2,
+    engine = Engine(SlotNet(delay_s=0.0005), implementation="native", Threads=3, **EVERY_THREAD, TaskWorkers=2,
                     MinimumProcessingWork=2, MinimumPerTaskProcessing=1, MinibatchSize=32,
                     SmartPruningFactor=0)
     board = chess.Board(fen)
@@ -388,7 +391,7 @@ def test_two_fold_draws_a_reused_tree_must_undo(threads):
     undoes them as it picks; threads picking at once (the pickers' lock
     shared) leave them for the next exclusive hold, colliding there
     meanwhile. Either way the trees stay sound."""
-    engine = Engine(SlotNet(delay_s=0.0002), implementation="native", Threads=threads, ParallelSearchMinimumVisits=0,
+    engine = Engine(SlotNet(delay_s=0.0002), implementation="native", Threads=threads, **EVERY_THREAD,
                     MaxBatchesInFlight=threads, TaskWorkers=2, MinibatchSize=32, SmartPruningFactor=0)
     fen, moves = KINGS_SHUFFLING
     board = chess.Board(fen)
@@ -412,7 +415,7 @@ def test_eight_threads_picking_at_once_leave_a_sound_tree(fen):
     children linked in while others read the lists, first visits claimed
     atomically), expanding unlocked and backing up beside the pickers."""
     net = SlotNet(delay_s=0.0001)
-    engine = Engine(net, implementation="native", Threads=8, ParallelSearchMinimumVisits=0, MaxBatchesInFlight=8, TaskWorkers=1,
+    engine = Engine(net, implementation="native", Threads=8, **EVERY_THREAD, MaxBatchesInFlight=8, TaskWorkers=1,
                     MinibatchSize=16, SmartPruningFactor=0)
     board = chess.Board(fen)
     for nodes in (3000, 6000):                 # the second run reuses the tree
@@ -429,7 +432,7 @@ def test_tree_check_passes_a_one_thread_tree_and_sees_visits_in_flight():
     engine.search(chess.Board(), nodes=1500)
     assert engine._native.tree_fault() == ""
 
-    slow = Engine(SlotNet(delay_s=0.05), implementation="native", Threads=2, ParallelSearchMinimumVisits=0, MinibatchSize=16)
+    slow = Engine(SlotNet(delay_s=0.05), implementation="native", Threads=2, **EVERY_THREAD, MinibatchSize=16)
     stop = threading.Event()
     seen = []
 
@@ -447,11 +450,11 @@ def test_tree_check_passes_a_one_thread_tree_and_sees_visits_in_flight():
 
 def test_threads_beyond_max_batches_in_flight_are_not_started():
     net = SlotNet()
-    engine = Engine(net, implementation="native", Threads=8, ParallelSearchMinimumVisits=0, MinibatchSize=16, SmartPruningFactor=0)
+    engine = Engine(net, implementation="native", Threads=8, **EVERY_THREAD, MinibatchSize=16, SmartPruningFactor=0)
     engine.search(chess.Board(), nodes=1500)
     assert len(net.calls) == 3, net.calls          # the fake GPU's suggestion
     net = SlotNet()
-    engine = Engine(net, implementation="native", Threads=4, ParallelSearchMinimumVisits=0, MaxBatchesInFlight=4, MinibatchSize=16,
+    engine = Engine(net, implementation="native", Threads=4, **EVERY_THREAD, MaxBatchesInFlight=4, MinibatchSize=16,
                     SmartPruningFactor=0)
     engine.search(chess.Board(), nodes=1500)
     assert len(net.calls) == 4, net.calls
@@ -467,7 +470,7 @@ def test_python_slots_run_the_search_threads_with_a_real_net(maia_path):
     from lc0_rocm.network import load_network
     network = load_network(str(maia_path), backend="cpu")
     give_python_slots(network)
-    engine = Engine(network, Threads=3, ParallelSearchMinimumVisits=0, MaxBatchesInFlight=3, SmartPruningFactor=0)
+    engine = Engine(network, Threads=3, **EVERY_THREAD, MaxBatchesInFlight=3, SmartPruningFactor=0)
     result = engine.search(chess.Board(), nodes=300)
     assert len(engine._native.slots_in_use(engine.search_threads())) == 3
     assert result.best_move in chess.Board().legal_moves and result.nodes >= 300
@@ -487,7 +490,7 @@ def test_backups_beside_pickers_leave_what_they_defer_sound(fen):
     net = SlotNet(delay_s=0.0001)
     board = chess.Board(fen)
     for _ in range(4):
-        engine = Engine(net, implementation="native", Threads=8, ParallelSearchMinimumVisits=0, MaxBatchesInFlight=8, TaskWorkers=1,
+        engine = Engine(net, implementation="native", Threads=8, **EVERY_THREAD, MaxBatchesInFlight=8, TaskWorkers=1,
                         MinibatchSize=16, SmartPruningFactor=0, SolidTreeThreshold=3)
         for nodes in (4000, 8000):             # the second run reuses the tree
             result = engine.search(board, nodes=nodes)
