@@ -126,13 +126,21 @@ def test_an_annotated_game_s_marks_name_the_better_move_in_python_chess_s_san():
         board.push(move)
     better = next(m for m in board.legal_moves if board.is_capture(m) or board.gives_check(m))
     score = (None, -150, True)                     # -1.50 from white's side
-    pgn_out._annotate(game, {4: (score, "?", better.uci(), board.fen()), 5: (score, None, None, None)})
-    text = pgn_export.export(game)
-    assert f"Mistake. {board.san(better)} was best." in text
-    assert "d6 { [%eval -1.50] }" in text
-    assert text == game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
+    plies = {4: (score, "?", better.uci(), board.fen()), 5: (score, None, None, None)}
+    texts = []
+    # The better move's SAN worked out for all marks at once (the core), and
+    # with python-chess replaying the game (no core).
+    for better_sans in (pgn_out._better_sans({1: plies})[1], None):
+        game = chess.pgn.read_game(io.StringIO(OPERA))
+        pgn_out._annotate(game, plies, better_sans)
+        texts.append(pgn_export.export(game))
+        assert f"Mistake. {board.san(better)} was best." in texts[-1]
+        assert "d6 { [%eval -1.50] }" in texts[-1]
+        assert texts[-1] == game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
+    assert texts[0] == texts[1]
     played = [m.uci() for m in list(game.mainline_moves())[:4]]
     assert pgn_out._san_at(game, played, "e1e8", board.fen()) is None
+    assert pgn_export.fen_move_sans([(board.fen(), "e1e8")]) == [None]
 
 
 def test_a_better_move_s_san_from_its_position_s_fen_is_python_chess_s():
@@ -145,14 +153,34 @@ def test_a_better_move_s_san_from_its_position_s_fen_is_python_chess_s():
                 or any(len(n.variations) > 1 for n in [game, *game.mainline()])):
             continue
         board, played = game.board(), []
+        pairs, wants = [], []
         for move in list(game.mainline_moves())[:40]:
             for other in list(board.legal_moves)[::3]:
-                want = board.san(other)
-                assert pgn_out._san_at(game, played, other.uci(), board.fen()) == want
-                checked += 1
+                pairs.append((board.fen(), other.uci()))
+                wants.append(board.san(other))
+                if len(wants) % 50 == 0:          # python-chess replaying the game (no core)
+                    assert pgn_out._san_at(game, played, other.uci(), board.fen()) == wants[-1]
             board.push(move)
             played.append(move.uci())
+        assert pgn_export.fen_move_sans(pairs) == wants
+        checked += len(wants)
     assert checked > 2000
+
+
+def test_many_moves_sans_at_once_refuse_what_is_not_a_legal_move():
+    """A bad FEN, an illegal or garbled move gives None in its place and
+    leaves the others alone; garbage lengths are an error, not a crash."""
+    start = chess.STARTING_FEN
+    pairs = [(start, "e2e4"), ("not a fen", "e2e4"), (start, "e2e5"), (start, "zz9"), (start, ""),
+             ("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", "a1a8"), (start, "g1f3")]
+    assert pgn_export.fen_move_sans(pairs) == ["e4", None, None, None, None, "Ra8#", "Nf3"]
+    assert pgn_export.fen_move_sans([]) == []
+    ffi, lib = native_core.load()
+    out = ffi.new("char[]", 8)
+    assert lib.lc0core_fen_move_sans(1, b"abc", 3, out, 8) != 0          # not NUL-terminated
+    assert lib.lc0core_fen_move_sans(2, start.encode() + b"\0e2e4\0", len(start) + 6, out, 8) != 0
+    assert lib.lc0core_fen_move_sans(1, start.encode() + b"\0e2e4\0", len(start) + 6, out, 2) != 0   # no room
+    assert lib.lc0core_fen_move_sans(-1, b"", 0, out, 8) != 0
 
 
 def test_a_game_read_with_the_core_s_san_is_python_chess_s_game():

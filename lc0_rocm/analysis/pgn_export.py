@@ -35,6 +35,24 @@ def uci_sans(fen: str, ucis: list[str]) -> list[str] | None:
     return inputs.core_line("lc0core_uci_sans", fen, ucis, 9)   # Qa1xb2+ or exd8=Q# and a space
 
 
+def fen_move_sans(pairs: list[tuple[str, str]]) -> list[str | None] | None:
+    """Each (FEN, UCI move) pair's move as python-chess's Board.san writes
+    it (None where the move is not legal there), all in one native call;
+    None when the core is not built."""
+    from lc0_rocm import native_core
+    if not native_core.available()[0]:
+        return None
+    if not pairs:
+        return []
+    ffi, lib = native_core.load()
+    text = b"".join(f"{fen}\0{move}\0".encode() for fen, move in pairs)
+    size = 8 * len(pairs)
+    out = ffi.new("char[]", size)
+    if lib.lc0core_fen_move_sans(len(pairs), text, len(text), out, size) != 0:
+        return None
+    return [san.decode() or None for san in ffi.buffer(out, size)[:].split(b"\0")[:len(pairs)]]
+
+
 def export(game: chess.pgn.Game) -> str:
     """str(game) with headers, comments and variations, as
     `game.accept(chess.pgn.StringExporter(headers=True, variations=True,

@@ -130,6 +130,7 @@ def annotate_into(f, handle, line_offset: int, by_line: dict) -> int:
     plus `line_offset`); returns how many."""
     lines = LineCounter(handle)
     games = 0
+    better = _better_sans(by_line)
     while True:
         lines.mark()
         try:
@@ -140,13 +141,35 @@ def annotate_into(f, handle, line_offset: int, by_line: dict) -> int:
             return games
         if game_problem(game):
             continue                 # reported in the errors file, left out here
-        _annotate(game, by_line.get(line_offset + (lines.first or lines.count), {}))
+        first = line_offset + (lines.first or lines.count)
+        _annotate(game, by_line.get(first, {}), None if better is None else better.get(first, {}))
         f.write(pgn_export.export(game))
         f.write("\n\n")
         games += 1
 
 
-def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
+def _better_sans(by_line: dict) -> dict[int, dict[int, str | None]] | None:
+    """Every marked move's better move in SAN (None: not legal there),
+    by game and ply, from one native call for all of them (a call each
+    took ~8 us, most of it Python); None without the core."""
+    where, pairs = [], []
+    for first, plies in by_line.items():
+        for ply, (_, mark, best, fen) in plies.items():
+            if mark is not None and best and fen is not None:
+                where.append((first, ply))
+                pairs.append((fen, best))
+    sans = pgn_export.fen_move_sans(pairs)
+    if sans is None:
+        return None
+    by_game: dict[int, dict[int, str | None]] = {}
+    for (first, ply), san in zip(where, sans):
+        by_game.setdefault(first, {})[ply] = san
+    return by_game
+
+
+def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[int, str | None] | None) -> None:
+    """The game's evals, marks and better moves (`better_sans`: each marked
+    ply's better move in SAN, worked out already; None: here)."""
     if not plies:
         return
     game.headers["Annotator"] = "lc0-rocm"
@@ -164,7 +187,7 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
             nxt.nags.add(NAGS[mark])
             text = WORDS[mark] + "."
             if best:
-                better = _san_at(game, played, best, fen)
+                better = better_sans.get(ply) if better_sans is not None else _san_at(game, played, best, fen)
                 if better is not None:
                     text += f" {better} was best."
             nxt.comment = f"{nxt.comment} {text}".strip()
@@ -173,16 +196,10 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple]) -> None:
 
 
 def _san_at(game: chess.pgn.Game, played: list[str], move: str, fen: str) -> str | None:
-    """`move` (UCI) after the moves `played` from the game's start, whose
-    position is `fen`, as python-chess's Board.san writes it; None when it
-    is not legal there. The core writes it from the FEN alone (a SAN
-    depends on the position only: legal moves, check, mate); python-chess
-    replays the game (no core; a variant or Chess960 game)."""
-    from lc0_rocm import native_core
-    if start_fen(game) is not None and native_core.available()[0]:
-        sans = pgn_export.uci_sans(fen, [move])
-        return None if sans is None else sans[-1]
-    board = game.board()               # no core: python-chess
+    """`move` (UCI) after the moves `played` from the game's start, as
+    python-chess's Board.san writes it, python-chess replaying the game (no
+    core: _better_sans did not have them); None when it is not legal there."""
+    board = game.board()
     try:
         for uci in played:
             board.push(chess.Move.from_uci(uci))

@@ -64,6 +64,12 @@ int lc0core_san_moves(const char* fen, const char* sans, char* out, size_t capac
  * first that is not). A bad FEN is LC0CORE_BAD_FEN, a full `out` an error
  * status. */
 int lc0core_uci_sans(const char* fen, const char* ucis, char* out, size_t capacity, int* resolved);
+/* Many single moves at once: `texts` holds n pairs of NUL-terminated texts
+ * back to back, `length` bytes in all, a FEN (standard chess) and a UCI
+ * move from it; out[capacity] gets n NUL-terminated texts back to back,
+ * each the move as python-chess's Board.san writes it, or "" where the FEN
+ * is bad or the move not legal there (8 bytes a move always suffice). */
+int lc0core_fen_move_sans(int n, const char* texts, size_t length, char* out, size_t capacity);
 /* LC0CORE_CDEF_END */
 #ifdef __cplusplus
 }

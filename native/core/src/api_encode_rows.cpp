@@ -333,3 +333,26 @@ LC0CORE_EXPORT int lc0core_uci_sans(const char* fen, const char* ucis, char* out
                      return true;
                    });
 }
+
+LC0CORE_EXPORT int lc0core_fen_move_sans(int n, const char* texts, size_t length, char* out, size_t capacity) {
+  return guarded([&] {
+    check_count(n);
+    if (n > 0) require(texts, "texts");
+    require(out, "out");
+    const std::vector<size_t> starts = row_starts(2 * n, texts, length);
+    size_t at = 0;                     // written to out
+    for (int i = 0; i < n; ++i) {
+      Position pos;
+      Move move;
+      std::string why, san;
+      if (parse_fen(texts + starts[size_t(2 * i)], false, &pos, &why) &&
+          parse_uci(pos, texts + starts[size_t(2 * i + 1)], false, &move)) {
+        san = write_san(pos, move);
+      }
+      if (at + san.size() + 1 > capacity) throw Error(LC0CORE_INVALID_ARGUMENT, "the moves do not fit in capacity");
+      std::memcpy(out + at, san.c_str(), san.size() + 1);
+      at += san.size() + 1;
+    }
+    return int(LC0CORE_OK);
+  });
+}
