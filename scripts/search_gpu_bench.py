@@ -57,6 +57,8 @@ class PositionRun:
     mean_batch: float | None = None
     histogram: dict | None = None
     settings: dict | None = None
+    collision_ends: float | None = None  # network calls whose gathering the collision budget ended
+    idle_ends: float | None = None       # ... that an idle network ended
 
     @property
     def nps(self) -> float:
@@ -113,6 +115,10 @@ def run_ours(network, net: str, indices, movetime: int, settings: dict) -> list[
         wall_ms = 1000.0 * (time.perf_counter() - started)
         run = PositionRun("ours", net, i, result.nodes, wall_ms,
                           settings=dict(settings, Threads=engine.search_threads()))
+        stats = engine._native.run_stats() if engine._native is not None else None
+        if stats:
+            calls = max(1, stats["batches"])
+            run.collision_ends, run.idle_ends = stats["collision_ends"] / calls, stats["idle_ends"] / calls
         if logged:
             passes = backend.pass_log().within(0.0, wall_ms)
             run.busy = passes.busy_ms() / wall_ms
@@ -172,8 +178,10 @@ def busy_rows(runs: list[PositionRun]) -> list[str]:
             continue
         hist = ", ".join(f"{k}: {v}" for k, v in (r.histogram or {}).items())
         settings = ", ".join(f"{k} {v}" for k, v in (r.settings or {}).items())
+        ends = (f"{100 * r.collision_ends:.0f} / {100 * r.idle_ends:.0f} %" if r.collision_ends is not None
+                else "")
         rows.append(f"| {r.net} | {r.index} | {settings} | {r.nps:,.0f} | {100 * r.busy:.1f} % | "
-                    f"{100 * r.summed:.0f} % | {r.mean_batch:.0f} | {hist} |")
+                    f"{100 * r.summed:.0f} % | {r.mean_batch:.0f} | {ends} | {hist} |")
     return rows
 
 
@@ -195,9 +203,10 @@ def markdown(report: dict) -> str:
                      + [PositionRun(**r) for r in report.get("sweep", [])]
                      + [PositionRun(**r) for r in report.get("grid", [])])
     if busy:
-        out += ["## Ours: the GPU's passes (busy = some pass running; summed = pass times added up)", "",
-                "| net | pos | settings | nps | busy | summed | mean batch | batch sizes (passes) |",
-                "|---|---:|---|---:|---:|---:|---:|---|"] + busy + [""]
+        out += ["## Ours: the GPU's passes (busy = some pass running; summed = pass times added up; "
+                "ended short = calls whose gathering the collision budget / an idle network ended)", "",
+                "| net | pos | settings | nps | busy | summed | mean batch | ended short | batch sizes (passes) |",
+                "|---|---:|---|---:|---:|---:|---:|---:|---|"] + busy + [""]
     return "\n".join(out)
 
 

@@ -114,6 +114,24 @@ def test_past_parallel_search_minimum_visits_every_worker_gathers():
     assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
 
 
+def test_gatherings_ended_short_are_counted_by_why():
+    """The profile's counters of gatherings that ended before a full
+    minibatch: the collision budget (lc0's collisions_left) spent, at any
+    thread count; the network idle (threads gathering, none at the
+    network), only with threads and only past IdlingMinimumWork."""
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    counts = {}
+    for threads, idling in ((1, 0), (3, 0), (3, 1000)):
+        engine = Engine(SlotNet(), implementation="native", Threads=threads, **EVERY_THREAD, MinibatchSize=64,
+                        IdlingMinimumWork=idling, SmartPruningFactor=0)
+        engine.search(board, nodes=3000)
+        stats = engine._native.run_stats()
+        counts[threads, idling] = (stats["collision_ends"], stats["idle_ends"])
+    assert counts[1, 0][0] > 0 and counts[1, 0][1] == 0, counts
+    assert counts[3, 0][1] > 0, counts
+    assert counts[3, 1000][1] == 0, counts       # never more than 1000 requests in a batch of 64
+
+
 def test_one_thread_uses_only_the_first_slot():
     net = SlotNet()
     engine = Engine(net, implementation="native", Threads=1, MinibatchSize=16)

@@ -74,6 +74,8 @@ typedef struct {
   long long two_fold_fixes;  /* two-fold draws undone (their first occurrence lay before the root) */
   long long deferred_fixes;  /* of those, found by threads picking at once and undone after */
   double pick_shared_s;      /* of gather_s: workers picking with the pickers' lock shared, its wait included */
+  long long collision_ends;  /* gatherings ended short by the collision budget (lc0's collisions_left) */
+  long long idle_ends;       /* gatherings ended short for an idle network (IdlingMinimumWork) */
 } lc0core_search_stats;
 
 typedef struct {

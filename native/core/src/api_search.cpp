@@ -398,6 +398,8 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->two_fold_fixes = s.two_fold_fixes();
     out->deferred_fixes = s.deferred_fixes();
     out->pick_shared_s = s.pick_shared_seconds();
+    out->collision_ends = s.collision_ends();
+    out->idle_ends = s.idle_ends();
     return LC0CORE_OK;
   });
 }

@@ -315,6 +315,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
     if (worker_mode_ && minibatch_size > 0 &&
         int(batch->requests.size()) > params_.IdlingMinimumWork &&
         gathering - at_network_.load(std::memory_order_relaxed) > params_.ThreadIdlingThreshold) {
+      idle_ends_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     const size_t new_start = visits.size();
@@ -382,7 +383,10 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
         }
       }
       left -= v.multivisit;
-      if (left <= 0) return;
+      if (left <= 0) {
+        collision_ends_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
       if (stop_->load(std::memory_order_relaxed)) return;
     }
     if (worker_mode_) shared.unlock();
