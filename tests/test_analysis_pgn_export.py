@@ -17,7 +17,7 @@ from analysis_data import OPERA, random_games
 from test_analysis_inputs import AWKWARD_GAMES
 
 from lc0_rocm import native_core
-from lc0_rocm.analysis import pgn_export, pgn_out
+from lc0_rocm.analysis import inputs, pgn_export, pgn_out
 
 pytestmark = pytest.mark.skipif(not native_core.available()[0],
                                 reason=f"no native core: {native_core.available()[1]}")
@@ -149,7 +149,7 @@ def test_a_better_move_s_san_from_its_position_s_fen_is_python_chess_s():
     checks, mates, disambiguation and en passant included."""
     checked = 0
     for game in _games():
-        if (pgn_out.game_problem(game) or pgn_out.start_fen(game) is None     # the analysis leaves these out
+        if (pgn_out.game_problem(game) or inputs.start_fen(game) is None     # the analysis leaves these out
                 or any(len(n.variations) > 1 for n in [game, *game.mainline()])):
             continue
         board, played = game.board(), []

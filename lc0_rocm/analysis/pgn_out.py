@@ -28,7 +28,7 @@ import chess.pgn
 import numpy as np
 
 from lc0_rocm.analysis import flat, pgn_export, pgn_parallel, position_parts
-from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game, start_fen
+from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game
 
 NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
 WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
