@@ -143,6 +143,19 @@ def test_an_annotated_game_s_marks_name_the_better_move_in_python_chess_s_san():
     assert pgn_export.fen_move_sans([(board.fen(), "e1e8")]) == [None]
 
 
+@pytest.mark.parametrize("comment", ["", "a comment", "ends in a space ", " [%eval 0.31] old", "[%eval #-3,12]",
+                                     "[%clk 0:01:00]", "x [%eval junk] y"])
+def test_an_eval_is_set_as_python_chess_s_set_eval_sets_it(comment):
+    scores = [(None, cp, white) for cp in (0, 1, -1, 31, -250, 1999, -12345) for white in (True, False)]
+    scores += [(mate, None, white) for mate in (1, -1, 7, -12, 0) for white in (True, False)]
+    for score in scores:
+        ours, theirs = chess.pgn.Game(), chess.pgn.Game()
+        ours.comment = theirs.comment = comment
+        pgn_out.set_eval(ours, score)
+        theirs.set_eval(pgn_out.pov_score(score))
+        assert ours.comment == theirs.comment, (comment, score)
+
+
 def test_a_better_move_s_san_from_its_position_s_fen_is_python_chess_s():
     """The SAN of legal moves along the games, from the position's FEN
     alone (not the game replayed to it), as python-chess writes it:
