@@ -198,7 +198,7 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[i
         return
     game.headers["Annotator"] = "lc0-rocm"
     node, ply = game, 0
-    played: list[str] = []             # the moves to this ply, UCI
+    played: list[str] = []             # the moves to this ply, UCI (for _san_at alone)
     while True:
         annotation = plies.get(ply)
         if annotation is not None and ply > 0 and annotation[0] is not None:
@@ -215,7 +215,8 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[i
                 if better is not None:
                     text += f" {better} was best."
             nxt.comment = f"{nxt.comment} {text}".strip()
-        played.append(nxt.move.uci())
+        if better_sans is None:
+            played.append(nxt.move.uci())
         node, ply = nxt, ply + 1
 
 
