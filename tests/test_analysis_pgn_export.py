@@ -108,6 +108,15 @@ def _games():
     game = chess.pgn.read_game(io.StringIO(OPERA))
     game.variations[0].add_variation(chess.Move.from_uci("c7c5")).comment = "a sideline"
     yield game
+    game = chess.pgn.read_game(io.StringIO(OPERA))   # comments before moves, one past 80 columns
+    nodes = list(game.mainline())
+    nodes[0].starting_comment, nodes[3].starting_comment = "before the first move", "a } before black's"
+    nodes[4].comment = "x" * 85
+    yield game
+    game = chess.pgn.Game()                          # no headers at all
+    game.headers.clear()
+    game.add_line([chess.Move.from_uci("e2e4"), chess.Move.from_uci("e7e5")])
+    yield game
 
 
 def test_a_game_s_text_is_python_chess_s():
