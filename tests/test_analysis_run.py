@@ -257,6 +257,20 @@ def test_api_yields_the_command_records(inputs, tmp_path, capsys):
     assert [e.fen for e in evaluated] == [b.fen() for b in boards] and evaluated[0].policy
 
 
+def test_the_summary_counts_the_positions_the_engine_refused(tmp_path, capsys):
+    """An impossible position (no kings) is read, refused by the engine and
+    listed in the errors file; the summary says how many of the distinct
+    positions were refused, so they add up."""
+    epd = tmp_path / "some.epd"
+    epd.write_text(f"8/8/8/8/8/8/8/8 w - - id \"empty\";\n{chess.STARTING_BOARD_FEN} w KQkq - id \"start\";\n")
+    out = tmp_path / "out.jsonl"
+    assert analyse([str(epd), "-o", str(out), "--nodes", "20", "-b", "random"]) == 0
+    err = capsys.readouterr().err
+    assert "1 positions (2 distinct, 1 of them refused, 2 computed in this run" in err, err
+    assert len(read_jsonl(out)) == 1
+    assert open(f"{out}.errors").read().count("impossible position") == 1
+
+
 def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
     _, files = inputs
     out = str(tmp_path / "x.jsonl")
@@ -343,8 +357,8 @@ def test_killed_run_resumes_to_the_uninterrupted_output(inputs, tmp_path):
     again = subprocess.run(command(out), env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     summary = next(line for line in again.stderr.splitlines() if "computed in this run" in line)
-    total = int(summary.split(" distinct, ")[0].rsplit("(", 1)[1])
-    computed = int(summary.split(" distinct, ")[1].split(" computed")[0])
+    total, computed = map(int, re.search(r"\((\d+) distinct(?:, \d+ of them refused)?, (\d+) computed",
+                                         summary).groups())
     assert computed <= total - 8 * finished
     assert out.read_bytes() == reference.read_bytes()
     assert not parts.exists()

@@ -130,7 +130,8 @@ def main(argv=None) -> int:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 1
     rate = result.computed / result.seconds if result.seconds > 0 else 0.0
-    print(f"{PROG}: {result.positions} positions ({result.distinct} distinct, {result.computed} "
+    refused = f", {result.refused} of them refused" if result.refused else ""
+    print(f"{PROG}: {result.positions} positions ({result.distinct} distinct{refused}, {result.computed} "
           f"computed in this run, {rate:.1f}/s) in {result.seconds:.1f} s", file=sys.stderr)
     for path, count in result.outputs.items():
         print(f"{PROG}: wrote {path} ({count} {'games' if path.lower().endswith('.pgn') else 'records'})",

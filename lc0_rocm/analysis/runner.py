@@ -38,6 +38,7 @@ class RunResult:
     seconds: float
     computed: int           # rows computed by this run (not resumed)
     mux: list[dict] = dataclasses.field(default_factory=list)
+    refused: int = 0        # of the distinct rows, those the engine refused (an impossible position)
 
 
 def parts_dir(output: str) -> str:
@@ -258,7 +259,8 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
         raise
     workdir.remove()
     return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
-                     time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux)
+                     time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux,
+                     refused=int((cols["error"] != "").sum()))
 
 
 def _is_pgn(path: str, kind: str | None) -> bool:
