@@ -148,7 +148,7 @@ def test_an_annotated_game_s_marks_name_the_better_move_in_python_chess_s_san():
         assert texts[-1] == game.accept(chess.pgn.StringExporter(headers=True, variations=True, comments=True))
     assert texts[0] == texts[1]
     played = [m.uci() for m in list(game.mainline_moves())[:4]]
-    assert pgn_out._san_at(game, played, "e1e8", board.fen()) is None
+    assert pgn_out._san_at(game, played, "e1e8") is None
     assert pgn_export.fen_move_sans([(board.fen(), "e1e8")]) == [None]
 
 
@@ -181,7 +181,7 @@ def test_a_better_move_s_san_from_its_position_s_fen_is_python_chess_s():
                 pairs.append((board.fen(), other.uci()))
                 wants.append(board.san(other))
                 if len(wants) % 50 == 0:          # python-chess replaying the game (no core)
-                    assert pgn_out._san_at(game, played, other.uci(), board.fen()) == wants[-1]
+                    assert pgn_out._san_at(game, played, other.uci()) == wants[-1]
             board.push(move)
             played.append(move.uci())
         assert pgn_export.fen_move_sans(pairs) == wants

@@ -207,11 +207,11 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[i
         if nxt is None:
             return
         if annotation is not None and annotation[1] is not None:
-            _, mark, best, fen = annotation
+            _, mark, best, _ = annotation
             nxt.nags.add(NAGS[mark])
             text = WORDS[mark] + "."
             if best:
-                better = better_sans.get(ply) if better_sans is not None else _san_at(game, played, best, fen)
+                better = better_sans.get(ply) if better_sans is not None else _san_at(game, played, best)
                 if better is not None:
                     text += f" {better} was best."
             nxt.comment = f"{nxt.comment} {text}".strip()
@@ -220,7 +220,7 @@ def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[i
         node, ply = nxt, ply + 1
 
 
-def _san_at(game: chess.pgn.Game, played: list[str], move: str, fen: str) -> str | None:
+def _san_at(game: chess.pgn.Game, played: list[str], move: str) -> str | None:
     """`move` (UCI) after the moves `played` from the game's start, as
     python-chess's Board.san writes it, python-chess replaying the game (no
     core: _better_sans did not have them); None when it is not legal there."""
