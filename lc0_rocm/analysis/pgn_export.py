@@ -15,7 +15,7 @@ import chess.pgn
 from lc0_rocm.analysis import inputs
 
 
-class _Ply:
+class Ply:
     """What StringExporter.visit_move reads of the board before a move:
     whose turn it is, the move number and the move's SAN."""
 
@@ -81,7 +81,7 @@ def export(game: chess.pgn.Game) -> str:
     for node, san in zip(nodes, sans):
         if node.starting_comment:
             exporter.visit_comment(node.starting_comment)
-        exporter.visit_move(_Ply(turn, number, san), node.move)
+        exporter.visit_move(Ply(turn, number, san), node.move)
         for nag in sorted(node.nags):
             exporter.visit_nag(nag)
         if node.comment:

@@ -1,9 +1,11 @@
 """The annotated PGN output: the games the analysis read, each analysed
 position's eval after the move that reached it (`[%eval ...]`, as lichess
 and ChessBase read it) and each marked move's NAG (?! ? ??) and better
-move. python-chess reads every game (its mainline's SAN parsed by the
-native core, inputs.CoreSanGameBuilder) and its exporter's text is
-written (pgn_export.py, the SAN from the core where it can): a big plain
+move. A plain game (no variation, standard chess) is read as its
+mainline's columns and written by python-chess's exporter driven along
+them (pgn_mainline.py); python-chess reads any other whole (its
+mainline's SAN parsed by the native core, inputs.CoreSanGameBuilder) and
+its exporter's text is written (pgn_export.py): the same text. A big plain
 PGN is written on every core, a part per process (`python -m` this module)
 cut where pgn_parallel cuts it for reading, each sent its games'
 positions and their rows' columns (it works out their annotations
@@ -16,6 +18,7 @@ from its own start.
 from __future__ import annotations
 
 import concurrent.futures
+import io
 import os
 import pickle
 import shutil
@@ -29,6 +32,7 @@ import numpy as np
 
 from lc0_rocm.analysis import flat, pgn_export, pgn_parallel, position_parts
 from lc0_rocm.analysis.inputs import LineCounter, game_problem, open_text, read_game
+from lc0_rocm.analysis.pgn_mainline import Mainline, read_mainline
 
 NAGS = {"?!": chess.pgn.NAG_DUBIOUS_MOVE, "?": chess.pgn.NAG_MISTAKE, "??": chess.pgn.NAG_BLUNDER}
 WORDS = {"?!": "Inaccuracy", "?": "Mistake", "??": "Blunder"}
@@ -77,17 +81,24 @@ def eval_text(score: tuple) -> str:
     return f"[%eval #{mate}]" if mate else ""
 
 
-def set_eval(node: chess.pgn.GameNode, score: tuple) -> None:
-    """node.set_eval(pov_score(score)) without python-chess's PovScore and
-    regular expression where the comment holds no eval yet (almost always:
-    ~3 us a node less)."""
-    if "[%eval" in node.comment:
-        node.set_eval(pov_score(score))       # an eval to replace: python-chess's rules
-        return
+def with_eval(comment: str, score: tuple) -> str:
+    """The comment as python-chess's GameNode.set_eval leaves it for an
+    annotation's score, without its PovScore and regular expression where
+    the comment holds no eval yet (almost always: ~3 us a node less)."""
+    if "[%eval" in comment:
+        node = chess.pgn.Game()              # an eval to replace: python-chess's rules
+        node.comment = comment
+        node.set_eval(pov_score(score))
+        return node.comment
     text = eval_text(score)
-    if text:
-        comment = node.comment
-        node.comment = (comment + " " + text if comment and not comment.endswith(" ") else comment + text)
+    if not text:
+        return comment
+    return comment + " " + text if comment and not comment.endswith(" ") else comment + text
+
+
+def set_eval(node: chess.pgn.GameNode, score: tuple) -> None:
+    """node.set_eval(pov_score(score)), through with_eval."""
+    node.comment = with_eval(node.comment, score)
 
 
 def write_pgn(f, pgn_sources: list[str], plan, cols: dict, mode: str, scratch: str | None = None) -> int:
@@ -149,25 +160,36 @@ def _position_spans(plan, source: str, firsts: list[int]) -> list[tuple[int, int
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def annotate_into(f, handle, line_offset: int, by_line: dict) -> int:
+def annotate_into(f, handle, line_offset: int, by_line: dict, columns: bool = True) -> int:
     """A PGN text's games annotated into f (games known by their first line
-    plus `line_offset`); returns how many."""
+    plus `line_offset`); returns how many. `columns`: a plain game read as
+    columns (pgn_mainline), python-chess reading the others whole; false:
+    python-chess reads every game (the same text, as the tests hold)."""
     lines = LineCounter(handle)
     games = 0
     better = _better_sans(by_line)
+    columns = columns and better is not None       # the core is built
     while True:
         lines.mark()
         try:
-            game = read_game(lines, core_san=True)
+            game = read_mainline(lines) if columns else read_game(lines, core_san=True)
+            if game is False:                      # not plain: python-chess reads its text whole
+                game = read_game(io.StringIO("".join(lines.taken)), core_san=True)
+                if game is None:
+                    continue
         except (ValueError, KeyError, IndexError):
             continue
         if game is None:
             return games
-        if game_problem(game):
-            continue                 # reported in the errors file, left out here
         first = line_offset + (lines.first or lines.count)
-        _annotate(game, by_line.get(first, {}), None if better is None else better.get(first, {}))
-        f.write(pgn_export.export(game))
+        if isinstance(game, Mainline):
+            _annotate_mainline(game, by_line.get(first, {}), better.get(first, {}))
+            f.write(game.export())
+        else:
+            if game_problem(game):
+                continue             # reported in the errors file, left out here
+            _annotate(game, by_line.get(first, {}), None if better is None else better.get(first, {}))
+            f.write(pgn_export.export(game))
         f.write("\n\n")
         games += 1
 
@@ -189,6 +211,33 @@ def _better_sans(by_line: dict) -> dict[int, dict[int, str | None]] | None:
     for (first, ply), san in zip(where, sans):
         by_game.setdefault(first, {})[ply] = san
     return by_game
+
+
+def _annotate_mainline(game: Mainline, plies: dict[int, tuple], better_sans: dict[int, str | None]) -> None:
+    """_annotate for a game read as columns: the same evals, marks and
+    better moves, in the same order (a move's mark, then its eval)."""
+    if not plies:
+        return
+    game.headers["Annotator"] = "lc0-rocm"
+    comments, nags = game.comments, game.nags
+    moves = len(comments)
+    for ply in range(moves + 1):
+        annotation = plies.get(ply)
+        if annotation is None:
+            continue
+        score, mark, best, _ = annotation
+        if ply > 0 and score is not None:
+            comments[ply - 1] = with_eval(comments[ply - 1], score)
+        if ply < moves and mark is not None:
+            if nags[ply] is None:
+                nags[ply] = set()
+            nags[ply].add(NAGS[mark])
+            text = WORDS[mark] + "."
+            if best:
+                better = better_sans.get(ply)
+                if better is not None:
+                    text += f" {better} was best."
+            comments[ply] = f"{comments[ply]} {text}".strip()
 
 
 def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[int, str | None] | None) -> None:
