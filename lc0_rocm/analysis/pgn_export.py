@@ -69,25 +69,34 @@ def export(game: chess.pgn.Game) -> str:
     sans = uci_sans(fen, [n.move.uci() for n in nodes]) if fen is not None else None
     if sans is None:
         return game.accept(exporter)
-    # Game.accept's order, for a mainline alone.
+    moves = ((node.starting_comment, san, node.nags, node.comment) for node, san in zip(nodes, sans))
+    return export_mainline(game.headers, game.comment, fen, moves)
+
+
+def export_mainline(headers: chess.pgn.Headers, comment: str, fen: str, moves) -> str:
+    """StringExporter's text for a game without variations from `fen`
+    (standard chess): `moves` gives each move's (starting comment, SAN,
+    NAGs or None, comment), in Game.accept's order."""
+    exporter = chess.pgn.StringExporter(headers=True, variations=True, comments=True)
     exporter.begin_game()
-    for tagname, tagvalue in game.headers.items():
+    for tagname, tagvalue in headers.items():
         exporter.visit_header(tagname, tagvalue)
     exporter.end_headers()
-    if game.comment:
-        exporter.visit_comment(game.comment)
+    if comment:
+        exporter.visit_comment(comment)
     fields = fen.split(" ")
     turn, number = fields[1] == "w", int(fields[5])
-    for node, san in zip(nodes, sans):
-        if node.starting_comment:
-            exporter.visit_comment(node.starting_comment)
-        exporter.visit_move(Ply(turn, number, san), node.move)
-        for nag in sorted(node.nags):
-            exporter.visit_nag(nag)
-        if node.comment:
-            exporter.visit_comment(node.comment)
+    for starting, san, nags, after in moves:
+        if starting:
+            exporter.visit_comment(starting)
+        exporter.visit_move(Ply(turn, number, san), None)
+        if nags:
+            for nag in sorted(nags):
+                exporter.visit_nag(nag)
+        if after:
+            exporter.visit_comment(after)
         number += not turn
         turn = not turn
-    exporter.visit_result(game.headers.get("Result", "*"))
+    exporter.visit_result(headers.get("Result", "*"))
     exporter.end_game()
     return exporter.result()

@@ -13,6 +13,8 @@ read again by python-chess whole (pgn_out), so the text is the same.
 """
 from __future__ import annotations
 
+import itertools
+
 import chess
 import chess.pgn
 
@@ -35,27 +37,8 @@ class Mainline:
     def export(self) -> str:
         """The text python-chess's StringExporter(headers=True,
         variations=True, comments=True) writes for this game."""
-        exporter = chess.pgn.StringExporter(headers=True, variations=True, comments=True)
-        exporter.begin_game()
-        for tagname, tagvalue in self.headers.items():
-            exporter.visit_header(tagname, tagvalue)
-        exporter.end_headers()
-        if self.comment:
-            exporter.visit_comment(self.comment)
-        fields = self.fen.split(" ")
-        turn, number = fields[1] == "w", int(fields[5])
-        for san, nags, comment in zip(self.sans, self.nags, self.comments):
-            exporter.visit_move(pgn_export.Ply(turn, number, san), None)
-            if nags:
-                for nag in sorted(nags):
-                    exporter.visit_nag(nag)
-            if comment:
-                exporter.visit_comment(comment)
-            number += not turn
-            turn = not turn
-        exporter.visit_result(self.headers.get("Result", "*"))
-        exporter.end_game()
-        return exporter.result()
+        moves = zip(itertools.repeat(""), self.sans, self.nags, self.comments)
+        return pgn_export.export_mainline(self.headers, self.comment, self.fen, moves)
 
 
 class MainlineReader(MainlineTokens):
