@@ -279,6 +279,8 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
     assert "--eval, --nodes N or --movetime S" in capsys.readouterr().err
     assert cli.main([str(tmp_path / "missing.pgn"), "-o", out, "--eval", "-b", "random"]) == 2
     assert "no such input file" in capsys.readouterr().err
+    assert cli.main([str(tmp_path), "-o", out, "--eval", "-b", "random"]) == 2
+    assert "is a folder, not a file" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main([files[0], "-o", files[0], "--eval", "-b", "random"])
     assert "also an input" in capsys.readouterr().err

@@ -95,6 +95,10 @@ def main(argv=None) -> int:
         parser.error("say what to compute: --eval, --nodes N or --movetime S")
     if args.eval and (args.nodes is not None or args.movetime is not None):
         parser.error("--eval runs the network only: leave out --nodes and --movetime")
+    folders = [path for path in args.inputs if os.path.isdir(path)]
+    if folders:
+        print(f"{PROG}: an input is a folder, not a file: {', '.join(folders)}", file=sys.stderr)
+        return 2
     missing = [path for path in args.inputs if not os.path.isfile(path)]
     if missing:
         print(f"{PROG}: no such input file: {', '.join(missing)}", file=sys.stderr)
