@@ -143,12 +143,12 @@ def test_most_games_are_read_as_columns_and_the_others_by_python_chess():
     kinds = {"columns": 0, "python-chess": 0}
     while True:
         try:
-            game = pgn_mainline.read_mainline(handle)
+            reader = pgn_mainline.read_mainline(handle)
         except (ValueError, KeyError, IndexError):
             continue
-        if game is None:
+        if reader is None:
             break
-        kinds["columns" if game else "python-chess"] += 1
+        kinds["columns" if reader.mainline() else "python-chess"] += 1
     # The crafted games but the sideline, the random games, the opera and
     # the plain awkward games (long algebraic, promotions, escapes, ...).
     assert kinds["columns"] >= 5 + 30 + 1 + 6, kinds
@@ -156,7 +156,7 @@ def test_most_games_are_read_as_columns_and_the_others_by_python_chess():
 
 
 def test_a_columns_game_keeps_what_game_builder_keeps():
-    game = pgn_mainline.read_mainline(io.StringIO(CRAFTED[0]))
+    game = pgn_mainline.read_mainline(io.StringIO(CRAFTED[0])).mainline()
     builder = chess.pgn.read_game(io.StringIO(CRAFTED[0]))
     assert game.comment == builder.comment == "first second"
     nodes = list(builder.mainline())
@@ -165,3 +165,31 @@ def test_a_columns_game_keeps_what_game_builder_keeps():
     assert game.ucis == [n.move.uci() for n in nodes]
     assert dict(game.headers) == dict(builder.headers)
     assert game.headers["Result"] == builder.headers["Result"] == "1-0"   # the header's "*" took the token's
+
+
+NOT_GAMES = ["\x00\ufffd\ufffd garbage", "{ a stray comment }", "junk after the last game"]
+
+
+@pytest.mark.parametrize("columns", [True, False])
+def test_text_that_is_not_a_game_is_reported_by_planning_and_left_out_of_the_pgn(columns):
+    """python-chess reads any text as a game; text with no tag, move or
+    result is reported (file and line) and neither analysed nor written."""
+    text = "\n\n".join([NOT_GAMES[0], OPERA, NOT_GAMES[1], CRAFTED[2], NOT_GAMES[2]]) + "\n"
+    items = list(inputs.pgn_items("x.pgn", io.StringIO(text), inputs.Selection()))
+    problems = [i for i in items if isinstance(i, inputs.GameProblem)]
+    assert [(p.line, p.game, p.problem) for p in problems] == [
+        (1, 1, inputs.NOT_A_GAME), (text.count("\n", 0, text.index("{ a stray")) + 1, 3, inputs.NOT_A_GAME),
+        (text.count("\n", 0, text.index("junk")) + 1, 5, inputs.NOT_A_GAME)]
+    games = {i.game for i in items if isinstance(i, inputs.Position)}
+    assert games == {2, 4}
+    out = io.StringIO()
+    assert pgn_out.annotate_into(out, io.StringIO(text), 0, {}, columns=columns) == 2
+    want = "".join(chess.pgn.read_game(io.StringIO(t)).accept(chess.pgn.StringExporter(**EXPORTER)) + "\n\n"
+                   for t in (OPERA, CRAFTED[2]))
+    assert out.getvalue() == want
+
+
+def test_a_game_with_only_a_result_or_a_tag_is_still_a_game():
+    for text in ("*", '[Event "empty"]', "1-0"):
+        items = list(inputs.pgn_items("x.pgn", io.StringIO(text + "\n"), inputs.Selection()))
+        assert [type(i) for i in items] == [inputs.Position], text

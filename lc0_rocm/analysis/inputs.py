@@ -342,6 +342,9 @@ def read_game(handle, core_san: bool = False) -> chess.pgn.Game | None:
     return chess.pgn.read_game(handle, Visitor=builder)
 
 
+NOT_A_GAME = "no tag, move or result here: not a PGN game"
+
+
 class GameProblem(NamedTuple):
     """A game that cannot be analysed, numbered within what was read (a
     part of a file read apart is renumbered by its reader)."""
@@ -372,6 +375,10 @@ def pgn_items(path: str, handle, selection: Selection,
             tokens = chess.pgn.read_game(lines, Visitor=MainlineTokens)
             if tokens is None:
                 return
+            if tokens.not_a_game():
+                lines.games += 1
+                yield GameProblem(path, lines.first or lines.count, lines.games, NOT_A_GAME)
+                continue
             fast = tokens.moves()
         except (ValueError, KeyError, IndexError):   # python-chess's reading raised: it tells why below
             fast = None
@@ -411,10 +418,22 @@ class MainlineTokens(chess.pgn.BaseVisitor):
         self.tokens: list[str] = []
         self.plain = True
         self.standard_start = True    # no FEN or Variant header
+        self.tags = 0
+        self.result_token = False
 
     def visit_header(self, tagname: str, tagvalue: str) -> None:
+        self.tags += 1
         if tagname in ("FEN", "Variant"):
             self.standard_start = False
+
+    def visit_result(self, result: str) -> None:
+        self.result_token = True
+
+    def not_a_game(self) -> bool:
+        """No tag, move or result: text that is not PGN (python-chess reads
+        any text as a game: a binary file, a stray comment, junk after the
+        last game would each be a game from the start position)."""
+        return not self.tags and not self.tokens and not self.result_token
 
     def visit_board(self, board: chess.Board) -> None:
         if self.fen is not None:      # after each move

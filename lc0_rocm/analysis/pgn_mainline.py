@@ -76,6 +76,7 @@ class MainlineReader(MainlineTokens):
             self.nags[-1].add(nag)
 
     def visit_result(self, result: str) -> None:
+        super().visit_result(result)
         if self.headers.get("Result", "*") == "*":
             self.headers["Result"] = result
 
@@ -103,11 +104,9 @@ class MainlineReader(MainlineTokens):
         return Mainline(self.headers, self.comment, fen, ucis, sans, self.comments, self.nags)
 
 
-def read_mainline(handle) -> Mainline | bool | None:
-    """The next game of a PGN text handle: its Mainline; False where
-    python-chess must read it whole (its text is the lines just read);
-    None at the end of the text. python-chess's reader's errors propagate."""
-    reader = chess.pgn.read_game(handle, Visitor=MainlineReader)
-    if reader is None:
-        return None
-    return reader.mainline() or False
+def read_mainline(handle) -> MainlineReader | None:
+    """The next game of a PGN text handle as MainlineReader visits it (its
+    `mainline()`: the game as columns, or None where python-chess must read
+    its text, the lines just read, whole); None at the end of the text.
+    python-chess's reader's errors propagate."""
+    return chess.pgn.read_game(handle, Visitor=MainlineReader)

@@ -172,15 +172,21 @@ def annotate_into(f, handle, line_offset: int, by_line: dict, columns: bool = Tr
     while True:
         lines.mark()
         try:
-            game = read_mainline(lines) if columns else read_game(lines, core_san=True)
-            if game is False:                      # not plain: python-chess reads its text whole
-                game = read_game(io.StringIO("".join(lines.taken)), core_san=True)
-                if game is None:
-                    continue
+            reader = read_mainline(lines)
         except (ValueError, KeyError, IndexError):
-            continue
-        if game is None:
+            reader = False                         # python-chess reads the text whole below, as planning does
+        if reader is None:
             return games
+        if reader and reader.not_a_game():
+            continue                               # reported in the errors file
+        game = reader.mainline() if reader and columns else None
+        if game is None:                           # not plain: python-chess reads its text whole
+            try:
+                game = read_game(io.StringIO("".join(lines.taken)), core_san=True)
+            except (ValueError, KeyError, IndexError):
+                continue
+            if game is None:
+                continue
         first = line_offset + (lines.first or lines.count)
         if isinstance(game, Mainline):
             _annotate_mainline(game, by_line.get(first, {}), better.get(first, {}))
