@@ -104,6 +104,10 @@ def run_ours(network, net: str, indices, movetime: int, settings: dict) -> list[
     backend = network.backend
     logged = hasattr(backend, "pass_log_start")
     engine = Engine(network, **BENCH_OPTIONS, **settings)
+    asked = settings.get("Threads")
+    if asked and asked != engine.search_threads():
+        log(f"note: Threads {asked} runs {engine.search_threads()} search threads here "
+            "(MaxBatchesInFlight caps them: set it too to run more)")
     runs = []
     for i in indices:
         board = board_for(POSITIONS[i - 1])
