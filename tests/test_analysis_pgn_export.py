@@ -158,11 +158,10 @@ def test_an_eval_is_set_as_python_chess_s_set_eval_sets_it(comment):
     scores = [(None, cp, white) for cp in (0, 1, -1, 31, -250, 1999, -12345) for white in (True, False)]
     scores += [(mate, None, white) for mate in (1, -1, 7, -12, 0) for white in (True, False)]
     for score in scores:
-        ours, theirs = chess.pgn.Game(), chess.pgn.Game()
-        ours.comment = theirs.comment = comment
-        pgn_out.set_eval(ours, score)
+        theirs = chess.pgn.Game()
+        theirs.comment = comment
         theirs.set_eval(pgn_out.pov_score(score))
-        assert ours.comment == theirs.comment, (comment, score)
+        assert pgn_out.with_eval(comment, score) == theirs.comment, (comment, score)
 
 
 def test_a_better_move_s_san_from_its_position_s_fen_is_python_chess_s():

@@ -96,11 +96,6 @@ def with_eval(comment: str, score: tuple) -> str:
     return comment + " " + text if comment and not comment.endswith(" ") else comment + text
 
 
-def set_eval(node: chess.pgn.GameNode, score: tuple) -> None:
-    """node.set_eval(pov_score(score)), through with_eval."""
-    node.comment = with_eval(node.comment, score)
-
-
 def write_pgn(f, pgn_sources: list[str], plan, cols: dict, mode: str, scratch: str | None = None) -> int:
     """The annotated games of `pgn_sources` into the text file f (the
     parts' texts meet in a temporary folder in `scratch`); returns how many
@@ -220,12 +215,41 @@ def _better_sans(by_line: dict) -> dict[int, dict[int, str | None]] | None:
 
 
 def _annotate_mainline(game: Mainline, plies: dict[int, tuple], better_sans: dict[int, str | None]) -> None:
-    """_annotate for a game read as columns: the same evals, marks and
-    better moves, in the same order (a move's mark, then its eval)."""
+    """The evals, marks and better moves of a game read as columns."""
+    _annotate_moves(game.headers, game.comments, game.nags, plies, lambda ply, move: better_sans.get(ply))
+
+
+def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[int, str | None] | None) -> None:
+    """The evals, marks and better moves of a game python-chess read, on
+    its mainline's nodes (`better_sans`: each marked ply's better move in
+    SAN, worked out already; None: python-chess replays the game for it)."""
     if not plies:
         return
-    game.headers["Annotator"] = "lc0-rocm"
-    comments, nags = game.comments, game.nags
+    nodes = list(game.mainline())
+    comments = [node.comment for node in nodes]
+    if better_sans is not None:
+        def better(ply: int, move: str) -> str | None:
+            return better_sans.get(ply)
+    else:
+        ucis = [node.move.uci() for node in nodes]
+
+        def better(ply: int, move: str) -> str | None:
+            return _san_at(game, ucis[:ply], move)
+    _annotate_moves(game.headers, comments, [node.nags for node in nodes], plies, better)
+    for node, comment in zip(nodes, comments):
+        node.comment = comment
+
+
+def _annotate_moves(headers: chess.pgn.Headers, comments: list[str], nags: list, plies: dict[int, tuple],
+                    better) -> None:
+    """What the annotated PGN adds along a mainline of len(comments) moves,
+    `comments[i]` and `nags[i]` (a set, or None for none yet) the i-th
+    move's: each analysed position's eval on the move that reached it, each
+    marked move's NAG and words, a move's mark before its eval;
+    `better(ply, uci)`: the better move's SAN, None when it is not legal."""
+    if not plies:
+        return
+    headers["Annotator"] = "lc0-rocm"
     moves = len(comments)
     for ply in range(moves + 1):
         annotation = plies.get(ply)
@@ -239,40 +263,10 @@ def _annotate_mainline(game: Mainline, plies: dict[int, tuple], better_sans: dic
                 nags[ply] = set()
             nags[ply].add(NAGS[mark])
             text = WORDS[mark] + "."
-            if best:
-                better = better_sans.get(ply)
-                if better is not None:
-                    text += f" {better} was best."
+            san = better(ply, best) if best else None
+            if san is not None:
+                text += f" {san} was best."
             comments[ply] = f"{comments[ply]} {text}".strip()
-
-
-def _annotate(game: chess.pgn.Game, plies: dict[int, tuple], better_sans: dict[int, str | None] | None) -> None:
-    """The game's evals, marks and better moves (`better_sans`: each marked
-    ply's better move in SAN, worked out already; None: here)."""
-    if not plies:
-        return
-    game.headers["Annotator"] = "lc0-rocm"
-    node, ply = game, 0
-    played: list[str] = []             # the moves to this ply, UCI (for _san_at alone)
-    while True:
-        annotation = plies.get(ply)
-        if annotation is not None and ply > 0 and annotation[0] is not None:
-            set_eval(node, annotation[0])
-        nxt = node.next()
-        if nxt is None:
-            return
-        if annotation is not None and annotation[1] is not None:
-            _, mark, best, _ = annotation
-            nxt.nags.add(NAGS[mark])
-            text = WORDS[mark] + "."
-            if best:
-                better = better_sans.get(ply) if better_sans is not None else _san_at(game, played, best)
-                if better is not None:
-                    text += f" {better} was best."
-            nxt.comment = f"{nxt.comment} {text}".strip()
-        if better_sans is None:
-            played.append(nxt.move.uci())
-        node, ply = nxt, ply + 1
 
 
 def _san_at(game: chess.pgn.Game, played: list[str], move: str) -> str | None:
