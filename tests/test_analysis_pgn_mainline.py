@@ -162,7 +162,7 @@ def test_a_columns_game_keeps_what_game_builder_keeps():
     nodes = list(builder.mainline())
     assert game.comments == [n.comment for n in nodes]
     assert [n or set() for n in game.nags] == [n.nags for n in nodes]
-    assert game.ucis == [n.move.uci() for n in nodes]
+    assert game.sans == [n.san() for n in nodes]
     assert dict(game.headers) == dict(builder.headers)
     assert game.headers["Result"] == builder.headers["Result"] == "1-0"   # the header's "*" took the token's
 

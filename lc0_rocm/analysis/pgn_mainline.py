@@ -27,12 +27,12 @@ class Mainline:
     a set) belong to the i-th move, as python-chess's GameBuilder gives
     them to the node after that move."""
 
-    __slots__ = ("headers", "comment", "fen", "ucis", "sans", "comments", "nags")
+    __slots__ = ("headers", "comment", "fen", "sans", "comments", "nags")
 
-    def __init__(self, headers: chess.pgn.Headers, comment: str, fen: str, ucis: list[str], sans: list[str],
+    def __init__(self, headers: chess.pgn.Headers, comment: str, fen: str, sans: list[str],
                  comments: list[str], nags: list[set[int] | None]):
         self.headers, self.comment, self.fen = headers, comment, fen
-        self.ucis, self.sans, self.comments, self.nags = ucis, sans, comments, nags
+        self.sans, self.comments, self.nags = sans, comments, nags
 
     def export(self) -> str:
         """The text python-chess's StringExporter(headers=True,
@@ -89,9 +89,6 @@ class MainlineReader(MainlineTokens):
         self.nags.append(None)
         return super().begin_parse_san(board, san)
 
-    def result(self) -> "MainlineReader":
-        return self
-
     def mainline(self) -> Mainline | None:
         """The game as columns, or None: python-chess must read it whole."""
         moves = self.moves()
@@ -101,7 +98,7 @@ class MainlineReader(MainlineTokens):
         sans = pgn_export.uci_sans(fen, ucis)
         if sans is None:
             return None
-        return Mainline(self.headers, self.comment, fen, ucis, sans, self.comments, self.nags)
+        return Mainline(self.headers, self.comment, fen, sans, self.comments, self.nags)
 
 
 def read_mainline(handle) -> MainlineReader | None:
