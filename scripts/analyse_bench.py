@@ -292,11 +292,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-memo", action="store_true",
                    help="searches without the shared network answers (an A/B of the memo)")
     p.add_argument("--json", default=None, help="write every figure here")
-    p.add_argument("--drivers", type=int, default=None, help="experiment: stepped searches on N driver threads")
     args = p.parse_args(argv)
-    if args.drivers:
-        from lc0_rocm.analysis import many
-        many.EXPERIMENT_DRIVERS = args.drivers
     if args.no_memo:
         from lc0_rocm.analysis import many
         many.ManySearch._make_memo = lambda self, wanted: None

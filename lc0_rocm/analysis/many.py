@@ -36,7 +36,6 @@ from lc0_rocm.search.native import RootEdge, Snapshot
 from lc0_rocm.search_results import wdl_probabilities
 
 BATCHING = ("auto", "merge", "separate", "fixed")
-EXPERIMENT_DRIVERS = None   # experiment: stepped searches on this many drivers (analyse_bench --drivers)
 _MODES = {"merge": 0, "fixed": 1, "separate": 2}
 WAIT_STEP_S = 0.05
 # Network answers the searches share (lc0core_eval_memo.h): the next
@@ -155,8 +154,7 @@ def searcher(network, options: dict, *, searches: int | None = None, groups: int
     from lc0_rocm import native_core
     options = fitted_minibatch(network, options, nodes)
     if native_core.available()[0]:
-        return ManySearch(network, options, searches=searches, groups=groups, batching=batching,
-                          drivers=EXPERIMENT_DRIVERS)
+        return ManySearch(network, options, searches=searches, groups=groups, batching=batching)
     return SearchFallback(network, options)
 
 
@@ -201,7 +199,7 @@ def analysis_engine(network, options: dict):
 
 class ManySearch:
     def __init__(self, network, options: dict, *, searches: int | None = None, groups: int | None = None,
-                 batching: str = "auto", memo: bool = True, drivers: int | None = None):
+                 batching: str = "auto", memo: bool = True):
         from lc0_rocm import native_core
         if batching not in BATCHING:
             raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
@@ -220,7 +218,7 @@ class ManySearch:
         if groups is not None and not 1 <= groups <= 16:
             raise ValueError(f"groups must be 1..16, got {groups}")
         gpu = bool(getattr(getattr(network, "backend", None), "device_info", None))
-        groups = drivers or groups or default_groups(network, gpu)
+        groups = groups or default_groups(network, gpu)
         sources, default_mode = self._forwards(network, min(groups, searches or groups))
         self.batching = default_mode if batching == "auto" else batching
         self.groups = len(sources)
@@ -228,10 +226,7 @@ class ManySearch:
         ffi, lib = self.ffi, self.lib
         self._muxes = []
         per_group = [self.searches // self.groups + (g < self.searches % self.groups) for g in range(self.groups)]
-        self.stepped = bool(drivers)
         for (forward, ctx, max_batch), clients in zip(sources, per_group):
-            if self.stepped:
-                clients = 1                  # the driver is the mux's one client
             if self.batching == "fixed" and max_batch < 1:
                 max_batch = 256
             out = ffi.new("lc0core_mux**")
@@ -240,17 +235,11 @@ class ManySearch:
             if self.batching != "separate" and max_batch >= 1:
                 self._give_call_buffers(out[0], network, max_batch)
         out = ffi.new("lc0core_search_many**")
-        if self.stepped:
-            fns = ffi.new("lc0core_forward_wanted_fn[]", [ffi.addressof(lib, "lc0core_mux_forward_wanted")] * self.groups)
-            ctxs = ffi.new("void*[]", [lib.lc0core_mux_client(m, 0) for m in self._muxes])
-            self._keep.extend((fns, ctxs))
-            self._check(lib.lc0core_search_many_create_stepped(self.searches, self.groups, fns, ctxs, out), "create")
-        else:
-            self._check(lib.lc0core_search_many_create(self.searches, out), "create")
+        self._check(lib.lc0core_search_many_create(self.searches, out), "create")
         self._many = out[0]
         self._closed = False
         self._cancelled = False
-        self._memo = self._make_memo(memo and not self.stepped)
+        self._memo = self._make_memo(memo)
         self._configure(per_group)
 
     # ------------------------------------------------------------ setup
@@ -334,8 +323,6 @@ class ManySearch:
         params = self.params
         minibatch = max(1, self.engine.minibatch_size())
         release = ffi.addressof(lib, "lc0core_mux_release")
-        if self.stepped:                     # handle i is stepped by driver i % drivers
-            return self._configure_stepped(minibatch)
         index = 0
         for mux, clients in zip(self._muxes, per_group):
             for c in range(clients):
@@ -355,19 +342,6 @@ class ManySearch:
                     self._check(lib.lc0core_search_set_memo(h, self._memo), "memo")
                 self._check(lib.lc0core_search_many_on_end(self._many, index, release, client), "on_end")
                 index += 1
-
-    def _configure_stepped(self, minibatch: int) -> None:
-        ffi, lib = self.ffi, self.lib
-        for index in range(self.searches):
-            h = lib.lc0core_search_many_handle(self._many, index)
-            for name, number in self.params.native_settings(minibatch, 1):
-                self._check(lib.lc0core_search_set_option(h, name.encode(), number), name)
-            ev = ffi.new("lc0core_evaluator*")     # checked by a run, not called: the driver calls the network
-            ev.forward = ffi.addressof(lib, "lc0core_mux_forward")
-            ev.ctx, ev.max_batch = lib.lc0core_mux_client(self._muxes[index % self.groups], 0), 0
-            ev.input_format = int(self.network.input_format)
-            ev.has_moves_left = int(bool(getattr(self.network, "has_moves_left", False)))
-            self._check(lib.lc0core_search_set_evaluator(h, ev), "evaluator")
 
     # ------------------------------------------------------------ running
     def run(self, rows: list[str], *, nodes: int | None = None, movetime: float | None = None,

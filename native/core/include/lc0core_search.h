@@ -112,28 +112,6 @@ int lc0core_search_start(lc0core_search* search, const lc0core_search_limits* li
  * failed run gives lc0core_search_wait. For callers that run many searches
  * on threads of their own (lc0core_search_many.h). */
 int lc0core_search_run(lc0core_search* search, const lc0core_search_limits* limits);
-/* A run stepped by the caller, who makes the network calls (one call for
- * many searches: lc0core_search_many's drivers). Threads 1 only. begin
- * sets the run up; each step gathers a batch: *ended 1 when the search has
- * ended instead, else `rows` says where its inputs are and where the
- * answers go (count may be 0); once they are written, answered backs them
- * up (*ended 1: the search has ended). end closes the run with `status`
- * (LC0CORE_OK, or why a step failed); results are then read as after
- * lc0core_search_run. */
-typedef struct {
-  int count;                 /* rows */
-  const uint64_t* masks;     /* 112 a row */
-  const float* values;       /* 112 a row */
-  const int* wanted;         /* row i's policy indices: wanted[offsets[i] .. offsets[i + 1]) */
-  const int* offsets;        /* count + 1 */
-  float* policy;             /* 1858 a row; only the wanted entries are read */
-  float* wdl;                /* 3 a row */
-  float* moves_left;         /* 1 a row */
-} lc0core_step_rows;
-int lc0core_search_step_begin(lc0core_search* search, const lc0core_search_limits* limits);
-int lc0core_search_step(lc0core_search* search, lc0core_step_rows* rows, int* ended);
-int lc0core_search_step_answered(lc0core_search* search, int* ended);
-int lc0core_search_step_end(lc0core_search* search, int status);
 /* Waits up to timeout_s for the run to end; *finished = 1 when it has. A
  * failed run (the network call failed) gives its status here. */
 int lc0core_search_wait(lc0core_search* search, double timeout_s, int* finished);

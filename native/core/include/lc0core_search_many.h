@@ -41,14 +41,6 @@ typedef struct {
   long long jobs;            /* jobs taken */
 } lc0core_search_many_stats;
 int lc0core_search_many_create(int searches, lc0core_search_many** out);
-/* Like lc0core_search_many_create, but no thread a search: `drivers`
- * threads step the searches (lc0core_search_step), handle i by driver
- * i % drivers, each making one network call a round for the batches of all
- * its searches through forwards[d] with ctxs[d] (an lc0core_forward_wanted_fn:
- * a mux's client for padding and page-locked buffers). Handles need Threads
- * 1; their evaluators are not called. */
-int lc0core_search_many_create_stepped(int searches, int drivers, const lc0core_forward_wanted_fn* forwards,
-                                       void* const* ctxs, lc0core_search_many** out);
 /* Stops what runs and frees everything (the handles too). */
 void lc0core_search_many_destroy(lc0core_search_many* many);
 /* Handle `index`, to set options and the evaluator on (NULL when out of range). */

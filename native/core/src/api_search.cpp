@@ -341,45 +341,6 @@ LC0CORE_EXPORT int lc0core_search_run(lc0core_search* search, const lc0core_sear
   });
 }
 
-LC0CORE_EXPORT int lc0core_search_step_begin(lc0core_search* search, const lc0core_search_limits* limits) {
-  return guarded([&] {
-    if (checked(search)->params.Threads != 1) throw Error(LC0CORE_INVALID_ARGUMENT, "a stepped run needs Threads 1");
-    prepare_run(search, limits);
-    return LC0CORE_OK;
-  });
-}
-
-LC0CORE_EXPORT int lc0core_search_step(lc0core_search* search, lc0core_step_rows* rows, int* ended) {
-  return guarded([&] {
-    require(rows, "rows");
-    require(ended, "ended");
-    Search& s = last_run(search);
-    *ended = s.begin_step() ? 1 : 0;
-    rows->count = 0;
-    if (*ended) return LC0CORE_OK;
-    Search::StepRows r;
-    rows->count = s.step_rows(&r);
-    rows->masks = r.masks, rows->values = r.values, rows->wanted = r.wanted, rows->offsets = r.offsets;
-    rows->policy = r.policy, rows->wdl = r.wdl, rows->moves_left = r.moves_left;
-    return LC0CORE_OK;
-  });
-}
-
-LC0CORE_EXPORT int lc0core_search_step_answered(lc0core_search* search, int* ended) {
-  return guarded([&] {
-    require(ended, "ended");
-    *ended = last_run(search).answer_step() ? 1 : 0;
-    return LC0CORE_OK;
-  });
-}
-
-LC0CORE_EXPORT int lc0core_search_step_end(lc0core_search* search, int status) {
-  return guarded([&] {
-    finish_run(checked(search), status);
-    return LC0CORE_OK;
-  });
-}
-
 LC0CORE_EXPORT int lc0core_search_wait(lc0core_search* search, double timeout_s, int* finished) {
   return guarded([&] {
     require(finished, "finished");

@@ -44,20 +44,10 @@ struct Worker {
   std::thread thread;
 };
 
-// A thread that steps several searches and makes one network call a round
-// for all their batches.
-struct Driver {
-  lc0core_forward_wanted_fn forward = nullptr;
-  void* ctx = nullptr;
-  std::vector<Worker*> workers;
-  std::thread thread;
-};
-
 }  // namespace
 
 struct lc0core_search_many {
   std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::unique_ptr<Driver>> drivers;   // stepped: they run the workers' handles
   std::mutex mutex;
   std::condition_variable work;      // jobs queued, or stopping
   std::condition_variable progress;  // a job finished
@@ -107,56 +97,38 @@ void collect(lc0core_search* h, Job* job) {
   }
 }
 
-// A job's position on its handle: a fresh tree and NN cache (results must
-// not depend on which jobs the handle ran before). False: nothing to search
-// (no legal move: the outcome says which end; or the job failed).
-bool set_up_job(lc0core_search_many* many, const Worker* w, Job* job) {
+// One job on one handle: a fresh tree and NN cache (results must not depend
+// on which jobs the handle ran before), no search without a legal move.
+void run_job(lc0core_search_many* many, const Worker* w, Job* job, lc0core_search_many_stats* times) {
+  Clock::time_point started = Clock::now();
   lc0core_search_job& r = job->result;
   r.best_edge = -1;
   lc0core::PositionHistory history;
   std::string error;
   const int parsed = lc0core::parse_position_row(job->row.c_str(), job->row.size() + 1, &history, &error);
-  if (parsed != LC0CORE_OK) return fail(job, parsed, error), false;
+  if (parsed != LC0CORE_OK) return fail(job, parsed, error);
   lc0core::MoveList legal;
   lc0core::legal_moves(history.last(), &legal);
   if (legal.count == 0) {
     r.outcome = lc0core::in_check(history.last()) ? LC0CORE_JOB_CHECKMATE : LC0CORE_JOB_STALEMATE;
-    return false;
+    return;
   }
   std::string fen, moves;
   lc0core::split_position_row(job->row, &fen, &moves);
   lc0core_search* h = w->handle;
-  if (check(job, lc0core_search_new_game(h)) != LC0CORE_OK) return false;
-  if (check(job, lc0core_search_set_position(h, fen.c_str(), moves.c_str(), 0)) != LC0CORE_OK) return false;
+  if (check(job, lc0core_search_new_game(h)) != LC0CORE_OK) return;
+  if (check(job, lc0core_search_set_position(h, fen.c_str(), moves.c_str(), 0)) != LC0CORE_OK) return;
   {
     std::lock_guard<std::mutex> lock(many->mutex);
-    if (many->cancelled) return fail(job, LC0CORE_INVALID_ARGUMENT, "cancelled"), false;
+    if (many->cancelled) return fail(job, LC0CORE_INVALID_ARGUMENT, "cancelled");
   }
   job->limits.searchmoves = nullptr;
-  return true;
-}
-
-// One job on one handle, searched by the handle's own thread.
-void run_job(lc0core_search_many* many, const Worker* w, Job* job, lc0core_search_many_stats* times) {
-  Clock::time_point started = Clock::now();
-  if (!set_up_job(many, w, job)) return;
-  lc0core_search* h = w->handle;
   times->setup_s += seconds_since(started);
   started = Clock::now();
   const int searched = check(job, lc0core_search_run(h, &job->limits));
   times->search_s += seconds_since(started);
   if (searched != LC0CORE_OK) return;
   collect(h, job);
-}
-
-// A job done (the many's mutex held): the waiters see it.
-void mark_finished(lc0core_search_many* many, Job* job) {
-  job->finished = true;
-  while (many->finished_below < many->base + static_cast<long long>(many->jobs.size()) &&
-         many->jobs[size_t(many->finished_below - many->base)].finished) {
-    ++many->finished_below;
-  }
-  many->progress.notify_all();
 }
 
 void worker_loop(lc0core_search_many* many, Worker* w) {
@@ -190,158 +162,12 @@ void worker_loop(lc0core_search_many* many, Worker* w) {
     w->stats.setup_s += times.setup_s;
     w->stats.search_s += times.search_s;
     w->stats.result_s += std::max(0.0, spent - times.setup_s - times.search_s);
-    mark_finished(many, job);
-  }
-}
-
-// ------------------------------------------------------------ stepped runs
-
-// A driver's search: its handle and the job it runs (null: idle).
-struct Stepped {
-  Worker* w;
-  Job* job = nullptr;
-  lc0core_step_rows rows{};
-  Clock::time_point started;
-};
-
-// The next queued job for `s`, or none (false). A job taken after a cancel
-// finishes as cancelled at once.
-bool take_job(lc0core_search_many* many, Stepped* s) {
-  std::lock_guard<std::mutex> lock(many->mutex);
-  for (;;) {
-    if (many->stopping || many->next >= many->base + static_cast<long long>(many->jobs.size())) return false;
-    Job* job = &many->jobs[size_t(many->next - many->base)];
-    ++many->next;
-    s->w->stats.jobs += 1;
-    if (!many->cancelled) {
-      s->job = job;
-      s->started = Clock::now();
-      return true;
+    job->finished = true;
+    while (many->finished_below < many->base + static_cast<long long>(many->jobs.size()) &&
+           many->jobs[size_t(many->finished_below - many->base)].finished) {
+      ++many->finished_below;
     }
-    fail(job, LC0CORE_INVALID_ARGUMENT, "cancelled");
-    mark_finished(many, job);
-  }
-}
-
-// The job of `s` ends: its run closed with `status`, results kept when it searched.
-void end_job(lc0core_search_many* many, Stepped* s, bool searched, int status) {
-  Job* job = s->job;
-  if (searched) {
-    if (status != LC0CORE_OK) check(job, status);
-    lc0core_search_step_end(s->w->handle, status);
-    if (status == LC0CORE_OK) collect(s->w->handle, job);
-  }
-  const double spent = seconds_since(s->started);
-  std::lock_guard<std::mutex> lock(many->mutex);
-  s->w->stats.search_s += spent;
-  mark_finished(many, job);
-  s->job = nullptr;
-}
-
-// Steps `s` until its search has a batch for the network (true) or has
-// ended (false: the job is done and `s` idle).
-bool step_to_rows(lc0core_search_many* many, Stepped* s) {
-  for (;;) {
-    int ended = 0;
-    int status = lc0core_search_step(s->w->handle, &s->rows, &ended);
-    if (status == LC0CORE_OK && !ended && s->rows.count > 0) return true;
-    if (status == LC0CORE_OK && !ended) status = lc0core_search_step_answered(s->w->handle, &ended);
-    if (status != LC0CORE_OK || ended) {
-      end_job(many, s, true, status);
-      return false;
-    }
-  }
-}
-
-// A driver's buffers for one call: every batch's rows back to back.
-struct CallRows {
-  std::vector<uint64_t> masks;
-  std::vector<float> values, policy, wdl, moves_left;
-  std::vector<int> wanted, offsets;
-
-  void clear() {
-    masks.clear(), values.clear(), wanted.clear(), offsets.assign(1, 0);
-  }
-  void add(const lc0core_step_rows& r) {
-    constexpr size_t kPlanes = 112;
-    masks.insert(masks.end(), r.masks, r.masks + size_t(r.count) * kPlanes);
-    values.insert(values.end(), r.values, r.values + size_t(r.count) * kPlanes);
-    const int base = int(wanted.size()) - r.offsets[0];
-    wanted.insert(wanted.end(), r.wanted + r.offsets[0], r.wanted + r.offsets[r.count]);
-    for (int i = 1; i <= r.count; ++i) offsets.push_back(base + r.offsets[i]);
-  }
-};
-
-void driver_loop(lc0core_search_many* many, Driver* d) {
-  constexpr size_t kPolicy = 1858;
-  std::vector<Stepped> searches;
-  for (Worker* w : d->workers) searches.push_back(Stepped{w});
-  CallRows call;
-  for (;;) {
-    call.clear();
-    int rows = 0;
-    bool running = false;
-    for (Stepped& s : searches) {
-      while (!s.job && take_job(many, &s)) {
-        lc0core::clear_last_error();
-        bool ready = false;
-        try {
-          ready = set_up_job(many, s.w, s.job);
-        } catch (const std::exception& e) {
-          fail(s.job, LC0CORE_INTERNAL_ERROR, std::string("internal error: ") + e.what());
-        }
-        if (!ready) {
-          end_job(many, &s, false, LC0CORE_OK);
-          continue;
-        }
-        const int status = check(s.job, lc0core_search_step_begin(s.w->handle, &s.job->limits));
-        if (status != LC0CORE_OK) end_job(many, &s, false, status);
-        else if (!step_to_rows(many, &s)) continue;
-      }
-      if (!s.job) continue;
-      running = true;
-      call.add(s.rows);
-      rows += s.rows.count;
-    }
-    if (!running) {
-      std::unique_lock<std::mutex> lock(many->mutex);
-      const Clock::time_point waiting = Clock::now();
-      many->work.wait(lock, [many] {
-        return many->stopping || many->next < many->base + static_cast<long long>(many->jobs.size());
-      });
-      if (many->stopping) return;
-      d->workers[0]->stats.job_wait_s += seconds_since(waiting);
-      continue;
-    }
-    if (call.policy.size() < size_t(rows) * kPolicy) call.policy.resize(size_t(rows) * kPolicy);
-    call.wdl.resize(size_t(rows) * 3);
-    call.moves_left.assign(size_t(rows), 0.0f);
-    const int status = d->forward(d->ctx, rows, call.masks.data(), call.values.data(), call.wanted.data(),
-                                  call.offsets.data(), call.policy.data(), call.wdl.data(), call.moves_left.data());
-    int at = 0;
-    for (Stepped& s : searches) {
-      if (!s.job) continue;
-      const lc0core_step_rows& r = s.rows;
-      if (status != LC0CORE_OK) {
-        lc0core::set_last_error(("the network's forward call failed (status " + std::to_string(status) + ")").c_str());
-        end_job(many, &s, true, LC0CORE_INTERNAL_ERROR);
-        continue;
-      }
-      for (int i = 0; i < r.count; ++i, ++at) {
-        const float* from = call.policy.data() + size_t(at) * kPolicy;
-        float* to = r.policy + size_t(i) * kPolicy;
-        for (int k = r.offsets[i]; k < r.offsets[i + 1]; ++k) to[r.wanted[k]] = from[r.wanted[k]];
-        std::copy_n(call.wdl.data() + size_t(at) * 3, 3, r.wdl + size_t(i) * 3);
-        r.moves_left[i] = call.moves_left[size_t(at)];
-      }
-      int ended = 0;
-      const int answered = lc0core_search_step_answered(s.w->handle, &ended);
-      if (answered != LC0CORE_OK || ended) {
-        end_job(many, &s, true, answered);
-      } else {
-        step_to_rows(many, &s);        // its next batch (or its end) for the next round
-      }
-    }
+    many->progress.notify_all();
   }
 }
 
@@ -385,37 +211,6 @@ LC0CORE_EXPORT int lc0core_search_many_create(int searches, lc0core_search_many*
   });
 }
 
-LC0CORE_EXPORT int lc0core_search_many_create_stepped(int searches, int drivers,
-                                                      const lc0core_forward_wanted_fn* forwards,
-                                                      void* const* ctxs, lc0core_search_many** out) {
-  return lc0core::guarded([&] {
-    lc0core::require(out, "out");
-    *out = nullptr;
-    if (searches < 1 || searches > kMaxSearches) {
-      throw lc0core::Error(LC0CORE_INVALID_ARGUMENT, "searches must be 1.." + std::to_string(kMaxSearches));
-    }
-    if (drivers < 1 || drivers > searches) throw lc0core::Error(LC0CORE_INVALID_ARGUMENT, "drivers must be 1..searches");
-    lc0core::require(forwards, "forwards");
-    lc0core::require(ctxs, "ctxs");
-    std::unique_ptr<lc0core_search_many> many(new lc0core_search_many());
-    for (int i = 0; i < drivers; ++i) {
-      if (!forwards[i]) throw lc0core::Error(LC0CORE_INVALID_ARGUMENT, "forwards[i] is null");
-      many->drivers.emplace_back(new Driver());
-      many->drivers.back()->forward = forwards[i], many->drivers.back()->ctx = ctxs[i];
-    }
-    for (int i = 0; i < searches; ++i) {
-      std::unique_ptr<Worker> w(new Worker());
-      const int status = lc0core_search_create(&w->handle);
-      if (status != LC0CORE_OK) throw lc0core::Error(status, lc0core_last_error());
-      many->drivers[size_t(i % drivers)]->workers.push_back(w.get());
-      many->workers.push_back(std::move(w));
-    }
-    for (auto& d : many->drivers) d->thread = std::thread(driver_loop, many.get(), d.get());
-    *out = many.release();
-    return int(LC0CORE_OK);
-  });
-}
-
 LC0CORE_EXPORT void lc0core_search_many_destroy(lc0core_search_many* many) {
   if (!many) return;
   {
@@ -425,9 +220,6 @@ LC0CORE_EXPORT void lc0core_search_many_destroy(lc0core_search_many* many) {
   }
   for (auto& w : many->workers) {
     if (w->handle) lc0core_search_stop(w->handle);
-  }
-  for (auto& d : many->drivers) {
-    if (d->thread.joinable()) d->thread.join();
   }
   for (auto& w : many->workers) {
     if (w->thread.joinable()) w->thread.join();

@@ -106,29 +106,13 @@ void Search::evaluate(Batch* batch, const EvaluatorSlot& slot) const {
   if (worker_mode_) cache_results(*batch);
 }
 
-void Search::prepare_outputs(Batch* batch) const {
-  const size_t n = batch->requests.size();
-  grow_to(&batch->policy, n * kPolicySize);
-  grow_to(&batch->wdl, n * 3);
-  batch->moves_left.assign(n, 0.0f);
-}
-
-int Search::step_rows(StepRows* out) {
-  Batch* batch = batch_;
-  const int n = int(batch->requests.size());
-  prepare_outputs(batch);
-  batch->seconds = 0.0;               // the driver's call is timed by the driver
-  out->masks = batch->masks.data(), out->values = batch->values.data();
-  out->wanted = batch->indices.data(), out->offsets = request_offsets(batch);
-  out->policy = batch->policy.data(), out->wdl = batch->wdl.data(), out->moves_left = batch->moves_left.data();
-  return n;
-}
-
 void Search::forward(Batch* batch, const EvaluatorSlot& slot) const {
   const int n = int(batch->requests.size());
   if (n == 0) return;
   const auto started = std::chrono::steady_clock::now();
-  prepare_outputs(batch);
+  grow_to(&batch->policy, size_t(n) * kPolicySize);
+  grow_to(&batch->wdl, size_t(n) * 3);
+  batch->moves_left.assign(size_t(n), 0.0f);
   if (evaluator_.memo) {
     forward_with_memo(batch, slot);
   } else {

@@ -72,13 +72,7 @@ bool Search::root_allowed(Move move) const {
 }
 
 bool Search::run_iteration() {
-  if (begin_step()) return true;
-  forward(batch_, evaluator_.slots[0]);   // the tree is readable meanwhile
-  return answer_step();
-}
-
-bool Search::begin_step() {
-  std::lock_guard<std::mutex> lock(*tree_mutex_);
+  std::unique_lock<std::mutex> lock(*tree_mutex_);
   gather_batch(history_, task_pool(0));
   if (!batch_->requests.empty()) ++nn_pending_;
   if (stops_midway()) {
@@ -86,17 +80,11 @@ bool Search::begin_step() {
     return true;
   }
   prefetch_into_batch(history_);
-  return false;
-}
-
-bool Search::answer_step() {
-  prepare_priors(batch_);
-  if (worker_mode_) cache_results(*batch_);
-  bool stop;
-  {
-    std::lock_guard<std::mutex> lock(*tree_mutex_);
-    stop = finish();
-  }
+  lock.unlock();
+  evaluate(batch_, evaluator_.slots[0]);   // the tree is readable meanwhile
+  lock.lock();
+  const bool stop = finish();
+  lock.unlock();
   if (!stop) throttle();
   return stop;
 }

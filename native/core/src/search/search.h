@@ -224,25 +224,6 @@ class Search {
   const Tree& tree() const { return *tree_; }
   bool root_allowed(Move move) const;
 
-  // A single-threaded search stepped from outside (search_many's drivers,
-  // which make one network call for many searches): begin_step gathers the
-  // next batch (true: the search has ended instead); step_rows gives its
-  // network inputs and where the answers go (the wanted logits of each
-  // row, WDL, moves left); answer_step backs the answered batch up (true:
-  // the search has ended). run_iteration is these three around forward.
-  struct StepRows {
-    const uint64_t* masks;
-    const float* values;
-    const int* wanted;
-    const int* offsets;
-    float* policy;
-    float* wdl;
-    float* moves_left;
-  };
-  bool begin_step();
-  int step_rows(StepRows* out);
-  bool answer_step();
-
  private:
   using Clock = std::chrono::steady_clock;
   // Gathering (search.cpp).
@@ -307,7 +288,6 @@ class Search {
   void prepare_priors(Batch* batch) const;
   void cache_results(const Batch& batch) const;            // every request's result
   void cache_request(const Batch& batch, size_t slot) const;
-  void prepare_outputs(Batch* batch) const;   // answer buffers sized for the batch
   bool run_pipelined_step(int* inflight, std::future<void>* inflight_done, int* current);
   void run_workers(const std::function<void()>& report);
   void worker_loop(int index, const std::function<void()>* report);
