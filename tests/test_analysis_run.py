@@ -188,6 +188,65 @@ def test_shards_are_searched_ahead_of_the_one_being_saved(inputs, tmp_path, caps
     assert most[0] == runner.SHARDS_IN_FLIGHT > 2
 
 
+def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_the_run_ends(
+        inputs, tmp_path, capsys, monkeypatch):
+    """An in-process run starts loading its network before it reads the
+    inputs (a GPU's set-up beside the planning), searches with that one
+    network, and closes it when the run ends: after searching, with nothing
+    left to do (every shard already done), and when the inputs fail to read."""
+    import threading
+    from lc0_rocm.analysis import runner
+    from lc0_rocm.analysis.settings import NetSource, Settings
+    _, files = inputs
+    events = []
+    load, build_plan = NetSource.load, runner.build_plan
+    loaded = threading.Event()
+
+    def recording_load(self, extra_opts=""):
+        network = load(self, extra_opts)
+        close = network.close
+
+        def recording_close():
+            events.append("closed")
+            close()
+        network.close = recording_close
+        events.append("loaded")
+        loaded.set()
+        return network
+
+    def planning(*args, **kwargs):
+        assert loaded.wait(10), "the network was not loading while the inputs were read"
+        events.append("planned")
+        return build_plan(*args, **kwargs)
+
+    def run(out):
+        loaded.clear()
+        events.clear()
+        return _run([files[1], "-b", "random", "--nodes", "10", "--shard-size", "4", "-o", str(out)])
+
+    monkeypatch.setattr(NetSource, "load", recording_load)
+    monkeypatch.setattr(runner, "build_plan", planning)
+    records = [json.loads(line) for line in run(tmp_path / "a.jsonl").splitlines()]
+    assert any(r["nodes"] >= 10 for r in records)                       # it searched with that network
+    assert events == ["loaded", "planned", "closed"]
+    monkeypatch.setattr(runner.WorkDir, "remove", lambda self: None)   # the shards stay, as after a kill
+    first = run(tmp_path / "again.jsonl")
+    assert (tmp_path / "again.jsonl.parts").is_dir()
+    assert run(tmp_path / "again.jsonl") == first                    # every shard done: nothing searched
+    assert events == ["loaded", "planned", "closed"]
+
+    def failing(*args, **kwargs):
+        assert loaded.wait(10)
+        raise OSError("the disk went away")
+    monkeypatch.setattr(runner, "build_plan", failing)
+    loaded.clear()
+    events.clear()
+    with pytest.raises(OSError, match="disk went away"):
+        runner.run([files[1]], [str(tmp_path / "b.jsonl")], Settings("search", nodes=10), NetSource(None, "random"))
+    assert events == ["loaded", "closed"]
+    capsys.readouterr()
+
+
 def test_a_worker_process_searches_shards_ahead(monkeypatch):
     """process_main (a local worker process's body, run here in-process)
     keeps SHARDS_IN_FLIGHT search shards at once and returns each one's

@@ -209,40 +209,55 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
             writers.require_pyarrow()
     if shard_size is None:
         shard_size = default_shard_size(settings.mode)
-    # The net's hash (a big net's file read whole) on a thread of its own
-    # while the inputs are read and planned: hashlib lets go of the GIL.
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="net-hash") as pool:
+    in_process = not use_ray and (workers or 1) <= 1
+    # The net's hash (a big net's file read whole) and, when this process
+    # computes, the network itself (a GPU's set-up is mostly outside the
+    # GIL) on threads of their own while the inputs are read and planned.
+    with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="net-prepare") as pool:
         net_identity = pool.submit(source.identity)
-        plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
-        # A sign of life before a big database's first shard, and where its time went.
-        print(f"analyse: {len(plan.positions)} positions ({len(plan.rows)} distinct, {plan.num_shards} "
-              f"shard(s)) read in {time.monotonic() - started:.1f} s", file=stream or sys.stderr, flush=True)
-        manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
-                    "rows_sha256": plan.digest, "shard_size": shard_size}
+        loading = pool.submit(source.load) if in_process and network is None else None
+        try:
+            plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
+            # A sign of life before a big database's first shard, and where its time went.
+            print(f"analyse: {len(plan.positions)} positions ({len(plan.rows)} distinct, {plan.num_shards} "
+                  f"shard(s)) read in {time.monotonic() - started:.1f} s", file=stream or sys.stderr, flush=True)
+            manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
+                        "rows_sha256": plan.digest, "shard_size": shard_size}
+        except BaseException:
+            _close_loaded(loading)
+            raise
     workdir = WorkDir(parts_dir(outputs[0]))
-    workdir.open(manifest)
+    try:
+        workdir.open(manifest)
+    except BaseException:
+        _close_loaded(loading)
+        raise
     mux: list = []
     try:
         done = workdir.done(plan)
         todo = [k for k in range(plan.num_shards) if k not in done]
         done_rows = sum(len(plan.shard_rows(k)) for k in done)
         progress = Progress(len(plan.rows), done_rows, len(todo), stream)
+        stream_ = None
         try:
             if todo:
                 if use_ray:
                     from lc0_rocm.analysis import ray_runner
                     stream_ = ray_runner.compute(plan, todo, settings, source, ray_address, workers,
                                                  searches, groups, progress)
-                elif (workers or 1) <= 1:
-                    stream_ = _in_process(plan, todo, settings, source, searches, groups, network, progress,
-                                          mux)
+                elif in_process:
+                    stream_ = _in_process(plan, todo, settings, source, searches, groups,
+                                          network or (loading and loading.result()), progress, mux)
                 else:
                     stream_ = _processes(plan, todo, settings, source, searches, groups, workers, progress)
                 for k, cols in stream_:
                     workdir.save(k, plan.shard_digest(k), cols)
                     progress.shard_done(k, len(plan.shard_rows(k)))
         finally:
+            if stream_ is not None:
+                stream_.close()        # its searches end before the network they use is closed
             progress.close()
+            _close_loaded(loading)
         cols = columns.concatenate([workdir.load(k) for k in range(plan.num_shards)]) \
             if plan.num_shards else columns.empty(0, settings.mode, settings.top_k)
         pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
@@ -261,6 +276,18 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
     return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
                      time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux,
                      refused=int((cols["error"] != "").sum()))
+
+
+def _close_loaded(loading) -> None:
+    """Closes a network loaded ahead for this run (waiting for the load to
+    end); a load that failed has nothing to close."""
+    if loading is None:
+        return
+    try:
+        network = loading.result()
+    except BaseException:
+        return
+    network.close()
 
 
 def _is_pgn(path: str, kind: str | None) -> bool:
