@@ -247,6 +247,40 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     capsys.readouterr()
 
 
+def test_workers_by_default_one_per_gpu_counted_beside_the_planning(inputs, tmp_path, capsys, monkeypatch):
+    """The command's default workers: a GPU each (counting them loads the
+    GPU library: off the main thread, while the inputs are planned), one
+    where there is no GPU or the backend spreads over GPUs itself; nothing
+    loaded ahead for a run in worker processes or on Ray, and a network that
+    failed to load raised only where the run needs it."""
+    import threading
+    from lc0_rocm.analysis import runner
+    from lc0_rocm.analysis.settings import NetSource
+    counted = []
+
+    def counting(backend):
+        counted.append((backend, threading.current_thread() is threading.main_thread()))
+        return {"random": 0, "cuda-fp16": 3}[backend]
+    monkeypatch.setattr(runner, "gpu_count", counting)
+    _, files = inputs
+    _run([files[1], "-b", "random", "--nodes", "10", "-o", str(tmp_path / "a.jsonl")])
+    capsys.readouterr()
+    assert counted == [("random", False)]
+    workers, loaded = runner._prepare_workers(NetSource(None, "cuda-fp16"), runner.AUTO, False, True)
+    assert workers == 3 and loaded.network() is None          # three worker processes load their own
+    workers, loaded = runner._prepare_workers(NetSource(None, "demux"), runner.AUTO, False, False)
+    assert workers == 1 and counted[-1][0] == "cuda-fp16"      # demux: not counted, one worker
+    assert runner._prepare_workers(NetSource(None, "random"), runner.AUTO, True, True)[0] is None
+
+    def broken(self, extra_opts=""):
+        raise ValueError("the net is broken")
+    monkeypatch.setattr(NetSource, "load", broken)
+    workers, loaded = runner._prepare_workers(NetSource(None, "random"), runner.AUTO, False, True)
+    assert workers == 1
+    with pytest.raises(ValueError, match="broken"):
+        loaded.network()
+
+
 def test_a_worker_process_searches_shards_ahead(monkeypatch):
     """process_main (a local worker process's body, run here in-process)
     keeps SHARDS_IN_FLIGHT search shards at once and returns each one's

@@ -124,8 +124,7 @@ def main(argv=None) -> int:
         source = NetSource(resolved_weights(args.weights, args.backend), args.backend, args.backend_opts)
         workers = args.workers
         if workers is None and args.ray is None:
-            workers = max(1, runner.gpu_count(args.backend)) if not args.backend.startswith(
-                ("demux", "roundrobin", "multiplexing")) else 1
+            workers = runner.AUTO              # counted beside the planning
         result = runner.run(args.inputs, args.output, settings, source, kind=args.input_kind,
                             workers=workers, searches=args.searches, groups=args.groups,
                             ray_address=args.ray or None, use_ray=args.ray is not None,

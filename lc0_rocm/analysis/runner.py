@@ -3,8 +3,8 @@ one local process per GPU, or Ray actors), shard files kept until the
 outputs are written, progress on stderr.
 
 Workers: `workers` 1 computes in this process; more start that many local
-processes (with a GPU backend each its own GPU, `gpu=i`); `ray` runs Ray
-actors instead (analysis.ray_runner). Every path computes the same shards
+processes (with a GPU backend each its own GPU, `gpu=i`); AUTO one per GPU
+(the command's default); `ray` runs Ray actors instead (analysis.ray_runner). Every path computes the same shards
 from the same plan, so the outputs are the same bytes.
 """
 from __future__ import annotations
@@ -61,6 +61,18 @@ def gpu_count(backend: str) -> int:
     count = ffi.new("int*")
     native.check(ffi, lib, lib.lc0rocm_get_device_count(count), "device count")
     return int(count[0])
+
+
+# workers=AUTO: a worker per GPU the backend sees (one on the CPU and for
+# backends that spread over GPUs themselves), decided beside the planning.
+AUTO = "auto"
+SPREADING_BACKENDS = ("demux", "roundrobin", "multiplexing")
+
+
+def auto_workers(backend: str) -> int:
+    if backend.startswith(SPREADING_BACKENDS):
+        return 1
+    return max(1, gpu_count(backend))
 
 
 def worker_options(source: NetSource, workers: int) -> list[str]:
@@ -209,13 +221,13 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
             writers.require_pyarrow()
     if shard_size is None:
         shard_size = default_shard_size(settings.mode)
-    in_process = not use_ray and (workers or 1) <= 1
-    # The net's hash (a big net's file read whole) and, when this process
-    # computes, the network itself (a GPU's set-up is mostly outside the
-    # GIL) on threads of their own while the inputs are read and planned.
+    # The net's hash (a big net's file read whole) and the workers: how many
+    # (counting GPUs loads their library) and, when this process computes,
+    # its network (a GPU's set-up is mostly outside the GIL), on threads of
+    # their own while the inputs are read and planned.
     with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="net-prepare") as pool:
         net_identity = pool.submit(source.identity)
-        loading = pool.submit(source.load) if in_process and network is None else None
+        preparing = pool.submit(_prepare_workers, source, workers, use_ray, network is None)
         try:
             plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
             # A sign of life before a big database's first shard, and where its time went.
@@ -223,14 +235,16 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
                   f"shard(s)) read in {time.monotonic() - started:.1f} s", file=stream or sys.stderr, flush=True)
             manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
                         "rows_sha256": plan.digest, "shard_size": shard_size}
+            workers, loaded = preparing.result()
         except BaseException:
-            _close_loaded(loading)
+            _close_prepared(preparing)
             raise
+    in_process = not use_ray and workers <= 1
     workdir = WorkDir(parts_dir(outputs[0]))
     try:
         workdir.open(manifest)
     except BaseException:
-        _close_loaded(loading)
+        _close_prepared(preparing)
         raise
     mux: list = []
     try:
@@ -247,7 +261,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
                                                  searches, groups, progress)
                 elif in_process:
                     stream_ = _in_process(plan, todo, settings, source, searches, groups,
-                                          network or (loading and loading.result()), progress, mux)
+                                          network or loaded.network(), progress, mux)
                 else:
                     stream_ = _processes(plan, todo, settings, source, searches, groups, workers, progress)
                 for k, cols in stream_:
@@ -257,7 +271,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
             if stream_ is not None:
                 stream_.close()        # its searches end before the network they use is closed
             progress.close()
-            _close_loaded(loading)
+            _close_prepared(preparing)
         cols = columns.concatenate([workdir.load(k) for k in range(plan.num_shards)]) \
             if plan.num_shards else columns.empty(0, settings.mode, settings.top_k)
         pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
@@ -278,16 +292,46 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
                      refused=int((cols["error"] != "").sum()))
 
 
-def _close_loaded(loading) -> None:
-    """Closes a network loaded ahead for this run (waiting for the load to
-    end); a load that failed has nothing to close."""
-    if loading is None:
-        return
+class _Loaded:
+    """A network loaded ahead for a run, or why it failed to load (raised
+    only where the run needs it: a resumed run with nothing left to do does
+    not)."""
+
+    def __init__(self, network=None, error: Exception | None = None):
+        self._network, self._error = network, error
+
+    def network(self):
+        if self._error is not None:
+            raise self._error
+        return self._network
+
+    def close(self) -> None:
+        if self._network is not None:
+            self._network.close()
+            self._network = None
+
+
+def _prepare_workers(source: NetSource, workers, use_ray: bool, load: bool) -> tuple:
+    """(workers, _Loaded): the count (AUTO resolved; None on Ray, where the
+    cluster's GPUs decide) and, for a run in this process, its network."""
+    if use_ray:
+        return (None if workers == AUTO else workers), _Loaded()
+    count = auto_workers(source.backend) if workers == AUTO else (workers or 1)
+    if count > 1 or not load:
+        return count, _Loaded()
     try:
-        network = loading.result()
+        return count, _Loaded(source.load())
+    except Exception as e:              # raised where the run needs its network
+        return count, _Loaded(error=e)
+
+
+def _close_prepared(preparing) -> None:
+    """Closes the network a run loaded ahead (waiting for the load to end)."""
+    try:
+        _, loaded = preparing.result()
     except BaseException:
         return
-    network.close()
+    loaded.close()
 
 
 def _is_pgn(path: str, kind: str | None) -> bool:
