@@ -4,8 +4,9 @@ outputs are written, progress on stderr.
 
 Workers: `workers` 1 computes in this process; more start that many local
 processes (with a GPU backend each its own GPU, `gpu=i`); AUTO one per GPU
-(the command's default); `ray` runs Ray actors instead (analysis.ray_runner). Every path computes the same shards
-from the same plan, so the outputs are the same bytes.
+(the command's default); `ray` runs Ray actors instead
+(analysis.ray_runner). Every path computes the same shards from the same
+plan, so the outputs are the same bytes.
 """
 from __future__ import annotations
 
