@@ -193,7 +193,8 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     """An in-process run starts loading its network before it reads the
     inputs (a GPU's set-up beside the planning), searches with that one
     network, and closes it when the run ends: after searching, with nothing
-    left to do (every shard already done), and when the inputs fail to read."""
+    left to do (every shard already done), and (once loaded) when the run is
+    interrupted while the inputs are read, which does not wait for the load."""
     import threading
     from lc0_rocm.analysis import runner
     from lc0_rocm.analysis.settings import NetSource, Settings
@@ -235,14 +236,28 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     assert run(tmp_path / "again.jsonl") == first                    # every shard done: nothing searched
     assert events == ["loaded", "planned", "closed"]
 
-    def failing(*args, **kwargs):
-        assert loaded.wait(10)
-        raise OSError("the disk went away")
-    monkeypatch.setattr(runner, "build_plan", failing)
-    loaded.clear()
+    # Ctrl-C while the inputs are read and the network still loads (a GPU
+    # library's first build takes minutes): the run ends at once, and the
+    # network is closed when its load is done.
+    gate = threading.Event()
+
+    def slow_load(self, extra_opts=""):
+        assert gate.wait(10)
+        return recording_load(self, extra_opts)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(NetSource, "load", slow_load)
+    monkeypatch.setattr(runner, "build_plan", interrupted)
     events.clear()
-    with pytest.raises(OSError, match="disk went away"):
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
         runner.run([files[1]], [str(tmp_path / "b.jsonl")], Settings("search", nodes=10), NetSource(None, "random"))
+    assert time.monotonic() - started < 5 and events == []
+    gate.set()
+    deadline = time.monotonic() + 10
+    while events != ["loaded", "closed"] and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert events == ["loaded", "closed"]
     capsys.readouterr()
 

@@ -222,24 +222,24 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
             writers.require_pyarrow()
     if shard_size is None:
         shard_size = default_shard_size(settings.mode)
-    # The net's hash (a big net's file read whole) and the workers: how many
-    # (counting GPUs loads their library) and, when this process computes,
-    # its network (a GPU's set-up is mostly outside the GIL), on threads of
-    # their own while the inputs are read and planned.
-    with concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="net-prepare") as pool:
-        net_identity = pool.submit(source.identity)
-        preparing = pool.submit(_prepare_workers, source, workers, use_ray, network is None)
-        try:
-            plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
-            # A sign of life before a big database's first shard, and where its time went.
-            print(f"analyse: {len(plan.positions)} positions ({len(plan.rows)} distinct, {plan.num_shards} "
-                  f"shard(s)) read in {time.monotonic() - started:.1f} s", file=stream or sys.stderr, flush=True)
-            manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
-                        "rows_sha256": plan.digest, "shard_size": shard_size}
-            workers, loaded = preparing.result()
-        except BaseException:
-            _close_prepared(preparing)
-            raise
+    # The net's hash (a big net's file read whole; hashlib lets go of the
+    # GIL) and the workers: how many (counting GPUs loads their library) and,
+    # when this process computes, its network (a GPU's set-up is mostly
+    # outside the GIL), on threads of their own while the inputs are read
+    # and planned.
+    net_identity = _in_background(source.identity)
+    preparing = _in_background(_prepare_workers, source, workers, use_ray, network is None)
+    try:
+        plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
+        # A sign of life before a big database's first shard, and where its time went.
+        print(f"analyse: {len(plan.positions)} positions ({len(plan.rows)} distinct, {plan.num_shards} "
+              f"shard(s)) read in {time.monotonic() - started:.1f} s", file=stream or sys.stderr, flush=True)
+        manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
+                    "rows_sha256": plan.digest, "shard_size": shard_size}
+        workers, loaded = preparing.result()
+    except BaseException:
+        _close_prepared(preparing)
+        raise
     in_process = not use_ray and workers <= 1
     workdir = WorkDir(parts_dir(outputs[0]))
     try:
@@ -326,13 +326,28 @@ def _prepare_workers(source: NetSource, workers, use_ray: bool, load: bool) -> t
         return count, _Loaded(error=e)
 
 
-def _close_prepared(preparing) -> None:
-    """Closes the network a run loaded ahead (waiting for the load to end)."""
-    try:
-        _, loaded = preparing.result()
-    except BaseException:
-        return
-    loaded.close()
+def _in_background(fn, *args) -> concurrent.futures.Future:
+    """fn(*args) on a daemon thread: a run stopped meanwhile (Ctrl-C while
+    the inputs are read, or a GPU library's first build) ends at once."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def work():
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as e:
+            future.set_exception(e)
+    threading.Thread(target=work, name="lc0-rocm-prepare", daemon=True).start()
+    return future
+
+
+def _close_prepared(preparing: concurrent.futures.Future) -> None:
+    """Closes the network a run loaded ahead, now or (a run that ended
+    before its load did) once loaded; never waits."""
+    def close(future):
+        if future.exception() is None:
+            future.result()[1].close()
+    preparing.add_done_callback(close)
 
 
 def _is_pgn(path: str, kind: str | None) -> bool:
