@@ -237,60 +237,54 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
         manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
                     "rows_sha256": plan.digest, "shard_size": shard_size}
         workers, loaded = preparing.result()
-    except BaseException:
-        _close_prepared(preparing)
-        raise
-    in_process = not use_ray and workers <= 1
-    workdir = WorkDir(parts_dir(outputs[0]))
-    try:
+        in_process = not use_ray and workers <= 1
+        workdir = WorkDir(parts_dir(outputs[0]))
         workdir.open(manifest)
-    except BaseException:
-        _close_prepared(preparing)
-        raise
-    mux: list = []
-    try:
-        done = workdir.done(plan)
-        todo = [k for k in range(plan.num_shards) if k not in done]
-        done_rows = sum(len(plan.shard_rows(k)) for k in done)
-        progress = Progress(len(plan.rows), done_rows, len(todo), stream)
-        stream_ = None
+        mux: list = []
         try:
-            if todo:
-                if use_ray:
-                    from lc0_rocm.analysis import ray_runner
-                    stream_ = ray_runner.compute(plan, todo, settings, source, ray_address, workers,
-                                                 searches, groups, progress)
-                elif in_process:
-                    stream_ = _in_process(plan, todo, settings, source, searches, groups,
-                                          network or loaded.network(), progress, mux)
-                else:
-                    stream_ = _processes(plan, todo, settings, source, searches, groups, workers, progress)
-                for k, cols in stream_:
-                    workdir.save(k, plan.shard_digest(k), cols)
-                    progress.shard_done(k, len(plan.shard_rows(k)))
-        finally:
-            if stream_ is not None:
-                stream_.close()        # its searches end before the network they use is closed
-            progress.close()
-            _close_prepared(preparing)
-        cols = columns.concatenate([workdir.load(k) for k in range(plan.num_shards)]) \
-            if plan.num_shards else columns.empty(0, settings.mode, settings.top_k)
-        pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
-        print(f"analyse: writing {', '.join(outputs)}", file=stream or sys.stderr, flush=True)
-        written = writers.write_outputs(outputs, pgn_sources, plan, cols, settings.mode)
-        errors = writers.all_errors(plan, cols)
-        errors_file = errors_path(outputs[0])
-        if errors:
-            writers.write_errors(errors_file, errors)
-        elif os.path.exists(errors_file):
-            os.unlink(errors_file)
-    except BaseException:
-        workdir.close()
-        raise
-    workdir.remove()
-    return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
-                     time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux,
-                     refused=int((cols["error"] != "").sum()))
+            done = workdir.done(plan)
+            todo = [k for k in range(plan.num_shards) if k not in done]
+            done_rows = sum(len(plan.shard_rows(k)) for k in done)
+            progress = Progress(len(plan.rows), done_rows, len(todo), stream)
+            stream_ = None
+            try:
+                if todo:
+                    if use_ray:
+                        from lc0_rocm.analysis import ray_runner
+                        stream_ = ray_runner.compute(plan, todo, settings, source, ray_address, workers,
+                                                     searches, groups, progress)
+                    elif in_process:
+                        stream_ = _in_process(plan, todo, settings, source, searches, groups,
+                                              network or loaded.network(), progress, mux)
+                    else:
+                        stream_ = _processes(plan, todo, settings, source, searches, groups, workers, progress)
+                    for k, cols in stream_:
+                        workdir.save(k, plan.shard_digest(k), cols)
+                        progress.shard_done(k, len(plan.shard_rows(k)))
+            finally:
+                if stream_ is not None:
+                    stream_.close()        # its searches end before the network they use is closed
+                progress.close()
+            cols = columns.concatenate([workdir.load(k) for k in range(plan.num_shards)]) \
+                if plan.num_shards else columns.empty(0, settings.mode, settings.top_k)
+            pgn_sources = [s for s in plan.sources if _is_pgn(s, kind)]
+            print(f"analyse: writing {', '.join(outputs)}", file=stream or sys.stderr, flush=True)
+            written = writers.write_outputs(outputs, pgn_sources, plan, cols, settings.mode)
+            errors = writers.all_errors(plan, cols)
+            errors_file = errors_path(outputs[0])
+            if errors:
+                writers.write_errors(errors_file, errors)
+            elif os.path.exists(errors_file):
+                os.unlink(errors_file)
+        except BaseException:
+            workdir.close()
+            raise
+        workdir.remove()
+        return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
+                         time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux,
+                         refused=int((cols["error"] != "").sum()))
+    finally:
+        _close_prepared(preparing)     # however the run ends, once the network is loaded
 
 
 class _Loaded:
