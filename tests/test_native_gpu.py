@@ -366,6 +366,33 @@ def test_gpu_warm_up_captures_the_search_streams_graphs(make_test_net):
 
 
 @pytest.mark.gpu
+def test_gpu_engines_made_one_after_another_reuse_the_streams(make_test_net):
+    """An Engine dropped gives its search streams back to the backend: the
+    next one takes them instead of making more, so engines
+    made in a loop on one network keep the device's memory flat."""
+    import gc
+
+    import chess
+
+    from lc0_rocm.engine import Engine
+    from lc0_rocm.network import load_network
+
+    name = gpu_backend_or_skip("fp16")
+    net = load_network(make_test_net("tiny-resnet"), backend=name)
+    try:
+        counts = []
+        for _ in range(4):
+            engine = Engine(net, Threads=2, MinibatchSize=32, MaxPrefetch=0)
+            assert engine.search(chess.Board(), nodes=200).best_move in chess.Board().legal_moves
+            del engine
+            gc.collect()
+            counts.append(len(net.backend._all))
+        assert counts[0] >= 2 and counts == [counts[0]] * 4, counts
+    finally:
+        net.close()
+
+
+@pytest.mark.gpu
 def test_gpu_timed_products_shared_by_class_and_stream(tmp_path):
     """The half products' timed algorithms (native/docs/GEMM_TUNER.md): one
     per power-of-two class of shapes and network, timed at the first shape

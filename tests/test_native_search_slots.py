@@ -8,6 +8,7 @@ GIL) so that calls on different slots overlap when the search allows it.
 """
 from __future__ import annotations
 
+import gc
 import pathlib
 import threading
 import time
@@ -535,3 +536,49 @@ def test_quality_match_plays_the_same_games_for_the_defaults_and_threads_1(maia_
                                                "--out", str(tmp_path / "apart")]) == 0
     apart = json.loads((tmp_path / "apart" / "quality_match.json").read_text())
     assert apart["same_game_pairs"] < 2
+
+
+class ReleasingSlotNet(SlotNet):
+    """A SlotNet whose backend takes its slots back (as a GPU backend's
+    stream pool does) and hands the released ones out again first."""
+
+    def __init__(self):
+        super().__init__()
+        self.handed: list = []
+        self.released: list = []
+
+    def native_slots(self, count):
+        reused = self.released[:count]
+        del self.released[:len(reused)]
+        slots = reused + super().native_slots(count - len(reused))
+        self.handed += slots
+        return slots
+
+    def release_slots(self, slots):
+        self.released += slots
+
+
+def test_a_dropped_engine_gives_its_slots_back_for_the_next_to_reuse():
+    """Search after search on one network (an Engine made and dropped each
+    time) reuses the backend's slots: on a GPU each is a stream with its
+    buffers and graphs, which a search that kept them would pile up until
+    the device's memory ran out."""
+    net = ReleasingSlotNet()
+    for _ in range(4):
+        engine = Engine(net, implementation="native", Threads=3, **EVERY_THREAD, MinibatchSize=16,
+                        SmartPruningFactor=0)
+        engine.search(chess.Board(), nodes=600)
+        del engine
+        gc.collect()
+        assert len(net.released) == 3, net.released
+    assert len(net.callbacks) == 3          # the first engine's three slots, reused by the other three
+    assert len(net.calls) == 3
+
+
+def test_a_closed_many_search_gives_its_slots_back():
+    from lc0_rocm.analysis.many import ManySearch
+    net = ReleasingSlotNet()
+    many = ManySearch(net, {"SmartPruningFactor": 0}, searches=4, groups=2)
+    taken = list(net.handed)
+    many.close()
+    assert len(taken) == 2 and net.released == taken

@@ -49,6 +49,14 @@ class NativeSlot:
     minimum_split: int = 0
 
 
+def slot_leaves(slots) -> list[NativeSlot]:
+    """The plain slots of `slots`, a demux slot's parts in its place."""
+    out = []
+    for slot in slots:
+        out += slot_leaves(slot.parts) if slot.parts else [slot]
+    return out
+
+
 def c_slot(ffi, lib, slot: NativeSlot, keep: list) -> tuple:
     """(forward, ctx, max_batch) in the native core's C types (`ffi`, `lib`:
     native_core.load()) for a NativeSlot; a slot with parts becomes a
@@ -136,6 +144,13 @@ class Backend(abc.ABC):
         backend closes; None when the backend has no native entry (then the
         native search calls forward_packed through a callback)."""
         return None
+
+    def release_slots(self, slots) -> None:
+        """Take back slots from native_slots whose caller is done with them
+        (no call through them running or to come): a later native_slots
+        reuses their streams and buffers instead of making new ones, so a
+        program that makes search after search on one network does not
+        grow the device's memory. Slots not this backend's are ignored."""
 
     def close(self) -> None:
         """Release what the backend holds (device memory, threads)."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from lc0_rocm.backends import options as opts
 from lc0_rocm.backends.base import (DEFAULT_ATTRIBUTES, Backend, BackendAttributes, BackendError, NativeSlot,
-                                    checked_packed, checked_planes, empty_outputs)
+                                    checked_packed, checked_planes, empty_outputs, slot_leaves)
 
 # Threads 0 under roundrobin and multiplexing: two search threads per child,
 # so each child has a batch at it while the next one is gathered.
@@ -215,6 +215,12 @@ class WrapperBackend(Backend):
             return getattr(backend, method)(*inputs)
         except Exception as e:  # noqa: BLE001 - re-raised with the child's name
             raise BackendError(f"{child.label}: {e}") from e
+
+    def release_slots(self, slots) -> None:
+        leaves = slot_leaves(slots)
+        for child in self.children:
+            if child.backend is not None:
+                child.backend.release_slots(leaves)
 
     def close(self) -> None:
         close_children(self.children)

@@ -18,7 +18,7 @@ import numpy as np
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.backends.base import (Backend, BackendAttributes, NativeSlot, checked_outputs,
-                                    checked_packed, checked_planes, empty_outputs)
+                                    checked_packed, checked_planes, empty_outputs, slot_leaves)
 from lc0_rocm.backends.native_build import (NativeError, build, cached_library, cdef_text,
                                             detect_target, split_name)
 from lc0_rocm.backends.options import BackendOption, BackendOptionsError, read_options
@@ -344,6 +344,15 @@ class NativeBackend(Backend):
     def _give_stream(self, stream):
         with self._pool_lock:
             self._free.append(stream)
+
+    def release_slots(self, slots) -> None:
+        with self._pool_lock:
+            streams = {int(self.ffi.cast("uintptr_t", s)): s for s in self._all}
+            free = {int(self.ffi.cast("uintptr_t", s)) for s in self._free}
+            for slot in slot_leaves(slots):
+                if slot.ctx in streams and slot.ctx not in free:
+                    self._free.append(streams[slot.ctx])
+                    free.add(slot.ctx)
 
     def attributes(self) -> BackendAttributes:
         return gpu_attributes(self.device_info, self.max_batch, self.spec)

@@ -324,8 +324,18 @@ class NativeSearch:
     def __del__(self):
         try:
             self.close()
+            self._release_slots()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+    def _release_slots(self) -> None:
+        """The backend's slots back to it, this search being gone (its run
+        ended: close), so that the next search on the network reuses their
+        streams rather than making more."""
+        slots, self._native_slots = self._native_slots, []
+        release = getattr(getattr(self.network, "backend", None), "release_slots", None)
+        if slots and release is not None:
+            release(slots)
 
     def run_stats(self) -> dict:
         """The last run's counters (lc0core_search_stats) by name: nodes,
