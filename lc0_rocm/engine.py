@@ -39,6 +39,25 @@ __all__ = ["Engine", "SearchInfo", "SearchResult", "MoveStats", "OptionSpec"]
 INFO_INTERVAL_S = 0.5
 
 
+
+# A GPU search gathers up to twice the backend's recommended batch (lc0's
+# cuda backend recommends 2 x the multiprocessors, 264 on an H100 or H200,
+# which lc0 takes as its minibatch). Measured on an H100 (BENCHMARKS.md,
+# "the search's minibatch"): 528 against 264, nodes/s +7-10 % on t82, bt4
+# and maia-1900, as fewer gatherings end at the target before the
+# collision budget or an idle network ends them.
+GPU_MINIBATCH_FACTOR = 2
+
+
+def default_minibatch(attributes: BackendAttributes) -> int:
+    """The search's minibatch when MinibatchSize is 0: the backend's
+    recommended batch (cpu 7, as lc0's eigen), on a GPU GPU_MINIBATCH_FACTOR
+    times it, at most the backend's largest batch."""
+    batch = attributes.recommended_batch_size
+    if not attributes.runs_on_cpu:
+        batch = min(GPU_MINIBATCH_FACTOR * batch, attributes.maximum_batch_size or GPU_MINIBATCH_FACTOR * batch)
+    return int(batch)
+
 class Engine:
     # A movetime or time_budget above this many seconds is refused as a
     # likely millisecond value (None: no bound; the UCI engine, whose times
@@ -200,9 +219,8 @@ class Engine:
                 report()
 
     def minibatch_size(self) -> int:
-        """MinibatchSize, or with 0 the backend's recommended batch (cpu 7 as
-        lc0's eigen; a GPU 2 x its multiprocessors, as lc0's cuda backend)."""
-        return self.params.MinibatchSize or self.backend_attributes().recommended_batch_size
+        """MinibatchSize, or with 0 default_minibatch of the backend."""
+        return self.params.MinibatchSize or default_minibatch(self.backend_attributes())
 
     def wait_idle(self) -> None:
         """Wait for a stopped search's last network batch (the native search

@@ -268,13 +268,13 @@ def test_results_at_once_equal_each_jobs_own(random_net):
 
 
 def test_two_groups_on_native_slots_merge_and_equal_engine_search(random_net):
-    fake = RecordingSlots()    # its 4 multiprocessors make the minibatch 8, as Engine's would be
-    expected = engine_results(random_net, ROWS, NODES, MinibatchSize=8)
+    fake = RecordingSlots()    # its recommended 8 make the minibatch 16, as Engine's would be
+    expected = engine_results(random_net, ROWS, NODES, MinibatchSize=16)
     many = ManySearch(fake, {"SmartPruningFactor": 0}, searches=6, groups=2)
     try:
         assert (many.groups, many.batching) == (2, "merge")
         assert many_results(many, ROWS, NODES) == expected
-        assert max(fake.sizes) > 8      # several searches' leaves in one call
+        assert max(fake.sizes) > 16     # several searches' leaves in one call
     finally:
         many.close()
 
@@ -332,12 +332,13 @@ def test_spread_order_keeps_neighbours_apart(n, searches):
 
 
 class _Attributes:
-    def __init__(self, recommended):
+    def __init__(self, recommended, runs_on_cpu=False):
         self.backend = self
         self.recommended = recommended
+        self.runs_on_cpu = runs_on_cpu
 
     def attributes(self):
-        return BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=2,
+        return BackendAttributes(runs_on_cpu=self.runs_on_cpu, suggested_num_search_threads=2,
                                  recommended_batch_size=self.recommended, maximum_batch_size=1024)
 
 
@@ -346,11 +347,12 @@ def test_minibatch_fitted_to_the_nodes():
     gpu = _Attributes(264)
     assert fitted_minibatch(gpu, {}, 100) == {"MinibatchSize": 32}
     assert fitted_minibatch(gpu, {}, 800) == {"MinibatchSize": 80}
-    assert fitted_minibatch(gpu, {}, 10000) == {}                        # the backend's own
+    # The backend's recommended batch at most (not Engine's twice it, for the clock).
+    assert fitted_minibatch(gpu, {}, 10000) == {"MinibatchSize": 264}
     assert fitted_minibatch(gpu, {}, None) == {}                         # movetime: no fit
     assert fitted_minibatch(gpu, {"minibatchsize": 16}, 100) == {"minibatchsize": 16}   # the user's wins
     assert fitted_minibatch(gpu, {"MinibatchSize": "0", "X": 1}, 800) == {"X": 1, "MinibatchSize": 80}
-    assert fitted_minibatch(_Attributes(7), {}, 100) == {}               # a CPU's 7 stays
+    assert fitted_minibatch(_Attributes(7, runs_on_cpu=True), {}, 100) == {}   # a CPU's 7 stays
 
 
 def test_searcher_searches_with_the_fitted_minibatch(random_net):
@@ -398,7 +400,7 @@ def test_fixed_batching_pads_every_call(random_net):
     fake = RecordingSlots()
     many = ManySearch(fake, {"SmartPruningFactor": 0}, searches=4, groups=1, batching="fixed")
     try:
-        expected = engine_results(random_net, ROWS[:4], 60, MinibatchSize=8)
+        expected = engine_results(random_net, ROWS[:4], 60, MinibatchSize=16)
         assert many_results(many, ROWS[:4], 60) == expected
         assert set(fake.sizes) == {256}
         assert many.stats()[0]["padded_rows"] > 0

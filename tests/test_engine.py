@@ -56,12 +56,19 @@ def net_on(attributes: BackendAttributes):
 
 
 def test_threads_and_minibatch_come_from_the_backend():
-    """Threads 0 and MinibatchSize 0 ask the backend (lc0's BackendAttributes);
+    """Threads 0 and MinibatchSize 0 ask the backend (lc0's BackendAttributes):
+    a GPU's search gathers twice its recommended batch, at most its largest;
     an evaluator that is no backend gets the cpu backend's (1 thread, 7)."""
     gpu = BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=3,
                             recommended_batch_size=264, maximum_batch_size=1024)
     assert Engine(net_on(gpu)).search_threads() == 3
-    assert Engine(net_on(gpu)).minibatch_size() == 264
+    assert Engine(net_on(gpu)).minibatch_size() == 528
+    small = BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=3,
+                              recommended_batch_size=264, maximum_batch_size=300)
+    assert Engine(net_on(small)).minibatch_size() == 300
+    on_cpu = BackendAttributes(runs_on_cpu=True, suggested_num_search_threads=1,
+                               recommended_batch_size=7, maximum_batch_size=1024)
+    assert Engine(net_on(on_cpu)).minibatch_size() == 7
     # More threads than batches the network can use at once are not started
     # (MaxBatchesInFlight, 0: the suggestion); asked for, they are.
     assert Engine(net_on(gpu), Threads=5, MinibatchSize=64).search_threads() == 3
@@ -83,12 +90,12 @@ def test_engine_warms_a_gpu_backend_for_its_batches():
     asked = []
     net.backend.warm_up = staticmethod(lambda largest, slots: asked.append(largest))
     engine = Engine(net, MaxPrefetch=32)
-    assert asked == [264 + 32]
-    engine.set_option("MinibatchSize", 400)
+    assert asked == [528 + 32]
+    engine.set_option("MinibatchSize", 600)
     engine.search(chess.Board(), nodes=20)
-    assert asked == [296, 432]
+    assert asked == [560, 632]
     Engine(net, warm=False).search(chess.Board(), nodes=20)    # an options holder: never warms
-    assert asked == [296, 432]
+    assert asked == [560, 632]
 
 
 def test_result_shape():

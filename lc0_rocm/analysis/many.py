@@ -31,6 +31,7 @@ import numpy as np
 from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.settings import AnalysisError
 from lc0_rocm.backends.base import c_slot, python_forward
+from lc0_rocm.engine import default_minibatch
 from lc0_rocm.search import contempt
 from lc0_rocm.search.native import RootEdge, Snapshot
 from lc0_rocm.search_results import wdl_probabilities
@@ -135,14 +136,17 @@ def fitted_minibatch(network, options: dict, nodes: int | None) -> dict:
     positions at 100 nodes: 161 nodes a position with 264, 113 with 32, and
     the searching stage 295 -> 412 positions/s; at 800 nodes 886 -> 827
     nodes with 64, 58.7 -> 63.9 positions/s). The mux still fills the GPU's
-    calls from many searches."""
+    calls from many searches. (Engine's own default on a GPU, twice the
+    recommended batch, is for searches against the clock.)"""
     if nodes is None or any(k.lower() == "minibatchsize" and str(v).strip() not in ("0", "")
                             for k, v in options.items()):
         return options
     backend = getattr(network, "backend", None)
-    recommended = int(backend.attributes().recommended_batch_size) if backend is not None else 0
-    fitted = max(32, int(nodes) // 10)
-    if fitted >= recommended:            # the backend's own batch (and a CPU's 7) stays
+    if backend is None:
+        return options
+    attributes = backend.attributes()
+    fitted = min(max(32, int(nodes) // 10), int(attributes.recommended_batch_size))
+    if fitted == default_minibatch(attributes):   # a CPU's 7 stays as it is
         return options
     return {**{k: v for k, v in options.items() if k.lower() != "minibatchsize"}, "MinibatchSize": fitted}
 

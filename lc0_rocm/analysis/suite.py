@@ -95,6 +95,7 @@ def run_suite(problems: list[Problem], network, *, nodes=None, movetime=None, op
     from lc0_rocm.analysis.inputs import board_position
     from lc0_rocm.analysis.settings import Settings
     from lc0_rocm.analysis.worker import ShardWorker
+    from lc0_rocm.engine import default_minibatch
     from lc0_rocm.search.params import SearchParams
     # Engine.search's prefetching and minibatch (analysis turns the one off
     # and fits the other to the nodes): the solved set is the one a search
@@ -102,7 +103,7 @@ def run_suite(problems: list[Problem], network, *, nodes=None, movetime=None, op
     engine_like = {"MaxPrefetch": SearchParams().MaxPrefetch}
     backend = getattr(network, "backend", None)
     if backend is not None:
-        engine_like["MinibatchSize"] = int(backend.attributes().recommended_batch_size)
+        engine_like["MinibatchSize"] = default_minibatch(backend.attributes())
     options = {**engine_like, **(options or {})}
     settings = Settings("search", nodes=nodes, movetime=movetime, options=tuple(options.items()))
     rows = [board_position("suite", p.line, p.board).row for p in problems]
