@@ -328,7 +328,9 @@ class NativeBackend(Backend):
         self._net = handle[0]
         self._free: list = []
         self._all: list = []
-        self._pool_lock = threading.Lock()
+        # Reentrant: release_slots runs from a search's __del__, which the
+        # garbage collector may call inside a pool operation of this thread.
+        self._pool_lock = threading.RLock()
 
     # -- stream pool
     def _take_stream(self):
