@@ -262,6 +262,65 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     capsys.readouterr()
 
 
+def test_the_python_api_loads_its_network_while_the_input_is_planned(inputs, monkeypatch):
+    """lc0_rocm.analyse with no network given loads one beside the reading
+    and planning of its input, as the command does, and closes it however
+    the caller ends: every record read, the generator closed early, or an
+    interrupt while the input is planned (which does not wait for the load)."""
+    import threading
+    import lc0_rocm.network
+    from lc0_rocm.analysis import analyse, plan
+    _, files = inputs
+    events = []
+    load, plan_positions = lc0_rocm.network.load_network, plan.plan_from_positions
+    loaded, gate = threading.Event(), threading.Event()
+    gate.set()
+
+    def recording_load(*args, **kwargs):
+        assert gate.wait(10)
+        network = load(*args, **kwargs)
+        close = network.close
+
+        def recording_close():
+            events.append("closed")
+            close()
+        network.close = recording_close
+        events.append("loaded")
+        loaded.set()
+        return network
+
+    def planning(*args, **kwargs):
+        assert loaded.wait(10), "the network was not loading while the input was read"
+        events.append("planned")
+        return plan_positions(*args, **kwargs)
+
+    monkeypatch.setattr(lc0_rocm.network, "load_network", recording_load)
+    monkeypatch.setattr(plan, "plan_from_positions", planning)
+    records = list(analyse(files[1], backend="random", nodes=10))
+    assert records and all(r.nodes >= 10 for r in records if r.best is not None)
+    assert events == ["loaded", "planned", "closed"]
+
+    events.clear(), loaded.clear()
+    records = analyse(files[1], backend="random", nodes=10)
+    next(records)
+    records.close()                                   # the caller stops early
+    assert events == ["loaded", "planned", "closed"]
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(plan, "plan_from_positions", interrupted)
+    events.clear(), loaded.clear(), gate.clear()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        next(analyse(files[1], backend="random", nodes=10))
+    assert time.monotonic() - started < 5 and events == []
+    gate.set()
+    deadline = time.monotonic() + 10
+    while events != ["loaded", "closed"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert events == ["loaded", "closed"]
+
+
 def test_workers_by_default_one_per_gpu_counted_beside_the_planning(inputs, tmp_path, capsys, monkeypatch):
     """The command's default workers: a GPU each (counting them loads the
     GPU library: off the main thread, while the inputs are planned), one

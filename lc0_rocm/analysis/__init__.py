@@ -51,16 +51,35 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
     only positions a move was played from. Positions the input repeats are
     computed once. A malformed line or game is skipped: its record is not
     yielded (the command line reports them in an errors file)."""
-    from lc0_rocm.analysis import columns, writers
-    from lc0_rocm.analysis.inputs import Selection, positions_from_items
-    from lc0_rocm.analysis.pgn_parallel import read_positions
-    from lc0_rocm.analysis.plan import default_shard_size, plan_from_positions
     from lc0_rocm.analysis.settings import Settings
-    from lc0_rocm.analysis.worker import ShardWorker
 
     settings = Settings("eval" if evaluate else "search", nodes=nodes, movetime=movetime, top_k=top_k,
                         options=tuple((options or {}).items()), batching=batching, every=every,
                         played=played)
+    owned = network is None
+    if owned:                   # loaded while the input is read and planned
+        from lc0_rocm.analysis.background import close_when_done, in_background
+        from lc0_rocm.network import load_network
+        loading = in_background(lambda: load_network(weights, backend=backend, backend_opts=backend_opts))
+    try:
+        yield from _analyse_loaded(source, settings, network, loading if owned else None,
+                                   searches=searches, kind=kind, shard_size=shard_size, every=every,
+                                   played=played, top_k=top_k)
+    finally:
+        if owned:
+            close_when_done(loading, lambda loaded: loaded.close())
+
+
+def _analyse_loaded(source, settings, network, loading, *, searches, kind, shard_size, every, played,
+                    top_k) -> Iterator[AnalysisRecord]:
+    """analyse()'s records: the input read and planned, then the network
+    (`loading`'s when given) run over its shards."""
+    from lc0_rocm.analysis import columns, writers
+    from lc0_rocm.analysis.inputs import Selection, positions_from_items
+    from lc0_rocm.analysis.pgn_parallel import read_positions
+    from lc0_rocm.analysis.plan import default_shard_size, plan_from_positions
+    from lc0_rocm.analysis.worker import ShardWorker
+
     if isinstance(source, (str, os.PathLike)):
         items = read_positions([os.fspath(source)], kind, Selection(every, played))
     elif isinstance(source, chess.Board):
@@ -74,10 +93,8 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
             items = positions_from_items(source)
     shard_size = shard_size or default_shard_size(settings.mode)
     plan = plan_from_positions(items, shard_size)
-    owned = network is None
-    if owned:
-        from lc0_rocm.network import load_network
-        network = load_network(weights, backend=backend, backend_opts=backend_opts)
+    if loading is not None:
+        network = loading.result()
     worker = None
     try:
         worker = ShardWorker(settings, network=network, searches=searches)
@@ -96,6 +113,4 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
     finally:
         if worker is not None:
             worker.close()
-        if owned:
-            network.close()
 

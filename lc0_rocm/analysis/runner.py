@@ -21,6 +21,7 @@ import time
 from typing import Iterator
 
 from lc0_rocm.analysis import columns
+from lc0_rocm.analysis.background import close_when_done, in_background
 from lc0_rocm.analysis.inputs import Selection
 from lc0_rocm.analysis.plan import Plan, WorkDir, build_plan, default_shard_size
 from lc0_rocm.analysis.settings import NetSource, Settings, WorkerError
@@ -144,7 +145,6 @@ def _in_process(plan: Plan, todo: list[int], settings: Settings, source: NetSour
             # Shards queued ahead: the next ones' searches start while the
             # last of this one's finish, and the searches still have jobs
             # while this one's results are read and saved.
-            import concurrent.futures
             with concurrent.futures.ThreadPoolExecutor(SHARDS_IN_FLIGHT, thread_name_prefix="lc0-rocm-shard") as pool:
                 try:
                     pending = {}
@@ -227,8 +227,8 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
     # when this process computes, its network (a GPU's set-up is mostly
     # outside the GIL), on threads of their own while the inputs are read
     # and planned.
-    net_identity = _in_background(source.identity)
-    preparing = _in_background(_prepare_workers, source, workers, use_ray, network is None)
+    net_identity = in_background(source.identity)
+    preparing = in_background(_prepare_workers, source, workers, use_ray, network is None)
     try:
         plan = build_plan(inputs, kind, Selection(settings.every, settings.played), shard_size)
         # A sign of life before a big database's first shard, and where its time went.
@@ -284,7 +284,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
                          time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux,
                          refused=int((cols["error"] != "").sum()))
     finally:
-        _close_prepared(preparing)     # however the run ends, once the network is loaded
+        close_when_done(preparing, lambda prepared: prepared[1].close())   # however the run ends, once loaded
 
 
 class _Loaded:
@@ -318,30 +318,6 @@ def _prepare_workers(source: NetSource, workers, use_ray: bool, load: bool) -> t
         return count, _Loaded(source.load())
     except Exception as e:              # raised where the run needs its network
         return count, _Loaded(error=e)
-
-
-def _in_background(fn, *args) -> concurrent.futures.Future:
-    """fn(*args) on a daemon thread: a run stopped meanwhile (Ctrl-C while
-    the inputs are read, or a GPU library's first build) ends at once."""
-    future: concurrent.futures.Future = concurrent.futures.Future()
-
-    def work():
-        future.set_running_or_notify_cancel()
-        try:
-            future.set_result(fn(*args))
-        except BaseException as e:
-            future.set_exception(e)
-    threading.Thread(target=work, name="lc0-rocm-prepare", daemon=True).start()
-    return future
-
-
-def _close_prepared(preparing: concurrent.futures.Future) -> None:
-    """Closes the network a run loaded ahead, now or (a run that ended
-    before its load did) once loaded; never waits."""
-    def close(future):
-        if future.exception() is None:
-            future.result()[1].close()
-    preparing.add_done_callback(close)
 
 
 def _is_pgn(path: str, kind: str | None) -> bool:
