@@ -38,14 +38,12 @@ __all__ = ["Engine", "SearchInfo", "SearchResult", "MoveStats", "OptionSpec"]
 
 INFO_INTERVAL_S = 0.5
 
-
-
 # A GPU search gathers up to twice the backend's recommended batch (lc0's
 # cuda backend recommends 2 x the multiprocessors, 264 on an H100 or H200,
 # which lc0 takes as its minibatch). Measured on an H100 (BENCHMARKS.md,
-# "the search's minibatch"): 528 against 264, nodes/s +7-10 % on t82, bt4
-# and maia-1900, as fewer gatherings end at the target before the
-# collision budget or an idle network ends them.
+# "the search's minibatch"): 512-1024 against 264 in turns, nodes/s
+# +7-10 % on t82, bt4 and maia-1900, as fewer gatherings end at the target
+# before the collision budget or an idle network ends them.
 GPU_MINIBATCH_FACTOR = 2
 
 
@@ -55,8 +53,9 @@ def default_minibatch(attributes: BackendAttributes) -> int:
     times it, at most the backend's largest batch."""
     batch = attributes.recommended_batch_size
     if not attributes.runs_on_cpu:
-        batch = min(GPU_MINIBATCH_FACTOR * batch, attributes.maximum_batch_size or GPU_MINIBATCH_FACTOR * batch)
+        batch = min(GPU_MINIBATCH_FACTOR * batch, attributes.maximum_batch_size)
     return int(batch)
+
 
 class Engine:
     # A movetime or time_budget above this many seconds is refused as a

@@ -75,7 +75,7 @@ def _check(default, help_=""):
 # lc0 v0.32.1 defaults (src/search/classic/params.cc, stoppers/common.cc,
 # neural/shared_params.cc). MinibatchSize 0 = the backend's suggestion.
 OPTIONS: dict[str, OptionSpec] = {
-    "MinibatchSize": _spin(0, 0, 1024, "positions per NN batch; 0 = backend suggestion"),
+    "MinibatchSize": _spin(0, 0, 1024, "positions per NN batch; 0 = the backend's suggestion (twice it on a GPU)"),
     "CPuct": _float(1.745, 0.0, 100.0),
     "CPuctAtRoot": _float(1.745, 0.0, 100.0),
     "CPuctBase": _float(38739.0, 1.0, 1e9),
