@@ -188,6 +188,30 @@ def test_shards_are_searched_ahead_of_the_one_being_saved(inputs, tmp_path, caps
     assert most[0] == runner.SHARDS_IN_FLIGHT > 2
 
 
+def recorded(network, events: list, loaded):
+    """`network` with its load and close noted in `events` ("loaded",
+    "closed") and `loaded` (a threading.Event) set."""
+    close = network.close
+
+    def recording_close():
+        events.append("closed")
+        close()
+    network.close = recording_close
+    events.append("loaded")
+    loaded.set()
+    return network
+
+
+def closed_once_loaded(gate, events: list) -> None:
+    """Lets a held-back load finish (`gate`) and waits for the network it
+    loaded for a run that had already ended to be closed."""
+    gate.set()
+    deadline = time.monotonic() + 10
+    while events != ["loaded", "closed"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert events == ["loaded", "closed"]
+
+
 def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_the_run_ends(
         inputs, tmp_path, capsys, monkeypatch):
     """An in-process run starts loading its network before it reads the
@@ -204,16 +228,7 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     loaded = threading.Event()
 
     def recording_load(self, extra_opts=""):
-        network = load(self, extra_opts)
-        close = network.close
-
-        def recording_close():
-            events.append("closed")
-            close()
-        network.close = recording_close
-        events.append("loaded")
-        loaded.set()
-        return network
+        return recorded(load(self, extra_opts), events, loaded)
 
     def planning(*args, **kwargs):
         assert loaded.wait(10), "the network was not loading while the inputs were read"
@@ -254,11 +269,7 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     with pytest.raises(KeyboardInterrupt):
         runner.run([files[1]], [str(tmp_path / "b.jsonl")], Settings("search", nodes=10), NetSource(None, "random"))
     assert time.monotonic() - started < 5 and events == []
-    gate.set()
-    deadline = time.monotonic() + 10
-    while events != ["loaded", "closed"] and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert events == ["loaded", "closed"]
+    closed_once_loaded(gate, events)
     capsys.readouterr()
 
 
@@ -278,16 +289,7 @@ def test_the_python_api_loads_its_network_while_the_input_is_planned(inputs, mon
 
     def recording_load(*args, **kwargs):
         assert gate.wait(10)
-        network = load(*args, **kwargs)
-        close = network.close
-
-        def recording_close():
-            events.append("closed")
-            close()
-        network.close = recording_close
-        events.append("loaded")
-        loaded.set()
-        return network
+        return recorded(load(*args, **kwargs), events, loaded)
 
     def planning(*args, **kwargs):
         assert loaded.wait(10), "the network was not loading while the input was read"
@@ -314,11 +316,7 @@ def test_the_python_api_loads_its_network_while_the_input_is_planned(inputs, mon
     with pytest.raises(KeyboardInterrupt):
         next(analyse(files[1], backend="random", nodes=10))
     assert time.monotonic() - started < 5 and events == []
-    gate.set()
-    deadline = time.monotonic() + 10
-    while events != ["loaded", "closed"] and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert events == ["loaded", "closed"]
+    closed_once_loaded(gate, events)
 
 
 def test_workers_by_default_one_per_gpu_counted_beside_the_planning(inputs, tmp_path, capsys, monkeypatch):
