@@ -868,6 +868,23 @@ def test_small_residual_nets_call_the_gpu_with_fewer_rows():
     assert many.call_rows(tower, 264) == many.call_rows(types.SimpleNamespace(spec=None), 264) == 264
 
 
+def test_fixed_calls_fill_the_batch_a_gpu_pass_runs_at():
+    """A GPU backend pads a pass to its graph's size (graph_sizes): FIXED
+    calls take that many rows, so none of a pass is padding the GPU pays
+    for without being asked (264 runs as 288)."""
+    import types
+    from lc0_rocm.analysis import many
+    from lc0_rocm.backends import native
+    tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
+    small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
+    for graphs, want in ((True, 288), (False, 264)):
+        gpu = types.SimpleNamespace(max_batch=1024, _graphs=graphs)
+        gpu.padded_size = types.MethodType(native.NativeBackend.padded_size, gpu)
+        assert many.call_rows(types.SimpleNamespace(spec=tower.spec, backend=gpu), 264) == want
+        assert many.call_rows(types.SimpleNamespace(spec=small.spec, backend=gpu), 264) == 128   # a bucket
+    assert native.graph_sizes(264, 1024)[-1] == 288
+
+
 def test_default_groups_follow_the_net():
     """4 streams for a small residual net on a GPU, 2 for others, 1 without a GPU."""
     import types

@@ -124,8 +124,13 @@ SMALL_TOWER_CALL = 128
 
 def call_rows(network, recommended: int) -> int:
     """Rows of each FIXED network call on a GPU: the backend's recommended
-    batch, at most SMALL_TOWER_CALL for a small residual net."""
-    return min(recommended, SMALL_TOWER_CALL) if small_tower(network) else recommended
+    batch, at most SMALL_TOWER_CALL for a small residual net, rounded up to
+    the batch such a call runs at anyway (the GPU library pads a pass to
+    its graph's size: a call of 264 rows, an H100's or H200's recommended
+    batch, computes 288, so 24 more rows a call cost nothing)."""
+    rows = min(recommended, SMALL_TOWER_CALL) if small_tower(network) else recommended
+    padded = getattr(getattr(network, "backend", None), "padded_size", None)
+    return padded(rows) if callable(padded) else rows
 
 
 def fitted_minibatch(network, options: dict, nodes: int | None) -> dict:

@@ -347,6 +347,12 @@ class NativeBackend(Backend):
         with self._pool_lock:
             self._free.append(stream)
 
+    def padded_size(self, n: int) -> int:
+        """The batch a pass of n positions runs at: with graphs on, the
+        GPU library pads it (graph_sizes); a caller that picks its calls'
+        size fills the rows it pays for by asking."""
+        return graph_sizes(n, self.max_batch)[-1] if self._graphs and n > 0 else n
+
     def release_slots(self, slots) -> None:
         with self._pool_lock:
             streams = {int(self.ffi.cast("uintptr_t", s)): s for s in self._all}
