@@ -12,9 +12,13 @@
 
 Rounds alternate the three; an untimed load before them makes the copy.
 The time is to a usable network (one forward of 8 positions after it is not
-counted).
+counted). `--engine` also times, after each overlapped load, the creation
+of an Engine on it with `--set` options (its warm-up: a GPU's product
+timing and its search streams' graphs up to minibatch + prefetch), what a
+UCI engine adds before its first search.
 
     python scripts/load_time.py --weights nets/t82.pb.gz --backend cuda-fp16 --rounds 2
+    python scripts/load_time.py --weights nets/bt4.pb.gz --backend cuda-fp16 --engine --set MinibatchSize=264
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODES = ("sequential", "overlapped", "inflating")
 
 
-def child(mode: str, weights: str, backend: str) -> None:
+def child(mode: str, weights: str, backend: str, engine_options: dict | None) -> None:
     sys.path.insert(0, str(ROOT))
     import chess
 
@@ -45,7 +49,13 @@ def child(mode: str, weights: str, backend: str) -> None:
         print(f"sequential {done - started:.3f} weights {read - started:.3f} backend {done - read:.3f}")
     else:
         net = load_network(weights, backend=backend)
-        print(f"{mode} {time.perf_counter() - started:.3f}")
+        loaded = time.perf_counter()
+        print(f"{mode} {loaded - started:.3f}")
+        if mode == "overlapped" and engine_options is not None:
+            from lc0_rocm.engine import Engine
+            engine = Engine(net, **engine_options)
+            print(f"engine {time.perf_counter() - loaded:.3f} (minibatch {engine.minibatch_size()}, "
+                  f"{engine.search_threads()} search threads)")
     net.evaluate_batch([chess.Board()] * 8)
     net.close()
 
@@ -55,20 +65,27 @@ def main(argv=None) -> int:
     p.add_argument("--weights", required=True)
     p.add_argument("--backend", default="auto")
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--engine", action="store_true", help="also time an Engine's creation after each overlapped load")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an Engine option (repeatable)")
     p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        child(args.child, args.weights, args.backend)
+        options = dict(item.split("=", 1) for item in args.set) if args.engine else None
+        child(args.child, args.weights, args.backend, options)
         return 0
     for r in range(-1, args.rounds):
         for mode in MODES if r >= 0 else ("overlapped",):
             env = dict(os.environ, **({"LC0ROCM_INFLATED_NETS": "0"} if mode == "inflating" else {}))
+            extra = (["--engine"] if args.engine else []) + [f"--set={item}" for item in args.set]
             out = subprocess.run([sys.executable, __file__, "--child", mode, "--weights", args.weights,
-                                  "--backend", args.backend], capture_output=True, text=True, env=env)
+                                  "--backend", args.backend, *extra], capture_output=True, text=True, env=env)
             if r < 0:
                 continue
             line = next((x for x in out.stdout.splitlines() if x.startswith(mode)), None)
             print(f"round {r + 1}: {line or f'{mode} failed: ' + out.stderr.strip()[-300:]}", flush=True)
+            engine = next((x for x in out.stdout.splitlines() if x.startswith("engine ")), None)
+            if engine:
+                print(f"round {r + 1}: {engine}", flush=True)
     return 0
 
 

@@ -98,3 +98,19 @@ def test_bench_random_backend_needs_no_net(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "Loading weights file from: <none> (backend random)" in out
     assert out.count("Position: ") == 2 and "Nodes/second" in out
+
+
+def test_load_time_script_times_an_engines_creation_with_its_options(maia_path):
+    """scripts/load_time.py --engine: after each overlapped load, an Engine's
+    creation with the --set options (what a GPU's warm-up adds before the
+    first search; measured there, run here on the cpu backend)."""
+    import pathlib
+    import sys
+    script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "load_time.py"
+    out = subprocess.run([sys.executable, str(script), "--weights", str(maia_path), "--backend", "cpu",
+                          "--rounds", "1", "--engine", "--set", "MinibatchSize=16"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^round 1: overlapped \d+\.\d{3}$", out.stdout, flags=re.M), out.stdout
+    assert re.search(r"^round 1: engine \d+\.\d{3} \(minibatch 16, 1 search threads\)$", out.stdout, flags=re.M)
+    assert out.stdout.count("engine ") == 1          # after the overlapped load only
