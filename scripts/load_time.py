@@ -69,6 +69,9 @@ def main(argv=None) -> int:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an Engine option (repeatable)")
     p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    for item in args.set:
+        if "=" not in item:
+            p.error(f"--set wants NAME=VALUE, got {item!r}")
     if args.child:
         options = dict(item.split("=", 1) for item in args.set) if args.engine else None
         child(args.child, args.weights, args.backend, options)

@@ -56,17 +56,16 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
     settings = Settings("eval" if evaluate else "search", nodes=nodes, movetime=movetime, top_k=top_k,
                         options=tuple((options or {}).items()), batching=batching, every=every,
                         played=played)
-    owned = network is None
-    if owned:                   # loaded while the input is read and planned
-        from lc0_rocm.analysis.background import close_when_done, in_background
+    from lc0_rocm.analysis.background import close_when_done, in_background
+    loading = None
+    if network is None:         # ours: loaded while the input is read and planned, closed at the end
         from lc0_rocm.network import load_network
         loading = in_background(lambda: load_network(weights, backend=backend, backend_opts=backend_opts))
     try:
-        yield from _analyse_loaded(source, settings, network, loading if owned else None,
-                                   searches=searches, kind=kind, shard_size=shard_size, every=every,
-                                   played=played, top_k=top_k)
+        yield from _analyse_loaded(source, settings, network, loading, searches=searches, kind=kind,
+                                   shard_size=shard_size, every=every, played=played, top_k=top_k)
     finally:
-        if owned:
+        if loading is not None:
             close_when_done(loading, lambda loaded: loaded.close())
 
 

@@ -287,7 +287,7 @@ class ManySearch:
         wanted = int(groups)
         slots = take(wanted) if take is not None else None
         if slots:
-            self._slots, self._slot_owner = slots, backend      # given back by close()
+            self._slots = slots                 # given back to the backend by close()
             forwards = [c_slot(ffi, lib, s, self._keep) for s in slots]
             if getattr(backend, "device_info", None):
                 # A GPU's results round by batch size (fp16 sums, GEMM
@@ -561,7 +561,7 @@ class ManySearch:
         self._memo = None                   # after the searches that used it
         slots, self._slots = getattr(self, "_slots", []), []
         if slots:                           # no forward through them now: the muxes are gone
-            getattr(self._slot_owner, "release_slots", lambda _: None)(slots)
+            getattr(self.network.backend, "release_slots", lambda _: None)(slots)
 
     def __del__(self):
         try:
