@@ -150,7 +150,8 @@ def test_backends_state_their_attributes(make_test_net):
     assert rnd.attributes() == BackendAttributes(True, 2, 256, 1024)
     assert native.gpu_attributes({"multiprocessors": 132}, 512) == BackendAttributes(False, 2, 264, 512)
     small = NetSpec.from_weights(load_weights(make_test_net("tiny-resnet")))     # a maia-sized body
-    assert native.gpu_attributes({"multiprocessors": 132}, 512, small).suggested_num_search_threads == 3
+    assert (native.gpu_attributes({"multiprocessors": 132}, 512, small).suggested_num_search_threads
+            == native.search_threads_for(small) >= 3)
     assert native.gpu_attributes({}, 1024).recommended_batch_size == 256
 
     class Plain(Backend):
@@ -159,10 +160,22 @@ def test_backends_state_their_attributes(make_test_net):
     assert Plain().attributes() == DEFAULT_ATTRIBUTES
 
 
+def test_a_small_nets_search_threads_follow_the_hosts_cores(make_test_net):
+    """Two search threads for a big net whatever the host; for a small
+    residual net (host-bound) a third of the cores, from 3 up to 5."""
+    from lc0_rocm.backends import native
+    small = NetSpec.from_weights(load_weights(make_test_net("tiny-resnet")))
+    big = NetSpec.from_weights(load_weights(make_test_net("tiny-attn")))
+    assert [native.search_threads_for(small, cores) for cores in (1, 2, 8, 12, 14, 15, 16, 64)] == \
+        [3, 3, 3, 4, 4, 5, 5, 5]
+    assert {native.search_threads_for(big, cores) for cores in (2, 16, 64)} == {2}
+    assert native.search_threads_for(None, 64) == 2
+
+
 @pytest.mark.gpu
 def test_gpu_backend_states_its_attributes(make_test_net):
-    """On a GPU: not on the CPU, three search threads for a small residual net, 2 x its
-    multiprocessors as the batch, max_batch as the largest."""
+    """On a GPU: not on the CPU, three to five search threads for a small residual net (by
+    the host's cores), 2 x its multiprocessors as the batch, max_batch as the largest."""
     from lc0_rocm.backends import native
     name = next((n for n in ("cuda-fp16", "rocm-fp16") if native.is_available(n)[0]), None)
     if name is None:
@@ -170,7 +183,9 @@ def test_gpu_backend_states_its_attributes(make_test_net):
     gpu = backends.create(name, load_weights(make_test_net("tiny-resnet")), max_batch=64)
     try:
         attributes = gpu.attributes()
-        assert not attributes.runs_on_cpu and attributes.suggested_num_search_threads == 3
+        spec = NetSpec.from_weights(load_weights(make_test_net("tiny-resnet")))
+        assert not attributes.runs_on_cpu
+        assert attributes.suggested_num_search_threads == native.search_threads_for(spec)
         assert attributes.maximum_batch_size == 64
         assert attributes.recommended_batch_size == 2 * gpu.device_info["multiprocessors"] > 0
     finally:

@@ -227,7 +227,11 @@ def create(name: str, weights, **options) -> Backend:
 # 39,394 nps with 2 against 32,220-37,422 with 3; bt4 21,391 / 23,807
 # against 14,279-21,954), three for small convolution nets whose search is
 # bound by the host's cores (maia-1900 426,919 / 222,226 with 2 against
-# 447,390-465,791 / 257,611-268,355 with 3). MinibatchSize 0: lc0's cuda
+# 447,390-465,791 / 257,611-268,355 with 3), and five of them where the
+# host has 15 cores or more (H100, 16 cores, 2026-12-06: +5..+21 % over 3 in
+# four rounds, with ThreadIdlingThreshold's automatic -1; a third of the
+# cores otherwise, never under 3: each search thread brings task workers
+# too). MinibatchSize 0: lc0's cuda
 # backend suggests 2 x the multiprocessors, its generic 256 where that is
 # unknown.
 # No half product of a pass under this many positions is timed (kTuneMinMacs
@@ -235,7 +239,8 @@ def create(name: str, weights, **options) -> Backend:
 # batch 32).
 TUNED_FROM = 32
 SEARCH_THREADS = 2
-SEARCH_THREADS_SMALL_NET = 3
+SEARCH_THREADS_SMALL_NET = 5
+SEARCH_THREADS_SMALL_NET_MIN = 3
 SMALL_NET_FILTERS = 128     # residual bodies up to this width count as small
 BATCH_PER_MULTIPROCESSOR = 2
 FALLBACK_BATCH = 256
@@ -267,10 +272,14 @@ def graph_sizes(largest: int, max_batch: int) -> list[int]:
     return sorted({padded(n) for n in range(1, limit + 1)})
 
 
-def search_threads_for(spec: NetSpec | None) -> int:
-    """Threads 0's search threads on one GPU for a net (see SEARCH_THREADS)."""
+def search_threads_for(spec: NetSpec | None, cores: int | None = None) -> int:
+    """Threads 0's search threads on one GPU for a net (see SEARCH_THREADS);
+    a small net's count follows the host's `cores` (default: this one's)."""
     small = spec is not None and spec.body == "resnet" and 0 < spec.filters <= SMALL_NET_FILTERS
-    return SEARCH_THREADS_SMALL_NET if small else SEARCH_THREADS
+    if not small:
+        return SEARCH_THREADS
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    return min(SEARCH_THREADS_SMALL_NET, max(SEARCH_THREADS_SMALL_NET_MIN, cores // 3))
 
 
 def gpu_attributes(info: dict, max_batch: int, spec: NetSpec | None = None) -> BackendAttributes:

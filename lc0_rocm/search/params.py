@@ -151,8 +151,9 @@ OPTIONS: dict[str, OptionSpec] = {
     "MinimumPerTaskProcessing": _spin(8, 1, 100000, "... in parts of at least this many leaves"),
     "IdlingMinimumWork": _spin(0, 0, 10000, "a gathering sends its batch early, when the network is "
                                             "idle, once it has more than this many positions"),
-    "ThreadIdlingThreshold": _spin(1, 0, 128, "the network counts as idle when more than this many "
-                                              "search threads are not at it"),
+    "ThreadIdlingThreshold": _spin(-1, -1, 128, "the network counts as idle when more than this many "
+                                                "search threads are not at it; -1 = the search threads "
+                                                "less 2, at least 1 (lc0's 1 at two threads)"),
     "ParallelSearchMinimumVisits": _spin(2000, 0, 2000000000,
                                          "below this many visits at the root one search thread gathers "
                                          "(native search): in a small tree, batches gathered side by side "

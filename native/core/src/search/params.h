@@ -54,8 +54,14 @@ struct SearchParams {
   // lc0's idle-backend rule (search threads on slots of their own): a
   // gathering stops early when more than ThreadIdlingThreshold threads are
   // not at the network and it has more than IdlingMinimumWork requests.
+  // -1: the gathering threads less 2, at least 1 (idle_threshold): lc0's 1
+  // at its two threads, and with more threads still "fewer than two at the
+  // network", where lc0's 1 would end nearly every gathering at once.
   int IdlingMinimumWork = 0;
-  int ThreadIdlingThreshold = 1;
+  int ThreadIdlingThreshold = -1;
+  int idle_threshold(int gathering) const {
+    return ThreadIdlingThreshold >= 0 ? ThreadIdlingThreshold : (gathering > 3 ? gathering - 2 : 1);
+  }
   // Below this many visits at the root one search thread gathers and the
   // others wait: in a small tree, batches gathered side by side put a large
   // share of its visits in flight at once, which costs quality per node

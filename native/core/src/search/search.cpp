@@ -314,7 +314,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
     // Workers: an idle network gets what there is now.
     if (worker_mode_ && minibatch_size > 0 &&
         int(batch->requests.size()) > params_.IdlingMinimumWork &&
-        gathering - at_network_.load(std::memory_order_relaxed) > params_.ThreadIdlingThreshold) {
+        gathering - at_network_.load(std::memory_order_relaxed) > params_.idle_threshold(gathering)) {
       idle_ends_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
