@@ -422,6 +422,9 @@ const char* Search::root_filter(Batch* batch) {
     best_n = best != kNone ? visits_of(tree.node(best)) : 0;
   }
   const double remaining = std::max(1.0, playouts_left());
+  // No edge trails the best by more than the playouts left: none excluded
+  // (the usual case, the hint unset or large), without walking the edges.
+  if (root_filter_.empty() && !(remaining < best_n)) return nullptr;
   std::vector<char>& allowed = batch->root_allowed;
   allowed.clear();
   bool any_excluded = false;
