@@ -177,8 +177,8 @@ class Engine:
     def search_threads(self) -> int:
         """Threads, or with Threads 0 the backend's suggestion (one on cpu,
         two on one GPU, three to five for a small residual net there such
-        as maia-1900 (by the host's cores), two per child under roundrobin and multiplexing,
-        two under demux and on the random backend); at most
+        as maia-1900 (by the host's cores), two per child under roundrobin
+        and multiplexing, two under demux and on the random backend); at most
         MaxBatchesInFlight (0: the suggestion, at least 2). Each search
         thread holds a batch's visits in flight: beyond what the network can
         use at once, more threads only add collisions and smaller batches

@@ -3,6 +3,7 @@
 // validates them and passes them in by name; tests/test_native_params.py
 // holds the names, types and defaults here (and params.cpp's) to it.
 #pragma once
+#include <algorithm>
 #include <string>
 
 namespace lc0core {
@@ -60,7 +61,7 @@ struct SearchParams {
   int IdlingMinimumWork = 0;
   int ThreadIdlingThreshold = -1;
   int idle_threshold(int gathering) const {
-    return ThreadIdlingThreshold >= 0 ? ThreadIdlingThreshold : (gathering > 3 ? gathering - 2 : 1);
+    return ThreadIdlingThreshold >= 0 ? ThreadIdlingThreshold : std::max(1, gathering - 2);
   }
   // Below this many visits at the root one search thread gathers and the
   // others wait: in a small tree, batches gathered side by side put a large
