@@ -10,7 +10,7 @@ import json
 import pytest
 
 from analysis_data import EPD_LINES, FEN_LINES, ILLEGAL, random_games, write_lines, write_pgn
-from lc0_rocm import native_core
+from lc0_rocm import host, native_core
 from lc0_rocm.analysis import flat, jsonl, writers
 from lc0_rocm.analysis.inputs import Selection
 from lc0_rocm.analysis.plan import build_plan
@@ -97,7 +97,7 @@ def test_parquet_written_in_parts_is_the_file_of_one_process(plan, computed, tmp
     folder.mkdir()
     writers.write_parquet(str(folder / "whole.parquet"), plan, cols, mode)
     monkeypatch.setattr(position_parts, "PART_POSITIONS", 10)
-    monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    monkeypatch.setattr(host, "usable_cores", lambda: 4)
     built_here = []
     real_tables = parquet_parts.group_tables
     monkeypatch.setattr(parquet_parts, "group_tables", lambda *a: built_here.append(1) or real_tables(*a))
@@ -146,7 +146,7 @@ def test_jsonl_written_in_parts_is_the_lines_of_one_process(plan, computed, tmp_
     whole = "".join(line + "\n" for line in jsonl.lines(plan, cols, mode))
     from lc0_rocm.analysis import position_parts
     monkeypatch.setattr(position_parts, "PART_POSITIONS", 10)
-    monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    monkeypatch.setattr(host, "usable_cores", lambda: 4)
     real, calls = pgn_parallel.run_module, []
     monkeypatch.setattr(pgn_parallel, "run_module", lambda *a: calls.append(a[0]) or real(*a))
     made_here = []
@@ -179,7 +179,7 @@ def test_a_big_run_has_more_parts_than_cores_and_runs_a_core_s_count_at_once(pla
     whole = "".join(line + "\n" for line in jsonl.lines(plan, cols, mode))
     monkeypatch.setattr(position_parts, "PART_POSITIONS", 5)
     monkeypatch.setattr(position_parts, "PART_MOST", 10)
-    monkeypatch.setattr(pgn_parallel, "cores", lambda: 2)
+    monkeypatch.setattr(host, "usable_cores", lambda: 2)
     parts = position_parts.count(plan)
     assert parts == min(-(-len(plan.tasks) // 10), len(plan.tasks) // 5) and parts > 2
     real, lock, running, most = pgn_parallel.run_module, threading.Lock(), [0], [0]

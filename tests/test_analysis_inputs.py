@@ -12,7 +12,7 @@ import pytest
 
 from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINES, ILLEGAL, OPERA_PLIES,
                            VARIANT, random_games, write_lines, write_pgn)
-from lc0_rocm import encoder
+from lc0_rocm import encoder, host
 from lc0_rocm.analysis.inputs import (InputError, Position, Selection, board_of_row, board_position, game_fens,
                                       positions_from_items, read_positions, row_error, row_fen)
 from lc0_rocm.analysis.plan import WorkDir, WorkDirError, build_plan, plan_from_positions
@@ -242,7 +242,7 @@ def test_a_big_pgn_read_in_parts_equals_reading_it_whole(tmp_path, monkeypatch, 
     size = (tmp_path / path).stat().st_size
     monkeypatch.setattr(pgn_parallel, "PARALLEL_BYTES", 1)
     monkeypatch.setattr(pgn_parallel, "MIN_PART_BYTES", size // 8)
-    monkeypatch.setattr(pgn_parallel, "cores", lambda: 4)
+    monkeypatch.setattr(host, "usable_cores", lambda: 4)
     parts = pgn_parallel.parts_of(path)
     assert len(parts) == 4 and parts[0][0] == 0 and parts[-1][1] == size
     data = open(path, "rb").read()
@@ -264,7 +264,7 @@ def test_a_part_that_fails_falls_back_to_reading_the_file_whole(tmp_path, monkey
     path = _big_pgn(tmp_path, "\n")
     monkeypatch.setattr(pgn_parallel, "PARALLEL_BYTES", 1)
     monkeypatch.setattr(pgn_parallel, "MIN_PART_BYTES", 1)
-    monkeypatch.setattr(pgn_parallel, "cores", lambda: 3)
+    monkeypatch.setattr(host, "usable_cores", lambda: 3)
     real = pgn_parallel._run_part
     monkeypatch.setattr(pgn_parallel, "_run_part",
                         lambda p, part, sel: None if part[0] > 0 else real(p, part, sel))

@@ -12,7 +12,7 @@ import chess
 import numpy as np
 import pytest
 
-from lc0_rocm import encoder, native_core
+from lc0_rocm import encoder, host, native_core
 from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.evaluate import RowEvaluator
 from lc0_rocm.analysis.inputs import board_of_row, board_position
@@ -848,7 +848,7 @@ def test_default_searches_follow_the_net(monkeypatch):
     searches are bound by the host); 4 a group without merged GPU calls."""
     import types
     from lc0_rocm.analysis import many
-    monkeypatch.setattr(many, "usable_cores", lambda: 16)
+    monkeypatch.setattr(host, "usable_cores", lambda: 16)
     small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
     tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
     attention = types.SimpleNamespace(spec=types.SimpleNamespace(body="attention", blocks=0, filters=0))

@@ -20,7 +20,7 @@ import pytest
 import lc0_rocm
 from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINES, ILLEGAL, OPERA_PLIES,
                            random_games, write_lines, write_pgn)
-from lc0_rocm import native_core
+from lc0_rocm import host, native_core
 from lc0_rocm.analysis import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -545,7 +545,7 @@ def test_a_big_pgn_annotated_in_parts_equals_annotating_it_whole(tmp_path, monke
     assert analyse([*argv, "-o", str(tmp_path / "whole.pgn")], capsys) == 0
     monkeypatch.setattr(pgn_parallel, "PARALLEL_BYTES", 1)
     monkeypatch.setattr(pgn_parallel, "MIN_PART_BYTES", path.stat().st_size // 6)
-    monkeypatch.setattr(pgn_parallel, "cores", lambda: 3)
+    monkeypatch.setattr(host, "usable_cores", lambda: 3)
     assert len(pgn_parallel.parts_of(str(path))) == 3
     ran = []
     real = pgn_parallel.run_module

@@ -172,6 +172,19 @@ def test_a_small_nets_search_threads_follow_the_hosts_cores(make_test_net):
     assert native.search_threads_for(None, 64) == 2
 
 
+def test_usable_cores_are_the_processs_affinity(monkeypatch):
+    """The cores a process may run on: its affinity where the system has
+    one (a container's or taskset's share), else the host's count."""
+    from lc0_rocm import host
+    monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    monkeypatch.setattr(host.os, "cpu_count", lambda: 64)
+    assert host.usable_cores() == 3
+    monkeypatch.delattr(host.os, "sched_getaffinity")
+    assert host.usable_cores() == 64
+    monkeypatch.setattr(host.os, "cpu_count", lambda: None)
+    assert host.usable_cores() == 1
+
+
 @pytest.mark.gpu
 def test_gpu_backend_states_its_attributes(make_test_net):
     """On a GPU: not on the CPU, three to five search threads for a small residual net (by

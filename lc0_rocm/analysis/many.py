@@ -28,6 +28,7 @@ import threading
 import chess
 import numpy as np
 
+from lc0_rocm import host
 from lc0_rocm.analysis import columns
 from lc0_rocm.analysis.settings import AnalysisError
 from lc0_rocm.backends.base import c_slot, python_forward
@@ -72,14 +73,6 @@ class ManySearchError(AnalysisError):
 SMALL_TOWER = 6 * 128 * 128
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (a container's share, not the host's)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):        # no affinity call (macOS, Windows)
-        return os.cpu_count() or 4
-
-
 def small_tower(network) -> bool:
     spec = getattr(network, "spec", None)
     return spec is not None and spec.body == "resnet" and spec.blocks * spec.filters ** 2 <= SMALL_TOWER
@@ -109,7 +102,7 @@ def default_searches(network, batched_gpu: bool, groups: int) -> int:
     if not batched_gpu:
         return 4 * groups
     if small_tower(network):
-        return max(8 * groups, 8 * usable_cores())
+        return max(8 * groups, 8 * host.usable_cores())
     return 128 * groups
 
 

@@ -28,6 +28,7 @@ import subprocess
 import sys
 from typing import Iterable, Iterator, NamedTuple
 
+from lc0_rocm import host
 from lc0_rocm.analysis import inputs
 from lc0_rocm.analysis.inputs import GameProblem, InputError, Position, Selection
 from lc0_rocm.analysis.occurrences import Occurrences
@@ -81,13 +82,6 @@ def read_positions(paths: Iterable[str], kind: str | None = None,
             yield item
 
 
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:                   # not on Linux
-        return os.cpu_count() or 1
-
-
 def parts_of(path: str) -> list[tuple[int, int]]:
     """Byte ranges [start, end) of the file, each starting at a game (one
     range: read it in one piece)."""
@@ -95,7 +89,7 @@ def parts_of(path: str) -> list[tuple[int, int]]:
         return []
     try:
         size = os.path.getsize(path)
-        workers = min(cores(), size // MIN_PART_BYTES)
+        workers = min(host.usable_cores(), size // MIN_PART_BYTES)
         if size < PARALLEL_BYTES or workers < 2:
             return [(0, size)]
         part = size // workers                # a part per process

@@ -10,6 +10,7 @@ import concurrent.futures
 import os
 import pickle
 
+from lc0_rocm import host
 from lc0_rocm.analysis import pgn_parallel
 from lc0_rocm.analysis.plan import Plan
 
@@ -27,7 +28,7 @@ def count(plan, granule: int = 1) -> int:
     PART_POSITIONS or more and a whole number of `granule` positions (1:
     none to write alone)."""
     positions = len(plan.tasks)
-    cores = pgn_parallel.cores()
+    cores = host.usable_cores()
     if cores < 2:
         return 1
     return min(max(cores, -(-positions // PART_MOST)), positions // PART_POSITIONS, -(-positions // granule))
@@ -55,7 +56,7 @@ def run(module: str, plan, cols: dict, cuts: list[int], extra: tuple, folder: st
         payload = (*part_of(plan, cols, start, stop), *extra, stop - start, outs[k])
         return pgn_parallel.run_module(module, [], pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
-    with concurrent.futures.ThreadPoolExecutor(min(len(outs), pgn_parallel.cores()),
+    with concurrent.futures.ThreadPoolExecutor(min(len(outs), host.usable_cores()),
                                                thread_name_prefix="output-part") as pool:
         answers = list(pool.map(one, range(len(outs))))
     return None if any(a is None for a in answers) else (outs, answers)

@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from lc0_rocm import host
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.backends.base import (Backend, BackendAttributes, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs, slot_leaves)
@@ -278,7 +279,7 @@ def search_threads_for(spec: NetSpec | None, cores: int | None = None) -> int:
     small = spec is not None and spec.body == "resnet" and 0 < spec.filters <= SMALL_NET_FILTERS
     if not small:
         return SEARCH_THREADS
-    cores = cores if cores is not None else (os.cpu_count() or 1)
+    cores = cores if cores is not None else host.usable_cores()
     return min(SEARCH_THREADS_SMALL_NET, max(SEARCH_THREADS_SMALL_NET_MIN, cores // 3))
 
 
