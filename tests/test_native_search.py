@@ -6,8 +6,11 @@ stops on measured nps, which differs between a fast and a slow search.
 """
 from __future__ import annotations
 
+import os
 import pathlib
 import statistics
+import subprocess
+import sys
 import threading
 import time
 
@@ -448,6 +451,35 @@ def test_task_workers_pick_the_same_trees(random_net, start):
             used += engine._native.run_stats()["picking_tasks"] if workers else 0
         assert trees[0] == trees[1], line
     assert used > 50, used
+
+
+_PICKING_TASKS = """
+import os, sys, chess
+if len(sys.argv) > 1:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+from lc0_rocm.engine import Engine
+from lc0_rocm.network import load_network
+engine = Engine(load_network(None, backend="random"), implementation="native", MinimumPickingWork=1,
+                MinimumRemainingPickingWork=4, MinibatchSize=64, **{"Threads": 1, "SmartPruningFactor": 0})
+engine.search(chess.Board(), nodes=3000)
+print(engine._native.run_stats()["picking_tasks"])
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs an affinity call and at least two cores to take one away")
+def test_task_workers_follow_the_cores_the_process_may_use():
+    """TaskWorkers -1 counts the process's cores (its affinity), not the
+    host's: one search thread gets cores - 1 task workers, so a process
+    held to one core picks alone where an unrestricted one hands branches
+    to a worker."""
+    def picking_tasks(*pinned):
+        done = subprocess.run([sys.executable, "-c", _PICKING_TASKS, *pinned], capture_output=True,
+                              text=True, timeout=120, cwd=pathlib.Path(__file__).resolve().parent.parent)
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout.split()[-1])
+    assert picking_tasks() > 0
+    assert picking_tasks("one core") == 0
 
 
 def test_task_workers_with_search_workers_stay_sound(random_net):

@@ -142,7 +142,8 @@ OPTIONS: dict[str, OptionSpec] = {
     "Threads": _spin(0, 0, 128, "search threads; 0 = the backend's suggestion; on a GPU each has a "
                                 "stream of its own (elsewhere 2 or more pipeline gathering with the network)"),
     "TaskWorkers": _spin(-1, -1, 128, "threads that help each gathering pick in separate branches "
-                                      "per search thread (native search); -1 = min(4, cores / (Threads - 1) - 1)"),
+                                      "per search thread (native search); -1 = min(4, cores / (Threads - 1) - 1), "
+                                      "counting the cores this process may use"),
     "MinimumPickingWork": _spin(1, 1, 100000, "a branch with more visits than this may go to a task worker"),
     "MinimumRemainingPickingWork": _spin(20, 0, 100000, "... when at least this many visits remain for "
                                                         "the branches after it"),

@@ -7,12 +7,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 #include "../include/lc0core_encode_rows.h"
 #include "attacks.h"
 #include "encoder.h"
 #include "errors.h"
+#include "host.h"
 #include "policy_table.h"
 #include "position_rows.h"
 #include "pychess_bridge.h"
@@ -27,7 +27,7 @@ constexpr size_t kMaxRow = 1 << 20;
 
 // The process's pool for row work, made on first use with threads > 1.
 search::TaskPool& row_pool() {
-  static search::TaskPool pool(int(std::max(1u, std::min(64u, std::thread::hardware_concurrency()))) - 1);
+  static search::TaskPool pool(std::min(64, usable_cores()) - 1);
   return pool;
 }
 

@@ -46,7 +46,8 @@ struct SearchParams {
   int MinibatchSize = 7;
   int Threads = 1;                // resolved by the caller (0 is never passed)
   // lc0's task workers: threads that pick in separate branches of the tree
-  // for each gathering thread. -1: min(4, cores / max(1, Threads - 1) - 1), lc0's.
+  // for each gathering thread. -1: min(4, cores / max(1, Threads - 1) - 1), lc0's,
+  // counting the cores this process may use (host.h).
   int TaskWorkers = -1;
   int MinimumPickingWork = 1;     // a branch with more visits than this may go to a task
   int MinimumRemainingPickingWork = 20;   // ... if this many are left for the others

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+#include "../host.h"
 #include "contempt.h"
 
 namespace lc0core {
@@ -50,7 +51,7 @@ Search::Search(Tree* tree, PositionHistory* history, NNCache* cache, const Searc
   task_workers_ = params.TaskWorkers;
   if (task_workers_ < 0) {
     // lc0's heuristic, per gathering worker: cores / (Threads - 1) - 1, at most 4.
-    const int cores = int(std::thread::hardware_concurrency());
+    const int cores = usable_cores();
     task_workers_ = std::max(0, std::min(4, cores / std::max(1, params.Threads - 1) - 1));
   }
   if (task_workers_ > 0) add_task_pool();
