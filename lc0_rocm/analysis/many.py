@@ -22,7 +22,6 @@ at a time where there is no native core.
 """
 from __future__ import annotations
 
-import os
 import threading
 
 import chess
