@@ -307,6 +307,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
   int left = collisions_left((long long)std::min(double(visits_of(tree.node(tree.root()))),
                                                  std::max(1.0, playouts_left())));
   const int gathering = worker_mode_ ? gathering_threads() : 1;
+  const int idle_threshold = params_.idle_threshold(gathering);
   if (worker_mode_) shared.unlock();
   int& ooo = batch->ooo;
   auto& visits = batch->visits;
@@ -315,7 +316,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
     // Workers: an idle network gets what there is now.
     if (worker_mode_ && minibatch_size > 0 &&
         int(batch->requests.size()) > params_.IdlingMinimumWork &&
-        gathering - at_network_.load(std::memory_order_relaxed) > params_.idle_threshold(gathering)) {
+        gathering - at_network_.load(std::memory_order_relaxed) > idle_threshold) {
       idle_ends_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
