@@ -248,15 +248,18 @@ def measure_uci(lc0: str, lc0_backend: str, net_path: str, runs: list[list], nod
         if "SmartPruningFactor" in engine.options:
             engine.configure({"SmartPruningFactor": 0})
         engine.analyse(board_of_row(runs[0][0]), chess.engine.Limit(nodes=nodes), game="warm-up")
+        counted = []      # lc0's nodes a search (its last info: a reused tree's visits count)
         t0 = time.perf_counter()
         for k, run in enumerate(runs):
             for row in run:       # one game per run: ucinewgame (cache cleared) only at its start
-                engine.analyse(board_of_row(row), chess.engine.Limit(nodes=nodes), game=k)
+                info = engine.analyse(board_of_row(row), chess.engine.Limit(nodes=nodes), game=k)
+                counted.append(info.get("nodes", 0))
         wall = time.perf_counter() - t0
     finally:
         engine.quit()
     positions = sum(len(run) for run in runs)
-    return {"positions": positions, "runs": len(runs), "seconds": wall, "pos_per_s": positions / wall}
+    return {"positions": positions, "runs": len(runs), "seconds": wall, "pos_per_s": positions / wall,
+            "mean_nodes": float(np.mean(counted)) if counted else None}
 
 
 def _option(text: str) -> tuple[str, str]:
@@ -358,6 +361,9 @@ def main(argv=None) -> int:
                     table.append(f"{'':<22} {'memo':<10} {a['memo_hits']:>11} of {a['memo_lookups']} requests "
                                  f"({100 * a['memo_hits'] / a['memo_lookups']:.0f} %) answered without the network")
                     print(table[-1], flush=True)
+                lc0_nodes = f", lc0 {u['mean_nodes']:.1f}" if u and u.get("mean_nodes") is not None else ""
+                table.append(f"{'':<22} {'nodes':<10} a search's mean: ours {a['mean_nodes']:.1f}{lc0_nodes}")
+                print(table[-1], flush=True)
             report["nets"][net or "random"] = figures
     print("\n".join(table))
     print("reference: eval -> the forward pass alone at batch 256; nodes N -> a python-chess loop over "

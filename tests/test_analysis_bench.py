@@ -28,8 +28,9 @@ def test_bench_script_runs_on_the_cpu(tmp_path):
     figures = data["nets"]["random"]
     assert figures["eval"]["positions"] == 3000 and figures["eval"]["eval_pos_per_s"] > 0
     run = figures["nodes15"]
-    assert run["analyse"]["positions"] == 40 and run["analyse"]["mean_nodes"] >= 15
+    assert run["analyse"]["positions"] == 40 and run["analyse"]["mean_nodes"] == 15     # StrictNodes
     assert run["uci_loop"]["positions"] == 8 and run["uci_loop"]["runs"] == 4 and run["uci_loop"]["pos_per_s"] > 0
+    assert run["uci_loop"]["mean_nodes"] >= 15 and "a search's mean: ours 15.0, lc0" in proc.stdout
     assert run["analyse"]["memo_lookups"] >= run["analyse"]["memo_hits"] > 0
     assert run["analyse"]["mux"] and run["analyse"]["mux_forward_share"] > 0
     assert run["analyse"]["searching_pos_per_s"] >= run["analyse"]["pos_per_s"]

@@ -108,6 +108,38 @@ def test_same_trees_with_two_threads_pipelined(random_net):
         assert native == reference, line
 
 
+def test_strict_nodes_stop_at_the_node_limit_with_the_same_trees(random_net):
+    """StrictNodes cuts the batch that would pass `go nodes`: the search
+    ends at the limit (lc0's default stops only between batches, past it),
+    with the same trees in both searches, also with a reused tree."""
+    options = {**SAME_TREE, "MinibatchSize": 64, "MaxPrefetch": 0}
+    overshoots = 0
+    for line in SUITE[1::15]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, {**options, "StrictNodes": True}, nodes=100)
+        assert native == reference, line
+        assert native[1] == 100, line
+        loose, _ = _both(random_net, board, options, nodes=100)
+        overshoots += loose[1] > 100
+    assert overshoots, "the default never passed the limit: the test proves nothing"
+    engine = Engine(random_net, **options, StrictNodes=True)
+    board = chess.Board()
+    engine.search(board, nodes=100)
+    board.push(engine.search(board, nodes=150).best_move)
+    assert engine.search(board, nodes=300).nodes == 300     # the reused subtree's visits count
+
+
+def test_strict_nodes_with_two_threads_pipelined(random_net):
+    """A gathering that starts while the pipelined batch holds the last
+    visits takes one: at most a visit past the limit, trees as the reference."""
+    for line in SUITE[2::30]:
+        board, _ = chess.Board.from_epd(line)
+        native, reference = _both(random_net, board, {"Threads": 2, "SmartPruningFactor": 0, "MinibatchSize": 32,
+                                                      "MaxPrefetch": 0, "StrictNodes": True}, nodes=200)
+        assert native == reference, line
+        assert 200 <= native[1] <= 201, line
+
+
 def test_same_trees_with_multipv_searchmoves_and_options(random_net):
     board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
     options = {**SAME_TREE, "MultiPV": 3, "CPuct": 2.5, "FpuStrategy": "absolute",

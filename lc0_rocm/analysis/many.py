@@ -56,7 +56,9 @@ FIXED_OPTIONS = {"Threads": 1, "Temperature": 0, "MultiPV": 1}
 # away (random backend, 400 London positions, 64 searches: rows at the
 # network 78,690 -> 40,167 at 100 nodes, 399,646 -> 299,583 at 800). It
 # changes a tree a little (a prefetched leaf comes back as a cache hit).
-ANALYSIS_DEFAULTS = {"TaskWorkers": 0, "MaxPrefetch": 0}
+# StrictNodes: a search ends at its node count instead of finishing the
+# batch that passes it, rows the GPU would compute for nothing asked.
+ANALYSIS_DEFAULTS = {"TaskWorkers": 0, "MaxPrefetch": 0, "StrictNodes": True}
 
 
 # Bytes first offered a job for its PV (a short search's fits); more are given when asked.
@@ -128,11 +130,12 @@ def call_rows(network, recommended: int) -> int:
 def fitted_minibatch(network, options: dict, nodes: int | None) -> dict:
     """`options` with MinibatchSize fitted to a fixed node count when the
     user left it automatic: nodes / 10, at least 32, at most the backend's
-    recommended batch. A search stops only between batches, so one batch of
-    264 leaves overshoots a 100-node search by half (t82, H200, 2,000 London
-    positions at 100 nodes: 161 nodes a position with 264, 113 with 32, and
-    the searching stage 295 -> 412 positions/s; at 800 nodes 886 -> 827
-    nodes with 64, 58.7 -> 63.9 positions/s). The mux still fills the GPU's
+    recommended batch. Measured before StrictNodes, when a search stopped
+    only between batches, so one batch of 264 leaves overshot a 100-node
+    search by half (t82, H200, 2,000 London positions at 100 nodes: 161
+    nodes a position with 264, 113 with 32, and the searching stage 295 ->
+    412 positions/s; at 800 nodes 886 -> 827 nodes with 64, 58.7 -> 63.9
+    positions/s). The mux still fills the GPU's
     calls from many searches. (Engine's own default on a GPU, twice the
     recommended batch, is for searches against the clock.)"""
     if nodes is None or any(k.lower() == "minibatchsize" and str(v).strip() not in ("0", "")

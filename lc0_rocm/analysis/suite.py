@@ -97,10 +97,10 @@ def run_suite(problems: list[Problem], network, *, nodes=None, movetime=None, op
     from lc0_rocm.analysis.worker import ShardWorker
     from lc0_rocm.engine import default_minibatch
     from lc0_rocm.search.params import SearchParams
-    # Engine.search's prefetching and minibatch (analysis turns the one off
-    # and fits the other to the nodes): the solved set is the one a search
-    # of each problem alone finds.
-    engine_like = {"MaxPrefetch": SearchParams().MaxPrefetch}
+    # Engine.search's prefetching, minibatch and node limit (analysis turns
+    # prefetching off, fits the minibatch to the nodes and ends a search at
+    # them): the solved set is the one a search of each problem alone finds.
+    engine_like = {"MaxPrefetch": SearchParams().MaxPrefetch, "StrictNodes": SearchParams().StrictNodes}
     backend = getattr(network, "backend", None)
     if backend is not None:
         engine_like["MinibatchSize"] = default_minibatch(backend.attributes())

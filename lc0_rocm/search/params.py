@@ -121,6 +121,9 @@ OPTIONS: dict[str, OptionSpec] = {
     "DirichletNoiseEpsilon": _float(0.0, 0.0, 1.0),
     "DirichletNoiseAlpha": _float(0.3, 0.0, 10000000.0),
     "NodesAsPlayouts": _check(False, "go nodes counts this search's playouts, not the reused tree"),
+    "StrictNodes": _check(False, "go nodes N stops at N: the batch that would pass it is cut to the visits "
+                                 "left (lc0 stops only between batches, up to a minibatch beyond); "
+                                 "ignored by search threads on slots of their own (a GPU at Threads 2 or more)"),
     "MinimumKLDGainPerNode": _float(0.0, 0.0, 1.0),
     "KLDGainAverageInterval": _spin(100, 1, 10000000),
     "NpsLimit": _float(0.0, 0.0, 1e6, "slow the search down to this many nodes per second; 0 = off"),

@@ -39,12 +39,20 @@ class PickingMixin:
         collisions_left = self._collisions_left(min(tree.n[0], remaining))
         ooo = 0
         batch = self.batch
+        strict_nodes = self.params.StrictNodes and self.limits.nodes is not None
         while minibatch_size < self.target_minibatch and ooo < self.max_out_of_order:
             if minibatch_size > 0 and not self.nn_requests:
                 return ooo       # something to back up without the network: do it now
+            limit = min(collisions_left, self.target_minibatch - minibatch_size, self.max_out_of_order - ooo)
+            if strict_nodes:
+                # No visit past the node limit; a gathering that starts at
+                # it (its pipelined twin holds the rest) still takes one.
+                to_limit = self._node_limit_left()
+                if to_limit <= 0 and (minibatch_size > 0 or ooo > 0):
+                    return ooo
+                limit = min(limit, max(1, to_limit))
             new_start = len(batch)
-            self._pick(min(collisions_left, self.target_minibatch - minibatch_size,
-                           self.max_out_of_order - ooo))
+            self._pick(limit)
             new = batch[new_start:]
             minibatch_size += sum(1 for v in new if not v.collision)
             if any(v.ooo_done for v in new):
@@ -79,6 +87,12 @@ class PickingMixin:
                 if self.limits.stop is not None and self.limits.stop.is_set():
                     return ooo
         return ooo
+
+    def _node_limit_left(self) -> int:
+        """StrictNodes: visits a gathering may still start under the node
+        limit, those in flight (a pipelined batch's too) counted as done."""
+        counted = self.total_playouts if self.params.NodesAsPlayouts else self.total_nodes
+        return self.limits.nodes - counted - self.tree.n_in_flight[0]
 
     def _pick(self, limit: int) -> None:
         self.max_limit = INT_MAX

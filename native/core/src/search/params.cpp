@@ -19,7 +19,7 @@ bool SearchParams::set(const std::string& name, double v) {
   LC0_REAL(MovesLeftConstantFactor) LC0_REAL(MovesLeftScaledFactor)
   LC0_REAL(MovesLeftQuadraticFactor) LC0_REAL(DrawScore) LC0_REAL(SmartPruningFactor)
   LC0_INT(SmartPruningMinimumBatches) LC0_REAL(DirichletNoiseEpsilon)
-  LC0_REAL(DirichletNoiseAlpha) LC0_BOOL(NodesAsPlayouts) LC0_REAL(MinimumKLDGainPerNode)
+  LC0_REAL(DirichletNoiseAlpha) LC0_BOOL(NodesAsPlayouts) LC0_BOOL(StrictNodes) LC0_REAL(MinimumKLDGainPerNode)
   LC0_INT(KLDGainAverageInterval) LC0_REAL(NpsLimit) LC0_REAL(WDLMaxS)
   if (name == "NNCacheSize") { NNCacheSize = (long long)v; return true; }
   LC0_INT(MinibatchSize) LC0_INT(Threads)

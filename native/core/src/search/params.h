@@ -38,6 +38,9 @@ struct SearchParams {
   int SmartPruningMinimumBatches = 0;
   double DirichletNoiseEpsilon = 0.0, DirichletNoiseAlpha = 0.3;
   bool NodesAsPlayouts = false;
+  // A node limit cuts the batch that would pass it (lc0 stops only between
+  // batches, up to a minibatch beyond); not in worker mode (slots of their own).
+  bool StrictNodes = false;
   double MinimumKLDGainPerNode = 0.0;
   int KLDGainAverageInterval = 100;
   double NpsLimit = 0.0;

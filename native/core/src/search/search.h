@@ -316,6 +316,7 @@ class Search {
   void throttle();
   double mate_depth() const;
   void hint_playouts(double value);
+  long long node_limit_left() const;
   void root_edge_stats(std::vector<uint32_t>* edge_n, bool* win_found, int* losing,
                        bool* may_resign) const;
   bool smart_pruning_fires(double now_ms);

@@ -30,6 +30,13 @@ void Search::hint_playouts(double value) {
   if (value < remaining_playouts_) remaining_playouts_ = value;
 }
 
+long long Search::node_limit_left() const {
+  // StrictNodes: visits a gathering may still start under the node limit,
+  // those in flight (a pipelined batch's too) counted as done.
+  const long long counted = params_.NodesAsPlayouts ? total_playouts_ : total_nodes();
+  return limits_.nodes - counted - (long long)in_flight(tree_->node(tree_->root()));
+}
+
 bool Search::stoppers_fire() {
   const auto& p = params_;
   const auto& limits = limits_;
