@@ -1,8 +1,11 @@
 #include "weight_store.h"
 
 #include <algorithm>
+#include <memory>
 #include <system_error>
 #include <thread>
+
+#include "half_bits.h"
 
 namespace lc0rocm {
 
@@ -72,16 +75,13 @@ int WeightStore::scalar(const std::string& name) const {
 
 namespace {
 
-// out[i] = half(in[i]) for i < count: element by element as one loop would,
-// in slices on several threads when there are millions (the conversion is a
-// few ns a value in software: 0.4 s for t82's 97 M on one core).
-void to_half(const float* in, size_t count, half* out) {
-  constexpr size_t kSlice = size_t(1) << 20;
+// out[i] = the half bits of in[i] for i < count (half_bits.h), in slices
+// on several threads when there are many.
+void to_half_bits(const float* in, size_t count, uint16_t* out) {
+  constexpr size_t kSlice = size_t(1) << 18;
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t parts = std::min<size_t>({cores, 16, (count + kSlice - 1) / kSlice});
-  auto convert = [in, out](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) out[i] = __float2half(in[i]);
-  };
+  auto convert = [in, out](size_t from, size_t to) { half_bits(in + from, to - from, out + from); };
   if (parts <= 1) return convert(0, count);
   const size_t step = (count + parts - 1) / parts;
   std::vector<std::thread> threads;
@@ -106,9 +106,10 @@ DeviceBuffer upload_floats(const float* values, size_t count, DType dtype) {
   if (dtype == DType::F32) {
     GPU_CHECK(hipMemcpy(buf.get(), values, buf.bytes(), hipMemcpyHostToDevice));
   } else {
-    std::vector<half> h(count);
-    to_half(values, count, h.data());
-    GPU_CHECK(hipMemcpy(buf.get(), h.data(), buf.bytes(), hipMemcpyHostToDevice));
+    static_assert(sizeof(half) == sizeof(uint16_t), "half is 16 bits");
+    std::unique_ptr<uint16_t[]> bits(new uint16_t[count]);   // every element written below
+    to_half_bits(values, count, bits.get());
+    GPU_CHECK(hipMemcpy(buf.get(), bits.get(), buf.bytes(), hipMemcpyHostToDevice));
   }
   return buf;
 }
