@@ -41,7 +41,7 @@ INFO_INTERVAL_S = 0.5
 # A GPU search gathers up to twice the backend's recommended batch (lc0's
 # cuda backend recommends 2 x the multiprocessors, 264 on an H100 or H200,
 # which lc0 takes as its minibatch). Measured on an H100 (BENCHMARKS.md,
-# "the search's minibatch"): 512-1024 against 264 in turns, nodes/s
+# "how the search's defaults were chosen"): 512-1024 against 264 in turns, nodes/s
 # +7-10 % on t82, bt4 and maia-1900, as fewer gatherings end at the target
 # before the collision budget or an idle network ends them.
 GPU_MINIBATCH_FACTOR = 2

@@ -223,7 +223,7 @@ def create(name: str, weights, **options) -> Backend:
     return NativeBackend(name, ffi, lib, weights, device=device, fp16=fp16, info=info, settings=values)
 
 
-# Threads 0 on one GPU, a stream each (BENCHMARKS.md, H200 2026-12-03,
+# Threads 0 on one GPU, a stream each (docs/history/benchmarks-2026-12.md, H200 2026-12-03,
 # positions 1-2 x 2 s): two where the passes keep the GPU busy (t82 39,381 /
 # 39,394 nps with 2 against 32,220-37,422 with 3; bt4 21,391 / 23,807
 # against 14,279-21,954), three for small convolution nets whose search is

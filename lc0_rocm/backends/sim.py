@@ -11,7 +11,7 @@ per batch), like a GPU backend; it logs its passes like one
 
 Options: seed, uniform (as `random`), pass_us, position_us, or preset: a
 line fitted to a net's `backendbench --packed` curve on a lent H200
-(BENCHMARKS.md, 2026-12-02): t82 (default), bt4, maia-1900.
+(issue 70's table of 2026-12-02): t82 (default), bt4, maia-1900.
 """
 from __future__ import annotations
 

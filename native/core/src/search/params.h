@@ -75,7 +75,7 @@ struct SearchParams {
   // lc0's SolidTreeThreshold (visits that make a node's children one block).
   // lc0 uses 100; here never by default: our pools already keep siblings
   // near, and on the H100 maia search 100 measured no faster (see
-  // BENCHMARKS.md).
+  // BENCHMARKS.md, "What did not pay").
   int SolidTreeThreshold = 2000000000;
 
   // (cpuct init, base, factor) of a node.

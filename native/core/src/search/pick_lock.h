@@ -10,7 +10,7 @@
 // are held for microseconds (a pick, a batch's backup) and change hands
 // many times a batch, as lc0's RpSharedMutex does (against sleeping on a
 // condition variable: the same on the H200 within the spread, +3 % on the
-// sim backend on a 2-core VM; BENCHMARKS.md).
+// sim backend on a 2-core VM; docs/history/benchmarks-2026-12.md).
 #pragma once
 #include <atomic>
 #include <cstdint>
