@@ -35,7 +35,7 @@ class AnalysisRecord:
       pv: the principal variation, UCI moves (["best"] for "eval").
     policy: [(UCI move, probability)] of the policy's top moves, most
       probable first ("eval" only; [] for "search").
-    nodes: visits the search made (0 for "eval").
+    nodes: visits the search made (0 for "eval"); with `nodes`, at most that many (StrictNodes).
     outcome: "checkmate" or "stalemate" when the side to move has no legal
       move (then best is None and the value is exact), else None.
     played: the move the game played from here (UCI, PGN only);
