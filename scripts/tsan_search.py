@@ -56,6 +56,10 @@ for fen in ("6k1/8/6K1/8/8/8/8/5Q2 w - - 0 1", "8/8/4k3/8/2R5/8/4K3/8 w - - 0 1"
     fault = solid._native.tree_fault()
     if fault:
         sys.exit(f"unsound tree after {fen} (solid after 3 visits): {fault}")
+# A node limit the threads share out near its end (StrictNodes).
+strict = Engine(net, ParallelSearchMinimumVisits=0, StrictNodes=True, **threaded)
+if strict.search(chess.Board(), nodes=nodes).nodes > nodes + 2 * threads:
+    sys.exit("StrictNodes passed its node limit by more than two visits a thread")
 # One thread gathers until the root has nodes / 2 visits, then all of them.
 ramp = Engine(net, ParallelSearchMinimumVisits=nodes // 2, **threaded)
 ramp.search(chess.Board(), nodes=nodes)

@@ -150,6 +150,23 @@ def test_the_automatic_idle_threshold_keeps_gathering_while_two_threads_are_at_t
     assert share[-1] < share[1] / 2, share      # measured here: ~0.2 against ~0.75
 
 
+def test_strict_nodes_with_search_threads_on_slots():
+    """StrictNodes with workers on slots of their own: a small tree, which
+    one thread gathers, ends at the limit exactly; threads gathering side by
+    side take a share each of what is left (at least one: a visit or two
+    over when they start at the same moment); without the option the last
+    batches pass the limit by more."""
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    options = dict(implementation="native", Threads=3, MaxBatchesInFlight=3, MinibatchSize=64, SmartPruningFactor=0)
+    assert Engine(SlotNet(), **options, StrictNodes=True).search(board, nodes=1000).nodes == 1000
+    limits = (3000, 4321, 5555)
+    strict = [Engine(SlotNet(), **options, **EVERY_THREAD, StrictNodes=True).search(board, nodes=n).nodes
+              for n in limits]
+    loose = [Engine(SlotNet(), **options, **EVERY_THREAD).search(board, nodes=n).nodes for n in limits]
+    assert all(n <= got <= n + 2 for n, got in zip(limits, strict)), strict
+    assert any(got > n + 2 for n, got in zip(limits, loose)), loose
+
+
 def test_one_thread_uses_only_the_first_slot():
     net = SlotNet()
     engine = Engine(net, implementation="native", Threads=1, MinibatchSize=16)

@@ -123,7 +123,7 @@ OPTIONS: dict[str, OptionSpec] = {
     "NodesAsPlayouts": _check(False, "go nodes counts this search's playouts, not the reused tree"),
     "StrictNodes": _check(False, "go nodes N stops at N: the batch that would pass it is cut to the visits "
                                  "left (lc0 stops only between batches, up to a minibatch beyond); "
-                                 "ignored by search threads on slots of their own (a GPU at Threads 2 or more)"),
+                                 "search threads gathering side by side may pass it by a visit or two"),
     "MinimumKLDGainPerNode": _float(0.0, 0.0, 1.0),
     "KLDGainAverageInterval": _spin(100, 1, 10000000),
     "NpsLimit": _float(0.0, 0.0, 1e6, "slow the search down to this many nodes per second; 0 = off"),

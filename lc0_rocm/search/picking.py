@@ -45,12 +45,12 @@ class PickingMixin:
                 return ooo       # something to back up without the network: do it now
             limit = min(collisions_left, self.target_minibatch - minibatch_size, self.max_out_of_order - ooo)
             if strict_nodes:
-                # No visit past the node limit; a gathering that starts at
-                # it (its pipelined twin holds the rest) still takes one.
+                # No visit past the node limit: at it (the pipelined batch
+                # holds the rest) the gathering ends, empty or not.
                 to_limit = self._node_limit_left()
-                if to_limit <= 0 and (minibatch_size > 0 or ooo > 0):
+                if to_limit <= 0:
                     return ooo
-                limit = min(limit, max(1, to_limit))
+                limit = min(limit, to_limit)
             new_start = len(batch)
             self._pick(limit)
             new = batch[new_start:]

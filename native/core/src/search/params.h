@@ -39,7 +39,7 @@ struct SearchParams {
   double DirichletNoiseEpsilon = 0.0, DirichletNoiseAlpha = 0.3;
   bool NodesAsPlayouts = false;
   // A node limit cuts the batch that would pass it (lc0 stops only between
-  // batches, up to a minibatch beyond); not in worker mode (slots of their own).
+  // batches, up to a minibatch beyond).
   bool StrictNodes = false;
   double MinimumKLDGainPerNode = 0.0;
   int KLDGainAverageInterval = 100;

@@ -308,7 +308,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
                                                  std::max(1.0, playouts_left())));
   const int gathering = worker_mode_ ? gathering_threads() : 1;
   const int idle_threshold = params_.idle_threshold(gathering);
-  const bool strict_nodes = params_.StrictNodes && !worker_mode_ && limits_.nodes >= 0;
+  const bool strict_nodes = params_.StrictNodes && limits_.nodes >= 0;
   if (worker_mode_) shared.unlock();
   int& ooo = batch->ooo;
   auto& visits = batch->visits;
@@ -323,15 +323,16 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
     }
     const size_t new_start = visits.size();
     int limit = std::min(left, std::min(target_minibatch_ - minibatch_size, max_out_of_order_ - ooo));
-    if (strict_nodes) {
-      // No visit past the node limit; a gathering that starts at it (its
-      // pipelined twin holds the rest) still takes one, to make progress.
-      const long long to_limit = node_limit_left();
-      if (to_limit <= 0 && (minibatch_size > 0 || ooo > 0)) return;
-      limit = int(std::min<long long>(limit, std::max<long long>(1, to_limit)));
-    }
     const auto pick_started = Clock::now();
     if (worker_mode_) shared.lock();
+    if (strict_nodes) {
+      // No visit past the node limit; threads gathering at once take a share
+      // each of what is left. At the limit (batches in flight hold the rest)
+      // a gathering ends, empty or not: a worker then waits for a backup.
+      const long long to_limit = node_limit_left();
+      if (to_limit <= 0) return;
+      limit = int(std::min<long long>(limit, std::max<long long>(1, to_limit / gathering)));
+    }
     pick(batch, root_filter(batch), limit, tasks, worker_mode_);
     if (worker_mode_) {
       shared.unlock();

@@ -32,9 +32,19 @@ void Search::hint_playouts(double value) {
 
 long long Search::node_limit_left() const {
   // StrictNodes: visits a gathering may still start under the node limit,
-  // those in flight (a pipelined batch's too) counted as done.
-  const long long counted = params_.NodesAsPlayouts ? total_playouts_ : total_nodes();
-  return limits_.nodes - counted - (long long)in_flight(tree_->node(tree_->root()));
+  // those in flight (a pipelined batch's, other threads') counted as done.
+  const Node& root = tree_->node(tree_->root());
+  if (!worker_mode_) {
+    const long long counted = params_.NodesAsPlayouts ? total_playouts_ : total_nodes();
+    return limits_.nodes - counted - (long long)in_flight(root);
+  }
+  // Threads back up beside the gatherers: a backup stores the root's visits
+  // before it takes its own out of flight (both release), so reading the
+  // visits in flight first (acquire), then the visits, never counts fewer
+  // than there are.
+  const long long flying = __atomic_load_n(&root.n_in_flight, __ATOMIC_ACQUIRE);
+  const long long counted = (long long)visits_of(root) - (params_.NodesAsPlayouts ? initial_visits_ : 0);
+  return limits_.nodes - counted - flying;
 }
 
 bool Search::stoppers_fire() {
