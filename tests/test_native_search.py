@@ -129,6 +129,27 @@ def test_strict_nodes_stop_at_the_node_limit_with_the_same_trees(random_net):
     assert engine.search(board, nodes=300).nodes == 300     # the reused subtree's visits count
 
 
+def test_strict_nodes_at_a_node_limit_of_0_still_visits_the_root():
+    """nodes 0 through the core's ABI (Engine.search refuses it): the root's
+    first visit is still taken, as without the option, where a gathering
+    that ends empty at the limit would wait forever for a first playout."""
+    code = """
+import chess
+from lc0_rocm.engine import Engine
+from lc0_rocm.network import load_network
+net = load_network(None, backend="random")
+for threads in (1, 2):
+    engine = Engine(net, Threads=threads, StrictNodes=True, SmartPruningFactor=0)
+    native = engine._native
+    native.set_params(engine.params, engine.minibatch_size(), engine.search_threads())
+    native.run(chess.Board(), engine.params, nodes=0)
+    print(native.snapshot(1).total_nodes)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["1", "1"], run.stdout
+
+
 def test_strict_nodes_with_two_threads_pipelined(random_net):
     """A gathering that starts while the pipelined batch holds the last
     visits ends empty: the limit exactly, trees as the reference."""

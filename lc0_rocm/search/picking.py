@@ -92,7 +92,9 @@ class PickingMixin:
         """StrictNodes: visits a gathering may still start under the node
         limit, those in flight (a pipelined batch's too) counted as done."""
         counted = self.total_playouts if self.params.NodesAsPlayouts else self.total_nodes
-        return self.limits.nodes - counted - self.tree.n_in_flight[0]
+        # A limit of 0 still leaves the root's first visit (nothing stops a
+        # search before it).
+        return max(1, self.limits.nodes) - counted - self.tree.n_in_flight[0]
 
     def _pick(self, limit: int) -> None:
         self.max_limit = INT_MAX

@@ -1,5 +1,6 @@
 // stoppers.cpp - lc0's stoppers (visits/playouts, time, depth, mate, KLD
 // gain, smart pruning), the hints they leave for picking, and NpsLimit.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -33,10 +34,13 @@ void Search::hint_playouts(double value) {
 long long Search::node_limit_left() const {
   // StrictNodes: visits a gathering may still start under the node limit,
   // those in flight (a pipelined batch's, other threads') counted as done.
+  // A limit of 0 (the ABI takes it) leaves the root's first visit: nothing
+  // stops a search before it, so a gathering may not end empty there.
+  const long long limit = std::max<long long>(1, limits_.nodes);
   const Node& root = tree_->node(tree_->root());
   if (!worker_mode_) {
     const long long counted = params_.NodesAsPlayouts ? total_playouts_ : total_nodes();
-    return limits_.nodes - counted - (long long)in_flight(root);
+    return limit - counted - (long long)in_flight(root);
   }
   // Threads back up beside the gatherers: a backup stores the root's visits
   // before it takes its own out of flight (both release), so reading the
@@ -44,7 +48,7 @@ long long Search::node_limit_left() const {
   // than there are.
   const long long flying = __atomic_load_n(&root.n_in_flight, __ATOMIC_ACQUIRE);
   const long long counted = (long long)visits_of(root) - (params_.NodesAsPlayouts ? initial_visits_ : 0);
-  return limits_.nodes - counted - flying;
+  return limit - counted - flying;
 }
 
 bool Search::stoppers_fire() {
