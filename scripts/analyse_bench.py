@@ -253,7 +253,8 @@ def measure_uci(lc0: str, lc0_backend: str, net_path: str, runs: list[list], nod
         for k, run in enumerate(runs):
             for row in run:       # one game per run: ucinewgame (cache cleared) only at its start
                 info = engine.analyse(board_of_row(row), chess.engine.Limit(nodes=nodes), game=k)
-                counted.append(info.get("nodes", 0))
+                if "nodes" in info:
+                    counted.append(info["nodes"])
         wall = time.perf_counter() - t0
     finally:
         engine.quit()
