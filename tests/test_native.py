@@ -9,6 +9,8 @@ import shutil
 import stat
 import subprocess
 import textwrap
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -360,6 +362,41 @@ def test_abi_version_mismatch_is_refused(tmp_path):
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
     with pytest.raises(NativeError, match="ABI version 99"):
         native.load_library(so)
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler to build a stand-in library")
+def test_loading_lets_other_threads_run(tmp_path):
+    """The dynamic linker's work (for the GPU library: cuBLAS and the GPU
+    runtime, hundreds of MB) runs with the GIL released, so the weights are
+    read meanwhile: a stand-in whose loading takes 1 s must not stall a
+    spinning thread for that long (cffi's own dlopen would)."""
+    pytest.importorskip("cffi")
+    c = tmp_path / "slow.c"
+    c.write_text("#include <unistd.h>\n"
+                 "__attribute__((constructor)) static void slow(void) { usleep(1000000); }\n"
+                 "int lc0rocm_abi_version(void) { return 99; }\n")
+    so = tmp_path / "libslow.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
+    longest, stop = [0.0], threading.Event()
+
+    def spin():
+        last = time.perf_counter()
+        while not stop.is_set():
+            now = time.perf_counter()
+            longest[0] = max(longest[0], now - last)
+            last = now
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(NativeError, match="ABI version 99"):
+            native.load_library(so)
+    finally:
+        stop.set()
+        spinner.join()
+    assert time.perf_counter() - started >= 1.0           # the constructor ran
+    assert longest[0] < 0.5, f"the loading held the GIL for {longest[0]:.2f} s"
 
 
 # ---------------------------------------------------------------- tensors

@@ -43,6 +43,7 @@ def load_library(path: str | os.PathLike, src: pathlib.Path | None = None):
     with _LOAD_LOCK:
         if path in _LOADED:
             return _LOADED[path]
+        _link_without_gil(path)
         ffi = cffi.FFI()
         ffi.cdef(cdef_text(src))
         try:
@@ -56,6 +57,25 @@ def load_library(path: str | os.PathLike, src: pathlib.Path | None = None):
                               "rebuild with `lc0-rocm build-native --force`")
         _LOADED[path] = (ffi, lib)
         return ffi, lib
+
+
+def _link_without_gil(path: str) -> None:
+    """Have the dynamic linker load `path` (and the GPU runtime's libraries
+    it needs, hundreds of MB) through a C call, which cffi makes with the
+    GIL released; cffi's own dlopen holds the GIL throughout, stalling the
+    threads that read the weights meanwhile (load_network prepares the
+    backend beside them). The dlopen after this one finds the library
+    loaded. Failing here is left to that dlopen to report."""
+    import cffi
+    global _LIBC
+    if _LIBC is None:
+        ffi = cffi.FFI()
+        ffi.cdef("void *dlopen(const char *file, int mode);")
+        _LIBC = ffi.dlopen(None)
+    _LIBC.dlopen(os.fsencode(path), os.RTLD_NOW)
+
+
+_LIBC = None
 
 
 def check(ffi, lib, status: int, what: str) -> None:
