@@ -33,6 +33,7 @@ DEFAULT_MAX_BATCH = 1024
 # ---------------------------------------------------------------- loading
 _LOADED: dict[str, tuple] = {}
 _LOAD_LOCK = threading.Lock()
+_LIBC = None                # the C library's dlopen through cffi (see _link_without_gil)
 
 
 def load_library(path: str | os.PathLike, src: pathlib.Path | None = None):
@@ -73,9 +74,6 @@ def _link_without_gil(path: str) -> None:
         ffi.cdef("void *dlopen(const char *file, int mode);")
         _LIBC = ffi.dlopen(None)
     _LIBC.dlopen(os.fsencode(path), os.RTLD_NOW)
-
-
-_LIBC = None
 
 
 def check(ffi, lib, status: int, what: str) -> None:
