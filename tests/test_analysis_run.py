@@ -21,7 +21,8 @@ import lc0_rocm
 from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINES, ILLEGAL, OPERA_PLIES,
                            random_games, write_lines, write_pgn)
 from lc0_rocm import host, native_core
-from lc0_rocm.analysis import cli
+from lc0_rocm.analysis import cli, runner
+from lc0_rocm.analysis.settings import AnalysisError, NetSource, Settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -462,6 +463,14 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
         assert f"argument {bad[0]}" in capsys.readouterr().err
     assert cli.main([files[0], "-o", str(tmp_path / "nofolder" / "x.jsonl"), "--eval", "-b", "random"]) == 1
     assert "does not exist" in capsys.readouterr().err
+    for name, hint in (("x.txt", "end its name with .jsonl"), ("x.pgn.gz", "compress the file afterwards")):
+        assert cli.main([files[0], "-o", str(tmp_path / name), "--eval", "-b", "random"]) == 2
+        assert hint in capsys.readouterr().err
+        assert not (tmp_path / name).exists()
+    with pytest.raises(AnalysisError, match="end its name"):
+        runner.run([files[0]], [str(tmp_path / "x.csv")], Settings("eval"), NetSource(None, "random", ""))
+    assert cli.main([files[0], "-o", str(tmp_path / "x.ndjson"), "--eval", "-b", "random"]) == 0
+    assert "wrote" in capsys.readouterr().err
     (tmp_path / "x.jsonl.parts").mkdir()
     (tmp_path / "x.jsonl.parts" / "manifest.json").write_text('{"settings": "something else"}')
     assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random"]) == 1

@@ -33,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="files: .pgn (games), .epd, anything else one FEN per line "
                         "(optionally `FEN moves m1 m2 ...`); .gz is read through gzip")
     p.add_argument("-o", "--output", action="append", required=True, metavar="OUT",
-                   help="output file, its format by name: .jsonl (one record per line), .parquet "
-                        "(needs pyarrow), .pgn (games annotated with [%%eval] and ?! ? ??); repeatable")
+                   help="output file, its format by name: .jsonl (one record per line; also .ndjson, "
+                        ".json), .parquet (needs pyarrow), .pgn (games annotated with [%%eval] and ?! ? "
+                        "??); written uncompressed; repeatable")
     p.add_argument("--eval", action="store_true",
                       help="the network only: WDL, Q, moves left and the policy's top moves")
     p.add_argument("--nodes", type=int, default=None, help="search each position to N visits")
@@ -105,11 +106,16 @@ def main(argv=None) -> int:
         return 2
     from lc0_rocm.analysis.inputs import kind_of
     from lc0_rocm.analysis.writers import format_of
+    try:
+        formats = [format_of(path) for path in args.output]
+    except AnalysisError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
     sources = {os.path.realpath(path) for path in args.inputs}
     clash = [path for path in args.output if os.path.realpath(path) in sources]
     if clash:
         parser.error(f"output {clash[0]} is also an input: write the results elsewhere")
-    if any(format_of(path) == "pgn" for path in args.output) and not any(
+    if "pgn" in formats and not any(
             (args.input_kind or kind_of(path)) == "pgn" for path in args.inputs):
         parser.error("an annotated PGN output needs PGN input")
     try:

@@ -22,17 +22,24 @@ from lc0_rocm.analysis import flat, parquet_parts
 from lc0_rocm.analysis.records import AnalysisRecord, mark_of, played_loss
 from lc0_rocm.analysis.settings import AnalysisError
 
-FORMATS = ("jsonl", "parquet", "pgn")
 PARQUET_BATCH = 65536
 
 
+# An output's format by the end of its name.
+SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+            ".parquet": "parquet", ".pq": "parquet", ".pgn": "pgn"}
+COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+
+
 def format_of(path: str) -> str:
-    name = path.lower()
-    if name.endswith(".parquet") or name.endswith(".pq"):
-        return "parquet"
-    if name.endswith(".pgn"):
-        return "pgn"
-    return "jsonl"
+    """The output format `path` names; AnalysisError for a name that names
+    none (`out.txt`, `games.pgn.gz`), rather than JSON lines in a file whose
+    name promises something else."""
+    suffix = os.path.splitext(path.lower())[1]
+    if suffix in SUFFIXES:
+        return SUFFIXES[suffix]
+    hint = " (outputs are written uncompressed: compress the file afterwards)" if suffix in COMPRESSED else ""
+    raise AnalysisError(f"output {path}: end its name with .jsonl (JSON lines), .parquet or .pgn{hint}")
 
 
 # ---------------------------------------------------------------- records
