@@ -463,7 +463,8 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
         assert f"argument {bad[0]}" in capsys.readouterr().err
     assert cli.main([files[0], "-o", str(tmp_path / "nofolder" / "x.jsonl"), "--eval", "-b", "random"]) == 1
     assert "does not exist" in capsys.readouterr().err
-    for name, hint in (("x.txt", "end its name with .jsonl"), ("x.pgn.gz", "compress the file afterwards")):
+    for name, hint in (("x.txt", "end its name with .jsonl"), ("x.pgn.gz", "compress the file afterwards"),
+                       ("x.json", "not one JSON document")):
         assert cli.main([files[0], "-o", str(tmp_path / name), "--eval", "-b", "random"]) == 2
         assert hint in capsys.readouterr().err
         assert not (tmp_path / name).exists()

@@ -33,8 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="files: .pgn (games), .epd, anything else one FEN per line "
                         "(optionally `FEN moves m1 m2 ...`); .gz is read through gzip")
     p.add_argument("-o", "--output", action="append", required=True, metavar="OUT",
-                   help="output file, its format by name: .jsonl (one record per line; also .ndjson, "
-                        ".json), .parquet (needs pyarrow), .pgn (games annotated with [%%eval] and ?! ? "
+                   help="output file, its format by name: .jsonl (one record per line; also "
+                        ".ndjson), .parquet (needs pyarrow), .pgn (games annotated with [%%eval] and ?! ? "
                         "??); written uncompressed; repeatable")
     p.add_argument("--eval", action="store_true",
                       help="the network only: WDL, Q, moves left and the policy's top moves")

@@ -26,8 +26,7 @@ PARQUET_BATCH = 65536
 
 
 # An output's format by the end of its name.
-SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-            ".parquet": "parquet", ".pq": "parquet", ".pgn": "pgn"}
+SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet", ".pgn": "pgn"}
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
 
 
@@ -38,7 +37,8 @@ def format_of(path: str) -> str:
     suffix = os.path.splitext(path.lower())[1]
     if suffix in SUFFIXES:
         return SUFFIXES[suffix]
-    hint = " (outputs are written uncompressed: compress the file afterwards)" if suffix in COMPRESSED else ""
+    hint = (" (outputs are written uncompressed: compress the file afterwards)" if suffix in COMPRESSED else
+            " (the records are JSON lines, one a line, not one JSON document)" if suffix == ".json" else "")
     raise AnalysisError(f"output {path}: end its name with .jsonl (JSON lines), .parquet or .pgn{hint}")
 
 
