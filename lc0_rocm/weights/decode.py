@@ -72,26 +72,29 @@ class _LayerData:
         self.raw, self.encoding = raw, encoding
         self.lo, self.hi = layer.min_val, layer.max_val   # LINEAR16's range
 
-    def values(self) -> np.ndarray:
+    def values(self, out: np.ndarray | None = None) -> np.ndarray:
         """LINEAR16 is q / 65535 * (max - min) + min in float32, in lc0
         v0.32.1's operation order; FLOAT16, BFLOAT16 and FLOAT32 (lc0
-        master) are raw little-endian values."""
+        master) are raw little-endian values. Into `out` (float32, `size`
+        values) when given."""
         raw, encoding = self.raw, self.encoding
+        values = np.empty(self.size, np.float32) if out is None else out
         if encoding == LAYER.LINEAR16:
             lo = np.float32(self.lo)
             span = np.float32(self.hi) - lo
-            values = np.frombuffer(raw, dtype="<u2").astype(np.float32)
+            np.copyto(values, np.frombuffer(raw, dtype="<u2"))
             values /= np.float32(0xFFFF)  # in place: big nets hold ~10^8 values
             values *= span
             values += lo
         elif encoding == LAYER.FLOAT16:
-            values = np.frombuffer(raw, dtype="<f2").astype(np.float32)
+            np.copyto(values, np.frombuffer(raw, dtype="<f2"))
         elif encoding == LAYER.BFLOAT16:
-            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << np.uint32(16)
-            values = bits.view(np.float32)
+            bits = values.view(np.uint32)
+            np.copyto(bits, np.frombuffer(raw, dtype="<u2"))
+            bits <<= np.uint32(16)
         else:
-            values = np.frombuffer(raw, dtype="<f4").astype(np.float32)
-        return np.ascontiguousarray(values, dtype=np.float32)
+            np.copyto(values, np.frombuffer(raw, dtype="<f4"))
+        return values
 
 
 def decode_layer(layer: net_pb2.Weights.Layer, name: str = "layer") -> np.ndarray:
@@ -108,12 +111,42 @@ class _Pending:
         self.future, self.size = future, size
 
 
+# numpy asks the kernel for huge pages for an array of at least 4 MiB; most
+# of a big net's layers are smaller (t82: 768 x 768 values, 2.4 MiB), and a
+# fresh process paid a page fault for each of their 4 KiB pages (~90,000
+# for t82). So they are converted into views of 64 MiB slabs instead.
+SLAB_VALUES = 1 << 24
+OWN_ARRAY_VALUES = 1 << 20          # 4 MiB of float32: huge pages of its own
+SLAB_ALIGN_VALUES = 16              # each view starts on a 64-byte line
+
+
+class _Converter:
+    """Big layers' conversions on a thread pool, each into its own memory."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.slab = np.empty(0, np.float32)
+        self.used = 0
+
+    def submit(self, data: _LayerData) -> _Pending:
+        return _Pending(self.pool.submit(data.values, self._take(data.size)), data.size)
+
+    def _take(self, size: int) -> np.ndarray:
+        if size >= OWN_ARRAY_VALUES:
+            return np.empty(size, np.float32)
+        if self.used + size > self.slab.size:
+            self.slab, self.used = np.empty(SLAB_VALUES, np.float32), 0
+        view = self.slab[self.used:self.used + size]
+        self.used += -(-size // SLAB_ALIGN_VALUES) * SLAB_ALIGN_VALUES
+        return view
+
+
 def decode_weights(msg, path: str = "weights") -> Node:
     """decode_message over the whole tree, the big layers' conversions on a
     thread pool; the same Nodes and arrays as one thread makes."""
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="lc0-rocm-decode") as pool:
-        root = decode_message(msg, path, pool)
+        root = decode_message(msg, path, _Converter(pool))
         return _resolved(root)
 
 
@@ -131,16 +164,16 @@ def _resolved(value):
     return value
 
 
-def _decoded_layer(m, name: str, pool):
+def _decoded_layer(m, name: str, converter: _Converter | None):
     data = _LayerData(m, name)
-    if pool is None or data.size < PARALLEL_LAYER_VALUES:
+    if converter is None or data.size < PARALLEL_LAYER_VALUES:
         return data.values()
-    return _Pending(pool.submit(data.values), data.size)
+    return converter.submit(data)
 
 
-def decode_message(msg, path: str = "weights", pool=None) -> Node:
+def decode_message(msg, path: str = "weights", converter=None) -> Node:
     """Decode any message of the Weights tree into Nodes and arrays (with a
-    `pool`, big layers as _Pending conversions: decode_weights resolves them)."""
+    `converter`, big layers as _Pending conversions: decode_weights resolves them)."""
     fields = {}
     for fd in msg.DESCRIPTOR.fields:
         name = fd.name
@@ -150,17 +183,17 @@ def decode_message(msg, path: str = "weights", pool=None) -> Node:
         is_layer = fd.message_type.full_name == LAYER.DESCRIPTOR.full_name
         if fd.is_repeated:
             fields[name] = [
-                _decoded_layer(m, f"{path}.{name}[{i}]", pool) if is_layer
-                else decode_message(m, f"{path}.{name}[{i}]", pool)
+                _decoded_layer(m, f"{path}.{name}[{i}]", converter) if is_layer
+                else decode_message(m, f"{path}.{name}[{i}]", converter)
                 for i, m in enumerate(getattr(msg, name))
             ]
         elif not msg.HasField(name):
             fields[name] = None
         elif is_layer:
-            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", pool)
+            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", converter)
             fields[name] = values if values.size else None
         else:
-            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", pool)
+            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", converter)
     if msg.DESCRIPTOR.full_name == net_pb2.Weights.ConvBlock.DESCRIPTOR.full_name:
         _fill_conv_defaults(fields)
     return Node(**fields)
@@ -215,8 +248,9 @@ def gunzip(data: bytes, most: int) -> bytes:
     return b"".join(parts)
 
 
-def read_net_bytes(path: str) -> bytes:
-    """File contents, gunzipped when gzip-compressed."""
+def read_net_bytes(path: str) -> bytes | memoryview:
+    """File contents, gunzipped when gzip-compressed (a big gzipped net's
+    inflated copy, when there is one, as a read-only mapping of it)."""
     limit = MAX_NET_BYTES
     try:
         with open(path, "rb") as f:
@@ -228,7 +262,7 @@ def read_net_bytes(path: str) -> bytes:
                 kept = None                 # inflated before, checked against the file's trailer
     except OSError as e:
         raise WeightsError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    if data[:2] == b"\x1f\x8b":
+    if bytes(data[:2]) == b"\x1f\x8b":
         # gzip's trailer holds the size mod 2^32: above the limit, the data is surely larger
         if len(data) >= 18 and int.from_bytes(data[-4:], "little") > limit:
             raise WeightsError(f"{path}: damaged or truncated gzip data, or it inflates to more than "
@@ -244,19 +278,19 @@ def read_net_bytes(path: str) -> bytes:
                            "larger than any lc0 net; not a network file")
     if len(data) < 2:
         raise WeightsError(f"{path}: not an lc0 network file (only {len(data)} bytes)")
-    if data[:2] in (b"1\n", b"2\n"):
-        raise WeightsError(f"{path}: old text-format weights (version {data[:1].decode()}) "
+    if bytes(data[:2]) in (b"1\n", b"2\n"):
+        raise WeightsError(f"{path}: old text-format weights (version {bytes(data[:1]).decode()}) "
                            "are not supported; convert the file to lc0's protobuf format")
     return data
 
 
-def looks_like_onnx(data: bytes) -> bool:
+def looks_like_onnx(data: bytes | memoryview) -> bool:
     """A bare ONNX ModelProto starts with ir_version (field 1, varint);
     an lc0 file starts with its fixed32 magic (field 1, 32-bit)."""
-    return data[:1] == b"\x08" and data[1:2] < b"\x80"
+    return bytes(data[:1]) == b"\x08" and bytes(data[1:2]) < b"\x80"
 
 
-def parse_net(data: bytes, path: str = "<bytes>") -> net_pb2.Net:
+def parse_net(data: bytes | memoryview, path: str = "<bytes>") -> net_pb2.Net:
     if looks_like_onnx(data):
         raise WeightsError(f"{path}: this looks like a bare ONNX model; lc0-rocm reads lc0 "
                            "network files (.pb.gz / .pb) only")
