@@ -575,3 +575,16 @@ def test_a_big_pgn_annotated_in_parts_equals_annotating_it_whole(tmp_path, monke
     monkeypatch.setattr(pgn_parallel, "run_module", real)
     assert analyse([str(path), *argv, "-o", str(tmp_path / "twice.pgn")], capsys) == 0
     assert (tmp_path / "twice.pgn").read_text() == whole + whole
+
+
+def test_the_nets_identity_is_its_files_sha256(tmp_path):
+    """The manifest names the net by its file's SHA-256 (hashed from a mapping
+    of the file), an empty file included."""
+    import hashlib
+    from lc0_rocm.analysis.settings import NetSource, file_sha256
+    data = bytes(range(256)) * 4099
+    (tmp_path / "net.pb").write_bytes(data)
+    (tmp_path / "empty").write_bytes(b"")
+    assert file_sha256(str(tmp_path / "net.pb")) == hashlib.sha256(data).hexdigest()
+    assert file_sha256(str(tmp_path / "empty")) == hashlib.sha256(b"").hexdigest()
+    assert NetSource(str(tmp_path / "net.pb"), "cpu").identity()["weights_sha256"] == hashlib.sha256(data).hexdigest()
