@@ -236,6 +236,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
               f"shard(s)) read in {time.monotonic() - started:.1f} s", file=stream or sys.stderr, flush=True)
         manifest = {"settings": settings.identity(), "net": net_identity.result(), "rows": len(plan.rows),
                     "rows_sha256": plan.digest, "shard_size": shard_size}
+        ShardWorker.import_engine(settings)     # while the network loads
         workers, loaded = preparing.result()
         in_process = not use_ray and workers <= 1
         workdir = WorkDir(parts_dir(outputs[0]))
