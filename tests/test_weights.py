@@ -130,23 +130,6 @@ def test_float_encodings_decode_exactly(encoding):
     assert np.array_equal(got.view(np.uint32), values.view(np.uint32))
 
 
-@pytest.mark.parametrize("encoding", [LAYER.LINEAR16, LAYER.FLOAT16, LAYER.BFLOAT16, LAYER.FLOAT32])
-def test_layer_decoded_into_a_slab_view_is_the_same(encoding):
-    """Big layers are decoded into views of shared slabs: the same bits as an
-    array of their own, and nothing written outside the view."""
-    from lc0_rocm.weights.decode import _LayerData
-    rng = np.random.default_rng(2)
-    if encoding == LAYER.LINEAR16:
-        layer = LAYER(params=rng.integers(0, 0xFFFF, 301, dtype="<u2").tobytes(), min_val=-0.7, max_val=1.3)
-    else:
-        layer = layer_from(rng.standard_normal(301).astype(np.float32), encoding)
-    slab = np.full(1000, np.float32(7.5))
-    got = _LayerData(layer, "x").values(slab[100:401])
-    assert got.base is slab.base or got.base is slab
-    assert np.array_equal(got.view(np.uint32), decode_layer(layer).view(np.uint32))
-    assert (slab[:100] == 7.5).all() and (slab[401:] == 7.5).all()
-
-
 def test_bfloat16_known_bits():
     layer = LAYER(encoding=LAYER.BFLOAT16, params=np.array([0x3F80, 0xC000, 0x3E20], "<u2").tobytes())
     assert decode_layer(layer).tolist() == [1.0, -2.0, 0.15625]
@@ -658,9 +641,6 @@ def test_layers_decoded_on_the_pool_equal_one_thread(maia_path, monkeypatch):
     from lc0_rocm.weights.tree import Node
     msg = decode.parse_net(decode.read_net_bytes(str(maia_path)), str(maia_path)).weights
     monkeypatch.setattr(decode, "PARALLEL_LAYER_VALUES", 1)
-    # Slabs small enough that layers fill several, some layers too big for one.
-    monkeypatch.setattr(decode, "SLAB_VALUES", 1 << 14)
-    monkeypatch.setattr(decode, "OWN_ARRAY_VALUES", 1 << 13)
     pooled, alone = decode.decode_weights(msg), decode.decode_message(msg)
 
     def same(x, y, path):

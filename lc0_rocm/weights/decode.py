@@ -72,29 +72,26 @@ class _LayerData:
         self.raw, self.encoding = raw, encoding
         self.lo, self.hi = layer.min_val, layer.max_val   # LINEAR16's range
 
-    def values(self, out: np.ndarray | None = None) -> np.ndarray:
+    def values(self) -> np.ndarray:
         """LINEAR16 is q / 65535 * (max - min) + min in float32, in lc0
         v0.32.1's operation order; FLOAT16, BFLOAT16 and FLOAT32 (lc0
-        master) are raw little-endian values. Into `out` (float32, `size`
-        values) when given."""
+        master) are raw little-endian values."""
         raw, encoding = self.raw, self.encoding
-        values = np.empty(self.size, np.float32) if out is None else out
         if encoding == LAYER.LINEAR16:
             lo = np.float32(self.lo)
             span = np.float32(self.hi) - lo
-            np.copyto(values, np.frombuffer(raw, dtype="<u2"))
+            values = np.frombuffer(raw, dtype="<u2").astype(np.float32)
             values /= np.float32(0xFFFF)  # in place: big nets hold ~10^8 values
             values *= span
             values += lo
         elif encoding == LAYER.FLOAT16:
-            np.copyto(values, np.frombuffer(raw, dtype="<f2"))
+            values = np.frombuffer(raw, dtype="<f2").astype(np.float32)
         elif encoding == LAYER.BFLOAT16:
-            bits = values.view(np.uint32)
-            np.copyto(bits, np.frombuffer(raw, dtype="<u2"))
-            bits <<= np.uint32(16)
+            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << np.uint32(16)
+            values = bits.view(np.float32)
         else:
-            np.copyto(values, np.frombuffer(raw, dtype="<f4"))
-        return values
+            values = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        return np.ascontiguousarray(values, dtype=np.float32)
 
 
 def decode_layer(layer: net_pb2.Weights.Layer, name: str = "layer") -> np.ndarray:
@@ -111,42 +108,12 @@ class _Pending:
         self.future, self.size = future, size
 
 
-# numpy asks the kernel for huge pages for an array of at least 4 MiB; most
-# of a big net's layers are smaller (t82: 768 x 768 values, 2.4 MiB), and a
-# fresh process paid a page fault for each of their 4 KiB pages (~90,000
-# for t82). So they are converted into views of 64 MiB slabs instead.
-SLAB_VALUES = 1 << 24
-OWN_ARRAY_VALUES = 1 << 20          # 4 MiB of float32: huge pages of its own
-SLAB_ALIGN_VALUES = 16              # each view starts on a 64-byte line
-
-
-class _Converter:
-    """Big layers' conversions on a thread pool, each into its own memory."""
-
-    def __init__(self, pool):
-        self.pool = pool
-        self.slab = np.empty(0, np.float32)
-        self.used = 0
-
-    def submit(self, data: _LayerData) -> _Pending:
-        return _Pending(self.pool.submit(data.values, self._take(data.size)), data.size)
-
-    def _take(self, size: int) -> np.ndarray:
-        if size >= OWN_ARRAY_VALUES:
-            return np.empty(size, np.float32)
-        if self.used + size > self.slab.size:
-            self.slab, self.used = np.empty(SLAB_VALUES, np.float32), 0
-        view = self.slab[self.used:self.used + size]
-        self.used += -(-size // SLAB_ALIGN_VALUES) * SLAB_ALIGN_VALUES
-        return view
-
-
 def decode_weights(msg, path: str = "weights") -> Node:
     """decode_message over the whole tree, the big layers' conversions on a
     thread pool; the same Nodes and arrays as one thread makes."""
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="lc0-rocm-decode") as pool:
-        root = decode_message(msg, path, _Converter(pool))
+        root = decode_message(msg, path, pool)
         return _resolved(root)
 
 
@@ -164,16 +131,16 @@ def _resolved(value):
     return value
 
 
-def _decoded_layer(m, name: str, converter: _Converter | None):
+def _decoded_layer(m, name: str, pool):
     data = _LayerData(m, name)
-    if converter is None or data.size < PARALLEL_LAYER_VALUES:
+    if pool is None or data.size < PARALLEL_LAYER_VALUES:
         return data.values()
-    return converter.submit(data)
+    return _Pending(pool.submit(data.values), data.size)
 
 
-def decode_message(msg, path: str = "weights", converter=None) -> Node:
+def decode_message(msg, path: str = "weights", pool=None) -> Node:
     """Decode any message of the Weights tree into Nodes and arrays (with a
-    `converter`, big layers as _Pending conversions: decode_weights resolves them)."""
+    `pool`, big layers as _Pending conversions: decode_weights resolves them)."""
     fields = {}
     for fd in msg.DESCRIPTOR.fields:
         name = fd.name
@@ -183,17 +150,17 @@ def decode_message(msg, path: str = "weights", converter=None) -> Node:
         is_layer = fd.message_type.full_name == LAYER.DESCRIPTOR.full_name
         if fd.is_repeated:
             fields[name] = [
-                _decoded_layer(m, f"{path}.{name}[{i}]", converter) if is_layer
-                else decode_message(m, f"{path}.{name}[{i}]", converter)
+                _decoded_layer(m, f"{path}.{name}[{i}]", pool) if is_layer
+                else decode_message(m, f"{path}.{name}[{i}]", pool)
                 for i, m in enumerate(getattr(msg, name))
             ]
         elif not msg.HasField(name):
             fields[name] = None
         elif is_layer:
-            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", converter)
+            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", pool)
             fields[name] = values if values.size else None
         else:
-            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", converter)
+            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", pool)
     if msg.DESCRIPTOR.full_name == net_pb2.Weights.ConvBlock.DESCRIPTOR.full_name:
         _fill_conv_defaults(fields)
     return Node(**fields)
