@@ -215,9 +215,8 @@ def gunzip(data: bytes, most: int) -> bytes:
     return b"".join(parts)
 
 
-def read_net_bytes(path: str) -> bytes | memoryview:
-    """File contents, gunzipped when gzip-compressed (a big gzipped net's
-    inflated copy, when there is one, as a read-only mapping of it)."""
+def read_net_bytes(path: str) -> bytes:
+    """File contents, gunzipped when gzip-compressed."""
     limit = MAX_NET_BYTES
     try:
         with open(path, "rb") as f:
@@ -229,7 +228,7 @@ def read_net_bytes(path: str) -> bytes | memoryview:
                 kept = None                 # inflated before, checked against the file's trailer
     except OSError as e:
         raise WeightsError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    if bytes(data[:2]) == b"\x1f\x8b":
+    if data[:2] == b"\x1f\x8b":
         # gzip's trailer holds the size mod 2^32: above the limit, the data is surely larger
         if len(data) >= 18 and int.from_bytes(data[-4:], "little") > limit:
             raise WeightsError(f"{path}: damaged or truncated gzip data, or it inflates to more than "
@@ -245,19 +244,19 @@ def read_net_bytes(path: str) -> bytes | memoryview:
                            "larger than any lc0 net; not a network file")
     if len(data) < 2:
         raise WeightsError(f"{path}: not an lc0 network file (only {len(data)} bytes)")
-    if bytes(data[:2]) in (b"1\n", b"2\n"):
-        raise WeightsError(f"{path}: old text-format weights (version {bytes(data[:1]).decode()}) "
+    if data[:2] in (b"1\n", b"2\n"):
+        raise WeightsError(f"{path}: old text-format weights (version {data[:1].decode()}) "
                            "are not supported; convert the file to lc0's protobuf format")
     return data
 
 
-def looks_like_onnx(data: bytes | memoryview) -> bool:
+def looks_like_onnx(data: bytes) -> bool:
     """A bare ONNX ModelProto starts with ir_version (field 1, varint);
     an lc0 file starts with its fixed32 magic (field 1, 32-bit)."""
-    return bytes(data[:1]) == b"\x08" and bytes(data[1:2]) < b"\x80"
+    return data[:1] == b"\x08" and data[1:2] < b"\x80"
 
 
-def parse_net(data: bytes | memoryview, path: str = "<bytes>") -> net_pb2.Net:
+def parse_net(data: bytes, path: str = "<bytes>") -> net_pb2.Net:
     if looks_like_onnx(data):
         raise WeightsError(f"{path}: this looks like a bare ONNX model; lc0-rocm reads lc0 "
                            "network files (.pb.gz / .pb) only")

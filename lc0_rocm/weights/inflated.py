@@ -18,7 +18,6 @@ and nothing else.
 from __future__ import annotations
 
 import hashlib
-import mmap
 import os
 import pathlib
 import tempfile
@@ -56,7 +55,7 @@ def _key(path: str, st: os.stat_result, trailer: bytes) -> str:
     return hashlib.sha256(text).hexdigest()[:32]
 
 
-def _matches(data, trailer: bytes) -> bool:
+def _matches(data: bytes, trailer: bytes) -> bool:
     crc, length = int.from_bytes(trailer[:4], "little"), int.from_bytes(trailer[4:], "little")
     return len(data) % (1 << 32) == length and zlib.crc32(data) == crc
 
@@ -68,14 +67,14 @@ class Entry:
         self.trailer = _trailer(f, st.st_size)
         self.copy = folder() / (_key(path, st, self.trailer) + SUFFIX)
 
-    def read(self, most: int) -> memoryview | None:
+    def read(self, most: int) -> bytes | None:
         """The inflated bytes, or None (no copy, one of more than `most`
         bytes, or one that does not match)."""
         try:
             if self.copy.stat().st_size > most:
                 return None
-            data = _mapped(self.copy)
-        except (OSError, ValueError):
+            data = self.copy.read_bytes()
+        except OSError:
             return None
         if not _matches(data, self.trailer):
             return None
@@ -108,17 +107,6 @@ class Entry:
                     os.unlink(tmp)
                 except OSError:
                     pass
-
-
-def _mapped(path: pathlib.Path) -> memoryview:
-    """The file's bytes mapped, its pages read in at once: a fresh process
-    reading a big net into new memory paid a page fault a 4 KiB page
-    (~47,000 for t82), which the mapping's one populating call replaces.
-    Copies are replaced (os.replace), never rewritten in place, so a
-    mapped one stays whole while another process prunes or renews it."""
-    with open(path, "rb") as f:
-        flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
-        return memoryview(mmap.mmap(f.fileno(), 0, flags=flags, prot=mmap.PROT_READ))
 
 
 def prune(limit: int) -> None:
