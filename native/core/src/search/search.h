@@ -309,6 +309,11 @@ class Search {
   void settle_deferred();
   void backup(const Visit& visit);
   bool maybe_set_bounds(uint32_t p, double m, BackupFix* fix);
+  // True when the certainty propagation of a fresh terminal at `node`
+  // would only write bounds its ancestors already have (no bound changed,
+  // no node made terminal); *end is then the ancestor where it would stop
+  // (kNone: it would go on to the root or a terminal ancestor).
+  bool bounds_unchanged(uint32_t node, uint32_t* end) const;
   // Stoppers (stoppers.cpp).
   bool should_stop();
   bool stoppers_fire();
