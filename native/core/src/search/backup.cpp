@@ -184,13 +184,15 @@ void Search::backup(const Visit& visit) {
     if (p == kNone) break;
     const bool old_update_bounds = update_bounds;
     if (tree.node(p).terminal) n_to_fix = 0;
-    if (update_bounds && p != root && !tree.node(p).terminal && bounds_known) {
-      update_bounds = p != bounds_end;    // maybe_set_bounds' answer, its bounds there already
-    } else if (update_bounds && p != root && !tree.node(p).terminal) {
-      BackupFix fix;
-      update_bounds = maybe_set_bounds(p, m, &fix);
-      if (update_bounds && fix.terminal) {
-        n_to_fix = fix.n_to_fix, v_delta = fix.v_delta, d_delta = fix.d_delta, m_delta = fix.m_delta;
+    if (update_bounds && p != root && !tree.node(p).terminal) {
+      if (bounds_known) {
+        update_bounds = p != bounds_end;  // maybe_set_bounds' answer, its bounds there already
+      } else {
+        BackupFix fix;
+        update_bounds = maybe_set_bounds(p, m, &fix);
+        if (update_bounds && fix.terminal) {
+          n_to_fix = fix.n_to_fix, v_delta = fix.v_delta, d_delta = fix.d_delta, m_delta = fix.m_delta;
+        }
       }
     } else {
       update_bounds = false;
