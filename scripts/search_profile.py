@@ -4,8 +4,9 @@ nodes per second, network calls and their mean size, and the share of
 wall time spent at the network (summed over threads), gathering, backing
 up, expanding and (search threads with a slot each) picking with the
 pickers' lock shared, all summed over threads: the tree is held
-exclusively for gather - expand - shared + backup. For choosing Threads
-and finding the bottleneck. coll% and idle% are the network calls whose
+exclusively for gather - expand - shared + backup; wait% is search threads
+waiting for the tree mutex (summed). For choosing Threads and finding the
+bottleneck. coll% and idle% are the network calls whose
 gathering ended short: the collision budget spent (lc0's rule: a pick
 that meets leaves in flight counts against it) or the network idle.
 
@@ -40,7 +41,7 @@ def main(argv=None) -> int:
     net = load_network(args.weights, backend=args.backend, backend_opts=args.backend_opts or None)
     print(f"net {args.weights or '(none)'}, backend {args.backend} {args.backend_opts}")
     print(f"{'threads':>7} {'pos':>3} {'nps':>9} {'nodes':>9} {'evals':>8} {'calls':>6} {'mean':>6} "
-          f"{'net%':>6} {'gather%':>8} {'backup%':>8} {'expand%':>8} {'shared%':>8} {'coll%':>6} {'idle%':>6} {'depth':>6} {'max':>4}  (net% summed over threads)")
+          f"{'net%':>6} {'gather%':>8} {'backup%':>8} {'expand%':>8} {'shared%':>8} {'wait%':>6} {'coll%':>6} {'idle%':>6} {'depth':>6} {'max':>4}  (net% summed over threads)")
     grid = [{}]
     for item in args.set:
         name, _, values = item.partition("=")
@@ -66,7 +67,8 @@ def main(argv=None) -> int:
                 print(f"{threads:7d} {i + 1:3d} {result.nodes / wall:9.0f} {result.nodes:9d} {s['nn_evals']:8d} "
                       f"{s['batches']:6d} {s['nn_evals'] / calls:6.1f} {100 * s['network_s'] / wall:6.1f} "
                       f"{100 * s['gather_s'] / wall:8.1f} {100 * s['backup_s'] / wall:8.1f} {100 * s['expand_s'] / wall:8.1f} "
-                      f"{100 * s['pick_shared_s'] / wall:8.1f} {100 * s['collision_ends'] / calls:6.1f} "
+                      f"{100 * s['pick_shared_s'] / wall:8.1f} {100 * s['tree_wait_s'] / wall:6.1f} "
+                      f"{100 * s['collision_ends'] / calls:6.1f} "
                       f"{100 * s['idle_ends'] / calls:6.1f} "
                       f"{s['cum_depth'] / max(1, s['total_playouts']):6.1f} {s['max_depth']:4d}", flush=True)
                 total_nodes += result.nodes

@@ -133,6 +133,23 @@ def test_gatherings_ended_short_are_counted_by_why():
     assert counts[3, 1000][1] == 0, counts       # never more than 1000 requests in a batch of 64
 
 
+def test_time_waiting_for_the_tree_mutex_is_counted_for_search_threads():
+    """The profile's tree_wait_s: search threads on slots add up their waits
+    for the tree mutex (eight threads backing up and checking in beside each
+    other on this machine's cores always wait some); one thread never waits."""
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    waits = {}
+    for threads in (1, 8):
+        engine = Engine(SlotNet(), implementation="native", Threads=threads, **EVERY_THREAD, MaxBatchesInFlight=8,
+                        MinibatchSize=32, SmartPruningFactor=0)
+        started = time.perf_counter()
+        engine.search(board, nodes=6000)
+        wall = time.perf_counter() - started
+        waits[threads] = engine._native.run_stats()["tree_wait_s"]
+        assert waits[threads] <= threads * wall, (waits, wall)
+    assert waits[1] == 0.0 and waits[8] > 0.0, waits
+
+
 def test_the_automatic_idle_threshold_keeps_gathering_while_two_threads_are_at_the_network():
     """ThreadIdlingThreshold -1 (the default) is the gathering threads less
     2: with 8 threads a gathering ends early only when fewer than two are

@@ -76,6 +76,7 @@ typedef struct {
   double pick_shared_s;      /* of gather_s: workers picking with the pickers' lock shared, its wait included */
   long long collision_ends;  /* gatherings ended short by the collision budget (lc0's collisions_left) */
   long long idle_ends;       /* gatherings ended short for an idle network (IdlingMinimumWork) */
+  double tree_wait_s;        /* workers waiting for the tree mutex, summed over threads */
 } lc0core_search_stats;
 
 typedef struct {

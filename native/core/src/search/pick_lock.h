@@ -13,6 +13,7 @@
 // sim backend on a 2-core VM; docs/history/benchmarks-2026-12.md).
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -81,24 +82,36 @@ class PickLock {
 // holds it except while it gathers or waits for the network), taken by
 // spinning on try_lock first, as the pickers' lock is. A BasicLockable, for
 // std::unique_lock and std::condition_variable_any.
+// `waited_ns`, when given, adds up the time spent waiting for the mutex
+// (the clock is read only when the first try fails).
 class TreeMutexLock {
  public:
-  explicit TreeMutexLock(std::mutex* tree_mutex) : tree_mutex_(tree_mutex) {}
+  explicit TreeMutexLock(std::mutex* tree_mutex, std::atomic<int64_t>* waited_ns = nullptr)
+      : tree_mutex_(tree_mutex), waited_ns_(waited_ns) {}
   void lock() {
+    if (tree_mutex_->try_lock()) return;
+    const auto started = std::chrono::steady_clock::now();
     for (Backoff wait; !tree_mutex_->try_lock(); wait.pause()) {
+    }
+    if (waited_ns_) {
+      const auto waited = std::chrono::steady_clock::now() - started;
+      waited_ns_->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count(),
+                            std::memory_order_relaxed);
     }
   }
   void unlock() { tree_mutex_->unlock(); }
 
  private:
   std::mutex* tree_mutex_;
+  std::atomic<int64_t>* waited_ns_;
 };
 
 // Worker mode's exclusive hold on the tree: the caller's mutex and then the
 // pickers' lock (always in that order).
 class TreeWriteLock {
  public:
-  TreeWriteLock(std::mutex* tree_mutex, PickLock* picking) : tree_(tree_mutex), picking_(picking) {}
+  TreeWriteLock(std::mutex* tree_mutex, PickLock* picking, std::atomic<int64_t>* waited_ns = nullptr)
+      : tree_(tree_mutex, waited_ns), picking_(picking) {}
   void lock() {
     tree_.lock();
     picking_->lock();

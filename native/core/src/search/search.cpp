@@ -173,7 +173,7 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
   // readers of results; other workers keep picking meanwhile, also while
   // it backs up (what changes the tree's shape waits for the pickers:
   // settle_deferred), and undoing a batch excludes them.
-  TreeMutexLock tree_mutex(tree_mutex_);
+  TreeMutexLock tree_mutex(tree_mutex_, &tree_wait_ns_);
   std::unique_lock<TreeMutexLock> lock(tree_mutex);
   PositionHistory leaf_history(*history_);   // leaves are expanded unlocked: a board of its own
   auto undo_batch = [&] {
@@ -286,7 +286,7 @@ void Search::gather_into_batch(PositionHistory* leaf_history, TaskWorkers* tasks
     // pick that needs it: to back up visits evaluated out of order (as lc0
     // does; beside the pickers, as a batch's backup) or, with the pickers'
     // lock exclusive, to undo a two-fold draw.
-    TreeMutexLock tree_mutex(tree_mutex_);
+    TreeMutexLock tree_mutex(tree_mutex_, &tree_wait_ns_);
     Unlocked<TreeMutexLock> unlocked(&tree_mutex);
     gather_picks(batch, leaf_history, tasks, &times);
   } else {
@@ -354,7 +354,7 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
     if (any_ooo) {
       // Back up out-of-order results now (a worker as it backs a batch up:
       // the tree mutex held, beside the pickers); drop this pick's collisions.
-      TreeMutexLock tree_mutex(tree_mutex_);
+      TreeMutexLock tree_mutex(tree_mutex_, &tree_wait_ns_);
       std::unique_lock<TreeMutexLock> backing(tree_mutex, std::defer_lock);
       std::shared_lock<PickLock> beside(pick_lock_, std::defer_lock);
       if (worker_mode_) {

@@ -212,6 +212,7 @@ class Search {
   double backup_seconds() const { return backup_seconds_; }
   double expand_seconds() const { return expand_seconds_; }
   double pick_shared_seconds() const { return pick_shared_seconds_; }
+  double tree_wait_seconds() const { return 1e-9 * double(tree_wait_ns_.load()); }
   long long picking_tasks() const { return picking_tasks_.load(); }
   long long expanding_tasks() const { return expanding_tasks_.load(); }
   long long two_fold_fixes() const { return two_fold_fixes_; }
@@ -392,7 +393,8 @@ class Search {
   // Workers pick at once under pick_lock_ shared; whatever else changes
   // the tree holds write_lock_ (the caller's tree mutex, then pick_lock_).
   PickLock pick_lock_;
-  TreeWriteLock write_lock_{tree_mutex_, &pick_lock_};
+  std::atomic<int64_t> tree_wait_ns_{0};   // workers waiting for the tree mutex, summed
+  TreeWriteLock write_lock_{tree_mutex_, &pick_lock_, &tree_wait_ns_};
   // Threads workers on slots of their own: they expand leaves with the tree
   // unlocked, fill the NN cache where the network ran, and send early to an
   // idle network.
