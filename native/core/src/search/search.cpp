@@ -197,7 +197,7 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
       undo_batch();
       break;
     }
-    prefetch_into_batch(&leaf_history);
+    const bool top_up = !stop_requested();     // stopped_ is read under the tree mutex
     // Everything this worker could pick is in flight elsewhere: wait for a
     // backup instead of spinning on the lock.
     const bool idle = mine->requests.empty() && mine->ooo == 0 &&
@@ -205,6 +205,7 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
                                   [](const Visit& v) { return v.collision; });
     if (!mine->requests.empty()) {
       lock.unlock();
+      if (top_up) top_up_batch(&leaf_history, mine);
       at_network_.fetch_add(1, std::memory_order_relaxed);
       try {
         std::lock_guard<std::mutex> slot_lock(slot_mutexes_[slot]);
@@ -245,15 +246,20 @@ void Search::worker_loop(int index, const std::function<void()>* report) {
 // ---------------------------------------------------------------- gathering
 
 void Search::prefetch_into_batch(PositionHistory* history) {
+  if (!stop_requested()) top_up_batch(history, batch_);
+}
+
+void Search::top_up_batch(PositionHistory* history, Batch* batch) {
   // lc0's PrefetchIntoCache: a batch short of MaxPrefetch requests is topped
-  // up with likely next leaves (they only go to the cache). A worker reads
-  // the tree as a picker does, beside the others' picking.
-  const int requests = int(batch_->requests.size());
-  if (requests == 0 || requests >= params_.MaxPrefetch || stop_requested()) return;
+  // up with likely next leaves (they only go to the cache). A worker does it
+  // without the tree mutex, reading the tree as a picker does (the pickers'
+  // lock shared), so its encoding does not hold up the others' backups.
+  const int requests = int(batch->requests.size());
+  if (requests == 0 || requests >= params_.MaxPrefetch) return;
   std::shared_lock<PickLock> shared(pick_lock_, std::defer_lock);
   if (worker_mode_) shared.lock();
   int spent = 0;
-  PickContext c{history, batch_, INT_MAX, 0, nullptr};
+  PickContext c{history, batch, INT_MAX, 0, nullptr};
   prefetch(c, tree_->root(), params_.MaxPrefetch - requests, false, true, &spent);
 }
 

@@ -273,6 +273,7 @@ class Search {
   void expand_leaf(PickContext& c, Visit* v);
   bool extend_terminal(PickContext& c, uint32_t node, int depth, const MoveList& moves);
   void prefetch_into_batch(PositionHistory* history);   // `history`: a board at the root
+  void top_up_batch(PositionHistory* history, Batch* batch);
   void prefetch(PickContext& c, uint32_t node, int budget, bool is_odd_depth, bool is_root, int* spent);
   std::unique_ptr<Batch> spare_batch();
   void return_batch(std::unique_ptr<Batch> batch);
