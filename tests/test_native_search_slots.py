@@ -150,6 +150,26 @@ def test_time_waiting_for_the_tree_mutex_is_counted_for_search_threads():
     assert waits[1] == 0.0 and waits[8] > 0.0, waits
 
 
+def test_out_of_order_results_wait_for_their_batch_while_the_tree_mutex_is_busy():
+    """Threads gathering side by side back a pick's cache hits and terminals
+    up at once only when the tree mutex is free; else those visits stay in
+    the batch and are backed up with it. Eight threads in a rook endgame
+    (transpositions: cache hits) leave some, and every visit still lands:
+    the tree is sound and the root's visits add up. One gatherer (below
+    ParallelSearchMinimumVisits) always waits for the mutex, as Threads 1's
+    trees need."""
+    board = chess.Board("8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 11")
+    left = {}
+    for minimum in (0, 10**6):
+        engine = Engine(SlotNet(), implementation="native", Threads=8, MaxBatchesInFlight=8, MinibatchSize=32,
+                        ParallelSearchMinimumVisits=minimum, SmartPruningFactor=0)
+        result = engine.search(board, nodes=8000)
+        left[minimum] = engine._native.run_stats()["ooo_left_in_batch"]
+        assert engine._native.tree_fault() == ""
+        assert sum(s.visits for s in result.stats.values()) == result.nodes - 1
+    assert left[0] > 0 and left[10**6] == 0, left
+
+
 def test_the_automatic_idle_threshold_keeps_gathering_while_two_threads_are_at_the_network():
     """ThreadIdlingThreshold -1 (the default) is the gathering threads less
     2: with 8 threads a gathering ends early only when fewer than two are

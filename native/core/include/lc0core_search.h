@@ -77,6 +77,7 @@ typedef struct {
   long long collision_ends;  /* gatherings ended short by the collision budget (lc0's collisions_left) */
   long long idle_ends;       /* gatherings ended short for an idle network (IdlingMinimumWork) */
   double tree_wait_s;        /* workers waiting for the tree mutex, summed over threads */
+  long long ooo_left_in_batch; /* workers' picks whose out-of-order results waited for their batch's backup (the tree mutex busy) */
 } lc0core_search_stats;
 
 typedef struct {

@@ -401,6 +401,7 @@ LC0CORE_EXPORT int lc0core_search_get_stats(lc0core_search* search, lc0core_sear
     out->collision_ends = s.collision_ends();
     out->idle_ends = s.idle_ends();
     out->tree_wait_s = s.tree_wait_seconds();
+    out->ooo_left_in_batch = s.ooo_left_in_batch();
     return LC0CORE_OK;
   });
 }

@@ -99,6 +99,7 @@ class TreeMutexLock {
                             std::memory_order_relaxed);
     }
   }
+  bool try_lock() { return tree_mutex_->try_lock(); }
   void unlock() { tree_mutex_->unlock(); }
 
  private:

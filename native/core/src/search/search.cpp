@@ -357,14 +357,25 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
       any_ooo = any_ooo || visits[i].ooo_done;
       any_collision = any_collision || visits[i].collision;
     }
+    // Back up out-of-order results now (a worker as it backs a batch up:
+    // the tree mutex held, beside the pickers) and drop this pick's
+    // collisions. Threads gathering side by side do it only when the mutex
+    // is free: else the results stay in the batch and are backed up with it
+    // (as with OutOfOrderEval off), and the thread picks on instead of
+    // waiting behind the others' backups.
+    TreeMutexLock tree_mutex(tree_mutex_, &tree_wait_ns_);
+    std::unique_lock<TreeMutexLock> backing(tree_mutex, std::defer_lock);
+    if (any_ooo && worker_mode_) {
+      if (gathering > 1 && !backing.try_lock()) {
+        any_ooo = false;
+        ooo_left_in_batch_.fetch_add(1, std::memory_order_relaxed);
+      } else if (!backing.owns_lock()) {
+        backing.lock();
+      }
+    }
     if (any_ooo) {
-      // Back up out-of-order results now (a worker as it backs a batch up:
-      // the tree mutex held, beside the pickers); drop this pick's collisions.
-      TreeMutexLock tree_mutex(tree_mutex_, &tree_wait_ns_);
-      std::unique_lock<TreeMutexLock> backing(tree_mutex, std::defer_lock);
       std::shared_lock<PickLock> beside(pick_lock_, std::defer_lock);
       if (worker_mode_) {
-        backing.lock();
         beside.lock();
         backing_up_shared_ = true;
       }

@@ -221,6 +221,8 @@ class Search {
   // spent (lc0's collisions_left), or the network idle (workers).
   long long collision_ends() const { return collision_ends_.load(); }
   long long idle_ends() const { return idle_ends_.load(); }
+  // Picks whose out-of-order results a busy tree mutex left in the batch.
+  long long ooo_left_in_batch() const { return ooo_left_in_batch_.load(); }
   double draw_score(int depth) const { return depth % 2 ? draw_score_odd_ : draw_score_even_; }
   const Tree& tree() const { return *tree_; }
   bool root_allowed(Move move) const;
@@ -412,7 +414,7 @@ class Search {
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
   std::vector<std::pair<uint32_t, int>> pending_fixes_;   // (node, depth), under fix_mutex_
   long long two_fold_fixes_ = 0, deferred_fixes_ = 0;     // under fix_mutex_
-  std::atomic<long long> collision_ends_{0}, idle_ends_{0};
+  std::atomic<long long> collision_ends_{0}, idle_ends_{0}, ooo_left_in_batch_{0};
   // Backing up beside the pickers (worker mode, under the tree mutex), and
   // what it left for settle_deferred: visits, and (depth, node) to make solid.
   bool backing_up_shared_ = false;
