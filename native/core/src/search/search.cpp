@@ -366,11 +366,11 @@ void Search::gather_picks(Batch* batch, PositionHistory* leaf_history, TaskWorke
     TreeMutexLock tree_mutex(tree_mutex_, &tree_wait_ns_);
     std::unique_lock<TreeMutexLock> backing(tree_mutex, std::defer_lock);
     if (any_ooo && worker_mode_) {
-      if (gathering > 1 && !backing.try_lock()) {
+      if (gathering == 1) {
+        backing.lock();               // a lone gatherer grows Threads 1's tree
+      } else if (!backing.try_lock()) {
         any_ooo = false;
         ooo_left_in_batch_.fetch_add(1, std::memory_order_relaxed);
-      } else if (!backing.owns_lock()) {
-        backing.lock();
       }
     }
     if (any_ooo) {
