@@ -36,7 +36,8 @@ def random_net():
 
 
 def _tree(result):
-    return result.best_move, result.nodes, sorted((m.uci(), s.visits, s.p) for m, s in result.stats.items())
+    return (result.best_move, result.nodes, sorted((m.uci(), s.visits, s.p) for m, s in result.stats.items()),
+            [m.uci() for m in result.pv])
 
 
 def _both(net, board, options=SAME_TREE, **limits):
@@ -56,8 +57,9 @@ def test_engine_uses_the_native_search(random_net):
 
 @pytest.mark.parametrize("start", range(0, 120, 30))
 def test_same_trees_as_the_reference_on_the_suite(random_net, start):
-    """Visit counts and priors of every root move, the node count and the
-    best move equal the Python search's, on all 120 suite positions."""
+    """Visit counts and priors of every root move, the node count, the
+    best move and the principal variation equal the Python search's, on
+    all 120 suite positions."""
     for line in SUITE[start:start + 30]:
         board, _ = chess.Board.from_epd(line)
         native, reference = _both(random_net, board, nodes=200)

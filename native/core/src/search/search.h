@@ -196,6 +196,7 @@ class Search {
 
   // Results and statistics.
   std::vector<uint32_t> best_edges(uint32_t node, int count, int depth) const;
+  uint32_t best_edge(uint32_t node, int depth) const;   // best_edges(node, 1, depth)[0] or kNone
   std::vector<Move> principal_variation(uint32_t edge_id, int depth = 0) const;
   double elapsed_ms() const;
   double nps_elapsed_ms() const;     // since the first playout; -1 before
@@ -340,6 +341,8 @@ class Search {
   int gathering_threads() const { return one_gatherer() ? 1 : params_.Threads; }
   // Selection (selection.cpp).
   void update_current_best();
+  bool edge_listed(uint32_t node, uint32_t edge_id) const;   // not filtered out by searchmoves
+  bool visited_draw(uint32_t child) const;
   int edge_rank(uint32_t child) const;
   int compare_edges(double draw_score, uint32_t a, uint32_t ca, uint32_t b, uint32_t cb) const;
 

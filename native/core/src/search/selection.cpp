@@ -7,8 +7,7 @@ namespace lc0core {
 namespace search {
 
 void Search::update_current_best() {
-  const std::vector<uint32_t> best = best_edges(tree_->root(), 1, 0);
-  current_best_.store(best.empty() ? kNone : best[0], std::memory_order_relaxed);
+  current_best_.store(best_edge(tree_->root(), 0), std::memory_order_relaxed);
 }
 
 int Search::edge_rank(uint32_t c) const {
@@ -47,6 +46,17 @@ int Search::compare_edges(double draw_score, uint32_t a, uint32_t ca, uint32_t b
   return cmp_less(mb, ma);                   // longer loss first
 }
 
+bool Search::edge_listed(uint32_t node, uint32_t edge_id) const {
+  if (node != tree_->root() || root_filter_.empty()) return true;
+  Move m;
+  m.raw = tree_->edge(edge_id).move;
+  return root_allowed(m);
+}
+
+bool Search::visited_draw(uint32_t child) const {
+  return child != kNone && edge_rank(child) == 2 && tree_->node(child).n > 0 && tree_->node(child).terminal;
+}
+
 std::vector<uint32_t> Search::best_edges(uint32_t node, int count, int depth) const {
   const Tree& tree = *tree_;
   std::vector<uint32_t> out;
@@ -54,18 +64,39 @@ std::vector<uint32_t> Search::best_edges(uint32_t node, int count, int depth) co
   const double ds = depth % 2 == 1 ? draw_score_odd_ : draw_score_even_;
   std::vector<std::pair<uint32_t, uint32_t>> edges;   // (edge id, child)
   for (EdgeWalk w(tree, node); w.valid(); w.next()) {
-    if (node == tree.root() && !root_filter_.empty()) {
-      Move m;
-      m.raw = tree.edge(w.edge_id()).move;
-      if (!root_allowed(m)) continue;
-    }
-    edges.push_back({w.edge_id(), w.child()});
+    if (edge_listed(node, w.edge_id())) edges.push_back({w.edge_id(), w.child()});
   }
   std::stable_sort(edges.begin(), edges.end(), [&](const auto& x, const auto& y) {
     return compare_edges(ds, x.first, x.second, y.first, y.second) < 0;
   });
   for (size_t i = 0; i < edges.size() && int(i) < count; ++i) out.push_back(edges[i].first);
   return out;
+}
+
+uint32_t Search::best_edge(uint32_t node, int depth) const {
+  // best_edges(node, 1, depth)[0] without sorting: the first edge that no
+  // later one is strictly preferred to, which is what the stable sort puts
+  // first while compare_edges orders the edges consistently. Visited draws
+  // compare with each other by moves left but with other edges by visits,
+  // which can go round in a circle: with two or more of them, the sort
+  // decides, as before.
+  const Tree& tree = *tree_;
+  if (tree.node(node).n == 0 || !tree.is_expanded(node)) return kNone;
+  const double ds = depth % 2 == 1 ? draw_score_odd_ : draw_score_even_;
+  uint32_t best = kNone, best_child = kNone;
+  int draws = 0;
+  for (EdgeWalk w(tree, node); w.valid(); w.next()) {
+    if (!edge_listed(node, w.edge_id())) continue;
+    const uint32_t child = w.child();
+    if (visited_draw(child) && ++draws > 1) {
+      const std::vector<uint32_t> sorted = best_edges(node, 1, depth);
+      return sorted.empty() ? kNone : sorted[0];
+    }
+    if (best == kNone || compare_edges(ds, w.edge_id(), child, best, best_child) < 0) {
+      best = w.edge_id(), best_child = child;
+    }
+  }
+  return best;
 }
 
 std::vector<Move> Search::principal_variation(uint32_t edge_id, int depth) const {
@@ -81,8 +112,7 @@ std::vector<Move> Search::principal_variation(uint32_t edge_id, int depth) const
     const uint32_t c = tree.find_child(node, int(edge_id - tree.node(node).edges));
     if (c == kNone) break;
     ++depth;
-    const std::vector<uint32_t> next = best_edges(c, 1, depth);
-    edge_id = next.empty() ? kNone : next[0];
+    edge_id = best_edge(c, depth);
     node = c;
   }
   return pv;
