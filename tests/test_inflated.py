@@ -56,6 +56,39 @@ def test_damaged_copy_is_inflated_again(cache, maia_path, tmp_path, monkeypatch)
     assert calls and copy.read_bytes() == first           # rewritten whole
 
 
+def test_load_net_parses_a_good_copy_while_checking_it(cache, maia_path, tmp_path, monkeypatch):
+    """decode.load_net (what load_weights reads with) checks the copy beside
+    its parse and keeps the parse when the check passes: no inflating."""
+    net = tmp_path / "net.pb.gz"
+    net.write_bytes(maia_path.read_bytes())
+    expected = decode.parse_net(decode.read_net_bytes(str(net)), str(net))   # makes the copy
+    no_inflating(monkeypatch)
+    assert decode.load_net(str(net)) == expected
+
+
+@pytest.mark.parametrize("damage", ["a flipped bit", "garbage"])
+def test_load_net_reads_the_file_when_the_copy_fails_its_check(cache, maia_path, tmp_path, monkeypatch, damage):
+    """A copy that parses but fails the CRC (a flipped bit in a weight), or
+    one that does not even parse, is not used: the net comes from the file,
+    whole, and the copy is written again; no error reaches the caller."""
+    net = tmp_path / "net.pb.gz"
+    net.write_bytes(maia_path.read_bytes())
+    first = decode.read_net_bytes(str(net))
+    expected = decode.parse_net(first, str(net))
+    (copy,) = copies(cache)
+    if damage == "garbage":
+        copy.write_bytes(b"\xff" * len(first))
+    else:
+        damaged = bytearray(first)
+        damaged[len(damaged) // 2] ^= 1
+        copy.write_bytes(bytes(damaged))
+    calls = []
+    real = decode.gunzip
+    monkeypatch.setattr(decode, "gunzip", lambda *a: calls.append(1) or real(*a))
+    assert decode.load_net(str(net)) == expected
+    assert calls and copy.read_bytes() == first
+
+
 def test_changed_file_is_a_new_entry_and_old_ones_are_pruned(cache, maia_path, tmp_path):
     net = tmp_path / "net.pb.gz"
     raw = gzip.decompress(maia_path.read_bytes())

@@ -6,6 +6,7 @@ of every Layer (LINEAR16, FLOAT16, BFLOAT16, FLOAT32) with old convolution
 blocks' missing biases and batch-norm parameters filled in."""
 from __future__ import annotations
 
+import threading
 import zlib
 
 import numpy as np
@@ -248,6 +249,35 @@ def read_net_bytes(path: str) -> bytes:
         raise WeightsError(f"{path}: old text-format weights (version {data[:1].decode()}) "
                            "are not supported; convert the file to lc0's protobuf format")
     return data
+
+
+def load_net(path: str) -> net_pb2.Net:
+    """parse_net(read_net_bytes(path)), with an inflated copy's check run
+    on a thread while the copy parses (on the critical path of a load: the
+    check is a CRC-32 of the whole copy, the parse holds the GIL, the CRC
+    does not). A copy that fails the check is not used: the file is read
+    as read_net_bytes reads it."""
+    try:
+        with open(path, "rb") as f:
+            kept = inflated.entry(path, f)
+    except OSError:
+        kept = None                         # read_net_bytes says why
+    data = kept.read_unchecked(MAX_NET_BYTES) if kept is not None else None
+    if data is not None:
+        checked: list[bool] = []
+        check = threading.Thread(target=lambda: checked.append(kept.matches(data)), daemon=True)
+        check.start()
+        try:
+            net, error = parse_net(data, path), None
+        except WeightsError as e:
+            net, error = None, e
+        check.join()
+        if checked == [True]:
+            kept.touch()
+            if error is not None:
+                raise error
+            return net
+    return parse_net(read_net_bytes(path), path)
 
 
 def looks_like_onnx(data: bytes) -> bool:

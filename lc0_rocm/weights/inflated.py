@@ -70,19 +70,32 @@ class Entry:
     def read(self, most: int) -> bytes | None:
         """The inflated bytes, or None (no copy, one of more than `most`
         bytes, or one that does not match)."""
+        data = self.read_unchecked(most)
+        if data is None or not self.matches(data):
+            return None
+        self.touch()
+        return data
+
+    def read_unchecked(self, most: int) -> bytes | None:
+        """The copy's bytes before matches() has checked them, or None (no
+        copy, or one of more than `most` bytes)."""
         try:
             if self.copy.stat().st_size > most:
                 return None
-            data = self.copy.read_bytes()
+            return self.copy.read_bytes()
         except OSError:
             return None
-        if not _matches(data, self.trailer):
-            return None
+
+    def matches(self, data: bytes) -> bool:
+        """Whether `data` is what the file inflates to, by its gzip trailer
+        (a CRC-32 of the whole copy: zlib computes it without the GIL)."""
+        return _matches(data, self.trailer)
+
+    def touch(self) -> None:
         try:
             os.utime(self.copy)                        # recently used: pruned last
         except OSError:
             pass
-        return data
 
     def write(self, data: bytes) -> None:
         """Keeps `data` (the file's single gzip member, inflated) when it

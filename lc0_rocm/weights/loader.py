@@ -72,7 +72,7 @@ def _checked(w: Weights, check, head: Node) -> None:
 def load_weights(path) -> Weights:
     """Read an lc0 network file into a `Weights` (see the package doc)."""
     path = str(path)
-    net = decode.parse_net(decode.read_net_bytes(path), path)
+    net = decode.load_net(path)
     version = decode.check_version(net, path)
     decode.upgrade_format(net)
     decode.check_supported(net, path)
