@@ -29,6 +29,24 @@ def no_inflating(monkeypatch):
     monkeypatch.setattr(decode, "gunzip", refuse)
 
 
+def damage(copy, how="a flipped bit"):
+    """Spoil a copy: one bit flipped in its middle, or all of it garbage."""
+    data = bytearray(copy.read_bytes())
+    if how == "garbage":
+        data = bytearray(b"\xff" * len(data))
+    else:
+        data[len(data) // 2] ^= 1
+    copy.write_bytes(bytes(data))
+
+
+def count_inflating(monkeypatch):
+    """A list that gets an entry for each gunzip."""
+    calls = []
+    real = decode.gunzip
+    monkeypatch.setattr(decode, "gunzip", lambda *a: calls.append(1) or real(*a))
+    return calls
+
+
 def test_second_load_reads_the_copy(cache, maia_path, tmp_path, monkeypatch):
     net = tmp_path / "net.pb.gz"
     net.write_bytes(maia_path.read_bytes())
@@ -46,12 +64,8 @@ def test_damaged_copy_is_inflated_again(cache, maia_path, tmp_path, monkeypatch)
     net.write_bytes(maia_path.read_bytes())
     first = decode.read_net_bytes(str(net))
     (copy,) = copies(cache)
-    damaged = bytearray(copy.read_bytes())
-    damaged[len(damaged) // 2] ^= 1
-    copy.write_bytes(bytes(damaged))
-    calls = []
-    real = decode.gunzip
-    monkeypatch.setattr(decode, "gunzip", lambda *a: calls.append(1) or real(*a))
+    damage(copy)
+    calls = count_inflating(monkeypatch)
     assert decode.read_net_bytes(str(net)) == first
     assert calls and copy.read_bytes() == first           # rewritten whole
 
@@ -66,8 +80,8 @@ def test_load_net_parses_a_good_copy_while_checking_it(cache, maia_path, tmp_pat
     assert decode.load_net(str(net)) == expected
 
 
-@pytest.mark.parametrize("damage", ["a flipped bit", "garbage"])
-def test_load_net_reads_the_file_when_the_copy_fails_its_check(cache, maia_path, tmp_path, monkeypatch, damage):
+@pytest.mark.parametrize("how", ["a flipped bit", "garbage"])
+def test_load_net_reads_the_file_when_the_copy_fails_its_check(cache, maia_path, tmp_path, monkeypatch, how):
     """A copy that parses but fails the CRC (a flipped bit in a weight), or
     one that does not even parse, is not used: the net comes from the file,
     whole, and the copy is written again; no error reaches the caller."""
@@ -76,15 +90,8 @@ def test_load_net_reads_the_file_when_the_copy_fails_its_check(cache, maia_path,
     first = decode.read_net_bytes(str(net))
     expected = decode.parse_net(first, str(net))
     (copy,) = copies(cache)
-    if damage == "garbage":
-        copy.write_bytes(b"\xff" * len(first))
-    else:
-        damaged = bytearray(first)
-        damaged[len(damaged) // 2] ^= 1
-        copy.write_bytes(bytes(damaged))
-    calls = []
-    real = decode.gunzip
-    monkeypatch.setattr(decode, "gunzip", lambda *a: calls.append(1) or real(*a))
+    damage(copy, how)
+    calls = count_inflating(monkeypatch)
     assert decode.load_net(str(net)) == expected
     assert calls and copy.read_bytes() == first
 
