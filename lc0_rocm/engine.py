@@ -126,7 +126,7 @@ class Engine:
         warm = getattr(getattr(self._network, "backend", None), "warm_up", None)
         if callable(warm) and self._warm:
             slots = self._native.slots_in_use(self.search_threads()) if self._native is not None else []
-            warm(self.minibatch_size() + self.max_prefetch(), slots)
+            warm(self.minibatch_size() + self.params.MaxPrefetch, slots)
 
     def _native_search_for(self, network):
         """The native search for `network`, or None for the Python one."""
@@ -221,14 +221,6 @@ class Engine:
         """MinibatchSize, or with 0 default_minibatch of the backend."""
         return self.params.MinibatchSize or default_minibatch(self.backend_attributes())
 
-    def max_prefetch(self) -> int:
-        """MaxPrefetch, or with -1 the backend's suggestion: lc0's 32, none
-        for a small net on a GPU (its search is bound by the host, whose
-        time the prefetches take)."""
-        if self.params.MaxPrefetch >= 0:
-            return self.params.MaxPrefetch
-        return self.backend_attributes().suggested_max_prefetch
-
     def wait_idle(self) -> None:
         """Wait for a stopped search's last network batch (the native search
         answers `stop` before it is back), so that the next search starts at
@@ -317,7 +309,7 @@ class Engine:
                             infinite=infinite, stop=stop, searchmoves=searchmoves, depth=depth,
                             mate=mate)
             search = Search(tree, walker, self._evaluator, self._cache, self.params, limits,
-                            self.minibatch_size(), tablebase=self._tablebase, max_prefetch=self.max_prefetch())
+                            self.minibatch_size(), tablebase=self._tablebase)
             state = {"next_info": time.monotonic() + INFO_INTERVAL_S}
 
             rescale = (search.rescale_ratio, search.rescale_diff, search.contempt_mode)
@@ -389,7 +381,7 @@ class Engine:
     def _search_native(self, board: chess.Board, *, nodes, movetime, time_budget, searchmoves,
                        infinite, stop, on_info, depth, mate) -> SearchResult:
         native = self._native
-        native.set_params(self.params, self.minibatch_size(), self.search_threads(), self.max_prefetch())
+        native.set_params(self.params, self.minibatch_size(), self.search_threads())
         multipv = self.params.MultiPV
         root_black = board.turn == chess.BLACK
 

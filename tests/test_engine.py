@@ -1,9 +1,6 @@
 """Engine API: options (lc0 names, validation), network handling, results."""
 from __future__ import annotations
 
-import dataclasses
-import types
-
 import chess
 import pytest
 
@@ -24,7 +21,7 @@ def test_options_carry_lc0_names_and_defaults():
                 "MovesLeftSlope": 0.0027, "MovesLeftScaledFactor": 1.6521,
                 "MovesLeftQuadraticFactor": -0.6521, "MovesLeftConstantFactor": 0.0,
                 "TwoFoldDraws": True, "StickyEndgames": True, "MultiPV": 1,
-                "MinibatchSize": 0, "MaxPrefetch": -1, "ScoreType": "WDL_mu"}
+                "MinibatchSize": 0, "MaxPrefetch": 32, "ScoreType": "WDL_mu"}
     for name, value in expected.items():
         assert Engine.OPTIONS[name].default == value, name
     for spec in OPTIONS.values():
@@ -80,35 +77,6 @@ def test_threads_and_minibatch_come_from_the_backend():
     assert Engine(net_on(gpu), Threads=5, MinibatchSize=64).minibatch_size() == 64
     assert Engine(MaterialEvaluator()).search_threads() == 1
     assert Engine(MaterialEvaluator()).minibatch_size() == 7        # lc0 eigen's 7
-
-
-def test_max_prefetch_comes_from_the_backend():
-    """MaxPrefetch -1 asks the backend: lc0's 32 unless it says otherwise (a
-    small net on a GPU says 0, as do roundrobin and demux over such
-    children); a value set is kept, 0 included."""
-    gpu = BackendAttributes(runs_on_cpu=False, suggested_num_search_threads=2,
-                            recommended_batch_size=264, maximum_batch_size=1024)
-    host_bound = dataclasses.replace(gpu, suggested_num_search_threads=5, suggested_max_prefetch=0)
-    assert Engine(net_on(gpu)).max_prefetch() == 32
-    assert Engine(net_on(host_bound)).max_prefetch() == 0
-    assert Engine(net_on(host_bound), MaxPrefetch=32).max_prefetch() == 32
-    assert Engine(net_on(gpu), MaxPrefetch=0).max_prefetch() == 0
-    assert Engine(MaterialEvaluator()).max_prefetch() == 32
-    with pytest.raises(ValueError):
-        Engine(net_on(gpu), MaxPrefetch=-2)
-
-
-def test_small_nets_prefetch_nothing_on_a_gpu():
-    """The native GPU backend's attributes: a small residual net (maia-1900's
-    64 filters), whose search the host bounds, prefetches nothing; a big net
-    and a net of unknown shape prefetch as lc0 does."""
-    from lc0_rocm.backends.native import gpu_attributes
-    info = {"multiprocessors": 132}
-    small = types.SimpleNamespace(body="resnet", filters=64)
-    big = types.SimpleNamespace(body="attention", filters=0)
-    assert gpu_attributes(info, 1024, small).suggested_max_prefetch == 0
-    assert gpu_attributes(info, 1024, big).suggested_max_prefetch == 32
-    assert gpu_attributes(info, 1024, None).suggested_max_prefetch == 32
 
 
 def test_engine_warms_a_gpu_backend_for_its_batches():

@@ -43,7 +43,7 @@ def setter_names() -> dict[str, str]:
 
 def test_the_core_takes_exactly_the_knobs_python_sends():
     assert set(setter_names()) == set(NATIVE_KNOBS) | set(RESOLVED_BY_ENGINE)
-    sent = [name for name, _ in SearchParams().native_settings(16, 2, 32)]
+    sent = [name for name, _ in SearchParams().native_settings(16, 2)]
     assert sorted(sent) == sorted(set(NATIVE_KNOBS) | set(RESOLVED_BY_ENGINE))
 
 

@@ -143,7 +143,7 @@ net = load_network(None, backend="random")
 for threads in (1, 2):
     engine = Engine(net, Threads=threads, StrictNodes=True, SmartPruningFactor=0)
     native = engine._native
-    native.set_params(engine.params, engine.minibatch_size(), engine.search_threads(), engine.max_prefetch())
+    native.set_params(engine.params, engine.minibatch_size(), engine.search_threads())
     native.run(chess.Board(), engine.params, nodes=0)
     print(native.snapshot(1).total_nodes)
 """

@@ -333,7 +333,7 @@ class ManySearch:
             for c in range(clients):
                 h = lib.lc0core_search_many_handle(self._many, index)
                 # The knobs the native search reads, as NativeSearch.set_params sets them.
-                for name, number in params.native_settings(minibatch, 1, self.engine.max_prefetch()):
+                for name, number in params.native_settings(minibatch, 1):
                     self._check(lib.lc0core_search_set_option(h, name.encode(), number), name)
                 client = lib.lc0core_mux_client(mux, c)
                 ev = ffi.new("lc0core_evaluator*")

@@ -17,16 +17,13 @@ class BackendError(Lc0RocmError):
 @dataclasses.dataclass(frozen=True)
 class BackendAttributes:
     """What a backend tells the search about itself (lc0's BackendAttributes):
-    the defaults of Threads 0, MinibatchSize 0 and MaxPrefetch -1 come from
-    here, so each backend states its own numbers in one place."""
+    the defaults of Threads 0 and MinibatchSize 0 come from here, so each
+    backend states its own numbers in one place."""
 
     runs_on_cpu: bool                  # the forward pass computes on the host's cores
     suggested_num_search_threads: int  # search threads for Threads 0
     recommended_batch_size: int        # positions per batch for MinibatchSize 0
     maximum_batch_size: int            # the most positions one forward call takes in one pass
-    # MaxPrefetch -1's value (ours; lc0 has no such attribute): lc0's 32, or
-    # 0 where the host, not the network, bounds the search.
-    suggested_max_prefetch: int = 32
 
 
 # What a backend that says nothing of itself gets: lc0's generic minibatch

@@ -184,14 +184,13 @@ class WrapperBackend(Backend):
     def attributes(self) -> BackendAttributes:
         """Whole batches go to one child each: two search threads per child,
         batches sized for the first GPU child, no batch larger than the
-        smallest child takes, prefetching as the child that wants least."""
+        smallest child takes."""
         kids = self.child_attributes()
         gpus = [a for a in kids if not a.runs_on_cpu]
         return BackendAttributes(
             runs_on_cpu=not gpus, suggested_num_search_threads=THREADS_PER_CHILD * len(kids),
             recommended_batch_size=(gpus[0] if gpus else DEFAULT_ATTRIBUTES).recommended_batch_size,
-            maximum_batch_size=min(a.maximum_batch_size for a in kids),
-            suggested_max_prefetch=min(a.suggested_max_prefetch for a in kids))
+            maximum_batch_size=min(a.maximum_batch_size for a in kids))
 
     def native_slots(self, count: int) -> list[NativeSlot] | None:
         """Whole batches to the children in turn (as roundrobin does): slot i

@@ -82,16 +82,14 @@ class DemuxBackend(WrapperBackend):
         """Every batch spans all children: the search's two threads (one
         gathering while the other's batch is out), a batch that fills every
         GPU child (the sum of their recommended sizes, as lc0's demux
-        suggests), at most the children's maxima together, prefetching as
-        the child that wants least."""
+        suggests), at most the children's maxima together."""
         kids = self.child_attributes()
         gpus = [a for a in kids if not a.runs_on_cpu]
         return BackendAttributes(
             runs_on_cpu=not gpus, suggested_num_search_threads=DEFAULT_ATTRIBUTES.suggested_num_search_threads,
             recommended_batch_size=(sum(a.recommended_batch_size for a in gpus)
                                     or DEFAULT_ATTRIBUTES.recommended_batch_size),
-            maximum_batch_size=sum(a.maximum_batch_size for a in kids),
-            suggested_max_prefetch=min(a.suggested_max_prefetch for a in kids))
+            maximum_batch_size=sum(a.maximum_batch_size for a in kids))
 
     def forward_packed(self, masks, values):
         masks, values = checked_packed(masks, values)

@@ -18,7 +18,7 @@ import numpy as np
 
 from lc0_rocm import host
 from lc0_rocm._proto import net_pb2
-from lc0_rocm.backends.base import (DEFAULT_ATTRIBUTES, Backend, BackendAttributes, NativeSlot, checked_outputs,
+from lc0_rocm.backends.base import (Backend, BackendAttributes, NativeSlot, checked_outputs,
                                     checked_packed, checked_planes, empty_outputs, slot_leaves)
 from lc0_rocm.backends.native_build import (NativeError, build, cached_library, cdef_text,
                                             detect_target, split_name)
@@ -291,26 +291,11 @@ def graph_sizes(largest: int, max_batch: int) -> list[int]:
     return sorted({padded(n) for n in range(1, limit + 1)})
 
 
-def is_small_net(spec: NetSpec | None) -> bool:
-    """A residual net small enough that the host's search, not the GPU,
-    bounds the nodes per second (maia-1900's 64 filters)."""
-    return spec is not None and spec.body == "resnet" and 0 < spec.filters <= SMALL_NET_FILTERS
-
-
-def max_prefetch_for(spec: NetSpec | None) -> int:
-    """MaxPrefetch -1's value on one GPU: lc0's 32, but none for a small net.
-    Prefetching tops short batches up with positions for the cache, which
-    pays where the network has the time; a small net's search is bound by
-    the host, whose picking and encoding the prefetches take (maia-1900,
-    H100: +5-13 % nodes/s per benchmark position without them;
-    BENCHMARKS.md)."""
-    return 0 if is_small_net(spec) else DEFAULT_ATTRIBUTES.suggested_max_prefetch
-
-
 def search_threads_for(spec: NetSpec | None, cores: int | None = None) -> int:
     """Threads 0's search threads on one GPU for a net (see SEARCH_THREADS);
     a small net's count follows the host's `cores` (default: this one's)."""
-    if not is_small_net(spec):
+    small = spec is not None and spec.body == "resnet" and 0 < spec.filters <= SMALL_NET_FILTERS
+    if not small:
         return SEARCH_THREADS
     cores = cores if cores is not None else host.usable_cores()
     return min(SEARCH_THREADS_SMALL_NET, max(SEARCH_THREADS_SMALL_NET_MIN, cores // 3))
@@ -322,7 +307,7 @@ def gpu_attributes(info: dict, max_batch: int, spec: NetSpec | None = None) -> B
     return BackendAttributes(
         runs_on_cpu=False, suggested_num_search_threads=search_threads_for(spec),
         recommended_batch_size=BATCH_PER_MULTIPROCESSOR * multiprocessors or FALLBACK_BATCH,
-        maximum_batch_size=max_batch, suggested_max_prefetch=max_prefetch_for(spec))
+        maximum_batch_size=max_batch)
 
 
 class NativeBackend(Backend):

@@ -16,7 +16,6 @@ import time
 
 import chess
 
-from lc0_rocm.backends.base import DEFAULT_ATTRIBUTES
 from lc0_rocm.search import contempt
 from lc0_rocm.search.backup import BackupMixin
 from lc0_rocm.search.batch import Batch, Visit
@@ -53,7 +52,7 @@ class Search(PickingMixin, LeavesMixin, BackupMixin, StoppersMixin, SelectionMix
 
     def __init__(self, tree: Tree, walker: PositionWalker, evaluator, cache,
                  params: SearchParams, limits: Limits, minibatch_size: int,
-                 tablebase=None, max_prefetch: int | None = None):
+                 tablebase=None):
         self.tree = tree
         # Syzygy WDL probing inside the tree (python-chess Tablebase or any
         # object with get_wdl(board) -> int | None).
@@ -67,9 +66,6 @@ class Search(PickingMixin, LeavesMixin, BackupMixin, StoppersMixin, SelectionMix
         self.limits = limits
         self.has_mlh = bool(evaluator.has_moves_left)
         self.target_minibatch = max(1, minibatch_size)
-        # The engine resolves MaxPrefetch -1 by its backend; alone, lc0's 32.
-        self.max_prefetch = max_prefetch if max_prefetch is not None else (
-            params.MaxPrefetch if params.MaxPrefetch >= 0 else DEFAULT_ATTRIBUTES.suggested_max_prefetch)
         self.max_out_of_order = max(1, int(params.MaxOutOfOrderEvalsFactor * self.target_minibatch))
         self.inv_policy_temp = 1.0 / params.PolicyTemperature
         root_black = walker.board.turn == chess.BLACK
@@ -152,9 +148,9 @@ class Search(PickingMixin, LeavesMixin, BackupMixin, StoppersMixin, SelectionMix
         return batch
 
     def add_prefetch(self, batch: Batch) -> None:
-        if 0 < len(batch.requests) < self.max_prefetch and not self._stop_requested():
+        if 0 < len(batch.requests) < self.params.MaxPrefetch and not self._stop_requested():
             self.batch, self.nn_requests, self.prefetch = batch.visits, batch.requests, batch.prefetch
-            self._prefetch(0, self.max_prefetch - len(batch.requests), False, True)
+            self._prefetch(0, self.params.MaxPrefetch - len(batch.requests), False, True)
 
     def evaluate(self, batch: Batch) -> list:
         """The network call (touches no tree state: may run in another thread)."""

@@ -214,12 +214,11 @@ class NativeSearch:
             ev.tb_probe, ev.tb_ctx, ev.tb_max_pieces = probe, ffi.NULL, max_pieces(tablebase)
         self._install_evaluator()
 
-    def set_params(self, params: SearchParams, minibatch: int, threads: int = 1, max_prefetch: int = 32) -> None:
-        """The knobs, the resolved minibatch size, thread count (2 or more:
-        gather the next batch while the network computes the current one)
-        and prefetch (lc0's 32 unless given)."""
+    def set_params(self, params: SearchParams, minibatch: int, threads: int = 1) -> None:
+        """The knobs, the resolved minibatch size and thread count (2 or more:
+        gather the next batch while the network computes the current one)."""
         lib, h = self.lib, self._handle
-        settings = params.native_settings(minibatch, threads, max_prefetch)
+        settings = params.native_settings(minibatch, threads)
         key = tuple(settings)
         if key == getattr(self, "_params_key", None):
             return   # unchanged since the last search: ~40 calls saved on every move

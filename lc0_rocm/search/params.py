@@ -73,8 +73,7 @@ def _check(default, help_=""):
 
 
 # lc0 v0.32.1 defaults (src/search/classic/params.cc, stoppers/common.cc,
-# neural/shared_params.cc). MinibatchSize 0, Threads 0 and MaxPrefetch -1 =
-# the backend's suggestion.
+# neural/shared_params.cc). MinibatchSize 0 = the backend's suggestion.
 OPTIONS: dict[str, OptionSpec] = {
     "MinibatchSize": _spin(0, 0, 1024, "positions per NN batch; 0 = the backend's suggestion (twice it on a GPU)"),
     "CPuct": _float(1.745, 0.0, 100.0),
@@ -90,9 +89,7 @@ OPTIONS: dict[str, OptionSpec] = {
     "FpuStrategyAtRoot": OptionSpec("combo", "same", None, None, ("reduction", "absolute", "same")),
     "FpuValueAtRoot": _float(1.0, -100.0, 100.0),
     "PolicyTemperature": _float(1.359, 0.1, 10.0),
-    "MaxPrefetch": _spin(-1, -1, 1024, "fill small NN batches with likely next leaves (into the cache); "
-                                       "-1 = the backend's suggestion: lc0's 32, or 0 where the host bounds "
-                                       "the search (a small net on a GPU)"),
+    "MaxPrefetch": _spin(32, 0, 1024, "fill small NN batches with likely next leaves (into the cache)"),
     "MaxCollisionEvents": _spin(917, 1, 65536, "accepted like lc0; v0.32.1's classic search does not use it"),
     "MaxCollisionVisits": _spin(80000, 1, 100000000),
     "MaxCollisionVisitsScalingStart": _spin(28, 1, 100000),
@@ -183,9 +180,9 @@ PYTHON_ONLY = frozenset({
     "VerboseMoveStats", "ContemptMaxValue", "WDLCalibrationElo", "WDLContemptAttenuation",
     "WDLEvalObjectivity", "WDLDrawRateTarget", "WDLDrawRateReference", "WDLBookExitBias",
     "UCI_RatingAdv", "MaxBatchesInFlight"})
-# Knobs whose value the engine resolves before the core sees it (the
+# Knobs whose value the engine resolves before the core sees it (0 = the
 # backend's suggestion there; the core takes only the number).
-RESOLVED_BY_ENGINE = ("MinibatchSize", "Threads", "MaxPrefetch")
+RESOLVED_BY_ENGINE = ("MinibatchSize", "Threads")
 # Combos the core reads as numbers: params.h's enum FpuStrategy.
 FPU_STRATEGY_CODES = {"reduction": 0, "absolute": 1, "same": 2}
 # Every knob the native core's SearchParams::set takes, by lc0's name.
@@ -232,13 +229,11 @@ class SearchParams:
             return values[name]
         raise AttributeError(name)
 
-    def native_settings(self, minibatch: int, threads: int, max_prefetch: int) -> list[tuple[str, float]]:
+    def native_settings(self, minibatch: int, threads: int) -> list[tuple[str, float]]:
         """(name, number) for every knob the native core reads, with the
-        minibatch size, thread count (at least 1) and prefetch the engine
-        resolved."""
+        minibatch size and thread count the engine resolved (at least 1)."""
         settings = [(name, native_number(name, self.values[name])) for name in NATIVE_KNOBS]
-        return settings + [("MinibatchSize", float(max(1, minibatch))), ("Threads", float(max(1, threads))),
-                           ("MaxPrefetch", float(max(0, max_prefetch)))]
+        return settings + [("MinibatchSize", float(max(1, minibatch))), ("Threads", float(max(1, threads)))]
 
     # Root twins: lc0 uses the AtRoot values only with RootHasOwnCpuctParams.
     def cpuct(self, at_root: bool) -> tuple[float, float, float]:
