@@ -602,6 +602,27 @@ def test_threads_backing_up_beside_pickers_still_prove_mates(fen):
     assert result.lines[0].mate is not None and result.lines[0].mate > 0, (result.best_move, result.q)
 
 
+def test_threads_starting_on_an_unvisited_root_visit_it_once():
+    """Threads that all gather from a fresh root: one claims its first visit;
+    another that saw it unvisited but claims it after that visit is backed
+    up descends instead of visiting the root again (which added a root visit
+    no child held: the tree unsound). A race, so many tiny searches: before
+    the fix about 1 in 700 of them on this project's 2-core VM (11 in 7,270
+    searches of 8 nodes in 15 s), and this test failed 3 of 6 runs; none in
+    14,640 longer searches of 8 and 12 threads since."""
+    engine = Engine(SlotNet(delay_s=0.0), implementation="native", Threads=8, MaxBatchesInFlight=8,
+                    **EVERY_THREAD, TaskWorkers=0, MinibatchSize=1, SmartPruningFactor=0)
+    board = chess.Board()
+    deadline = time.monotonic() + 2.5
+    searches = 0
+    while time.monotonic() < deadline:
+        engine.new_game()
+        engine.search(board, nodes=8)
+        searches += 1
+        assert engine._native.tree_fault() == "", f"search {searches}"
+    assert searches > 100
+
+
 def test_quality_match_plays_the_same_games_for_the_defaults_and_threads_1(maia_path, tmp_path):
     """scripts/search_quality_match.py on the sim backend (deterministic:
     no GPU timing): below ParallelSearchMinimumVisits the defaults' search

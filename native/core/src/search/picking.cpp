@@ -95,11 +95,21 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
   Tree& tree = *tree_;
   {
     Node& n = tree.node(node);
-    if (collision || visits<kShared>(n) == 0 || n.terminal) {
-      if (is_root && try_start<kShared>(node)) {
+    bool leaf = collision || visits<kShared>(n) == 0 || n.terminal;
+    if (leaf && is_root && try_start<kShared>(node)) {
+      if (kShared && !collision && !n.terminal && visits<kShared>(n) > 0) {
+        // Another thread's first visit was backed up since the root was
+        // seen unvisited: the claim is an ordinary visit in flight (see
+        // try_start), given back here, and the pick descends. (Visiting the
+        // root itself again would add a visit that no child holds.)
+        add_visits_in_flight<kShared>(n, -1);
+        leaf = false;
+      } else {
         --limit;
         visit(c, node, depth);
       }
+    }
+    if (leaf) {
       if (limit > 0) {
         Visit v;
         v.node = node, v.depth = depth, v.collision = true, v.multivisit = limit;
