@@ -8,11 +8,6 @@ namespace lc0core {
 namespace search {
 
 uint32_t Tree::new_node(uint32_t parent, int edge_index) {
-  std::lock_guard<std::mutex> lock(allocate_mutex_);
-  return new_node_locked(parent, edge_index);
-}
-
-uint32_t Tree::new_node_locked(uint32_t parent, int edge_index) {
   const uint32_t id = nodes_.allocate(1);
   Node& n = nodes_[id];
   n = Node();
@@ -50,19 +45,21 @@ uint32_t Tree::find_child(uint32_t node, int k) const {
 uint32_t Tree::child(uint32_t node, int k) {
   if (nodes_[node].solid) return nodes_[node].first_child + uint32_t(k);
   uint32_t prev = kNone;
-  uint32_t c = find_in_list(node, k, &prev);
-  if (c != kNone && nodes_[c].edge_index == k) return c;
-  std::lock_guard<std::mutex> lock(allocate_mutex_);
-  // Again from prev (children are only ever linked in, so prev stays before
-  // k): another thread may have spawned it meanwhile.
-  c = find_in_list(node, k, &prev);
-  if (c != kNone && nodes_[c].edge_index == k) return c;
-  const uint32_t fresh = new_node_locked(node, k);
-  nodes_[fresh].next_sibling = c;
-  // Published whole: a reader that finds the link finds the node set up.
-  __atomic_store_n(prev == kNone ? &nodes_[node].first_child : &nodes_[prev].next_sibling, fresh,
-                   __ATOMIC_RELEASE);
-  return fresh;
+  uint32_t fresh = kNone;
+  while (true) {
+    const uint32_t c = find_in_list(node, k, &prev);
+    if (c != kNone && nodes_[c].edge_index == k) return c;   // (a spawn that lost stays unlinked)
+    if (fresh == kNone) fresh = new_node(node, k);
+    nodes_[fresh].next_sibling = c;
+    // Linked in whole, after c, only where the link still leads to c: else
+    // another thread linked a child in there meanwhile (children are only
+    // ever linked in, so prev stays before k), and the walk goes on from prev.
+    uint32_t* link = prev == kNone ? &nodes_[node].first_child : &nodes_[prev].next_sibling;
+    uint32_t expected = c;
+    if (__atomic_compare_exchange_n(link, &expected, fresh, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+      return fresh;
+    }
+  }
 }
 
 void Tree::create_edges(uint32_t node, const Move* moves, int count) {
@@ -72,10 +69,7 @@ void Tree::create_edges(uint32_t node, const Move* moves, int count) {
     n.edges = kNone;
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(allocate_mutex_);
-    n.edges = edges_.allocate(uint32_t(count));
-  }
+  n.edges = edges_.allocate(uint32_t(count));
   for (int i = 0; i < count; ++i) {
     edges_[n.edges + i].move = moves[i].raw;
     edges_[n.edges + i].prior = 0;
@@ -159,11 +153,7 @@ bool Tree::may_make_solid(uint32_t node) const {
 bool Tree::make_solid(uint32_t node) {
   if (!may_make_solid(node)) return false;
   Node& n = nodes_[node];
-  uint32_t block;
-  {
-    std::lock_guard<std::mutex> lock(allocate_mutex_);
-    block = nodes_.allocate(n.num_edges);
-  }
+  const uint32_t block = nodes_.allocate(n.num_edges);
   for (int k = 0; k < n.num_edges; ++k) {
     Node& fresh = nodes_[block + k];
     fresh = Node();

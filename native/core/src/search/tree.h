@@ -6,12 +6,11 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <type_traits>
 #include <vector>
 #include "../position.h"
 #include "fastmath.h"
+#include "pool.h"
 
 namespace lc0core {
 namespace search {
@@ -79,49 +78,6 @@ inline uint8_t terminal_of(const Node& n) { return __atomic_load_n(&n.terminal, 
 inline int8_t lower_of(const Node& n) { return __atomic_load_n(&n.lower, __ATOMIC_RELAXED); }
 inline int8_t upper_of(const Node& n) { return __atomic_load_n(&n.upper, __ATOMIC_RELAXED); }
 
-// Fixed-size chunks: ids stay valid and growth never copies the tree. The
-// chunk table is reserved for every 32-bit id up front, so that reading a
-// slot never races with a new chunk (picking tasks allocate while others read).
-// A chunk's slots are left unwritten until allocated (whoever allocates one
-// assigns it whole): a small tree touches only the pages it uses, not a
-// whole chunk (a node chunk is 3.7 MB; analysis builds a tree per position).
-template <typename T, int kShift>
-class Pool {
-  static_assert(std::is_trivially_copyable<T>::value && std::is_trivially_destructible<T>::value,
-                "slots are raw storage, assigned when allocated");
-  struct FreeChunk {
-    void operator()(T* chunk) const { ::operator delete(chunk); }
-  };
-
- public:
-  static constexpr uint32_t kChunk = 1u << kShift;
-  Pool() { chunks_.reserve(size_t(1) << (32 - kShift)); }
-  T& operator[](uint32_t id) { return chunks_[id >> kShift].get()[id & (kChunk - 1)]; }
-  const T& operator[](uint32_t id) const { return chunks_[id >> kShift].get()[id & (kChunk - 1)]; }
-  // `count` consecutive slots that do not cross a chunk; returns the first id.
-  uint32_t allocate(uint32_t count) {
-    if ((used_ & (kChunk - 1)) + count > kChunk) used_ = ((used_ >> kShift) + 1) << kShift;
-    while (((used_ + count - 1) >> kShift) >= chunks_.size()) {
-      chunks_.emplace_back(static_cast<T*>(::operator new(sizeof(T) * kChunk)));
-    }
-    const uint32_t id = used_;
-    used_ += count;
-    return id;
-  }
-  uint32_t used() const { return used_; }
-  size_t bytes() const { return chunks_.size() * sizeof(T) * kChunk; }
-  // Every slot free again; the first chunk and the chunk table are kept, so
-  // a run of small trees (analysis: one per position) allocates nothing.
-  void reset() {
-    if (chunks_.size() > 1) chunks_.resize(1);
-    used_ = 0;
-  }
-
- private:
-  std::vector<std::unique_ptr<T, FreeChunk>> chunks_;
-  uint32_t used_ = 0;
-};
-
 class Tree {
  public:
   Tree() { root_ = new_node(kNone, 0); }
@@ -142,8 +98,8 @@ class Tree {
 
   uint32_t new_node(uint32_t parent, int edge_index);
   // Edge `k` of `node`'s child node, spawned when absent. Safe while other
-  // threads pick at the same node: a spawn is linked in whole, under the
-  // allocation lock, and readers of the child list see it or not.
+  // threads pick at the same node: a spawn is linked in whole by one
+  // compare-and-swap, and readers of the child list see it or not.
   uint32_t child(uint32_t node, int k);
   // Edge `k`'s child, or kNone (no spawn).
   uint32_t find_child(uint32_t node, int k) const;
@@ -178,10 +134,8 @@ class Tree {
   std::string check() const;
 
  private:
-  Pool<Node, 16> nodes_;
+  Pool<Node, 16> nodes_;               // allocated by several threads at once (pool.h)
   Pool<Edge, 18> edges_;
-  std::mutex allocate_mutex_;          // picking tasks and threads spawn nodes and edges at once
-  uint32_t new_node_locked(uint32_t parent, int edge_index);
   // The first child at edge index >= k, *prev the one before it (kNone:
   // none); the walk starts after *prev when it is set.
   uint32_t find_in_list(uint32_t node, int k, uint32_t* prev) const;
