@@ -284,6 +284,7 @@ void Search::pick_node(PickContext& c, uint32_t node, int limit, int depth, bool
         // reading: left for the next exclusive hold, a collision now.
         std::lock_guard<std::mutex> lock(fix_mutex_);
         pending_fixes_.emplace_back(child, depth);
+        fixes_pending_.store(true, std::memory_order_release);
         collide = true;
       } else {
         ensure_two_fold_correct(child, depth);

@@ -467,9 +467,10 @@ void Search::ensure_two_fold_correct(uint32_t child, int depth) {
   ++two_fold_fixes_;
 }
 
-bool Search::two_folds_pending() {
-  std::lock_guard<std::mutex> lock(fix_mutex_);
-  return !pending_fixes_.empty();
+bool Search::two_folds_pending() const {
+  // Asked after every pick by every search thread: a flag they only read
+  // (the list and its mutex are written once in a long while).
+  return fixes_pending_.load(std::memory_order_acquire);
 }
 
 void Search::fix_two_folds() {
@@ -477,6 +478,7 @@ void Search::fix_two_folds() {
   {
     std::lock_guard<std::mutex> lock(fix_mutex_);
     fixes.swap(pending_fixes_);
+    fixes_pending_.store(false, std::memory_order_relaxed);
   }
   for (const auto& fix : fixes) {
     if (being_expanded(fix.first)) continue;       // as pick_node: never a leaf in flight

@@ -265,7 +265,7 @@ class Search {
     return terminal_of(cn) == kTwoFold && depth < load_value(cn.m);
   }
   void fix_two_folds();              // the fixes pickers left (worker mode)
-  bool two_folds_pending();
+  bool two_folds_pending() const;
   void visit(PickContext& c, uint32_t node, int depth);
   int append_requests(Batch* to, const Batch& from);   // returns the first appended slot
   // Expanding the picked leaves (lc0's ProcessPickedTask).
@@ -416,6 +416,7 @@ class Search {
   void add_task_pool() { task_pools_.emplace_back(new TaskWorkers(task_workers_, *history_)); }
   std::mutex fix_mutex_;               // two-fold fixes reach above a task's branch
   std::vector<std::pair<uint32_t, int>> pending_fixes_;   // (node, depth), under fix_mutex_
+  std::atomic<bool> fixes_pending_{false};                // !pending_fixes_.empty(), written under fix_mutex_
   long long two_fold_fixes_ = 0, deferred_fixes_ = 0;     // under fix_mutex_
   std::atomic<long long> collision_ends_{0}, idle_ends_{0}, ooo_left_in_batch_{0};
   // Backing up beside the pickers (worker mode, under the tree mutex), and
