@@ -7,9 +7,9 @@
 // allocate a node for every child they spawn and a run of edges for every
 // leaf they expand, hundreds of thousands a second: the next free id moves
 // by compare-and-swap, and only a new chunk (once per 65,536 nodes or
-// 262,144 edges) takes a lock. (A mutex around every allocation held
-// maia-1900's five search threads up for a quarter of their time on an
-// H100: `perf`-style profile in BENCHMARKS.md.)
+// 262,144 edges) takes a lock. (Locking and unlocking a mutex around every
+// allocation took 29 % of the CPU samples of maia-1900's search with five
+// threads on an H100 host: the CPU profile in BENCHMARKS.md.)
 //
 // A chunk's slots are left unwritten until allocated (whoever allocates one
 // assigns it whole): a small tree touches only the pages it uses, not a
