@@ -24,13 +24,18 @@ bool NNCache::contains(uint64_t key) const {
 
 void NNCache::put(uint64_t key, const Move* moves, const uint16_t* priors, int count, double q,
                   float d, float m) {
-  std::lock_guard<std::mutex> order_lock(order_mutex_);
-  if (capacity_ <= 0) return;
-  // The block is filled before a shard lock is taken.
+  if (capacity_.load(std::memory_order_relaxed) <= 0) return;
+  // The block is made and filled before any lock is taken: every search
+  // thread puts each of its batch's results through the one age order.
   CacheBlock* block = CacheBlock::create(count);
   block->q = q, block->d = d, block->m = m;
   uint32_t* edges = block->edges();
   for (int i = 0; i < count; ++i) edges[i] = uint32_t(moves[i].raw) | uint32_t(priors[i]) << 16;
+  std::lock_guard<std::mutex> order_lock(order_mutex_);
+  if (capacity_.load(std::memory_order_relaxed) <= 0) {     // set to 0 meanwhile
+    CacheBlock::destroy(block);
+    return;
+  }
   Shard& s = shard(key);
   {
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -52,12 +57,12 @@ void NNCache::clear() {
 
 void NNCache::set_capacity(long long capacity) {
   std::lock_guard<std::mutex> order_lock(order_mutex_);
-  capacity_ = capacity < 0 ? 0 : capacity;
+  capacity_.store(capacity < 0 ? 0 : capacity, std::memory_order_relaxed);
   evict_over_capacity();
 }
 
 void NNCache::evict_over_capacity() {
-  while ((long long)order_.size() > capacity_) {
+  while ((long long)order_.size() > capacity_.load(std::memory_order_relaxed)) {
     const uint64_t oldest = order_.front();
     order_.pop_front();
     Shard& s = shard(oldest);

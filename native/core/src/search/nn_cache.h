@@ -57,7 +57,7 @@ class NNCache {
 
   Shard shards_[kShards];
   mutable std::mutex order_mutex_;     // taken before a shard's, never after
-  long long capacity_;
+  std::atomic<long long> capacity_;    // written under order_mutex_; put reads it first without
   std::deque<uint64_t> order_;         // every key, oldest first
   std::atomic<uint64_t> hits_{0};
 };
