@@ -39,8 +39,7 @@ class Pool {
   // The table comes zeroed from calloc, untouched: a small tree's process
   // keeps none of its pages resident (a search handle each, many at once in
   // analysis).
-  Pool() : chunks_(static_cast<std::atomic<T*>*>(std::calloc(kChunks, sizeof(std::atomic<T*>)))) {
-    static_assert(sizeof(std::atomic<T*>) == sizeof(T*), "a null atomic pointer is all zero bytes");
+  Pool() : chunks_(static_cast<T**>(std::calloc(kChunks, sizeof(T*)))) {
     if (!chunks_) throw std::bad_alloc();
   }
   ~Pool() { free_from(0); }
@@ -48,12 +47,11 @@ class Pool {
   Pool& operator=(const Pool&) = delete;
 
   // A slot's chunk was published before its id was (the id reaches a
-  // reader through a link stored with release after the allocation), so a
-  // relaxed load finds it.
-  T& operator[](uint32_t id) { return chunks_[id >> kShift].load(std::memory_order_relaxed)[id & (kChunk - 1)]; }
-  const T& operator[](uint32_t id) const {
-    return chunks_[id >> kShift].load(std::memory_order_relaxed)[id & (kChunk - 1)];
-  }
+  // reader through a link stored with release after the allocation), and a
+  // chunk's pointer is written once: a plain read finds it, and the
+  // compiler may keep it across a loop over a node's edges.
+  T& operator[](uint32_t id) { return chunks_[id >> kShift][id & (kChunk - 1)]; }
+  const T& operator[](uint32_t id) const { return chunks_[id >> kShift][id & (kChunk - 1)]; }
 
   // `count` (1..kChunk) consecutive slots that do not cross a chunk; returns
   // the first id. Safe from any number of threads at once; one thread alone
@@ -78,28 +76,31 @@ class Pool {
   }
 
  private:
+  // The one place a chunk's pointer is read while it may be written (by
+  // the thread that makes it): atomically.
   void ensure_chunk(size_t chunk) {
-    if (chunks_[chunk].load(std::memory_order_acquire) != nullptr) return;
+    if (__atomic_load_n(&chunks_[chunk], __ATOMIC_ACQUIRE) != nullptr) return;
     std::lock_guard<std::mutex> lock(grow_mutex_);
-    if (chunks_[chunk].load(std::memory_order_relaxed) != nullptr) return;
-    chunks_[chunk].store(static_cast<T*>(::operator new(sizeof(T) * kChunk)), std::memory_order_release);
+    if (__atomic_load_n(&chunks_[chunk], __ATOMIC_RELAXED) != nullptr) return;
+    __atomic_store_n(&chunks_[chunk], static_cast<T*>(::operator new(sizeof(T) * kChunk)), __ATOMIC_RELEASE);
     chunks_made_.fetch_add(1, std::memory_order_relaxed);
   }
   void free_from(size_t first) {
     const uint32_t used = used_.load(std::memory_order_relaxed);
     const size_t end = used == 0 ? 1 : size_t((used - 1) >> kShift) + 1;   // chunks made lie below
     for (size_t i = first; i < end; ++i) {
-      T* chunk = chunks_[i].exchange(nullptr, std::memory_order_relaxed);
+      T* chunk = chunks_[i];
       if (chunk == nullptr) continue;
+      chunks_[i] = nullptr;
       ::operator delete(chunk);
       chunks_made_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
 
   struct FreeTable {
-    void operator()(std::atomic<T*>* table) const { std::free(table); }
+    void operator()(T** table) const { std::free(table); }
   };
-  std::unique_ptr<std::atomic<T*>[], FreeTable> chunks_;
+  std::unique_ptr<T*[], FreeTable> chunks_;
   std::atomic<uint32_t> used_{0};
   std::atomic<uint32_t> chunks_made_{0};
   std::mutex grow_mutex_;              // a new chunk only
