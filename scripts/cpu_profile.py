@@ -14,7 +14,8 @@ One profile per position: DIR/cpu_pos<N>.prof and DIR/cpu_pos<N>.txt.
 Needs gperftools' libprofiler and its pprof script, e.g. Debian's
 libgoogle-perftools4 and google-perftools (`apt-get download` them where
 nothing can be installed, unpack with `dpkg -x`, and pass --profiler and
---pprof).
+--pprof; libraries beside --profiler, such as libunwind, are loaded with
+it).
 """
 from __future__ import annotations
 
@@ -40,7 +41,18 @@ def load_profiler(path: str | None):
     try:
         lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
-        sys.exit(f"cpu_profile: cannot load {name}: {e}")
+        # An unpacked copy's dependencies (libunwind) lie beside it, where
+        # the dynamic linker does not look: load those first and retry.
+        beside = [p for p in pathlib.Path(name).parent.glob("lib*.so*") if p.name != pathlib.Path(name).name]
+        for dependency in beside if path else []:
+            try:
+                ctypes.CDLL(str(dependency), mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                pass
+        try:
+            lib = ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            sys.exit(f"cpu_profile: cannot load {name}: {e}")
     lib.ProfilerStart.argtypes = [ctypes.c_char_p]
     lib.ProfilerStart.restype = ctypes.c_int
     return lib
