@@ -43,8 +43,8 @@ def load_profiler(path: str | None):
     except OSError as e:
         # An unpacked copy's dependencies (libunwind) lie beside it, where
         # the dynamic linker does not look: load those first and retry.
-        beside = [p for p in pathlib.Path(name).parent.glob("lib*.so*") if p.name != pathlib.Path(name).name]
-        for dependency in beside if path else []:
+        beside = [p for p in pathlib.Path(path).parent.glob("lib*.so*") if p.name != pathlib.Path(path).name] if path else []
+        for dependency in beside:
             try:
                 ctypes.CDLL(str(dependency), mode=ctypes.RTLD_GLOBAL)
             except OSError:

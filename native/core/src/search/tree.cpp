@@ -51,7 +51,7 @@ uint32_t Tree::child(uint32_t node, int k) {
     if (c != kNone && nodes_[c].edge_index == k) return c;   // (a spawn that lost stays unlinked)
     if (fresh == kNone) fresh = new_node(node, k);
     nodes_[fresh].next_sibling = c;
-    // Linked in whole, after c, only where the link still leads to c: else
+    // Linked in whole, between prev and c, only where the link still leads to c: else
     // another thread linked a child in there meanwhile (children are only
     // ever linked in, so prev stays before k), and the walk goes on from prev.
     uint32_t* link = prev == kNone ? &nodes_[node].first_child : &nodes_[prev].next_sibling;
