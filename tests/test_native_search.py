@@ -186,6 +186,23 @@ def test_tree_reuse_between_moves_of_a_game(random_net):
         board.push(results["native"].best_move)
 
 
+def test_a_new_game_keeps_nothing_of_the_last_tree(random_net):
+    """new_game keeps the tree's storage for the next one (analysis starts a
+    game for every position) but nothing of its nodes: a search of the same
+    position, or of one the last game's tree holds, grows the tree a fresh
+    engine grows."""
+    board = chess.Board()
+    after = chess.Board()
+    after.push_uci("e2e4")
+    used = Engine(random_net, implementation="native", **SAME_TREE)
+    for position in (board, after, board):
+        used.search(position, nodes=400)
+        used.new_game()
+        fresh = Engine(random_net, implementation="native", **SAME_TREE)
+        assert _tree(used.search(position, nodes=300)) == _tree(fresh.search(position, nodes=300))
+        used.new_game()
+
+
 def test_two_fold_draws_and_mates_in_the_tree(random_net):
     # A position where repetitions come up (rooks shuffling) and one with mates.
     for fen, moves in (("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", ["a1a2", "g8h8", "a2a1", "h8g8"]),
