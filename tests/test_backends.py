@@ -153,7 +153,7 @@ def test_padded_size_follows_the_library_and_graph_max_batch():
 
     assert [padded_size(n, 1024) for n in (1, 8, 9, 64, 65, 250, 257, 1000, 1020)] == \
         [1, 8, 16, 64, 80, 256, 288, 1024, 1024]
-    assert padded_size(300, 296) == 296
+    assert padded_size(300, 296) == 296 and padded_size(2000, 1024, 128) == 1024
     assert [padded_size(n, 1024, 128) for n in (9, 120, 121, 128, 129, 300)] == [16, 128, 128, 128, 129, 300]
     assert [padded_size(n, 1024, 100) for n in (90, 96, 97, 100, 101)] == [96, 96, 97, 100, 101]
     assert graph_sizes(300, 1024, 128) == [s for s in graph_sizes(300, 1024) if s <= 128]

@@ -293,7 +293,9 @@ def padded_size(n: int, max_batch: int, graph_max_batch: int = 0) -> int:
     library's Stream::pass_size (native/src/network.cpp) rounds n over 8
     up to a multiple of 8 up to 64, of 16 up to 256, of 32 beyond, at most
     max_batch, and runs it through a graph of that size; a pass that would
-    pad beyond graph_max_batch (0: no limit) runs at n, without a graph."""
+    pad beyond graph_max_batch (0: no limit) runs at n, without a graph.
+    A call of more than max_batch positions runs as passes of max_batch."""
+    n = min(n, max_batch)
     padded = _bucket(n, max_batch)
     return n if 0 < graph_max_batch < padded else padded
 
@@ -393,7 +395,7 @@ class NativeBackend(Backend):
 
     def padded_size(self, n: int) -> int:
         """The batch a pass of n positions runs at: with graphs on, the
-        GPU library pads it (graph_sizes); a caller that picks its calls'
+        GPU library pads it (padded_size); a caller that picks its calls'
         size fills the rows it pays for by asking."""
         return padded_size(n, self.max_batch, self._graph_max_batch) if self._graphs and n > 0 else n
 

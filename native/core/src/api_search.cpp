@@ -200,7 +200,7 @@ LC0CORE_EXPORT int lc0core_search_new_game(lc0core_search* search) {
     // The game and its tree are gone, the tree's storage kept (as
     // set_position keeps it): analysis starts a game for every position, and
     // a new tree's chunk tables and first chunks, zeroed and faulted in
-    // again, took 11 % of a short searches' run (BENCHMARKS.md).
+    // again, took 11 % of a run of short searches (BENCHMARKS.md).
     if (search->tree) search->tree->clear();
     search->tree_broken = false;
     search->has_position = false;
