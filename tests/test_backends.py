@@ -146,7 +146,7 @@ def test_gpu_warm_up_runs_each_pass_once():
 
 
 def test_padded_size_follows_the_library_and_graph_max_batch():
-    """padded_size is Stream::padded_size's rule: up to 8 as is, then
+    """padded_size is Stream::pass_size's rule: up to 8 as is, then
     multiples of 8 / 16 / 32 (to 64 / 256 / beyond), at most max_batch; a
     pass that would pad beyond graph_max_batch runs at its own size."""
     from lc0_rocm.backends.native import graph_sizes, padded_size
