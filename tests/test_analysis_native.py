@@ -877,8 +877,8 @@ def test_fixed_calls_fill_the_batch_a_gpu_pass_runs_at():
     from lc0_rocm.backends import native
     tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
     small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
-    for graphs, graph_max, want in ((True, 0, 288), (False, 0, 264), (True, 256, 264)):
-        gpu = types.SimpleNamespace(max_batch=1024, _graphs=graphs, _graph_max_batch=graph_max)
+    for graphs, want in ((True, 288), (False, 264)):
+        gpu = types.SimpleNamespace(max_batch=1024, _graphs=graphs)
         gpu.padded_size = types.MethodType(native.NativeBackend.padded_size, gpu)
         assert many.call_rows(types.SimpleNamespace(spec=tower.spec, backend=gpu), 264) == want
         assert many.call_rows(types.SimpleNamespace(spec=small.spec, backend=gpu), 264) == 128   # a bucket

@@ -122,7 +122,6 @@ def test_gpu_warm_up_runs_each_pass_once():
     backend = object.__new__(NativeBackend)
     backend.name, backend.ffi, backend.lib, backend.max_batch = "fake", ffi, Lib(), 1024
     backend._gemm_tune, backend._graphs, backend._warmed, backend._warmed_streams = True, True, set(), {}
-    backend._graph_max_batch = 0
     backend.forward_packed = lambda masks, values: calls.append(("pool", len(masks)))
     slots = [NativeSlot(address=1, ctx=0x1000), NativeSlot(address=1, ctx=0x2000)]
     backend.warm_up(296, slots)
@@ -137,27 +136,20 @@ def test_gpu_warm_up_runs_each_pass_once():
     backend.warm_up(400, slots + [NativeSlot(address=1, ctx=0x3000)])
     assert ("pool", 512) not in calls and [n for s, n in calls if s == 0x1000] == [352, 352, 384, 384, 416, 416]
     assert [n for s, n in calls if s == 0x3000] == [n for n in graph_sizes(400, 1024) for _ in range(2)]
-    # With graph_max_batch, only the graphed sizes are captured (twice each).
-    calls.clear()
-    backend._graph_max_batch, backend._warmed_streams = 100, {}
-    backend.warm_up(400, slots[:1])
-    assert [n for s, n in calls if s == 0x1000] == [n for n in graph_sizes(400, 1024, 100) for _ in range(2)]
-    assert max(n for s, n in calls if s == 0x1000) == 96
 
 
-def test_padded_size_follows_the_library_and_graph_max_batch():
-    """padded_size is Stream::pass_size's rule: up to 8 as is, then
+def test_padded_size_follows_the_library():
+    """padded_size is Stream::padded_size's rule: up to 8 as is, then
     multiples of 8 / 16 / 32 (to 64 / 256 / beyond), at most max_batch; a
-    pass that would pad beyond graph_max_batch runs at its own size."""
+    call beyond max_batch runs as passes of max_batch; graph_sizes are the
+    sizes the passes of up to n positions run at."""
     from lc0_rocm.backends.native import graph_sizes, padded_size
 
     assert [padded_size(n, 1024) for n in (1, 8, 9, 64, 65, 250, 257, 1000, 1020)] == \
         [1, 8, 16, 64, 80, 256, 288, 1024, 1024]
-    assert padded_size(300, 296) == 296 and padded_size(2000, 1024, 128) == 1024
-    assert [padded_size(n, 1024, 128) for n in (9, 120, 121, 128, 129, 300)] == [16, 128, 128, 128, 129, 300]
-    assert [padded_size(n, 1024, 100) for n in (90, 96, 97, 100, 101)] == [96, 96, 97, 100, 101]
-    assert graph_sizes(300, 1024, 128) == [s for s in graph_sizes(300, 1024) if s <= 128]
-    assert graph_sizes(300, 1024, 100)[-1] == 96 and 100 not in graph_sizes(300, 1024, 100)
+    assert padded_size(300, 296) == 296 and padded_size(2000, 1024) == 1024
+    assert graph_sizes(300, 1024) == sorted({padded_size(n, 1024) for n in range(1, 301)})
+    assert graph_sizes(300, 1024)[:10] == [1, 2, 3, 4, 5, 6, 7, 8, 16, 24] and graph_sizes(300, 1024)[-1] == 320
 
 
 def test_backends_state_their_attributes(make_test_net):

@@ -666,22 +666,20 @@ def test_gpu_packed_input_gives_the_planes_results_bit_for_bit(net, precision, m
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision,tol,graph_max", [("fp32", 1e-4, 0), ("fp16", 1e-2, 0), ("fp16", 1e-2, 64)])
-def test_gpu_calls_padded_to_a_graph_bucket_return_their_own_rows(precision, tol, graph_max, maia_path):
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("fp16", 1e-2)])
+def test_gpu_calls_padded_to_a_graph_bucket_return_their_own_rows(precision, tol, maia_path):
     """A call of n positions runs at the next batch-size bucket (zeros after
     the n rows, graphs shared between sizes): each size still gets exactly
-    its rows' results, repeated calls (graph replays) included. With
-    graph_max_batch, larger calls run at their own size without a graph
-    (describe() names the batch), mixed with graphed ones."""
+    its rows' results, repeated calls (graph replays) included; describe()
+    names the size a call runs at, as padded_size has it."""
     name = gpu_backend_or_skip(precision)
     w = load_weights(maia_path)
     masks, values = random_packed(w, 120, seed=5)
     ref = backends.create("cpu", w).forward_packed(masks, values)
-    gpu = backends.create(name, w, max_batch=120, graph_max_batch=graph_max)
-    expected = {9: 16, 57: 64, 65: 80, 100: 112} if graph_max == 0 else {9: 16, 57: 64, 65: 65, 100: 100}
-    for n, size in expected.items():
+    gpu = backends.create(name, w, max_batch=120)
+    for n, size in {9: 16, 57: 64, 65: 80, 100: 112}.items():
         ran = int(re.search(r"\(batch (\d+)\)", gpu.describe(n)).group(1))
-        assert ran == size == native.padded_size(n, 120, graph_max) == gpu.padded_size(n)
+        assert ran == size == native.padded_size(n, 120) == gpu.padded_size(n)
     for n in (9, 13, 63, 65, 100, 117, 120, 13, 100):
         got = gpu.forward_packed(masks[:n], values[:n])
         for g, r in zip(got, ref):

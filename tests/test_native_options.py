@@ -32,7 +32,6 @@ def test_defaults_fill_the_config(ffi):
     cfg = config(ffi)
     assert (cfg.graphs, cfg.gemm_tune, cfg.half_sums, cfg.side_stream) == (1, 1, 1, 1)
     assert (cfg.dependent_launch, cfg.mapped_io, cfg.disabled, cfg.forced) == (-1, 1, 0, 0)
-    assert cfg.graph_max_batch == 0
 
 
 def test_settings_reach_the_config(ffi):
@@ -40,7 +39,6 @@ def test_settings_reach_the_config(ffi):
                  mapped_io="16", disable="winograd/fused_se", force="gemv")
     assert (cfg.graphs, cfg.gemm_tune, cfg.half_sums, cfg.side_stream) == (0, 0, 0, 0)
     assert (cfg.dependent_launch, cfg.mapped_io) == (1, 16)
-    assert config(ffi, graph_max_batch="128").graph_max_batch == 128
     bits = native.path_bits()
     assert cfg.disabled == bits["winograd"][0] | bits["fused_se"][0]
     assert cfg.forced == bits["gemv"][0]
@@ -66,12 +64,11 @@ def test_path_names_are_the_headers(ffi):
 
 @pytest.mark.parametrize("given,message", [
     ({"colour": "blue"}, r"cuda-fp16: unknown option colour; valid options: arch, dependent_launch, device, disable, "
-                         r"force, gemm_tune, gpu, graph_max_batch, graphs, half_sums, mapped_io, max_batch, side_stream$"),
+                         r"force, gemm_tune, gpu, graphs, half_sums, mapped_io, max_batch, side_stream$"),
     ({"colour": "blue", "size": "1"}, "unknown options colour, size; valid options: arch"),
     ({"max_batch": "0"}, r"max_batch='0' is not an integer in 1\.\.65536"),
     ({"max_batch": "lots"}, r"max_batch='lots' is not an integer in 1\.\.65536"),
     ({"mapped_io": "-1"}, r"mapped_io='-1' is not an integer in 0\.\.65536"),
-    ({"graph_max_batch": "all"}, r"graph_max_batch='all' is not an integer in 0\.\.65536"),
     ({"gpu": "-1"}, r"gpu='-1' is not an integer >= 0"),
     ({"graphs": "maybe"}, r"graphs='maybe' is not true or false \(on/off, yes/no, 1/0\)"),
     ({"gemm_tune": 2}, r"gemm_tune=2 is not true or false"),

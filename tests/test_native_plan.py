@@ -102,7 +102,7 @@ def test_settings_defaults_are_the_backend_options_defaults(plan):
     what native.OPTIONS gives a backend created without options."""
     [defaults] = plan("kind=settings")
     options = native.OPTIONS
-    for key in ("graphs", "graph_max_batch", "gemm_tune", "half_sums", "side_stream", "mapped_io"):
+    for key in ("graphs", "gemm_tune", "half_sums", "side_stream", "mapped_io"):
         assert defaults[key] == options[key].default, key
     assert defaults["dependent_launch"] == native.DEPENDENT_LAUNCH[options["dependent_launch"].default]
     assert defaults["disabled"] == defaults["forced"] == 0

@@ -135,9 +135,6 @@ OPTIONS = {
     "arch": BackendOption("GPU architecture to build for, e.g. gfx90a or sm_90 (default: the GPU's)"),
     "graphs": BackendOption("capture each batch size's pass into a graph on its second run and replay it", True,
                             "bool"),
-    "graph_max_batch": BackendOption("passes of more positions than this run without a graph, at their own size "
-                                     "(graphs pad a pass to a few sizes); 0: graphs at every size", 0, "int",
-                                     0, 65536),
     "gemm_tune": BackendOption("run large half products on the algorithm that timed fastest for their shape "
                                "class (NVIDIA; ~0.1 s the first pass of each power-of-two class of batch sizes, "
                                "once per network, paid by warm_up() before a search; native/docs/GEMM_TUNER.md)",
@@ -186,7 +183,6 @@ def fill_settings(cfg, values: dict) -> None:
     """lc0rocm_config's settings from read_settings' values."""
     bits = path_bits()
     cfg.graphs, cfg.gemm_tune = int(values["graphs"]), int(values["gemm_tune"])
-    cfg.graph_max_batch = values["graph_max_batch"]
     cfg.half_sums, cfg.side_stream = int(values["half_sums"]), int(values["side_stream"])
     cfg.dependent_launch = DEPENDENT_LAUNCH[values["dependent_launch"]]
     cfg.mapped_io = values["mapped_io"]
@@ -288,24 +284,20 @@ def _bucket(n: int, max_batch: int) -> int:
     return min((n + step - 1) // step * step, max_batch)
 
 
-def padded_size(n: int, max_batch: int, graph_max_batch: int = 0) -> int:
+def padded_size(n: int, max_batch: int) -> int:
     """The size a pass of n positions runs at with graphs on: the GPU
-    library's Stream::pass_size (native/src/network.cpp) rounds n over 8
+    library's Stream::padded_size (native/src/network.cpp) rounds n over 8
     up to a multiple of 8 up to 64, of 16 up to 256, of 32 beyond, at most
-    max_batch, and runs it through a graph of that size; a pass that would
-    pad beyond graph_max_batch (0: no limit) runs at n, without a graph.
-    A call of more than max_batch positions runs as passes of max_batch."""
-    n = min(n, max_batch)
-    padded = _bucket(n, max_batch)
-    return n if 0 < graph_max_batch < padded else padded
+    max_batch, and runs it through a graph of that size. A call of more
+    than max_batch positions runs as passes of max_batch."""
+    return _bucket(min(n, max_batch), max_batch)
 
 
-def graph_sizes(largest: int, max_batch: int, graph_max_batch: int = 0) -> list[int]:
+def graph_sizes(largest: int, max_batch: int) -> list[int]:
     """The sizes passes of 1..largest positions run at through graphs (one
     graph each per stream)."""
     limit = min(max(0, int(largest)), max_batch)
-    sizes = {_bucket(n, max_batch) for n in range(1, limit + 1)}
-    return sorted(s for s in sizes if graph_max_batch == 0 or s <= graph_max_batch)
+    return sorted({_bucket(n, max_batch) for n in range(1, limit + 1)})
 
 
 def search_threads_for(spec: NetSpec | None, cores: int | None = None) -> int:
@@ -342,7 +334,6 @@ class NativeBackend(Backend):
         self.fp16 = fp16
         self.max_batch = max_batch = settings["max_batch"]
         self._gemm_tune, self._graphs = bool(settings["gemm_tune"]), bool(settings["graphs"])
-        self._graph_max_batch = settings["graph_max_batch"]
         self._warmed: set[int] = set()                 # warm_up's tuning passes run
         self._warmed_streams: dict[int, int] = {}      # stream -> the largest graph size warmed on it
         self.has_moves_left = weights.format.moves_left == NF.MOVES_LEFT_V1
@@ -397,7 +388,7 @@ class NativeBackend(Backend):
         """The batch a pass of n positions runs at: with graphs on, the
         GPU library pads it (padded_size); a caller that picks its calls'
         size fills the rows it pays for by asking."""
-        return padded_size(n, self.max_batch, self._graph_max_batch) if self._graphs and n > 0 else n
+        return padded_size(n, self.max_batch) if self._graphs and n > 0 else n
 
     def release_slots(self, slots) -> None:
         with self._pool_lock:
@@ -514,7 +505,7 @@ class NativeBackend(Backend):
         Each is done once; nothing is left to do for smaller batches."""
         timing = [n for n in warm_up_sizes(largest, self.max_batch) if n not in self._warmed] \
             if self._gemm_tune else []
-        sizes = graph_sizes(largest, self.max_batch, self._graph_max_batch) if self._graphs else []
+        sizes = graph_sizes(largest, self.max_batch) if self._graphs else []
         cold = [s for s in slots if sizes and self._warmed_streams.get(s.ctx, 0) < sizes[-1]]
         if not timing and not cold:
             return                      # the usual case, at every search: nothing allocated

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* LC0ROCM_CDEF_BEGIN */
-enum { LC0ROCM_ABI_VERSION = 5 };
+enum { LC0ROCM_ABI_VERSION = 6 };
 
 typedef enum lc0rocm_status {
   LC0ROCM_OK = 0,
@@ -113,7 +113,6 @@ typedef struct lc0rocm_config {
   int ffn_activation;
   int smolgen_activation;
   int graphs;            /* 1: passes captured into graphs and replayed; 0: never */
-  int graph_max_batch;   /* passes of more positions run without a graph, unpadded; 0: no limit */
   int gemm_tune;         /* 1: large half products on the algorithm that timed fastest */
   int half_sums;         /* 1: the sm_90 products sum in half (as lc0's cuda backend); 0: in float */
   int side_stream;       /* 1: independent branches of a pass on a second stream */

@@ -114,9 +114,6 @@ Settings settings_of(const lc0rocm_config& c) {
   };
   Settings s;
   s.graphs = flag(c.graphs, "graphs");
-  require(c.graph_max_batch >= 0 && c.graph_max_batch <= 65536,
-          "graph_max_batch must be in 0..65536, got " + std::to_string(c.graph_max_batch));
-  s.graph_max_batch = c.graph_max_batch;
   s.gemm_tune = flag(c.gemm_tune, "gemm_tune");
   s.half_sums = flag(c.half_sums, "half_sums");
   s.side_stream = flag(c.side_stream, "side_stream");
@@ -182,7 +179,6 @@ size_t input_bytes_per_position() {
 Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
   const Settings& settings = net.config().settings;
   graphs_enabled_ = settings.graphs;
-  graph_max_batch_ = settings.graph_max_batch;
   GPU_CHECK(hipSetDevice(net.config().device.device));
   GPU_CHECK(hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking));
   side_enabled_ = net.body().uses_side_lane() && settings.side_stream;
@@ -257,21 +253,19 @@ void Stream::forward(int n, const uint64_t* masks, const float* values, const fl
 
 std::string Stream::describe(int n) const {
   const int pass = n < 1 ? 1 : n > max_batch_ ? max_batch_ : n;
-  const int g = pass_size(pass).size;
+  const int g = padded_size(pass);
   return net_.body().describe(g) + " (batch " + std::to_string(g) + ")" +
          (g <= mapped_max_batch_ ? "; input and outputs in mapped host memory" : "");
 }
 
-Stream::PassSize Stream::pass_size(int n) const {
-  if (!graphs_enabled_) return {n, false};
+int Stream::padded_size(int n) const {
+  if (!graphs_enabled_ || n <= 8) return n;
   // A graph per exact size would mean a capture for nearly every batch of a
   // search (sizes vary with collisions); the padding rows are zeros, cost
-  // little, and their outputs are dropped. A pass that would pad beyond
-  // graph_max_batch runs at its own size, without a graph.
+  // little, and their outputs are dropped.
   const int step = n <= 64 ? 8 : n <= 256 ? 16 : 32;
-  const int padded = n <= 8 ? n : std::min((n + step - 1) / step * step, max_batch_);
-  if (graph_max_batch_ > 0 && padded > graph_max_batch_) return {n, false};
-  return {padded, true};
+  const int padded = (n + step - 1) / step * step;
+  return padded < max_batch_ ? padded : max_batch_;
 }
 
 namespace {
@@ -295,8 +289,7 @@ struct Span {
 
 void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, const float* planes,
                            float* policy, float* wdl, float* moves_left) {
-  const PassSize size = pass_size(n);
-  const int g = size.size;
+  const int g = padded_size(n);
   const size_t rows = static_cast<size_t>(n), pad = static_cast<size_t>(g - n);
   pass_timer_.begin(pass_log_, stream_);
   // Inputs: the device buffer holds each input block for g rows (padding
@@ -335,7 +328,7 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
 
   const void* pass_in = mapped ? host_in_device_ : dev_in_.get();
   float* pass_out = mapped ? host_out_device_ : dev_out_.as<float>();
-  if (size.graphed) run_device_graphed(g, planes != nullptr, pass_in, pass_out);
+  if (graphs_enabled_) run_device_graphed(g, planes != nullptr, pass_in, pass_out);
   else run_device(g, planes != nullptr, pass_in, pass_out);
 
   // Outputs (policy, wdl, moves left: blocks of g rows in dev_out_): a large

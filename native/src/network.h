@@ -50,15 +50,9 @@ class Stream {
   // `out` (dev_out_'s): dev_in_ and dev_out_, or the host staging buffers'
   // device views for batches that read and write them in place.
   void run_device(int n, bool from_planes, const void* in, float* out);
-  // The batch size a call of n positions runs at and whether through a
-  // graph: with graphs, n rounded up to a few buckets so that a search's
-  // varying batches share graphs (up to graph_max_batch; beyond it n itself,
-  // without a graph).
-  struct PassSize {
-    int size;
-    bool graphed;
-  };
-  PassSize pass_size(int n) const;
+  // The batch size a call of n positions runs at: with graphs, n rounded up
+  // to a few buckets so that a search's varying batches share graphs.
+  int padded_size(int n) const;
   // Same, through a graph captured on the second pass of each (n, input kind).
   void run_device_graphed(int n, bool from_planes, const void* in, float* out);
   void destroy_side_lane();
@@ -97,7 +91,6 @@ class Stream {
   // second captures it, later ones replay it. Off with the graphs setting
   // off, and for good after any capture failure.
   bool graphs_enabled_ = true;
-  int graph_max_batch_ = 0;                    // 0: graphs at every size
   std::map<int, int> passes_;                  // key -> plain passes so far
   std::map<int, hipGraphExec_t> graphs_;       // key -> instantiated graph
 };

@@ -11,7 +11,7 @@
 //   kind=conv      (device keys) half= batch= channels= blocks= se=
 //                  input= conv_policy= policy_planes= value_inputs=
 //                  value_outputs= ready= split= pairs= clusters= (settings keys)
-// Settings keys: graphs= graph_max_batch= gemm_tune= half_sums= side_stream=
+// Settings keys: graphs= gemm_tune= half_sums= side_stream=
 // dependent_launch= mapped_io= disabled= forced= (bits, as lc0rocm.h's).
 #include <iostream>
 #include <map>
@@ -58,7 +58,6 @@ DeviceInfo device_of(const std::map<std::string, std::string>& kv) {
 Settings settings_of(const std::map<std::string, std::string>& kv) {
   Settings s;
   s.graphs = num(kv, "graphs", s.graphs) != 0;
-  s.graph_max_batch = static_cast<int>(num(kv, "graph_max_batch", s.graph_max_batch));
   s.gemm_tune = num(kv, "gemm_tune", s.gemm_tune) != 0;
   s.half_sums = num(kv, "half_sums", s.half_sums) != 0;
   s.side_stream = num(kv, "side_stream", s.side_stream) != 0;
@@ -218,8 +217,7 @@ void device_case(const std::map<std::string, std::string>& kv) {
 
 void settings_case() {
   const Settings s;
-  std::cout << "{\"graphs\": " << boolean(s.graphs) << ", \"graph_max_batch\": " << s.graph_max_batch
-            << ", \"gemm_tune\": " << boolean(s.gemm_tune)
+  std::cout << "{\"graphs\": " << boolean(s.graphs) << ", \"gemm_tune\": " << boolean(s.gemm_tune)
             << ", \"half_sums\": " << boolean(s.half_sums) << ", \"side_stream\": " << boolean(s.side_stream)
             << ", \"dependent_launch\": " << s.dependent_launch << ", \"mapped_io\": " << s.mapped_io
             << ", \"disabled\": " << s.disabled << ", \"forced\": " << s.forced << "}\n";

@@ -10,7 +10,6 @@ namespace lc0rocm {
 struct Settings {
   // Defaults as native.py's OPTIONS (tests/test_native_plan.py compares them).
   bool graphs = true;
-  int graph_max_batch = 0;   // passes of more positions run without a graph, unpadded; 0: no limit
   bool gemm_tune = true;
   bool half_sums = true;
   bool side_stream = true;
