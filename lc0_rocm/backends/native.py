@@ -277,27 +277,24 @@ def warm_up_sizes(largest: int, max_batch: int) -> list[int]:
     return sizes
 
 
-def _bucket(n: int, max_batch: int) -> int:
-    if n <= 8:
-        return n
-    step = 8 if n <= 64 else 16 if n <= 256 else 32
-    return min((n + step - 1) // step * step, max_batch)
-
-
 def padded_size(n: int, max_batch: int) -> int:
     """The size a pass of n positions runs at with graphs on: the GPU
     library's Stream::padded_size (native/src/network.cpp) rounds n over 8
     up to a multiple of 8 up to 64, of 16 up to 256, of 32 beyond, at most
     max_batch, and runs it through a graph of that size. A call of more
     than max_batch positions runs as passes of max_batch."""
-    return _bucket(min(n, max_batch), max_batch)
+    n = min(n, max_batch)
+    if n <= 8:
+        return n
+    step = 8 if n <= 64 else 16 if n <= 256 else 32
+    return min((n + step - 1) // step * step, max_batch)
 
 
 def graph_sizes(largest: int, max_batch: int) -> list[int]:
     """The sizes passes of 1..largest positions run at through graphs (one
     graph each per stream)."""
     limit = min(max(0, int(largest)), max_batch)
-    return sorted({_bucket(n, max_batch) for n in range(1, limit + 1)})
+    return sorted({padded_size(n, max_batch) for n in range(1, limit + 1)})
 
 
 def search_threads_for(spec: NetSpec | None, cores: int | None = None) -> int:
