@@ -45,3 +45,15 @@ def test_uci_loop_takes_runs_of_successive_positions():
     assert [r[0] for r in runs] == [0, 500, 1000, 1500] and all(len(r) == 25 for r in runs)
     assert all(r == list(range(r[0], r[0] + 25)) for r in runs)
     assert sum(map(len, uci_stretches(rows[:10], 8, 4))) == 8
+
+
+def test_timeline_script_times_the_steps_around_the_searching_stage():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "analyse_timeline.py"), "-b", "random",
+                           "--positions", "40", "--nodes", "10", "--rounds", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert out.count("40 positions, 10 nodes") == 2 and "searching stage" in out
+    for step in ("inputs read and planned", "net loaded (whole)", "backend created", "searches created",
+                 "searches closed", "outputs written"):
+        assert out.count(step) >= 2, step
