@@ -541,6 +541,40 @@ def test_killed_run_resumes_to_the_uninterrupted_output(inputs, tmp_path):
     assert not parts.exists()
 
 
+def test_a_failed_run_keeps_its_finished_shards_and_nothing_else(inputs, tmp_path, capsys, monkeypatch):
+    """A run that fails before any shard is finished (a net that does not
+    load) leaves no parts folder, so the corrected command runs instead of
+    being refused over the failed one's settings; one that fails after a
+    shard keeps it, and the same command resumes from it."""
+    _, files = inputs
+    out = tmp_path / "x.jsonl"
+    parts = tmp_path / "x.jsonl.parts"
+    bad = tmp_path / "bad.pb.gz"
+    bad.write_bytes(bytes(range(256)) * 8)
+    assert cli.main([files[0], "-o", str(out), "--nodes", "5", "-w", str(bad), "-b", "cpu"]) == 1
+    assert "not an lc0 network file" in capsys.readouterr().err
+    assert not parts.exists() and not out.exists()
+    assert analyse([files[0], "-o", str(out), "--nodes", "5", "-b", "random"], capsys) == 0
+    reference = out.read_bytes()
+
+    out.unlink()
+    save, saved = runner.WorkDir.save, []
+
+    def fail_after_one(self, k, digest, cols):
+        if saved:
+            raise RuntimeError("the disk failed")
+        saved.append(k)
+        save(self, k, digest, cols)
+    monkeypatch.setattr(runner.WorkDir, "save", fail_after_one)
+    command = [files[0], "-o", str(out), "--nodes", "5", "-b", "random", "--shard-size", "4"]
+    with pytest.raises(RuntimeError, match="the disk failed"):
+        cli.main(command)
+    assert [p.name for p in parts.glob("shard-*.npz")] == [f"shard-{saved[0]:06d}.npz"]
+    monkeypatch.setattr(runner.WorkDir, "save", save)
+    assert analyse(command, capsys) == 0
+    assert out.read_bytes() == reference and not parts.exists()
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_a_big_pgn_annotated_in_parts_equals_annotating_it_whole(tmp_path, monkeypatch, capsys, newline):
     """The annotated PGN of a file cut into parts, a process annotating

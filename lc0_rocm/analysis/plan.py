@@ -209,3 +209,12 @@ class WorkDir:
         """The run is complete and its outputs written: the parts go."""
         self.close()
         shutil.rmtree(self.path, ignore_errors=True)
+
+    def close_after_failure(self) -> None:
+        """The run failed: its finished shards stay for the same command to
+        resume; a folder with none (a net that would not load, say) holds
+        nothing to resume, so it goes rather than refuse the next run's
+        other settings."""
+        if not any(self.path.glob("shard-*.npz")):
+            self.remove()
+        self.close()

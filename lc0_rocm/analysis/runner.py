@@ -278,7 +278,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
             elif os.path.exists(errors_file):
                 os.unlink(errors_file)
         except BaseException:
-            workdir.close()
+            workdir.close_after_failure()
             raise
         workdir.remove()
         return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
