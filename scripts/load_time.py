@@ -15,7 +15,10 @@ The time is to a usable network (one forward of 8 positions after it is not
 counted). `--engine` also times, after each overlapped load, the creation
 of an Engine on it with `--set` options (its warm-up: a GPU's product
 timing and its search streams' graphs up to minibatch + prefetch), what a
-UCI engine adds before its first search.
+UCI engine adds before its first search. `--creation` instead times, in
+one process after one load, the backend's creation again and again (the
+part of a load after the GPU's runtime has started) and a GPU stream's
+creation (what each search thread or analysis group adds).
 
     python scripts/load_time.py --weights nets/t82.pb.gz --backend cuda-fp16 --rounds 2
     python scripts/load_time.py --weights nets/bt4.pb.gz --backend cuda-fp16 --engine --set MinibatchSize=264
@@ -60,6 +63,31 @@ def child(mode: str, weights: str, backend: str, engine_options: dict | None) ->
     net.close()
 
 
+def creations(weights: str, backend: str, rounds: int) -> None:
+    """The backend created `rounds` times from weights read once, then four
+    streams (native slots) on the last one, each timed, in this process."""
+    sys.path.insert(0, str(ROOT))
+    from lc0_rocm import backends
+    from lc0_rocm.weights.loader import load_weights
+    started = time.perf_counter()
+    w = load_weights(weights)
+    print(f"weights read {time.perf_counter() - started:.3f} s", flush=True)
+    for r in range(max(1, rounds)):
+        started = time.perf_counter()
+        b = backends.create(backend, w)
+        print(f"creation {r + 1}: {time.perf_counter() - started:.3f} s", flush=True)
+        if r + 1 < rounds:
+            b.close()
+    if getattr(b, "device_info", None):            # a GPU backend: its streams
+        times = []
+        for _ in range(4):
+            started = time.perf_counter()
+            b.native_slots(1)
+            times.append(time.perf_counter() - started)
+        print("streams: " + ", ".join(f"{1e3 * t:.1f}" for t in times) + " ms", flush=True)
+    b.close()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--weights", required=True)
@@ -67,11 +95,16 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--engine", action="store_true", help="also time an Engine's creation after each overlapped load")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an Engine option (repeatable)")
+    p.add_argument("--creation", action="store_true",
+                   help="time the backend's creation --rounds times in one process, then its streams")
     p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     for item in args.set:
         if "=" not in item:
             p.error(f"--set wants NAME=VALUE, got {item!r}")
+    if args.creation:
+        creations(args.weights, args.backend, args.rounds)
+        return 0
     if args.child:
         options = dict(item.split("=", 1) for item in args.set) if args.engine else None
         child(args.child, args.weights, args.backend, options)

@@ -114,3 +114,17 @@ def test_load_time_script_times_an_engines_creation_with_its_options(maia_path):
     assert re.search(r"^round 1: overlapped \d+\.\d{3}$", out.stdout, flags=re.M), out.stdout
     assert re.search(r"^round 1: engine \d+\.\d{3} \(minibatch 16, 1 search threads\)$", out.stdout, flags=re.M)
     assert out.stdout.count("engine ") == 1          # after the overlapped load only
+
+
+def test_load_time_script_times_creations_in_one_process(maia_path):
+    """scripts/load_time.py --creation: the weights read once, the backend
+    created --rounds times (streams timed only on a GPU backend)."""
+    import pathlib
+    import sys
+    script = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "load_time.py"
+    out = subprocess.run([sys.executable, str(script), "--weights", str(maia_path), "--backend", "cpu",
+                          "--rounds", "3", "--creation"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^weights read \d+\.\d{3} s$", out.stdout, flags=re.M), out.stdout
+    assert [int(n) for n in re.findall(r"^creation (\d+): \d+\.\d{3} s$", out.stdout, flags=re.M)] == [1, 2, 3]
+    assert "streams" not in out.stdout
