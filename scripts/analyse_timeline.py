@@ -36,8 +36,9 @@ STEPS: list[tuple[str, float, float]] = []
 START = [0.0]
 
 
-def timed(owner, name: str, label: str) -> None:
-    """Record each call of owner.name as (label, start, end) from START."""
+def timed(owner, name: str, label: str, once: bool = False) -> None:
+    """Record each call of owner.name as (label, start, end) from START
+    (`once`: only a run's first, for a method called again to no effect)."""
     original = getattr(owner, name)
 
     @functools.wraps(original)
@@ -46,7 +47,8 @@ def timed(owner, name: str, label: str) -> None:
         try:
             return original(*args, **kwargs)
         finally:
-            STEPS.append((label, begun - START[0], time.perf_counter() - START[0]))
+            if not (once and any(step[0] == label for step in STEPS)):
+                STEPS.append((label, begun - START[0], time.perf_counter() - START[0]))
     setattr(owner, name, wrapper)
 
 
@@ -66,9 +68,9 @@ def main(argv=None) -> int:
     timed(backends, "create", "backend created")
     timed(NetSource, "load", "net loaded (whole)")
     timed(many.ManySearch, "__init__", "searches created")
-    timed(many.ManySearch, "close", "searches closed")
+    timed(many.ManySearch, "close", "searches closed", once=True)
     timed(writers, "write_outputs", "outputs written")
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, open(os.devnull, "w") as quiet:
         path = pathlib.Path(folder) / "positions.fen"
         path.write_text("\n".join(rows) + "\n")
         for r in range(args.rounds):
@@ -77,7 +79,7 @@ def main(argv=None) -> int:
             START[0] = time.perf_counter()
             result = runner.run([str(path)], [str(out)], Settings("search", nodes=args.nodes),
                                 NetSource(args.weights, args.backend, args.backend_opts), workers=1,
-                                stream=open(os.devnull, "w"))
+                                stream=quiet)
             wall = time.perf_counter() - START[0]
             searching = max((m["wall_s"] for m in result.mux), default=0.0)
             print(f"round {r + 1}: {len(rows)} positions, {args.nodes} nodes, whole {wall:.3f} s, "
