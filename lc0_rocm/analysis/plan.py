@@ -215,6 +215,7 @@ class WorkDir:
         resume; a folder with none (a net that would not load, say) holds
         nothing to resume, so it goes rather than refuse the next run's
         other settings."""
-        if not any(self.path.glob("shard-*.npz")):
+        if any(self.path.glob("shard-*.npz")):
+            self.close()
+        else:
             self.remove()
-        self.close()
