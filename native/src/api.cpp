@@ -2,6 +2,7 @@
 // status code; the message goes to a thread-local last error.
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -90,7 +91,9 @@ int lc0rocm_create(const lc0rocm_config* config, const lc0rocm_tensor* tensors, 
     require(config != nullptr && net != nullptr, "config and net must not be NULL");
     *net = nullptr;
     lc0rocm::WeightStore weights(tensors, n_tensors);
-    *net = new lc0rocm_net(*config, weights);
+    std::unique_ptr<lc0rocm_net> made(new lc0rocm_net(*config, weights));
+    weights.finish_uploads();   // the weights' copies are asynchronous: landed before any stream runs
+    *net = made.release();
   });
 }
 

@@ -72,9 +72,9 @@ Conv3x3::Conv3x3(const WeightStore& ws, const std::string& name, const NetConfig
   in_ = plain.in;
   out_ = plain.out;
   rules_ = conv_rules(dt_ == DType::F16, ConvShape{in_, out_, se_hidden}, cfg.device, cfg.settings);
-  if (rules_.winograd) winograd_w_ = upload_floats(winograd_weights(ws.floats(name + ".w"), in_, out_), dt_);
+  if (rules_.winograd) winograd_w_ = ws.upload_values(winograd_weights(ws.floats(name + ".w"), in_, out_), dt_);
   if (rules_.implicit || keep_transposed)
-    implicit_w_ = upload_floats(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt_);
+    implicit_w_ = ws.upload_values(transposed(ws.floats(name + ".w"), 9 * in_, out_), dt_);
   b_ = std::move(plain.b);
   if (rules_.winograd && rules_.winograd_always) return;  // im2col never runs: U is the only weight copy kept
   w_ = std::move(plain.w);

@@ -42,8 +42,8 @@ class AttentionBody final : public Body {
     has_gating_ = ws.has("ip_mult_gate") && ws.has("ip_add_gate");
     if (has_gating_) {
       // lc0 stores them [C][64]; the kernel reads [64][C] (coalesced).
-      mult_gate_ = upload_floats(square_major(ws.floats("ip_mult_gate", 64LL * e), e), DType::F32);
-      add_gate_ = upload_floats(square_major(ws.floats("ip_add_gate", 64LL * e), e), DType::F32);
+      mult_gate_ = ws.upload_values(square_major(ws.floats("ip_mult_gate", 64LL * e), e), DType::F32);
+      add_gate_ = ws.upload_values(square_major(ws.floats("ip_add_gate", 64LL * e), e), DType::F32);
     }
     if (ws.has("smolgen_w")) {
       const size_t count = ws.count("smolgen_w");

@@ -24,8 +24,7 @@ EncoderLayer::EncoderLayer(const WeightStore& ws, DType dt, const std::string& p
                            int smolgen_gen_width) {
   embedding_ = embedding;
   heads_ = heads;
-  const auto& qb = ws.floats(p + "mha.q_b");
-  d_model_ = static_cast<int>(qb.size());
+  d_model_ = static_cast<int>(ws.count(p + "mha.q_b"));
   if (heads <= 0 || d_model_ == 0 || d_model_ % heads)
     fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + p + "mha: d_model " + std::to_string(d_model_) +
                                        " does not split over " + std::to_string(heads) + " heads");
@@ -33,8 +32,8 @@ EncoderLayer::EncoderLayer(const WeightStore& ws, DType dt, const std::string& p
   const long long qkv_count = static_cast<long long>(d_model_) * embedding;
   // One GEMM computes q, k and v: stack their weights and biases. In half
   // nets smolgen's compress weights follow (the product may compute both).
-  std::vector<float> w = concat({&ws.floats(p + "mha.q_w", qkv_count), &ws.floats(p + "mha.k_w", qkv_count),
-                                 &ws.floats(p + "mha.v_w", qkv_count)});
+  std::vector<FloatSpan> w = {ws.span(p + "mha.q_w", qkv_count), ws.span(p + "mha.k_w", qkv_count),
+                              ws.span(p + "mha.v_w", qkv_count)};
   const std::string s = p + "mha.smolgen.";
   has_smolgen_ = ws.has(s + "compress");
   if (has_smolgen_ && dt == DType::F16) {
@@ -44,16 +43,15 @@ EncoderLayer::EncoderLayer(const WeightStore& ws, DType dt, const std::string& p
     const size_t compress = ws.count(s + "compress");
     const int channels = static_cast<int>(compress / embedding);
     if (compress % embedding == 0 && channels > 0 && channels % 8 == 0 && d_model_ % 8 == 0) {
-      const std::vector<float>& c = ws.floats(s + "compress", static_cast<long long>(compress));
-      w.insert(w.end(), c.begin(), c.end());
+      w.push_back(ws.span(s + "compress", static_cast<long long>(compress)));
       qkv_with_compress_ = 3 * d_model_ + channels;
     }
   }
-  std::vector<float> b = concat({&qb, &ws.floats(p + "mha.k_b", d_model_), &ws.floats(p + "mha.v_b", d_model_)});
   qkv_.in = embedding;
   qkv_.out = 3 * d_model_;
-  qkv_.w = upload_floats(w, dt);
-  qkv_.b = upload_floats(b, DType::F32);
+  qkv_.w = ws.upload_values(w, dt);
+  qkv_.b = ws.upload_values({ws.span(p + "mha.q_b"), ws.span(p + "mha.k_b", d_model_), ws.span(p + "mha.v_b", d_model_)},
+                            DType::F32);
   out_ = load_dense(ws, dt, p + "mha.dense_w", p + "mha.dense_b", d_model_);
   ffn_ = load_ffn(ws, dt, p + "ffn.", p + "ln2_", embedding);
   if (out_.out != embedding || ffn_.dense2.out != embedding)

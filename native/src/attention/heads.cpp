@@ -45,15 +45,13 @@ AttentionPolicy::AttentionPolicy(const NetConfig& cfg, const WeightStore& ws, co
   c.smolgen_act = smolgen_act;
   c.ffn_act = ffn_act;
   // Query and key in one GEMM: [2d][width] weights, output rows q | k.
-  const auto& qb = ws.floats(prefix + "ip2_pol_b");
-  d_ = static_cast<int>(qb.size());
+  d_ = static_cast<int>(ws.count(prefix + "ip2_pol_b"));
   if (d_ == 0) fail(LC0ROCM_INVALID_ARGUMENT, "attention net: " + prefix + "ip2_pol_b is empty");
   const long long count = static_cast<long long>(d_) * width;
   qk_.in = width;
   qk_.out = 2 * d_;
-  qk_.w = upload_floats(concat({&ws.floats(prefix + "ip2_pol_w", count), &ws.floats(prefix + "ip3_pol_w", count)}),
-                        dtype_);
-  qk_.b = upload_floats(concat({&qb, &ws.floats(prefix + "ip3_pol_b", d_)}), DType::F32);
+  qk_.w = ws.upload_values({ws.span(prefix + "ip2_pol_w", count), ws.span(prefix + "ip3_pol_w", count)}, dtype_);
+  qk_.b = ws.upload_values({ws.span(prefix + "ip2_pol_b"), ws.span(prefix + "ip3_pol_b", d_)}, DType::F32);
   promotion_ = ws.upload_f32(prefix + "ip4_pol_w", 4LL * d_);
   std::vector<int32_t> slots = make_policy_slots();
   if (slots.size() != static_cast<size_t>(attn::kPolicySize))

@@ -33,12 +33,6 @@ int load_count(const WeightStore& ws, const std::string& prefix, const std::stri
   return 0;
 }
 
-std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts) {
-  std::vector<float> all;
-  for (const auto* p : parts) all.insert(all.end(), p->begin(), p->end());
-  return all;
-}
-
 std::vector<float> square_major(const std::vector<float>& by_channel, int channels) {
   std::vector<float> out(by_channel.size());
   for (int c = 0; c < channels; ++c)

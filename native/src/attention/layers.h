@@ -40,7 +40,6 @@ Norm load_norm(const WeightStore& ws, const std::string& prefix, int width);
 // A head count: the 1-element tensor "meta." + name (native.py's name) or
 // prefix + name; 0 when absent.
 int load_count(const WeightStore& ws, const std::string& prefix, const std::string& name);
-std::vector<float> concat(std::initializer_list<const std::vector<float>*> parts);
 // [channels][64] -> [64][channels].
 std::vector<float> square_major(const std::vector<float>& by_channel, int channels);
 

@@ -1,12 +1,5 @@
 #include "weight_store.h"
 
-#include <algorithm>
-#include <memory>
-#include <system_error>
-#include <thread>
-
-#include "half_bits.h"
-
 namespace lc0rocm {
 
 WeightStore::WeightStore(const lc0rocm_tensor* tensors, int count) {
@@ -73,54 +66,21 @@ int WeightStore::scalar(const std::string& name) const {
   return t.dtype == LC0ROCM_DTYPE_I32 ? t.i32[0] : static_cast<int>(t.f32[0]);
 }
 
-namespace {
-
-// out[i] = the half bits of in[i] for i < count (half_bits.h), in slices
-// on several threads when there are many.
-void to_half_bits(const float* in, size_t count, uint16_t* out) {
-  constexpr size_t kSlice = size_t(1) << 18;
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parts = std::min<size_t>({cores, 16, (count + kSlice - 1) / kSlice});
-  auto convert = [in, out](size_t from, size_t to) { half_bits(in + from, to - from, out + from); };
-  if (parts <= 1) return convert(0, count);
-  const size_t step = (count + parts - 1) / parts;
-  std::vector<std::thread> threads;
-  size_t covered = step;              // [0, step) is this thread's; threads take the slices after it
-  try {
-    for (; covered < count; covered += step) {
-      threads.emplace_back(convert, covered, std::min(count, covered + step));
-    }
-  } catch (const std::system_error&) {
-    // No thread to be had: this one converts what no thread took.
-  }
-  convert(0, std::min(count, step));
-  if (covered < count) convert(covered, count);
-  for (std::thread& t : threads) t.join();
+FloatSpan WeightStore::span(const std::string& name, long long expected) const {
+  const HostTensor& t = float_tensor(name, expected);
+  return FloatSpan{t.f32, t.n};
 }
 
-}  // namespace
-
-DeviceBuffer upload_floats(const float* values, size_t count, DType dtype) {
-  DeviceBuffer buf(count * dtype_size(dtype));
-  if (count == 0) return buf;
-  if (dtype == DType::F32) {
-    GPU_CHECK(hipMemcpy(buf.get(), values, buf.bytes(), hipMemcpyHostToDevice));
-  } else {
-    static_assert(sizeof(half) == sizeof(uint16_t), "half is 16 bits");
-    std::unique_ptr<uint16_t[]> bits(new uint16_t[count]);   // every element written below
-    to_half_bits(values, count, bits.get());
-    GPU_CHECK(hipMemcpy(buf.get(), bits.get(), buf.bytes(), hipMemcpyHostToDevice));
-  }
-  return buf;
+DeviceBuffer WeightStore::upload_values(const std::vector<FloatSpan>& parts, DType dtype) const {
+  return staging_.upload(parts, dtype);
 }
 
-DeviceBuffer upload_floats(const std::vector<float>& values, DType dtype) {
-  return upload_floats(values.data(), values.size(), dtype);
+DeviceBuffer WeightStore::upload_values(const std::vector<float>& values, DType dtype) const {
+  return staging_.upload({FloatSpan{values.data(), values.size()}}, dtype);
 }
 
 DeviceBuffer WeightStore::upload(const std::string& name, DType dtype, long long expected) const {
-  const HostTensor& t = float_tensor(name, expected);   // from the caller's memory: no copy
-  return upload_floats(t.f32, t.n, dtype);
+  return staging_.upload({span(name, expected)}, dtype);   // from the caller's memory: no copy
 }
 
 DeviceBuffer WeightStore::upload_f32(const std::string& name, long long expected) const {

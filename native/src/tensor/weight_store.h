@@ -8,6 +8,7 @@
 
 #include "device_buffer.h"
 #include "dtype.h"
+#include "staged_upload.h"
 
 namespace lc0rocm {
 
@@ -40,21 +41,27 @@ class WeightStore {
   // A 1-element tensor read as an integer (e.g. "meta.headcount").
   int scalar(const std::string& name) const;
 
+  // A float tensor's values where the caller holds them (no copy).
+  FloatSpan span(const std::string& name, long long expected = -1) const;
+
+  // Uploads go through page-locked staging on the null stream (staged_upload.h):
+  // kernels queued there see them; finish_uploads() before any other stream reads.
   // Float tensor on the device, converted to `dtype`.
   DeviceBuffer upload(const std::string& name, DType dtype, long long expected = -1) const;
   // Float tensor on the device as float32 regardless of the network's type.
   DeviceBuffer upload_f32(const std::string& name, long long expected = -1) const;
   DeviceBuffer upload_i32(const std::string& name, long long expected = -1) const;
+  // Host values (tensors' spans joined, or values derived from tensors) as
+  // one device tensor of `dtype`.
+  DeviceBuffer upload_values(const std::vector<FloatSpan>& parts, DType dtype) const;
+  DeviceBuffer upload_values(const std::vector<float>& values, DType dtype) const;
+  void finish_uploads() const { staging_.finish(); }
 
  private:
   const HostTensor& find(const std::string& name) const;
   const HostTensor& float_tensor(const std::string& name, long long expected) const;
   std::map<std::string, HostTensor> tensors_;
+  mutable StagedUpload staging_;   // made by the first upload (after the device is chosen)
 };
-
-// Host data -> new device buffer, converted to dtype (large float16
-// conversions split over the host's cores: a big net has ~10^8 weights).
-DeviceBuffer upload_floats(const float* values, size_t count, DType dtype);
-DeviceBuffer upload_floats(const std::vector<float>& values, DType dtype);
 
 }  // namespace lc0rocm
