@@ -168,12 +168,10 @@ Network::Network(const lc0rocm_config& c, const WeightStore& weights) {
 // ---------------------------------------------------------------- stream
 namespace {
 constexpr size_t kOutFloats = kPolicyOutputs + 3 + 1;  // per position
-size_t input_bytes_per_position() {
-  // the larger of packed (masks + values) and full planes
-  size_t packed = kInputPlanes * (sizeof(uint64_t) + sizeof(float));
-  size_t planes = kInputPlanes * kSquares * sizeof(float);
-  return packed > planes ? packed : planes;
-}
+constexpr size_t kPackedBytes = kInputPlanes * (sizeof(uint64_t) + sizeof(float));  // masks + values
+constexpr size_t kPlanesBytes = kInputPlanes * kSquares * sizeof(float);
+// The device's input buffer takes either kind.
+constexpr size_t kInputBytes = kPackedBytes > kPlanesBytes ? kPackedBytes : kPlanesBytes;
 }  // namespace
 
 Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batch) {
@@ -193,11 +191,10 @@ Stream::Stream(const Network& net) : net_(net), max_batch_(net.config().max_batc
       GPU_CHECK(hipEventCreateWithFlags(&side_.forked, hipEventDisableTiming));
       GPU_CHECK(hipEventCreateWithFlags(&side_.done, hipEventDisableTiming));
     }
-    size_t in_bytes = input_bytes_per_position() * max_batch_;
     size_t out_bytes = kOutFloats * sizeof(float) * max_batch_;
-    GPU_CHECK(hipHostMalloc(&host_in_, in_bytes, hipHostMallocDefault));
+    GPU_CHECK(hipHostMalloc(&host_in_, kPackedBytes * max_batch_, hipHostMallocDefault));
     GPU_CHECK(hipHostMalloc(reinterpret_cast<void**>(&host_out_), out_bytes, hipHostMallocDefault));
-    dev_in_ = DeviceBuffer(in_bytes);
+    dev_in_ = DeviceBuffer(kInputBytes * max_batch_);
     dev_out_ = DeviceBuffer(out_bytes);
     mapped_max_batch_ = settings.mapped_io;
     if (mapped_max_batch_ > 0 && (hipHostGetDevicePointer(&host_in_device_, host_in_, 0) != hipSuccess ||
@@ -231,8 +228,22 @@ Stream::~Stream() {
   destroy_side_lane();
   blas_.reset();
   if (host_in_) hipHostFree(host_in_);
+  if (host_planes_) hipHostFree(host_planes_);
   if (host_out_) hipHostFree(host_out_);
   if (stream_) hipStreamDestroy(stream_);
+}
+
+char* Stream::planes_staging() {
+  if (!host_planes_) {
+    void* buffer = nullptr;
+    GPU_CHECK(hipHostMalloc(&buffer, kPlanesBytes * max_batch_, hipHostMallocDefault));
+    if (mapped_max_batch_ > 0 && hipHostGetDevicePointer(&host_planes_device_, buffer, 0) != hipSuccess) {
+      hipHostFree(buffer);
+      fail(LC0ROCM_DEVICE_ERROR, "no device view of the pinned planes buffer, though the packed one has one");
+    }
+    host_planes_ = buffer;
+  }
+  return static_cast<char*>(host_planes_);
 }
 
 void Stream::forward(int n, const uint64_t* masks, const float* values, const float* planes,
@@ -301,13 +312,13 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
     size_t offset, row;   // bytes: in the device buffer, per position
   };
   const size_t mask_row = kInputPlanes * sizeof(uint64_t);
-  const In planes_in[1] = {{planes, 0, kInputPlanes * kSquares * sizeof(float)}};
+  const In planes_in[1] = {{planes, 0, kPlanesBytes}};
   const In packed_in[2] = {{masks, 0, mask_row},
                            {values, static_cast<size_t>(g) * mask_row, kInputPlanes * sizeof(float)}};
   const In* in = planes ? planes_in : packed_in;
   const int in_count = planes ? 1 : 2;
   const bool mapped = g <= mapped_max_batch_;
-  char* host = static_cast<char*>(host_in_);
+  char* host = planes ? planes_staging() : static_cast<char*>(host_in_);
   char* dev = dev_in_.as<char>();
   Span staged_in;
   for (int i = 0; i < in_count; ++i) {
@@ -326,7 +337,7 @@ void Stream::forward_chunk(int n, const uint64_t* masks, const float* values, co
                              hipMemcpyHostToDevice, stream_));
   }
 
-  const void* pass_in = mapped ? host_in_device_ : dev_in_.get();
+  const void* pass_in = !mapped ? dev_in_.get() : planes ? host_planes_device_ : host_in_device_;
   float* pass_out = mapped ? host_out_device_ : dev_out_.as<float>();
   if (graphs_enabled_) run_device_graphed(g, planes != nullptr, pass_in, pass_out);
   else run_device(g, planes != nullptr, pass_in, pass_out);

@@ -77,15 +77,22 @@ class Stream {
   int forced_dependent_launch_ = -1;
   Arena arena_;
   int max_batch_;
-  // pinned host staging: input, then outputs (policy, wdl, moves_left)
+  // The pinned host staging of full input planes, made by the first pass
+  // that is given planes (searches send packed input only: 1/21 the bytes).
+  char* planes_staging();
+  // pinned host staging: packed input, then outputs (policy, wdl,
+  // moves_left); full planes in host_planes_
   void* host_in_ = nullptr;
+  void* host_planes_ = nullptr;
   float* host_out_ = nullptr;
   DeviceBuffer dev_in_, dev_out_;
   // Batches up to mapped_max_batch_ (the mapped_io setting) have the kernels
-  // read their input from host_in_ and write their outputs into host_out_
-  // through these device views of them, with no copies on the stream.
+  // read their input from host_in_ (host_planes_) and write their outputs
+  // into host_out_ through these device views of them, with no copies on
+  // the stream.
   int mapped_max_batch_ = 0;
   void* host_in_device_ = nullptr;
+  void* host_planes_device_ = nullptr;
   float* host_out_device_ = nullptr;
   // Graphs: the first pass of a shape runs plainly (growing the arena), the
   // second captures it, later ones replay it. Off with the graphs setting
