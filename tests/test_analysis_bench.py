@@ -57,3 +57,23 @@ def test_timeline_script_times_the_steps_around_the_searching_stage():
     for step in ("inputs read and planned", "net loaded (whole)", "backend created", "searches created",
                  "searches closed", "outputs written"):
         assert out.count(step) >= 2, step
+
+
+def test_fresh_script_runs_whole_commands_of_each_tree_in_turns(tmp_path):
+    """Two trees, two rounds: four fresh `analyse` commands in turns, each
+    run from its own tree (a tree whose lc0_rocm cannot analyse fails the
+    script, naming it)."""
+    script = ROOT / "scripts" / "analyse_fresh.py"
+    proc = subprocess.run([sys.executable, str(script), "-b", "random", "--positions", "30", "--nodes", "5",
+                           "--trees", str(ROOT), str(ROOT), "--rounds", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [line for line in proc.stdout.splitlines() if "whole command" in line]
+    assert [line.split()[1] for line in lines] == ["1", "1", "2", "2"]
+    assert all("positions/s" in line for line in lines)
+    broken = tmp_path / "broken"
+    (broken / "lc0_rocm").mkdir(parents=True)
+    (broken / "lc0_rocm" / "__init__.py").write_text("raise ImportError('not this tree')\n")
+    proc = subprocess.run([sys.executable, str(script), "-b", "random", "--positions", "5", "--nodes", "2",
+                           "--trees", str(broken), "--rounds", "1"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "broken: analyse failed" in proc.stderr
