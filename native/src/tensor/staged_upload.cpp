@@ -8,7 +8,9 @@
 #include "half_bits.h"
 
 namespace lc0rocm {
+namespace {
 
+// float32 -> IEEE half bits (half_bits.h), in slices on several threads when there are many.
 void to_half_bits(const float* in, size_t count, uint16_t* out) {
   constexpr size_t kSlice = size_t(1) << 18;
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -29,6 +31,8 @@ void to_half_bits(const float* in, size_t count, uint16_t* out) {
   if (covered < count) convert(covered, count);
   for (std::thread& t : threads) t.join();
 }
+
+}  // namespace
 
 StagedUpload::~StagedUpload() {
   if (slots_.empty()) return;

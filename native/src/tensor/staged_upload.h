@@ -50,7 +50,4 @@ class StagedUpload {
   int current_ = 0;
 };
 
-// float32 -> IEEE half bits, in slices on several threads when there are many.
-void to_half_bits(const float* in, size_t count, uint16_t* out);
-
 }  // namespace lc0rocm
