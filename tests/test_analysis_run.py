@@ -23,7 +23,6 @@ from analysis_data import (EPD_ERROR_LINES, EPD_LINES, FEN_ERROR_LINES, FEN_LINE
 from lc0_rocm import host, native_core
 from lc0_rocm.analysis import cli, runner
 from lc0_rocm.analysis.settings import AnalysisError, NetSource, Settings
-from lc0_rocm.weights import WeightsError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -229,8 +228,8 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     load, build_plan = NetSource.load, runner.build_plan
     loaded = threading.Event()
 
-    def recording_load(self, extra_opts="", weights=None):
-        return recorded(load(self, extra_opts, weights), events, loaded)
+    def recording_load(self, extra_opts=""):
+        return recorded(load(self, extra_opts), events, loaded)
 
     def planning(*args, **kwargs):
         assert loaded.wait(10), "the network was not loading while the inputs were read"
@@ -258,9 +257,9 @@ def test_the_network_loads_while_the_inputs_are_planned_and_is_closed_however_th
     # network is closed when its load is done.
     gate = threading.Event()
 
-    def slow_load(self, extra_opts="", weights=None):
+    def slow_load(self, extra_opts=""):
         assert gate.wait(10)
-        return recording_load(self, extra_opts, weights)
+        return recording_load(self, extra_opts)
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -346,52 +345,12 @@ def test_workers_by_default_one_per_gpu_counted_beside_the_planning(inputs, tmp_
     assert workers == 1 and counted[-1][0] == "cuda-fp16"      # demux: not counted, one worker
     assert runner._prepare_workers(NetSource(None, "random"), runner.AUTO, True, True)[0] is None
 
-    def broken(self, extra_opts="", weights=None):
+    def broken(self, extra_opts=""):
         raise ValueError("the net is broken")
     monkeypatch.setattr(NetSource, "load", broken)
     workers, loaded = runner._prepare_workers(NetSource(None, "random"), runner.AUTO, False, True)
     assert workers == 1
     with pytest.raises(ValueError, match="broken"):
-        loaded.network()
-
-
-def test_the_weights_are_read_while_the_gpus_are_counted(maia_path, tmp_path, monkeypatch):
-    """workers=AUTO: counting the GPUs (a GPU's library and driver started,
-    ~0.3 s in a fresh process) waits here until the weights have begun to
-    be read, which only a read beside the count lets happen; one worker then
-    computes with the network made from those weights, the same as a
-    network loaded from the file. A file that cannot be read is raised only
-    where the run needs the network."""
-    import threading
-    from lc0_rocm.analysis import runner
-    from lc0_rocm.analysis.settings import NetSource
-    from lc0_rocm.network import load_network
-    reading, read = threading.Event(), NetSource.read
-
-    def read_and_say(self):
-        reading.set()
-        return read(self)
-
-    def counting(backend):
-        assert reading.wait(10), "the GPUs were counted before the weights began to be read"
-        return 0
-    monkeypatch.setattr(NetSource, "read", read_and_say)
-    monkeypatch.setattr(runner, "gpu_count", counting)
-    workers, loaded = runner._prepare_workers(NetSource(str(maia_path), "cpu"), runner.AUTO, False, True)
-    assert workers == 1
-    net = loaded.network()
-    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
-    with load_network(str(maia_path), backend="cpu") as reference:
-        ours, theirs = net.evaluate(board), reference.evaluate(board)
-    net.close()
-    assert ours.wdl == pytest.approx(theirs.wdl, abs=1e-6) and ours.policy == pytest.approx(theirs.policy, abs=1e-6)
-
-    bad = tmp_path / "bad.pb.gz"
-    bad.write_bytes(b"not a net")
-    reading.clear()
-    workers, loaded = runner._prepare_workers(NetSource(str(bad), "cpu"), runner.AUTO, False, True)
-    assert workers == 1
-    with pytest.raises(WeightsError, match="bad.pb.gz"):
         loaded.network()
 
 

@@ -312,21 +312,11 @@ def _prepare_workers(source: NetSource, workers, use_ray: bool, load: bool) -> t
     cluster's GPUs decide) and, for a run in this process, its network."""
     if use_ray:
         return (None if workers == AUTO else workers), _Loaded()
-    reading = None
-    if workers == AUTO and load:
-        # Counting the GPUs starts a GPU's library and driver (~0.3 s in a
-        # fresh process): the weights are read meanwhile, for the usual host
-        # with one GPU, where this process computes. With more, each worker
-        # reads its own and this reading is dropped.
-        reading = in_background(source.read)
     count = auto_workers(source.backend) if workers == AUTO else (workers or 1)
     if count > 1 or not load:
         return count, _Loaded()
     try:
-        if reading is None:
-            return count, _Loaded(source.load())
-        source.prepare()                # beside the rest of the reading
-        return count, _Loaded(source.load(weights=reading.result()))
+        return count, _Loaded(source.load())
     except Exception as e:              # raised where the run needs its network
         return count, _Loaded(error=e)
 

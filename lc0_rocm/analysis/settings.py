@@ -78,31 +78,10 @@ class NetSource:
     backend: str = "auto"
     backend_opts: str = ""
 
-    def load(self, extra_opts: str = "", weights=None):
-        """The network; from `weights` (read()'s result) when given, else
-        read from the file here."""
+    def load(self, extra_opts: str = ""):
         from lc0_rocm.network import load_network
         opts = ",".join(o for o in (self.backend_opts, extra_opts) if o)
-        return load_network(self.weights if weights is None else weights,
-                            backend=self.backend, backend_opts=opts or None)
-
-    def read(self):
-        """The net's weights, as load() would read them (None for the random
-        backend without a file)."""
-        from lc0_rocm.network import read_weights
-        if self.weights is None and self.backend == "random":
-            return None
-        return read_weights(self.weights)
-
-    def prepare(self) -> None:
-        """The backend's set-up that needs no weights (a GPU's library and
-        runtime), done now: load() takes it."""
-        from lc0_rocm import backends
-        from lc0_rocm.backends import options
-        tree = options.parse(self.backend_opts) if self.backend_opts else {}
-        thread = backends.prepare_in_background(self.backend, tree)
-        if thread is not None:
-            thread.join()
+        return load_network(self.weights, backend=self.backend, backend_opts=opts or None)
 
     def identity(self) -> dict:
         return {"weights_sha256": file_sha256(self.weights) if self.weights else None,
