@@ -414,36 +414,18 @@ def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: 
     # The GPU's library and runtime start while the weights are read.
     preparing = backends.prepare_in_background(backend, tree)
     if size < LARGE_NET_BYTES:
-        weights = read_weights(file)
+        weights = load_weights(file)
+        netfiles.note_if_test_net(weights.license, weights.path)
         if preparing is not None:
             preparing.join()
         return Network(weights, backends.create(backend, weights, **tree))
     with Progress(f"loading {os.path.basename(file)}") as progress:   # bt4: ~5 s
-        weights = read_weights(file, progress)
+        progress.phase(f"reading {size / 1e6:.0f} MB of weights")
+        weights = load_weights(file)
+        netfiles.note_if_test_net(weights.license, weights.path)
         progress.phase(f"setting up backend {backend}")
         if preparing is not None:
             preparing.join()
         network = Network(weights, backends.create(backend, weights, **tree))
         progress.phase("ready")
     return network
-
-
-def read_weights(path: str | os.PathLike[str] | None = None, progress=None) -> Weights:
-    """The weights load_network(path) reads: the file found as it finds it,
-    a big one's reading shown (as a phase of `progress` when given)."""
-    from lc0_rocm import netfiles
-    from lc0_rocm.progress import Progress
-
-    file = netfiles.resolve_weights(path)
-    size = os.path.getsize(file)
-    if size < LARGE_NET_BYTES:
-        weights = load_weights(file)
-    elif progress is not None:
-        progress.phase(f"reading {size / 1e6:.0f} MB of weights")
-        weights = load_weights(file)
-    else:
-        with Progress(f"loading {os.path.basename(file)}") as own:
-            own.phase(f"reading {size / 1e6:.0f} MB of weights")
-            weights = load_weights(file)
-    netfiles.note_if_test_net(weights.license, weights.path)
-    return weights
