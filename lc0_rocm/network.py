@@ -411,17 +411,20 @@ def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: 
         return Network(None, backends.create(backend, None, **tree))
     file = netfiles.resolve_weights(path)
     size = os.path.getsize(file)
-    # The GPU's library and runtime start while the weights are read.
+    # The GPU's library and runtime start while the weights are read. A GPU
+    # backend (likely under auto) takes big layers undecoded: no float32
+    # copy of a big net (~0.1-0.2 s of t82's reading); others decode them.
     preparing = backends.prepare_in_background(backend, tree)
+    keep = backend == "auto" or backends.takes_linear16(backend)
     if size < LARGE_NET_BYTES:
-        weights = load_weights(file)
+        weights = load_weights(file, keep_linear16=keep)
         netfiles.note_if_test_net(weights.license, weights.path)
         if preparing is not None:
             preparing.join()
         return Network(weights, backends.create(backend, weights, **tree))
     with Progress(f"loading {os.path.basename(file)}") as progress:   # bt4: ~5 s
         progress.phase(f"reading {size / 1e6:.0f} MB of weights")
-        weights = load_weights(file)
+        weights = load_weights(file, keep_linear16=keep)
         netfiles.note_if_test_net(weights.license, weights.path)
         progress.phase(f"setting up backend {backend}")
         if preparing is not None:

@@ -39,14 +39,15 @@ def test_cdef_block_parses_and_declares_the_abi():
     ffi = cffi.FFI()
     ffi.cdef(native.cdef_text())
     libc = ffi.dlopen(None)
-    assert libc.LC0ROCM_ABI_VERSION == 6
+    assert libc.LC0ROCM_ABI_VERSION == 7
     assert libc.LC0ROCM_OK == 0 and libc.LC0ROCM_INVALID_ARGUMENT != 0
     for fn in ("lc0rocm_abi_version", "lc0rocm_last_error", "lc0rocm_get_device_info",
                "lc0rocm_create", "lc0rocm_destroy", "lc0rocm_stream_create",
                "lc0rocm_stream_destroy", "lc0rocm_forward", "lc0rocm_forward_planes",
                "lc0rocm_stream_describe", "lc0rocm_host_alloc", "lc0rocm_host_free"):
         assert fn in native.cdef_text()
-    assert ffi.sizeof("lc0rocm_tensor") >= 8 + 8 + 8 + 4
+    assert ffi.sizeof("lc0rocm_tensor") >= 8 + 8 + 8 + 4 + 4 + 4
+    assert libc.LC0ROCM_DTYPE_LINEAR16 == 2
 
 
 def test_only_the_compat_header_names_a_vendor():

@@ -108,6 +108,14 @@ def takes_children(name: str) -> bool:
     return entry is not None and bool(getattr(_module(entry), "TAKES_CHILDREN", False))
 
 
+def takes_linear16(name: str) -> bool:
+    """Does backend `name` take weights whose big layers are kept in
+    LINEAR16 (the GPU backends decode them as they upload them; wrappers
+    pass them to their children, each of which decides)?"""
+    entry = REGISTRY.get(name)
+    return entry is not None and (bool(getattr(_module(entry), "TAKES_LINEAR16", False)) or takes_children(name))
+
+
 def create(name: str, weights, /, **options) -> Backend:
     """Build backend `name` (or `auto`) for loaded `weights` (None: no net,
     only for backends that need none, such as `random`). `options` are
@@ -121,6 +129,8 @@ def create(name: str, weights, /, **options) -> Backend:
                            "children are for roundrobin, multiplexing and demux")
     if requested == "auto" and name == "cpu":
         print(f"lc0-rocm: {auto_fallback_note()}", file=sys.stderr)
+    if weights is not None and not takes_linear16(name) and weights.keeps_linear16():
+        weights = weights.decoded()
     return _module(REGISTRY[name]).create(name, weights, **options)
 
 

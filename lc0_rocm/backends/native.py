@@ -25,6 +25,7 @@ from lc0_rocm.backends.native_build import (NativeError, build, cached_library, 
 from lc0_rocm.backends.options import BackendOption, BackendOptionsError, read_options
 from lc0_rocm.netspec import NetSpec
 from lc0_rocm.sizes import NUM_PLANES
+from lc0_rocm.weights.tree import Linear16Layer
 
 NF = net_pb2.NetworkFormat
 DEFAULT_MAX_BATCH = 1024
@@ -196,6 +197,10 @@ def check_device(name: str, device: int, count: int) -> None:
         raise NativeError(f"{name}: gpu={device} does not exist ({count} GPU(s) present: {present})")
 
 
+# Big layers may come in the file's LINEAR16 encoding: the library decodes
+# them as it uploads them (native/src/tensor/linear16.h).
+TAKES_LINEAR16 = True
+
 # Runtimes that prepare() set up, each taken by the next create() of its key.
 _READY: dict[tuple, tuple] = {}
 _READY_LOCK = threading.Lock()
@@ -350,13 +355,17 @@ class NativeBackend(Backend):
         keep = []  # the arrays and names must outlive the create call
         arr = ffi.new("lc0rocm_tensor[]", len(tensors))
         for i, (key, value) in enumerate(tensors.items()):
-            value = np.ascontiguousarray(value)
-            if value.dtype not in (np.float32, np.int32):
-                raise NativeError(f"tensor {key}: dtype {value.dtype} is neither float32 nor int32")
             cname = ffi.new("char[]", key.encode())
-            keep += [value, cname]
-            arr[i].name, arr[i].data, arr[i].count = cname, ffi.from_buffer(value), value.size
-            arr[i].dtype = 1 if value.dtype == np.int32 else 0
+            if isinstance(value, Linear16Layer):
+                data, arr[i].dtype = np.ascontiguousarray(value.steps, "<u2"), lib.LC0ROCM_DTYPE_LINEAR16
+                arr[i].lo, arr[i].hi = value.lo, value.hi
+            else:
+                data = np.ascontiguousarray(value)
+                if data.dtype not in (np.float32, np.int32):
+                    raise NativeError(f"tensor {key}: dtype {data.dtype} is neither float32 nor int32")
+                arr[i].dtype = lib.LC0ROCM_DTYPE_I32 if data.dtype == np.int32 else lib.LC0ROCM_DTYPE_F32
+            keep += [data, cname]
+            arr[i].name, arr[i].data, arr[i].count = cname, ffi.from_buffer(data), data.size
         handle = ffi.new("lc0rocm_net**")
         check(ffi, lib, lib.lc0rocm_create(cfg, arr, len(tensors), handle), f"{name}: create")
         self._net = handle[0]

@@ -1,5 +1,7 @@
 """The network's weights as the native GPU library takes them: named float32
-(and int32) tensors (native/src/attention.h and resnet.h name them).
+(and int32) tensors (native/src/attention.h and resnet.h name them); a big
+layer the reader kept in LINEAR16 (Linear16Layer) goes as it is, for the
+library to decode as it uploads it.
 
   * convolution bodies: "resnet.*", batch norm folded, matrices [in][out],
     NHWC (square-major) layouts; policy gather indices as int32;
@@ -20,6 +22,7 @@ from lc0_rocm._proto import net_pb2
 from lc0_rocm.netspec import BN_EPSILON
 from lc0_rocm.sizes import NUM_PLANES
 from lc0_rocm.backends.native_build import NativeError
+from lc0_rocm.weights.tree import Linear16Layer
 
 NF = net_pb2.NetworkFormat
 CONV_BODIES = (NF.NETWORK_CLASSICAL, NF.NETWORK_SE,
@@ -29,19 +32,19 @@ ATTENTION_BODIES = (NF.NETWORK_ATTENTIONBODY_WITH_HEADFORMAT,
 
 
 
-def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
+def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray | Linear16Layer]:
     """Every Layer of a Node tree under its dotted proto path."""
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, np.ndarray | Linear16Layer] = {}
     if node is None:
         return out
     for key, value in vars(node).items():
         name = prefix + key
-        if isinstance(value, np.ndarray):
+        if isinstance(value, (np.ndarray, Linear16Layer)):
             if value.size:
                 out[name] = value
         elif isinstance(value, list):
             for i, item in enumerate(value):
-                if isinstance(item, np.ndarray):
+                if isinstance(item, (np.ndarray, Linear16Layer)):
                     out[f"{name}.{i}"] = item
                 else:
                     out.update(flatten_node(item, f"{name}.{i}."))
@@ -50,7 +53,11 @@ def flatten_node(node, prefix: str = "") -> dict[str, np.ndarray]:
     return out
 
 
-def _as_f32(a) -> np.ndarray:
+def _as_f32(a) -> np.ndarray | Linear16Layer:
+    """A layer as the library takes it: float32, or still LINEAR16 (the
+    library decodes it as it uploads it)."""
+    if isinstance(a, Linear16Layer):
+        return a
     return np.ascontiguousarray(a, dtype=np.float32).ravel()
 
 

@@ -14,7 +14,7 @@ from google.protobuf import unknown_fields
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.weights import inflated
-from lc0_rocm.weights.tree import LAYER, NF, Node, WeightsError
+from lc0_rocm.weights.tree import LAYER, NF, Linear16Layer, Node, WeightsError, linear16_values
 
 WEIGHTS_MAGIC = 0x1C0
 
@@ -79,12 +79,7 @@ class _LayerData:
         master) are raw little-endian values."""
         raw, encoding = self.raw, self.encoding
         if encoding == LAYER.LINEAR16:
-            lo = np.float32(self.lo)
-            span = np.float32(self.hi) - lo
-            values = np.frombuffer(raw, dtype="<u2").astype(np.float32)
-            values /= np.float32(0xFFFF)  # in place: big nets hold ~10^8 values
-            values *= span
-            values += lo
+            values = linear16_values(np.frombuffer(raw, dtype="<u2"), self.lo, self.hi)
         elif encoding == LAYER.FLOAT16:
             values = np.frombuffer(raw, dtype="<f2").astype(np.float32)
         elif encoding == LAYER.BFLOAT16:
@@ -109,12 +104,13 @@ class _Pending:
         self.future, self.size = future, size
 
 
-def decode_weights(msg, path: str = "weights") -> Node:
+def decode_weights(msg, path: str = "weights", keep_linear16: bool = False) -> Node:
     """decode_message over the whole tree, the big layers' conversions on a
-    thread pool; the same Nodes and arrays as one thread makes."""
+    thread pool; the same Nodes and arrays as one thread makes. With
+    `keep_linear16`, big LINEAR16 layers stay encoded (Linear16Layer)."""
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="lc0-rocm-decode") as pool:
-        root = decode_message(msg, path, pool)
+        root = decode_message(msg, path, pool, keep_linear16)
         return _resolved(root)
 
 
@@ -132,16 +128,19 @@ def _resolved(value):
     return value
 
 
-def _decoded_layer(m, name: str, pool):
+def _decoded_layer(m, name: str, pool, keep_linear16: bool = False):
     data = _LayerData(m, name)
+    if data.size >= PARALLEL_LAYER_VALUES and keep_linear16 and data.encoding == LAYER.LINEAR16:
+        return Linear16Layer(np.frombuffer(data.raw, dtype="<u2"), data.lo, data.hi)
     if pool is None or data.size < PARALLEL_LAYER_VALUES:
         return data.values()
     return _Pending(pool.submit(data.values), data.size)
 
 
-def decode_message(msg, path: str = "weights", pool=None) -> Node:
+def decode_message(msg, path: str = "weights", pool=None, keep_linear16: bool = False) -> Node:
     """Decode any message of the Weights tree into Nodes and arrays (with a
-    `pool`, big layers as _Pending conversions: decode_weights resolves them)."""
+    `pool`, big layers as _Pending conversions: decode_weights resolves them;
+    with `keep_linear16`, big LINEAR16 layers as Linear16Layers)."""
     fields = {}
     for fd in msg.DESCRIPTOR.fields:
         name = fd.name
@@ -151,17 +150,17 @@ def decode_message(msg, path: str = "weights", pool=None) -> Node:
         is_layer = fd.message_type.full_name == LAYER.DESCRIPTOR.full_name
         if fd.is_repeated:
             fields[name] = [
-                _decoded_layer(m, f"{path}.{name}[{i}]", pool) if is_layer
-                else decode_message(m, f"{path}.{name}[{i}]", pool)
+                _decoded_layer(m, f"{path}.{name}[{i}]", pool, keep_linear16) if is_layer
+                else decode_message(m, f"{path}.{name}[{i}]", pool, keep_linear16)
                 for i, m in enumerate(getattr(msg, name))
             ]
         elif not msg.HasField(name):
             fields[name] = None
         elif is_layer:
-            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", pool)
+            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", pool, keep_linear16)
             fields[name] = values if values.size else None
         else:
-            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", pool)
+            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", pool, keep_linear16)
     if msg.DESCRIPTOR.full_name == net_pb2.Weights.ConvBlock.DESCRIPTOR.full_name:
         _fill_conv_defaults(fields)
     return Node(**fields)

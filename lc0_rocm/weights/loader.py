@@ -7,7 +7,7 @@ import dataclasses
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.weights import decode, heads, shapes
-from lc0_rocm.weights.tree import Node, WeightsError
+from lc0_rocm.weights.tree import Node, WeightsError, decoded, has_linear16
 
 
 @dataclasses.dataclass
@@ -25,6 +25,18 @@ class Weights:
     path: str = ""
     training_params: Node | None = None
     weights_encoding: int | None = None
+
+    def keeps_linear16(self) -> bool:
+        """Are big layers kept in the file's LINEAR16 encoding
+        (load_weights(..., keep_linear16=True))?"""
+        return has_linear16(self.net)
+
+    def decoded(self) -> "Weights":
+        """These weights with every layer as float32 values (the kept
+        LINEAR16 layers decoded, in place): what a backend that computes
+        with the arrays takes. Returns self."""
+        decoded(self.net)
+        return self
 
     def policy_head_names(self) -> list[str]:
         """Policy heads the net has, lc0's names, 'vanilla' first."""
@@ -69,8 +81,10 @@ def _checked(w: Weights, check, head: Node) -> None:
         raise WeightsError(f"{w.path}: {e}") from None
 
 
-def load_weights(path) -> Weights:
-    """Read an lc0 network file into a `Weights` (see the package doc)."""
+def load_weights(path, keep_linear16: bool = False) -> Weights:
+    """Read an lc0 network file into a `Weights` (see the package doc).
+    `keep_linear16`: big LINEAR16 layers stay encoded (Linear16Layer), for
+    the GPU backends, which decode them as they upload them."""
     path = str(path)
     net = decode.load_net(path)
     version = decode.check_version(net, path)
@@ -80,7 +94,7 @@ def load_weights(path) -> Weights:
     fmt.CopyFrom(net.format.network_format)
     weights = Weights(
         format=fmt,
-        net=decode.decode_weights(net.weights, "weights"),
+        net=decode.decode_weights(net.weights, "weights", keep_linear16),
         license=net.license,
         min_version=version,
         path=path,

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* LC0ROCM_CDEF_BEGIN */
-enum { LC0ROCM_ABI_VERSION = 6 };
+enum { LC0ROCM_ABI_VERSION = 7 };
 
 typedef enum lc0rocm_status {
   LC0ROCM_OK = 0,
@@ -34,7 +34,10 @@ typedef enum lc0rocm_status {
 } lc0rocm_status;
 
 enum { LC0ROCM_VENDOR_AMD_ID = 1, LC0ROCM_VENDOR_NVIDIA_ID = 2 };
-enum { LC0ROCM_DTYPE_F32 = 0, LC0ROCM_DTYPE_I32 = 1 };
+/* LINEAR16: a net file's 16-bit encoding, converted on the host while it is
+ * uploaded (value = float(q) / 65535 * (hi - lo) + lo, in float, as the
+ * file's reader computes it), so a caller need not decode big layers. */
+enum { LC0ROCM_DTYPE_F32 = 0, LC0ROCM_DTYPE_I32 = 1, LC0ROCM_DTYPE_LINEAR16 = 2 };
 enum { LC0ROCM_PRECISION_FP32 = 0, LC0ROCM_PRECISION_FP16 = 1 };
 
 typedef struct lc0rocm_device_info {
@@ -53,6 +56,7 @@ typedef struct lc0rocm_tensor {
   const void* data;
   int64_t count;         /* elements */
   int dtype;             /* LC0ROCM_DTYPE_* */
+  float lo, hi;          /* LINEAR16's range (the Layer's min_val, max_val) */
 } lc0rocm_tensor;
 
 /* Kernel paths, as bits of lc0rocm_config's disabled and forced (the GPU

@@ -6,29 +6,49 @@
 #include <thread>
 
 #include "half_bits.h"
+#include "linear16.h"
 
 namespace lc0rocm {
 namespace {
 
-// float32 -> IEEE half bits (half_bits.h), in slices on several threads when there are many.
-void to_half_bits(const float* in, size_t count, uint16_t* out) {
+// Values [from, to) of `part` into `out`, as `dtype` (float32 or half bits).
+void convert(const FloatSpan& part, size_t from, size_t to, DType dtype, char* out) {
+  constexpr size_t kChunk = 1024;                  // LINEAR16 decoded a cache-sized chunk at a time
+  float decoded[kChunk];
+  for (size_t at = from; at < to;) {
+    const size_t n = part.linear16 ? std::min(kChunk, to - at) : to - at;
+    if (part.linear16) linear16_to_float(part.linear16 + at, n, part.lo, part.span, decoded);
+    const float* values = part.linear16 ? decoded : part.data + at;
+    if (dtype == DType::F16) {
+      half_bits(values, n, reinterpret_cast<uint16_t*>(out) + (at - from));
+    } else {
+      std::memcpy(out + (at - from) * sizeof(float), values, n * sizeof(float));
+    }
+    at += n;
+  }
+}
+
+// convert() in slices on several threads when there are many values.
+void convert_in_slices(const FloatSpan& part, size_t from, size_t count, DType dtype, char* out) {
   constexpr size_t kSlice = size_t(1) << 18;
+  const size_t width = dtype_size(dtype);
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const size_t parts = std::min<size_t>({cores, 16, (count + kSlice - 1) / kSlice});
-  auto convert = [in, out](size_t from, size_t to) { half_bits(in + from, to - from, out + from); };
-  if (parts <= 1) return convert(0, count);
+  const bool work = dtype == DType::F16 || part.linear16;   // else a copy: one thread
+  const size_t parts = work ? std::min<size_t>({cores, 16, (count + kSlice - 1) / kSlice}) : 1;
+  auto slice = [&](size_t a, size_t b) { convert(part, from + a, from + b, dtype, out + a * width); };
+  if (parts <= 1) return slice(0, count);
   const size_t step = (count + parts - 1) / parts;
   std::vector<std::thread> threads;
   size_t covered = step;              // [0, step) is this thread's; threads take the slices after it
   try {
     for (; covered < count; covered += step) {
-      threads.emplace_back(convert, covered, std::min(count, covered + step));
+      threads.emplace_back(slice, covered, std::min(count, covered + step));
     }
   } catch (const std::system_error&) {
     // No thread to be had: this one converts what no thread took.
   }
-  convert(0, std::min(count, step));
-  if (covered < count) convert(covered, count);
+  slice(0, std::min(count, step));
+  if (covered < count) slice(covered, count);
   for (std::thread& t : threads) t.join();
 }
 
@@ -75,11 +95,7 @@ DeviceBuffer StagedUpload::upload(const std::vector<FloatSpan>& parts, DType dty
       const size_t want = std::min(p.count - done, kSlotBytes / width);
       Slot& s = slot_for(want * width);
       char* host = s.host + s.used;
-      if (dtype == DType::F16) {
-        to_half_bits(p.data + done, want, reinterpret_cast<uint16_t*>(host));
-      } else {
-        std::memcpy(host, p.data + done, want * width);
-      }
+      convert_in_slices(p, done, want, dtype, host);
       GPU_CHECK(hipMemcpyAsync(device, host, want * width, hipMemcpyHostToDevice, nullptr));
       s.used += (want * width + 255) / 256 * 256;   // the next piece starts aligned
       device += want * width;

@@ -5,6 +5,7 @@
 // into its own staging before the transfer.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "device_buffer.h"
@@ -12,10 +13,13 @@
 
 namespace lc0rocm {
 
-// Host float32 values borrowed for one upload call.
+// Host values borrowed for one upload call: float32 at `data`, or a net
+// file's LINEAR16 steps at `linear16` (linear16.h: lo + step / 65535 * span).
 struct FloatSpan {
   const float* data;
   size_t count;
+  const uint16_t* linear16 = nullptr;
+  float lo = 0.0f, span = 0.0f;
 };
 
 class StagedUpload {

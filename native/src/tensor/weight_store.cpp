@@ -1,5 +1,7 @@
 #include "weight_store.h"
 
+#include "linear16.h"
+
 namespace lc0rocm {
 
 WeightStore::WeightStore(const lc0rocm_tensor* tensors, int count) {
@@ -18,6 +20,10 @@ WeightStore::WeightStore(const lc0rocm_tensor* tensors, int count) {
       h.f32 = static_cast<const float*>(t.data);
     } else if (t.dtype == LC0ROCM_DTYPE_I32) {
       h.i32 = static_cast<const int32_t*>(t.data);
+    } else if (t.dtype == LC0ROCM_DTYPE_LINEAR16) {
+      h.linear16 = static_cast<const uint16_t*>(t.data);
+      h.lo = t.lo;
+      h.span = linear16_span(t.lo, t.hi);
     } else {
       fail(LC0ROCM_INVALID_ARGUMENT, "tensor " + name + ": unknown dtype " + std::to_string(t.dtype));
     }
@@ -39,14 +45,22 @@ static void check_count(const std::string& name, size_t have, long long expected
 
 const HostTensor& WeightStore::float_tensor(const std::string& name, long long expected) const {
   const HostTensor& t = find(name);
-  if (t.dtype != LC0ROCM_DTYPE_F32) fail(LC0ROCM_INVALID_ARGUMENT, "weight tensor " + name + " is not float32");
+  if (t.dtype != LC0ROCM_DTYPE_F32 && t.dtype != LC0ROCM_DTYPE_LINEAR16)
+    fail(LC0ROCM_INVALID_ARGUMENT, "weight tensor " + name + " is not float32");
   check_count(name, t.n, expected);
   return t;
 }
 
 const std::vector<float>& WeightStore::floats(const std::string& name, long long expected) const {
   const HostTensor& t = float_tensor(name, expected);
-  if (t.f32_copy.size() != t.n) t.f32_copy.assign(t.f32, t.f32 + t.n);
+  if (t.f32_copy.size() != t.n) {
+    if (t.linear16) {
+      t.f32_copy.resize(t.n);
+      linear16_to_float(t.linear16, t.n, t.lo, t.span, t.f32_copy.data());
+    } else {
+      t.f32_copy.assign(t.f32, t.f32 + t.n);
+    }
+  }
   return t.f32_copy;
 }
 
@@ -63,12 +77,13 @@ size_t WeightStore::count(const std::string& name) const { return find(name).cou
 int WeightStore::scalar(const std::string& name) const {
   const HostTensor& t = find(name);
   if (t.count() != 1) fail(LC0ROCM_INVALID_ARGUMENT, "tensor " + name + " is not a scalar");
-  return t.dtype == LC0ROCM_DTYPE_I32 ? t.i32[0] : static_cast<int>(t.f32[0]);
+  if (t.dtype == LC0ROCM_DTYPE_I32) return t.i32[0];
+  return static_cast<int>(floats(name)[0]);
 }
 
 FloatSpan WeightStore::span(const std::string& name, long long expected) const {
   const HostTensor& t = float_tensor(name, expected);
-  return FloatSpan{t.f32, t.n};
+  return FloatSpan{t.f32, t.n, t.linear16, t.lo, t.span};
 }
 
 DeviceBuffer WeightStore::upload_values(const std::vector<FloatSpan>& parts, DType dtype) const {

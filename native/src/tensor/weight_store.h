@@ -15,9 +15,12 @@ namespace lc0rocm {
 // A caller's tensor, borrowed for the create call (lc0rocm.h: "read during
 // lc0rocm_create only"): most go to the device straight from the caller's
 // memory; a vector copy is made only for code that asks for one (floats()).
+// A LINEAR16 tensor counts as a float one: decoded where it is copied.
 struct HostTensor {
   const float* f32 = nullptr;      // LC0ROCM_DTYPE_F32 data
   const int32_t* i32 = nullptr;    // LC0ROCM_DTYPE_I32 data
+  const uint16_t* linear16 = nullptr;   // LC0ROCM_DTYPE_LINEAR16 steps, decoded as uploaded
+  float lo = 0.0f, span = 0.0f;         // their range (linear16.h)
   size_t n = 0;
   int dtype = LC0ROCM_DTYPE_F32;
   mutable std::vector<float> f32_copy;     // made by the first floats()
