@@ -213,7 +213,9 @@ def _runtime(name: str, vendor: str, values: dict, device: int, library=None) ->
     count = ffi.new("int*")
     check(ffi, lib, lib.lc0rocm_get_device_count(count), f"{name}: device count")
     check_device(name, device, count[0])
-    return ffi, lib, device_info(ffi, lib, device)
+    info = device_info(ffi, lib, device)
+    check(ffi, lib, lib.lc0rocm_start_device(device), f"{name}: start the device")
+    return ffi, lib, info
 
 
 def prepare(name: str, **options) -> None:
