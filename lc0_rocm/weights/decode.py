@@ -14,7 +14,8 @@ from google.protobuf import unknown_fields
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.weights import inflated
-from lc0_rocm.weights.tree import LAYER, NF, Linear16Layer, Node, WeightsError, linear16_values
+from lc0_rocm.weights.tree import (LAYER, NF, Linear16Layer, Node, WeightsError, linear16_values,
+                                   replace_leaves)
 
 WEIGHTS_MAGIC = 0x1C0
 
@@ -116,16 +117,7 @@ def decode_weights(msg, path: str = "weights", keep_linear16: bool = False) -> N
 
 def _resolved(value):
     """`value` with every _Pending replaced by its array (in place)."""
-    if isinstance(value, _Pending):
-        return value.future.result()
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            value[i] = _resolved(item)
-    elif isinstance(value, Node):
-        for key, item in value.__dict__.items():
-            if isinstance(item, (_Pending, list, Node)):
-                value.__dict__[key] = _resolved(item)
-    return value
+    return replace_leaves(value, _Pending, lambda pending: pending.future.result())
 
 
 def _decoded_layer(m, name: str, pool, keep_linear16: bool = False):

@@ -76,19 +76,25 @@ class Linear16Layer:
         return values if dtype is None else values.astype(dtype, copy=False)
 
 
+def replace_leaves(value, kind: type, make):
+    """`value` (a Node, list or leaf) with every leaf of type `kind` under
+    it replaced by make(leaf), in place; returns it."""
+    if isinstance(value, kind):
+        return make(value)
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            value[i] = replace_leaves(item, kind, make)
+    elif isinstance(value, Node):
+        for key, item in value.__dict__.items():
+            if isinstance(item, (kind, list, Node)):
+                value.__dict__[key] = replace_leaves(item, kind, make)
+    return value
+
+
 def decoded(value):
     """`value` with every Linear16Layer under it (a Node, list or layer)
     replaced by its float32 values, in place; returns it."""
-    if isinstance(value, Linear16Layer):
-        return value.values()
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            value[i] = decoded(item)
-    elif isinstance(value, Node):
-        for key, item in value.__dict__.items():
-            if isinstance(item, (Linear16Layer, list, Node)):
-                value.__dict__[key] = decoded(item)
-    return value
+    return replace_leaves(value, Linear16Layer, Linear16Layer.values)
 
 
 def has_linear16(value) -> bool:
@@ -98,7 +104,7 @@ def has_linear16(value) -> bool:
     if isinstance(value, list):
         return any(has_linear16(item) for item in value)
     if isinstance(value, Node):
-        return any(has_linear16(item) for item in value.__dict__.values() if isinstance(item, (Linear16Layer, list, Node)))
+        return any(has_linear16(item) for item in value.__dict__.values())
     return False
 
 
