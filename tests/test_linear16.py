@@ -66,7 +66,8 @@ def test_linear16_decodes_as_the_file_reader(tmp_path):
                                                         for i in wrong[:5]])
 
 
-def test_the_reader_keeps_big_layers_for_the_gpu_and_decodes_them_for_others(make_test_net, monkeypatch):
+@pytest.mark.parametrize("preset", ["tiny-attn", "tiny-bt", "tiny-resnet-attnpolicy"])
+def test_the_reader_keeps_big_layers_for_the_gpu_and_decodes_them_for_others(preset, make_test_net, monkeypatch):
     """load_weights(keep_linear16=True) keeps big LINEAR16 layers encoded:
     their sizes (what the shape checks and NetSpec read) and decoded values
     are the usual ones; the GPU library's tensors carry them as they are;
@@ -81,8 +82,8 @@ def test_the_reader_keeps_big_layers_for_the_gpu_and_decodes_them_for_others(mak
     from lc0_rocm.weights import decode, load_weights
     from lc0_rocm.weights.tree import Linear16Layer
 
-    path = make_test_net("tiny-attn")
-    monkeypatch.setattr(decode, "PARALLEL_LAYER_VALUES", 1000)   # tiny-attn's biggest layers are kept
+    path = make_test_net(preset)
+    monkeypatch.setattr(decode, "PARALLEL_LAYER_VALUES", 1000)   # a tiny net's biggest layers are kept
     plain, kept = load_weights(path), load_weights(path, keep_linear16=True)
     assert kept.keeps_linear16() and not plain.keeps_linear16()
     assert NetSpec.from_weights(kept) == NetSpec.from_weights(plain)
