@@ -102,7 +102,7 @@ def test_the_reader_keeps_big_layers_for_the_gpu_and_decodes_them_for_others(pre
         assert ea.wdl == eb.wdl and ea.policy == eb.policy
 
     read = []
-    monkeypatch.setattr(network, "read_weights", lambda file, progress=None, keep_linear16=False:
+    monkeypatch.setattr(network, "load_weights", lambda file, keep_linear16=False:
                         read.append(keep_linear16) or load_weights(file, keep_linear16))
     for backend in ("cpu", "auto", "random"):
         network.load_network(str(path), backend=backend).close()
