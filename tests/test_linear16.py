@@ -14,6 +14,8 @@ import subprocess
 import numpy as np
 import pytest
 
+import hip_cpu
+
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.weights import decode_layer
 
@@ -109,3 +111,13 @@ def test_the_reader_keeps_big_layers_for_the_gpu_and_decodes_them_for_others(pre
     assert read == [False, True, False]
     assert backends.takes_linear16("cuda-fp16") and backends.takes_linear16("demux")
     assert not backends.takes_linear16("cpu")
+
+
+def test_weight_upload_under_hip_cpu(tmp_path):
+    """The library's weights upload (tensor/weight_store.cpp and
+    staged_upload.cpp: page-locked slots, pieces converted by several
+    threads) run on the CPU under HIP-CPU: LINEAR16 and float32 tensors,
+    alone and joined, bigger than a slot, to float32 and half buffers, read
+    back bit for bit as linear16.h and half_bits.h make them."""
+    hip_cpu.checkout()
+    hip_cpu.build_and_run(tmp_path, hip_cpu.copy_sources(tmp_path), "native_upload_hipcpu.cpp")

@@ -12,16 +12,14 @@ one also runs the warp-level kernels on the CPU with 64-wide warps.
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import re
-import shutil
-import subprocess
 import threading
 
 import numpy as np
 import pytest
 
+import hip_cpu
 from lc0_rocm import tables
 from lc0_rocm.weights import load_weights
 
@@ -102,29 +100,11 @@ def test_kernels_under_hip_cpu(tmp_path):
     instructions emulated by shuffles in each instruction's layout; RDNA's
     waves of 32 as halves of the warps) and head split/merge against C++
     references on the CPU, where HIP-CPU's warps are 64 wide."""
-    hip_cpu = os.environ.get("LC0ROCM_HIPCPU")
-    if not hip_cpu or not (pathlib.Path(hip_cpu) / "include" / "hip" / "hip_runtime.h").is_file():
-        pytest.skip("set LC0ROCM_HIPCPU to a checkout of github.com/ROCm/HIP-CPU to run the kernels on the CPU")
-    if shutil.which("g++") is None:
-        pytest.skip("g++ not found")
-    src = tmp_path / "src"
-    shutil.copytree(ROOT / "native" / "src", src)
-    shutil.copytree(ROOT / "native" / "include", tmp_path / "include")
+    hip_cpu.checkout()
+    src = hip_cpu.copy_sources(tmp_path)
     for kernel in [*(src / "kernels").glob("attn_*.hip"), *(src / "kernels").glob("attn_*.h")]:
         kernel.write_text(hip_cpu_dialect(kernel.read_text()))
-    compat = src / "gpu_compat.h"  # HIP-CPU's device properties have no gcnArchName
-    compat.write_text(compat.read_text().replace("prop.gcnArchName", '"gfx000"'))
-    exe = tmp_path / "check"
-    build = subprocess.run(
-        ["g++", "-std=c++17", "-O1", "-D__HIP_PLATFORM_AMD__", "-DLC0ROCM_KERNELS_ONLY",
-         f"-I{pathlib.Path(hip_cpu) / 'include'}", f"-I{src}", "-o", str(exe),
-         str(ROOT / "tests" / "native_attention_hipcpu.cpp"), "-ltbb", "-lpthread"],
-        capture_output=True, text=True, timeout=600)
-    if build.returncode != 0 and "-ltbb" in build.stderr:
-        pytest.skip("TBB not found (HIP-CPU needs it: apt-get install libtbb-dev)")
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
+    hip_cpu.build_and_run(tmp_path, src, "native_attention_hipcpu.cpp")
 
 
 # ---------------------------------------------------------------- GPU tests

@@ -76,9 +76,11 @@ StagedUpload::Slot& StagedUpload::slot_for(size_t bytes) {
   Slot& now = slots_[current_];
   if (now.used + bytes <= kSlotBytes) return now;
   GPU_CHECK(hipEventRecord(now.copied, nullptr));
+  now.recorded = true;
   current_ = (current_ + 1) % kSlots;
   Slot& next = slots_[current_];
-  GPU_CHECK(hipEventSynchronize(next.copied));   // a never-recorded event is complete
+  // Waited only once recorded: runtimes differ on a never-recorded event (HIP-CPU refuses it).
+  if (next.recorded) GPU_CHECK(hipEventSynchronize(next.copied));
   next.used = 0;
   return next;
 }

@@ -43,6 +43,7 @@ class StagedUpload {
   struct Slot {
     char* host = nullptr;
     hipEvent_t copied = nullptr;   // recorded after the slot's last queued copy
+    bool recorded = false;         // `copied` recorded: wait for it before writing the slot again
     size_t used = 0;
   };
   // The slot to write `bytes` (at most kSlotBytes) into: the current one if
