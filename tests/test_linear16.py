@@ -68,7 +68,17 @@ def test_linear16_decodes_as_the_file_reader(tmp_path):
                                                         for i in wrong[:5]])
 
 
-@pytest.mark.parametrize("preset", ["tiny-attn", "tiny-bt", "tiny-resnet-attnpolicy"])
+@pytest.mark.parametrize("preset", ["tiny-resnet", "tiny-resnet-attnpolicy"])
+def test_the_reader_decodes_a_convolution_body_whole(preset, make_test_net, monkeypatch):
+    """A convolution body's layers are folded on the host by every backend:
+    load_weights decodes them even when asked to keep big ones."""
+    from lc0_rocm.weights import decode, load_weights
+
+    monkeypatch.setattr(decode, "PARALLEL_LAYER_VALUES", 1)
+    assert not load_weights(make_test_net(preset), keep_linear16=True).keeps_linear16()
+
+
+@pytest.mark.parametrize("preset", ["tiny-attn", "tiny-bt"])
 def test_the_reader_keeps_big_layers_for_the_gpu_and_decodes_them_for_others(preset, make_test_net, monkeypatch):
     """load_weights(keep_linear16=True) keeps big LINEAR16 layers encoded:
     their sizes (what the shape checks and NetSpec read) and decoded values

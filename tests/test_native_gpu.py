@@ -74,16 +74,16 @@ def test_gpu_parity_with_cpu(net, precision, tol, maia_path, make_test_net):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
-@pytest.mark.parametrize("net", ["tiny-resnet-attnpolicy", "tiny-attn", "tiny-bt"])
+@pytest.mark.parametrize("net", ["tiny-attn", "tiny-bt"])
 def test_gpu_layers_kept_in_linear16_give_the_decoded_results_bit_for_bit(net, precision, make_test_net, monkeypatch):
     """Layers passed undecoded (LINEAR16, which the library decodes as it
     uploads them: native/src/tensor/linear16.h) give a backend whose
     outputs equal, bit for bit, those of one made from float32 arrays;
     every layer is kept here (the reader keeps only big ones), so the
     library meets them in each of its uses: uploaded as they are, joined
-    (Q|K|V), copied to the host and re-ordered (gates, convolutions). Not
-    maia-1900: a convolution body's layers are folded (batch norms) on the
-    host, so none reaches the library undecoded."""
+    (Q|K|V), copied to the host and re-ordered (gates). Attention bodies
+    only: the reader decodes a convolution body's layers (folded on the
+    host), so none of them reaches the library undecoded."""
     from lc0_rocm.backends.native_tensors import named_tensors
     from lc0_rocm.weights import decode
     from lc0_rocm.weights.tree import Linear16Layer

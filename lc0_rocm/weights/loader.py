@@ -7,7 +7,7 @@ import dataclasses
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.weights import decode, heads, shapes
-from lc0_rocm.weights.tree import Node, WeightsError, decoded, has_linear16
+from lc0_rocm.weights.tree import Node, WeightsError, decoded, has_linear16, is_attention_body
 
 
 @dataclasses.dataclass
@@ -83,8 +83,11 @@ def _checked(w: Weights, check, head: Node) -> None:
 
 def load_weights(path, keep_linear16: bool = False) -> Weights:
     """Read an lc0 network file into a `Weights` (see the package doc).
-    `keep_linear16`: big LINEAR16 layers stay encoded (Linear16Layer), for
-    the GPU backends, which decode them as they upload them."""
+    `keep_linear16`: an attention body's big LINEAR16 layers stay encoded
+    (Linear16Layer), for the GPU backends, which decode them as they upload
+    them. A convolution body's are decoded here all the same (on the
+    decoding pool): the backends fold them with their batch norms on the
+    host, so keeping them would only move their decoding onto one thread."""
     path = str(path)
     net = decode.load_net(path)
     version = decode.check_version(net, path)
@@ -94,7 +97,7 @@ def load_weights(path, keep_linear16: bool = False) -> Weights:
     fmt.CopyFrom(net.format.network_format)
     weights = Weights(
         format=fmt,
-        net=decode.decode_weights(net.weights, "weights", keep_linear16),
+        net=decode.decode_weights(net.weights, "weights", keep_linear16 and is_attention_body(fmt)),
         license=net.license,
         min_version=version,
         path=path,
