@@ -39,9 +39,9 @@ def test_cdef_block_parses_and_declares_the_abi():
     ffi = cffi.FFI()
     ffi.cdef(native.cdef_text())
     libc = ffi.dlopen(None)
-    assert libc.LC0ROCM_ABI_VERSION == 8
+    assert libc.LC0ROCM_ABI_VERSION == 9
     assert libc.LC0ROCM_OK == 0 and libc.LC0ROCM_INVALID_ARGUMENT != 0
-    for fn in ("lc0rocm_abi_version", "lc0rocm_last_error", "lc0rocm_get_device_info", "lc0rocm_start_device",
+    for fn in ("lc0rocm_abi_version", "lc0rocm_last_error", "lc0rocm_get_device_info",
                "lc0rocm_create", "lc0rocm_destroy", "lc0rocm_stream_create",
                "lc0rocm_stream_destroy", "lc0rocm_forward", "lc0rocm_forward_planes",
                "lc0rocm_stream_describe", "lc0rocm_host_alloc", "lc0rocm_host_free"):

@@ -213,9 +213,7 @@ def _runtime(name: str, vendor: str, values: dict, device: int, library=None) ->
     count = ffi.new("int*")
     check(ffi, lib, lib.lc0rocm_get_device_count(count), f"{name}: device count")
     check_device(name, device, count[0])
-    info = device_info(ffi, lib, device)
-    check(ffi, lib, lib.lc0rocm_start_device(device), f"{name}: start the device")
-    return ffi, lib, info
+    return ffi, lib, device_info(ffi, lib, device)
 
 
 def prepare(name: str, **options) -> None:

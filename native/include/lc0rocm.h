@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* LC0ROCM_CDEF_BEGIN */
-enum { LC0ROCM_ABI_VERSION = 8 };
+enum { LC0ROCM_ABI_VERSION = 9 };
 
 typedef enum lc0rocm_status {
   LC0ROCM_OK = 0,
@@ -135,10 +135,6 @@ const char* lc0rocm_last_error(void);
 
 int lc0rocm_get_device_count(int* count);
 int lc0rocm_get_device_info(int device, lc0rocm_device_info* info);
-/* Starts the device's runtime context, which the first lc0rocm_create
- * would otherwise start (~0.1 s): for a caller that prepares the GPU while
- * it reads the weights. */
-int lc0rocm_start_device(int device);
 
 int lc0rocm_create(const lc0rocm_config* config, const lc0rocm_tensor* tensors,
                    int n_tensors, lc0rocm_net** net);

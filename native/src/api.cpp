@@ -85,13 +85,6 @@ int lc0rocm_get_device_info(int device, lc0rocm_device_info* info) {
   });
 }
 
-int lc0rocm_start_device(int device) {
-  return guarded([&] {
-    GPU_CHECK(hipSetDevice(device));   // a device that does not exist: the runtime's error
-    GPU_CHECK(hipFree(nullptr));   // a runtime call that needs the context makes it
-  });
-}
-
 int lc0rocm_create(const lc0rocm_config* config, const lc0rocm_tensor* tensors, int n_tensors,
                    lc0rocm_net** net) {
   return guarded([&] {
