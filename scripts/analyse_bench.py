@@ -360,7 +360,9 @@ def main(argv=None) -> int:
                     print(table[-1], flush=True)
                 if a["memo_lookups"]:
                     table.append(f"{'':<22} {'memo':<10} {a['memo_hits']:>11} of {a['memo_lookups']} requests "
-                                 f"({100 * a['memo_hits'] / a['memo_lookups']:.0f} %) answered without the network")
+                                 f"({100 * a['memo_hits'] / a['memo_lookups']:.1f} %) answered without the network, "
+                                 f"{(a['memo_lookups'] - a['memo_hits']) / a['positions']:.1f} rows a position "
+                                 f"computed; room for {a['mux'][0].get('memo_answers')} answers")
                     print(table[-1], flush=True)
                 lc0_nodes = f", lc0 {u['mean_nodes']:.1f}" if u and u.get("mean_nodes") is not None else ""
                 table.append(f"{'':<22} {'nodes':<10} a search's mean: ours {a['mean_nodes']:.1f}{lc0_nodes}")
@@ -369,6 +371,8 @@ def main(argv=None) -> int:
     print("\n".join(table))
     print("reference: eval -> the forward pass alone at batch 256; nodes N -> a python-chess loop over "
           "lc0 (UCI) at the same nodes")
+    report["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(f"peak memory of this process (every run above): {report['peak_rss_mib']} MiB")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1, default=str)

@@ -317,6 +317,34 @@ def test_shared_answers_change_no_search(random_net):
         off.close()
 
 
+def test_the_memo_has_room_for_what_the_searches_write_before_a_successor_asks():
+    from lc0_rocm.analysis.many import MEMO_MAX_ANSWERS, MEMO_MIN_ANSWERS, memo_answers
+    assert memo_answers(256, 800) == 1 << 20        # t82's searches: 614,400 wanted
+    assert memo_answers(128, 800) == 1 << 19        # 307,200
+    assert memo_answers(256, 100) == MEMO_MIN_ANSWERS
+    assert memo_answers(256, None) == MEMO_MIN_ANSWERS    # a movetime: no node count
+    assert memo_answers(4096, 100_000) == MEMO_MAX_ANSWERS
+    for searches, nodes in ((1, 1), (64, 2000), (300, 700)):
+        room = memo_answers(searches, nodes)
+        assert room & (room - 1) == 0 and MEMO_MIN_ANSWERS <= room <= MEMO_MAX_ANSWERS
+        assert room >= min(3 * searches * nodes, MEMO_MAX_ANSWERS)
+
+
+def test_a_search_run_sized_by_its_nodes_gets_that_memo(random_net):
+    """`searcher(nodes=...)` (what a shard worker calls) hands the node
+    count on: the memo made for it has the room memo_answers gives, and the
+    searches are the same as with the least room."""
+    from lc0_rocm.analysis.many import MEMO_MIN_ANSWERS, memo_answers, searcher
+    rows = game_rows(12)
+    expected = engine_results(random_net, rows, 200)
+    many = searcher(random_net, {"SmartPruningFactor": 0}, searches=2, nodes=200_000)
+    try:
+        assert many_results(many, rows, 200) == expected
+        assert many.stats()[0]["memo_answers"] == memo_answers(2, 200_000) > MEMO_MIN_ANSWERS
+    finally:
+        many.close()
+
+
 @pytest.mark.parametrize("n,searches", [(0, 4), (7, 4), (33, 8), (2048, 256), (2048, 64), (1717, 512)])
 def test_spread_order_keeps_neighbours_apart(n, searches):
     from lc0_rocm.analysis.many import spread_order

@@ -41,9 +41,11 @@ _MODES = {"merge": 0, "fixed": 1, "separate": 2}
 WAIT_STEP_S = 0.05
 # Network answers the searches share (lc0core_eval_memo.h): the next
 # position of a game meets much of the tree of the one before, searched
-# beside it. 2^18 answers (~300 bytes each) cover the trees of 64 searches
-# of 2,000 nodes twice over.
-MEMO_ANSWERS = 1 << 18
+# ~2 x searches jobs later (spread_order). Room for what all the searches
+# write meanwhile (memo_answers), ~320 bytes an answer, its memory touched
+# only as answers come.
+MEMO_MIN_ANSWERS = 1 << 18
+MEMO_MAX_ANSWERS = 1 << 20
 # Knobs analysis fixes: one thread per tree (deterministic), no sampling.
 FIXED_OPTIONS = {"Threads": 1, "Temperature": 0, "MultiPV": 1}
 # Defaults analysis changes (a user's value wins): no picking helpers, as
@@ -158,7 +160,7 @@ def searcher(network, options: dict, *, searches: int | None = None, groups: int
     from lc0_rocm import native_core
     options = fitted_minibatch(network, options, nodes)
     if native_core.available()[0]:
-        return ManySearch(network, options, searches=searches, groups=groups, batching=batching)
+        return ManySearch(network, options, searches=searches, groups=groups, batching=batching, nodes=nodes)
     return SearchFallback(network, options)
 
 
@@ -193,6 +195,24 @@ def spread_order(n: int, searches: int) -> list[int]:
     return order
 
 
+def memo_answers(searches: int, nodes: int | None) -> int:
+    """The memo's room for `searches` at once of `nodes` each: a power of
+    two from 3 x searches x nodes (a row's answers are asked for again up
+    to ~3 x searches jobs after its first ones), within MEMO_MIN_ANSWERS
+    and MEMO_MAX_ANSWERS (~330 MB); the least without a node count. At
+    t82's 256 searches of 800 nodes 2^18 answers dropped what the next
+    position wanted: maia-1900 at those settings, 2,000 London positions,
+    H100, 35.6 % of the requests answered by the memo against 41.1 % with
+    2^20, the network's rows a position 389 -> 356."""
+    if not nodes or nodes < 1:
+        return MEMO_MIN_ANSWERS
+    wanted = 3 * max(1, searches) * int(nodes)
+    answers = MEMO_MIN_ANSWERS
+    while answers < wanted and answers < MEMO_MAX_ANSWERS:
+        answers *= 2
+    return answers
+
+
 def analysis_engine(network, options: dict):
     """An Engine holding `options` (lc0's names) plus FIXED_OPTIONS; its
     params and result code serve the multi-search."""
@@ -203,7 +223,9 @@ def analysis_engine(network, options: dict):
 
 class ManySearch:
     def __init__(self, network, options: dict, *, searches: int | None = None, groups: int | None = None,
-                 batching: str = "auto", memo: bool = True):
+                 batching: str = "auto", memo: bool = True, nodes: int | None = None):
+        """`nodes`: the node count of the runs to come, when known (it sizes
+        the memo: memo_answers)."""
         from lc0_rocm import native_core
         if batching not in BATCHING:
             raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
@@ -243,6 +265,7 @@ class ManySearch:
         self._many = out[0]
         self._closed = False
         self._cancelled = False
+        self.memo_answers = memo_answers(self.searches, nodes)
         self._memo = self._make_memo(memo)
         self._configure(per_group)
 
@@ -318,7 +341,7 @@ class ManySearch:
         if not wanted or self.batching == "separate":
             return None
         out = self.ffi.new("lc0core_eval_memo**")
-        self._check(self.lib.lc0core_eval_memo_create(MEMO_ANSWERS, out), "memo")
+        self._check(self.lib.lc0core_eval_memo_create(self.memo_answers, out), "memo")
         return self.ffi.gc(out[0], self.lib.lc0core_eval_memo_destroy)
 
     def _configure(self, per_group: list[int]) -> None:
@@ -516,7 +539,7 @@ class ManySearch:
     def stats(self) -> list[dict]:
         """Per mux group: rounds, calls, rows, busy, gap and wall seconds;
         and, the totals of all groups (the same in each), the shared memo's
-        lookups and hits (memo_*) and the searches' seconds gathering,
+        lookups, hits and room (memo_*) and the searches' seconds gathering,
         backing up and in network calls, waiting included (search_*_s,
         summed over the jobs collected), and the search threads' seconds
         waiting for a job, setting one up, searching and keeping results
@@ -531,7 +554,7 @@ class ManySearch:
         if self._memo is not None:
             m = self.ffi.new("lc0core_eval_memo_stats*")
             self._check(self.lib.lc0core_eval_memo_get_stats(self._memo, m), "memo stats")
-            shared |= {"memo_lookups": m.lookups, "memo_hits": m.hits}
+            shared |= {"memo_lookups": m.lookups, "memo_hits": m.hits, "memo_answers": self.memo_answers}
         out = []
         for mux in self._muxes:
             s = self.ffi.new("lc0core_mux_stats*")
