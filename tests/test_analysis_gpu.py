@@ -15,7 +15,8 @@ from analysis_data import random_games, write_pgn
 from lc0_rocm.analysis import cli
 from lc0_rocm.analysis.evaluate import RowEvaluator
 from lc0_rocm.analysis.inputs import board_of_row, board_position
-from lc0_rocm.analysis.many import SMALL_TOWER_CALL, ManySearch, call_rows
+from lc0_rocm.analysis.many import ManySearch
+from lc0_rocm.analysis.sizing import SMALL_TOWER_CALL, call_rows
 from lc0_rocm.backends import native
 from lc0_rocm.bench import POSITIONS
 from lc0_rocm.network import load_network

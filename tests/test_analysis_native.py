@@ -318,7 +318,7 @@ def test_shared_answers_change_no_search(random_net):
 
 
 def test_the_memo_has_room_for_what_the_searches_write_before_a_successor_asks():
-    from lc0_rocm.analysis.many import MEMO_MAX_ANSWERS, MEMO_MIN_ANSWERS, memo_answers
+    from lc0_rocm.analysis.sizing import MEMO_MAX_ANSWERS, MEMO_MIN_ANSWERS, memo_answers
     assert memo_answers(256, 800) == 1 << 20        # t82's searches: 614,400 wanted
     assert memo_answers(128, 800) == 1 << 19        # 307,200
     assert memo_answers(256, 100) == MEMO_MIN_ANSWERS
@@ -334,7 +334,8 @@ def test_a_search_run_sized_by_its_nodes_gets_that_memo(random_net):
     """`searcher(nodes=...)` (what a shard worker calls) hands the node
     count on: the memo made for it has the room memo_answers gives, and the
     searches are the same as with the least room."""
-    from lc0_rocm.analysis.many import MEMO_MIN_ANSWERS, memo_answers, searcher
+    from lc0_rocm.analysis.many import searcher
+    from lc0_rocm.analysis.sizing import MEMO_MIN_ANSWERS, memo_answers
     rows = game_rows(12)
     expected = engine_results(random_net, rows, 200)
     many = searcher(random_net, {"SmartPruningFactor": 0}, searches=2, nodes=200_000)
@@ -347,7 +348,7 @@ def test_a_search_run_sized_by_its_nodes_gets_that_memo(random_net):
 
 @pytest.mark.parametrize("n,searches", [(0, 4), (7, 4), (33, 8), (2048, 256), (2048, 64), (1717, 512)])
 def test_spread_order_keeps_neighbours_apart(n, searches):
-    from lc0_rocm.analysis.many import spread_order
+    from lc0_rocm.analysis.sizing import spread_order
     order = spread_order(n, searches)
     assert sorted(order) == list(range(n))
     where = {row: job for job, row in enumerate(order)}
@@ -371,7 +372,7 @@ class _Attributes:
 
 
 def test_minibatch_fitted_to_the_nodes():
-    from lc0_rocm.analysis.many import fitted_minibatch
+    from lc0_rocm.analysis.sizing import fitted_minibatch
     gpu = _Attributes(264)
     assert fitted_minibatch(gpu, {}, 100) == {"MinibatchSize": 32}
     assert fitted_minibatch(gpu, {}, 800) == {"MinibatchSize": 80}
@@ -875,25 +876,25 @@ def test_default_searches_follow_the_net(monkeypatch):
     """128 a group on a GPU; 8 a core for a small residual net there (its
     searches are bound by the host); 4 a group without merged GPU calls."""
     import types
-    from lc0_rocm.analysis import many
+    from lc0_rocm.analysis import sizing
     monkeypatch.setattr(host, "usable_cores", lambda: 16)
     small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
     tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
     attention = types.SimpleNamespace(spec=types.SimpleNamespace(body="attention", blocks=0, filters=0))
-    assert many.default_searches(small, True, 2) == 128
-    assert many.default_searches(tower, True, 2) == many.default_searches(attention, True, 2) == 256
-    assert many.default_searches(types.SimpleNamespace(spec=None), True, 2) == 256
-    assert many.default_searches(small, False, 1) == 4
+    assert sizing.default_searches(small, True, 2) == 128
+    assert sizing.default_searches(tower, True, 2) == sizing.default_searches(attention, True, 2) == 256
+    assert sizing.default_searches(types.SimpleNamespace(spec=None), True, 2) == 256
+    assert sizing.default_searches(small, False, 1) == 4
 
 
 def test_small_residual_nets_call_the_gpu_with_fewer_rows():
     import types
-    from lc0_rocm.analysis import many
+    from lc0_rocm.analysis import sizing
     small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
     tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
-    assert many.call_rows(small, 264) == many.SMALL_TOWER_CALL == 128
-    assert many.call_rows(small, 64) == 64                  # never above the backend's batch
-    assert many.call_rows(tower, 264) == many.call_rows(types.SimpleNamespace(spec=None), 264) == 264
+    assert sizing.call_rows(small, 264) == sizing.SMALL_TOWER_CALL == 128
+    assert sizing.call_rows(small, 64) == 64                  # never above the backend's batch
+    assert sizing.call_rows(tower, 264) == sizing.call_rows(types.SimpleNamespace(spec=None), 264) == 264
 
 
 def test_fixed_calls_fill_the_batch_a_gpu_pass_runs_at():
@@ -901,24 +902,24 @@ def test_fixed_calls_fill_the_batch_a_gpu_pass_runs_at():
     calls take that many rows, so none of a pass is padding the GPU pays
     for without being asked (264 runs as 288)."""
     import types
-    from lc0_rocm.analysis import many
+    from lc0_rocm.analysis import sizing
     from lc0_rocm.backends import native
     tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
     small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
     for graphs, want in ((True, 288), (False, 264)):
         gpu = types.SimpleNamespace(max_batch=1024, _graphs=graphs)
         gpu.padded_size = types.MethodType(native.NativeBackend.padded_size, gpu)
-        assert many.call_rows(types.SimpleNamespace(spec=tower.spec, backend=gpu), 264) == want
-        assert many.call_rows(types.SimpleNamespace(spec=small.spec, backend=gpu), 264) == 128   # a bucket
+        assert sizing.call_rows(types.SimpleNamespace(spec=tower.spec, backend=gpu), 264) == want
+        assert sizing.call_rows(types.SimpleNamespace(spec=small.spec, backend=gpu), 264) == 128   # a bucket
     assert native.graph_sizes(264, 1024)[-1] == 288
 
 
 def test_default_groups_follow_the_net():
     """4 streams for a small residual net on a GPU, 2 for others, 1 without a GPU."""
     import types
-    from lc0_rocm.analysis import many
+    from lc0_rocm.analysis import sizing
     small = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=6, filters=64))
     tower = types.SimpleNamespace(spec=types.SimpleNamespace(body="resnet", blocks=20, filters=256))
-    assert many.default_groups(small, True) == 4
-    assert many.default_groups(tower, True) == many.default_groups(types.SimpleNamespace(spec=None), True) == 2
-    assert many.default_groups(small, False) == 1
+    assert sizing.default_groups(small, True) == 4
+    assert sizing.default_groups(tower, True) == sizing.default_groups(types.SimpleNamespace(spec=None), True) == 2
+    assert sizing.default_groups(small, False) == 1

@@ -40,7 +40,7 @@ MANIFEST_VERSION = 2
 
 def default_shard_size(mode: str) -> int:
     """Rows per shard: 32768 for the network alone; 2048 searching, so
-    that a shard's spread order (many.spread_order) can keep a game's
+    that a shard's spread order (sizing.spread_order) can keep a game's
     successive positions ~2 x searches apart for up to 512 searches at
     once (a big net on a GPU runs 256), while a killed run loses little."""
     return 32768 if mode == "eval" else 2048
