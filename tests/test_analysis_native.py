@@ -44,15 +44,18 @@ class RecordingSlots(CoreRandomSlots):
     has_moves_left = False
     name = "fake-gpu"
 
-    def __init__(self):
+    def __init__(self, delay_s: float = 0.0):
         super().__init__(seed=0, uniform=0)
         self.sizes: list[int] = []
         self.lock = threading.Lock()
         self.backend = self
+        self.delay_s = delay_s
 
     def _forward(self, ctx, n, masks, values, policy, wdl, moves_left):
         with self.lock:
             self.sizes.append(n)
+        if self.delay_s:
+            time.sleep(self.delay_s)      # as a GPU takes its time: the other searches queue meanwhile
         return self.run_random(n, masks, values, policy, wdl, moves_left)
 
     def forward_packed(self, masks, values):   # what Engine's Python parts may call
@@ -268,7 +271,11 @@ def test_results_at_once_equal_each_jobs_own(random_net):
 
 
 def test_two_groups_on_native_slots_merge_and_equal_engine_search(random_net):
-    fake = RecordingSlots()    # its recommended 8 make the minibatch 16, as Engine's would be
+    # Its recommended 8 make the minibatch 16, as Engine's would be. Its
+    # calls take 2 ms, so a search's next batch is queued before the round
+    # it waits on ends, however the host's threads are scheduled (an
+    # instant network on a loaded host let searches run rounds alone).
+    fake = RecordingSlots(delay_s=0.002)
     expected = engine_results(random_net, ROWS, NODES, MinibatchSize=16)
     many = ManySearch(fake, {"SmartPruningFactor": 0}, searches=6, groups=2)
     try:
