@@ -12,8 +12,8 @@ from lc0_rocm.engine import default_minibatch
 # Network answers the searches share (lc0core_eval_memo.h): the next
 # position of a game meets much of the tree of the one before, searched
 # ~2 x searches jobs later (spread_order). Room for what all the searches
-# write meanwhile (memo_answers), ~320 bytes an answer, its memory touched
-# only as answers come.
+# write meanwhile (memo_answers), ~350 bytes an answer (its ring and its
+# slots), the ring's memory touched only as answers come.
 MEMO_MIN_ANSWERS = 1 << 18
 MEMO_MAX_ANSWERS = 1 << 20
 
@@ -120,7 +120,8 @@ def memo_answers(searches: int, nodes: int | None) -> int:
     """The memo's room for `searches` at once of `nodes` each: a power of
     two from 3 x searches x nodes (a row's answers are asked for again up
     to ~3 x searches jobs after its first ones), within MEMO_MIN_ANSWERS
-    and MEMO_MAX_ANSWERS (~330 MB); the least without a node count. At
+    and MEMO_MAX_ANSWERS (~365 MB: an H100 t82 run that filled it peaked
+    0.45 GB above one with 2^18); the least without a node count. At
     t82's 256 searches of 800 nodes 2^18 answers dropped what the next
     position wanted: maia-1900 at those settings, 2,000 London positions,
     H100, 35.6 % of the requests answered by the memo against 41.1 % with
