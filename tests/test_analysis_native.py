@@ -5,6 +5,7 @@ give what Engine.search gives one at a time, whatever the concurrency;
 text rows encode as python-chess boards do."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -329,7 +330,9 @@ def test_the_memo_has_room_for_what_the_searches_write_before_a_successor_asks()
     assert memo_answers(256, 800) == 1 << 20        # t82's searches: 614,400 wanted
     assert memo_answers(128, 800) == 1 << 19        # 307,200
     assert memo_answers(256, 100) == MEMO_MIN_ANSWERS
-    assert memo_answers(256, None) == MEMO_MIN_ANSWERS    # a movetime: no node count
+    assert memo_answers(256, None) == MEMO_MIN_ANSWERS    # no limit known
+    assert memo_answers(256, None, 0.5) == MEMO_MAX_ANSWERS   # a movetime alone: node count unknown
+    assert memo_answers(256, 100, 0.5) == MEMO_MIN_ANSWERS    # the nodes bound it first
     assert memo_answers(4096, 100_000) == MEMO_MAX_ANSWERS
     for searches, nodes in ((1, 1), (64, 2000), (300, 700)):
         room = memo_answers(searches, nodes)
@@ -351,6 +354,31 @@ def test_a_search_run_sized_by_its_nodes_gets_that_memo(random_net):
         assert many.stats()[0]["memo_answers"] == memo_answers(2, 200_000) > MEMO_MIN_ANSWERS
     finally:
         many.close()
+
+
+def resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads the resident size from Linux's /proc")
+def test_a_movetime_run_gets_the_most_memo_room_but_touches_only_what_it_writes(random_net):
+    """A shard worker searching by movetime alone (no node count to size the
+    memo by) gets the most room; the ring's ~330 MB at that room is not
+    touched until answers come, so making it costs little memory."""
+    from lc0_rocm.analysis.settings import Settings
+    from lc0_rocm.analysis.sizing import MEMO_MAX_ANSWERS
+    from lc0_rocm.analysis.worker import ShardWorker
+    before = resident_bytes()
+    worker = ShardWorker(Settings("search", movetime=0.01), network=random_net, searches=2)
+    try:
+        grown = resident_bytes() - before
+        assert worker.engine.memo_answers == MEMO_MAX_ANSWERS
+        assert grown < 128 << 20, f"making the memo took {grown >> 20} MiB"
+        columns_out = worker.compute(game_rows(4))
+        assert len(columns_out["best"]) == 4
+    finally:
+        worker.close()
 
 
 @pytest.mark.parametrize("n,searches", [(0, 4), (7, 4), (33, 8), (2048, 256), (2048, 64), (1717, 512)])

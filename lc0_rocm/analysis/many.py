@@ -65,13 +65,15 @@ class ManySearchError(AnalysisError):
 
 
 def searcher(network, options: dict, *, searches: int | None = None, groups: int | None = None,
-             batching: str = "auto", nodes: int | None = None):
+             batching: str = "auto", nodes: int | None = None, movetime: float | None = None):
     """A ManySearch, or the Engine.search loop where there is no native core;
-    with `nodes`, the minibatch fitted to them (fitted_minibatch)."""
+    with `nodes`, the minibatch fitted to them (fitted_minibatch); `nodes`
+    and `movetime` (seconds) size the shared answers (memo_answers)."""
     from lc0_rocm import native_core
     options = fitted_minibatch(network, options, nodes)
     if native_core.available()[0]:
-        return ManySearch(network, options, searches=searches, groups=groups, batching=batching, nodes=nodes)
+        return ManySearch(network, options, searches=searches, groups=groups, batching=batching, nodes=nodes,
+                          movetime=movetime)
     return SearchFallback(network, options)
 
 
@@ -101,9 +103,10 @@ def analysis_engine(network, options: dict):
 
 class ManySearch:
     def __init__(self, network, options: dict, *, searches: int | None = None, groups: int | None = None,
-                 batching: str = "auto", memo: bool = True, nodes: int | None = None):
-        """`nodes`: the node count of the runs to come, when known (it sizes
-        the memo: memo_answers)."""
+                 batching: str = "auto", memo: bool = True, nodes: int | None = None,
+                 movetime: float | None = None):
+        """`nodes`, `movetime`: the limits of the runs to come, when known
+        (they size the memo: memo_answers)."""
         from lc0_rocm import native_core
         if batching not in BATCHING:
             raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
@@ -143,7 +146,7 @@ class ManySearch:
         self._many = out[0]
         self._closed = False
         self._cancelled = False
-        self.memo_answers = memo_answers(self.searches, nodes)
+        self.memo_answers = memo_answers(self.searches, nodes, movetime)
         self._memo = self._make_memo(memo)
         self._configure(per_group)
 

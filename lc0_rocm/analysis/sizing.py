@@ -116,18 +116,21 @@ def spread_order(n: int, searches: int) -> list[int]:
     return order
 
 
-def memo_answers(searches: int, nodes: int | None) -> int:
+def memo_answers(searches: int, nodes: int | None, movetime: float | None = None) -> int:
     """The memo's room for `searches` at once of `nodes` each: a power of
     two from 3 x searches x nodes (a row's answers are asked for again up
     to ~3 x searches jobs after its first ones), within MEMO_MIN_ANSWERS
     and MEMO_MAX_ANSWERS (~365 MB: an H100 t82 run that filled it peaked
-    0.45 GB above one with 2^18); the least without a node count. At
-    t82's 256 searches of 800 nodes 2^18 answers dropped what the next
-    position wanted: maia-1900 at those settings, 2,000 London positions,
-    H100, 35.6 % of the requests answered by the memo against 41.1 % with
-    2^20, the network's rows a position 389 -> 356."""
+    0.45 GB above one with 2^18). At t82's 256 searches of 800 nodes 2^18
+    answers dropped what the next position wanted: maia-1900 at those
+    settings, 2,000 London positions, H100, 35.6 % of the requests
+    answered by the memo against 41.1 % with 2^20, the network's rows a
+    position 389 -> 356. Searches bound only by `movetime` get the most:
+    their node count is unknown, and the ring's memory is touched only as
+    answers come, so a short run pays for what it writes; no limit at all,
+    the least."""
     if not nodes or nodes < 1:
-        return MEMO_MIN_ANSWERS
+        return MEMO_MAX_ANSWERS if movetime else MEMO_MIN_ANSWERS
     wanted = 3 * max(1, searches) * int(nodes)
     answers = MEMO_MIN_ANSWERS
     while answers < wanted and answers < MEMO_MAX_ANSWERS:

@@ -37,7 +37,8 @@ class ShardWorker:
         else:
             from lc0_rocm.analysis.many import searcher
             self.engine = searcher(network, settings.search_options(), searches=searches, groups=groups,
-                                   batching=settings.batching, nodes=settings.nodes)
+                                   batching=settings.batching, nodes=settings.nodes,
+                                   movetime=settings.movetime)
 
     @staticmethod
     def import_engine(settings: Settings) -> None:
