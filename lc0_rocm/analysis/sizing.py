@@ -127,7 +127,9 @@ def memo_answers(searches: int, nodes: int | None, movetime: float | None = None
     answered by the memo against 41.1 % with 2^20, the network's rows a
     position 389 -> 356. Searches bound only by `movetime` get the most:
     their node count is unknown, and the ring's memory is touched only as
-    answers come, so a short run pays for what it writes; no limit at all,
+    answers come, so a short run pays for what it writes (maia-1900 at
+    0.25 s a position, H100: 38 % of the requests answered against 18 %
+    with 2^18, the rows a position -19 %, +0.2 GB peak); no limit at all,
     the least."""
     if not nodes or nodes < 1:
         return MEMO_MAX_ANSWERS if movetime else MEMO_MIN_ANSWERS
