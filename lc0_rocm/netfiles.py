@@ -437,7 +437,7 @@ def cached_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
         nets += [p for p in entries if p.is_file() and (p.suffix == ".part" or looks_like_weights(p))]
     try:                               # inflated copies of gzipped nets (weights.inflated)
         nets += sorted(p for p in (cache_dir() / "inflated").iterdir()
-                       if p.is_file() and (p.suffix == ".pb" or p.name.startswith(".part-")))
+                       if p.is_file() and (p.suffix in (".net", ".pb") or p.name.startswith(".part-")))
     except OSError:
         pass
     try:

@@ -57,8 +57,8 @@ class _LayerData:
     """One Layer's bytes, checked, and how to turn them into float32."""
     __slots__ = ("raw", "encoding", "lo", "hi", "size")
 
-    def __init__(self, layer: net_pb2.Weights.Layer, name: str):
-        raw = layer.params
+    def __init__(self, layer: net_pb2.Weights.Layer, name: str, raw=None):
+        raw = layer.params if raw is None else raw       # a kept copy's params (inflated.Copy) or the message's
         encoding = layer.encoding if layer.HasField("encoding") else LAYER.LINEAR16
         width = 4 if encoding == LAYER.FLOAT32 else 2
         if encoding not in (LAYER.LINEAR16, LAYER.FLOAT16, LAYER.BFLOAT16, LAYER.FLOAT32):
@@ -105,13 +105,14 @@ class _Pending:
         self.future, self.size = future, size
 
 
-def decode_weights(msg, path: str = "weights", keep_linear16: bool = False) -> Node:
+def decode_weights(msg, path: str = "weights", keep_linear16: bool = False, params=None) -> Node:
     """decode_message over the whole tree, the big layers' conversions on a
     thread pool; the same Nodes and arrays as one thread makes. With
-    `keep_linear16`, big LINEAR16 layers stay encoded (Linear16Layer)."""
+    `keep_linear16`, big LINEAR16 layers stay encoded (Linear16Layer).
+    `params`: layers' params by name, taken out of `msg` (load_net)."""
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(DECODE_THREADS, thread_name_prefix="lc0-rocm-decode") as pool:
-        root = decode_message(msg, path, pool, keep_linear16)
+        root = decode_message(msg, path, pool, keep_linear16, params)
         return _resolved(root)
 
 
@@ -120,8 +121,8 @@ def _resolved(value):
     return replace_leaves(value, _Pending, lambda pending: pending.future.result())
 
 
-def _decoded_layer(m, name: str, pool, keep_linear16: bool = False):
-    data = _LayerData(m, name)
+def _decoded_layer(m, name: str, pool, keep_linear16: bool = False, params=None):
+    data = _LayerData(m, name, params.get(name) if params else None)
     if data.size >= PARALLEL_LAYER_VALUES and keep_linear16 and data.encoding == LAYER.LINEAR16:
         return Linear16Layer(np.frombuffer(data.raw, dtype="<u2"), data.lo, data.hi)
     if pool is None or data.size < PARALLEL_LAYER_VALUES:
@@ -129,10 +130,11 @@ def _decoded_layer(m, name: str, pool, keep_linear16: bool = False):
     return _Pending(pool.submit(data.values), data.size)
 
 
-def decode_message(msg, path: str = "weights", pool=None, keep_linear16: bool = False) -> Node:
+def decode_message(msg, path: str = "weights", pool=None, keep_linear16: bool = False, params=None) -> Node:
     """Decode any message of the Weights tree into Nodes and arrays (with a
     `pool`, big layers as _Pending conversions: decode_weights resolves them;
-    with `keep_linear16`, big LINEAR16 layers as Linear16Layers)."""
+    with `keep_linear16`, big LINEAR16 layers as Linear16Layers; `params`:
+    layers' params by name where they were taken out of the message)."""
     fields = {}
     for fd in msg.DESCRIPTOR.fields:
         name = fd.name
@@ -142,20 +144,40 @@ def decode_message(msg, path: str = "weights", pool=None, keep_linear16: bool = 
         is_layer = fd.message_type.full_name == LAYER.DESCRIPTOR.full_name
         if fd.is_repeated:
             fields[name] = [
-                _decoded_layer(m, f"{path}.{name}[{i}]", pool, keep_linear16) if is_layer
-                else decode_message(m, f"{path}.{name}[{i}]", pool, keep_linear16)
+                _decoded_layer(m, f"{path}.{name}[{i}]", pool, keep_linear16, params) if is_layer
+                else decode_message(m, f"{path}.{name}[{i}]", pool, keep_linear16, params)
                 for i, m in enumerate(getattr(msg, name))
             ]
         elif not msg.HasField(name):
             fields[name] = None
         elif is_layer:
-            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", pool, keep_linear16)
+            values = _decoded_layer(getattr(msg, name), f"{path}.{name}", pool, keep_linear16, params)
             fields[name] = values if values.size else None
         else:
-            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", pool, keep_linear16)
+            fields[name] = decode_message(getattr(msg, name), f"{path}.{name}", pool, keep_linear16, params)
     if msg.DESCRIPTOR.full_name == net_pb2.Weights.ConvBlock.DESCRIPTOR.full_name:
         _fill_conv_defaults(fields)
     return Node(**fields)
+
+
+def layer_messages(msg, path: str = "weights"):
+    """(name, Layer) for every layer set in a message of the Weights tree,
+    named as decode_message names them."""
+    for fd in msg.DESCRIPTOR.fields:
+        if fd.message_type is None:
+            continue
+        is_layer = fd.message_type.full_name == LAYER.DESCRIPTOR.full_name
+        if fd.is_repeated:
+            items = [(f"{path}.{fd.name}[{i}]", m) for i, m in enumerate(getattr(msg, fd.name))]
+        elif msg.HasField(fd.name):
+            items = [(f"{path}.{fd.name}", getattr(msg, fd.name))]
+        else:
+            continue
+        for name, m in items:
+            if is_layer:
+                yield name, m
+            else:
+                yield from layer_messages(m, name)
 
 
 def _fill_conv_defaults(block: dict) -> None:
@@ -212,12 +234,7 @@ def read_net_bytes(path: str) -> bytes:
     limit = MAX_NET_BYTES
     try:
         with open(path, "rb") as f:
-            kept = inflated.entry(path, f)
-            data = kept.read(limit) if kept is not None else None
-            if data is None:
-                data = f.read(limit + 1)
-            else:
-                kept = None                 # inflated before, checked against the file's trailer
+            data = f.read(limit + 1)
     except OSError as e:
         raise WeightsError(f"{path}: cannot read the file ({e.strerror or e})") from None
     if data[:2] == b"\x1f\x8b":
@@ -229,8 +246,6 @@ def read_net_bytes(path: str) -> bytes:
             data = gunzip(data, limit + 1)   # stops inflating just past the limit
         except (OSError, EOFError, zlib.error) as e:
             raise WeightsError(f"{path}: damaged or truncated gzip data ({e})") from None
-        if kept is not None and len(data) <= limit:
-            kept.write(data)
     if len(data) > limit:
         raise WeightsError(f"{path}: more than {limit >> 20} MiB of network data (decompressed), "
                            "larger than any lc0 net; not a network file")
@@ -242,33 +257,42 @@ def read_net_bytes(path: str) -> bytes:
     return data
 
 
-def load_net(path: str) -> net_pb2.Net:
-    """parse_net(read_net_bytes(path)), with an inflated copy's check run
-    on a thread while the copy parses (on the critical path of a load: the
-    check is a CRC-32 of the whole copy, the parse holds the GIL, the CRC
-    does not). A copy that fails the check is not used: the file is read
-    as read_net_bytes reads it."""
+def load_net(path: str) -> tuple[net_pb2.Net, dict]:
+    """(the file's Net, params taken out of it by layer name): from the file's
+    kept copy (inflated.Copy: the message without its big layers' params,
+    and those params as views of one buffer) where it has one that checks
+    out, else parse_net(read_net_bytes(path)) with the big layers' params
+    taken out the same way and a copy kept for the next load."""
     try:
         with open(path, "rb") as f:
             kept = inflated.entry(path, f)
     except OSError:
         kept = None                         # read_net_bytes says why
-    data = kept.read_unchecked(MAX_NET_BYTES) if kept is not None else None
-    if data is not None:
-        checked: list[bool] = []
-        check = threading.Thread(target=lambda: checked.append(kept.matches(data)), daemon=True)
-        check.start()
+    copy = kept.read(MAX_NET_BYTES) if kept is not None else None
+    if copy is not None:
         try:
-            net, error = parse_net(data, path), None
-        except WeightsError as e:
-            net, error = None, e
-        check.join()
-        if checked == [True]:
-            kept.touch()
-            if error is not None:
-                raise error
-            return net
-    return parse_net(read_net_bytes(path), path)
+            net = parse_net(copy.message, path)
+        except WeightsError:
+            net = None
+        if net is not None and _taken_out(net, copy.params):
+            return net, copy.params
+    data = read_net_bytes(path)
+    net = parse_net(data, path)
+    if kept is None:
+        return net, {}
+    params = []
+    for name, layer in layer_messages(net.weights):
+        if len(layer.params) >= inflated.MIN_PARAMS:
+            params.append((name, layer.params))
+            layer.ClearField("params")
+    kept.write(data, net.SerializeToString(), params)
+    return net, dict(params)
+
+
+def _taken_out(net: net_pb2.Net, params: dict) -> bool:
+    """Whether each of `params` names a layer of `net` without params of its own."""
+    layers = dict(layer_messages(net.weights))
+    return all(name in layers and not layers[name].params for name in params)
 
 
 def looks_like_onnx(data: bytes) -> bool:

@@ -1,23 +1,37 @@
-"""Inflated copies of big gzipped net files, so that loading one again skips gzip.
+"""Kept copies of big gzipped net files, so that loading one again skips
+gzip and most of the protobuf parse.
 
-Inflating is most of a big net's load: a 184 MB t82 file takes ~1.5 s to
-inflate on the H200 host (zlib decodes 16-bit weights at ~120 MB/s) and
-~0.1 s to read back inflated. So the first load of a gzipped file of at
-least MIN_BYTES keeps its inflated bytes in `<cache>/inflated/` (the net
-cache of netfiles.cache_dir), and later loads of the same file read them.
+Inflating is most of a big net's first load: a 184 MB t82 file takes ~1.5 s
+to inflate on the H200 host (zlib decodes 16-bit weights at ~120 MB/s). So
+the first load of a gzipped file of at least MIN_BYTES keeps a copy in
+`<cache>/inflated/` (the net cache of netfiles.cache_dir), and later loads
+of the same file read it. A copy holds the file's Net message with the
+params of its big layers (MIN_PARAMS bytes or more) taken out, then those
+params one after another: reading it back, the message parses in
+milliseconds and the big layers' arrays view the one buffer the copy was
+read into. A load so touches the net's bytes once instead of three times
+(the read, protobuf's own copy, a bytes object per layer): each extra copy
+of t82's ~190 MB cost its load ~0.1 s of page faults on the GPU host.
+
+Layout: MAGIC, the CRC-32 of all that follows (4 bytes, little-endian),
+the header's length (4 bytes), the header (JSON: the message's offset and
+length, and each taken layer's name, as decode names it, offset and
+length, offsets from the file's start), the message, the params.
 
 A copy is found by the file's real path, size, modification time and gzip
-trailer (CRC-32 and length of the data), and used only when its own CRC-32
-and length match that trailer: a changed, replaced or damaged file or copy
-is inflated again. Only single-member gzip files are kept (the trailer
-covers the last member only). The folder holds the KEEP most recently used
-copies; `LC0ROCM_INFLATED_NETS=N` keeps N instead, 0 none. Everything here
-is best effort: a cache that cannot be read or written costs the inflation
-and nothing else.
+trailer (CRC-32 and length of the data), written only from data that
+matches that trailer, and used only when its own CRC-32 matches: a
+changed, replaced or damaged file or copy is inflated again. Only
+single-member gzip files are kept (the trailer covers the last member
+only). The folder holds the KEEP most recently used copies;
+`LC0ROCM_INFLATED_NETS=N` keeps N instead, 0 none. Everything here is best
+effort: a cache that cannot be read or written costs the inflation and
+nothing else.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pathlib
 import tempfile
@@ -27,8 +41,12 @@ import zlib
 MIN_BYTES = 32 << 20          # smaller files inflate in a fraction of a second
 KEEP = 4                      # BT4-sized nets inflate to a few hundred MB each
 KEEP_ENV = "LC0ROCM_INFLATED_NETS"
-SUFFIX = ".pb"
+SUFFIX = ".net"
+OLD_SUFFIX = ".pb"            # whole inflated files, kept before the split copies: pruned
 STALE_PART_S = 600            # a copy is written in about a second
+MIN_PARAMS = 64 << 10         # a layer's params taken out of the message from this many bytes
+MAGIC = b"LC0RNET1"
+ALIGN = 64                    # each layer's params start on a cache line
 
 
 def folder() -> pathlib.Path:
@@ -60,36 +78,39 @@ def _matches(data: bytes, trailer: bytes) -> bool:
     return len(data) % (1 << 32) == length and zlib.crc32(data) == crc
 
 
+class Copy:
+    """A kept copy read back: `message` (the Net with its big layers'
+    params taken out) and `params` (each taken layer's name -> its params),
+    views of the one buffer the copy was read into."""
+
+    def __init__(self, message: memoryview, params: dict[str, memoryview]):
+        self.message, self.params = message, params
+
+
 class Entry:
-    """Where a gzipped net file's inflated copy lives (or would)."""
+    """Where a gzipped net file's kept copy lives (or would)."""
 
     def __init__(self, path: str, f, st: os.stat_result):
         self.trailer = _trailer(f, st.st_size)
         self.copy = folder() / (_key(path, st, self.trailer) + SUFFIX)
 
-    def read(self, most: int) -> bytes | None:
-        """The inflated bytes, or None (no copy, one of more than `most`
-        bytes, or one that does not match)."""
-        data = self.read_unchecked(most)
-        if data is None or not self.matches(data):
-            return None
-        self.touch()
-        return data
-
-    def read_unchecked(self, most: int) -> bytes | None:
-        """The copy's bytes before matches() has checked them, or None (no
-        copy, or one of more than `most` bytes)."""
+    def read(self, most: int) -> Copy | None:
+        """The copy, checked, or None (no copy, one of more than `most`
+        bytes, or one that does not check out)."""
         try:
-            if self.copy.stat().st_size > most:
-                return None
-            return self.copy.read_bytes()
+            with open(self.copy, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size > most:
+                    return None
+                buffer = bytearray(size)
+                if f.readinto(buffer) != size:
+                    return None
         except OSError:
             return None
-
-    def matches(self, data: bytes) -> bool:
-        """Whether `data` is what the file inflates to, by its gzip trailer
-        (a CRC-32 of the whole copy: zlib computes it without the GIL)."""
-        return _matches(data, self.trailer)
+        copy = _unpacked(memoryview(buffer))
+        if copy is not None:
+            self.touch()
+        return copy
 
     def touch(self) -> None:
         try:
@@ -97,9 +118,10 @@ class Entry:
         except OSError:
             pass
 
-    def write(self, data: bytes) -> None:
-        """Keeps `data` (the file's single gzip member, inflated) when it
-        matches the trailer, then prunes the folder to keep() copies."""
+    def write(self, data: bytes, message: bytes, params: list[tuple[str, bytes]]) -> None:
+        """Keeps `message` (the Net with the `params` of its big layers taken
+        out) and those params when `data`, what the file inflated to, matches
+        its trailer; then prunes the folder to keep() copies."""
         limit = keep()
         if limit == 0 or not _matches(data, self.trailer):
             return
@@ -108,7 +130,8 @@ class Entry:
             self.copy.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".part-", dir=self.copy.parent)
             with os.fdopen(fd, "wb") as out:
-                out.write(data)
+                for part in _packed(message, params):
+                    out.write(part)
             os.replace(tmp, self.copy)                 # whole or not at all
             tmp = None
             prune(limit)
@@ -122,12 +145,55 @@ class Entry:
                     pass
 
 
+def _packed(message: bytes, params: list[tuple[str, bytes]]) -> list:
+    """A copy's parts, in order (the layout in the module's doc; the
+    header's offsets count from the end of the header)."""
+    parts, layers, at = [message], [], len(message)
+    for name, raw in params:
+        gap = _aligned(at) - at
+        parts += [bytes(gap), raw]
+        layers.append([name, at + gap, len(raw)])
+        at += gap + len(raw)
+    text = json.dumps({"message": len(message), "layers": layers}).encode()
+    text = text.ljust(_aligned(len(MAGIC) + 8 + len(text)) - len(MAGIC) - 8)     # the body starts aligned
+    body = [len(text).to_bytes(4, "little"), text, *parts]
+    crc = 0
+    for part in body:
+        crc = zlib.crc32(part, crc)
+    return [MAGIC, crc.to_bytes(4, "little"), *body]
+
+
+def _unpacked(buffer: memoryview) -> Copy | None:
+    """The Copy in `buffer`, or None where its magic, CRC or header is wrong."""
+    head = len(MAGIC) + 8
+    if len(buffer) < head or bytes(buffer[:len(MAGIC)]) != MAGIC:
+        return None
+    if zlib.crc32(buffer[len(MAGIC) + 4:]) != int.from_bytes(buffer[len(MAGIC):len(MAGIC) + 4], "little"):
+        return None
+    length = int.from_bytes(buffer[len(MAGIC) + 4:head], "little")
+    body = buffer[head + length:]
+    try:
+        header = json.loads(bytes(buffer[head:head + length]))
+        message, layers = body[:header["message"]], header["layers"]
+        params = {name: body[at:at + n] for name, at, n in layers}
+        if len(message) != header["message"] or any(len(params[name]) != n for name, _, n in layers):
+            return None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return Copy(message, params)
+
+
+def _aligned(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
 def prune(limit: int) -> None:
     """Deletes all but the `limit` most recently used copies, and partial
     writes older than STALE_PART_S (a process killed while writing one)."""
     try:
         copies = sorted(folder().glob("*" + SUFFIX), key=lambda p: p.stat().st_mtime_ns, reverse=True)
         stale = [p for p in folder().glob(".part-*") if time.time() - p.stat().st_mtime > STALE_PART_S]
+        stale += list(folder().glob("*" + OLD_SUFFIX))
     except OSError:
         return
     for old in copies[limit:] + stale:

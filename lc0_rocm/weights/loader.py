@@ -89,7 +89,7 @@ def load_weights(path, keep_linear16: bool = False) -> Weights:
     decoding pool): the backends fold them with their batch norms on the
     host, so keeping them would only move their decoding onto one thread."""
     path = str(path)
-    net = decode.load_net(path)
+    net, params = decode.load_net(path)           # params: the big layers', taken out of the message
     version = decode.check_version(net, path)
     decode.upgrade_format(net)
     decode.check_supported(net, path)
@@ -97,7 +97,7 @@ def load_weights(path, keep_linear16: bool = False) -> Weights:
     fmt.CopyFrom(net.format.network_format)
     weights = Weights(
         format=fmt,
-        net=decode.decode_weights(net.weights, "weights", keep_linear16 and is_attention_body(fmt)),
+        net=decode.decode_weights(net.weights, "weights", keep_linear16 and is_attention_body(fmt), params),
         license=net.license,
         min_version=version,
         path=path,
