@@ -14,9 +14,10 @@ read into. A load so touches the net's bytes once instead of three times
 of t82's ~190 MB cost its load ~0.1 s of page faults on the GPU host.
 
 Layout: MAGIC, the CRC-32 of all that follows (4 bytes, little-endian),
-the header's length (4 bytes), the header (JSON: the message's offset and
-length, and each taken layer's name, as decode names it, offset and
-length, offsets from the file's start), the message, the params.
+the header's length (4 bytes), the header (JSON: the message's length, and
+each taken layer's name, as decode names it, offset and length, offsets
+from the end of the header), the message, the params (each on an ALIGN
+boundary).
 
 A copy is found by the file's real path, size, modification time and gzip
 trailer (CRC-32 and length of the data), written only from data that
