@@ -6,7 +6,6 @@ of every Layer (LINEAR16, FLOAT16, BFLOAT16, FLOAT32) with old convolution
 blocks' missing biases and batch-norm parameters filled in."""
 from __future__ import annotations
 
-import threading
 import zlib
 
 import numpy as np
