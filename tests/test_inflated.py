@@ -49,10 +49,13 @@ def count_inflating(monkeypatch):
 
 
 def damage(copy, how="a flipped bit"):
-    """Spoil a copy: one bit flipped in its last byte (a weight), or all of it garbage."""
+    """Spoil a copy: one bit flipped in its last byte (a weight), all of it
+    garbage, or cut short (its read spans several chunks, summed as it goes)."""
     data = bytearray(copy.read_bytes())
     if how == "garbage":
         data = bytearray(b"\xff" * len(data))
+    elif how == "cut short":
+        data = data[:len(data) * 2 // 3]
     else:
         data[-1] ^= 1
     copy.write_bytes(bytes(data))
@@ -94,6 +97,7 @@ def from_the_file(path, monkeypatch, **kwargs):
 
 
 def test_second_load_reads_the_copy(cache, net, monkeypatch):
+    monkeypatch.setattr(inflated, "READ_CHUNK", 100_000)      # read and summed in chunks
     expected = from_the_file(net, monkeypatch)
     assert copies(cache) == []
     assert_same_weights(load_weights(net), expected)     # inflates, keeps a copy
@@ -131,11 +135,12 @@ def test_only_big_layers_are_taken_out(cache, net, monkeypatch):
     assert any(0 < size < 4096 for size in sizes.values())          # small ones stay in the message
 
 
-@pytest.mark.parametrize("how", ["a flipped bit", "garbage"])
+@pytest.mark.parametrize("how", ["a flipped bit", "garbage", "cut short"])
 def test_a_damaged_copy_is_not_used_and_is_written_again(cache, net, monkeypatch, how):
-    """A copy that fails its CRC (a flipped bit in a weight) or is garbage:
-    the net comes from the file, whole, and the copy is written again; no
-    error reaches the caller."""
+    """A copy that fails its CRC (a flipped bit in a weight), is garbage or
+    was cut short: the net comes from the file, whole, and the copy is
+    written again; no error reaches the caller."""
+    monkeypatch.setattr(inflated, "READ_CHUNK", 100_000)      # read and summed in many chunks
     expected = from_the_file(net, monkeypatch)
     load_weights(net)
     (copy,) = copies(cache)
