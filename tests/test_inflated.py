@@ -124,6 +124,8 @@ def test_the_copy_gives_the_files_weights_bit_for_bit(cache, kind, keep_linear16
     assert_same_weights(again, expected)
     net, params = decode.load_net(str(path))
     assert params and all(not layer.params for name, layer in decode.layer_messages(net.weights) if name in params)
+    assert all(view.readonly for view in params.values())           # as immutable as bytes
+    assert not np.frombuffer(next(iter(params.values())), np.uint8).flags.writeable
 
 
 def test_only_big_layers_are_taken_out(cache, net, monkeypatch):

@@ -109,11 +109,12 @@ class Entry:
                 # numpy's memory: not zeroed first, and in huge pages where the
                 # system allows them (numpy asks for them on big arrays), so
                 # the copy's ~190 MB (t82) cost few page faults
-                buffer = memoryview(np.empty(size, np.uint8)).cast("B")
-                crc = _read_summing(f, buffer, len(MAGIC) + 4)
+                array = np.empty(size, np.uint8)
+                crc = _read_summing(f, memoryview(array).cast("B"), len(MAGIC) + 4)
         except OSError:
             return None
-        copy = _unpacked(buffer, crc) if crc is not None else None
+        array.flags.writeable = False                  # the weights stay as immutable as bytes were
+        copy = _unpacked(memoryview(array).cast("B"), crc) if crc is not None else None
         if copy is not None:
             self.touch()
         return copy
