@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import mmap
 import os
 import pathlib
 import platform
@@ -286,19 +287,30 @@ def install(built: pathlib.Path, target: pathlib.Path) -> None:
     _sync_folder(target.parent)
 
 
+# Libraries found whole in this process, by path, file identity and record:
+# a command looks for its library several times (counting GPUs, preparing,
+# creating), and hashing it again each time cost 0.03-0.16 s on an H100 host.
+_VERIFIED: set[tuple] = set()
+
+
 def verify(library: pathlib.Path) -> str | None:
     """None when `library` matches its size and SHA-256 record, else why not."""
     record = library.with_name(library.name + CHECK_SUFFIX)
     try:
         expected = record.read_text().strip()
+        stat = os.stat(library)
     except OSError:
         return NO_RECORD
+    seen = (str(library), stat.st_ino, stat.st_size, stat.st_mtime_ns, expected)
+    if seen in _VERIFIED:
+        return None
     try:
         actual = _fingerprint(library)
     except OSError as e:
         return f"it cannot be read ({e.strerror or e})"
     if actual != expected:
         return f"it does not match its record (size and SHA-256 {actual.split()[0]} bytes, expected {expected.split()[0]})"
+    _VERIFIED.add(seen)
     return None
 
 
@@ -354,13 +366,15 @@ def discard(library: pathlib.Path) -> None:
 
 
 def _fingerprint(path: pathlib.Path) -> str:
-    h = hashlib.sha256()
-    size = 0
+    """'size sha256' of the file, hashed from a mapping of it in one call:
+    hashlib lets go of the GIL for the whole file, where a loop over blocks
+    took it back after each one, waiting behind other threads' imports."""
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-            size += len(chunk)
-    return f"{size} {h.hexdigest()}"
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return f"0 {hashlib.sha256().hexdigest()}"
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return f"{size} {hashlib.sha256(mapped).hexdigest()}"
 
 
 def _sync_folder(folder: pathlib.Path) -> None:

@@ -302,6 +302,16 @@ def test_prepare_leaves_a_first_build_to_create(fake_hip, monkeypatch):
     assert loaded == [lib]
 
 
+def test_a_gpu_probe_runs_once_a_process(bare_env):
+    """nvidia-smi is asked once: counting GPUs, preparing and creating each
+    look for the library, and every run of the tool costs time."""
+    log = bare_env / "smi.log"
+    fake_tool(bare_env, "nvidia-smi", f"echo run >> {log}; echo 9.0\n")
+    assert native_build.detect_arch("nvidia") == "sm_90"
+    assert native_build.detect_arch("nvidia") == "sm_90"
+    assert log.read_text().count("run") == 1
+
+
 def test_nvcc_builds_sm90_as_sm90a_for_wgmma(tmp_path):
     """sm_90 (H100, H200) compiles as sm_90a, whose warpgroup products the
     library's own GEMM needs (native/src/kernels/gemm_sm90.hip), and says so
@@ -332,6 +342,38 @@ def test_build_native_command_reports_errors(bare_env, capsys):
     assert native_build.build_main([]) == 1
     err = capsys.readouterr().err
     assert "no GPU found" in err and "--arch" in err
+
+
+def test_a_library_is_looked_for_once_a_process(fake_hip, monkeypatch):
+    """Counting GPUs, preparing and creating each look for the library: the
+    sources are hashed and the library's record checked once a process (each
+    cost 0.03-0.18 s on a GPU host beside a command's imports); another
+    architecture or environment is looked for again."""
+    from lc0_rocm import buildcache
+    lib = native.build("amd")
+    hashed, fingerprinted = [], []
+    monkeypatch.setattr(native_build, "source_hash",
+                        lambda src, extra, real=native_build.source_hash: hashed.append(extra) or real(src, extra))
+    monkeypatch.setattr(buildcache, "_fingerprint",
+                        lambda path, real=buildcache._fingerprint: fingerprinted.append(path) or real(path))
+    monkeypatch.setattr(native_build, "_TARGETS", {})
+    monkeypatch.setattr(buildcache, "_VERIFIED", set())
+    assert native.build("amd") == lib and native_build.cached_library("amd") == lib
+    assert native.build("amd") == lib and len(hashed) == 1 and len(fingerprinted) == 1
+    assert native.build("amd", arch="gfx1030") != lib and len(hashed) == 2
+    monkeypatch.setenv("LC0ROCM_GPU_ARCH", "gfx1100")
+    assert native.build("amd").parent.name.endswith("-gfx1100") and len(hashed) == 3
+    lib.write_bytes(b"damaged after it was checked")          # another size and time: checked again
+    assert "does not match its record" in buildcache.verify(lib)
+
+
+def test_a_fingerprint_is_the_size_and_sha256(tmp_path):
+    import hashlib
+    from lc0_rocm import buildcache
+    for data in (b"", b"x" * 3_000_001):
+        path = tmp_path / "f"
+        path.write_bytes(data)
+        assert buildcache._fingerprint(path) == f"{len(data)} {hashlib.sha256(data).hexdigest()}"
 
 
 def test_source_hash_follows_the_sources(tmp_path):

@@ -16,6 +16,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import threading
 from typing import Callable
 
 from lc0_rocm import buildcache
@@ -237,6 +238,23 @@ def _run(cmd: list[str], timeout: float = 20) -> str:
     return out.stdout if out.returncode == 0 else ""
 
 
+# A GPU probe's output by command and tool (its path and modification
+# time): the GPUs do not change while a process runs, and nvidia-smi takes
+# 0.03 s a run on an H100 host, paid again wherever `auto` is resolved.
+_PROBED: dict[tuple, str] = {}
+
+
+def _probe(cmd: list[str]) -> str:
+    try:
+        stamp = os.stat(cmd[0]).st_mtime_ns
+    except OSError:
+        stamp = None
+    key = (tuple(cmd), stamp)
+    if key not in _PROBED:
+        _PROBED[key] = _run(cmd)
+    return _PROBED[key]
+
+
 def detect_arch(vendor: str) -> str:
     """GPU architecture ("gfx90a", "sm_90") of device 0, or NativeError."""
     env = os.environ.get("LC0ROCM_GPU_ARCH")
@@ -246,7 +264,7 @@ def detect_arch(vendor: str) -> str:
         rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
         tool = _which("rocm_agent_enumerator", [f"{rocm}/bin"])
         if tool:
-            archs = [a for a in _run([tool]).split() if a.startswith("gfx") and a != "gfx000"]
+            archs = [a for a in _probe([tool]).split() if a.startswith("gfx") and a != "gfx000"]
             if archs:
                 return archs[0]
         looked = ["rocm_agent_enumerator lists none" if tool else
@@ -262,7 +280,7 @@ def detect_arch(vendor: str) -> str:
         raise NoGpuError({"amd": ", ".join(looked)})
     smi = _which("nvidia-smi")
     if smi:
-        caps = _run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"]).split()
+        caps = _probe([smi, "--query-gpu=compute_cap", "--format=csv,noheader"]).split()
         if caps:
             major, _, minor = caps[0].partition(".")
             return f"sm_{major}{minor or '0'}"
@@ -301,12 +319,28 @@ def link_command(tc: Toolchain, objs: list[pathlib.Path], out: pathlib.Path) -> 
             *tc.libraries]
 
 
+# _target's answers in this process, by vendor, architecture and the
+# environment that finds the tools, sources and cache: a command looks for
+# its library several times (counting GPUs, preparing, creating), and each
+# look hashed the sources again (0.12-0.18 s on an H100 host beside the
+# command's imports). The lock makes a second look wait for the first.
+_TARGETS: dict[tuple, tuple] = {}
+_TARGETS_LOCK = threading.Lock()
+_TARGET_ENV = ("PATH", "ROCM_PATH", "CUDA_HOME", "CUDA_PATH", "HIP_PLATFORM")
+
+
 def _target(vendor: str | None, arch: str | None) -> tuple[Toolchain, str, pathlib.Path, pathlib.Path]:
     """(toolchain, architecture, sources, the library's path in the cache)."""
-    tc, arch = detect_target(vendor, arch)
-    src = source_dir()
-    recipe = f"{tc.vendor}|{tc.compiler}|{arch}|{CXX_STD}|{tc.include_dirs}|{tc.libraries}"
-    return tc, arch, src, cache_root() / f"{source_hash(src, recipe)}-{arch}" / "liblc0rocm.so"
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k in _TARGET_ENV or k.startswith("LC0ROCM_")))
+    key = (vendor, arch, env)
+    with _TARGETS_LOCK:
+        if key not in _TARGETS:
+            tc, found_arch = detect_target(vendor, arch)
+            src = source_dir()
+            recipe = f"{tc.vendor}|{tc.compiler}|{found_arch}|{CXX_STD}|{tc.include_dirs}|{tc.libraries}"
+            _TARGETS[key] = (tc, found_arch, src,
+                             cache_root() / f"{source_hash(src, recipe)}-{found_arch}" / "liblc0rocm.so")
+        return _TARGETS[key]
 
 
 def cached_library(vendor: str | None = None, arch: str | None = None) -> pathlib.Path | None:
