@@ -77,3 +77,32 @@ def test_fresh_script_runs_whole_commands_of_each_tree_in_turns(tmp_path):
     proc = subprocess.run([sys.executable, str(script), "-b", "random", "--positions", "5", "--nodes", "2",
                            "--trees", str(broken), "--rounds", "1"], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "broken: analyse failed" in proc.stderr
+
+
+def test_fresh_timeline_times_a_commands_start_as_its_modules_load(tmp_path):
+    """scripts/fresh_timeline.py runs the command unchanged (its output
+    written, its exit status passed on) and prints the watched imports and
+    calls with their threads: here the planning on the main thread and the
+    network's load on the thread that prepares it."""
+    fen = tmp_path / "p.fen"
+    fen.write_text("\n".join(["rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                              "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"]) + "\n")
+    script = ROOT / "scripts" / "fresh_timeline.py"
+    proc = subprocess.run([sys.executable, str(script), "--watch", "lc0_rocm.analysis.many:ManySearch.close",
+                           "analyse", str(fen), "-b", "random", "--nodes", "5", "-o", str(tmp_path / "o.jsonl")],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 2
+    lines = proc.stderr.splitlines()
+    def line_of(label):
+        found = [line for line in lines if line.endswith(label)]
+        assert found, label
+        return found[0]
+    assert "MainThread" in line_of("import lc0_rocm.analysis.runner") and "MainThread" in line_of("runner.build_plan")
+    assert "lc0-rocm-prepare" in line_of("network.load_network")
+    assert line_of("many.ManySearch.close") and "the process was" in proc.stderr
+    started, ended = map(float, line_of("writers.write_outputs").split()[:2])
+    assert 0 <= started <= ended
+    bad = subprocess.run([sys.executable, str(script), "--watch", "nothing", "analyse"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "MODULE:FUNCTION" in bad.stderr
