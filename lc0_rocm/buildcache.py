@@ -298,13 +298,13 @@ def verify(library: pathlib.Path) -> str | None:
     record = library.with_name(library.name + CHECK_SUFFIX)
     try:
         expected = record.read_text().strip()
-        stat = os.stat(library)
     except OSError:
         return NO_RECORD
-    seen = (str(library), stat.st_ino, stat.st_size, stat.st_mtime_ns, expected)
-    if seen in _VERIFIED:
-        return None
     try:
+        stat = os.stat(library)
+        seen = (str(library), stat.st_ino, stat.st_size, stat.st_mtime_ns, expected)
+        if seen in _VERIFIED:
+            return None
         actual = _fingerprint(library)
     except OSError as e:
         return f"it cannot be read ({e.strerror or e})"

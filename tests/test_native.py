@@ -302,14 +302,21 @@ def test_prepare_leaves_a_first_build_to_create(fake_hip, monkeypatch):
     assert loaded == [lib]
 
 
-def test_a_gpu_probe_runs_once_a_process(bare_env):
-    """nvidia-smi is asked once: counting GPUs, preparing and creating each
-    look for the library, and every run of the tool costs time."""
+def test_a_gpu_probe_runs_once_a_process(bare_env, monkeypatch):
+    """nvidia-smi is asked once a process for what it answered (every run
+    costs time, and `auto` is resolved more than once); a probe that
+    answered nothing is asked again."""
     log = bare_env / "smi.log"
     fake_tool(bare_env, "nvidia-smi", f"echo run >> {log}; echo 9.0\n")
     assert native_build.detect_arch("nvidia") == "sm_90"
     assert native_build.detect_arch("nvidia") == "sm_90"
     assert log.read_text().count("run") == 1
+    fake_tool(bare_env / "later", "nvidia-smi", f"echo again >> {log}; exit 9\n")   # no answer: asked again
+    monkeypatch.setattr(native_build, "_which", lambda name, extra=(): str(bare_env / "later" / name))
+    for _ in range(2):
+        with pytest.raises(NativeError, match="no NVIDIA GPU"):
+            native_build.detect_arch("nvidia")
+    assert log.read_text().count("again") == 2
 
 
 def test_nvcc_builds_sm90_as_sm90a_for_wgmma(tmp_path):

@@ -238,9 +238,10 @@ def _run(cmd: list[str], timeout: float = 20) -> str:
     return out.stdout if out.returncode == 0 else ""
 
 
-# A GPU probe's output by command and tool (its path and modification
+# A GPU probe's answer by command and tool (its path and modification
 # time): the GPUs do not change while a process runs, and nvidia-smi takes
-# 0.03 s a run on an H100 host, paid again wherever `auto` is resolved.
+# 0.03 s a run on an H100 host, paid again wherever `auto` is resolved. A
+# probe that answered nothing is asked again next time.
 _PROBED: dict[tuple, str] = {}
 
 
@@ -251,7 +252,10 @@ def _probe(cmd: list[str]) -> str:
         stamp = None
     key = (tuple(cmd), stamp)
     if key not in _PROBED:
-        _PROBED[key] = _run(cmd)
+        answer = _run(cmd)
+        if not answer:
+            return answer
+        _PROBED[key] = answer
     return _PROBED[key]
 
 
