@@ -5,7 +5,7 @@ headers, a lock so that processes building at once do not collide, and the
 build itself: commands run in parallel with progress reports and never
 outlive the process, temporary folders a killed build leaves are removed by
 the next, and a finished library is installed with a size and hash record
-that is checked before each load."""
+that is checked before a process first loads it (again if the file changes)."""
 from __future__ import annotations
 
 import contextlib
