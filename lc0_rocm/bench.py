@@ -15,6 +15,8 @@ import time
 
 import chess
 
+from lc0_rocm.limits import MAX_NODES
+
 # lc0 v0.32.1 benchmark positions (a FEN, optionally followed by moves)
 POSITIONS = [
     "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
@@ -90,14 +92,18 @@ def parse_args(argv, *, full: bool = False):
                         help=f"milliseconds per position (-1: no limit; default {movetime})")
     parser.add_argument("--num-positions", type=int, default=num_positions,
                         help=f"how many of the {len(POSITIONS)} positions (default {num_positions})")
-    parser.add_argument("--fen", default="", help="benchmark this one position instead")
+    parser.add_argument("--fen", default=None, help="benchmark this one position instead")
     args = parser.parse_args(argv)
     if not 1 <= args.num_positions <= len(POSITIONS):
         parser.error(f"--num-positions must be within 1..{len(POSITIONS)}")
+    if args.nodes != -1 and not 1 <= args.nodes <= MAX_NODES:
+        parser.error(f"--nodes must be 1..{MAX_NODES} (or -1 for no limit)")
+    if args.movetime < -1:
+        parser.error("--movetime must be >= 0 milliseconds (or -1 for no limit)")
     if args.nodes < 0 and args.movetime < 0:
         parser.error("give --nodes or --movetime (both are unlimited)")
-    if args.nodes == 0:
-        parser.error("--nodes must be >= 1 (or -1 for no limit)")
+    if args.fen is not None and not args.fen.strip():
+        parser.error("--fen is empty")
     return args
 
 
@@ -160,7 +166,7 @@ def describe_run(args, path, backend: str, threads: int, positions: list[str]) -
 def main(argv=None, *, full: bool = False) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv, full=full)
     from lc0_rocm import backends, netfiles
-    from lc0_rocm.engine import Engine
+    from lc0_rocm.engine import Engine, check_position
     from lc0_rocm.network import load_network
     from lc0_rocm.backends import blas_threads
 
@@ -179,7 +185,7 @@ def main(argv=None, *, full: bool = False) -> int:
     positions = [args.fen] if args.fen else POSITIONS[:args.num_positions]
     try:
         for position in positions:
-            board_for(position)
+            check_position(board_for(position))
     except ValueError as e:
         print(f"lc0-rocm bench: bad position: {e}", file=sys.stderr)
         return 1
@@ -191,7 +197,7 @@ def main(argv=None, *, full: bool = False) -> int:
         network = load_network(None if no_net else str(path), backend=args.backend,
                                backend_opts=backend_options)
     except Exception as e:
-        print(f"lc0-rocm bench: cannot load {path}: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"lc0-rocm bench: cannot load {path or 'the backend'}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     options = {"SmartPruningFactor": 0.0, "NNCacheSize": args.nncache}   # lc0 bench: no smart pruning
     if args.threads is not None:
@@ -204,6 +210,7 @@ def main(argv=None, *, full: bool = False) -> int:
     except ValueError as e:
         print(f"lc0-rocm bench: {e}", file=sys.stderr)
         return 1
+    engine.movetime_limit_s = None      # --movetime comes in milliseconds: its seconds are meant
     print(describe_run(args, path, network.backend.name, engine.search_threads(), positions),
           flush=True)
 

@@ -22,6 +22,7 @@ import chess
 
 from lc0_rocm.backends import cpu
 from lc0_rocm.backends.base import BackendAttributes
+from lc0_rocm.limits import MAX_INT32, MOVETIME_LIMIT_S, check_nodes, check_seconds
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
 from lc0_rocm.search.native import RootEdge, Snapshot
@@ -58,13 +59,13 @@ def default_minibatch(attributes: BackendAttributes) -> int:
 
 
 class Engine:
+    """lc0-style MCTS over one network. Not thread-safe: one search at a
+    time; another thread may only set the `stop` event."""
+
     # A movetime or time_budget above this many seconds is refused as a
     # likely millisecond value (None: no bound; the UCI engine, whose times
     # come in milliseconds and are converted, sets None).
-    movetime_limit_s: float | None = 1000.0
-
-    """lc0-style MCTS over one network. Not thread-safe: one search at a
-    time; another thread may only set the `stop` event."""
+    movetime_limit_s: float | None = MOVETIME_LIMIT_S
 
     OPTIONS: dict[str, OptionSpec] = OPTIONS
 
@@ -251,27 +252,23 @@ class Engine:
             _check_type(limit_name, value, numbers.Integral, "an int")
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
             _check_type(limit_name, value, numbers.Real, "a number of seconds")
-        if nodes is not None and nodes < 1:
-            raise ValueError(f"nodes must be >= 1, got {nodes}")
+        if stop is not None and not callable(getattr(stop, "is_set", None)):
+            raise TypeError(f"stop must be a threading.Event, got {type(stop).__name__} {stop!r}")
+        check_nodes(nodes)
+        for limit_name, value in (("depth", depth), ("mate", mate)):
+            if value is not None and abs(value) > MAX_INT32:
+                raise ValueError(f"{limit_name} must be within +-{MAX_INT32}, got {value}")
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
-            if value is not None and not value >= 0:
-                raise ValueError(f"{limit_name} must be >= 0 seconds, got {value}")
-            if value is not None and self.movetime_limit_s is not None and value > self.movetime_limit_s:
-                raise ValueError(
-                    f"{limit_name}={value:g} is {value / 60:.0f} minutes: times are in seconds "
-                    f"({limit_name}=1.5 is 1.5 s); for a search longer than {self.movetime_limit_s:g} s "
-                    f"set engine.movetime_limit_s = None, or use infinite=True with stop")
+            try:
+                check_seconds(value, limit_name, self.movetime_limit_s, allow_zero=True)
+            except ValueError as e:
+                if value is None or not value > (self.movetime_limit_s or math.inf):
+                    raise
+                raise ValueError(f"{e}; for a search longer than {self.movetime_limit_s:g} s set "
+                                 f"engine.movetime_limit_s = None, or use infinite=True with stop") from None
         if getattr(self._network, "closed", False):
             raise RuntimeError(f"{self._network!r} is closed; load the network again to search")
-        # Positions lc0 plays from are fine even when python-chess frowns
-        # (odd checkers, an e.p. square or castling right taken as written);
-        # no king, too many kings, pawns on the back rank or the side not to
-        # move in check are not.
-        status = board.status()
-        tolerated = (chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
-                     | chess.STATUS_INVALID_EP_SQUARE | chess.STATUS_BAD_CASTLING_RIGHTS)
-        if status & ~tolerated:
-            raise ValueError(f"invalid position: {board.fen()}")
+        check_position(board)
         legal = list(board.legal_moves)
         if isinstance(searchmoves, (str, chess.Move)):
             searchmoves = [searchmoves]
@@ -565,6 +562,18 @@ def _snapshot_of(search: Search, count: int) -> Snapshot:
                     0, edges, [j - first for j in search.best_edges(0, count, 0)],
                     lambda k: search.principal_variation(first + k))
     return snap
+
+
+def check_position(board: chess.Board) -> None:
+    """ValueError for a position no search can start from. Positions lc0
+    plays from are fine even when python-chess frowns (odd checkers, an
+    e.p. square or castling right taken as written); no king, too many
+    kings, pawns on the back rank or the side not to move in check are
+    not."""
+    tolerated = (chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
+                 | chess.STATUS_INVALID_EP_SQUARE | chess.STATUS_BAD_CASTLING_RIGHTS)
+    if board.status() & ~tolerated:
+        raise ValueError(f"invalid position: {board.fen()}")
 
 
 def _check_type(name: str, value, types, what: str) -> None:

@@ -10,10 +10,9 @@ import re
 import chess
 
 from lc0_rocm.errors import Lc0RocmError
+from lc0_rocm.limits import MAX_INT32, MAX_NODES
 
 MAX_ECHO = 200  # longest piece of a bad input line echoed back in an error
-MAX_INT = 2**63 - 1
-MAX_INT32 = 2**31 - 1          # depth and mate reach the search as C ints
 MAX_HALFMOVE_CLOCK = 2**31 - 1  # the native core's FEN limits (native/core/src/fen.cpp)
 MAX_FULLMOVE_NUMBER = 1_000_000_000
 
@@ -83,7 +82,7 @@ def _parse_int(key: str, text: str) -> int:
     if not re.fullmatch(r"[+-]?[0-9]+", text):
         raise UciError(f"go: invalid value {echo(text)} for {key}")
     value = int(text)
-    if abs(value) > MAX_INT:
+    if abs(value) > MAX_NODES:
         raise UciError(f"go: out of range value {echo(text)} for {key}")
     return value
 

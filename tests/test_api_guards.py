@@ -53,6 +53,26 @@ def test_search_rejects_limits_of_the_wrong_type(net, kwargs, error):
         lc0_rocm.Engine(net).search(chess.Board(), **kwargs)
 
 
+@pytest.mark.parametrize("kwargs,error", [
+    (dict(nodes=10**30), "nodes must be 1.."),
+    (dict(nodes=0), "nodes must be 1.."),
+    (dict(movetime=math.inf), "movetime must be a finite"),
+    (dict(movetime=math.nan), "movetime must be a finite"),
+    (dict(time_budget=-1.0), "time_budget must be a finite"),
+    (dict(movetime=5000), "movetime=5000 is 83 minutes"),
+    (dict(depth=2**40), "depth must be within"),
+    (dict(mate=-2**40), "mate must be within"),
+])
+def test_search_rejects_limits_out_of_range(net, kwargs, error):
+    with pytest.raises(ValueError, match=error):
+        lc0_rocm.Engine(net).search(chess.Board(), **kwargs)
+
+
+def test_search_stop_must_be_an_event(net):
+    with pytest.raises(TypeError, match="stop must be a threading.Event"):
+        lc0_rocm.Engine(net).search(chess.Board(), nodes=5, stop=5)
+
+
 def test_search_takes_searchmoves_in_uci_notation(net):
     engine = lc0_rocm.Engine(net)
     result = engine.search(chess.Board(), nodes=8, searchmoves=["e2e4", chess.Move.from_uci("d2d4")])

@@ -34,7 +34,8 @@ def test_defaults_and_bad_arguments():
     args = bench.parse_args([])
     assert (args.movetime, args.num_positions, args.nodes, args.nncache) == (500, 10, -1, 200000)
     for bad in (["--num-positions", "0"], ["--num-positions", "35"], ["--nodes", "-1", "--movetime", "-1"],
-                ["--nodes", "0"], ["--threads", "x"]):
+                ["--nodes", "0"], ["--threads", "x"], ["--nodes", "-5"], ["--nodes", str(2**63)],
+                ["--movetime", "-7"], ["--fen", ""], ["--fen", "  "]):
         with pytest.raises(SystemExit):
             bench.parse_args(bad)
 
@@ -128,3 +129,18 @@ def test_load_time_script_times_creations_in_one_process(maia_path):
     assert re.search(r"^weights read \d+\.\d{3} s$", out.stdout, flags=re.M), out.stdout
     assert [int(n) for n in re.findall(r"^creation (\d+): \d+\.\d{3} s$", out.stdout, flags=re.M)] == [1, 2, 3]
     assert "streams" not in out.stdout
+
+
+@pytest.mark.parametrize("fen", ["8/8/8/8/8/8/8/8 w - - 0 1", "4k3/8/8/8/8/8/8/PPPPPPPP w - - 0 1"])
+def test_a_position_no_search_starts_from_is_refused_before_the_run(fen, capsys):
+    assert bench.main(["--backend", "random", "--nodes", "10", "--fen", fen]) == 1
+    err = capsys.readouterr().err
+    assert "bad position: invalid position" in err and "Traceback" not in err
+
+
+def test_movetime_is_milliseconds_however_long(capsys):
+    # 25 minutes in milliseconds is a bench setting, not a mistaken second
+    # count: the node limit ends each search long before.
+    assert bench.main(["--backend", "random", "--nodes", "20", "--movetime", "1500000",
+                       "--num-positions", "1"]) == 0
+    assert "Nodes/second" in capsys.readouterr().out
