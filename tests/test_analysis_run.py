@@ -478,6 +478,55 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
     assert "unfinished run with other" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("limit,message", [
+    (["--movetime", "inf"], "movetime must be a finite number of seconds"),
+    (["--movetime", "nan"], "movetime must be a finite number of seconds"),
+    (["--movetime", "5000"], "movetime=5000 is 83 minutes: times are in seconds"),
+    (["--nodes", str(2**63)], "nodes must be 1.."),
+])
+def test_limits_no_search_ends_within_are_refused_before_the_run(inputs, tmp_path, capsys, limit, message):
+    """An endless or mistaken limit (milliseconds given for seconds) is a
+    one-line refusal, not a run that never ends and blocks the next one."""
+    _, files = inputs
+    out = tmp_path / "x.jsonl"
+    assert cli.main([files[0], "-o", str(out), "-b", "random", *limit]) == 1
+    assert message in capsys.readouterr().err
+    assert not os.path.exists(f"{out}.parts")
+    with pytest.raises(SystemExit):
+        cli.main([files[0], "-o", str(out), "-b", "random", "--nodes", "5", "--searches", "4097"])
+    assert "must be 1..4096" in capsys.readouterr().err
+
+
+def test_a_parts_folder_that_cannot_be_made_is_a_one_line_message(inputs, tmp_path, capsys, monkeypatch):
+    _, files = inputs
+    out = tmp_path / "y.jsonl"
+    (tmp_path / "y.jsonl.parts").write_text("")                 # a file where the folder goes
+    assert cli.main([files[0], "-o", str(out), "-b", "random", "--nodes", "5"]) == 1
+    assert "a file of that name is in the way" in capsys.readouterr().err
+    (tmp_path / "y.jsonl.parts").unlink()
+
+    def refused(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr("pathlib.Path.mkdir", refused)
+    assert cli.main([files[0], "-o", str(out), "-b", "random", "--nodes", "5"]) == 1
+    assert "y.jsonl.parts: Permission denied" in capsys.readouterr().err
+
+
+def test_the_api_says_when_an_input_file_is_missing(inputs, tmp_path):
+    """A missing file among the inputs is an error, not FEN text skipped
+    as malformed with every other file's positions lost."""
+    _, files = inputs
+    for source in ([files[0], str(tmp_path / "nonexist.pgn")], str(tmp_path / "typo.pgn"),
+                   tmp_path / "typo.pgn", ["typo.epd"]):
+        with pytest.raises(AnalysisError, match="no such input file"):
+            list(lc0_rocm.analyse(source, backend="random", nodes=5))
+    with pytest.raises(AnalysisError, match="is a folder"):
+        list(lc0_rocm.analyse(str(tmp_path), backend="random", nodes=5))
+    # FEN strings stay positions, an iterator of them too.
+    fens = [chess.STARTING_FEN, "8/8/8/4k3/8/8/8/4K2R w K - 0 1"]
+    assert len(list(lc0_rocm.analyse(iter(fens), backend="random", nodes=5))) == 2
+
+
 @pytest.mark.parametrize("mode", [["--eval"], ["--nodes", "15"]])
 def test_without_the_native_core_the_same_records(inputs, tmp_path, mode):
     """No C++ compiler: python-chess and the Python search do the same work

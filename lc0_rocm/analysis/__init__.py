@@ -69,6 +69,37 @@ def analyse(source, network=None, *, weights: str | None = None, backend: str = 
             close_when_done(loading, lambda loaded: loaded.close())
 
 
+# Names that are files, never FENs (a FEN holds spaces).
+FILE_SUFFIXES = (".pgn", ".epd", ".fen", ".txt", ".gz")
+
+
+def _input_files(source: str | os.PathLike | list) -> list[str] | None:
+    """The files `source` names, or None when it holds positions: a path
+    is a file, and so is a list whose entries are paths, files that exist
+    or names like one (no spaces, a file's suffix). A file that is not
+    there, or a folder, is an AnalysisError: read as FENs it would be
+    skipped without a word."""
+    from lc0_rocm.analysis.settings import AnalysisError
+
+    if isinstance(source, (str, os.PathLike)):
+        names = [os.fspath(source)]
+    else:
+        if not source or not all(isinstance(s, (str, os.PathLike)) for s in source):
+            return None
+        if not any(isinstance(s, os.PathLike) or os.path.isfile(s)
+                   or (not any(c.isspace() for c in s) and s.lower().endswith(FILE_SUFFIXES))
+                   for s in source):
+            return None
+        names = [os.fspath(s) for s in source]
+    folders = [n for n in names if os.path.isdir(n)]
+    if folders:
+        raise AnalysisError(f"an input is a folder, not a file: {', '.join(folders)}")
+    missing = [n for n in names if not os.path.isfile(n)]
+    if missing:
+        raise AnalysisError(f"no such input file: {', '.join(missing)}")
+    return names
+
+
 def _analyse_loaded(source, settings, network, loading, *, searches, kind, shard_size, every, played,
                     top_k) -> Iterator[AnalysisRecord]:
     """analyse()'s records: the input read and planned, then the network
@@ -79,15 +110,14 @@ def _analyse_loaded(source, settings, network, loading, *, searches, kind, shard
     from lc0_rocm.analysis.plan import default_shard_size, plan_from_positions
     from lc0_rocm.analysis.worker import ShardWorker
 
-    if isinstance(source, (str, os.PathLike)):
-        items = read_positions([os.fspath(source)], kind, Selection(every, played))
-    elif isinstance(source, chess.Board):
+    if isinstance(source, chess.Board):
         items = positions_from_items([source])
     else:
-        source = list(source)
-        if source and all(isinstance(s, os.PathLike) or (isinstance(s, str) and os.path.isfile(s))
-                          for s in source):
-            items = read_positions([os.fspath(s) for s in source], kind, Selection(every, played))
+        if not isinstance(source, (str, os.PathLike)):
+            source = list(source)               # read once: it may be an iterator
+        files = _input_files(source)
+        if files is not None:
+            items = read_positions(files, kind, Selection(every, played))
         else:
             items = positions_from_items(source)
     shard_size = shard_size or default_shard_size(settings.mode)

@@ -7,6 +7,8 @@ import argparse
 import os
 import sys
 
+from lc0_rocm.analysis.settings import MAX_SEARCHES
+
 PROG = "lc0-rocm analyse"
 
 
@@ -56,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes (default: one per GPU with a GPU backend, else 1); "
                         "with --ray, actors")
-    p.add_argument("--searches", type=int_in(1, 65536), default=None,
+    p.add_argument("--searches", type=int_in(1, MAX_SEARCHES), default=None,
                    help="searches at once per worker (default: 256 on a GPU, 8 a core for a small "
                         "residual net there, 4 otherwise)")
     p.add_argument("--groups", type=int_in(1, 16), default=None,

@@ -28,7 +28,7 @@ import chess
 import numpy as np
 
 from lc0_rocm.analysis import columns
-from lc0_rocm.analysis.settings import AnalysisError
+from lc0_rocm.analysis.settings import MAX_SEARCHES, AnalysisError
 from lc0_rocm.analysis.sizing import (call_rows, default_groups, default_searches, fitted_minibatch,
                                       memo_answers, spread_order)
 from lc0_rocm.backends.base import c_slot, python_forward
@@ -120,8 +120,8 @@ class ManySearch:
         self._open: list[int] = []           # first job of each run not yet collected
         # The searches' own seconds, summed over jobs: where a search thread's time goes.
         self._search_seconds = {"search_gather_s": 0.0, "search_backup_s": 0.0, "search_network_s": 0.0}
-        if searches is not None and searches < 1:
-            raise ValueError(f"searches must be >= 1, got {searches}")
+        if searches is not None and not 1 <= searches <= MAX_SEARCHES:
+            raise ValueError(f"searches must be 1..{MAX_SEARCHES}, got {searches}")
         if groups is not None and not 1 <= groups <= 16:
             raise ValueError(f"groups must be 1..16, got {groups}")
         gpu = bool(getattr(getattr(network, "backend", None), "device_info", None))

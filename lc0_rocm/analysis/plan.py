@@ -131,8 +131,15 @@ class WorkDir:
     def open(self, manifest: dict) -> None:
         """Creates or reopens the folder for this manifest; WorkDirError when
         another run holds it or its manifest differs."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        lock = open(self.path / "lock", "a")
+        if self.path.exists() and not self.path.is_dir():
+            raise WorkDirError(f"cannot keep this run's finished parts in {self.path}: a file of that name "
+                               f"is in the way")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            lock = open(self.path / "lock", "a")
+        except OSError as e:
+            raise WorkDirError(f"cannot keep this run's finished parts in {self.path}: "
+                               f"{e.strerror or e}") from None
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:

@@ -3,16 +3,21 @@ everything that changes the results, which the manifest records so that a
 resumed run cannot mix results of different settings."""
 from __future__ import annotations
 
-from lc0_rocm.errors import Lc0RocmError
-
 import dataclasses
 import hashlib
 import mmap
 import os
 
 from lc0_rocm import __version__
+from lc0_rocm.errors import Lc0RocmError
+from lc0_rocm.limits import check_nodes, check_seconds
 
 MODES = ("eval", "search")
+
+
+# Searches at once in one worker: the native core's search_many holds at
+# most this many (native/core/src/search_many.cpp, kMaxSearches).
+MAX_SEARCHES = 4096
 
 
 class AnalysisError(Lc0RocmError):
@@ -45,10 +50,8 @@ class Settings:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.mode == "search" and self.nodes is None and self.movetime is None:
             raise ValueError("a search needs nodes or movetime")
-        if self.nodes is not None and self.nodes < 1:
-            raise ValueError(f"nodes must be >= 1, got {self.nodes}")
-        if self.movetime is not None and not self.movetime > 0:
-            raise ValueError(f"movetime must be > 0 seconds, got {self.movetime}")
+        check_nodes(self.nodes)
+        check_seconds(self.movetime, "movetime")
         if not 1 <= self.top_k <= 256:
             raise ValueError(f"top_k must be 1..256, got {self.top_k}")
         if self.every < 1:

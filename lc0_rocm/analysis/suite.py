@@ -21,6 +21,9 @@ import sys
 
 import chess
 
+from lc0_rocm.analysis.cli import int_in
+from lc0_rocm.analysis.settings import MAX_SEARCHES
+
 PROG = "lc0-rocm suite"
 SHIPPED = pathlib.Path(__file__).resolve().parent / "tactics.epd"
 _POINTS = re.compile(r"\s*([^=,\s]+)\s*=\s*(\d+)\s*")
@@ -155,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend-opts", default="", help="backend options in lc0's syntax")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a search knob by lc0's UCI name; repeatable")
-    p.add_argument("--searches", type=int, default=None, help="searches at once (default: by backend)")
+    p.add_argument("--searches", type=int_in(1, MAX_SEARCHES), default=None,
+                   help="searches at once (default: by backend)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     return p
 
