@@ -16,6 +16,7 @@ import argparse
 import csv
 import datetime
 import json
+import math
 import os
 import platform
 import random
@@ -47,7 +48,7 @@ class BenchError(Lc0RocmError):
 
 def parse_batches(text: str) -> list[int]:
     try:
-        sizes = [int(part) for part in text.split(",") if part.strip()]
+        sizes = [int(part) for part in text.split(",")]
     except ValueError:
         raise BenchError(f"--batches takes comma-separated positive integers, got {text!r}") from None
     if not sizes or any(n < 1 for n in sizes):
@@ -326,8 +327,8 @@ def check_arguments(args) -> list[tuple[str, list[tuple[int, float]]]]:
     from lc0_rocm import backends
     from lc0_rocm.outputs import OutputPathError, check_writable
 
-    if args.seconds <= 0 or args.positions < 1:
-        raise BenchError("--seconds and --positions must be positive")
+    if not (math.isfinite(args.seconds) and args.seconds > 0) or args.positions < 1:
+        raise BenchError("--seconds and --positions must be positive (and --seconds finite)")
     if args.threads < 1:
         raise BenchError("--threads must be >= 1")
     if args.backend not in backends.names():
@@ -379,8 +380,11 @@ def run(args) -> list[dict]:
               f"~{args.seconds:g} s each, BLAS threads {meta['blas_threads']}", flush=True)
         rows = []
         for batch in batches:
-            row = summarize(batch, time_batch_size(forward_into, pool, batch, args.seconds,
-                                                   host_empty=backend.host_empty))
+            try:
+                times = time_batch_size(forward_into, pool, batch, args.seconds, host_empty=backend.host_empty)
+            except MemoryError:
+                raise BenchError(f"not enough memory for batch size {batch}") from None
+            row = summarize(batch, times)
             rows.append(row)
             print(f"Benchmark batch size {batch} with inference average time {row['mean_ms']:.3f}ms"
                   f" - throughput {row['mean_nps']:.1f} nps.", flush=True)

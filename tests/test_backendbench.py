@@ -20,7 +20,7 @@ def tiny_net(tmp_path_factory):
 
 def test_parse_batches():
     assert bb.parse_batches("1,16, 32,64") == [1, 16, 32, 64]
-    for bad in ("", "0", "1,x", "-4", "3.5"):
+    for bad in ("", "0", "1,x", "-4", "3.5", "1,,2", "8,"):
         with pytest.raises(bb.BenchError, match="--batches"):
             bb.parse_batches(bad)
 
@@ -334,3 +334,19 @@ def test_tick_labels_never_crowd(batches):
     span = math.log2(batches[-1]) - math.log2(batches[0])
     gaps = [math.log2(b) - math.log2(a) for a, b in zip(shown, shown[1:])]
     assert min(gaps) >= span / backendbench.MAX_TICK_LABELS - 1e-9 or len(batches) <= backendbench.MAX_TICK_LABELS
+
+
+@pytest.mark.parametrize("seconds", ["inf", "nan", "0", "-1"])
+def test_seconds_must_be_finite_and_positive(seconds, capsys):
+    assert bb.main(["-b", "random", "--batches", "1", "--seconds", seconds]) != 0
+    assert "--seconds" in capsys.readouterr().err
+
+
+def test_a_batch_too_big_for_memory_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+
+    def no_room(*args, **kwargs):
+        raise MemoryError
+    monkeypatch.setattr(bb, "time_batch_size", no_room)
+    assert bb.main(["-b", "random", "--batches", "100000000", "--seconds", "0.01", "--positions", "4"]) != 0
+    assert "not enough memory for batch size 100000000" in capsys.readouterr().err
