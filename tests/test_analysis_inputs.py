@@ -389,3 +389,16 @@ def test_san_tokens_through_the_core_are_python_chess_s_moves():
             board.push(move)
         assert san_moves(game.board().fen(), sans) == [m.uci() for m in game.mainline_moves()]
     assert answered > 2_000
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
+    """Windows editors start a UTF-8 file with a byte-order mark; the first
+    FEN, EPD line or PGN game reads as without it."""
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "a.fen").write_bytes(bom + f"{chess.STARTING_FEN}\n".encode())
+    (tmp_path / "a.epd").write_bytes(bom + f"{chess.STARTING_BOARD_FEN} w KQkq - id \"s\";\n".encode())
+    (tmp_path / "a.pgn").write_bytes(bom + b'[Event "x"]\n\n1. e4 e5 *\n')
+    for name, count in (("a.fen", 1), ("a.epd", 1), ("a.pgn", 3)):
+        items = list(read_positions([str(tmp_path / name)]))
+        assert not [i for i in items if isinstance(i, InputError)], (name, items)
+        assert len(items) == count, (name, items)

@@ -81,3 +81,24 @@ def test_command_prints_a_table_or_json(capsys, tmp_path):
     empty.write_text("# nothing\n")
     assert suite.main([str(empty), "-b", "random"]) == 1
     assert "no position to score" in capsys.readouterr().err
+
+
+def test_suite_reads_gzip_and_a_byte_order_mark_and_names_few_skips(tmp_path, capsys):
+    """A suite saved by a Windows editor (a BOM) or gzipped reads as the
+    plain file does; a file that is not EPD at all names its first skipped
+    lines and counts the rest, not one line per chunk of bytes."""
+    import gzip
+    import random
+    from lc0_rocm.analysis import suite
+    line = '4k3/8/8/8/8/8/8/4K2R w K - bm Rh8+; id "mate";\n'
+    (tmp_path / "bom.epd").write_bytes(b"\xef\xbb\xbf" + line.encode())
+    with gzip.open(tmp_path / "s.epd.gz", "wt") as f:
+        f.write(line)
+    for name in ("bom.epd", "s.epd.gz"):
+        problems, errors = suite.read_suite(str(tmp_path / name))
+        assert [p.id for p in problems] == ["mate"] and errors == [], (name, errors)
+    rng = random.Random(5)
+    (tmp_path / "junk.epd").write_bytes(bytes(rng.randrange(256) for _ in range(20000)))
+    assert suite.main([str(tmp_path / "junk.epd"), "-b", "random", "--nodes", "5"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) <= suite.MAX_SKIPS_SHOWN + 2 and "more lines" in err[-2], err

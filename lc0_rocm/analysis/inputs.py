@@ -70,10 +70,11 @@ def kind_of(path: str) -> str:
 
 def open_text(path: str):
     """The file as text (UTF-8, bad bytes replaced: a stray byte in a
-    comment must not stop the run), through gzip for `.gz`."""
+    comment must not stop the run; a byte-order mark, as Windows editors
+    write, dropped), through gzip for `.gz`."""
     if path.lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace", newline=None)
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace", newline=None)
 
 
 def read_positions(paths: Iterable[str], kind: str | None = None,

@@ -166,7 +166,7 @@ def part_text(path: str, start: int, end: int):
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline=None)
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline=None)
 
 
 def lines_before(path: str, offsets: list[int]) -> list[int]:

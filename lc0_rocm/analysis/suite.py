@@ -47,10 +47,17 @@ class Outcome:
     points: int
 
 
+# Skipped lines named on stderr (a file that is not EPD at all would list
+# every line), and how much of each.
+MAX_SKIPS_SHOWN = 10
+MAX_SKIP_CHARS = 200
+
+
 def read_suite(path: str) -> tuple[list[Problem], list[str]]:
     """Problems with a bm, am or c0 operation, and errors ("file:line: why")."""
+    from lc0_rocm.analysis.inputs import open_text
     problems, errors = [], []
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open_text(path) as f:
         for number, text in enumerate(f, start=1):
             text = text.strip()
             if not text or text.startswith("#"):
@@ -178,11 +185,13 @@ def main(argv=None) -> int:
         args.nodes = 800
     try:
         problems, errors = read_suite(args.suite)
-    except OSError as e:
-        print(f"{PROG}: cannot read {args.suite}: {e.strerror or e}", file=sys.stderr)
+    except (OSError, EOFError) as e:          # also a damaged .gz
+        print(f"{PROG}: cannot read {args.suite}: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         return 2
-    for e in errors:
-        print(f"{PROG}: skipped {e}", file=sys.stderr)
+    for e in errors[:MAX_SKIPS_SHOWN]:
+        print(f"{PROG}: skipped {e[:MAX_SKIP_CHARS]}", file=sys.stderr)
+    if len(errors) > MAX_SKIPS_SHOWN:
+        print(f"{PROG}: skipped {len(errors) - MAX_SKIPS_SHOWN} more lines", file=sys.stderr)
     if not problems:
         print(f"{PROG}: {args.suite} has no position to score", file=sys.stderr)
         return 1
