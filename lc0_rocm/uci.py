@@ -39,8 +39,8 @@ from lc0_rocm.backends import blas_threads
 from lc0_rocm.timemanager import LegacyTimeManager
 from lc0_rocm.uci_job import SearchJob, bestmove_line
 from lc0_rocm.uci_limits import accepts_keyword, ponderhit_budget_ms, search_limits, searchmoves
-from lc0_rocm.uci_options import (UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec, as_spec,
-                                  option_line, parse_backend_options, parse_value)
+from lc0_rocm.uci_options import (AUTODISCOVER, UCI_FALLBACK_OPTIONS, UCI_OPTIONS, OptionSpec,
+                                  as_spec, option_line, parse_backend_options, parse_value)
 from lc0_rocm.uci_output import IoLog, format_info, verbose_move_stats
 from lc0_rocm.uci_parse import GoParams, UciError, echo, parse_go, parse_setoption, play_position
 from lc0_rocm.uci_tablebase import TablebaseSlot
@@ -416,7 +416,9 @@ class UciEngine:
             self._resolve_weights()   # at start, or again while no net was found
         path, problem = self._weights
         backend = self.values["Backend"]
-        if path is None and backend != "random":   # lc0's random backend needs no net
+        # lc0's random backend needs no net, but a WeightsFile the user named
+        # must still be there.
+        if path is None and (backend != "random" or self.values["WeightsFile"] != AUTODISCOVER):
             raise UciError(problem)
         backend_options = parse_backend_options(self.values["BackendOptions"])
         key = (str(path), backend, tuple(sorted(backend_options.items())))
@@ -452,7 +454,7 @@ class UciEngine:
         self.tablebases.sync(self.engine)
         backend_obj = getattr(network, "backend", None)
         backend_name = getattr(backend_obj, "name", None) or backend_obj or backend
-        self.note(f"Loaded weights file from: {path} (backend {backend_name})")
+        self.note(f"Loaded weights file from: {path or '<none>'} (backend {backend_name})")
         return self.engine
 
     # ---------------------------------------------------------- searching

@@ -281,3 +281,22 @@ def test_random_backend_plays_without_any_net(engines, tmp_path, monkeypatch):
     board.push_uci("e2e4")
     assert chess.Move.from_uci(move) in board.legal_moves
     assert any(" nodes " in line for line in lines if line.startswith("info"))
+
+
+def test_random_backend_still_wants_the_weights_file_it_was_given(engines, tmp_path, monkeypatch):
+    """No net is fine for `random` when none was named; a WeightsFile the
+    user set that is not there is an error, as on every other backend, not
+    a search on no net that says it loaded 'None'."""
+    monkeypatch.setenv("LC0ROCM_CACHE", str(tmp_path / "empty-cache"))
+    eng = engines()
+    eng.send("uci")
+    eng.read_until("uciok")
+    eng.send("setoption name Backend value random")
+    eng.send(f"setoption name WeightsFile value {tmp_path / 'nonexistent.pb.gz'}")
+    eng.send("go nodes 20")
+    lines = eng.read_until("bestmove")
+    assert lines[-1] == "bestmove (none)" and any("nonexistent.pb.gz" in l for l in lines if "error" in l), lines
+    eng.send("setoption name WeightsFile value <autodiscover>")
+    eng.send("go nodes 20")
+    assert eng.read_until("bestmove")[-1] != "bestmove (none)"
+    assert "Loaded weights file from: <none>" in eng.stderr_text()
