@@ -28,8 +28,9 @@ lc0's long flags (--weights, --backend, --backend-opts, --threads, --minibatch-s
 --nncache, --logfile, --syzygy-paths, --move-overhead, ...) or any UCI option name."""
 
 
-def parse_flags(argv: list[str]) -> list[tuple[str, str]]:
-    """`--name=value`, `--name value`, `-w value` -> [(flag, value)]."""
+def parse_flags(argv: list[str]) -> list[tuple[str, str | None]]:
+    """`--name=value`, `--name value`, `-w value` -> [(flag, value)]; a
+    bare `--name` gives None (true for a check option, else an error)."""
     pairs = []
     i = 0
     while i < len(argv):
@@ -43,7 +44,7 @@ def parse_flags(argv: list[str]) -> list[tuple[str, str]]:
             value = argv[i + 1]
             i += 1
         else:
-            value = "true"  # a bare boolean flag
+            value = None    # a bare flag: a check option's true
         pairs.append((flag, value))
         i += 1
     return pairs
@@ -73,6 +74,12 @@ def main(argv=None) -> int:
         return 2
     for flag, value in flags:
         name = FLAG_OPTIONS.get(flag.lower(), flag)
+        if value is None:
+            spec = next((s for n, s in uci.specs.items() if n.lower() == name.lower()), None)
+            if spec is not None and spec.type != "check":
+                print(f"lc0-rocm: --{flag} needs a value (--{flag}=VALUE)", file=sys.stderr)
+                return 2
+            value = "true"
         try:
             uci.set_option(name, value)
         except UciError as e:

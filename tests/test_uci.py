@@ -427,6 +427,26 @@ def test_main_eof_stops_the_search_with_its_bestmove(monkeypatch, capsys, maia_p
 def test_main_rejects_bad_flags(capsys):
     assert uci_main.main(["--threads=lots"]) == 2
     assert "Threads" in capsys.readouterr().err
+    for flags in (["-b"], ["--weights"], ["--threads", "--backend=random"]):
+        assert uci_main.main(flags) == 2
+        err = capsys.readouterr().err
+        assert "needs a value" in err and "'true'" not in err, err
+
+
+def test_main_takes_a_bare_check_flag_as_true(monkeypatch, capsys):
+    import io
+    monkeypatch.setattr(uci, "_default_engine_class", lambda: FakeEngine)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("uci\n"))
+    seen = []
+    original = uci.UciEngine.set_option
+
+    def recording(self, name, text):
+        seen.append((name, text))
+        original(self, name, text)
+    monkeypatch.setattr(uci.UciEngine, "set_option", recording)
+    assert uci_main.main(["--show-wdl", "--verbose-move-stats"]) == 0
+    assert seen == [("UCI_ShowWDL", "true"), ("VerboseMoveStats", "true")]
+    assert "uciok" in capsys.readouterr().out
 
 
 class StreamingEngine(FakeEngine):
