@@ -30,6 +30,7 @@ import chess
 import numpy as np
 
 from lc0_rocm import tables
+from lc0_rocm.errors import InvalidArgumentError
 from lc0_rocm.sizes import HISTORY, NUM_PLANES, PLANES_PER_BOARD
 
 INPUT_CLASSICAL = 1
@@ -66,7 +67,7 @@ def is_armageddon(input_format: int) -> bool:
 
 def check_input_format(input_format: int) -> int:
     if input_format not in INPUT_FORMATS:
-        raise ValueError(f"unsupported input format {input_format!r}; lc0 input formats are "
+        raise InvalidArgumentError(f"unsupported input format {input_format!r}; lc0 input formats are "
                          f"{', '.join(map(str, INPUT_FORMATS))}")
     return int(input_format)
 
@@ -434,5 +435,5 @@ def policy_indices(board: chess.Board, input_format: int = INPUT_CLASSICAL,
     indices = tables.MOVE_INDEX[squares[:, 0], squares[:, 1], slots]
     if (indices < 0).any():
         bad = [m.uci() for m, i in zip(moves, indices) if i < 0]
-        raise ValueError(f"moves without an lc0 policy index: {bad}")
+        raise InvalidArgumentError(f"moves without an lc0 policy index: {bad}")
     return moves, indices.astype(np.int64)

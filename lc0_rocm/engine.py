@@ -22,6 +22,7 @@ import chess
 
 from lc0_rocm.backends import cpu
 from lc0_rocm.backends.base import BackendAttributes
+from lc0_rocm.errors import ClosedError, InvalidArgumentError
 from lc0_rocm.limits import MAX_INT32, MOVETIME_LIMIT_S, check_nodes, check_seconds
 from lc0_rocm.search.core import Limits, Search
 from lc0_rocm.search.evaluator import NetworkEvaluator, NNCache
@@ -81,7 +82,7 @@ class Engine:
         `warm`: False leaves a GPU backend's first-use costs to the first
         search (an Engine that only holds options, as analysis's)."""
         if implementation not in (None, "native", "reference"):
-            raise ValueError(f"implementation must be 'native' or 'reference', got {implementation!r}")
+            raise InvalidArgumentError(f"implementation must be 'native' or 'reference', got {implementation!r}")
         self.params = SearchParams()
         for name, value in options.items():
             self.set_option(name, value)
@@ -138,7 +139,7 @@ class Engine:
         if reason is None:
             return native.NativeSearch(network)
         if self._implementation == "native":
-            raise ValueError(f"the native search cannot run here: {reason}")
+            raise InvalidArgumentError(f"the native search cannot run here: {reason}")
         if hasattr(network, "forward_packed"):        # a real network: say why it is slower
             _notice_once(f"lc0-rocm: native search unavailable ({reason}); using the Python search")
         return None
@@ -257,17 +258,17 @@ class Engine:
         check_nodes(nodes)
         for limit_name, value in (("depth", depth), ("mate", mate)):
             if value is not None and abs(value) > MAX_INT32:
-                raise ValueError(f"{limit_name} must be within +-{MAX_INT32}, got {value}")
+                raise InvalidArgumentError(f"{limit_name} must be within +-{MAX_INT32}, got {value}")
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
             try:
                 check_seconds(value, limit_name, self.movetime_limit_s, allow_zero=True)
             except ValueError as e:
                 if value is None or not value > (self.movetime_limit_s or math.inf):
                     raise
-                raise ValueError(f"{e}; for a search longer than {self.movetime_limit_s:g} s set "
+                raise InvalidArgumentError(f"{e}; for a search longer than {self.movetime_limit_s:g} s set "
                                  f"engine.movetime_limit_s = None, or use infinite=True with stop") from None
         if getattr(self._network, "closed", False):
-            raise RuntimeError(f"{self._network!r} is closed; load the network again to search")
+            raise ClosedError(f"{self._network!r} is closed; load the network again to search")
         check_position(board)
         legal = list(board.legal_moves)
         if isinstance(searchmoves, (str, chess.Move)):
@@ -276,15 +277,15 @@ class Engine:
             searchmoves = [_as_move(board, m) for m in searchmoves]
             bad = [m for m in searchmoves if m not in legal]
             if bad:
-                raise ValueError(f"searchmoves not legal here: {' '.join(m.uci() for m in bad)}")
+                raise InvalidArgumentError(f"searchmoves not legal here: {' '.join(m.uci() for m in bad)}")
         if not legal:
             return self._empty_result(board)
         for limit_name, value in (("depth", depth), ("mate", mate)):
             if value is not None and value < 1:
-                raise ValueError(f"{limit_name} must be >= 1, got {value}")
+                raise InvalidArgumentError(f"{limit_name} must be >= 1, got {value}")
         if (nodes is None and movetime is None and time_budget is None and depth is None
                 and mate is None and not infinite and stop is None):
-            raise ValueError("search() needs a limit: nodes, movetime, time_budget, depth, mate, "
+            raise InvalidArgumentError("search() needs a limit: nodes, movetime, time_budget, depth, mate, "
                              "infinite or stop")
 
         infinite = infinite or mate is not None or (
@@ -573,7 +574,7 @@ def check_position(board: chess.Board) -> None:
     tolerated = (chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK
                  | chess.STATUS_INVALID_EP_SQUARE | chess.STATUS_BAD_CASTLING_RIGHTS)
     if board.status() & ~tolerated:
-        raise ValueError(f"invalid position: {board.fen()}")
+        raise InvalidArgumentError(f"invalid position: {board.fen()}")
 
 
 def _check_type(name: str, value, types, what: str) -> None:
@@ -590,7 +591,7 @@ def _as_move(board: chess.Board, move) -> chess.Move:
         try:
             return board.parse_uci(move)
         except ValueError:
-            raise ValueError(f"searchmoves: {move!r} is not a legal move here") from None
+            raise InvalidArgumentError(f"searchmoves: {move!r} is not a legal move here") from None
     raise TypeError(f"searchmoves must hold chess.Move or UCI strings, got {type(move).__name__} {move!r}")
 
 

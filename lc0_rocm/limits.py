@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from lc0_rocm.errors import InvalidArgumentError
+
 MAX_NODES = 2**63 - 1          # the native core's node limits are 64-bit
 MAX_INT32 = 2**31 - 1          # depth and mate reach the search as C ints
 # A movetime or time budget above this many seconds is taken for a value
@@ -14,20 +16,20 @@ MOVETIME_LIMIT_S = 1000.0
 
 
 def check_nodes(value, name: str = "nodes") -> None:
-    """ValueError unless `value` is None or 1..MAX_NODES."""
+    """InvalidArgumentError (a ValueError) unless `value` is None or 1..MAX_NODES."""
     if value is not None and not 1 <= value <= MAX_NODES:
-        raise ValueError(f"{name} must be 1..{MAX_NODES}, got {value}")
+        raise InvalidArgumentError(f"{name} must be 1..{MAX_NODES}, got {value}")
 
 
 def check_seconds(value, name: str = "movetime", limit: float | None = MOVETIME_LIMIT_S,
                   allow_zero: bool = False) -> None:
-    """ValueError unless `value` is None or a finite number of seconds above
+    """InvalidArgumentError unless `value` is None or a finite number of seconds above
     0 (or 0 itself with allow_zero) and at most `limit` (None: no bound)."""
     if value is None:
         return
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a finite number of seconds {'>= 0' if allow_zero else '> 0'}, "
+        raise InvalidArgumentError(f"{name} must be a finite number of seconds {'>= 0' if allow_zero else '> 0'}, "
                          f"got {value}")
     if limit is not None and value > limit:
-        raise ValueError(f"{name}={value:g} is {value / 60:.0f} minutes: times are in seconds "
+        raise InvalidArgumentError(f"{name}={value:g} is {value / 60:.0f} minutes: times are in seconds "
                          f"({name}=1.5 is 1.5 s), at most {limit:g}")

@@ -24,6 +24,7 @@ import numpy as np
 
 from lc0_rocm import encoder
 from lc0_rocm.backends.base import Backend, checked_outputs, checked_packed, checked_planes
+from lc0_rocm.errors import ClosedError, InvalidArgumentError
 from lc0_rocm.sizes import POLICY_SIZE
 from lc0_rocm.weights import Weights, WeightsError, load_weights
 
@@ -76,7 +77,7 @@ def _check_playable(board: chess.Board) -> None:
     if bad:
         problems = sorted(name[len("STATUS_"):].lower().replace("_", " ") for name in dir(chess)
                           if name.startswith("STATUS_") and getattr(chess, name) & bad)
-        raise ValueError(f"invalid position {board.fen()}: {', '.join(problems)}")
+        raise InvalidArgumentError(f"invalid position {board.fen()}: {', '.join(problems)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +199,7 @@ class Network:
 
     def _check_open(self) -> None:
         if self.closed:
-            raise RuntimeError(f"{self!r} is closed; load the network again to evaluate")
+            raise ClosedError(f"{self!r} is closed; load the network again to evaluate")
 
     def _checked(self, outputs, n: int):
         policy, wdl, moves_left = outputs
@@ -225,7 +226,7 @@ class Network:
         in check, ...) is a ValueError naming it."""
         self._check_open()
         if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-            raise ValueError(f"chunk must be a positive number of boards, got {chunk!r}")
+            raise InvalidArgumentError(f"chunk must be a positive number of boards, got {chunk!r}")
         boards = list(boards)
         chunks = [boards[start:start + chunk] for start in range(0, len(boards), chunk)]
         overlap = self.overlap_chunks
@@ -399,6 +400,13 @@ def load_network(path: str | os.PathLike[str] | Weights | None = None, backend: 
     from lc0_rocm.backends import options as backend_options
     from lc0_rocm.progress import Progress
 
+    if not (path is None or isinstance(path, (str, os.PathLike, Weights))):
+        raise TypeError(f"load_network() takes a net file's path or name, got {type(path).__name__} {path!r}")
+    if not (backend_opts is None or isinstance(backend_opts, (str, dict))):
+        raise TypeError(f"backend_opts must be lc0's option string (or its parsed dict), got "
+                        f"{type(backend_opts).__name__} {backend_opts!r}")
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a backend's name, got {type(backend).__name__} {backend!r}")
     tree = {}
     if backend_opts is not None:
         tree = backend_options.parse(backend_opts) if isinstance(backend_opts, str) else dict(backend_opts)

@@ -30,6 +30,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+from lc0_rocm.errors import InvalidArgumentError
+
 # lc0 legacy defaults
 MIDPOINT_MOVE = 51.5
 STEEPNESS = 7.0
@@ -73,9 +75,9 @@ class LegacyTimeManager:
     def __init__(self, move_overhead_ms: int = DEFAULT_MOVE_OVERHEAD_MS,
                  slowmover: float = 1.0):
         if move_overhead_ms < 0:
-            raise ValueError("MoveOverheadMs must be >= 0")
+            raise InvalidArgumentError("MoveOverheadMs must be >= 0")
         if not 0.0 <= slowmover <= 100.0:
-            raise ValueError("Slowmover must be within 0..100")
+            raise InvalidArgumentError("Slowmover must be within 0..100")
         self.move_overhead_ms = int(move_overhead_ms)
         self.slowmover = float(slowmover)
         self.first_move_of_game = True

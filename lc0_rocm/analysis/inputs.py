@@ -23,6 +23,8 @@ from typing import Iterable, Iterator, NamedTuple
 import chess
 import chess.pgn
 
+from lc0_rocm.errors import InvalidArgumentError
+
 HISTORY = 8          # positions lc0's input planes look at
 KINDS = ("pgn", "epd", "fen")
 
@@ -85,7 +87,7 @@ def read_positions(paths: Iterable[str], kind: str | None = None,
         path = os.fspath(path)
         this_kind = kind or kind_of(path)
         if this_kind not in KINDS:
-            raise ValueError(f"input kind must be one of {', '.join(KINDS)}, got {this_kind!r}")
+            raise InvalidArgumentError(f"input kind must be one of {', '.join(KINDS)}, got {this_kind!r}")
         try:
             handle = open_text(path)
         except OSError as e:

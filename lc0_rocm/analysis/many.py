@@ -32,6 +32,7 @@ from lc0_rocm.analysis.settings import MAX_SEARCHES, AnalysisError
 from lc0_rocm.analysis.sizing import (call_rows, default_groups, default_searches, fitted_minibatch,
                                       memo_answers, spread_order)
 from lc0_rocm.backends.base import c_slot, python_forward
+from lc0_rocm.errors import InvalidArgumentError
 from lc0_rocm.search import contempt
 from lc0_rocm.search.native import RootEdge, Snapshot
 from lc0_rocm.search_results import wdl_probabilities
@@ -85,7 +86,7 @@ def check_options(options: dict) -> dict:
     for given, value in options.items():
         for name in FIXED_OPTIONS:
             if given.lower() == name.lower():
-                raise ValueError(f"option {given} cannot be set for analysis (it runs {name}={FIXED_OPTIONS[name]})")
+                raise InvalidArgumentError(f"option {given} cannot be set for analysis (it runs {name}={FIXED_OPTIONS[name]})")
         params.set(given, value)
     merged = dict(ANALYSIS_DEFAULTS)
     merged.update({option_name(k): v for k, v in options.items()})
@@ -109,7 +110,7 @@ class ManySearch:
         (they size the memo: memo_answers)."""
         from lc0_rocm import native_core
         if batching not in BATCHING:
-            raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
+            raise InvalidArgumentError(f"batching must be one of {', '.join(BATCHING)}, got {batching!r}")
         self.ffi, self.lib = native_core.load()
         self.network = network
         self.engine = analysis_engine(network, options)
@@ -121,9 +122,9 @@ class ManySearch:
         # The searches' own seconds, summed over jobs: where a search thread's time goes.
         self._search_seconds = {"search_gather_s": 0.0, "search_backup_s": 0.0, "search_network_s": 0.0}
         if searches is not None and not 1 <= searches <= MAX_SEARCHES:
-            raise ValueError(f"searches must be 1..{MAX_SEARCHES}, got {searches}")
+            raise InvalidArgumentError(f"searches must be 1..{MAX_SEARCHES}, got {searches}")
         if groups is not None and not 1 <= groups <= 16:
-            raise ValueError(f"groups must be 1..16, got {groups}")
+            raise InvalidArgumentError(f"groups must be 1..16, got {groups}")
         gpu = bool(getattr(getattr(network, "backend", None), "device_info", None))
         groups = groups or default_groups(network, gpu)
         sources, default_mode = self._forwards(network, min(groups, searches or groups))

@@ -9,7 +9,7 @@ import mmap
 import os
 
 from lc0_rocm import __version__
-from lc0_rocm.errors import Lc0RocmError
+from lc0_rocm.errors import InvalidArgumentError, Lc0RocmError
 from lc0_rocm.limits import check_nodes, check_seconds
 
 MODES = ("eval", "search")
@@ -47,15 +47,15 @@ class Settings:
 
     def __post_init__(self):
         if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+            raise InvalidArgumentError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.mode == "search" and self.nodes is None and self.movetime is None:
-            raise ValueError("a search needs nodes or movetime")
+            raise InvalidArgumentError("a search needs nodes or movetime")
         check_nodes(self.nodes)
         check_seconds(self.movetime, "movetime")
         if not 1 <= self.top_k <= 256:
-            raise ValueError(f"top_k must be 1..256, got {self.top_k}")
+            raise InvalidArgumentError(f"top_k must be 1..256, got {self.top_k}")
         if self.every < 1:
-            raise ValueError(f"every must be >= 1, got {self.every}")
+            raise InvalidArgumentError(f"every must be >= 1, got {self.every}")
 
     def search_options(self) -> dict:
         """The knobs, with smart pruning off at a fixed node count unless

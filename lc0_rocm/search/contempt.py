@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from lc0_rocm.errors import InvalidArgumentError
 from lc0_rocm.search.fastmath import fast_log, fast_logistic
 
 # Contempt modes after lc0 resolves "play" for one search.
@@ -25,16 +26,16 @@ def contempt_elo(opponent: str, contempt: str, rating_adv: float) -> float:
             try:
                 value = float(parts[0])
             except ValueError:
-                raise ValueError(f"Invalid default contempt: {entry}") from None
+                raise InvalidArgumentError(f"Invalid default contempt: {entry}") from None
         elif len(parts) == 2:
             if parts[0].lower() in opponent.lower():
                 try:
                     value = float(parts[1])
                 except ValueError:
-                    raise ValueError(f"Invalid contempt entry: {entry}") from None
+                    raise InvalidArgumentError(f"Invalid contempt entry: {entry}") from None
                 break
         else:
-            raise ValueError(f"Invalid contempt entry:{entry}")
+            raise InvalidArgumentError(f"Invalid contempt entry:{entry}")
     return value
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from lc0_rocm.errors import InvalidArgumentError
+
 
 @dataclasses.dataclass(frozen=True)
 class OptionSpec:
@@ -35,28 +37,28 @@ class OptionSpec:
                 return True
             if text in ("false", "0", "off", "no"):
                 return False
-            raise ValueError(f"option {name}: expected true or false, got {value!r}")
+            raise InvalidArgumentError(f"option {name}: expected true or false, got {value!r}")
         if self.type in ("spin", "float"):
             try:
                 number = float(value)
             except (TypeError, ValueError):
-                raise ValueError(f"option {name}: expected a number, got {value!r}") from None
+                raise InvalidArgumentError(f"option {name}: expected a number, got {value!r}") from None
             if number != number:  # NaN
-                raise ValueError(f"option {name}: expected a number, got {value!r}")
+                raise InvalidArgumentError(f"option {name}: expected a number, got {value!r}")
             if self.type == "spin":
                 if number != int(number):
-                    raise ValueError(f"option {name}: expected an integer, got {value!r}")
+                    raise InvalidArgumentError(f"option {name}: expected an integer, got {value!r}")
                 number = int(number)
             if (self.min is not None and number < self.min) or (
                     self.max is not None and number > self.max):
-                raise ValueError(f"option {name}: {value!r} is outside [{self.min}, {self.max}]")
+                raise InvalidArgumentError(f"option {name}: {value!r} is outside [{self.min}, {self.max}]")
             return number
         if self.type == "combo":
             text = str(value)
             for choice in self.choices or ():
                 if choice.lower() == text.lower():
                     return choice
-            raise ValueError(f"option {name}: {value!r} is not one of {', '.join(self.choices or ())}")
+            raise InvalidArgumentError(f"option {name}: {value!r} is not one of {', '.join(self.choices or ())}")
         return str(value)
 
 
@@ -216,7 +218,7 @@ class SearchParams:
         try:
             canonical = option_name(name)
         except KeyError:
-            raise ValueError(f"unknown option {name!r}") from None
+            raise InvalidArgumentError(f"unknown option {name!r}") from None
         parsed = OPTIONS[canonical].parse(canonical, value)
         if canonical == "Contempt":
             from lc0_rocm.search.contempt import contempt_elo

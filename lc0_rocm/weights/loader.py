@@ -4,6 +4,7 @@ reads a net from."""
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from lc0_rocm._proto import net_pb2
 from lc0_rocm.weights import decode, heads, shapes
@@ -88,7 +89,9 @@ def load_weights(path, keep_linear16: bool = False) -> Weights:
     them. A convolution body's are decoded here all the same (on the
     decoding pool): the backends fold them with their batch norms on the
     host, so keeping them would only move their decoding onto one thread."""
-    path = str(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"load_weights() takes a net file's path, got {type(path).__name__} {path!r}")
+    path = os.fspath(path)
     net, params = decode.load_net(path)           # params: the big layers', taken out of the message
     version = decode.check_version(net, path)
     decode.upgrade_format(net)
