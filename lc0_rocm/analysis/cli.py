@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend-opts", default="", help="backend options in lc0's syntax")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="a search knob by lc0's UCI name (CPuct=2.5); repeatable")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=int_in(1, 1024), default=None,
                    help="worker processes (default: one per GPU with a GPU backend, else 1); "
                         "with --ray, actors")
     p.add_argument("--searches", type=int_in(1, MAX_SEARCHES), default=None,
@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="run the shards on a Ray cluster (ADDRESS, or the one ray.init() finds); "
                         "needs `pip install 'lc0-rocm[ray]'`")
-    p.add_argument("--shard-size", type=int, default=None,
+    p.add_argument("--shard-size", type=int_in(1, 2**31 - 1), default=None,
                    help="distinct positions per shard (default 32768 with --eval, 2048 searching)")
     return p
 
@@ -102,9 +102,13 @@ def main(argv=None) -> int:
     if folders:
         print(f"{PROG}: an input is a folder, not a file: {', '.join(folders)}", file=sys.stderr)
         return 2
-    missing = [path for path in args.inputs if not os.path.isfile(path)]
+    missing = [path for path in args.inputs if not os.path.exists(path)]
     if missing:
         print(f"{PROG}: no such input file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    odd = [path for path in args.inputs if not os.path.isfile(path)]
+    if odd:
+        print(f"{PROG}: an input is not a regular file: {', '.join(odd)}", file=sys.stderr)
         return 2
     from lc0_rocm.analysis.inputs import kind_of
     from lc0_rocm.analysis.writers import format_of
