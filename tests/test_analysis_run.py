@@ -457,6 +457,8 @@ def test_user_mistakes_are_one_line_messages(inputs, tmp_path, capsys):
     assert "cannot be set for analysis" in capsys.readouterr().err
     assert cli.main([files[0], "-o", out, "--nodes", "5", "-b", "random", "--option", "NoSuch=1"]) == 1
     assert "unknown option" in capsys.readouterr().err
+    assert cli.main([files[2], "-o", out, "--eval", "-b", "random", "--every", "2"]) == 0
+    assert "note: --every and --played choose among a PGN game's positions" in capsys.readouterr().err
     assert cli.main([os.devnull, "-o", out, "--eval", "-b", "random"]) == 2
     assert "not a regular file" in capsys.readouterr().err
     for bad in (["--groups", "0"], ["--searches", "0"], ["--groups", "x"], ["--workers", "0"],

@@ -56,6 +56,7 @@ def test_version(env):
     (["-o", "{tmp}"], 2, ["is a folder"]),
     (["-o", "{tmp}/x.pb.gz", "--blocks", "-3"], 2, ["--blocks must be at least 1"]),
     (["-o", "{tmp}/x.pb.gz", "--input-format", "99"], 2, ["not an lc0 input format", "1 (INPUT_CLASSICAL"]),
+    (["-o", "{tmp}/x.pb.gz", "--seed", "-1"], 2, ["--seed must be >= 0, got -1"]),
 ])
 def test_make_net_user_errors(args, code, phrases, env, tmp_path):
     proc = lc0_rocm_cmd("make-net", "resnet-se", *[a.format(tmp=tmp_path) for a in args], env=env)

@@ -121,9 +121,12 @@ def main(argv=None) -> int:
     clash = [path for path in args.output if os.path.realpath(path) in sources]
     if clash:
         parser.error(f"output {clash[0]} is also an input: write the results elsewhere")
-    if "pgn" in formats and not any(
-            (args.input_kind or kind_of(path)) == "pgn" for path in args.inputs):
+    has_pgn = any((args.input_kind or kind_of(path)) == "pgn" for path in args.inputs)
+    if "pgn" in formats and not has_pgn:
         parser.error("an annotated PGN output needs PGN input")
+    if not has_pgn and (args.every != 1 or args.played):
+        print(f"{PROG}: note: --every and --played choose among a PGN game's positions; "
+              f"every line of FEN or EPD input is analysed", file=sys.stderr)
     try:
         for path in args.output:
             check_writable(path, "output")

@@ -135,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shape = {k: v for k, v in dict(blocks=args.blocks, filters=args.filters, heads=args.heads,
                                     input_format=args.input_format).items() if v is not None}
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     for key, value in shape.items():
         if key != "input_format" and value < 1:
             parser.error(f"--{key} must be at least 1, got {value}")
