@@ -527,6 +527,8 @@ def test_the_api_says_when_an_input_file_is_missing(inputs, tmp_path):
             list(lc0_rocm.analyse(source, backend="random", nodes=5))
     with pytest.raises(AnalysisError, match="is a folder"):
         list(lc0_rocm.analyse(str(tmp_path), backend="random", nodes=5))
+    with pytest.raises(AnalysisError, match="not a regular file"):
+        list(lc0_rocm.analyse(os.devnull, backend="random", nodes=5))
     # FEN strings stay positions, an iterator of them too.
     fens = [chess.STARTING_FEN, "8/8/8/4k3/8/8/8/4K2R w K - 0 1"]
     assert len(list(lc0_rocm.analyse(iter(fens), backend="random", nodes=5))) == 2

@@ -77,9 +77,9 @@ def _input_files(source: str | os.PathLike | list) -> list[str] | None:
     """The files `source` names, or None when it holds positions: a path
     is a file, and so is a list whose entries are paths, files that exist
     or names like one (no spaces, a file's suffix). A file that is not
-    there, or a folder, is an AnalysisError: read as FENs it would be
-    skipped without a word."""
-    from lc0_rocm.analysis.settings import AnalysisError
+    there, a folder or no regular file is an AnalysisError: read as FENs
+    it would be skipped without a word."""
+    from lc0_rocm.analysis.inputs import check_input_files
 
     if isinstance(source, (str, os.PathLike)):
         names = [os.fspath(source)]
@@ -91,12 +91,7 @@ def _input_files(source: str | os.PathLike | list) -> list[str] | None:
                    for s in source):
             return None
         names = [os.fspath(s) for s in source]
-    folders = [n for n in names if os.path.isdir(n)]
-    if folders:
-        raise AnalysisError(f"an input is a folder, not a file: {', '.join(folders)}")
-    missing = [n for n in names if not os.path.isfile(n)]
-    if missing:
-        raise AnalysisError(f"no such input file: {', '.join(missing)}")
+    check_input_files(names)
     return names
 
 

@@ -98,19 +98,12 @@ def main(argv=None) -> int:
         parser.error("say what to compute: --eval, --nodes N or --movetime S")
     if args.eval and (args.nodes is not None or args.movetime is not None):
         parser.error("--eval runs the network only: leave out --nodes and --movetime")
-    folders = [path for path in args.inputs if os.path.isdir(path)]
-    if folders:
-        print(f"{PROG}: an input is a folder, not a file: {', '.join(folders)}", file=sys.stderr)
+    from lc0_rocm.analysis.inputs import check_input_files, kind_of
+    try:
+        check_input_files(args.inputs)
+    except AnalysisError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
         return 2
-    missing = [path for path in args.inputs if not os.path.exists(path)]
-    if missing:
-        print(f"{PROG}: no such input file: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    odd = [path for path in args.inputs if not os.path.isfile(path)]
-    if odd:
-        print(f"{PROG}: an input is not a regular file: {', '.join(odd)}", file=sys.stderr)
-        return 2
-    from lc0_rocm.analysis.inputs import kind_of
     from lc0_rocm.analysis.writers import format_of
     try:
         formats = [format_of(path) for path in args.output]

@@ -70,6 +70,18 @@ def kind_of(path: str) -> str:
     return "fen"
 
 
+def check_input_files(names: list[str]) -> None:
+    """AnalysisError naming the inputs that are folders, are not there or
+    are not regular files (a device, a pipe), in that order."""
+    from lc0_rocm.analysis.settings import AnalysisError
+    for test, what in ((os.path.isdir, "an input is a folder, not a file"),
+                       (lambda n: not os.path.exists(n), "no such input file"),
+                       (lambda n: not os.path.isfile(n), "an input is not a regular file")):
+        bad = [n for n in names if test(n)]
+        if bad:
+            raise AnalysisError(f"{what}: {', '.join(bad)}")
+
+
 def open_text(path: str):
     """The file as text (UTF-8, bad bytes replaced: a stray byte in a
     comment must not stop the run; a byte-order mark, as Windows editors
