@@ -425,14 +425,16 @@ def test_api_yields_the_command_records(inputs, tmp_path, capsys):
 
 def test_the_summary_counts_the_positions_the_engine_refused(tmp_path, capsys):
     """An impossible position (no kings) is read, refused by the engine and
-    listed in the errors file; the summary says how many of the distinct
-    positions were refused, so they add up."""
+    listed in the errors file; the summary counts the positions read and
+    says how many of the distinct ones were refused, and the output line
+    the records written, so they add up."""
     epd = tmp_path / "some.epd"
     epd.write_text(f"8/8/8/8/8/8/8/8 w - - id \"empty\";\n{chess.STARTING_BOARD_FEN} w KQkq - id \"start\";\n")
     out = tmp_path / "out.jsonl"
     assert analyse([str(epd), "-o", str(out), "--nodes", "20", "-b", "random"]) == 0
     err = capsys.readouterr().err
-    assert "1 positions (2 distinct, 1 of them refused, 2 computed in this run" in err, err
+    assert "2 positions (2 distinct, 1 of them refused, 2 computed in this run" in err, err
+    assert "(1 records)" in err, err
     assert len(read_jsonl(out)) == 1
     assert open(f"{out}.errors").read().count("impossible position") == 1
 

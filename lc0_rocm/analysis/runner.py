@@ -33,7 +33,7 @@ GPU_PREFIXES = ("rocm", "cuda")
 
 @dataclasses.dataclass
 class RunResult:
-    positions: int          # occurrences written
+    positions: int          # occurrences read (those refused included: see `refused`)
     distinct: int           # rows computed (or found finished)
     errors: int
     outputs: dict[str, int]
@@ -281,7 +281,7 @@ def run(inputs: list[str], outputs: list[str], settings: Settings, source: NetSo
             workdir.close_after_failure()
             raise
         workdir.remove()
-        return RunResult(len(plan.positions) - (len(errors) - len(plan.errors)), len(plan.rows), len(errors), written,
+        return RunResult(len(plan.positions), len(plan.rows), len(errors), written,
                          time.monotonic() - started, sum(len(plan.shard_rows(k)) for k in todo), mux,
                          refused=int((cols["error"] != "").sum()))
     finally:
