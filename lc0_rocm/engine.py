@@ -260,13 +260,9 @@ class Engine:
             if value is not None and abs(value) > MAX_INT32:
                 raise InvalidArgumentError(f"{limit_name} must be within +-{MAX_INT32}, got {value}")
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
-            try:
-                check_seconds(value, limit_name, self.movetime_limit_s, allow_zero=True)
-            except ValueError as e:
-                if value is None or not value > (self.movetime_limit_s or math.inf):
-                    raise
-                raise InvalidArgumentError(f"{e}; for a search longer than {self.movetime_limit_s:g} s set "
-                                 f"engine.movetime_limit_s = None, or use infinite=True with stop") from None
+            check_seconds(value, limit_name, self.movetime_limit_s, allow_zero=True,
+                          longer=f"for a search longer than {self.movetime_limit_s:g} s set "
+                                 f"engine.movetime_limit_s = None, or use infinite=True with stop")
         if getattr(self._network, "closed", False):
             raise ClosedError(f"{self._network!r} is closed; load the network again to search")
         check_position(board)

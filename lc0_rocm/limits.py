@@ -22,9 +22,10 @@ def check_nodes(value, name: str = "nodes") -> None:
 
 
 def check_seconds(value, name: str = "movetime", limit: float | None = MOVETIME_LIMIT_S,
-                  allow_zero: bool = False) -> None:
+                  allow_zero: bool = False, longer: str = "") -> None:
     """InvalidArgumentError unless `value` is None or a finite number of seconds above
-    0 (or 0 itself with allow_zero) and at most `limit` (None: no bound)."""
+    0 (or 0 itself with allow_zero) and at most `limit` (None: no bound);
+    `longer` tells the caller how to ask for more than `limit`."""
     if value is None:
         return
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
@@ -32,4 +33,4 @@ def check_seconds(value, name: str = "movetime", limit: float | None = MOVETIME_
                          f"got {value}")
     if limit is not None and value > limit:
         raise InvalidArgumentError(f"{name}={value:g} is {value / 60:.0f} minutes: times are in seconds "
-                         f"({name}=1.5 is 1.5 s), at most {limit:g}")
+                                   f"({name}=1.5 is 1.5 s), at most {limit:g}{'; ' + longer if longer else ''}")

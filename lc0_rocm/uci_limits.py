@@ -11,8 +11,9 @@ import inspect
 
 import chess
 
+from lc0_rocm.limits import MAX_INT32
 from lc0_rocm.timemanager import ClockParams, LegacyTimeManager
-from lc0_rocm.uci_parse import MAX_INT32, GoParams, UciError
+from lc0_rocm.uci_parse import GoParams, UciError
 
 
 def clock_params(go: GoParams) -> ClockParams:
