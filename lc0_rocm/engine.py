@@ -259,10 +259,11 @@ class Engine:
         for limit_name, value in (("depth", depth), ("mate", mate)):
             if value is not None and abs(value) > MAX_INT32:
                 raise InvalidArgumentError(f"{limit_name} must be within +-{MAX_INT32}, got {value}")
+        longer = ("" if self.movetime_limit_s is None else
+                  f"for a search longer than {self.movetime_limit_s:g} s set engine.movetime_limit_s = None, "
+                  f"or use infinite=True with stop")
         for limit_name, value in (("movetime", movetime), ("time_budget", time_budget)):
-            check_seconds(value, limit_name, self.movetime_limit_s, allow_zero=True,
-                          longer=f"for a search longer than {self.movetime_limit_s:g} s set "
-                                 f"engine.movetime_limit_s = None, or use infinite=True with stop")
+            check_seconds(value, limit_name, self.movetime_limit_s, allow_zero=True, longer=longer)
         if getattr(self._network, "closed", False):
             raise ClosedError(f"{self._network!r} is closed; load the network again to search")
         check_position(board)
