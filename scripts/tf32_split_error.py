@@ -58,7 +58,7 @@ def gemm_errors() -> None:
 
 def net_errors(path: str, backend: str, positions: int) -> None:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-    from test_native_gpu import random_packed
+    from gpu_paths import random_packed
 
     from lc0_rocm import backends
     from lc0_rocm.weights import load_weights

@@ -417,7 +417,7 @@ def test_gpu_workers_each_on_a_stream_of_their_own(maia_path):
     (a forced mate found, every visit backed up) and one thread still gives
     the reference's tree."""
     from lc0_rocm.network import load_network
-    from tests.test_native_gpu import gpu_backend_or_skip
+    from tests.gpu_paths import gpu_backend_or_skip
 
     net = load_network(maia_path, backend=gpu_backend_or_skip("fp16"))
     try:
