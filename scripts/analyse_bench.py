@@ -11,7 +11,10 @@
             rocm-smi sampled while it runs; the mux's own count beside it),
             and a python-chess loop driving lc0 over UCI at the same nodes
             (`go nodes N` per position, SmartPruningFactor 0 on both sides)
-            on --uci-positions of them, and the ratio.
+            on --uci-positions of them, and the ratio; with --pass-log also
+            the device's own pass times (events around every pass): the
+            share of the searching stage and of the whole command in which
+            some pass ran (issue 70's measure of a busy GPU).
 
 Positions: real games, those of --pgn (default scripts/data/london-1851.pgn,
 the London 1851 tournament), every position of each game in order; with
@@ -32,6 +35,7 @@ Prints a table; --json writes every figure and the machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
@@ -182,14 +186,63 @@ def measure_eval(net_path, backend, rows, eval_positions, seconds) -> dict:
             "forward_b256_pos_per_s": forward, "ratio": len(big) / stage / forward}
 
 
+class PassLogs:
+    """The device's own record of the analysis's passes (--pass-log): each
+    network the run loads starts its backend's pass log (device events
+    around every pass, GPU backends and `sim`) as it is made, and keeps the
+    log as the backend closes. The share of the wall time in which some pass
+    ran is issue 70's measure of a busy GPU, here over the searching stage
+    and over the whole command (the log starts once the net is loaded)."""
+
+    def __init__(self) -> None:
+        self.logs: list = []
+        self._load = None
+
+    def __enter__(self) -> "PassLogs":
+        from lc0_rocm.analysis.settings import NetSource
+        self._load = load = NetSource.load
+        logs = self.logs
+
+        def load_and_log(source, extra_opts: str = ""):
+            net = load(source, extra_opts)
+            backend = getattr(net, "backend", None)
+            if hasattr(backend, "pass_log_start"):
+                backend.pass_log_start()
+                close = backend.close
+
+                def close_after_reading(*args, **kwargs):
+                    logs.append(backend.pass_log())
+                    return close(*args, **kwargs)
+                backend.close = close_after_reading
+            return net
+        NetSource.load = load_and_log
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from lc0_rocm.analysis.settings import NetSource
+        NetSource.load = self._load
+
+    def figures(self, wall_s: float, searching_s: float) -> dict | None:
+        if not self.logs:
+            return None
+        busy_ms = sum(log.busy_ms() for log in self.logs)
+        passes = sum(len(log) for log in self.logs)
+        rows = sum(int(log.positions.sum()) for log in self.logs)
+        return {"passes": passes, "busy_ms": busy_ms, "summed_ms": sum(log.summed_ms() for log in self.logs),
+                "mean_batch": rows / passes if passes else 0.0,
+                "busy_pct_whole": 100 * busy_ms / 1e3 / wall_s if wall_s else None,
+                "busy_pct_searching": 100 * busy_ms / 1e3 / searching_s if searching_s else None}
+
+
 def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, searches, groups=None,
-                    options: tuple = ()) -> dict:
+                    options: tuple = (), pass_log: bool = False) -> dict:
     path = pathlib.Path(folder) / "positions.fen"
     path.write_text("\n".join(rows) + "\n")
     out = pathlib.Path(folder) / f"nodes{nodes}.jsonl"
     settings = Settings("search", nodes=nodes, options=options)
     source = NetSource(net_path or None, backend, backend_opts)
-    with BusySampler() as busy:
+    logs = PassLogs()
+    with BusySampler() as busy, (logs if pass_log else contextlib.nullcontext()):
         cpu0 = cpu_seconds()
         t0 = time.perf_counter()
         result = runner.run([str(path)], [str(out)], settings, source, workers=1, searches=searches, groups=groups,
@@ -209,7 +262,8 @@ def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, search
             "mux_forward_share": mux_busy / (searching * groups) if result.mux and searching else None,
             "memo_hits": result.mux[0].get("memo_hits") if result.mux else None,
             "memo_lookups": result.mux[0].get("memo_lookups") if result.mux else None,
-            "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records]))}
+            "mux": result.mux, "mean_nodes": float(np.mean([r["nodes"] for r in records])),
+            "pass_log": logs.figures(wall, searching)}
 
 
 def rounds_line(a: dict) -> str:
@@ -295,6 +349,9 @@ def main(argv=None) -> int:
                    help="a search option for analyse (lc0's name), e.g. -o MaxPrefetch=32; repeatable")
     p.add_argument("--no-memo", action="store_true",
                    help="searches without the shared network answers (an A/B of the memo)")
+    p.add_argument("--pass-log", action="store_true",
+                   help="also time every pass on the device (GPU backends, sim): the share of the wall time "
+                        "some pass ran, over the searching stage and the whole command")
     p.add_argument("--json", default=None, help="write every figure here")
     args = p.parse_args(argv)
     if args.no_memo:
@@ -337,7 +394,7 @@ def main(argv=None) -> int:
                              f"{e['forward_b256_pos_per_s']:>11.0f} {e['ratio']:>7.2f} {'':>9}")
             for nodes in args.nodes:
                 a = measure_analyse(net, args.backend, args.backend_opts, rows, nodes, folder, args.searches,
-                                    args.groups, tuple(args.option))
+                                    args.groups, tuple(args.option), args.pass_log)
                 u = None
                 if not args.no_uci:       # spread over the positions: openings to endings
                     runs = uci_stretches(rows, args.uci_positions, args.uci_stretches)
@@ -354,6 +411,13 @@ def main(argv=None) -> int:
                     ratio = f"{a['searching_pos_per_s'] / u['pos_per_s']:.1f}" if u else "-"
                     table.append(f"{'':<22} {'searching':<10} {a['searching_pos_per_s']:>11.1f} "
                                  f"{reference:>11} {ratio:>7} {100 * share:>8.0f}%")
+                    print(table[-1], flush=True)
+                if a["pass_log"]:
+                    g = a["pass_log"]
+                    table.append(f"{'':<22} {'passes':<10} {g['passes']} passes, {g['mean_batch']:.0f} rows each: "
+                                 f"some pass running {g['busy_pct_searching']:.1f} % of the searching stage, "
+                                 f"{g['busy_pct_whole']:.1f} % of the whole command (passes summed "
+                                 f"{g['summed_ms'] / 1e3:.3f} s)")
                     print(table[-1], flush=True)
                 if a["mux"]:
                     table.append(f"{'':<22} {'rounds':<10} {rounds_line(a)}")

@@ -37,6 +37,23 @@ def test_bench_script_runs_on_the_cpu(tmp_path):
     assert data["origin"].startswith("scripts/data/london-1851.pgn")     # real games by default
 
 
+def test_bench_script_reads_the_devices_pass_log(tmp_path):
+    """--pass-log on the `sim` backend (a pass log as a GPU keeps one): the
+    passes the searches made, and the share of the searching stage and of
+    the whole command in which one ran, within 0-100 %."""
+    report = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "analyse_bench.py"), "--nets", "", "-b", "sim",
+                           "--backend-opts", "preset=maia-1900", "--positions", "30", "--nodes", "12", "--no-uci",
+                           "--no-eval", "--pass-log", "--json", str(report)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    log = json.loads(report.read_text())["nets"]["random"]["nodes12"]["analyse"]["pass_log"]
+    assert log["passes"] > 0 and log["mean_batch"] > 0
+    assert 0 < log["busy_pct_whole"] <= log["busy_pct_searching"] <= 100
+    assert log["summed_ms"] >= log["busy_ms"] > 0
+    assert "some pass running" in proc.stdout
+
+
 def test_uci_loop_takes_runs_of_successive_positions():
     sys.path.insert(0, str(ROOT / "scripts"))
     from analyse_bench import uci_stretches
