@@ -17,7 +17,7 @@ import bench_program  # noqa: E402
 import energy_floor  # noqa: E402
 import gemm_sm90_bench  # noqa: E402
 import graph_launch_bench  # noqa: E402
-from lc0_rocm.backends import native_build  # noqa: E402
+from lc0_rocm.backends import native, native_build  # noqa: E402
 from lc0_rocm.makenet.attention import BT4, T82  # noqa: E402
 
 FAKE_TOOLCHAIN = native_build.Toolchain(vendor="nvidia", compiler="/opt/cuda/bin/nvcc", include_dirs=("/opt/blas/include",),
@@ -157,3 +157,15 @@ def test_energy_floor_passes_the_nets_shapes(monkeypatch):
             energy_floor.main(bad)
         assert e.value.code == 2
     assert len(seen) == 2
+
+
+def test_gpu_first_use_without_a_gpu_says_why(tmp_path, make_test_net):
+    """scripts/gpu_first_use.py where no GPU backend is usable (CI): exit 2
+    with the backend's reason, no traceback. (Its timings need a GPU.)"""
+    if native.is_available("cuda-fp16")[0]:
+        pytest.skip("a GPU backend is usable here: the script times it instead")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_first_use.py"), "-w",
+                           str(make_test_net("tiny-resnet")), "-b", "cuda-fp16"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("gpu_first_use: cuda-fp16:") and "Traceback" not in proc.stderr
