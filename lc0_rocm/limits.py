@@ -30,7 +30,7 @@ def check_seconds(value, name: str = "movetime", limit: float | None = MOVETIME_
         return
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         raise InvalidArgumentError(f"{name} must be a finite number of seconds {'>= 0' if allow_zero else '> 0'}, "
-                         f"got {value}")
+                                   f"got {value}")
     if limit is not None and value > limit:
         raise InvalidArgumentError(f"{name}={value:g} is {value / 60:.0f} minutes: times are in seconds "
                                    f"({name}=1.5 is 1.5 s), at most {limit:g}{'; ' + longer if longer else ''}")
