@@ -120,10 +120,8 @@ def test_explicit_none_embedding_is_pe_map(make_test_net, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("preset,size,layers,heads,embedding", [
     ("t82", 768, 15, 24, "pe_map"), ("bt4", 1024, 15, 32, "pe_dense")])
-def test_big_presets(tmp_path, preset, size, layers, heads, embedding):
-    # Written as a plain .pb: gzip of a big net's random weights is most of its time.
-    from lc0_rocm.makenet import make_net
-    spec = NetSpec.from_weights(load_weights(make_net(preset, tmp_path / f"{preset}.pb")))
+def test_big_presets(make_test_net, preset, size, layers, heads, embedding):
+    spec = spec_of(make_test_net, preset)
     assert (spec.embedding_size, spec.encoder_layers, spec.heads) == (size, layers, heads)
     assert spec.input_embedding == embedding and spec.has_smolgen
     assert spec.multihead == (preset == "bt4")
