@@ -169,3 +169,15 @@ def test_gpu_first_use_without_a_gpu_says_why(tmp_path, make_test_net):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("gpu_first_use: cuda-fp16:") and "Traceback" not in proc.stderr
+
+
+def test_gemm_tune_state_without_a_gpu_says_why(make_test_net):
+    """scripts/gemm_tune_state.py where no GPU backend is usable (CI): exit 2
+    with the backend's reason, no traceback. (Its timings need a GPU.)"""
+    if native.is_available("cuda-fp16")[0]:
+        pytest.skip("a GPU backend is usable here: the script times it instead")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gemm_tune_state.py"), "-w",
+                           str(make_test_net("tiny-resnet")), "-b", "cuda-fp16"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("gemm_tune_state: cuda-fp16:") and "Traceback" not in proc.stderr
