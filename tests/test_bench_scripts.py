@@ -159,25 +159,15 @@ def test_energy_floor_passes_the_nets_shapes(monkeypatch):
     assert len(seen) == 2
 
 
-def test_gpu_first_use_without_a_gpu_says_why(tmp_path, make_test_net):
-    """scripts/gpu_first_use.py where no GPU backend is usable (CI): exit 2
-    with the backend's reason, no traceback. (Its timings need a GPU.)"""
+@pytest.mark.parametrize("script", ["gpu_first_use", "gemm_tune_state"])
+def test_gpu_timing_script_without_a_gpu_says_why(make_test_net, script):
+    """A script that times the GPU (first use; the tuner's choices cold and
+    hot) where no GPU backend is usable (CI): exit 2 with the backend's
+    reason, no traceback. (Its timings need a GPU.)"""
     if native.is_available("cuda-fp16")[0]:
         pytest.skip("a GPU backend is usable here: the script times it instead")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu_first_use.py"), "-w",
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / f"{script}.py"), "-w",
                            str(make_test_net("tiny-resnet")), "-b", "cuda-fp16"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith("gpu_first_use: cuda-fp16:") and "Traceback" not in proc.stderr
-
-
-def test_gemm_tune_state_without_a_gpu_says_why(make_test_net):
-    """scripts/gemm_tune_state.py where no GPU backend is usable (CI): exit 2
-    with the backend's reason, no traceback. (Its timings need a GPU.)"""
-    if native.is_available("cuda-fp16")[0]:
-        pytest.skip("a GPU backend is usable here: the script times it instead")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gemm_tune_state.py"), "-w",
-                           str(make_test_net("tiny-resnet")), "-b", "cuda-fp16"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.startswith("gemm_tune_state: cuda-fp16:") and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"{script}: cuda-fp16:") and "Traceback" not in proc.stderr
