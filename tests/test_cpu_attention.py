@@ -106,7 +106,7 @@ def varied_positions() -> list[chess.Board]:
 
 
 POSITIONS = varied_positions()
-# The big presets (t82, bt4) on every fourth of them: lc0's eigen backend
+# The big presets (t82, bt4) on 15 of them: lc0's eigen backend
 # takes ~0.8 s a bt4 position on two cores, and what a big net adds to the
 # small presets' full run is its shape (sizes, heads, value heads), which a
 # spread of positions covers: every other FEN position (castling, e.p.,
