@@ -2,8 +2,8 @@
 """Does the GEMM tuner choose worse algorithms on a GPU that has been idle?
 
 A process's first backend times its half products' candidates at its first
-pass (native/docs/GEMM_TUNER.md), on a GPU just woken, in replays of well
-under a millisecond; a search or analysis then runs them for seconds at the
+pass (native/docs/GEMM_TUNER.md), on a GPU just woken, in replays of about
+a millisecond or less; a search or analysis then runs them for seconds at the
 power cap. This times, in one process:
 
   A  tuned first (as a fresh command's backend is), its sustained pass time;
