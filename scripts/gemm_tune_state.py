@@ -27,26 +27,23 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
-import time
+
+import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def pass_ms(backend, masks, values, passes: int) -> float:
-    """Mean milliseconds a pass over `passes` back-to-back passes (after one
-    not counted)."""
-    backend.forward_packed(masks, values)
-    started = time.perf_counter()
-    for _ in range(passes):
-        backend.forward_packed(masks, values)
-    return 1e3 * (time.perf_counter() - started) / passes
+from lc0_rocm.backendbench import bench_positions, encode_pool, time_batch_size  # noqa: E402
 
 
-def first_pass_ms(backend, masks, values) -> float:
-    started = time.perf_counter()
-    backend.forward_packed(masks, values)
-    return 1e3 * (time.perf_counter() - started)
+def pass_ms(backend, pool, batch: int, seconds: float, first: bool = False) -> float:
+    """Median milliseconds a pass, timed as backendbench times a batch size
+    (page-locked inputs and outputs, forward_packed_into); `first`: the
+    backend's first pass alone (its tuning), no warm-up before it."""
+    kwargs = {"min_runs": 1, "warmup": 0} if first else {}
+    times = time_batch_size(backend.forward_packed_into, pool, batch, 0.0 if first else seconds,
+                            host_empty=backend.host_empty, **kwargs)
+    return 1e3 * float(np.median(times))
 
 
 def main(argv=None) -> int:
@@ -54,13 +51,12 @@ def main(argv=None) -> int:
     p.add_argument("-w", "--weights", required=True)
     p.add_argument("-b", "--backend", default="cuda-fp16", help="a native GPU backend (cuda*, rocm*)")
     p.add_argument("--batch", type=int, default=288, help="positions a pass (288: an analysis call on an H100)")
-    p.add_argument("--passes", type=int, default=100, help="passes each timing")
+    p.add_argument("--seconds", type=float, default=1.2, help="seconds each timing")
     p.add_argument("--rounds", type=int, default=3, help="rounds of A, B, C in turns on the hot GPU")
     p.add_argument("--heat", type=float, default=0.0, help="seconds of untuned passes before A is tuned")
     args = p.parse_args(argv)
 
-    from lc0_rocm import backends, encoder
-    from lc0_rocm.backendbench import bench_positions
+    from lc0_rocm import backends
     from lc0_rocm.backends import native
     from lc0_rocm.weights import load_weights
     ok, reason = native.is_available(args.backend)
@@ -68,30 +64,28 @@ def main(argv=None) -> int:
         print(f"gemm_tune_state: {reason}", file=sys.stderr)
         return 2
     weights = load_weights(args.weights, keep_linear16=True)
-    masks, values, _ = encoder.encode_batch_packed(bench_positions(args.batch, 1), weights.format.input or 1)
+    pool = encode_pool(bench_positions(args.batch, 1), weights.format.input or 1, packed=True)
 
     untuned = backends.create(args.backend, weights, gemm_tune="off")
     if args.heat > 0:
-        started, count = time.perf_counter(), 0
-        while time.perf_counter() - started < args.heat:
-            untuned.forward_packed(masks, values)
-            count += 1
+        count = len(time_batch_size(untuned.forward_packed_into, pool, args.batch, args.heat,
+                                    host_empty=untuned.host_empty))
         print(f"heated: {count} untuned passes in {args.heat:g} s")
     a = backends.create(args.backend, weights)
-    print(f"A tuned at its first pass: {first_pass_ms(a, masks, values):.1f} ms; "
-          f"then {pass_ms(a, masks, values, args.passes):.3f} ms a pass", flush=True)
+    print(f"A tuned at its first pass: {pass_ms(a, pool, args.batch, 0, first=True):.1f} ms; "
+          f"then {pass_ms(a, pool, args.batch, args.seconds):.3f} ms a pass", flush=True)
     b = backends.create(args.backend, weights)
-    print(f"B tuned on the heated GPU: {first_pass_ms(b, masks, values):.1f} ms", flush=True)
+    print(f"B tuned on the heated GPU: {pass_ms(b, pool, args.batch, 0, first=True):.1f} ms", flush=True)
     times: dict[str, list[float]] = {"A": [], "B": [], "C": []}
     order = [("A", a), ("B", b), ("C", untuned)]
     for r in range(args.rounds):
         for name, backend in (order if r % 2 == 0 else order[::-1]):
-            times[name].append(pass_ms(backend, masks, values, args.passes))
+            times[name].append(pass_ms(backend, pool, args.batch, args.seconds))
     for name, values_ms in times.items():
         print(f"{name} hot, in turns: " + " / ".join(f"{v:.3f}" for v in values_ms) + " ms a pass")
     mean = {k: sum(v) / len(v) for k, v in times.items()}
     print(f"B / A {mean['B'] / mean['A']:.4f}, C / A {mean['C'] / mean['A']:.4f} "
-          f"(batch {args.batch}, {args.passes} passes a timing)")
+          f"(batch {args.batch}, {args.seconds:g} s a timing, medians)")
     for backend in (a, b, untuned):
         backend.close()
     return 0
