@@ -3,8 +3,8 @@ core in native/core/) share about building: the per-user cache folder, the
 hash of the sources that names a build, the cffi declarations cut out of the
 headers, a lock so that processes building at once do not collide, and the
 build itself: commands run in parallel with progress reports and never
-outlive the process, temporary folders a killed build leaves are removed by
-the next, and a finished library is installed with a size and hash record
+outlive the process, the objects a stopped build finished are kept for the
+next, temporary folders a killed build leaves are removed by the next, and a finished library is installed with a size and hash record
 that is checked before a process first loads it (again if the file changes)."""
 from __future__ import annotations
 
@@ -155,34 +155,39 @@ class BuildProgress:
 def run_commands(commands: list[tuple[list[str], str]], what: str, *, env=None,
                  workers: int | None = None,
                  on_progress: Callable[[BuildProgress], None] | None = None,
-                 every_s: float = PROGRESS_EVERY_S) -> None:
+                 every_s: float = PROGRESS_EVERY_S, already_done: int = 0,
+                 on_finished: Callable[[int], None] | None = None) -> None:
     """Run (command, label) pairs, `workers` at a time, each under the guard.
     `on_progress` hears of each finished command and, while one runs, at
-    least every `every_s` seconds. A failing command raises BuildError with
-    its output; any exception (Ctrl-C included) kills the commands still
-    running, so a stopped build leaves no compiler behind."""
+    least every `every_s` seconds, counting `already_done` files done before
+    these (and hearing of those first); `on_finished` gets each succeeded
+    command's index. A failing command raises BuildError with its output;
+    any exception (Ctrl-C included) kills the commands still running, so a
+    stopped build leaves no compiler behind."""
     workers = max(1, workers or os.cpu_count() or 1)
     start = time.monotonic()
-    pending = list(commands)
-    running: list[tuple[subprocess.Popen, str, Any]] = []
-    done, last_report = 0, start
+    pending = list(enumerate(commands))
+    running: list[tuple[subprocess.Popen, int, str, Any]] = []
+    done, last_report = already_done, start
 
     def report(current: str = "") -> None:
         nonlocal last_report
         last_report = time.monotonic()
         if on_progress is not None:
-            on_progress(BuildProgress(what, done, len(commands), last_report - start, current))
+            on_progress(BuildProgress(what, done, len(commands) + already_done, last_report - start, current))
 
+    if already_done:
+        report("kept from an interrupted build")
     try:
         while pending or running:
             while pending and len(running) < workers:
-                cmd, label = pending.pop(0)
+                index, (cmd, label) = pending.pop(0)
                 out = tempfile.TemporaryFile()
                 running.append((subprocess.Popen(guarded(cmd), stdin=subprocess.DEVNULL, stdout=out,
-                                                 stderr=subprocess.STDOUT, env=env), label, out))
+                                                 stderr=subprocess.STDOUT, env=env), index, label, out))
             time.sleep(0.02)
             for entry in list(running):
-                proc, label, out = entry
+                proc, index, label, out = entry
                 if proc.poll() is None:
                     continue
                 running.remove(entry)
@@ -192,14 +197,59 @@ def run_commands(commands: list[tuple[list[str], str]], what: str, *, env=None,
                     out.close()
                     raise BuildError(f"{label} failed:\n{text[-4000:]}")
                 out.close()
+                if on_finished is not None:
+                    on_finished(index)
                 done += 1
                 report(label)
             if running and time.monotonic() - last_report >= every_s:
-                report(running[0][1])
+                report(running[0][2])
     finally:
-        for proc, _, out in running:
+        for proc, _, _, out in running:
             _kill_group(proc)
             out.close()
+
+
+# ---------------------------------------------------------------- objects kept across a killed build
+# A GUI that gives up on a first start kills the engine mid-build (the GPU
+# library takes minutes): each object a build finishes is kept in its
+# library's folder (named by the sources' and recipe's hash, so an object
+# there is always of these sources), and the next build compiles only what
+# is missing. The objects go once the library is installed.
+OBJECTS_FOLDER = ".objects"
+PART_SUFFIX = ".part"
+
+
+def compile_kept(jobs: list[tuple[str, Callable[[pathlib.Path], list[str]], str]], library: pathlib.Path,
+                 what: str, *, env=None,
+                 on_progress: Callable[[BuildProgress], None] | None = None) -> list[pathlib.Path]:
+    """Compile (object name, command writing a given path, label) jobs into
+    `library`'s objects folder, skipping objects an interrupted build left
+    there whole; the object paths, in the jobs' order. Each is compiled to a
+    .part file, synced and renamed when its command succeeds, so a kill
+    leaves no half object under a final name. Call under the build lock."""
+    folder = library.parent / OBJECTS_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    for part in folder.glob("*" + PART_SUFFIX):       # a killed build's unfinished files
+        part.unlink(missing_ok=True)
+    objects = [folder / name for name, _, _ in jobs]
+    todo = [i for i, obj in enumerate(objects) if not obj.is_file()]
+    parts = [objects[i].with_name(objects[i].name + PART_SUFFIX) for i in todo]
+    commands = [(jobs[i][1](part), jobs[i][2]) for i, part in zip(todo, parts)]
+
+    def finished(index: int) -> None:
+        part = parts[index]
+        with open(part, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(part, objects[todo[index]])
+
+    run_commands(commands, what, env=env, on_progress=on_progress, already_done=len(jobs) - len(todo),
+                 on_finished=finished)
+    return objects
+
+
+def discard_objects(library: pathlib.Path) -> None:
+    """Remove the objects kept for `library` (installed, or to build anew)."""
+    shutil.rmtree(library.parent / OBJECTS_FOLDER, ignore_errors=True)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -128,23 +128,26 @@ def build(force: bool = False, verbose: bool = False,
         flags = list(BASE_FLAGS)
         if _accepts(compiler, MACHINE_FLAGS):
             flags += MACHINE_FLAGS
+        if force:
+            buildcache.discard_objects(lib)
         with buildcache.build_folder(lib.parent.parent, ".build-core-") as tmp:
-            files = source_files(src)
-            objs = [tmp / (str(f.relative_to(src)).replace(os.sep, "_") + ".o") for f in files]
-            commands = [([*compiler, *flags, "-c", str(f), "-o", str(o)], f"compiling {f.relative_to(src)}")
-                        for f, o in zip(files, objs)]
+            jobs = [(str(f.relative_to(src)).replace(os.sep, "_") + ".o",
+                     lambda o, f=f: [*compiler, *flags, "-c", str(f), "-o", str(o)],
+                     f"compiling {f.relative_to(src)}") for f in source_files(src)]
             out = tmp / LIBRARY_NAME
-            commands_link = [([*compiler, *flags, "-shared", "-o", str(out), *map(str, objs)],
-                              "linking the native core")]
             if verbose:
-                for cmd, _ in commands + commands_link:
-                    print(" ".join(cmd), file=sys.stderr)
+                for _, command, _ in jobs:
+                    print(" ".join(command(pathlib.Path("OBJECT"))), file=sys.stderr)
             try:
-                buildcache.run_commands(commands, "building the chess core", on_progress=on_progress)
-                buildcache.run_commands(commands_link, "linking the chess core")
+                objs = buildcache.compile_kept(jobs, lib, "building the chess core", on_progress=on_progress)
+                link = [*compiler, *flags, "-shared", "-o", str(out), *map(str, objs)]
+                if verbose:
+                    print(" ".join(link), file=sys.stderr)
+                buildcache.run_commands([(link, "linking the native core")], "linking the chess core")
             except buildcache.BuildError as e:
                 raise NativeCoreError(str(e)) from None
             buildcache.install(out, lib)
+            buildcache.discard_objects(lib)
     return lib
 
 

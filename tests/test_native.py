@@ -256,6 +256,7 @@ def fake_hip(bare_env, fake_rocm, tmp_path, monkeypatch):
         out=""; prev=""
         for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
         [ -n "$FAKE_FAIL" ] && {{ echo "boom: $FAKE_FAIL" >&2; exit 1; }}
+        case " $* " in *" -shared "*) [ -n "$FAKE_FAIL_LINK" ] && {{ echo "link boom" >&2; exit 1; }};; esac
         echo fake > "$out"
         """)
     monkeypatch.setenv("LC0ROCM_GPU_ARCH", "gfx90a")
@@ -279,6 +280,32 @@ def test_build_compiles_every_file_and_caches_by_hash_and_arch(fake_hip, tmp_pat
     # another arch: another folder
     other = native.build("amd", arch="gfx1030")
     assert other != lib and other.parent.name.endswith("-gfx1030")
+
+
+def test_a_stopped_build_keeps_its_objects_and_the_next_compiles_only_the_rest(fake_hip, monkeypatch):
+    """A build stopped before its end (killed by a GUI that gave up, or
+    failing) keeps the objects it finished in its library's folder; the next
+    compiles only those missing, says how many it kept, and the objects go
+    once the library is installed."""
+    monkeypatch.setenv("FAKE_FAIL_LINK", "1")
+    with pytest.raises(NativeError, match="link boom"):
+        native_build.build("amd")
+    lib = native_build._target("amd", None)[3]
+    objects = lib.parent / ".objects"
+    sources = native_build.source_files(native_build.source_dir())
+    kept = sorted(objects.glob("*.o"))
+    assert len(kept) == len(sources) and not lib.exists()
+    kept[0].unlink()                                    # as if killed before this one was done
+    (objects / (kept[1].name + ".part")).write_text("half an object")   # and during this one
+    monkeypatch.delenv("FAKE_FAIL_LINK")
+    before = len(fake_hip.read_text().splitlines())
+    heard = []
+    assert native_build.build("amd", on_progress=heard.append) == lib and lib.is_file()
+    compiled = [ln for ln in fake_hip.read_text().splitlines()[before:] if " -c " in ln]
+    assert len(compiled) == 1 and compiled[0].split(" -o ")[1].startswith(str(kept[0]))
+    assert (heard[0].done, heard[0].total) == (len(sources) - 1, len(sources))
+    assert "interrupted" in heard[0].current and heard[-1].done == len(sources)
+    assert not objects.exists()
 
 
 def test_prepare_leaves_a_first_build_to_create(fake_hip, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shlex
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,31 @@ def test_processes_building_at_once_share_one_build(tiny_core):
     assert len(paths) == 1 and pathlib.Path(paths.pop()).is_file()
     leftovers = [p.name for p in (tiny_core.parent / "cache").iterdir() if p.name.startswith(".build")]
     assert leftovers == []
+
+
+def test_a_build_stopped_at_its_link_is_finished_without_compiling_again(tiny_core, tmp_path, monkeypatch):
+    """The objects a stopped build finished are kept (real compiler, real
+    objects): the next build links them and the library loads."""
+    real = native_core.find_compiler()
+    log, stop = tmp_path / "cxx.log", tmp_path / "stop-the-link"
+    wrapper = tmp_path / "cxx"
+    wrapper.write_text(f"""#!/bin/sh
+echo "$@" >> {log}
+case " $* " in *" -shared "*) [ -e {stop} ] && {{ echo "link stopped" >&2; exit 1; }};; esac
+exec {shlex.join(real)} "$@"
+""")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CXX", str(wrapper))
+    stop.touch()
+    with pytest.raises(native_core.NativeCoreError, match="link stopped"):
+        native_core.build()
+    stop.unlink()
+    before = len(log.read_text().splitlines())
+    path = native_core.build()
+    assert not [ln for ln in log.read_text().splitlines()[before:] if " -c " in ln]
+    assert not (path.parent / ".objects").exists()
+    ffi, lib = native_core.load()
+    assert lib.lc0core_abi_version() == lib.LC0CORE_ABI_VERSION
 
 
 def test_no_compiler_says_so_once_and_is_not_available(tiny_core, tmp_path, monkeypatch, capsys):

@@ -2,7 +2,8 @@
 real process: `isready` waits for the chess core's build with `info string`
 progress lines and then says `readyok`; the first `go` answers within its
 limit; a build killed with the engine leaves no compiler running and its
-folder is removed by the next build; a cut library in the cache is rebuilt
+folder is removed by the next build, which compiles only the files it had
+not finished; a cut library in the cache is rebuilt
 after a one-line notice, and the engine answers."""
 from __future__ import annotations
 
@@ -47,7 +48,11 @@ def test_first_start_builds_at_isready_with_progress_and_recovers(tmp_path, maia
     eng = start(tmp_path, cache)
     eng.send("uci")
     eng.send("isready")
-    eng.read_until("info string building the chess core", timeout=120)
+    done = 0
+    while done < 2:                   # killed once two files are compiled
+        line = eng.read_until("info string building the chess core", timeout=120)[-1]
+        found = re.search(r"file (\d+) of", line)
+        done = int(found.group(1)) if found else 0
     eng.proc.send_signal(signal.SIGKILL)
     eng.wait_exit(30)
     # A loaded 2-core machine can take seconds to start a guard's Python (it
@@ -71,6 +76,8 @@ def test_first_start_builds_at_isready_with_progress_and_recovers(tmp_path, maia
     lines = eng.read_until("readyok", timeout=600)
     progress = [line for line in lines if line.startswith("info string building the chess core")]
     assert progress and re.search(r"file \d+ of \d+, \d+ s", progress[0]), lines
+    kept = re.search(r"file (\d+) of .*kept from an interrupted build", progress[0])
+    assert kept and int(kept.group(1)) >= 2, progress[0]   # the killed build's objects, not compiled again
     times = [t for t, line in eng.arrived if line.startswith("info string building") or line == "readyok"]
     gaps = [b - a for a, b in zip([began] + times, times)]
     assert max(gaps) < 8.0, gaps            # a line at least every 5 s (a little slack for load)

@@ -367,16 +367,17 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
     with buildcache.build_lock(target_dir.with_name(target_dir.name + ".lock")):
         if not force and _usable(lib, quiet=True):   # another process built it meanwhile
             return lib
+        if force:
+            buildcache.discard_objects(lib)
         with buildcache.build_folder(target_dir.parent, ".build-") as tmp:
             files = source_files(src)
-            objs = [tmp / (str(f.relative_to(src)).replace(os.sep, "_") + ".o") for f in files]
+            jobs = [(str(f.relative_to(src)).replace(os.sep, "_") + ".o",
+                     lambda o, f=f: compile_command(tc, arch, src, f, o), f"compiling {f.relative_to(src)}")
+                    for f in files]
             out = tmp / "liblc0rocm.so"
-            commands = [(compile_command(tc, arch, src, f, o), f"compiling {f.relative_to(src)}")
-                        for f, o in zip(files, objs)]
-            link = [(link_command(tc, objs, out), "linking the native library")]
             if verbose:
-                for cmd, _ in commands + link:
-                    print(" ".join(cmd), file=sys.stderr)
+                for _, command, _ in jobs:
+                    print(" ".join(command(pathlib.Path("OBJECT"))), file=sys.stderr)
             what = f"building the native library for {arch} (once)"
             with Progress(what, len(files) + 1, unit="file") as progress:
                 shown = [0]   # files the bar has counted
@@ -391,14 +392,18 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
                 if on_progress is None:
                     progress.phase(f"compiling {len(files)} files with {tc.compiler}")
                 try:
-                    buildcache.run_commands(commands, what, env=tc.run_env(), on_progress=report)
+                    objs = buildcache.compile_kept(jobs, lib, what, env=tc.run_env(), on_progress=report)
                     if on_progress is None:
                         progress.phase("linking")
-                    buildcache.run_commands(link, what, env=tc.run_env())
+                    if verbose:
+                        print(" ".join(link_command(tc, objs, out)), file=sys.stderr)
+                    buildcache.run_commands([(link_command(tc, objs, out), "linking the native library")], what,
+                                            env=tc.run_env())
                 except buildcache.BuildError as e:
                     raise NativeError(str(e)) from None
                 progress.advance()
             buildcache.install(out, lib)
+            buildcache.discard_objects(lib)
     return lib
 
 
