@@ -427,7 +427,8 @@ def cached_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
     """(nets, native builds) that lc0-rocm put in its caches: weights files
     (and partial downloads) in the net cache and its networks/ folder, the
     inflated copies of big gzipped nets in its inflated/ folder, and
-    the build folders of the native library."""
+    the build folders of the native libraries (a library, the objects an
+    interrupted build kept, or a killed build's temporary folder)."""
     nets = []
     for folder in (cache_dir(), cache_dir() / "networks"):
         try:
@@ -440,10 +441,11 @@ def cached_files() -> tuple[list[pathlib.Path], list[pathlib.Path]]:
                        if p.is_file() and (p.suffix in (".net", ".pb") or p.name.startswith(".part-")))
     except OSError:
         pass
+    from lc0_rocm.buildcache import OBJECTS_FOLDER
+    ours = ("liblc0rocm.so", "liblc0core.so", OBJECTS_FOLDER)
     try:
         builds = sorted(p for p in _native_cache().iterdir()
-                        if p.is_dir() and (any((p / lib).exists() for lib in ("liblc0rocm.so", "liblc0core.so"))
-                                           or p.name.startswith(".build-")))
+                        if p.is_dir() and (any((p / name).exists() for name in ours) or p.name.startswith(".build-")))
     except OSError:
         builds = []
     return nets, builds

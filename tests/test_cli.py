@@ -164,12 +164,15 @@ def test_cache_lists_and_clears_only_our_files(env, maia_path, tmp_path):
     cache = pathlib.Path(env["LC0ROCM_CACHE"])
     (cache / "native" / "0123-gfx90a").mkdir(parents=True)
     (cache / "native" / "0123-gfx90a" / "liblc0rocm.so").write_bytes(b"x")
+    (cache / "native" / "4567-gfx90a" / ".objects").mkdir(parents=True)    # an interrupted build's
+    (cache / "native" / "4567-gfx90a" / ".objects" / "api.cpp.o").write_bytes(b"x")
     shutil.copyfile(maia_path, cache / "maia-1900.pb.gz")
     (cache / "notes.txt").write_text("mine")
     proc = lc0_rocm_cmd("cache", env=env)
     assert proc.returncode == 0 and "maia-1900.pb.gz" in proc.stdout and "0123-gfx90a" in proc.stdout
+    assert "4567-gfx90a" in proc.stdout
     proc = lc0_rocm_cmd("cache", "--clear", env=env)
-    assert proc.returncode == 0 and "removed 2 of 2" in proc.stdout
+    assert proc.returncode == 0 and "removed 3 of 3" in proc.stdout
     assert sorted(p.name for p in cache.rglob("*")) == ["native", "notes.txt"]
 
 
