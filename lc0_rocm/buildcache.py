@@ -4,8 +4,9 @@ hash of the sources that names a build, the cffi declarations cut out of the
 headers, a lock so that processes building at once do not collide, and the
 build itself: commands run in parallel with progress reports and never
 outlive the process, the objects a stopped build finished are kept for the
-next, temporary folders a killed build leaves are removed by the next, and a finished library is installed with a size and hash record
-that is checked before a process first loads it (again if the file changes)."""
+next, temporary folders a killed build leaves are removed by the next, and
+a finished library is installed with a size and hash record that is
+checked before a process first loads it (again if the file changes)."""
 from __future__ import annotations
 
 import contextlib
@@ -220,13 +221,14 @@ PART_SUFFIX = ".part"
 
 
 def compile_kept(jobs: list[tuple[str, Callable[[pathlib.Path], list[str]], str]], library: pathlib.Path,
-                 what: str, *, env=None,
+                 what: str, *, env=None, verbose: bool = False,
                  on_progress: Callable[[BuildProgress], None] | None = None) -> list[pathlib.Path]:
     """Compile (object name, command writing a given path, label) jobs into
     `library`'s objects folder, skipping objects an interrupted build left
     there whole; the object paths, in the jobs' order. Each is compiled to a
     .part file, synced and renamed when its command succeeds, so a kill
-    leaves no half object under a final name. Call under the build lock."""
+    leaves no half object under a final name. `verbose` prints the commands
+    run. Call under the build lock."""
     folder = library.parent / OBJECTS_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     for part in folder.glob("*" + PART_SUFFIX):       # a killed build's unfinished files
@@ -235,6 +237,9 @@ def compile_kept(jobs: list[tuple[str, Callable[[pathlib.Path], list[str]], str]
     todo = [i for i, obj in enumerate(objects) if not obj.is_file()]
     parts = [objects[i].with_name(objects[i].name + PART_SUFFIX) for i in todo]
     commands = [(jobs[i][1](part), jobs[i][2]) for i, part in zip(todo, parts)]
+    if verbose:
+        for command, _ in commands:
+            print(" ".join(command), file=sys.stderr)
 
     def finished(index: int) -> None:
         part = parts[index]

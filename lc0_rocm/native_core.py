@@ -135,11 +135,9 @@ def build(force: bool = False, verbose: bool = False,
                      lambda o, f=f: [*compiler, *flags, "-c", str(f), "-o", str(o)],
                      f"compiling {f.relative_to(src)}") for f in source_files(src)]
             out = tmp / LIBRARY_NAME
-            if verbose:
-                for _, command, _ in jobs:
-                    print(" ".join(command(pathlib.Path("OBJECT"))), file=sys.stderr)
             try:
-                objs = buildcache.compile_kept(jobs, lib, "building the chess core", on_progress=on_progress)
+                objs = buildcache.compile_kept(jobs, lib, "building the chess core", verbose=verbose,
+                                               on_progress=on_progress)
                 link = [*compiler, *flags, "-shared", "-o", str(out), *map(str, objs)]
                 if verbose:
                     print(" ".join(link), file=sys.stderr)

@@ -375,9 +375,6 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
                      lambda o, f=f: compile_command(tc, arch, src, f, o), f"compiling {f.relative_to(src)}")
                     for f in files]
             out = tmp / "liblc0rocm.so"
-            if verbose:
-                for _, command, _ in jobs:
-                    print(" ".join(command(pathlib.Path("OBJECT"))), file=sys.stderr)
             what = f"building the native library for {arch} (once)"
             with Progress(what, len(files) + 1, unit="file") as progress:
                 shown = [0]   # files the bar has counted
@@ -392,7 +389,8 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
                 if on_progress is None:
                     progress.phase(f"compiling {len(files)} files with {tc.compiler}")
                 try:
-                    objs = buildcache.compile_kept(jobs, lib, what, env=tc.run_env(), on_progress=report)
+                    objs = buildcache.compile_kept(jobs, lib, what, env=tc.run_env(), verbose=verbose,
+                                                   on_progress=report)
                     if on_progress is None:
                         progress.phase("linking")
                     if verbose:
