@@ -220,23 +220,25 @@ OBJECTS_FOLDER = ".objects"
 PART_SUFFIX = ".part"
 
 
-def compile_kept(jobs: list[tuple[str, Callable[[pathlib.Path], list[str]], str]], library: pathlib.Path,
+def compile_kept(sources: list[pathlib.Path], src: pathlib.Path,
+                 command: Callable[[pathlib.Path, pathlib.Path], list[str]], library: pathlib.Path,
                  what: str, *, env=None, verbose: bool = False,
                  on_progress: Callable[[BuildProgress], None] | None = None) -> list[pathlib.Path]:
-    """Compile (object name, command writing a given path, label) jobs into
-    `library`'s objects folder, skipping objects an interrupted build left
-    there whole; the object paths, in the jobs' order. Each is compiled to a
-    .part file, synced and renamed when its command succeeds, so a kill
-    leaves no half object under a final name. `verbose` prints the commands
-    run. Call under the build lock."""
+    """Compile `sources` (files under `src`; `command(source, output)`
+    compiles one) into `library`'s objects folder, skipping objects an
+    interrupted build left there whole; the object paths, in the sources'
+    order. Each is compiled to a .part file, synced and renamed when its
+    command succeeds, so a kill leaves no half object under a final name.
+    `verbose` prints the commands run. Call under the build lock."""
     folder = library.parent / OBJECTS_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     for part in folder.glob("*" + PART_SUFFIX):       # a killed build's unfinished files
         part.unlink(missing_ok=True)
-    objects = [folder / name for name, _, _ in jobs]
+    names = [str(f.relative_to(src)) for f in sources]
+    objects = [folder / (name.replace(os.sep, "_") + ".o") for name in names]
     todo = [i for i, obj in enumerate(objects) if not obj.is_file()]
     parts = [objects[i].with_name(objects[i].name + PART_SUFFIX) for i in todo]
-    commands = [(jobs[i][1](part), jobs[i][2]) for i, part in zip(todo, parts)]
+    commands = [(command(sources[i], part), f"compiling {names[i]}") for i, part in zip(todo, parts)]
     if verbose:
         for command, _ in commands:
             print(" ".join(command), file=sys.stderr)
@@ -247,7 +249,7 @@ def compile_kept(jobs: list[tuple[str, Callable[[pathlib.Path], list[str]], str]
             os.fsync(f.fileno())
         os.replace(part, objects[todo[index]])
 
-    run_commands(commands, what, env=env, on_progress=on_progress, already_done=len(jobs) - len(todo),
+    run_commands(commands, what, env=env, on_progress=on_progress, already_done=len(sources) - len(todo),
                  on_finished=finished)
     return objects
 

@@ -131,13 +131,11 @@ def build(force: bool = False, verbose: bool = False,
         if force:
             buildcache.discard_objects(lib)
         with buildcache.build_folder(lib.parent.parent, ".build-core-") as tmp:
-            jobs = [(str(f.relative_to(src)).replace(os.sep, "_") + ".o",
-                     lambda o, f=f: [*compiler, *flags, "-c", str(f), "-o", str(o)],
-                     f"compiling {f.relative_to(src)}") for f in source_files(src)]
             out = tmp / LIBRARY_NAME
             try:
-                objs = buildcache.compile_kept(jobs, lib, "building the chess core", verbose=verbose,
-                                               on_progress=on_progress)
+                objs = buildcache.compile_kept(
+                    source_files(src), src, lambda f, o: [*compiler, *flags, "-c", str(f), "-o", str(o)], lib,
+                    "building the chess core", verbose=verbose, on_progress=on_progress)
                 link = [*compiler, *flags, "-shared", "-o", str(out), *map(str, objs)]
                 if verbose:
                     print(" ".join(link), file=sys.stderr)

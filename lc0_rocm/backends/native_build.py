@@ -371,9 +371,6 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
             buildcache.discard_objects(lib)
         with buildcache.build_folder(target_dir.parent, ".build-") as tmp:
             files = source_files(src)
-            jobs = [(str(f.relative_to(src)).replace(os.sep, "_") + ".o",
-                     lambda o, f=f: compile_command(tc, arch, src, f, o), f"compiling {f.relative_to(src)}")
-                    for f in files]
             out = tmp / "liblc0rocm.so"
             what = f"building the native library for {arch} (once)"
             with Progress(what, len(files) + 1, unit="file") as progress:
@@ -389,8 +386,8 @@ def build(vendor: str | None = None, arch: str | None = None, force: bool = Fals
                 if on_progress is None:
                     progress.phase(f"compiling {len(files)} files with {tc.compiler}")
                 try:
-                    objs = buildcache.compile_kept(jobs, lib, what, env=tc.run_env(), verbose=verbose,
-                                                   on_progress=report)
+                    objs = buildcache.compile_kept(files, src, lambda f, o: compile_command(tc, arch, src, f, o),
+                                                   lib, what, env=tc.run_env(), verbose=verbose, on_progress=report)
                     if on_progress is None:
                         progress.phase("linking")
                     if verbose:
