@@ -21,6 +21,9 @@ analysis run as its process's first GPU use computes its passes 5-7 %
 slower than the same run later in the process (H100, the muxes' call
 time 12.8-13.1 ms against 12.2 ms a call of 288 rows, the GPU 98 % busy
 in both), and each run creates, so tunes, its own backend.
+
+Outcome (H100, 2026-12-07, BENCHMARKS.md, same section): B / A 0.9996,
+C / A 1.037 with --heat 2: the choices do not explain it.
 """
 from __future__ import annotations
 
