@@ -66,4 +66,4 @@ def test_quick_start_keeps_user_and_developer_installs_apart():
     assert "python3 -m venv" in user and "[test" not in user and "lc0-rocm bench" in user
     assert "fetch-net maia-1900" in user
     assert "'.[test,dev]'" in developer
-    assert "python3 -m pytest -q\n" in developer    # CI runs exactly this line
+    assert "python3 -m pytest -q -n 2\n" in developer    # CI runs exactly this line
