@@ -196,18 +196,20 @@ class PassLogs:
 
     def __init__(self) -> None:
         self.logs: list = []
+        self.starts: list[float] = []      # each log's clock start, Unix seconds (to line up with smi logs)
         self._load = None
 
     def __enter__(self) -> "PassLogs":
         from lc0_rocm.analysis.settings import NetSource
         self._load = load = NetSource.load
-        logs = self.logs
+        logs, starts = self.logs, self.starts
 
         def load_and_log(source, extra_opts: str = ""):
             net = load(source, extra_opts)
             backend = getattr(net, "backend", None)
             if hasattr(backend, "pass_log_start"):
                 backend.pass_log_start()
+                starts.append(time.time())
                 close = backend.close
 
                 def close_after_reading(*args, **kwargs):
@@ -231,7 +233,26 @@ class PassLogs:
         return {"passes": passes, "busy_ms": busy_ms, "summed_ms": sum(log.summed_ms() for log in self.logs),
                 "mean_batch": rows / passes if passes else 0.0,
                 "busy_pct_whole": 100 * busy_ms / 1e3 / wall_s if wall_s else None,
-                "busy_pct_searching": 100 * busy_ms / 1e3 / searching_s if searching_s else None}
+                "busy_pct_searching": 100 * busy_ms / 1e3 / searching_s if searching_s else None,
+                "log_start_unix": self.starts, "full_passes_by_tenth": self.full_passes_by_tenth()}
+
+    def full_passes_by_tenth(self) -> dict | None:
+        """The passes of the most frequent size (a fixed call's), in ten
+        slices of the run's time: mean milliseconds each. Whether a slow run's
+        passes are slow throughout or only until something warms up."""
+        begin = np.concatenate([log.begin_ms for log in self.logs])
+        if not len(begin):
+            return None
+        end = np.concatenate([log.end_ms for log in self.logs])
+        rows = np.concatenate([log.positions for log in self.logs])
+        sizes, counts = np.unique(rows, return_counts=True)
+        size = int(sizes[np.argmax(counts)])
+        keep = rows == size
+        begin, took = begin[keep], (end - begin)[keep]
+        edges = np.linspace(begin.min(), begin.max(), 11)
+        slice_of = np.clip(np.searchsorted(edges, begin, side="right") - 1, 0, 9)
+        means = [float(took[slice_of == k].mean()) if np.any(slice_of == k) else None for k in range(10)]
+        return {"rows": size, "passes": int(keep.sum()), "mean_ms": means}
 
 
 def measure_analyse(net_path, backend, backend_opts, rows, nodes, folder, searches, groups=None,
@@ -419,6 +440,12 @@ def main(argv=None) -> int:
                                  f"{g['busy_pct_whole']:.1f} % of the whole command (passes summed "
                                  f"{g['summed_ms'] / 1e3:.3f} s)")
                     print(table[-1], flush=True)
+                    tenths = g["full_passes_by_tenth"]
+                    if tenths:
+                        ms = " ".join("-" if t is None else f"{t:.2f}" for t in tenths["mean_ms"])
+                        table.append(f"{'':<22} {'by tenth':<10} {tenths['passes']} passes of {tenths['rows']} rows, "
+                                     f"ms each in each tenth of the run: {ms}")
+                        print(table[-1], flush=True)
                 if a["mux"]:
                     table.append(f"{'':<22} {'rounds':<10} {rounds_line(a)}")
                     print(table[-1], flush=True)

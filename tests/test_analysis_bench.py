@@ -52,6 +52,10 @@ def test_bench_script_reads_the_devices_pass_log(tmp_path):
     assert 0 < log["busy_pct_whole"] <= log["busy_pct_searching"] <= 100
     assert log["summed_ms"] >= log["busy_ms"] > 0
     assert "some pass running" in proc.stdout
+    tenths = log["full_passes_by_tenth"]       # the most frequent pass size, timed through the run
+    assert 0 < tenths["passes"] <= log["passes"] and tenths["rows"] > 0 and len(tenths["mean_ms"]) == 10
+    assert all(t is None or t > 0 for t in tenths["mean_ms"]) and tenths["mean_ms"][0] is not None
+    assert len(log["log_start_unix"]) >= 1 and "ms each in each tenth of the run" in proc.stdout
 
 
 def test_uci_loop_takes_runs_of_successive_positions():
