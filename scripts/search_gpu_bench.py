@@ -35,10 +35,14 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import lc0_batches  # noqa: E402
 
 from lc0_rocm.bench import POSITIONS, board_for  # noqa: E402
 
@@ -57,6 +61,7 @@ class PositionRun:
     mean_batch: float | None = None
     histogram: dict | None = None
     settings: dict | None = None
+    run: str = ""         # "short 1", "long 2": phase and round
     collision_ends: float | None = None  # network calls whose gathering the collision budget ended
     idle_ends: float | None = None       # ... that an idle network ended
 
@@ -83,12 +88,21 @@ def lc0_positions(output: str) -> list[tuple[int, float]]:
     return found
 
 
-def run_lc0(args, net: str, path: pathlib.Path, count: int, movetime: int, threads: int | None = None):
+LC0_PASSES: list = []   # --lc0-batches: lc0's passes by batch size, a run each
+
+
+def run_lc0(args, net: str, path: pathlib.Path, count: int, movetime: int, threads: int | None = None,
+            label: str = ""):
     cmd = [args.lc0, "benchmark", f"--backend={args.lc0_backend}", f"--weights={path}",
            f"--num-positions={count}", f"--movetime={movetime}"]
     if threads:
         cmd.append(f"--threads={threads}")
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if args.lc0_batches:          # the probe counts the passes of the whole run, start-up's few included
+        with tempfile.TemporaryDirectory(prefix="lc0-batches-") as folder:
+            done, passes = lc0_batches.run(cmd, folder, capture_output=True, text=True)
+        LC0_PASSES.append(dict(passes, net=net, run=label, positions=count))
+    else:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     return [PositionRun("lc0", net, i, nodes, ms, settings={"threads": threads})
@@ -189,6 +203,31 @@ def busy_rows(runs: list[PositionRun]) -> list[str]:
     return rows
 
 
+def lc0_batch_rows(report: dict) -> list[str]:
+    """Markdown rows: each lc0 run's passes beside ours in the same round of
+    the same positions (our runs' pass-log histograms added up)."""
+    rows = []
+    ours_by_run: dict = {}
+    for key in ("short", "long"):
+        for r in report.get(key, {}).get("runs", []):
+            if r["engine"] == "ours" and r.get("histogram"):
+                ours_by_run.setdefault((r["net"], r.get("run", "")), []).append(r)
+    for lc0 in report["lc0_passes"]:
+        ours = ours_by_run.get((lc0["net"], lc0["run"]), [])
+        passes = sum(sum(r["histogram"].values()) for r in ours)
+        rows_sum = sum(r["mean_batch"] * sum(r["histogram"].values()) for r in ours)
+        merged: dict = {}
+        for r in ours:
+            for k, v in r["histogram"].items():
+                merged[k] = merged.get(k, 0) + v
+        order = sorted(merged, key=lambda k: int(k.split("-")[0]))
+        rows.append(f"| {lc0['net']} | {lc0['run']} | {lc0['passes']:,} | {lc0['mean_batch']:.0f} | "
+                    f"{passes:,} | {rows_sum / passes if passes else 0:.0f} | "
+                    + ", ".join(f"{k}: {v}" for k, v in lc0["histogram"].items()) + " | "
+                    + ", ".join(f"{k}: {merged[k]}" for k in order) + " |")
+    return rows
+
+
 def markdown(report: dict) -> str:
     out = [f"# Search on the GPU: ours vs lc0 ({report['machine']}, {report['date']})", "",
            f"Command: `{report['command']}`", ""]
@@ -206,6 +245,11 @@ def markdown(report: dict) -> str:
     busy = busy_rows([PositionRun(**r) for r in report.get("short", {}).get("runs", [])]
                      + [PositionRun(**r) for r in report.get("sweep", [])]
                      + [PositionRun(**r) for r in report.get("grid", [])])
+    if report.get("lc0_passes"):
+        out += ["## Batch sizes, lc0 against ours over the same positions (lc0's passes counted by "
+                "scripts/lc0_batches.c over its whole `benchmark` run; ours from the pass log)", "",
+                "| net | run | lc0 passes | lc0 mean batch | ours passes | ours mean batch | lc0 batch sizes (passes) "
+                "| ours |", "|---|---|---:|---:|---:|---:|---|---|"] + lc0_batch_rows(report) + [""]
     if busy:
         out += ["## Ours: the GPU's passes (busy = some pass running; summed = pass times added up; "
                 "ended short = calls whose gathering the collision budget / an idle network ended)", "",
@@ -271,6 +315,9 @@ def main(argv=None) -> int:
                         help="a search option for every run of ours (repeatable)")
     parser.add_argument("--out", default=".")
     parser.add_argument("--passes", default="", help="also save every run's pass log here (.npz)")
+    parser.add_argument("--lc0-batches", action="store_true",
+                        help="count lc0's passes by batch size (scripts/lc0_batches.py: a C compiler and the "
+                             "CUDA runtime's headers needed) and table them beside ours")
     args = parser.parse_args(argv)
 
     from lc0_rocm.network import load_network
@@ -291,11 +338,17 @@ def main(argv=None) -> int:
             for phase, count, movetime, bucket in (("short", args.positions, args.movetime, short_runs),
                                                    ("long", args.long_positions, args.long_movetime, long_runs)):
                 for rnd in range(args.rounds if count else 0):
+                    label = f"{phase} {rnd + 1}"
                     if args.lc0:
-                        runs = run_lc0(args, net, path, count, movetime)
+                        runs = run_lc0(args, net, path, count, movetime, label=label)
                         bucket += runs
                         log(f"{net} {phase} round {rnd + 1} lc0:  " + " ".join(f"{r.nps:,.0f}" for r in runs))
+                        if args.lc0_batches:
+                            log(f"{net} {phase} round {rnd + 1} lc0's passes: {LC0_PASSES[-1]['passes']}, "
+                                f"mean batch {LC0_PASSES[-1]['mean_batch']:.1f}")
                     runs = run_ours(network, net, range(1, count + 1), movetime, common)
+                    for r in runs:
+                        r.run = label
                     bucket += runs
                     log(f"{net} {phase} round {rnd + 1} ours: " + " ".join(
                         f"{r.nps:,.0f}" + (f" ({100 * r.busy:.0f}% busy, b{r.mean_batch:.0f})" if r.busy is not None
@@ -318,6 +371,8 @@ def main(argv=None) -> int:
     if long_runs:
         report["long"] = {"positions": args.long_positions, "movetime": args.long_movetime,
                           "runs": [dataclasses.asdict(r) for r in long_runs]}
+    if LC0_PASSES:
+        report["lc0_passes"] = LC0_PASSES
     if args.passes:
         import numpy as np
         np.savez_compressed(args.passes, **{f"run{k}": np.array(v) for k, v in enumerate(PASSES.values())},

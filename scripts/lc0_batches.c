@@ -1,0 +1,179 @@
+/* The batch sizes of another program's lc0-style forward passes, for
+ * issue 70's "batches at least as large as lc0 forms": an LD_PRELOAD
+ * library for a program linked to the shared CUDA runtime (lc0 master's
+ * `cuda` backends), built and read by scripts/lc0_batches.py.
+ *
+ * A pass is told by its input upload: lc0's packed input is 112 planes of a
+ * 64-bit mask each, copied host to device as rows x 896 bytes, then the
+ * planes' values (rows x 448 or x 224 bytes). So:
+ *  - a CUDA graph whose largest host-to-device copy node holds rows x 896
+ *    bytes is a pass of `rows`, counted at each cudaGraphLaunch;
+ *  - an asynchronous copy of rows x 896 bytes made outside stream capture,
+ *    not the values copy that follows a masks copy, is the upload of a pass
+ *    run without such a graph (kernels launched one by one, or a graph that
+ *    holds no upload), counted at the next launch of a graph without rows,
+ *    the thread's next masks upload, or the end of the program.
+ * At exit the counts go to $LC0_BATCHES_OUT as lines "rows passes" (rows 0:
+ * graph launches with no upload of their own or before them).
+ */
+#define _GNU_SOURCE
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { MASK_BYTES_PER_ROW = 112 * 8, MAX_ROWS = 8192, MAX_GRAPHS = 1 << 16, MAX_NODES = 1 << 14 };
+
+static unsigned long long passes_by_rows[MAX_ROWS + 1];
+static struct { cudaGraphExec_t exec; int rows; } graphs[MAX_GRAPHS];
+static int graph_count;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int pending_rows;          /* this thread's upload whose pass is not counted yet */
+static __thread size_t last_mask_bytes;    /* to tell the values copy after it */
+
+static void *next(const char *name) {
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr, "lc0_batches: no %s in the CUDA runtime\n", name);
+        abort();
+    }
+    return f;
+}
+
+static void count_pass(int rows) {
+    if (rows < 0 || rows > MAX_ROWS) rows = 0;
+    pthread_mutex_lock(&lock);
+    passes_by_rows[rows]++;
+    pthread_mutex_unlock(&lock);
+}
+
+static int rows_of_upload(size_t bytes) {
+    return bytes > 0 && bytes % MASK_BYTES_PER_ROW == 0 ? (int)(bytes / MASK_BYTES_PER_ROW) : 0;
+}
+
+/* The pass size a graph uploads, from its largest host-to-device copy node; 0 if none. */
+static int rows_of_graph(cudaGraph_t graph) {
+    static cudaGraphNode_t nodes[MAX_NODES];   /* under `lock` */
+    cudaError_t (*get_nodes)(cudaGraph_t, cudaGraphNode_t *, size_t *) = next("cudaGraphGetNodes");
+    cudaError_t (*get_type)(cudaGraphNode_t, enum cudaGraphNodeType *) = next("cudaGraphNodeGetType");
+    cudaError_t (*get_copy)(cudaGraphNode_t, struct cudaMemcpy3DParms *) = next("cudaGraphMemcpyNodeGetParams");
+    size_t count = MAX_NODES, largest = 0;
+    if (get_nodes(graph, nodes, &count) != cudaSuccess) return 0;
+    for (size_t i = 0; i < count && i < MAX_NODES; i++) {
+        enum cudaGraphNodeType type;
+        struct cudaMemcpy3DParms copy;
+        if (get_type(nodes[i], &type) != cudaSuccess || type != cudaGraphNodeTypeMemcpy) continue;
+        if (get_copy(nodes[i], &copy) != cudaSuccess || copy.kind != cudaMemcpyHostToDevice) continue;
+        size_t bytes = copy.extent.width * copy.extent.height * copy.extent.depth;
+        if (bytes > largest) largest = bytes;
+    }
+    return rows_of_upload(largest);
+}
+
+static void remember_graph(cudaGraphExec_t exec, cudaGraph_t graph) {
+    pthread_mutex_lock(&lock);
+    if (graph_count < MAX_GRAPHS) {
+        graphs[graph_count].exec = exec;
+        graphs[graph_count].rows = rows_of_graph(graph);
+        graph_count++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static int graph_rows(cudaGraphExec_t exec) {
+    int rows = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = graph_count - 1; i >= 0; i--)   /* newest first: a freed handle may come back */
+        if (graphs[i].exec == exec) {
+            rows = graphs[i].rows;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    return rows;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+    static cudaError_t (*real)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
+    if (!real) real = next("cudaGraphInstantiate");
+    cudaError_t status = real(exec, graph, flags);
+    if (status == cudaSuccess) remember_graph(*exec, graph);
+    return status;
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+    static cudaError_t (*real)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
+    if (!real) real = next("cudaGraphInstantiateWithFlags");
+    cudaError_t status = real(exec, graph, flags);
+    if (status == cudaSuccess) remember_graph(*exec, graph);
+    return status;
+}
+
+static void on_launch(cudaGraphExec_t exec) {
+    int rows = graph_rows(exec);
+    if (rows == 0) {           /* its upload, if any, was made before it */
+        rows = pending_rows;
+        pending_rows = 0;
+    }
+    count_pass(rows);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+    static cudaError_t (*real)(cudaGraphExec_t, cudaStream_t);
+    if (!real) real = next("cudaGraphLaunch");
+    on_launch(exec);
+    return real(exec, stream);
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
+    static cudaError_t (*real)(cudaGraphExec_t, cudaStream_t);
+    if (!real) real = next("cudaGraphLaunch_ptsz");
+    on_launch(exec);
+    return real(exec, stream);
+}
+
+static void on_copy(size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
+    static cudaError_t (*capturing)(cudaStream_t, enum cudaStreamCaptureStatus *);
+    if (kind != cudaMemcpyHostToDevice) return;
+    if (!capturing) capturing = next("cudaStreamIsCapturing");
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (capturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) return;
+    if (last_mask_bytes && (bytes == last_mask_bytes / 2 || bytes == last_mask_bytes / 4)) {
+        last_mask_bytes = 0;   /* the planes' values after their masks */
+        return;
+    }
+    int rows = rows_of_upload(bytes);
+    if (rows == 0) return;
+    if (pending_rows) count_pass(pending_rows);   /* the last upload's pass ran without a graph */
+    pending_rows = rows;
+    last_mask_bytes = bytes;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+    static cudaError_t (*real)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
+    if (!real) real = next("cudaMemcpyAsync");
+    on_copy(bytes, kind, stream);
+    return real(dst, src, bytes, kind, stream);
+}
+
+cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                                 cudaStream_t stream) {
+    static cudaError_t (*real)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
+    if (!real) real = next("cudaMemcpyAsync_ptsz");
+    on_copy(bytes, kind, stream);
+    return real(dst, src, bytes, kind, stream);
+}
+
+__attribute__((destructor)) static void write_counts(void) {
+    if (pending_rows) count_pass(pending_rows);   /* the exiting thread's last pass */
+    const char *path = getenv("LC0_BATCHES_OUT");
+    FILE *out = path ? fopen(path, "w") : NULL;
+    if (!out) {
+        if (path) fprintf(stderr, "lc0_batches: cannot write %s\n", path);
+        return;
+    }
+    for (int rows = 0; rows <= MAX_ROWS; rows++)
+        if (passes_by_rows[rows]) fprintf(out, "%d %llu\n", rows, passes_by_rows[rows]);
+    fclose(out);
+}
