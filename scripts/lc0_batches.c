@@ -14,7 +14,9 @@
  *    holds no upload), counted at the next launch of a graph without rows,
  *    the thread's next masks upload, or the end of the program.
  * At exit the counts go to $LC0_BATCHES_OUT as lines "rows passes" (rows 0:
- * graph launches with no upload of their own or before them).
+ * graph launches with no upload of their own or before them), written only
+ * by a process that made one of these calls: a launcher script's helpers,
+ * which inherit the preload, write nothing over them.
  */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
@@ -29,10 +31,12 @@ static unsigned long long passes_by_rows[MAX_ROWS + 1];
 static struct { cudaGraphExec_t exec; int rows; } graphs[MAX_GRAPHS];
 static int graph_count;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile int used;                  /* this process made a call the probe watches */
 static __thread int pending_rows;          /* this thread's upload whose pass is not counted yet */
 static __thread size_t last_mask_bytes;    /* to tell the values copy after it */
 
 static void *next(const char *name) {
+    used = 1;
     void *f = dlsym(RTLD_NEXT, name);
     if (!f) {
         fprintf(stderr, "lc0_batches: no %s in the CUDA runtime\n", name);
@@ -166,6 +170,7 @@ cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t bytes, enum 
 }
 
 __attribute__((destructor)) static void write_counts(void) {
+    if (!used) return;
     if (pending_rows) count_pass(pending_rows);   /* the exiting thread's last pass */
     const char *path = getenv("LC0_BATCHES_OUT");
     FILE *out = path ? fopen(path, "w") : NULL;

@@ -72,10 +72,11 @@ def probe_env(library: pathlib.Path, counts: pathlib.Path, env: dict | None = No
 
 
 def read_counts(path: pathlib.Path) -> dict[int, int]:
-    """{rows: passes} from the probe's output (rows 0: passes of unknown size)."""
+    """{rows: passes} from the probe's output (rows 0: passes of unknown
+    size); {} where no process made a CUDA call the probe watches (a CPU
+    backend, a program linked to the CUDA runtime statically)."""
     if not path.is_file():
-        raise ProbeError(f"the probe wrote no {path.name}: did the program exit normally, and does it "
-                         "use the shared CUDA runtime?")
+        return {}
     counts = {}
     for line in path.read_text().split("\n"):
         if line.strip():
@@ -120,6 +121,10 @@ def main(argv=None) -> int:
         except (ProbeError, OSError) as e:
             print(f"lc0_batches: {e}", file=sys.stderr)
             return 2
+    if not result["passes"] and not result["unknown_passes"]:
+        print(f"exit status {done.returncode}; no pass seen (no CUDA call the probe watches: a CPU backend, "
+              "or the CUDA runtime linked statically)")
+        return 0 if done.returncode == 0 else 1
     print(f"exit status {done.returncode}; {result['passes']} passes, mean batch {result['mean_batch']:.1f}"
           f"{', ' + str(result['unknown_passes']) + ' of unknown size' if result['unknown_passes'] else ''}")
     print("histogram: " + ", ".join(f"{k}: {v}" for k, v in result["histogram"].items()))

@@ -140,9 +140,24 @@ def test_probe_counts_passes_by_their_input_upload(tmp_path):
     assert result["histogram"] == {"1": 2, "2-3": 6, "4-7": 3, "8-15": 3}
 
 
-def test_probe_reports_a_program_that_wrote_nothing(tmp_path):
-    with pytest.raises(lc0_batches.ProbeError, match="wrote no"):
-        lc0_batches.read_counts(tmp_path / "missing.txt")
+def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
+    """A launcher's helpers inherit the preload but make no CUDA call: they
+    leave the counts of the program they start alone (run-lc0.sh runs
+    python3 before it execs lc0; here a helper runs after the program)."""
+    include, compiler = lc0_batches.cuda_include(), shutil.which("cc") or shutil.which("gcc")
+    if include is None or compiler is None:
+        pytest.skip("no CUDA runtime headers or no C compiler here: the probe builds against cuda_runtime_api.h")
+    program = _build(tmp_path, include, compiler)
+    script = tmp_path / "launcher.sh"
+    script.write_text(f"#!/bin/sh\n{program} && {sys.executable} -c pass\n")
+    script.chmod(0o755)
+    done, result = lc0_batches.run([str(script)], tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and result["passes"] == 14
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    done, result = lc0_batches.run([sys.executable, "-c", "pass"], alone)
+    assert result == {"passes": 0, "unknown_passes": 0, "mean_batch": 0.0, "histogram": {}}
+    assert lc0_batches.read_counts(tmp_path / "missing.txt") == {}
     assert lc0_batches.summary({0: 4}) == {"passes": 0, "unknown_passes": 4, "mean_batch": 0.0, "histogram": {}}
 
 
