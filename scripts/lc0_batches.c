@@ -97,43 +97,28 @@ static int graph_rows(cudaGraphExec_t exec) {
     return rows;
 }
 
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
-    static cudaError_t (*real)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
-    if (!real) real = next("cudaGraphInstantiate");
-    cudaError_t status = real(exec, graph, flags);
+/* Each watched entry point: the runtime's own function, found once, then the probe's count. */
+typedef cudaError_t (*instantiate_fn)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
+typedef cudaError_t (*launch_fn)(cudaGraphExec_t, cudaStream_t);
+typedef cudaError_t (*copy_fn)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
+
+static cudaError_t instantiate(const char *name, instantiate_fn *real, cudaGraphExec_t *exec, cudaGraph_t graph,
+                               unsigned long long flags) {
+    if (!*real) *real = (instantiate_fn)next(name);
+    cudaError_t status = (*real)(exec, graph, flags);
     if (status == cudaSuccess) remember_graph(*exec, graph);
     return status;
 }
 
-cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
-    static cudaError_t (*real)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
-    if (!real) real = next("cudaGraphInstantiateWithFlags");
-    cudaError_t status = real(exec, graph, flags);
-    if (status == cudaSuccess) remember_graph(*exec, graph);
-    return status;
-}
-
-static void on_launch(cudaGraphExec_t exec) {
+static cudaError_t launch(const char *name, launch_fn *real, cudaGraphExec_t exec, cudaStream_t stream) {
+    if (!*real) *real = (launch_fn)next(name);
     int rows = graph_rows(exec);
     if (rows == 0) {           /* its upload, if any, was made before it */
         rows = pending_rows;
         pending_rows = 0;
     }
     count_pass(rows);
-}
-
-cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
-    static cudaError_t (*real)(cudaGraphExec_t, cudaStream_t);
-    if (!real) real = next("cudaGraphLaunch");
-    on_launch(exec);
-    return real(exec, stream);
-}
-
-cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
-    static cudaError_t (*real)(cudaGraphExec_t, cudaStream_t);
-    if (!real) real = next("cudaGraphLaunch_ptsz");
-    on_launch(exec);
-    return real(exec, stream);
+    return (*real)(exec, stream);
 }
 
 static void on_copy(size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
@@ -153,20 +138,42 @@ static void on_copy(size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream)
     last_mask_bytes = bytes;
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
-                            cudaStream_t stream) {
-    static cudaError_t (*real)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
-    if (!real) real = next("cudaMemcpyAsync");
+static cudaError_t copy(const char *name, copy_fn *real, void *dst, const void *src, size_t bytes,
+                        enum cudaMemcpyKind kind, cudaStream_t stream) {
+    if (!*real) *real = (copy_fn)next(name);
     on_copy(bytes, kind, stream);
-    return real(dst, src, bytes, kind, stream);
+    return (*real)(dst, src, bytes, kind, stream);
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+    static instantiate_fn real;
+    return instantiate("cudaGraphInstantiate", &real, exec, graph, flags);
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+    static instantiate_fn real;
+    return instantiate("cudaGraphInstantiateWithFlags", &real, exec, graph, flags);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+    static launch_fn real;
+    return launch("cudaGraphLaunch", &real, exec, stream);
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
+    static launch_fn real;
+    return launch("cudaGraphLaunch_ptsz", &real, exec, stream);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
+    static copy_fn real;
+    return copy("cudaMemcpyAsync", &real, dst, src, bytes, kind, stream);
 }
 
 cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                                  cudaStream_t stream) {
-    static cudaError_t (*real)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
-    if (!real) real = next("cudaMemcpyAsync_ptsz");
-    on_copy(bytes, kind, stream);
-    return real(dst, src, bytes, kind, stream);
+    static copy_fn real;
+    return copy("cudaMemcpyAsync_ptsz", &real, dst, src, bytes, kind, stream);
 }
 
 __attribute__((destructor)) static void write_counts(void) {
