@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The batch sizes lc0 master's CUDA backend runs its forward passes at,
 beside ours (issue 70: "batches at least as large as lc0 forms"). lc0 prints
-no batch sizes, so scripts/lc0_batches.c, preloaded into the lc0 process,
-counts each pass by its input upload (lc0_batches.c says how).
+no batch sizes, so scripts/lc0_batches.cpp, preloaded into the lc0 process,
+counts each pass by its input upload (lc0_batches.cpp says how).
 
     python3 scripts/lc0_batches.py -- .anchors/lc0-master/run-lc0.sh benchmark \\
         --backend=cuda-fp16 --weights=t82.pb.gz --num-positions=4 --movetime=4000
 
-Builds the probe with the system C compiler and the CUDA runtime's headers
+Builds the probe with the system C++ compiler and the CUDA runtime's headers
 (CUDA_HOME, /usr/local/cuda, nvcc's folder or a pip nvidia-cuda-runtime
 package), runs the command with it, and prints the passes, their mean
 batch and the histogram in the pass log's buckets. For a program linked to
@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SOURCE = pathlib.Path(__file__).resolve().with_suffix(".c")
+SOURCE = pathlib.Path(__file__).resolve().with_suffix(".cpp")
 HEADER = "cuda_runtime_api.h"
 
 
@@ -48,14 +48,14 @@ def cuda_include() -> pathlib.Path | None:
 
 def build(folder: str | os.PathLike, include: pathlib.Path | None = None) -> pathlib.Path:
     """Compile the probe into `folder`; ProbeError with the reason if it cannot."""
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    compiler = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
     include = include or cuda_include()
     if not compiler:
-        raise ProbeError("no C compiler (cc, gcc or $CC)")
+        raise ProbeError("no C++ compiler (c++, g++ or $CXX)")
     if include is None:
         raise ProbeError(f"no {HEADER} (CUDA_HOME, /usr/local/cuda, nvcc's folder or a pip nvidia package)")
     out = pathlib.Path(folder) / "liblc0_batches.so"
-    cmd = [compiler, "-shared", "-fPIC", "-O2", "-Wall", f"-I{include}", "-o", str(out), str(SOURCE),
+    cmd = [compiler, "-std=c++17", "-shared", "-fPIC", "-O2", "-Wall", f"-I{include}", "-o", str(out), str(SOURCE),
            "-ldl", "-lpthread"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:

@@ -247,7 +247,7 @@ def markdown(report: dict) -> str:
                      + [PositionRun(**r) for r in report.get("grid", [])])
     if report.get("lc0_passes"):
         out += ["## Batch sizes, lc0 against ours over the same positions (lc0's passes counted by "
-                "scripts/lc0_batches.c over its whole `benchmark` run; ours from the pass log)", "",
+                "scripts/lc0_batches.cpp over its whole `benchmark` run; ours from the pass log)", "",
                 "| net | run | lc0 passes | lc0 mean batch | ours passes | ours mean batch | lc0 batch sizes (passes) "
                 "| ours |", "|---|---|---:|---:|---:|---:|---|---|"] + lc0_batch_rows(report) + [""]
     if busy:
@@ -316,7 +316,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=".")
     parser.add_argument("--passes", default="", help="also save every run's pass log here (.npz)")
     parser.add_argument("--lc0-batches", action="store_true",
-                        help="count lc0's passes by batch size (scripts/lc0_batches.py: a C compiler and the "
+                        help="count lc0's passes by batch size (scripts/lc0_batches.py: a C++ compiler and the "
                              "CUDA runtime's headers needed) and table them beside ours")
     args = parser.parse_args(argv)
 

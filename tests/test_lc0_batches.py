@@ -128,8 +128,9 @@ def _build(tmp_path: pathlib.Path, include: pathlib.Path, compiler: str) -> path
 
 def test_probe_counts_passes_by_their_input_upload(tmp_path):
     include, compiler = lc0_batches.cuda_include(), shutil.which("cc") or shutil.which("gcc")
-    if include is None or compiler is None:
-        pytest.skip("no CUDA runtime headers or no C compiler here: the probe builds against cuda_runtime_api.h")
+    if include is None or compiler is None or not (shutil.which("c++") or shutil.which("g++")):
+        pytest.skip("no CUDA runtime headers or no C / C++ compiler here: the probe builds against "
+                    "cuda_runtime_api.h")
     program = _build(tmp_path, include, compiler)
     done, result = lc0_batches.run([str(program)], tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -145,8 +146,9 @@ def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
     leave the counts of the program they start alone (run-lc0.sh runs
     python3 before it execs lc0; here a helper runs after the program)."""
     include, compiler = lc0_batches.cuda_include(), shutil.which("cc") or shutil.which("gcc")
-    if include is None or compiler is None:
-        pytest.skip("no CUDA runtime headers or no C compiler here: the probe builds against cuda_runtime_api.h")
+    if include is None or compiler is None or not (shutil.which("c++") or shutil.which("g++")):
+        pytest.skip("no CUDA runtime headers or no C / C++ compiler here: the probe builds against "
+                    "cuda_runtime_api.h")
     program = _build(tmp_path, include, compiler)
     script = tmp_path / "launcher.sh"
     script.write_text(f"#!/bin/sh\n{program} && {sys.executable} -c pass\n")

@@ -18,12 +18,14 @@
  * by a process that made one of these calls: a launcher script's helpers,
  * which inherit the preload, write nothing over them.
  */
-#define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+// The probe's entry points carry the CUDA runtime's C names.
+extern "C" {
 
 enum { MASK_BYTES_PER_ROW = 112 * 8, MAX_ROWS = 8192, MAX_GRAPHS = 1 << 16, MAX_NODES = 1 << 14 };
 
@@ -59,9 +61,9 @@ static int rows_of_upload(size_t bytes) {
 /* The pass size a graph uploads, from its largest host-to-device copy node; 0 if none. */
 static int rows_of_graph(cudaGraph_t graph) {
     static cudaGraphNode_t nodes[MAX_NODES];   /* under `lock` */
-    cudaError_t (*get_nodes)(cudaGraph_t, cudaGraphNode_t *, size_t *) = next("cudaGraphGetNodes");
-    cudaError_t (*get_type)(cudaGraphNode_t, enum cudaGraphNodeType *) = next("cudaGraphNodeGetType");
-    cudaError_t (*get_copy)(cudaGraphNode_t, struct cudaMemcpy3DParms *) = next("cudaGraphMemcpyNodeGetParams");
+    auto get_nodes = (cudaError_t(*)(cudaGraph_t, cudaGraphNode_t *, size_t *))next("cudaGraphGetNodes");
+    auto get_type = (cudaError_t(*)(cudaGraphNode_t, cudaGraphNodeType *))next("cudaGraphNodeGetType");
+    auto get_copy = (cudaError_t(*)(cudaGraphNode_t, cudaMemcpy3DParms *))next("cudaGraphMemcpyNodeGetParams");
     size_t count = MAX_NODES, largest = 0;
     if (get_nodes(graph, nodes, &count) != cudaSuccess) return 0;
     for (size_t i = 0; i < count && i < MAX_NODES; i++) {
@@ -124,7 +126,7 @@ static cudaError_t launch(const char *name, launch_fn *real, cudaGraphExec_t exe
 static void on_copy(size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
     static cudaError_t (*capturing)(cudaStream_t, enum cudaStreamCaptureStatus *);
     if (kind != cudaMemcpyHostToDevice) return;
-    if (!capturing) capturing = next("cudaStreamIsCapturing");
+    if (!capturing) capturing = (cudaError_t(*)(cudaStream_t, cudaStreamCaptureStatus *))next("cudaStreamIsCapturing");
     enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     if (capturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) return;
     if (last_mask_bytes && (bytes == last_mask_bytes / 2 || bytes == last_mask_bytes / 4)) {
@@ -189,3 +191,5 @@ __attribute__((destructor)) static void write_counts(void) {
         if (passes_by_rows[rows]) fprintf(out, "%d %llu\n", rows, passes_by_rows[rows]);
     fclose(out);
 }
+
+}  // extern "C"
