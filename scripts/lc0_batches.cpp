@@ -5,7 +5,8 @@
  *
  * A pass is told by its input upload: lc0's packed input is 112 planes of a
  * 64-bit mask each, copied host to device as rows x 896 bytes, then the
- * planes' values (rows x 448 or x 224 bytes). So:
+ * planes' values (rows x 448 or x 224 bytes); host to device means so named,
+ * or cudaMemcpyDefault between host and device addresses. So:
  *  - a CUDA graph whose largest host-to-device copy node holds rows x 896
  *    bytes is a pass of `rows`, counted at each cudaGraphLaunch;
  *  - an asynchronous copy of rows x 896 bytes made outside stream capture,
@@ -54,6 +55,18 @@ static void count_pass(int rows) {
     pthread_mutex_unlock(&lock);
 }
 
+/* Host to device: so named, or cudaMemcpyDefault with a host source and a device destination. */
+static int is_upload(enum cudaMemcpyKind kind, const void *dst, const void *src) {
+    if (kind == cudaMemcpyHostToDevice) return 1;
+    if (kind != cudaMemcpyDefault) return 0;
+    static cudaError_t (*attributes)(cudaPointerAttributes *, const void *);
+    if (!attributes) attributes = (cudaError_t(*)(cudaPointerAttributes *, const void *))next("cudaPointerGetAttributes");
+    cudaPointerAttributes from, to;
+    if (attributes(&from, src) != cudaSuccess || attributes(&to, dst) != cudaSuccess) return 0;
+    return (from.type == cudaMemoryTypeHost || from.type == cudaMemoryTypeUnregistered) &&
+           to.type == cudaMemoryTypeDevice;
+}
+
 static int rows_of_upload(size_t bytes) {
     return bytes > 0 && bytes % MASK_BYTES_PER_ROW == 0 ? (int)(bytes / MASK_BYTES_PER_ROW) : 0;
 }
@@ -70,7 +83,8 @@ static int rows_of_graph(cudaGraph_t graph) {
         enum cudaGraphNodeType type;
         struct cudaMemcpy3DParms copy;
         if (get_type(nodes[i], &type) != cudaSuccess || type != cudaGraphNodeTypeMemcpy) continue;
-        if (get_copy(nodes[i], &copy) != cudaSuccess || copy.kind != cudaMemcpyHostToDevice) continue;
+        if (get_copy(nodes[i], &copy) != cudaSuccess || !is_upload(copy.kind, copy.dstPtr.ptr, copy.srcPtr.ptr))
+            continue;
         size_t bytes = copy.extent.width * copy.extent.height * copy.extent.depth;
         if (bytes > largest) largest = bytes;
     }
@@ -123,9 +137,9 @@ static cudaError_t launch(const char *name, launch_fn *real, cudaGraphExec_t exe
     return (*real)(exec, stream);
 }
 
-static void on_copy(size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
+static void on_copy(const void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
     static cudaError_t (*capturing)(cudaStream_t, enum cudaStreamCaptureStatus *);
-    if (kind != cudaMemcpyHostToDevice) return;
+    if (!is_upload(kind, dst, src)) return;
     if (!capturing) capturing = (cudaError_t(*)(cudaStream_t, cudaStreamCaptureStatus *))next("cudaStreamIsCapturing");
     enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
     if (capturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) return;
@@ -143,7 +157,7 @@ static void on_copy(size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream)
 static cudaError_t copy(const char *name, copy_fn *real, void *dst, const void *src, size_t bytes,
                         enum cudaMemcpyKind kind, cudaStream_t stream) {
     if (!*real) *real = (copy_fn)next(name);
-    on_copy(bytes, kind, stream);
+    on_copy(dst, src, bytes, kind, stream);
     return (*real)(dst, src, bytes, kind, stream);
 }
 

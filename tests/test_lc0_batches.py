@@ -16,19 +16,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import lc0_batches  # noqa: E402
 
-# The stand-in runtime: a graph is its host-to-device copies' sizes; the
+# The stand-in runtime: a graph is its copy nodes' sizes and direction;
+# memory the program names is device memory (for cudaMemcpyDefault); the
 # capture state is a switch the program sets.
 FAKE_RUNTIME = r"""
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
-struct FakeGraph { int count; size_t bytes[4]; };
+struct FakeGraph { int count; size_t bytes[4]; enum cudaMemcpyKind kind; };
 struct FakeNode { size_t bytes; enum cudaMemcpyKind kind; };
+static char host_buffer[16], device_buffer[16];
 static int capturing;
 void fake_capture(int on) { capturing = on; }
-cudaGraph_t fake_graph(int count, const size_t *bytes) {
+static const char *device_lo, *device_hi;
+void fake_device_memory(const void *lo, size_t bytes) { device_lo = lo; device_hi = device_lo + bytes; }
+cudaGraph_t fake_graph(int count, const size_t *bytes, enum cudaMemcpyKind kind) {
     struct FakeGraph *g = calloc(1, sizeof *g);
     g->count = count;
+    g->kind = kind;
     memcpy(g->bytes, bytes, count * sizeof *bytes);
     return (cudaGraph_t)g;
 }
@@ -40,7 +45,7 @@ cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t 
         if (i == 0) { nodes[i] = (cudaGraphNode_t)&kernel; continue; }
         struct FakeNode *node = malloc(sizeof *node);
         node->bytes = g->bytes[i - 1];
-        node->kind = cudaMemcpyHostToDevice;
+        node->kind = g->kind;
         nodes[i] = (cudaGraphNode_t)node;
     }
     *n = total;
@@ -55,6 +60,8 @@ cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy
     p->extent.width = ((struct FakeNode *)node)->bytes;
     p->extent.height = p->extent.depth = 1;
     p->kind = ((struct FakeNode *)node)->kind;
+    p->srcPtr.ptr = host_buffer;
+    p->dstPtr.ptr = device_buffer;
     return cudaSuccess;
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
@@ -69,6 +76,12 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) { return 
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t st) {
     return cudaSuccess;
 }
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p) {
+    memset(a, 0, sizeof *a);
+    int on_device = p == device_buffer || ((const char *)p >= device_lo && (const char *)p < device_hi);
+    a->type = on_device ? cudaMemoryTypeDevice : cudaMemoryTypeHost;
+    return cudaSuccess;
+}
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status) {
     *status = capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
     return cudaSuccess;
@@ -79,22 +92,27 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureSta
 # bytes, then values rows x 448 in fp32 or x 224 in fp16).
 FAKE_LC0 = r"""
 #include <cuda_runtime_api.h>
-cudaGraph_t fake_graph(int count, const size_t *bytes);
+cudaGraph_t fake_graph(int count, const size_t *bytes, enum cudaMemcpyKind kind);
 void fake_capture(int on);
+void fake_device_memory(const void *lo, size_t bytes);
 static char host[1 << 20], dev[1 << 20];
 static void upload(int rows, int value_bytes) {
     cudaMemcpyAsync(dev, host, rows * 896, cudaMemcpyHostToDevice, 0);
     cudaMemcpyAsync(dev, host, rows * 112 * value_bytes, cudaMemcpyHostToDevice, 0);
 }
 int main(void) {
-    cudaGraphExec_t with_upload[5], without_upload, pair;
+    cudaGraphExec_t with_upload[5], without_upload, pair, by_default;
+    fake_device_memory(dev, sizeof dev);
     for (int rows = 1; rows <= 4; rows++) {           /* graphs that hold their upload */
         size_t bytes[2] = {rows * 896, rows * 448};
-        cudaGraphInstantiate(&with_upload[rows], fake_graph(2, bytes), 0);
+        cudaGraphInstantiate(&with_upload[rows], fake_graph(2, bytes, cudaMemcpyHostToDevice), 0);
     }
-    cudaGraphInstantiate(&without_upload, fake_graph(0, 0), 0);
+    cudaGraphInstantiate(&without_upload, fake_graph(0, 0, cudaMemcpyHostToDevice), 0);
     size_t two[2] = {2 * 224, 2 * 896};               /* copy order does not matter */
-    cudaGraphInstantiateWithFlags(&pair, fake_graph(2, two), 0);
+    cudaGraphInstantiateWithFlags(&pair, fake_graph(2, two, cudaMemcpyHostToDevice), 0);
+    size_t six[2] = {6 * 896, 6 * 224};               /* direction left to the runtime: host to device */
+    cudaGraphInstantiate(&by_default, fake_graph(2, six, cudaMemcpyDefault), 0);
+    cudaGraphLaunch(by_default, 0);
     for (int i = 0; i < 5; i++) cudaGraphLaunch(with_upload[3], 0);
     for (int i = 0; i < 2; i++) cudaGraphLaunch(with_upload[1], 0);
     for (int i = 0; i < 3; i++) {                     /* upload first, then a graph without one */
@@ -109,8 +127,11 @@ int main(void) {
     fake_capture(0);
     cudaMemcpyAsync(host, dev, 5 * 896, cudaMemcpyDeviceToHost, 0);   /* outputs */
     cudaMemcpyAsync(dev, host, 1000, cudaMemcpyHostToDevice, 0);      /* no input upload */
+    cudaMemcpyAsync(host, dev, 9 * 896, cudaMemcpyDefault, 0);        /* device to host, by address */
+    cudaMemcpyAsync(dev, host, 5 * 896, cudaMemcpyDefault, 0);        /* host to device, by address */
+    cudaMemcpyAsync(dev, host, 5 * 448, cudaMemcpyDefault, 0);
     cudaGraphLaunch(pair, 0);
-    return 0;                                         /* the 8-row pass counted at exit */
+    return 0;                                         /* the 5-row pass counted at exit */
 }
 """
 
@@ -135,10 +156,10 @@ def test_probe_counts_passes_by_their_input_upload(tmp_path):
     done, result = lc0_batches.run([str(program)], tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     counts = lc0_batches.read_counts(tmp_path / "lc0_batches.txt")
-    assert counts == {3: 5, 1: 2, 7: 3, 10: 1, 12: 1, 8: 1, 2: 1}
-    assert result["passes"] == 14 and result["unknown_passes"] == 0
-    assert result["mean_batch"] == pytest.approx((15 + 2 + 21 + 10 + 12 + 8 + 2) / 14)
-    assert result["histogram"] == {"1": 2, "2-3": 6, "4-7": 3, "8-15": 3}
+    assert counts == {6: 1, 3: 5, 1: 2, 7: 3, 10: 1, 12: 1, 8: 1, 5: 1, 2: 1}
+    assert result["passes"] == 16 and result["unknown_passes"] == 0
+    assert result["mean_batch"] == pytest.approx((6 + 15 + 2 + 21 + 10 + 12 + 8 + 5 + 2) / 16)
+    assert result["histogram"] == {"1": 2, "2-3": 6, "4-7": 5, "8-15": 3}
 
 
 def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
@@ -154,7 +175,7 @@ def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
     script.write_text(f"#!/bin/sh\n{program} && {sys.executable} -c pass\n")
     script.chmod(0o755)
     done, result = lc0_batches.run([str(script)], tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0 and result["passes"] == 14
+    assert done.returncode == 0 and result["passes"] == 16
     alone = tmp_path / "alone"
     alone.mkdir()
     done, result = lc0_batches.run([sys.executable, "-c", "pass"], alone)
