@@ -7,8 +7,9 @@
  * 64-bit mask each, copied host to device as rows x 896 bytes, then the
  * planes' values (rows x 448 or x 224 bytes); host to device means so named,
  * or cudaMemcpyDefault between host and device addresses. So:
- *  - a CUDA graph whose largest host-to-device copy node holds rows x 896
- *    bytes is a pass of `rows`, counted at each cudaGraphLaunch;
+ *  - a CUDA graph whose largest host-to-device copy node (its child graphs'
+ *    included) holds rows x 896 bytes is a pass of `rows`, counted at each
+ *    cudaGraphLaunch;
  *  - an asynchronous copy of rows x 896 bytes made outside stream capture,
  *    not the values copy that follows a masks copy, is the upload of a pass
  *    run without such a graph (kernels launched one by one, or a graph that
@@ -25,10 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <vector>
+
 // The probe's entry points carry the CUDA runtime's C names.
 extern "C" {
 
-enum { MASK_BYTES_PER_ROW = 112 * 8, MAX_ROWS = 8192, MAX_GRAPHS = 1 << 16, MAX_NODES = 1 << 14 };
+enum { MASK_BYTES_PER_ROW = 112 * 8, MAX_ROWS = 8192, MAX_GRAPHS = 1 << 16 };
 
 static unsigned long long passes_by_rows[MAX_ROWS + 1];
 static struct { cudaGraphExec_t exec; int rows; } graphs[MAX_GRAPHS];
@@ -71,31 +74,37 @@ static int rows_of_upload(size_t bytes) {
     return bytes > 0 && bytes % MASK_BYTES_PER_ROW == 0 ? (int)(bytes / MASK_BYTES_PER_ROW) : 0;
 }
 
-/* The pass size a graph uploads, from its largest host-to-device copy node; 0 if none. */
-static int rows_of_graph(cudaGraph_t graph) {
-    static cudaGraphNode_t nodes[MAX_NODES];   /* under `lock` */
+/* The largest host-to-device copy node's bytes in a graph and the graphs it holds as child nodes. */
+static size_t largest_upload(cudaGraph_t graph, int depth) {
     auto get_nodes = (cudaError_t(*)(cudaGraph_t, cudaGraphNode_t *, size_t *))next("cudaGraphGetNodes");
     auto get_type = (cudaError_t(*)(cudaGraphNode_t, cudaGraphNodeType *))next("cudaGraphNodeGetType");
     auto get_copy = (cudaError_t(*)(cudaGraphNode_t, cudaMemcpy3DParms *))next("cudaGraphMemcpyNodeGetParams");
-    size_t count = MAX_NODES, largest = 0;
-    if (get_nodes(graph, nodes, &count) != cudaSuccess) return 0;
-    for (size_t i = 0; i < count && i < MAX_NODES; i++) {
-        enum cudaGraphNodeType type;
-        struct cudaMemcpy3DParms copy;
-        if (get_type(nodes[i], &type) != cudaSuccess || type != cudaGraphNodeTypeMemcpy) continue;
-        if (get_copy(nodes[i], &copy) != cudaSuccess || !is_upload(copy.kind, copy.dstPtr.ptr, copy.srcPtr.ptr))
-            continue;
-        size_t bytes = copy.extent.width * copy.extent.height * copy.extent.depth;
+    auto get_child = (cudaError_t(*)(cudaGraphNode_t, cudaGraph_t *))next("cudaGraphChildGraphNodeGetGraph");
+    size_t count = 0, largest = 0;
+    if (depth > 8 || get_nodes(graph, nullptr, &count) != cudaSuccess) return 0;
+    std::vector<cudaGraphNode_t> nodes(count);
+    if (count == 0 || get_nodes(graph, nodes.data(), &count) != cudaSuccess) return 0;
+    for (size_t i = 0; i < count && i < nodes.size(); i++) {
+        cudaGraphNodeType type;
+        cudaMemcpy3DParms copy;
+        cudaGraph_t child;
+        size_t bytes = 0;
+        if (get_type(nodes[i], &type) != cudaSuccess) continue;
+        if (type == cudaGraphNodeTypeGraph && get_child(nodes[i], &child) == cudaSuccess)
+            bytes = largest_upload(child, depth + 1);
+        else if (type == cudaGraphNodeTypeMemcpy && get_copy(nodes[i], &copy) == cudaSuccess &&
+                 is_upload(copy.kind, copy.dstPtr.ptr, copy.srcPtr.ptr))
+            bytes = copy.extent.width * copy.extent.height * copy.extent.depth;
         if (bytes > largest) largest = bytes;
     }
-    return rows_of_upload(largest);
+    return largest;
 }
 
 static void remember_graph(cudaGraphExec_t exec, cudaGraph_t graph) {
     pthread_mutex_lock(&lock);
     if (graph_count < MAX_GRAPHS) {
         graphs[graph_count].exec = exec;
-        graphs[graph_count].rows = rows_of_graph(graph);
+        graphs[graph_count].rows = rows_of_upload(largest_upload(graph, 0));
         graph_count++;
     }
     pthread_mutex_unlock(&lock);

@@ -23,8 +23,8 @@ FAKE_RUNTIME = r"""
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
-struct FakeGraph { int count; size_t bytes[4]; enum cudaMemcpyKind kind; };
-struct FakeNode { size_t bytes; enum cudaMemcpyKind kind; };
+struct FakeGraph { int count; size_t bytes[4]; enum cudaMemcpyKind kind; struct FakeGraph *child; };
+struct FakeNode { size_t bytes; enum cudaMemcpyKind kind; struct FakeGraph *child; };
 static char host_buffer[16], device_buffer[16];
 static int capturing;
 void fake_capture(int on) { capturing = on; }
@@ -37,22 +37,36 @@ cudaGraph_t fake_graph(int count, const size_t *bytes, enum cudaMemcpyKind kind)
     memcpy(g->bytes, bytes, count * sizeof *bytes);
     return (cudaGraph_t)g;
 }
+cudaGraph_t fake_parent(cudaGraph_t child) {
+    struct FakeGraph *g = calloc(1, sizeof *g);
+    g->child = (struct FakeGraph *)child;
+    return (cudaGraph_t)g;
+}
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *n) {
     struct FakeGraph *g = (struct FakeGraph *)graph;
-    static struct FakeNode kernel = {0, cudaMemcpyDefault};
-    size_t total = g->count + 1;      /* a kernel node too */
+    static struct FakeNode kernel = {0, cudaMemcpyDefault, 0};
+    size_t total = g->count + 1 + (g->child != 0);     /* a kernel node, a child graph's node */
     for (size_t i = 0; nodes && i < *n && i < total; i++) {
-        if (i == 0) { nodes[i] = (cudaGraphNode_t)&kernel; continue; }
         struct FakeNode *node = malloc(sizeof *node);
-        node->bytes = g->bytes[i - 1];
-        node->kind = g->kind;
+        *node = kernel;
+        if (i > 0 && i <= (size_t)g->count) {
+            node->bytes = g->bytes[i - 1];
+            node->kind = g->kind;
+        } else if (i > 0) {
+            node->child = g->child;
+        }
         nodes[i] = (cudaGraphNode_t)node;
     }
     *n = total;
     return cudaSuccess;
 }
 cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *type) {
-    *type = ((struct FakeNode *)node)->bytes ? cudaGraphNodeTypeMemcpy : cudaGraphNodeTypeKernel;
+    struct FakeNode *n = (struct FakeNode *)node;
+    *type = n->child ? cudaGraphNodeTypeGraph : n->bytes ? cudaGraphNodeTypeMemcpy : cudaGraphNodeTypeKernel;
+    return cudaSuccess;
+}
+cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *graph) {
+    *graph = (cudaGraph_t)((struct FakeNode *)node)->child;
     return cudaSuccess;
 }
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *p) {
@@ -93,6 +107,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureSta
 FAKE_LC0 = r"""
 #include <cuda_runtime_api.h>
 cudaGraph_t fake_graph(int count, const size_t *bytes, enum cudaMemcpyKind kind);
+cudaGraph_t fake_parent(cudaGraph_t child);
 void fake_capture(int on);
 void fake_device_memory(const void *lo, size_t bytes);
 static char host[1 << 20], dev[1 << 20];
@@ -101,7 +116,7 @@ static void upload(int rows, int value_bytes) {
     cudaMemcpyAsync(dev, host, rows * 112 * value_bytes, cudaMemcpyHostToDevice, 0);
 }
 int main(void) {
-    cudaGraphExec_t with_upload[5], without_upload, pair, by_default;
+    cudaGraphExec_t with_upload[5], without_upload, pair, by_default, nested;
     fake_device_memory(dev, sizeof dev);
     for (int rows = 1; rows <= 4; rows++) {           /* graphs that hold their upload */
         size_t bytes[2] = {rows * 896, rows * 448};
@@ -113,6 +128,9 @@ int main(void) {
     size_t six[2] = {6 * 896, 6 * 224};               /* direction left to the runtime: host to device */
     cudaGraphInstantiate(&by_default, fake_graph(2, six, cudaMemcpyDefault), 0);
     cudaGraphLaunch(by_default, 0);
+    size_t eleven[2] = {11 * 896, 11 * 448};          /* the upload inside a child graph */
+    cudaGraphInstantiate(&nested, fake_parent(fake_graph(2, eleven, cudaMemcpyHostToDevice)), 0);
+    cudaGraphLaunch(nested, 0);
     for (int i = 0; i < 5; i++) cudaGraphLaunch(with_upload[3], 0);
     for (int i = 0; i < 2; i++) cudaGraphLaunch(with_upload[1], 0);
     for (int i = 0; i < 3; i++) {                     /* upload first, then a graph without one */
@@ -156,10 +174,10 @@ def test_probe_counts_passes_by_their_input_upload(tmp_path):
     done, result = lc0_batches.run([str(program)], tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     counts = lc0_batches.read_counts(tmp_path / "lc0_batches.txt")
-    assert counts == {6: 1, 3: 5, 1: 2, 7: 3, 10: 1, 12: 1, 8: 1, 5: 1, 2: 1}
-    assert result["passes"] == 16 and result["unknown_passes"] == 0
-    assert result["mean_batch"] == pytest.approx((6 + 15 + 2 + 21 + 10 + 12 + 8 + 5 + 2) / 16)
-    assert result["histogram"] == {"1": 2, "2-3": 6, "4-7": 5, "8-15": 3}
+    assert counts == {6: 1, 11: 1, 3: 5, 1: 2, 7: 3, 10: 1, 12: 1, 8: 1, 5: 1, 2: 1}
+    assert result["passes"] == 17 and result["unknown_passes"] == 0
+    assert result["mean_batch"] == pytest.approx((6 + 11 + 15 + 2 + 21 + 10 + 12 + 8 + 5 + 2) / 17)
+    assert result["histogram"] == {"1": 2, "2-3": 6, "4-7": 5, "8-15": 4}
 
 
 def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
@@ -175,7 +193,7 @@ def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
     script.write_text(f"#!/bin/sh\n{program} && {sys.executable} -c pass\n")
     script.chmod(0o755)
     done, result = lc0_batches.run([str(script)], tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0 and result["passes"] == 16
+    assert done.returncode == 0 and result["passes"] == 17
     alone = tmp_path / "alone"
     alone.mkdir()
     done, result = lc0_batches.run([sys.executable, "-c", "pass"], alone)
