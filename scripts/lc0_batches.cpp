@@ -28,8 +28,6 @@
 
 #include <vector>
 
-// The probe's entry points carry the CUDA runtime's C names.
-extern "C" {
 
 enum { MASK_BYTES_PER_ROW = 112 * 8, MAX_ROWS = 8192, MAX_GRAPHS = 1 << 16 };
 
@@ -41,14 +39,13 @@ static volatile int used;                  /* this process made a call the probe
 static __thread int pending_rows;          /* this thread's upload whose pass is not counted yet */
 static __thread size_t last_mask_bytes;    /* to tell the values copy after it */
 
-static void *next(const char *name) {
+/* The CUDA runtime's own `name` (nullptr, said once on stderr, where it has none). */
+template <typename F>
+static F next(const char *name) {
     used = 1;
     void *f = dlsym(RTLD_NEXT, name);
-    if (!f) {
-        fprintf(stderr, "lc0_batches: no %s in the CUDA runtime\n", name);
-        abort();
-    }
-    return f;
+    if (!f) fprintf(stderr, "lc0_batches: no %s in the CUDA runtime\n", name);
+    return (F)f;
 }
 
 static void count_pass(int rows) {
@@ -62,10 +59,10 @@ static void count_pass(int rows) {
 static int is_upload(enum cudaMemcpyKind kind, const void *dst, const void *src) {
     if (kind == cudaMemcpyHostToDevice) return 1;
     if (kind != cudaMemcpyDefault) return 0;
-    static cudaError_t (*attributes)(cudaPointerAttributes *, const void *);
-    if (!attributes) attributes = (cudaError_t(*)(cudaPointerAttributes *, const void *))next("cudaPointerGetAttributes");
+    using attributes_fn = cudaError_t (*)(cudaPointerAttributes *, const void *);
+    static attributes_fn attributes = next<attributes_fn>("cudaPointerGetAttributes");
     cudaPointerAttributes from, to;
-    if (attributes(&from, src) != cudaSuccess || attributes(&to, dst) != cudaSuccess) return 0;
+    if (!attributes || attributes(&from, src) != cudaSuccess || attributes(&to, dst) != cudaSuccess) return 0;
     return (from.type == cudaMemoryTypeHost || from.type == cudaMemoryTypeUnregistered) &&
            to.type == cudaMemoryTypeDevice;
 }
@@ -76,12 +73,14 @@ static int rows_of_upload(size_t bytes) {
 
 /* The largest host-to-device copy node's bytes in a graph and the graphs it holds as child nodes. */
 static size_t largest_upload(cudaGraph_t graph, int depth) {
-    auto get_nodes = (cudaError_t(*)(cudaGraph_t, cudaGraphNode_t *, size_t *))next("cudaGraphGetNodes");
-    auto get_type = (cudaError_t(*)(cudaGraphNode_t, cudaGraphNodeType *))next("cudaGraphNodeGetType");
-    auto get_copy = (cudaError_t(*)(cudaGraphNode_t, cudaMemcpy3DParms *))next("cudaGraphMemcpyNodeGetParams");
-    auto get_child = (cudaError_t(*)(cudaGraphNode_t, cudaGraph_t *))next("cudaGraphChildGraphNodeGetGraph");
+    static auto get_nodes = next<cudaError_t (*)(cudaGraph_t, cudaGraphNode_t *, size_t *)>("cudaGraphGetNodes");
+    static auto get_type = next<cudaError_t (*)(cudaGraphNode_t, cudaGraphNodeType *)>("cudaGraphNodeGetType");
+    static auto get_copy =
+        next<cudaError_t (*)(cudaGraphNode_t, cudaMemcpy3DParms *)>("cudaGraphMemcpyNodeGetParams");
+    static auto get_child = next<cudaError_t (*)(cudaGraphNode_t, cudaGraph_t *)>("cudaGraphChildGraphNodeGetGraph");
     size_t count = 0, largest = 0;
-    if (depth > 8 || get_nodes(graph, nullptr, &count) != cudaSuccess) return 0;
+    if (!get_nodes || !get_type || !get_copy || depth > 8) return 0;
+    if (get_nodes(graph, nullptr, &count) != cudaSuccess) return 0;
     std::vector<cudaGraphNode_t> nodes(count);
     if (count == 0 || get_nodes(graph, nodes.data(), &count) != cudaSuccess) return 0;
     for (size_t i = 0; i < count && i < nodes.size(); i++) {
@@ -90,7 +89,7 @@ static size_t largest_upload(cudaGraph_t graph, int depth) {
         cudaGraph_t child;
         size_t bytes = 0;
         if (get_type(nodes[i], &type) != cudaSuccess) continue;
-        if (type == cudaGraphNodeTypeGraph && get_child(nodes[i], &child) == cudaSuccess)
+        if (type == cudaGraphNodeTypeGraph && get_child && get_child(nodes[i], &child) == cudaSuccess)
             bytes = largest_upload(child, depth + 1);
         else if (type == cudaGraphNodeTypeMemcpy && get_copy(nodes[i], &copy) == cudaSuccess &&
                  is_upload(copy.kind, copy.dstPtr.ptr, copy.srcPtr.ptr))
@@ -122,21 +121,22 @@ static int graph_rows(cudaGraphExec_t exec) {
     return rows;
 }
 
-/* Each watched entry point: the runtime's own function, found once, then the probe's count. */
+/* Each watched entry point (extern "C": the CUDA runtime's names): the runtime's own function,
+ * found once, then the probe's count. */
 typedef cudaError_t (*instantiate_fn)(cudaGraphExec_t *, cudaGraph_t, unsigned long long);
 typedef cudaError_t (*launch_fn)(cudaGraphExec_t, cudaStream_t);
 typedef cudaError_t (*copy_fn)(void *, const void *, size_t, enum cudaMemcpyKind, cudaStream_t);
 
 static cudaError_t instantiate(const char *name, instantiate_fn *real, cudaGraphExec_t *exec, cudaGraph_t graph,
                                unsigned long long flags) {
-    if (!*real) *real = (instantiate_fn)next(name);
+    if (!*real && !(*real = next<instantiate_fn>(name))) return cudaErrorNotSupported;
     cudaError_t status = (*real)(exec, graph, flags);
     if (status == cudaSuccess) remember_graph(*exec, graph);
     return status;
 }
 
 static cudaError_t launch(const char *name, launch_fn *real, cudaGraphExec_t exec, cudaStream_t stream) {
-    if (!*real) *real = (launch_fn)next(name);
+    if (!*real && !(*real = next<launch_fn>(name))) return cudaErrorNotSupported;
     int rows = graph_rows(exec);
     if (rows == 0) {           /* its upload, if any, was made before it */
         rows = pending_rows;
@@ -147,11 +147,10 @@ static cudaError_t launch(const char *name, launch_fn *real, cudaGraphExec_t exe
 }
 
 static void on_copy(const void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
-    static cudaError_t (*capturing)(cudaStream_t, enum cudaStreamCaptureStatus *);
+    static auto capturing = next<cudaError_t (*)(cudaStream_t, cudaStreamCaptureStatus *)>("cudaStreamIsCapturing");
     if (!is_upload(kind, dst, src)) return;
-    if (!capturing) capturing = (cudaError_t(*)(cudaStream_t, cudaStreamCaptureStatus *))next("cudaStreamIsCapturing");
-    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (capturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) return;
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (!capturing || capturing(stream, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone) return;
     if (last_mask_bytes && (bytes == last_mask_bytes / 2 || bytes == last_mask_bytes / 4)) {
         last_mask_bytes = 0;   /* the planes' values after their masks */
         return;
@@ -165,37 +164,39 @@ static void on_copy(const void *dst, const void *src, size_t bytes, enum cudaMem
 
 static cudaError_t copy(const char *name, copy_fn *real, void *dst, const void *src, size_t bytes,
                         enum cudaMemcpyKind kind, cudaStream_t stream) {
-    if (!*real) *real = (copy_fn)next(name);
+    if (!*real && !(*real = next<copy_fn>(name))) return cudaErrorNotSupported;
     on_copy(dst, src, bytes, kind, stream);
     return (*real)(dst, src, bytes, kind, stream);
 }
 
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+extern "C" cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
     static instantiate_fn real;
     return instantiate("cudaGraphInstantiate", &real, exec, graph, flags);
 }
 
-cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+extern "C" cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                                     unsigned long long flags) {
     static instantiate_fn real;
     return instantiate("cudaGraphInstantiateWithFlags", &real, exec, graph, flags);
 }
 
-cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+extern "C" cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     static launch_fn real;
     return launch("cudaGraphLaunch", &real, exec, stream);
 }
 
-cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
+extern "C" cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
     static launch_fn real;
     return launch("cudaGraphLaunch_ptsz", &real, exec, stream);
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind, cudaStream_t stream) {
+extern "C" cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                                       cudaStream_t stream) {
     static copy_fn real;
     return copy("cudaMemcpyAsync", &real, dst, src, bytes, kind, stream);
 }
 
-cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+extern "C" cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                                  cudaStream_t stream) {
     static copy_fn real;
     return copy("cudaMemcpyAsync_ptsz", &real, dst, src, bytes, kind, stream);
@@ -215,4 +216,3 @@ __attribute__((destructor)) static void write_counts(void) {
     fclose(out);
 }
 
-}  // extern "C"
