@@ -26,14 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <unordered_map>
 #include <vector>
 
 
-enum { MASK_BYTES_PER_ROW = 112 * 8, MAX_ROWS = 8192, MAX_GRAPHS = 1 << 16 };
+enum { MASK_BYTES_PER_ROW = 112 * 8, MAX_ROWS = 8192 };
 
 static unsigned long long passes_by_rows[MAX_ROWS + 1];
-static struct { cudaGraphExec_t exec; int rows; } graphs[MAX_GRAPHS];
-static int graph_count;
+static std::unordered_map<cudaGraphExec_t, int> graph_rows_of;   /* under `lock` */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int used;                  /* this process made a call the probe watches */
 static __thread int pending_rows;          /* this thread's upload whose pass is not counted yet */
@@ -100,23 +100,16 @@ static size_t largest_upload(cudaGraph_t graph, int depth) {
 }
 
 static void remember_graph(cudaGraphExec_t exec, cudaGraph_t graph) {
+    int rows = rows_of_upload(largest_upload(graph, 0));
     pthread_mutex_lock(&lock);
-    if (graph_count < MAX_GRAPHS) {
-        graphs[graph_count].exec = exec;
-        graphs[graph_count].rows = rows_of_upload(largest_upload(graph, 0));
-        graph_count++;
-    }
+    graph_rows_of[exec] = rows;   /* a freed handle that comes back gets its new graph's */
     pthread_mutex_unlock(&lock);
 }
 
 static int graph_rows(cudaGraphExec_t exec) {
-    int rows = 0;
     pthread_mutex_lock(&lock);
-    for (int i = graph_count - 1; i >= 0; i--)   /* newest first: a freed handle may come back */
-        if (graphs[i].exec == exec) {
-            rows = graphs[i].rows;
-            break;
-        }
+    auto found = graph_rows_of.find(exec);
+    int rows = found == graph_rows_of.end() ? 0 : found->second;
     pthread_mutex_unlock(&lock);
     return rows;
 }

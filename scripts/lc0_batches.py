@@ -25,6 +25,10 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lc0_rocm.backends.passes import batch_histogram  # noqa: E402
+
 SOURCE = pathlib.Path(__file__).resolve().with_suffix(".cpp")
 HEADER = "cuda_runtime_api.h"
 
@@ -72,9 +76,10 @@ def probe_env(library: pathlib.Path, counts: pathlib.Path, env: dict | None = No
 
 
 def read_counts(path: pathlib.Path) -> dict[int, int]:
-    """{rows: passes} from the probe's output (rows 0: passes of unknown
-    size); {} where no process made a CUDA call the probe watches (a CPU
-    backend, a program linked to the CUDA runtime statically)."""
+    """{rows: passes} from the probe's output (rows 0: graph launches with no
+    upload of their own or before them, such as a second graph launched
+    beside a pass's); {} where no process made a CUDA call the probe watches
+    (a CPU backend, a program linked to the CUDA runtime statically)."""
     if not path.is_file():
         return {}
     counts = {}
@@ -86,18 +91,13 @@ def read_counts(path: pathlib.Path) -> dict[int, int]:
 
 
 def summary(counts: dict[int, int]) -> dict:
-    """Passes, mean batch (over the passes of known size) and the histogram
-    in the buckets of lc0_rocm.backends.passes.PassLog.histogram."""
+    """Passes, their mean batch and histogram (the pass log's buckets), and
+    the graph launches without an upload apart."""
     known = {rows: n for rows, n in counts.items() if rows > 0}
     passes = sum(known.values())
-    histogram: dict[str, int] = {}
-    for rows, n in sorted(known.items()):
-        b = rows.bit_length() - 1
-        key = str(1 << b) if b == 0 else f"{1 << b}-{(2 << b) - 1}"
-        histogram[key] = histogram.get(key, 0) + n
-    return {"passes": passes, "unknown_passes": counts.get(0, 0),
+    return {"passes": passes, "launches_without_upload": counts.get(0, 0),
             "mean_batch": sum(r * n for r, n in known.items()) / passes if passes else 0.0,
-            "histogram": histogram}
+            "histogram": batch_histogram(known)}
 
 
 def run(cmd: list[str], folder: str | os.PathLike, timeout: float = 3600, **kwargs) -> tuple:
@@ -121,12 +121,13 @@ def main(argv=None) -> int:
         except (ProbeError, OSError) as e:
             print(f"lc0_batches: {e}", file=sys.stderr)
             return 2
-    if not result["passes"] and not result["unknown_passes"]:
+    if not result["passes"] and not result["launches_without_upload"]:
         print(f"exit status {done.returncode}; no pass seen (no CUDA call the probe watches: a CPU backend, "
               "or the CUDA runtime linked statically)")
         return 0 if done.returncode == 0 else 1
+    apart = result["launches_without_upload"]
     print(f"exit status {done.returncode}; {result['passes']} passes, mean batch {result['mean_batch']:.1f}"
-          f"{', ' + str(result['unknown_passes']) + ' of unknown size' if result['unknown_passes'] else ''}")
+          f"{f'; {apart} graph launches without an upload apart' if apart else ''}")
     print("histogram: " + ", ".join(f"{k}: {v}" for k, v in result["histogram"].items()))
     return 0 if done.returncode == 0 else 1
 

@@ -184,7 +184,7 @@ def test_probe_counts_passes_by_their_input_upload(tmp_path):
     assert done.returncode == 0, done.stderr
     counts = lc0_batches.read_counts(tmp_path / "lc0_batches.txt")
     assert counts == {6: 1, 11: 1, 3: 5, 1: 2, 7: 3, 10: 1, 12: 1, 8: 1, 5: 1, 2: 1}
-    assert result["passes"] == 17 and result["unknown_passes"] == 0
+    assert result["passes"] == 17 and result["launches_without_upload"] == 0
     assert result["mean_batch"] == pytest.approx((6 + 11 + 15 + 2 + 21 + 10 + 12 + 8 + 5 + 2) / 17)
     assert result["histogram"] == {"1": 2, "2-3": 6, "4-7": 5, "8-15": 4}
 
@@ -192,12 +192,12 @@ def test_probe_counts_passes_by_their_input_upload(tmp_path):
 def test_a_runtime_without_a_function_the_probe_reads_loses_only_that(tmp_path):
     """The probe never stops the program: where the runtime lacks a function
     it reads graphs with (here child graphs), it says so once on stderr and
-    counts those passes as of unknown size."""
+    counts such a graph's launches apart, as launches without an upload."""
     include, compiler = _tools()
     program = _build(tmp_path, include, compiler, "-DWITHOUT_CHILD_GRAPHS")
     done, result = lc0_batches.run([str(program)], tmp_path, capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr.count("no cudaGraphChildGraphNodeGetGraph") == 1
-    assert result["passes"] == 16 and result["unknown_passes"] == 1
+    assert result["passes"] == 16 and result["launches_without_upload"] == 1
 
 
 def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
@@ -214,9 +214,10 @@ def test_a_process_without_cuda_calls_writes_nothing(tmp_path):
     alone = tmp_path / "alone"
     alone.mkdir()
     done, result = lc0_batches.run([sys.executable, "-c", "pass"], alone)
-    assert result == {"passes": 0, "unknown_passes": 0, "mean_batch": 0.0, "histogram": {}}
+    assert result == {"passes": 0, "launches_without_upload": 0, "mean_batch": 0.0, "histogram": {}}
     assert lc0_batches.read_counts(tmp_path / "missing.txt") == {}
-    assert lc0_batches.summary({0: 4}) == {"passes": 0, "unknown_passes": 4, "mean_batch": 0.0, "histogram": {}}
+    assert lc0_batches.summary({0: 4}) == {"passes": 0, "launches_without_upload": 4, "mean_batch": 0.0,
+                                          "histogram": {}}
 
 
 def test_command_line_without_a_command_is_a_usage_error(capsys):

@@ -59,12 +59,21 @@ class PassLog:
 
     def histogram(self) -> dict[str, int]:
         """Passes by batch size in power-of-two buckets: "1", "2-3", "4-7", ..."""
-        out: dict[str, int] = {}
-        for n in self.positions:
-            b = int(n).bit_length() - 1
-            key = str(1 << b) if b == 0 else f"{1 << b}-{(2 << b) - 1}"
-            out[key] = out.get(key, 0) + 1
-        return dict(sorted(out.items(), key=lambda kv: int(kv[0].split("-")[0])))
+        sizes, counts = np.unique(self.positions, return_counts=True)
+        return batch_histogram(dict(zip(sizes.tolist(), counts.tolist())))
 
     def mean_batch(self) -> float:
         return float(np.mean(self.positions)) if len(self) else 0.0
+
+
+def batch_histogram(passes_by_size: dict[int, int]) -> dict[str, int]:
+    """{batch size: passes} in power-of-two buckets "1", "2-3", "4-7", ...,
+    smallest first (sizes below 1 left out)."""
+    out: dict[str, int] = {}
+    for size, passes in passes_by_size.items():
+        if size < 1:
+            continue
+        b = int(size).bit_length() - 1
+        key = str(1 << b) if b == 0 else f"{1 << b}-{(2 << b) - 1}"
+        out[key] = out.get(key, 0) + int(passes)
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0].split("-")[0])))
