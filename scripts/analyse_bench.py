@@ -239,7 +239,8 @@ class PassLogs:
     def full_passes_by_tenth(self) -> dict | None:
         """The passes of the most frequent size (a fixed call's), in ten
         slices of the run's time: mean milliseconds each. Whether a slow run's
-        passes are slow throughout or only until something warms up."""
+        passes are slow throughout or only until something warms up. (Each
+        log's clock starts at its net's load: one worker, one log.)"""
         begin = np.concatenate([log.begin_ms for log in self.logs])
         if not len(begin):
             return None

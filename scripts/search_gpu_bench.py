@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import lc0_batches  # noqa: E402
 
+from lc0_rocm.backends.passes import merge_histograms  # noqa: E402
 from lc0_rocm.bench import POSITIONS, board_for  # noqa: E402
 
 BENCH_OPTIONS = {"SmartPruningFactor": 0.0, "NNCacheSize": 200000}   # as `lc0-rocm bench`, lc0 benchmark
@@ -216,15 +217,11 @@ def lc0_batch_rows(report: dict) -> list[str]:
         ours = ours_by_run.get((lc0["net"], lc0["run"]), [])
         passes = sum(sum(r["histogram"].values()) for r in ours)
         rows_sum = sum(r["mean_batch"] * sum(r["histogram"].values()) for r in ours)
-        merged: dict = {}
-        for r in ours:
-            for k, v in r["histogram"].items():
-                merged[k] = merged.get(k, 0) + v
-        order = sorted(merged, key=lambda k: int(k.split("-")[0]))
+        merged = merge_histograms(*(r["histogram"] for r in ours))
         rows.append(f"| {lc0['net']} | {lc0['run']} | {lc0['passes']:,} | {lc0['mean_batch']:.0f} | "
                     f"{passes:,} | {rows_sum / passes if passes else 0:.0f} | "
                     + ", ".join(f"{k}: {v}" for k, v in lc0["histogram"].items()) + " | "
-                    + ", ".join(f"{k}: {merged[k]}" for k in order) + " |")
+                    + ", ".join(f"{k}: {v}" for k, v in merged.items()) + " |")
     return rows
 
 

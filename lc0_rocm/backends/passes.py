@@ -76,4 +76,13 @@ def batch_histogram(passes_by_size: dict[int, int]) -> dict[str, int]:
         b = int(size).bit_length() - 1
         key = str(1 << b) if b == 0 else f"{1 << b}-{(2 << b) - 1}"
         out[key] = out.get(key, 0) + int(passes)
+    return merge_histograms(out)
+
+
+def merge_histograms(*histograms: dict[str, int]) -> dict[str, int]:
+    """Bucketed histograms (batch_histogram's) added up, smallest bucket first."""
+    out: dict[str, int] = {}
+    for histogram in histograms:
+        for key, passes in histogram.items():
+            out[key] = out.get(key, 0) + passes
     return dict(sorted(out.items(), key=lambda kv: int(kv[0].split("-")[0])))
